@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# joules top-level build.
+#   make               module + user tools (+ BPF where clang/bpftool exist)
+#   make KVER=6.1.0-57-amd64 | KDIR=/path/to/build   pick the kernel
+#   make check         host unit tests + selftests in a QEMU-booted kernel
+#   make demo          boot QEMU, load the module, run a workload, show energy
+#   make install       module (modules_install), tools, man pages, mount glue
+#
+# Kbuild (the file next to this one) lists the module objects; when kbuild
+# runs in this directory it reads that file, not this one.
+
+# The running kernel of a build machine often has no headers: default to
+# the newest /lib/modules/*/build that exists.
+KVER ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sed 's,/lib/modules/,,;s,/build,,' | sort -V | tail -n 1)
+KDIR ?= /lib/modules/$(KVER)/build
+PREFIX ?= /usr/local
+DESTDIR ?=
+MAN_DIR ?= $(PREFIX)/share/man
+# Build the test-only energy source module too (never installed).
+TESTMOD_DIR := tools/testing/kmod
+
+all: module user
+
+check-kdir:
+	@test -d "$(KDIR)" || { echo "joules: no kernel build tree at '$(KDIR)'; install linux-headers-<version> or pass KDIR=/KVER=" >&2; exit 1; }
+
+module: check-kdir
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+# The synthetic energy source used by the selftests (tools/testing/kmod/).
+testmod: module
+	@if [ -f $(TESTMOD_DIR)/Kbuild ]; then \
+		$(MAKE) -C $(KDIR) M=$(CURDIR)/$(TESTMOD_DIR) KBUILD_EXTRA_SYMBOLS=$(CURDIR)/Module.symvers modules; \
+	fi
+
+user:
+	$(MAKE) -C user
+
+bpf:
+	@if [ -f bpf/Makefile ]; then $(MAKE) -C bpf; fi
+
+tests: module testmod user
+	$(MAKE) -C tools/testing/unit
+	$(MAKE) -C tools/testing/selftests KDIR=$(KDIR)
+
+check: tests
+	KVER=$(KVER) tools/testing/run-tests
+
+demo: module user
+	KVER=$(KVER) tools/testing/demo
+
+modules_install: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+
+install: all
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+	$(MAKE) -C user install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	install -D -m 0644 packaging/joules-modprobe.conf $(DESTDIR)/etc/modprobe.d/joules.conf
+	install -D -m 0644 packaging/90-joules.rules $(DESTDIR)/etc/udev/rules.d/90-joules.rules
+	install -d $(DESTDIR)$(MAN_DIR)/man1 $(DESTDIR)$(MAN_DIR)/man4
+	for m in Documentation/man/*.1; do [ -f "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MAN_DIR)/man1/ || true; done
+	for m in Documentation/man/*.4; do [ -f "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MAN_DIR)/man4/ || true; done
+
+clean:
+	-[ -d "$(KDIR)" ] && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	-[ -d "$(KDIR)" ] && [ -f $(TESTMOD_DIR)/Kbuild ] && $(MAKE) -C $(KDIR) M=$(CURDIR)/$(TESTMOD_DIR) clean
+	$(MAKE) -C user clean
+	$(MAKE) -C tools/testing/unit clean
+	-$(MAKE) -C tools/testing/selftests clean
+	-[ -f bpf/Makefile ] && $(MAKE) -C bpf clean
+
+.PHONY: all check-kdir module testmod user bpf tests check demo modules_install install clean
+
+# Only the mount glue (for DKMS installs, where dkms installs the module).
+install-glue:
+	install -D -m 0644 packaging/joules-modprobe.conf $(DESTDIR)/etc/modprobe.d/joules.conf
+	install -D -m 0644 packaging/90-joules.rules $(DESTDIR)/etc/udev/rules.d/90-joules.rules
+
+.PHONY: install-glue

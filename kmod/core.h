@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * joules attribution core: pure C, no kernel or libc headers, no floating
+ * point. The same file is compiled into joules.ko, into the host unit tests
+ * and into the userspace BPF loader, so every rule about turning counters
+ * into energy lives here exactly once.
+ *
+ * Units: energy in microjoules (uJ) at the interfaces, femtojoules (fJ)
+ * inside sums so that nothing below a microjoule is lost; time in ns.
+ */
+#ifndef JOULES_CORE_H
+#define JOULES_CORE_H
+
+typedef __UINT8_TYPE__ jl_u8;
+typedef __UINT32_TYPE__ jl_u32;
+typedef __UINT64_TYPE__ jl_u64;
+typedef __INT64_TYPE__ jl_s64;
+typedef __SIZE_TYPE__ jl_size;
+
+/* ABI constants shared by the module, the tools and the docs. */
+#define JL_VERSION "0.1.0"
+#define JL_ABI_VERSION 1
+
+/* Error codes: negative errno values, so the kernel can return them as is. */
+#define JL_EINVAL 22
+#define JL_ERANGE 34
+
+/* Model features, in the order of the `coefficients` sysfs line. */
+enum jl_feature {
+	JL_F_CPU_NS,	/* on-CPU time, ns */
+	JL_F_CYCLES,	/* CPU cycles */
+	JL_F_INSTR,	/* retired instructions */
+	JL_F_MISSES,	/* last-level cache misses */
+	JL_F_DISK,	/* storage bytes read + written */
+	JL_NR_FEATURES
+};
+
+/*
+ * Coefficients, one per feature, plus the node's idle power. The on-wire
+ * text form (sysfs `coefficients`, trainer output files) is these six
+ * unsigned decimal integers, in this order, separated by blanks:
+ *   cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_byte_pj idle_uw
+ * Lines starting with '#' are comments.
+ */
+struct jl_coef {
+	jl_u64 cpu_time_uw;	/* uW while on a CPU: uJ per CPU-second */
+	jl_u64 cycles_pj;	/* pJ per cycle */
+	jl_u64 instructions_pj;	/* pJ per instruction */
+	jl_u64 cache_miss_pj;	/* pJ per cache miss */
+	jl_u64 disk_byte_pj;	/* pJ per byte of storage I/O */
+	jl_u64 idle_uw;		/* node idle (static) power, uW */
+};
+#define JL_NR_COEF 6
+
+/* Largest accepted coefficient: 1e12 (1 MW, or 1 J per event). */
+#define JL_COEF_MAX 1000000000000ULL
+
+/* Feature deltas over one interval; `present` has bit (1 << jl_feature). */
+struct jl_feat {
+	jl_u64 v[JL_NR_FEATURES];
+	jl_u32 present;
+};
+
+/* RAPL-style domains. */
+enum jl_domain {
+	JL_D_PKG,
+	JL_D_CORE,
+	JL_D_DRAM,
+	JL_D_PSYS,
+	JL_NR_DOMAINS
+};
+
+extern const char *const jl_feature_names[JL_NR_FEATURES];
+extern const char *const jl_coef_names[JL_NR_COEF];
+extern const char *const jl_domain_names[JL_NR_DOMAINS];
+
+/* Coefficient set <-> array view (index = position in the text form). */
+jl_u64 jl_coef_get(const struct jl_coef *c, unsigned int i);
+void jl_coef_set(struct jl_coef *c, unsigned int i, jl_u64 v);
+
+/*
+ * Parse the text form. Returns 0 and fills *out, or -JL_EINVAL (not a
+ * number, sign, junk, wrong field count, embedded NUL) / -JL_ERANGE (above
+ * JL_COEF_MAX or u64 overflow). *out is untouched on error. buf need not be
+ * NUL-terminated; len bytes are examined.
+ */
+int jl_coef_parse(const char *buf, jl_size len, struct jl_coef *out);
+
+/* Parse one unsigned decimal integer in [0, max] (sysfs single values). */
+int jl_parse_u64(const char *buf, jl_size len, jl_u64 max, jl_u64 *out);
+
+/* Write the text form with a trailing newline; returns length or -JL_ERANGE. */
+int jl_coef_format(const struct jl_coef *c, char *buf, jl_size size);
+
+/*
+ * Model energy of one interval's feature deltas, in fJ:
+ *   cpu_time_uw * ns + 1000 * (sum of pJ coefficients * counts)
+ * Absent features contribute nothing. Saturates at UINT64_MAX (never wraps).
+ */
+jl_u64 jl_model_fj(const struct jl_coef *c, const struct jl_feat *d);
+
+/*
+ * Add fJ to an accumulator that carries the sub-uJ remainder: returns the
+ * whole microjoules now due and keeps the rest in *rem_fj (< 1e9).
+ */
+jl_u64 jl_fj_to_uj(jl_u64 fj, jl_u64 *rem_fj);
+
+/* Energy of `power_uw` over `ns`, in fJ (saturating). */
+jl_u64 jl_power_fj(jl_u64 power_uw, jl_u64 ns);
+
+/*
+ * Split `total` among n recipients in proportion to w[i] so that the parts
+ * add up to `total` exactly and each part is within 1 of its exact share
+ * (cumulative rounding). If every weight is 0 nothing is split and the
+ * function returns 0 with out[] zeroed; otherwise returns 1.
+ */
+int jl_split(jl_u64 total, const jl_u64 *w, jl_u32 n, jl_u64 *out);
+
+/*
+ * Streaming form of jl_split for callers that walk a list twice without
+ * storing it: init with the weight sum, then call next() per recipient in
+ * the same order; the parts add up to total exactly.
+ */
+struct jl_splitter {
+	jl_u64 total;
+	jl_u64 wsum;	/* scaled weight sum */
+	jl_u64 cum;	/* scaled cumulative weight so far */
+	jl_u64 given;	/* sum of parts handed out so far */
+	jl_u32 shift;	/* weights are scaled by >> shift to fit 32 bits */
+};
+void jl_splitter_init(struct jl_splitter *s, jl_u64 total, jl_u64 wsum);
+jl_u64 jl_splitter_next(struct jl_splitter *s, jl_u64 w);
+
+/*
+ * EnergAt non-linear scaling: w^(milli/1000), milli in [1, 1000]; 1000 is
+ * the identity. Result in the same scale as the input weight (monotone,
+ * 0 -> 0). Fixed-point log2/exp2, relative error < 1e-4.
+ */
+jl_u64 jl_pow_milli(jl_u64 w, jl_u32 milli);
+
+/* Wrap-safe delta of a counter that is `bits` wide (1..64). */
+jl_u64 jl_wrap_delta(jl_u64 prev, jl_u64 cur, unsigned int bits);
+
+/*
+ * RAPL energy unit. Intel MSR_RAPL_POWER_UNIT (0x606) and AMD
+ * MSR_AMD_RAPL_POWER_UNIT (0xc0010299) both keep the Energy Status Units in
+ * bits 12:8: one counter step is 1 / 2^ESU joules. Returns the ESU (0..31),
+ * or -JL_EINVAL for a register that cannot be a real unit register (ESU of
+ * 0, as QEMU's zero read gives, or any value outside what parts ship with).
+ */
+int jl_rapl_esu(jl_u64 unit_msr);
+
+/*
+ * Convert a counter delta in energy-status units to uJ, carrying the
+ * remainder (in units of 1/2^esu uJ) in *rem.
+ */
+jl_u64 jl_rapl_to_uj(jl_u64 delta, unsigned int esu, jl_u64 *rem);
+
+/*
+ * Longest safe sampling period for a 32-bit counter: the time (ns) the
+ * counter takes to wrap at max_power_uw, halved for margin.
+ */
+jl_u64 jl_rapl_wrap_period_ns(unsigned int esu, jl_u64 max_power_uw);
+
+/*
+ * Plausibility bound: largest energy (uJ) a domain can use in `ns` at
+ * max_power_uw. Deltas above it are treated as bogus reads.
+ */
+jl_u64 jl_max_energy_uj(jl_u64 max_power_uw, jl_u64 ns);
+
+#endif /* JOULES_CORE_H */

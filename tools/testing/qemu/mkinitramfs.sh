@@ -1,0 +1,79 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Assemble the guest's initramfs: busybox-static, the freshly built modules,
+# the selftests, the user tools and every shared library they link against.
+#
+#   mkinitramfs.sh OUT.cpio.gz MODE   (MODE: tests | demo)
+set -eu
+out=$1
+mode=${2:-tests}
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+bb=$(command -v busybox || true)
+[ -n "$bb" ] && file -L "$bb" 2>/dev/null | grep -q static || bb=/bin/busybox
+if ! [ -x "$bb" ]; then
+	echo "mkinitramfs: busybox-static is not installed (apt-get install busybox-static)" >&2
+	exit 1
+fi
+
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root"/bin "$root"/sbin "$root"/lib/joules "$root"/tests "$root"/usr/bin \
+	"$root"/proc "$root"/sys "$root"/dev "$root"/tmp "$root"/etc "$root"/root
+cp "$bb" "$root"/bin/busybox
+
+# Modules: joules.ko and, for tests, the synthetic energy source.
+for ko in "$top"/joules.ko "$top"/tools/testing/kmod/*.ko; do
+	[ -f "$ko" ] && cp "$ko" "$root"/lib/joules/
+done
+[ -f "$root"/lib/joules/joules.ko ] || { echo "mkinitramfs: joules.ko is not built" >&2; exit 1; }
+
+# User tools.
+for t in "$top"/user/build/*; do
+	[ -f "$t" ] && [ -x "$t" ] && cp "$t" "$root"/usr/bin/
+done
+# BPF objects, if built.
+for o in "$top"/bpf/build/*.o; do
+	[ -f "$o" ] && mkdir -p "$root"/lib/joules/bpf && cp "$o" "$root"/lib/joules/bpf/
+done
+
+# Selftests: executables and scripts from the selftests build directory.
+if [ "$mode" = tests ]; then
+	for t in "$top"/tools/testing/selftests/build/*; do
+		[ -f "$t" ] && cp "$t" "$root"/tests/
+	done
+fi
+cp "$top"/tools/testing/qemu/guest-init "$root"/init
+cp "$top"/tools/testing/qemu/guest-run-tests "$root"/bin/joules-run-tests
+cp "$top"/tools/testing/qemu/guest-lib.sh "$root"/lib/joules/lib.sh
+[ -f "$top"/tools/testing/demo-guest.sh ] && cp "$top"/tools/testing/demo-guest.sh "$root"/bin/joules-demo
+[ -d "$top"/tools/testing/bench ] && mkdir -p "$root"/bench && \
+	for b in "$top"/tools/testing/bench/build/* "$top"/tools/testing/bench/*.sh; do
+		[ -f "$b" ] && cp "$b" "$root"/bench/
+	done
+echo "$mode" > "$root"/etc/joules-mode
+chmod 0755 "$root"/init "$root"/bin/joules-run-tests
+
+# Users: root and an unprivileged account for the permission tests.
+cat > "$root"/etc/passwd <<PW
+root:x:0:0:root:/root:/bin/sh
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+PW
+cat > "$root"/etc/group <<GR
+root:x:0:
+nogroup:x:65534:
+GR
+
+# Shared libraries of every ELF we ship, with the dynamic loader.
+for f in "$root"/usr/bin/* "$root"/tests/* "$root"/bench/*; do
+	[ -f "$f" ] || continue
+	head -c 4 "$f" | grep -q ELF || continue
+	ldd "$f" 2>/dev/null | awk '/=>/ { print $3 } /^[ \t]*\// { print $1 }' | while read -r lib; do
+		[ -f "$lib" ] || continue
+		mkdir -p "$root$(dirname "$lib")"
+		[ -f "$root$lib" ] || cp -L "$lib" "$root$lib"
+	done
+done
+# Merged /usr: the loader is looked up at /lib64.
+if [ -d "$root"/usr/lib64 ] && ! [ -e "$root"/lib64 ]; then ln -s usr/lib64 "$root"/lib64; fi
+
+(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$out"

@@ -1,0 +1,95 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Boot Debian's kernel under QEMU (software emulation, serial console) with
+# an initramfs holding the module and the selftests; bring their TAP back
+# over the serial line and judge it.
+#
+#   run-qemu.sh [--mode tests|demo] [--timeout SEC] [--log FILE] [--counts FILE]
+#
+# Exit status: 0 when every test passed; 1 on any failure, on a kernel panic,
+# on a hang (no end marker within the timeout) or on missing output.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+mode=tests
+tmo=${JOULES_QEMU_TIMEOUT:-600}
+log=
+counts=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--mode) mode=$2; shift 2 ;;
+	--timeout) tmo=$2; shift 2 ;;
+	--log) log=$2; shift 2 ;;
+	--counts) counts=$2; shift 2 ;;
+	-h|--help)
+		sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0 ;;
+	*) echo "run-qemu: unknown argument '$1'" >&2; exit 2 ;;
+	esac
+done
+
+kver=${KVER:-$(ls /boot/vmlinuz-* 2>/dev/null | sed 's,/boot/vmlinuz-,,' | sort -V | tail -n 1)}
+kernel=/boot/vmlinuz-$kver
+if ! [ -r "$kernel" ]; then
+	echo "run-qemu: no kernel image $kernel (apt-get install linux-image-amd64)" >&2
+	exit 1
+fi
+qemu=$(command -v qemu-system-x86_64 || true)
+[ -n "$qemu" ] || { echo "run-qemu: qemu-system-x86_64 not found (apt-get install qemu-system-x86)" >&2; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+[ -n "$log" ] || log=$work/serial.log
+"$here"/mkinitramfs.sh "$work"/initrd.cpio.gz "$mode" || exit 1
+
+# loglevel=1 keeps kernel chatter off the console; panics still print.
+# Software emulation only: -enable-kvm hangs on these machines.
+echo "run-qemu: booting $kernel (mode $mode, timeout ${tmo}s)" >&2
+timeout --foreground -k 10 "$tmo" "$qemu" -m 1024 -smp 2 -nographic -no-reboot -net none \
+	-cpu max -kernel "$kernel" -initrd "$work"/initrd.cpio.gz \
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=1 quiet" \
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null 2>&1 | tr -d '\r' | tee "$log" |
+	if [ "$mode" = demo ]; then sed -n '/JOULES-GUEST-START/,$p'; else cat >/dev/null; fi
+qrc=$?
+
+if [ "$mode" = demo ]; then
+	grep -q 'JOULES-GUEST-END rc=0' "$log"
+	exit $?
+fi
+
+# Count results: nested program results ("# ok"/"# not ok") are the tests;
+# a program that failed without a nested failure (crash, plan mismatch)
+# counts as one failure; every dmesg check counts as a test.
+awk -v counts="$counts" '
+/^# (not )?ok [0-9]+ / {
+	if ($0 ~ /# SKIP/) { skip++; next }
+	if ($2 == "not") { fail++; pfail++ } else { pass++; ppass++ }
+	next
+}
+/^not ok [0-9]+ selftests: / {
+	if (pfail == 0) { fail++; print "run-qemu: program failed without a failing test: " $0 > "/dev/stderr" }
+	ppass = pfail = 0; next
+}
+/^ok [0-9]+ selftests: / {
+	if (ppass == 0 && pfail == 0 && $0 !~ /# SKIP/) pass++
+	if ($0 ~ /# SKIP/ && ppass == 0) skip++
+	ppass = pfail = 0; next
+}
+/^ok [0-9]+ dmesg clean/ { pass++; next }
+/^not ok [0-9]+ dmesg clean/ { fail++; next }
+/^JOULES-GUEST-END/ { ended = 1 }
+/Kernel panic/ { panic = 1 }
+END {
+	if (!ended) { fail++; print "run-qemu: guest did not finish (hang, panic or timeout)" > "/dev/stderr" }
+	if (panic) { fail++; print "run-qemu: kernel panic" > "/dev/stderr" }
+	printf "guest: %d passed, %d failed, %d skipped\n", pass, fail, skip > "/dev/stderr"
+	if (counts != "") printf "%d %d %d\n", pass, fail, skip > counts
+	exit fail ? 1 : 0
+}' "$log"
+arc=$?
+if [ $arc -ne 0 ] || [ "${JOULES_VERBOSE:-0}" = 1 ]; then
+	# Show the whole TAP so a failure can be read from the CI log.
+	sed -n '/JOULES-GUEST-START/,$p' "$log" >&2
+	grep -q JOULES-GUEST-START "$log" || tail -n 60 "$log" >&2
+fi
+[ $qrc -eq 124 ] && echo "run-qemu: QEMU timed out after ${tmo}s" >&2
+exit $arc

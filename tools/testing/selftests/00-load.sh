@@ -1,0 +1,28 @@
+#!/bin/sh
+# Load, sysfs version, unload, and 20 reload cycles with a clean dmesg.
+. /lib/joules/lib.sh
+n=0
+t() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=1; fi; }
+failed=0
+echo "TAP version 13"
+echo "1..6"
+joules_unload >/dev/null 2>&1
+dmesg -c >/dev/null
+insmod "$JOULES_KO"; t $? "insmod joules.ko"
+v=$(cat /sys/kernel/joules/version 2>/dev/null)
+want=$(modinfo -F version "$JOULES_KO" 2>/dev/null)
+[ -n "$v" ] && { [ -z "$want" ] || [ "$v" = "$want" ]; }; t $? "sysfs version readable ($v)"
+dmesg | grep -q "joules: version $v loaded"; t $? "one load line in dmesg"
+joules_unload; t $? "unload"
+[ ! -d /sys/kernel/joules ]; t $? "sysfs directory gone after unload"
+ok=0
+i=0
+while [ $i -lt 20 ]; do
+	joules_load || { ok=1; echo "# load $i failed"; break; }
+	[ -r /sys/kernel/joules/version ] || { ok=1; echo "# no version after load $i"; break; }
+	joules_unload || { ok=1; echo "# unload $i failed"; break; }
+	i=$((i + 1))
+done
+if dmesg | grep -Ei 'error|fail|BUG|WARNING' | grep -v 'module verification failed' | grep -v 'loading out-of-tree'; then ok=1; fi
+t $ok "reload 20 times, no error in dmesg"
+exit $failed

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Helpers shared by the C selftests that run inside the booted kernel. */
+#ifndef JOULES_SELFTEST_H
+#define JOULES_SELFTEST_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tap.h"
+
+#define JOULES_SYSFS "/sys/kernel/joules"
+#define JOULES_KO "/lib/joules/joules.ko"
+
+/* Exit status the guest runner reads as "skipped". */
+#define KSFT_SKIP 4
+
+/* Run a shell command; returns its exit status (or -1). */
+static inline int st_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int st_sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	if (rc == -1 || !WIFEXITED(rc))
+		return -1;
+	return WEXITSTATUS(rc);
+}
+
+/* Read a whole small file into buf (NUL-terminated); returns length or -errno. */
+static inline ssize_t st_read(const char *path, char *buf, size_t size)
+{
+	ssize_t n, off = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)off < size - 1) {
+		n = read(fd, buf + off, size - 1 - off);
+		if (n < 0) {
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		off += n;
+	}
+	buf[off] = 0;
+	close(fd);
+	return off;
+}
+
+/* Write a string to a file in one write(); returns 0 or -errno. */
+static inline int st_write(const char *path, const char *s, size_t len)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, len);
+	if (n < 0) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	close(fd);
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/* Value of "key: value" in a key-value file body; returns 0 and *v, or -1. */
+static inline int st_kv(const char *body, const char *key, unsigned long long *v)
+{
+	size_t kl = strlen(key);
+	const char *p = body;
+
+	while (p && *p) {
+		if (!strncmp(p, key, kl) && p[kl] == ':') {
+			char *end;
+
+			errno = 0;
+			*v = strtoull(p + kl + 1, &end, 10);
+			if (errno || end == p + kl + 1)
+				return -1;
+			return 0;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+/* String value of "key: value" into out; returns 0 or -1. */
+static inline int st_kvs(const char *body, const char *key, char *out, size_t size)
+{
+	size_t kl = strlen(key);
+	const char *p = body;
+
+	while (p && *p) {
+		if (!strncmp(p, key, kl) && p[kl] == ':') {
+			const char *s = p + kl + 1, *e;
+
+			while (*s == ' ' || *s == '\t')
+				s++;
+			e = strchr(s, '\n');
+			if (!e)
+				e = s + strlen(s);
+			if ((size_t)(e - s) >= size)
+				return -1;
+			memcpy(out, s, e - s);
+			out[e - s] = 0;
+			return 0;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+static inline double st_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Burn CPU for `sec` seconds of this thread's own CPU time. */
+static inline void st_burn_cpu(double sec)
+{
+	struct timespec ts;
+	volatile unsigned long x = 0;
+	double start;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	start = ts.tv_sec + ts.tv_nsec / 1e9;
+	for (;;) {
+		for (int i = 0; i < 100000; i++)
+			x += i;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		if (ts.tv_sec + ts.tv_nsec / 1e9 - start >= sec)
+			break;
+	}
+}
+
+#endif /* JOULES_SELFTEST_H */
