@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * joules: generic netlink family "joules" (Documentation/netlink.rst).
+ *
+ * Requests: GET_TASK (one process or thread), DUMP_TASKS (every readable
+ * process or thread in the caller's pid namespace), GET_NODE (node totals,
+ * CAP_NET_ADMIN). Multicast: "samples" (one message per attribution
+ * interval) and "exits" (final totals of exited tasks), both CAP_NET_ADMIN
+ * because they carry every user's data.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/mutex.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/threads.h>
+#include <net/genetlink.h>
+#include <net/netlink.h>
+
+#include "joules.h"
+#include "uapi/joules_netlink.h"
+
+/* The uapi bits are the module's bits; keep them from drifting apart. */
+static_assert(JOULES_SOURCE_MODEL == JOULES_SRC_MODEL);
+static_assert(JOULES_SOURCE_RAPL == JOULES_SRC_RAPL);
+static_assert(JOULES_NR_DOMAINS == JL_NR_DOMAINS);
+static_assert(JOULES_DOMAIN_PKG == BIT(JL_D_PKG) &&
+	      JOULES_DOMAIN_CORE == BIT(JL_D_CORE));
+static_assert(JOULES_DOMAIN_DRAM == BIT(JL_D_DRAM) &&
+	      JOULES_DOMAIN_PSYS == BIT(JL_D_PSYS));
+static_assert(JOULES_A_CORE_UJ == JOULES_A_PKG_UJ + JL_D_CORE);
+static_assert(JOULES_A_DRAM_UJ == JOULES_A_PKG_UJ + JL_D_DRAM);
+static_assert(JOULES_A_PSYS_UJ == JOULES_A_PKG_UJ + JL_D_PSYS);
+static_assert(JOULES_FEAT_CPU_NS == BIT(JL_F_CPU_NS) &&
+	      JOULES_FEAT_CYCLES == BIT(JL_F_CYCLES));
+static_assert(JOULES_FEAT_INSTRUCTIONS == BIT(JL_F_INSTR));
+static_assert(JOULES_FEAT_CACHE_MISSES == BIT(JL_F_MISSES));
+static_assert(JOULES_FEAT_DISK_BYTES == BIT(JL_F_DISK));
+
+/* Counters a PMU may lack: absent, never faked as zero. */
+#define JOULES_FEAT_HW                                   \
+	(JOULES_FEAT_CYCLES | JOULES_FEAT_INSTRUCTIONS | \
+	 JOULES_FEAT_CACHE_MISSES)
+
+enum joules_nl_group {
+	JOULES_NL_GRP_SAMPLES,
+	JOULES_NL_GRP_EXITS,
+};
+
+/*
+ * Per-group permission (GENL_MCAST_CAP_NET_ADMIN) is checked by the genetlink
+ * core at bind time; 6.1 has no family bind callback to do it ourselves. On
+ * a kernel without it the groups would be open to every user, so they are
+ * not offered at all there.
+ */
+#ifdef GENL_MCAST_CAP_NET_ADMIN
+static const struct genl_multicast_group joules_nl_mcgrps[] = {
+	[JOULES_NL_GRP_SAMPLES] = { .name = JOULES_GENL_MCGRP_SAMPLES,
+				    .flags = GENL_MCAST_CAP_NET_ADMIN },
+	[JOULES_NL_GRP_EXITS] = { .name = JOULES_GENL_MCGRP_EXITS,
+				  .flags = GENL_MCAST_CAP_NET_ADMIN },
+};
+#define JOULES_NL_NR_MCGRPS ARRAY_SIZE(joules_nl_mcgrps)
+#else
+#define joules_nl_mcgrps NULL
+#define JOULES_NL_NR_MCGRPS 0
+#endif
+
+/* Not const: 6.1 policies point at a non-const range. */
+static struct netlink_range_validation joules_nl_pid_range __ro_after_init = {
+	.min = 1,
+	.max = PID_MAX_LIMIT,
+};
+
+/* Attributes not listed are NLA_UNSPEC, which strict validation rejects. */
+static const struct nla_policy joules_nl_get_task_policy[JOULES_A_MAX + 1] = {
+	[JOULES_A_PID] = NLA_POLICY_FULL_RANGE(NLA_U32, &joules_nl_pid_range),
+	[JOULES_A_TID] = NLA_POLICY_FULL_RANGE(NLA_U32, &joules_nl_pid_range),
+};
+
+static const struct nla_policy joules_nl_dump_policy[JOULES_A_MAX + 1] = {
+	[JOULES_A_THREADS] = { .type = NLA_FLAG },
+};
+
+/* GET_NODE takes no attributes: every attribute type is rejected. */
+static const struct nla_policy joules_nl_node_policy[JOULES_A_MAX + 1] = {
+	[JOULES_A_PAD] = { .type = NLA_REJECT },
+};
+
+static int joules_nl_get_task(struct sk_buff *skb, struct genl_info *info);
+static int joules_nl_dump_start(struct netlink_callback *cb);
+static int joules_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);
+static int joules_nl_dump_done(struct netlink_callback *cb);
+static int joules_nl_get_node(struct sk_buff *skb, struct genl_info *info);
+
+/* .validate is 0: strict parsing for do and dump (no GENL_DONT_VALIDATE_*). */
+static const struct genl_ops joules_nl_ops[] = {
+	{
+		.cmd = JOULES_CMD_GET_TASK,
+		.doit = joules_nl_get_task,
+		.policy = joules_nl_get_task_policy,
+		.maxattr = JOULES_A_MAX,
+	},
+	{
+		.cmd = JOULES_CMD_DUMP_TASKS,
+		.start = joules_nl_dump_start,
+		.dumpit = joules_nl_dump,
+		.done = joules_nl_dump_done,
+		.policy = joules_nl_dump_policy,
+		.maxattr = JOULES_A_MAX,
+	},
+	{
+		/* Node energy is a side channel on other users' work. */
+		.cmd = JOULES_CMD_GET_NODE,
+		.doit = joules_nl_get_node,
+		.policy = joules_nl_node_policy,
+		.maxattr = JOULES_A_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
+};
+
+static struct genl_family joules_nl_family __ro_after_init = {
+	.name = JOULES_GENL_NAME,
+	.version = JOULES_GENL_VERSION,
+	.maxattr = JOULES_A_MAX,
+	/*
+	 * init_net only: the multicast permission check is against the netns
+	 * owner, which must be the initial user namespace.
+	 */
+	.netnsok = false,
+	.parallel_ops = true,
+	.module = THIS_MODULE,
+	.ops = joules_nl_ops,
+	.n_ops = ARRAY_SIZE(joules_nl_ops),
+	.mcgrps = joules_nl_mcgrps,
+	.n_mcgrps = JOULES_NL_NR_MCGRPS,
+	/* .resv_start_op 0: reserved header bytes are checked for every command. */
+};
+
+/*
+ * Serialises the worker's multicasts against unregistering the family, so
+ * that no message is sent on group ids the family no longer owns.
+ */
+static DEFINE_MUTEX(joules_nl_lock);
+static bool joules_nl_up;
+
+static int joules_nl_put_u64(struct sk_buff *skb, int type, u64 v)
+{
+	return nla_put_u64_64bit(skb, type, v, JOULES_A_PAD);
+}
+
+static int joules_nl_put_domains(struct sk_buff *skb, u32 domains,
+				 const u64 *uj)
+{
+	int d;
+
+	for (d = 0; d < JL_NR_DOMAINS; d++)
+		if ((domains & BIT(d)) &&
+		    joules_nl_put_u64(skb, JOULES_A_PKG_UJ + d, uj[d]))
+			return -EMSGSIZE;
+	return nla_put_u32(skb, JOULES_A_DOMAINS, domains);
+}
+
+/* Feature values v[] (JL_F_* order); hardware ones only when present. */
+static int joules_nl_put_feat(struct sk_buff *skb, const jl_u64 *v, u32 present)
+{
+	static const int attr[JL_NR_FEATURES] = {
+		[JL_F_CPU_NS] = JOULES_A_CPU_NS,
+		[JL_F_CYCLES] = JOULES_A_CYCLES,
+		[JL_F_INSTR] = JOULES_A_INSTRUCTIONS,
+		[JL_F_MISSES] = JOULES_A_CACHE_MISSES,
+		[JL_F_DISK] = JOULES_A_DISK_BYTES,
+	};
+	int f;
+
+	for (f = 0; f < JL_NR_FEATURES; f++)
+		if ((present & BIT(f)) && joules_nl_put_u64(skb, attr[f], v[f]))
+			return -EMSGSIZE;
+	return nla_put_u32(skb, JOULES_A_PRESENT, present);
+}
+
+static int joules_nl_fill_stats(struct sk_buff *skb,
+				const struct joules_stats *st, bool process)
+{
+	jl_u64 feat[JL_NR_FEATURES] = {
+		[JL_F_CPU_NS] = st->cpu_ns,
+		[JL_F_CYCLES] = st->cycles,
+		[JL_F_INSTR] = st->instructions,
+		[JL_F_MISSES] = st->cache_misses,
+	};
+	/* Task records carry read/write bytes separately, not DISK_BYTES. */
+	u32 present = JOULES_FEAT_CPU_NS | (st->hw_present & JOULES_FEAT_HW);
+
+	if (nla_put_u32(skb, JOULES_A_PID, st->pid) ||
+	    nla_put_u32(skb, JOULES_A_TGID, st->tgid) ||
+	    nla_put_u32(skb, JOULES_A_UID, st->uid) ||
+	    nla_put_string(skb, JOULES_A_COMM, st->comm) ||
+	    nla_put_u32(skb, JOULES_A_NR_THREADS, st->nr_threads) ||
+	    (process && nla_put_flag(skb, JOULES_A_PROCESS)) ||
+	    (st->exited && nla_put_flag(skb, JOULES_A_EXITED)) ||
+	    joules_nl_put_u64(skb, JOULES_A_ENERGY_UJ, st->energy_uj) ||
+	    joules_nl_put_u64(skb, JOULES_A_IDLE_UJ, st->idle_uj) ||
+	    joules_nl_put_domains(skb, st->domains, st->domain_uj) ||
+	    nla_put_u32(skb, JOULES_A_SOURCE, st->source_mask) ||
+	    joules_nl_put_u64(skb, JOULES_A_MODEL_GEN, st->model_generation) ||
+	    joules_nl_put_feat(skb, feat, present) ||
+	    joules_nl_put_u64(skb, JOULES_A_READ_BYTES, st->read_bytes) ||
+	    joules_nl_put_u64(skb, JOULES_A_WRITE_BYTES, st->write_bytes))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* Presence of the features the module always counts. */
+static u32 joules_nl_feat_present(const struct jl_feat *f)
+{
+	return (f->present & JOULES_FEAT_HW) | JOULES_FEAT_CPU_NS |
+	       JOULES_FEAT_DISK_BYTES;
+}
+
+static int joules_nl_fill_sample(struct sk_buff *skb,
+				 const struct joules_node_sample *s)
+{
+	if (joules_nl_put_u64(skb, JOULES_A_SEQ, s->seq) ||
+	    joules_nl_put_u64(skb, JOULES_A_REALTIME_NS, s->realtime_ns) ||
+	    joules_nl_put_u64(skb, JOULES_A_MONOTONIC_NS, s->monotonic_ns) ||
+	    joules_nl_put_u64(skb, JOULES_A_INTERVAL_NS, s->interval_ns) ||
+	    nla_put_u32(skb, JOULES_A_SOURCE, s->source) ||
+	    joules_nl_put_u64(skb, JOULES_A_MODEL_GEN, s->model_generation) ||
+	    joules_nl_put_u64(skb, JOULES_A_ENERGY_UJ, s->energy_uj) ||
+	    joules_nl_put_u64(skb, JOULES_A_IDLE_UJ, s->idle_uj) ||
+	    joules_nl_put_domains(skb, s->domains, s->domain_uj) ||
+	    joules_nl_put_feat(skb, s->feat.v,
+			       joules_nl_feat_present(&s->feat)) ||
+	    nla_put_u32(skb, JOULES_A_NR_TASKS, s->nr_tasks))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int joules_nl_fill_node(struct sk_buff *skb,
+			       const struct joules_node_totals *nt,
+			       u64 generation)
+{
+	if (joules_nl_put_u64(skb, JOULES_A_INTERVALS, nt->intervals) ||
+	    joules_nl_put_u64(skb, JOULES_A_ENERGY_UJ, nt->energy_uj) ||
+	    joules_nl_put_u64(skb, JOULES_A_IDLE_UJ, nt->idle_uj) ||
+	    joules_nl_put_u64(skb, JOULES_A_TASK_UJ, nt->task_uj) ||
+	    joules_nl_put_domains(skb, nt->domains, nt->domain_uj) ||
+	    joules_nl_put_feat(skb, nt->feat.v,
+			       joules_nl_feat_present(&nt->feat)) ||
+	    nla_put_u32(skb, JOULES_A_SOURCE, nt->source) ||
+	    joules_nl_put_u64(skb, JOULES_A_MODEL_GEN, generation) ||
+	    joules_nl_put_u64(skb, JOULES_A_TASKS_TRACKED, nt->tasks_tracked) ||
+	    joules_nl_put_u64(skb, JOULES_A_UPTIME_NS, nt->uptime_ns))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int joules_nl_get_task(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *pa = info->attrs[JOULES_A_PID];
+	struct nlattr *ta = info->attrs[JOULES_A_TID];
+	struct nlattr *which = pa ? pa : ta;
+	bool process = pa != NULL;
+	struct task_struct *t = NULL;
+	struct joules_stats st;
+	struct sk_buff *msg;
+	struct pid *pid;
+	void *hdr;
+	int err;
+
+	if (!pa == !ta) {
+		GENL_SET_ERR_MSG(
+			info,
+			"exactly one of JOULES_A_PID or JOULES_A_TID is required");
+		return -EINVAL;
+	}
+
+	rcu_read_lock();
+	pid = find_pid_ns(nla_get_u32(which), task_active_pid_ns(current));
+	if (pid)
+		t = pid_task(pid, process ? PIDTYPE_TGID : PIDTYPE_PID);
+	if (t)
+		get_task_struct(t);
+	rcu_read_unlock();
+	if (!t) {
+		if (process)
+			NL_SET_ERR_MSG_ATTR(info->extack, which,
+					    "no such process");
+		else
+			NL_SET_ERR_MSG_ATTR(info->extack, which,
+					    "no such thread");
+		return -ESRCH;
+	}
+
+	memset(&st, 0, sizeof(st));
+	if (!joules_may_read(t)) {
+		err = -EPERM;
+		NL_SET_ERR_MSG_ATTR(
+			info->extack, which,
+			"not permitted to read this task's counters");
+	} else {
+		err = joules_task_stats(t, process, &st);
+		if (err)
+			NL_SET_ERR_MSG_ATTR(info->extack, which,
+					    "task not tracked by joules");
+	}
+	put_task_struct(t);
+	if (err)
+		return err;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &joules_nl_family, 0,
+				JOULES_CMD_TASK);
+	if (!hdr || joules_nl_fill_stats(msg, &st, process)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+/*
+ * Dump state, kept in cb->ctx between the skbs of one dump. The pid
+ * namespace is the requester's, pinned at start: later parts of the dump
+ * run in whichever task calls recvmsg().
+ */
+struct joules_nl_dump_ctx {
+	struct pid_namespace *ns;
+	int next; /* lowest pid number not yet looked at */
+	bool threads;
+};
+static_assert(sizeof(struct joules_nl_dump_ctx) <=
+	      sizeof_field(struct netlink_callback, ctx));
+
+static struct joules_nl_dump_ctx *joules_nl_ctx(struct netlink_callback *cb)
+{
+	return (struct joules_nl_dump_ctx *)cb->ctx;
+}
+
+static int joules_nl_dump_start(struct netlink_callback *cb)
+{
+	const struct genl_dumpit_info *di = genl_dumpit_info(cb);
+	struct joules_nl_dump_ctx *ctx = joules_nl_ctx(cb);
+
+	ctx->threads = di->attrs && di->attrs[JOULES_A_THREADS];
+	ctx->next = 1;
+	ctx->ns = get_pid_ns(task_active_pid_ns(current));
+	return 0;
+}
+
+static int joules_nl_dump_done(struct netlink_callback *cb)
+{
+	struct joules_nl_dump_ctx *ctx = joules_nl_ctx(cb);
+
+	if (ctx->ns)
+		put_pid_ns(ctx->ns);
+	ctx->ns = NULL;
+	return 0;
+}
+
+/* The next process (or thread) at or above ctx->next, with a reference. */
+static struct task_struct *joules_nl_next_task(struct joules_nl_dump_ctx *ctx)
+{
+	enum pid_type type = ctx->threads ? PIDTYPE_PID : PIDTYPE_TGID;
+	struct task_struct *t = NULL;
+	struct pid *pid;
+
+	rcu_read_lock();
+	while ((pid = find_ge_pid(ctx->next, ctx->ns))) {
+		ctx->next = pid_nr_ns(pid, ctx->ns);
+		t = pid_task(pid, type);
+		if (t) {
+			get_task_struct(t);
+			break;
+		}
+		ctx->next++;
+	}
+	rcu_read_unlock();
+	return t;
+}
+
+static int joules_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct joules_nl_dump_ctx *ctx = joules_nl_ctx(cb);
+	bool process = !ctx->threads;
+	struct joules_stats st;
+	struct task_struct *t;
+	bool more = false;
+	void *hdr;
+	int err;
+
+	while ((t = joules_nl_next_task(ctx))) {
+		/* Unreadable and untracked tasks are skipped, not reported. */
+		memset(&st, 0, sizeof(st));
+		err = joules_may_read(t) ? joules_task_stats(t, process, &st) :
+					   -EPERM;
+		put_task_struct(t);
+		if (err) {
+			ctx->next++;
+			continue;
+		}
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+				  cb->nlh->nlmsg_seq, &joules_nl_family,
+				  NLM_F_MULTI, JOULES_CMD_TASK);
+		if (!hdr) {
+			more = true;
+			break;
+		}
+		if (joules_nl_fill_stats(skb, &st, process)) {
+			genlmsg_cancel(skb, hdr);
+			more = true;
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		/* Only now: a record that did not fit is retried in the next skb. */
+		ctx->next++;
+	}
+	/* A record too big for an empty skb would otherwise loop forever. */
+	if (more && !skb->len)
+		return -EMSGSIZE;
+	/* 0 (nothing added, nothing left) ends the dump with NLMSG_DONE. */
+	return skb->len;
+}
+
+static int joules_nl_get_node(struct sk_buff *skb, struct genl_info *info)
+{
+	struct joules_node_totals nt;
+	struct sk_buff *msg;
+	u64 generation;
+	void *hdr;
+
+	memset(&nt, 0, sizeof(nt));
+	joules_node_get(&nt);
+	/* The generation in force now, not the one of the last interval. */
+	rcu_read_lock();
+	generation = joules_model_get()->generation;
+	rcu_read_unlock();
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &joules_nl_family, 0,
+				JOULES_CMD_NODE);
+	if (!hdr || joules_nl_fill_node(msg, &nt, generation)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+/* Multicast one message built by fill(); nothing is built without listeners. */
+static void joules_nl_multicast(unsigned int group, u8 cmd,
+				int (*fill)(struct sk_buff *skb,
+					    const void *arg),
+				const void *arg)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	might_sleep();
+	mutex_lock(&joules_nl_lock);
+	if (!joules_nl_up || group >= JOULES_NL_NR_MCGRPS ||
+	    !genl_has_listeners(&joules_nl_family, &init_net, group))
+		goto out;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		goto out;
+	hdr = genlmsg_put(msg, 0, 0, &joules_nl_family, 0, cmd);
+	if (!hdr || fill(msg, arg)) {
+		nlmsg_free(msg);
+		goto out;
+	}
+	genlmsg_end(msg, hdr);
+	/* -ESRCH (every listener left meanwhile) is not an error here. */
+	genlmsg_multicast(&joules_nl_family, msg, 0, group, GFP_KERNEL);
+out:
+	mutex_unlock(&joules_nl_lock);
+}
+
+static int joules_nl_sample_fill(struct sk_buff *skb, const void *arg)
+{
+	return joules_nl_fill_sample(skb, arg);
+}
+
+static int joules_nl_exit_fill(struct sk_buff *skb, const void *arg)
+{
+	const struct joules_stats *st = arg;
+
+	/* Exit records are the totals of one task (like taskstats' per-pid). */
+	if (joules_nl_fill_stats(skb, st, false))
+		return -EMSGSIZE;
+	return st->exited ? 0 : nla_put_flag(skb, JOULES_A_EXITED);
+}
+
+void joules_nl_sample(const struct joules_node_sample *s)
+{
+	joules_nl_multicast(JOULES_NL_GRP_SAMPLES, JOULES_CMD_SAMPLE,
+			    joules_nl_sample_fill, s);
+}
+
+void joules_nl_exit_record(const struct joules_stats *st)
+{
+	joules_nl_multicast(JOULES_NL_GRP_EXITS, JOULES_CMD_EXIT,
+			    joules_nl_exit_fill, st);
+}
+
+int joules_nl_init(void)
+{
+	int err;
+
+	err = genl_register_family(&joules_nl_family);
+	if (err) {
+		pr_err("cannot register generic netlink family '%s': %d\n",
+		       JOULES_GENL_NAME, err);
+		return err;
+	}
+	if (!JOULES_NL_NR_MCGRPS)
+		pr_warn("kernel cannot restrict multicast groups: samples and exits not offered\n");
+	mutex_lock(&joules_nl_lock);
+	joules_nl_up = true;
+	mutex_unlock(&joules_nl_lock);
+	return 0;
+}
+
+void joules_nl_exit(void)
+{
+	mutex_lock(&joules_nl_lock);
+	joules_nl_up = false;
+	mutex_unlock(&joules_nl_lock);
+	genl_unregister_family(&joules_nl_family);
+}

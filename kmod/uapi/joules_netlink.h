@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * Generic netlink family "joules": the ABI between joules.ko and the tools.
+ * Documentation/netlink.rst describes it in prose; this header is the
+ * authority for numbers.
+ *
+ * Compatibility rules (JOULES_GENL_VERSION is the family version that the
+ * controller reports):
+ *  - attribute and command numbers are never reused or renumbered; new
+ *    ones are appended before the __*_MAX sentinels;
+ *  - replies may grow new attributes at any time: readers must ignore
+ *    attributes they do not know;
+ *  - requests are validated strictly: an attribute the module does not know
+ *    or a wrong type/length/range is rejected with -EINVAL (and an extack
+ *    message), so a newer tool learns what an older module cannot do;
+ *  - the version is bumped only when the meaning of an existing command or
+ *    attribute changes.
+ */
+#ifndef _UAPI_JOULES_NETLINK_H
+#define _UAPI_JOULES_NETLINK_H
+
+#include <linux/types.h>
+
+#define JOULES_GENL_NAME "joules"
+#define JOULES_GENL_VERSION 1
+
+/* Multicast groups (joining either needs CAP_NET_ADMIN). */
+#define JOULES_GENL_MCGRP_SAMPLES "samples"
+#define JOULES_GENL_MCGRP_EXITS "exits"
+
+enum joules_cmd {
+	JOULES_CMD_UNSPEC,
+	/* Requests (userspace -> module). */
+	JOULES_CMD_GET_TASK, /* do: JOULES_A_PID or JOULES_A_TID -> one TASK */
+	JOULES_CMD_DUMP_TASKS, /* dump: each readable process (thread) -> TASK */
+	JOULES_CMD_GET_NODE, /* do: node totals -> NODE */
+	/* Messages from the module. */
+	JOULES_CMD_TASK, /* one task's or process's totals */
+	JOULES_CMD_NODE, /* cumulative node totals */
+	JOULES_CMD_SAMPLE, /* "samples" group: one attribution interval */
+	JOULES_CMD_EXIT, /* "exits" group: final totals of an exited task */
+	__JOULES_CMD_MAX,
+};
+#define JOULES_CMD_MAX (__JOULES_CMD_MAX - 1)
+
+/*
+ * One attribute space for every command. Energy in microjoules, time in
+ * nanoseconds, counters as plain counts, all u64 (padded with JOULES_A_PAD)
+ * unless marked otherwise.
+ *
+ * Counters a PMU may lack (CYCLES, INSTRUCTIONS, CACHE_MISSES) are absent,
+ * not zero, when they were not counted; PRESENT says the same as a bitmask.
+ * A per-domain energy attribute (PKG_UJ..PSYS_UJ) is present only when its
+ * bit is set in DOMAINS.
+ */
+enum joules_attr {
+	JOULES_A_UNSPEC,
+	JOULES_A_PAD, /* alignment padding for u64 attributes */
+
+	/* Requests, and identity in TASK/EXIT records. */
+	/*
+	 * u32. GET_TASK: a process (thread group) id. In records: the task id
+	 * (tid), or the tgid in a process record. Caller's pid namespace.
+	 */
+	JOULES_A_PID,
+	JOULES_A_TID, /* u32: GET_TASK: one thread's id */
+	JOULES_A_THREADS, /* flag: DUMP_TASKS: one record per thread */
+
+	/* TASK / EXIT records (struct joules_stats). */
+	JOULES_A_TGID, /* u32 */
+	JOULES_A_UID, /* u32: real uid, caller's user ns */
+	JOULES_A_COMM, /* string, NUL-terminated */
+	JOULES_A_NR_THREADS, /* u32: threads summed (1 for a thread) */
+	JOULES_A_PROCESS, /* flag: the record sums a whole thread group */
+	JOULES_A_EXITED, /* flag: final totals */
+	JOULES_A_READ_BYTES, /* storage bytes read */
+	JOULES_A_WRITE_BYTES, /* storage bytes written */
+
+	/* Energy, in every record that has it. */
+	JOULES_A_ENERGY_UJ, /* everything charged (idle + tasks for node) */
+	JOULES_A_IDLE_UJ, /* idle share */
+	JOULES_A_PKG_UJ, /* per RAPL domain, present when measured */
+	JOULES_A_CORE_UJ,
+	JOULES_A_DRAM_UJ,
+	JOULES_A_PSYS_UJ,
+	JOULES_A_DOMAINS, /* u32: JOULES_DOMAIN_* bits */
+	JOULES_A_SOURCE, /* u32: JOULES_SOURCE_* bits */
+	JOULES_A_MODEL_GEN, /* coefficient set generation */
+
+	/* Model features (task totals, interval deltas, node totals). */
+	JOULES_A_CPU_NS,
+	JOULES_A_CYCLES, /* absent when not counted */
+	JOULES_A_INSTRUCTIONS, /* absent when not counted */
+	JOULES_A_CACHE_MISSES, /* absent when not counted */
+	JOULES_A_DISK_BYTES, /* storage bytes read + written (SAMPLE, NODE) */
+	JOULES_A_PRESENT, /* u32: JOULES_FEAT_* bits of counted features */
+
+	/* SAMPLE records (struct joules_node_sample). */
+	JOULES_A_SEQ, /* interval sequence number */
+	JOULES_A_REALTIME_NS, /* CLOCK_REALTIME at the end of the interval */
+	JOULES_A_MONOTONIC_NS, /* CLOCK_MONOTONIC at the end of the interval */
+	JOULES_A_INTERVAL_NS, /* length of the interval */
+	JOULES_A_NR_TASKS, /* u32: tasks charged this interval */
+
+	/* NODE records (struct joules_node_totals). */
+	JOULES_A_INTERVALS, /* intervals since load */
+	JOULES_A_TASK_UJ, /* energy charged to tasks */
+	JOULES_A_TASKS_TRACKED, /* live task entries */
+	JOULES_A_UPTIME_NS, /* since the module loaded */
+
+	__JOULES_A_MAX,
+};
+#define JOULES_A_MAX (__JOULES_A_MAX - 1)
+
+/* JOULES_A_SOURCE bits (same values as the module's JOULES_SRC_*). */
+#define JOULES_SOURCE_MODEL 0x1
+#define JOULES_SOURCE_RAPL 0x2
+
+/* JOULES_A_DOMAINS bits: 1 << (JOULES_A_<domain>_UJ - JOULES_A_PKG_UJ). */
+#define JOULES_DOMAIN_PKG 0x1
+#define JOULES_DOMAIN_CORE 0x2
+#define JOULES_DOMAIN_DRAM 0x4
+#define JOULES_DOMAIN_PSYS 0x8
+#define JOULES_NR_DOMAINS 4
+
+/* JOULES_A_PRESENT bits, in the order of the model's features. */
+#define JOULES_FEAT_CPU_NS 0x1
+#define JOULES_FEAT_CYCLES 0x2
+#define JOULES_FEAT_INSTRUCTIONS 0x4
+#define JOULES_FEAT_CACHE_MISSES 0x8
+#define JOULES_FEAT_DISK_BYTES 0x10
+
+#endif /* _UAPI_JOULES_NETLINK_H */
