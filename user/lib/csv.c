@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Line-oriented CSV reader. Lines are read with getline() so that length is
+ * unbounded, and split in place so a million-line file costs no per-field
+ * allocation.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv.h"
+
+void csv_init(struct csv_reader *r, FILE *fp, const char *name, unsigned int flags)
+{
+	memset(r, 0, sizeof(*r));
+	r->fp = fp;
+	r->name = name;
+	r->flags = flags;
+}
+
+void csv_free(struct csv_reader *r)
+{
+	free(r->line);
+	free(r->field);
+	r->line = NULL;
+	r->field = NULL;
+	r->cap = 0;
+	r->maxfield = 0;
+	r->nfield = 0;
+}
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+int csv_split(char *line, char **field, unsigned int max, const char **why)
+{
+	unsigned int n = 0;
+	char *p = line;
+
+	for (;;) {
+		char *start, *end;
+
+		while (is_blank(*p))
+			p++;
+		if (*p == '"') {
+			/* Quoted: unquote in place, "" stands for one quote. */
+			char *w = ++p;
+
+			start = w;
+			for (;;) {
+				if (!*p) {
+					*why = "unterminated quoted field";
+					return -EINVAL;
+				}
+				if (*p == '"') {
+					if (p[1] != '"')
+						break;
+					p++;
+				}
+				*w++ = *p++;
+			}
+			p++;
+			end = w;
+			while (is_blank(*p))
+				p++;
+			if (*p && *p != ',') {
+				*why = "junk after a quoted field";
+				return -EINVAL;
+			}
+		} else {
+			start = p;
+			while (*p && *p != ',') {
+				if (*p == '"') {
+					*why = "quote inside an unquoted field";
+					return -EINVAL;
+				}
+				p++;
+			}
+			end = p;
+			while (end > start && is_blank(end[-1]))
+				end--;
+		}
+		if (n < max)
+			field[n] = start;
+		n++;
+		if (!*p) {
+			*end = '\0';
+			return (int)n;
+		}
+		p++;	/* the comma; end <= the comma, so terminating is safe */
+		*end = '\0';
+	}
+}
+
+int csv_next(struct csv_reader *r)
+{
+	for (;;) {
+		ssize_t len = getline(&r->line, &r->cap, r->fp);
+		unsigned int want;
+		char *p, *c;
+		int n;
+
+		if (len < 0) {
+			if (ferror(r->fp))
+				return errno ? -errno : -EIO;
+			return 0;
+		}
+		r->lineno++;
+		r->bytes += (unsigned long long)len;
+		if (len && r->line[len - 1] == '\n')
+			r->line[--len] = '\0';
+		if (len && r->line[len - 1] == '\r')
+			r->line[--len] = '\0';
+		if (strlen(r->line) != (size_t)len) {
+			r->why = "NUL byte in line";
+			return -EINVAL;
+		}
+		for (p = r->line; is_blank(*p); p++)
+			;
+		if (!*p || ((r->flags & CSV_SKIP_COMMENTS) && *p == '#'))
+			continue;
+		/* A line has at most commas + 1 fields: size field[] before splitting. */
+		want = 1;
+		for (c = r->line; (c = strchr(c, ',')); c++)
+			want++;
+		if (want > r->maxfield) {
+			char **f = realloc(r->field, (want + 8) * sizeof(*f));
+
+			if (!f)
+				return -ENOMEM;
+			r->field = f;
+			r->maxfield = want + 8;
+		}
+		n = csv_split(r->line, r->field, r->maxfield, &r->why);
+		if (n < 0)
+			return n;
+		r->nfield = (unsigned int)n;
+		return n;
+	}
+}
+
+int csv_find(char *const *field, unsigned int nfield, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < nfield; i++)
+		if (!strcmp(field[i], name))
+			return (int)i;
+	return -1;
+}

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Strict number and timestamp parsing shared by the joules tools. The
+ * trainer reads millions of meter and sample lines, so this avoids
+ * locale-dependent or allocation-heavy libc paths where it can, and never
+ * accepts a partially parsed field.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "parse.h"
+
+#define NSEC_PER_SEC 1000000000LL
+
+static int fail(const char **why, const char *reason, int err)
+{
+	if (why)
+		*why = reason;
+	return err;
+}
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+int parse_u64(const char *s, uint64_t *out, const char **why)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return fail(why, "empty number", -EINVAL);
+	for (; *s; s++) {
+		if (!is_digit(*s))
+			return fail(why, "not an unsigned integer", -EINVAL);
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, (uint64_t)(*s - '0'), &v))
+			return fail(why, "integer too large", -ERANGE);
+	}
+	*out = v;
+	return 0;
+}
+
+int parse_s64(const char *s, int64_t *out, const char **why)
+{
+	int neg = 0;
+	uint64_t v;
+	int ret;
+
+	if (*s == '+' || *s == '-')
+		neg = *s++ == '-';
+	ret = parse_u64(s, &v, why);
+	if (ret == -EINVAL)
+		return fail(why, "not an integer", ret);
+	if (ret)
+		return ret;
+	if (v > (uint64_t)INT64_MAX + neg)
+		return fail(why, "integer out of range", -ERANGE);
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return 0;
+}
+
+int parse_double(const char *s, double *out, const char **why)
+{
+	char *end;
+	double v;
+
+	if (!*s)
+		return fail(why, "empty number", -EINVAL);
+	/* strtod skips leading blanks; a strict field must not have them. */
+	if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\v' || *s == '\f')
+		return fail(why, "not a number", -EINVAL);
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end)
+		return fail(why, "not a number", -EINVAL);
+	if (!isfinite(v))
+		return fail(why, "not a finite number", -EINVAL);
+	/* ERANGE with a finite result is underflow: the value is usable. */
+	if (errno == ERANGE && fabs(v) > 1.0)
+		return fail(why, "number out of range", -ERANGE);
+	*out = v;
+	return 0;
+}
+
+int parse_fixed(const char *s, int64_t scale, int allow_sign, int64_t *out,
+		const char **why)
+{
+	uint64_t ip = 0, fp = 0, v;
+	int64_t place;
+	int neg = 0, round = 0;
+
+	if (*s == '+' || *s == '-') {
+		if (!allow_sign)
+			return fail(why, "sign not allowed", -EINVAL);
+		neg = *s++ == '-';
+	}
+	if (!is_digit(*s))
+		return fail(why, *s ? "not a number" : "empty number", -EINVAL);
+	for (; is_digit(*s); s++) {
+		if (__builtin_mul_overflow(ip, 10, &ip) ||
+		    __builtin_add_overflow(ip, (uint64_t)(*s - '0'), &ip))
+			return fail(why, "number out of range", -ERANGE);
+	}
+	if (*s == '.') {
+		s++;
+		if (!is_digit(*s))
+			return fail(why, "no digits after the decimal point", -EINVAL);
+		/* Keep as many fraction digits as the scale resolves, round on the next. */
+		for (place = scale / 10; is_digit(*s); s++) {
+			if (place) {
+				fp += (uint64_t)(*s - '0') * (uint64_t)place;
+				place /= 10;
+			} else if (!round) {
+				round = *s >= '5' ? 1 : -1;
+			}
+		}
+	}
+	if (*s)
+		return fail(why, (*s == 'e' || *s == 'E') ? "exponent notation not accepted" :
+			    "not a number", -EINVAL);
+	if (round > 0)
+		fp++;
+	if (__builtin_mul_overflow(ip, (uint64_t)scale, &v) ||
+	    __builtin_add_overflow(v, fp, &v) || v > (uint64_t)INT64_MAX)
+		return fail(why, "number out of range", -ERANGE);
+	*out = neg ? -(int64_t)v : (int64_t)v;
+	return 0;
+}
+
+int parse_seconds_ns(const char *s, int64_t *ns, const char **why)
+{
+	return parse_fixed(s, NSEC_PER_SEC, 1, ns, why);
+}
+
+/*
+ * Days from 1970-01-01 for a proleptic Gregorian date: shift the year to
+ * start in March so the leap day is the last day of the year, then count
+ * 400-year eras (146097 days each).
+ */
+int64_t parse_days_from_civil(int64_t y, unsigned int m, unsigned int d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+static unsigned int days_in_month(int64_t y, unsigned int m)
+{
+	static const unsigned char mdays[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+	return mdays[m - 1] + (m == 2 && leap);
+}
+
+/* Exactly n digits at *sp; advances *sp. */
+static int take_digits(const char **sp, int n, unsigned int *out)
+{
+	const char *s = *sp;
+	unsigned int v = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (!is_digit(s[i]))
+			return -1;
+		v = v * 10 + (unsigned int)(s[i] - '0');
+	}
+	*sp = s + n;
+	*out = v;
+	return 0;
+}
+
+int parse_iso8601(const char *s, int flags, int64_t *ns, const char **why)
+{
+	unsigned int y, mo, d, h, mi, sec = 0, oh = 0, om = 0;
+	int64_t frac = 0, t, off = 0;
+	int have_zone = 0;
+
+	if (take_digits(&s, 4, &y) || *s++ != '-' || take_digits(&s, 2, &mo) || *s++ != '-' ||
+	    take_digits(&s, 2, &d))
+		return fail(why, "bad date (want YYYY-MM-DD)", -EINVAL);
+	if (mo < 1 || mo > 12)
+		return fail(why, "month out of range", -EINVAL);
+	if (d < 1 || d > days_in_month(y, mo))
+		return fail(why, "day out of range", -EINVAL);
+	if (*s != 'T' && *s != 't' && *s != ' ')
+		return fail(why, *s ? "bad date/time separator (want 'T' or ' ')" :
+			    "date without a time", -EINVAL);
+	s++;
+	if (take_digits(&s, 2, &h) || *s++ != ':' || take_digits(&s, 2, &mi))
+		return fail(why, "bad time (want hh:mm[:ss])", -EINVAL);
+	if (*s == ':') {
+		s++;
+		if (take_digits(&s, 2, &sec))
+			return fail(why, "bad seconds", -EINVAL);
+		if (*s == '.' || *s == ',') {
+			int64_t place = NSEC_PER_SEC / 10;
+			int round = 0;
+
+			s++;
+			if (!is_digit(*s))
+				return fail(why, "no digits in the fraction of a second", -EINVAL);
+			/* Same rounding as parse_fixed(): half away from zero at 1 ns. */
+			for (; is_digit(*s); s++) {
+				if (place) {
+					frac += (*s - '0') * place;
+					place /= 10;
+				} else if (!round) {
+					round = *s >= '5' ? 1 : -1;
+				}
+			}
+			frac += round > 0;
+		}
+	}
+	if (h > 23)
+		return fail(why, "hour out of range", -EINVAL);
+	if (mi > 59)
+		return fail(why, "minute out of range", -EINVAL);
+	if (sec > 59)
+		return fail(why, "second out of range (leap seconds are not accepted)",
+			    -EINVAL);
+	if (*s == 'Z' || *s == 'z') {
+		have_zone = 1;
+		s++;
+	} else if (*s == '+' || *s == '-') {
+		int neg = *s++ == '-';
+
+		if (take_digits(&s, 2, &oh))
+			return fail(why, "bad UTC offset (want +hh:mm)", -EINVAL);
+		if (*s == ':')
+			s++;
+		if (is_digit(*s) && take_digits(&s, 2, &om))
+			return fail(why, "bad UTC offset (want +hh:mm)", -EINVAL);
+		if (oh > 23 || om > 59)
+			return fail(why, "UTC offset out of range", -EINVAL);
+		off = ((int64_t)oh * 3600 + om * 60) * (neg ? -1 : 1);
+		have_zone = 1;
+	}
+	if (*s)
+		return fail(why, "junk after the time", -EINVAL);
+
+	if (!have_zone && (flags & PARSE_TS_LOCALTIME)) {
+		struct tm tm = {
+			.tm_year = (int)y - 1900, .tm_mon = (int)mo - 1, .tm_mday = (int)d,
+			.tm_hour = (int)h, .tm_min = (int)mi, .tm_sec = (int)sec,
+			.tm_isdst = -1,
+		};
+		time_t tt = mktime(&tm);
+
+		if (tt == (time_t)-1)
+			return fail(why, "local time not representable", -ERANGE);
+		t = (int64_t)tt;
+	} else {
+		t = parse_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off;
+	}
+	if (t < 0 || t > INT64_MAX / NSEC_PER_SEC - 1)
+		return fail(why, "time out of range (before 1970 or after 2262)", -ERANGE);
+	*ns = t * NSEC_PER_SEC + frac;
+	return 0;
+}
+
+/* Integer part of an unsigned decimal, saturating; -1 if not numeric. */
+static int64_t int_part(const char *s)
+{
+	int64_t v = 0;
+
+	if (!is_digit(*s))
+		return -1;
+	for (; is_digit(*s); s++)
+		v = v > INT64_MAX / 100 ? INT64_MAX / 10 : v * 10 + (*s - '0');
+	return v;
+}
+
+int parse_timestamp(const char *s, enum parse_ts_unit unit, int flags, int64_t *ns,
+		    enum parse_ts_kind *kind, const char **why)
+{
+	enum parse_ts_kind k;
+	int64_t ip, v;
+	int ret;
+
+	if (!*s)
+		return fail(why, "empty timestamp", -EINVAL);
+	/* "YYYY-" can only start a date; a Unix time has no '-' in it. */
+	if (strlen(s) > 4 && s[4] == '-' && is_digit(s[0])) {
+		ret = parse_iso8601(s, flags, ns, why);
+		if (!ret && kind)
+			*kind = PARSE_TS_KIND_ISO;
+		return ret;
+	}
+	if (*s == '-' || *s == '+')
+		return fail(why, "signed Unix timestamp", -EINVAL);
+	ip = int_part(s);
+	if (ip < 0)
+		return fail(why, "not a timestamp", -EINVAL);
+	if (unit == PARSE_TS_MS || (unit == PARSE_TS_AUTO && ip >= PARSE_TS_MS_MIN))
+		k = PARSE_TS_KIND_MS;
+	else
+		k = PARSE_TS_KIND_S;
+	ret = parse_fixed(s, k == PARSE_TS_KIND_MS ? 1000000 : NSEC_PER_SEC, 0, &v, why);
+	if (ret == -ERANGE)
+		return fail(why, k == PARSE_TS_KIND_S ?
+			    "timestamp out of range for Unix seconds (milliseconds? see --pdu-ms)" :
+			    "timestamp out of range for Unix milliseconds", ret);
+	if (ret)
+		return fail(why, "not a timestamp", ret);
+	*ns = v;
+	if (kind)
+		*kind = k;
+	return 0;
+}
