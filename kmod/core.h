@@ -13,15 +13,20 @@
 
 typedef __UINT8_TYPE__ jl_u8;
 typedef __UINT32_TYPE__ jl_u32;
-typedef __UINT64_TYPE__ jl_u64;
-typedef __INT64_TYPE__ jl_s64;
+/* unsigned long long is 64 bits on every Linux ABI and matches the kernel's u64. */
+typedef unsigned long long jl_u64;
+typedef long long jl_s64;
 typedef __SIZE_TYPE__ jl_size;
 
 /* ABI constants shared by the module, the tools and the docs. */
 #define JL_VERSION "0.1.0"
 #define JL_ABI_VERSION 1
 
-/* Error codes: negative errno values, so the kernel can return them as is. */
+/* The same constants as compiled into this copy of the core. */
+const char *jl_version(void);
+unsigned int jl_abi_version(void);
+
+/* Error codes: functions return them negated (-JL_EINVAL), like errno. */
 #define JL_EINVAL 22
 #define JL_ERANGE 34
 
@@ -74,7 +79,11 @@ extern const char *const jl_feature_names[JL_NR_FEATURES];
 extern const char *const jl_coef_names[JL_NR_COEF];
 extern const char *const jl_domain_names[JL_NR_DOMAINS];
 
-/* Coefficient set <-> array view (index = position in the text form). */
+/*
+ * Coefficient set <-> array view (index = position in the text form; index
+ * i < JL_NR_FEATURES is the coefficient of feature i). Out-of-range indexes
+ * read as 0 and are ignored on write.
+ */
 jl_u64 jl_coef_get(const struct jl_coef *c, unsigned int i);
 void jl_coef_set(struct jl_coef *c, unsigned int i, jl_u64 v);
 
@@ -83,13 +92,27 @@ void jl_coef_set(struct jl_coef *c, unsigned int i, jl_u64 v);
  * number, sign, junk, wrong field count, embedded NUL) / -JL_ERANGE (above
  * JL_COEF_MAX or u64 overflow). *out is untouched on error. buf need not be
  * NUL-terminated; len bytes are examined.
+ * Accepted: any number of comment lines ('#' in column 0, each ending in
+ * '\n'), then one data line of exactly six decimal fields separated by
+ * spaces/tabs (blanks before the first and after the last are allowed),
+ * then at most one '\n'. Leading zeros are fine. A malformed line gives
+ * -JL_EINVAL even if it also holds an out-of-range number.
  */
 int jl_coef_parse(const char *buf, jl_size len, struct jl_coef *out);
 
-/* Parse one unsigned decimal integer in [0, max] (sysfs single values). */
+/*
+ * Parse one unsigned decimal integer in [0, max] (sysfs single values):
+ * digits only, then at most one '\n' (as `echo` writes). -JL_EINVAL or
+ * -JL_ERANGE (above max, or u64 overflow); *out is untouched on error.
+ */
 int jl_parse_u64(const char *buf, jl_size len, jl_u64 max, jl_u64 *out);
 
-/* Write the text form with a trailing newline; returns length or -JL_ERANGE. */
+/*
+ * Write the text form with a trailing newline and a terminating NUL;
+ * returns the length without the NUL, or -JL_ERANGE if buf cannot hold it
+ * (JL_COEF_TEXT_MAX bytes always suffice). Nothing is written on error.
+ */
+#define JL_COEF_TEXT_MAX 127
 int jl_coef_format(const struct jl_coef *c, char *buf, jl_size size);
 
 /*
@@ -105,66 +128,108 @@ jl_u64 jl_model_fj(const struct jl_coef *c, const struct jl_feat *d);
  */
 jl_u64 jl_fj_to_uj(jl_u64 fj, jl_u64 *rem_fj);
 
+/* Saturating u64 arithmetic (e.g. for a jl_splitter_init() weight sum). */
+jl_u64 jl_add_sat(jl_u64 a, jl_u64 b);
+jl_u64 jl_mul_sat(jl_u64 a, jl_u64 b);
+
+/*
+ * floor(a * b / c) with a 128-bit intermediate product and no 128-bit
+ * division instruction or helper; UINT64_MAX if the quotient does not fit
+ * or c == 0.
+ */
+jl_u64 jl_muldiv(jl_u64 a, jl_u64 b, jl_u64 c);
+
 /* Energy of `power_uw` over `ns`, in fJ (saturating). */
 jl_u64 jl_power_fj(jl_u64 power_uw, jl_u64 ns);
 
 /*
  * Split `total` among n recipients in proportion to w[i] so that the parts
  * add up to `total` exactly and each part is within 1 of its exact share
- * (cumulative rounding). If every weight is 0 nothing is split and the
- * function returns 0 with out[] zeroed; otherwise returns 1.
+ * (cumulative rounding: part i = floor(total * C_i / W) - floor(total *
+ * C_(i-1) / W), C_i the running weight sum, W the weight sum, computed
+ * exactly with a 128-bit product). If every weight is 0 (or n == 0) nothing
+ * is split and the function returns 0 with out[] zeroed; otherwise returns
+ * 1. Weights whose sum exceeds 2^64 are fine: the running sums are kept in
+ * 128 bits and scaled (rounded) by the same shift as W, so the parts still
+ * add up to total exactly, but each is then only within 6 of its exact share.
  */
 int jl_split(jl_u64 total, const jl_u64 *w, jl_u32 n, jl_u64 *out);
 
 /*
  * Streaming form of jl_split for callers that walk a list twice without
  * storing it: init with the weight sum, then call next() per recipient in
- * the same order; the parts add up to total exactly.
+ * the same order; the parts add up to total exactly and equal jl_split()'s.
+ * wsum should be summed with jl_add_sat(): if the true sum passes 2^64 the
+ * running sum is clamped to wsum, so the recipients after that point get 0
+ * and the total is still conserved (the shares are then skewed). If the
+ * weights passed to next() add up to less than wsum (the list shrank
+ * between the walks), jl_splitter_rest() is what was not handed out; next()
+ * never hands out more than total in all. wsum == 0 gives 0 to everyone.
  */
 struct jl_splitter {
 	jl_u64 total;
-	jl_u64 wsum;	/* scaled weight sum */
-	jl_u64 cum;	/* scaled cumulative weight so far */
+	jl_u64 wsum;	/* weight sum announced at init */
+	jl_u64 cum;	/* cumulative weight so far (clamped to wsum) */
 	jl_u64 given;	/* sum of parts handed out so far */
-	jl_u32 shift;	/* weights are scaled by >> shift to fit 32 bits */
+	jl_u32 shift;	/* always 0: exact 128-bit arithmetic needs no scaling */
 };
 void jl_splitter_init(struct jl_splitter *s, jl_u64 total, jl_u64 wsum);
 jl_u64 jl_splitter_next(struct jl_splitter *s, jl_u64 w);
+jl_u64 jl_splitter_rest(const struct jl_splitter *s);
 
 /*
  * EnergAt non-linear scaling: w^(milli/1000), milli in [1, 1000]; 1000 is
- * the identity. Result in the same scale as the input weight (monotone,
- * 0 -> 0). Fixed-point log2/exp2, relative error < 1e-4.
+ * the identity (so is any milli above it), milli 0 gives 1 for w >= 1.
+ * Result in the same scale as the input weight, rounded to the nearest
+ * integer (monotone in w, 0 -> 0, 1 -> 1). Fixed-point log2/exp2: relative
+ * error < 1e-4 guaranteed (the host tests hold it below 1e-12) besides that
+ * rounding.
  */
 jl_u64 jl_pow_milli(jl_u64 w, jl_u32 milli);
 
-/* Wrap-safe delta of a counter that is `bits` wide (1..64). */
+/*
+ * Wrap-safe delta of a counter that is `bits` wide (1..64): (cur - prev)
+ * mod 2^bits, so bits above the width are ignored. 0 is taken as 64.
+ */
 jl_u64 jl_wrap_delta(jl_u64 prev, jl_u64 cur, unsigned int bits);
 
 /*
  * RAPL energy unit. Intel MSR_RAPL_POWER_UNIT (0x606) and AMD
- * MSR_AMD_RAPL_POWER_UNIT (0xc0010299) both keep the Energy Status Units in
- * bits 12:8: one counter step is 1 / 2^ESU joules. Returns the ESU (0..31),
- * or -JL_EINVAL for a register that cannot be a real unit register (ESU of
- * 0, as QEMU's zero read gives, or any value outside what parts ship with).
+ * MSR_AMD_RAPL_POWER_UNIT (0xc0010299) share one layout: power units 3:0,
+ * energy status units (ESU) 12:8, time units 19:16, every other bit
+ * reserved (0). One counter step is 1 / 2^ESU joules. Returns the ESU, or
+ * -JL_EINVAL for a register that cannot be a real unit register: a reserved
+ * bit set (e.g. an all-ones bogus read) or an ESU outside
+ * [JL_RAPL_ESU_MIN, JL_RAPL_ESU_MAX] (e.g. QEMU's zero read).
+ * Shipped parts use 14 (Intel, 61 uJ), 16 (AMD Zen, 15.3 uJ) and nearby
+ * values; 8 (3.9 mJ a step) and 24 (60 nJ, a 32-bit counter wraps after
+ * 256 J) bracket them widely. Silvermont-class Atoms encode 2^ESU uJ
+ * instead (default 5) and are rejected rather than misread.
  */
+#define JL_RAPL_ESU_MIN 8
+#define JL_RAPL_ESU_MAX 24
 int jl_rapl_esu(jl_u64 unit_msr);
 
 /*
- * Convert a counter delta in energy-status units to uJ, carrying the
- * remainder (in units of 1/2^esu uJ) in *rem.
+ * Convert a counter delta in energy-status units to uJ: delta * 1e6 / 2^esu,
+ * carrying the remainder (in units of 1/2^esu uJ) in *rem, so converting
+ * many small deltas gives the same sum as converting their total. rem may
+ * be NULL (no carry). Saturates; esu > 63 gives 0.
  */
 jl_u64 jl_rapl_to_uj(jl_u64 delta, unsigned int esu, jl_u64 *rem);
 
 /*
  * Longest safe sampling period for a 32-bit counter: the time (ns) the
- * counter takes to wrap at max_power_uw, halved for margin.
+ * counter takes to wrap at max_power_uw, halved for margin:
+ * 2^(31 - esu) * 1e15 / max_power_uw. Saturates (max_power_uw == 0 gives
+ * UINT64_MAX).
  */
 jl_u64 jl_rapl_wrap_period_ns(unsigned int esu, jl_u64 max_power_uw);
 
 /*
  * Plausibility bound: largest energy (uJ) a domain can use in `ns` at
- * max_power_uw. Deltas above it are treated as bogus reads.
+ * max_power_uw, floor(max_power_uw * ns / 1e9), saturating. Deltas above
+ * it are treated as bogus reads.
  */
 jl_u64 jl_max_energy_uj(jl_u64 max_power_uw, jl_u64 ns);
 

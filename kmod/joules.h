@@ -5,13 +5,161 @@
 
 #include <linux/types.h>
 #include <linux/kobject.h>
+#include <linux/sched.h>
 #include "core.h"
 
 #define JOULES_NAME "joules"
+
+/* Who charged a task's energy (bits; a task may have seen both). */
+#define JOULES_SRC_MODEL 0x1
+#define JOULES_SRC_RAPL 0x2
+
+/* Operator's choice in sysfs `source`. */
+enum joules_source_mode {
+	JOULES_MODE_AUTO,	/* RAPL where a meter is registered, model otherwise */
+	JOULES_MODE_RAPL,	/* measured only; without a meter nothing is charged */
+	JOULES_MODE_MODEL,	/* model even where a meter exists */
+};
+
+/*
+ * A snapshot of one task's (or, with process = true, one thread group's)
+ * totals, taken for a reader: the per-pid file, netlink, exit records.
+ */
+struct joules_stats {
+	pid_t pid;		/* tid, or tgid for a process; in the reader's pid ns */
+	pid_t tgid;
+	uid_t uid;		/* real uid, in the reader's user ns */
+	char comm[TASK_COMM_LEN];
+	u64 energy_uj;		/* everything charged: pkg + dram (rapl) or model */
+	u64 domain_uj[JL_NR_DOMAINS];	/* measured per RAPL domain */
+	u64 idle_uj;		/* idle share, when sysfs idle_split is on */
+	u64 cpu_ns;
+	u64 cycles;
+	u64 instructions;
+	u64 cache_misses;
+	u64 read_bytes;
+	u64 write_bytes;
+	u32 hw_present;		/* JL_F_* bits counted by a PMU for this task */
+	u32 domains;		/* JL_D_* bits this task was charged from */
+	u32 source_mask;	/* JOULES_SRC_* */
+	u32 nr_threads;		/* threads summed (1 for a task) */
+	u64 model_generation;	/* coefficient set in force at the last charge */
+	bool exited;		/* final totals: the task has exited */
+};
+
+/* One attribution interval of the whole node (the trainer's record). */
+struct joules_node_sample {
+	u64 seq;
+	u64 realtime_ns;	/* CLOCK_REALTIME at the end of the interval */
+	u64 monotonic_ns;	/* CLOCK_MONOTONIC at the end of the interval */
+	u64 interval_ns;
+	u32 source;		/* JOULES_SRC_* that charged this interval */
+	u32 domains;		/* JL_D_* bits measured (rapl) */
+	u64 model_generation;
+	u64 energy_uj;		/* node energy this interval (idle + tasks) */
+	u64 idle_uj;		/* of which idle */
+	u64 domain_uj[JL_NR_DOMAINS];
+	struct jl_feat feat;	/* feature deltas summed over all tasks */
+	u32 nr_tasks;		/* tasks charged this interval */
+};
+
+/* Cumulative node totals since load (netlink GET_NODE, sysfs). */
+struct joules_node_totals {
+	u64 intervals;
+	u64 energy_uj;
+	u64 idle_uj;
+	u64 task_uj;
+	u64 domain_uj[JL_NR_DOMAINS];
+	struct jl_feat feat;
+	u32 source;		/* source of the latest interval */
+	u32 domains;
+	u64 model_generation;
+	u64 tasks_tracked;	/* live task entries */
+	u64 uptime_ns;		/* since the module loaded */
+};
 
 /* sysfs.c: /sys/kernel/joules/ */
 extern struct kobject *joules_kobj;
 int joules_sysfs_init(void);
 void joules_sysfs_exit(void);
 
+/* model.c: the coefficient set, swapped atomically for readers (RCU). */
+struct joules_model {
+	struct jl_coef coef;
+	u64 generation;
+	struct rcu_head rcu;
+};
+int joules_model_init(void);
+void joules_model_exit(void);
+/* Caller holds rcu_read_lock(); never NULL. */
+const struct joules_model *joules_model_get(void);
+int joules_model_set(const struct jl_coef *c);	/* bumps generation */
+
+/* tasks.c: the per-task table. */
+int joules_tasks_init(void);
+void joules_tasks_exit(void);
+/*
+ * Fill *st for task t (process = false) or t's whole thread group
+ * (process = true, t may be any thread of it). Returns 0, or -ENOENT when
+ * joules has no record of t.
+ */
+int joules_task_stats(struct task_struct *t, bool process,
+		      struct joules_stats *st);
+/* The /proc/<pid>/io rule: may the current task read t's counters? */
+bool joules_may_read(struct task_struct *t);
+u64 joules_tasks_tracked(void);
+
+/* hooks.c: scheduler tracepoints. */
+int joules_hooks_init(void);
+void joules_hooks_exit(void);
+
+/* attr.c: the periodic attribution worker. */
+int joules_attr_init(void);
+void joules_attr_exit(void);
+void joules_node_get(struct joules_node_totals *nt);
+
+/* fs.c: joulesfs, mounted on /proc/energy. */
+int joules_fs_init(void);
+void joules_fs_exit(void);
+
+/* netlink.c: generic netlink family "joules". */
+int joules_nl_init(void);
+void joules_nl_exit(void);
+/* Called from the attribution worker (process context, may sleep). */
+void joules_nl_sample(const struct joules_node_sample *s);
+void joules_nl_exit_record(const struct joules_stats *st);
+
 #endif /* JOULES_H */
+
+/*
+ * Energy sources (source.c). A meter gives per-package, per-domain energy
+ * counters: the RAPL MSRs (rapl.c) or, in tests, a synthetic meter module.
+ * joules samples each package often enough that a counter of `bits` bits
+ * cannot wrap twice between samples at max_power_uw, and accumulates wrap-
+ * safe deltas in 64 bits.
+ */
+struct joules_meter {
+	const char *name;
+	struct module *owner;
+	u32 domains;		/* JL_D_* bits this meter has */
+	unsigned int nr_pkgs;
+	unsigned int bits;	/* counter width, 1..64 (RAPL: 32) */
+	unsigned int esu;	/* one count is 1/2^esu J */
+	u64 max_power_uw;	/* per domain; larger deltas are bogus */
+	/* Read the raw counters of package pkg into raw[JL_D_*]; may sleep. */
+	int (*read)(struct joules_meter *m, unsigned int pkg, u64 *raw);
+	void *priv;
+};
+int joules_meter_register(struct joules_meter *m);
+void joules_meter_unregister(struct joules_meter *m);
+
+/* For the worker: is a meter registered, and the energy since last take. */
+struct joules_meter_take {
+	u64 uj[JL_NR_DOMAINS];
+	u32 domains;
+};
+bool joules_meter_take(unsigned int pkg, struct joules_meter_take *t);
+int joules_source_init(void);
+void joules_source_exit(void);
+/* sysfs: RAPL/meter status under /sys/kernel/joules/rapl/ */
+int joules_source_sysfs(struct kobject *parent);

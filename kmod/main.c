@@ -8,23 +8,76 @@
 #include <linux/module.h>
 #include <linux/init.h>
 
-#include "joules.h"
+#include "tasks.h"
 
 static int __init joules_init(void)
 {
 	int err;
 
-	err = joules_sysfs_init();
+	err = joules_model_init();
 	if (err)
 		return err;
+	err = joules_tasks_init();
+	if (err)
+		goto out_model;
+	err = joules_pmu_init();
+	if (err)
+		goto out_tasks;
+	err = joules_source_init();
+	if (err)
+		goto out_pmu;
+	err = joules_sysfs_init();
+	if (err)
+		goto out_source;
+	err = joules_nl_init();
+	if (err)
+		goto out_sysfs;
+	/* Hooks walk the existing tasks; the worker starts charging after. */
+	err = joules_hooks_init();
+	if (err)
+		goto out_nl;
+	err = joules_attr_init();
+	if (err)
+		goto out_hooks;
+	err = joules_fs_init();
+	if (err)
+		goto out_attr;
 
 	pr_info("version %s loaded (abi %d)\n", JL_VERSION, JL_ABI_VERSION);
 	return 0;
+
+out_attr:
+	joules_hooks_exit();
+	joules_attr_exit();
+	goto out_nl;
+out_hooks:
+	joules_hooks_exit();
+out_nl:
+	joules_nl_exit();
+out_sysfs:
+	joules_sysfs_exit();
+out_source:
+	joules_source_exit();
+out_pmu:
+	joules_pmu_exit();
+out_tasks:
+	joules_tasks_exit();
+out_model:
+	joules_model_exit();
+	return err;
 }
 
 static void __exit joules_exit(void)
 {
+	joules_fs_exit();
+	joules_hooks_exit();
+	joules_attr_exit();
+	joules_nl_exit();
 	joules_sysfs_exit();
+	joules_source_exit();
+	joules_pmu_exit();
+	joules_tasks_exit();
+	joules_model_exit();
 	pr_info("unloaded\n");
 }
 

@@ -1,29 +1,213 @@
 // SPDX-License-Identifier: GPL-2.0
-/* /sys/kernel/joules/: version and module-wide settings. */
+/*
+ * /sys/kernel/joules/: version, settings, counters of the module itself,
+ * and model/ with the coefficients. Writes are root-only (mode 0644 and a
+ * CAP_SYS_ADMIN check, so a user-namespace root cannot write either); bad
+ * input is -EINVAL and leaves the old value in force.
+ */
+#include <linux/capability.h>
 #include <linux/kobject.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/sysfs.h>
 
-#include "joules.h"
+#include "tasks.h"
+
+extern unsigned int joules_gamma_milli, joules_delta_milli;
+extern u64 joules_meter_idle_uw[JL_NR_DOMAINS];
 
 struct kobject *joules_kobj;
+static struct kobject *model_kobj;
+static DEFINE_MUTEX(settings_lock);
 
-static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
-			    char *buf)
+static int may_write(void)
+{
+	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
+}
+
+/* Map core.c's negative codes onto errno: every parse failure is EINVAL. */
+static int parse_u64(const char *buf, size_t len, u64 max, u64 *v)
+{
+	return jl_parse_u64(buf, len, max, v) ? -EINVAL : 0;
+}
+
+#define RO_U64(name, expr)                                                   \
+	static ssize_t name##_show(struct kobject *k, struct kobj_attribute *a, \
+				   char *buf)                                \
+	{                                                                    \
+		return sysfs_emit(buf, "%llu\n", (unsigned long long)(expr)); \
+	}                                                                    \
+	static struct kobj_attribute name##_attr = __ATTR_RO(name)
+
+static ssize_t version_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
 	return sysfs_emit(buf, "%s\n", JL_VERSION);
 }
 static struct kobj_attribute version_attr = __ATTR_RO(version);
 
-static ssize_t abi_version_show(struct kobject *kobj,
-				struct kobj_attribute *attr, char *buf)
+RO_U64(abi_version, JL_ABI_VERSION);
+RO_U64(tasks_tracked, joules_tasks_tracked());
+RO_U64(objects, atomic64_read(&joules_objects));
+RO_U64(lookup_misses, atomic64_read(&joules_lookup_misses));
+RO_U64(alloc_failures, atomic64_read(&joules_alloc_failures));
+RO_U64(packages, joules_nr_pkgs);
+
+static ssize_t hw_counters_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
-	return sysfs_emit(buf, "%d\n", JL_ABI_VERSION);
+	u32 p = joules_pmu_present();
+	unsigned int f;
+	ssize_t n = 0;
+
+	if (!p)
+		return sysfs_emit(buf, "absent\n");
+	for (f = 0; f < JL_NR_FEATURES; f++)
+		if (p & (1U << f))
+			n += sysfs_emit_at(buf, n, "%s%s", n ? " " : "", jl_feature_names[f]);
+	return n + sysfs_emit_at(buf, n, "\n");
 }
-static struct kobj_attribute abi_version_attr = __ATTR_RO(abi_version);
+static struct kobj_attribute hw_counters_attr = __ATTR_RO(hw_counters);
+
+/* A u32 setting with bounds. */
+#define RW_UINT(name, var, lo, hi)                                           \
+	static ssize_t name##_show(struct kobject *k, struct kobj_attribute *a, \
+				   char *buf)                                \
+	{                                                                    \
+		return sysfs_emit(buf, "%u\n", READ_ONCE(var));              \
+	}                                                                    \
+	static ssize_t name##_store(struct kobject *k, struct kobj_attribute *a, \
+				    const char *buf, size_t len)             \
+	{                                                                    \
+		u64 v;                                                       \
+		int err = may_write();                                       \
+		if (!err)                                                    \
+			err = parse_u64(buf, len, hi, &v);                   \
+		if (!err && v < (lo))                                        \
+			err = -EINVAL;                                       \
+		if (err)                                                     \
+			return err;                                          \
+		WRITE_ONCE(var, v);                                          \
+		return len;                                                  \
+	}                                                                    \
+	static struct kobj_attribute name##_attr = __ATTR_RW(name)
+
+/* 10 ms .. 60 s: shorter intervals cost IPIs, longer ones lose detail. */
+RW_UINT(interval_ms, joules_interval_ms, 10, 60000);
+RW_UINT(gamma_milli, joules_gamma_milli, 1, 1000);
+RW_UINT(delta_milli, joules_delta_milli, 1, 1000);
+
+static ssize_t idle_split_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(joules_idle_split) ? 1 : 0);
+}
+
+static ssize_t idle_split_store(struct kobject *k, struct kobj_attribute *a,
+				const char *buf, size_t len)
+{
+	u64 v;
+	int err = may_write();
+
+	if (!err)
+		err = parse_u64(buf, len, 1, &v);
+	if (err)
+		return err;
+	WRITE_ONCE(joules_idle_split, v == 1);
+	return len;
+}
+static struct kobj_attribute idle_split_attr = __ATTR_RW(idle_split);
+
+static const char *const mode_names[] = {
+	[JOULES_MODE_AUTO] = "auto",
+	[JOULES_MODE_RAPL] = "rapl",
+	[JOULES_MODE_MODEL] = "model",
+};
+
+static ssize_t source_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	enum joules_source_mode cur = READ_ONCE(joules_source_mode);
+	ssize_t n = 0;
+	unsigned int i;
+
+	/* Like the kernel's own choice files: the active one in brackets. */
+	for (i = 0; i < ARRAY_SIZE(mode_names); i++)
+		n += sysfs_emit_at(buf, n, i == cur ? "%s[%s]" : "%s%s",
+				   i ? " " : "", mode_names[i]);
+	return n + sysfs_emit_at(buf, n, "\n");
+}
+
+static ssize_t source_store(struct kobject *k, struct kobj_attribute *a,
+			    const char *buf, size_t len)
+{
+	int err = may_write();
+	unsigned int i;
+
+	if (err)
+		return err;
+	for (i = 0; i < ARRAY_SIZE(mode_names); i++) {
+		size_t l = strlen(mode_names[i]);
+
+		if ((len == l || (len == l + 1 && buf[l] == '\n')) &&
+		    !memcmp(buf, mode_names[i], l)) {
+			WRITE_ONCE(joules_source_mode, i);
+			return len;
+		}
+	}
+	return -EINVAL;
+}
+static struct kobj_attribute source_attr = __ATTR_RW(source);
+
+/* Static power per measured domain (pkg core dram psys), uW per package. */
+static ssize_t meter_idle_uw_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%llu %llu %llu %llu\n", joules_meter_idle_uw[0],
+			  joules_meter_idle_uw[1], joules_meter_idle_uw[2],
+			  joules_meter_idle_uw[3]);
+}
+
+static ssize_t meter_idle_uw_store(struct kobject *k, struct kobj_attribute *a,
+				   const char *buf, size_t len)
+{
+	struct jl_coef c;
+	char tmp[160];
+	int err = may_write();
+
+	if (err)
+		return err;
+	/* Reuse the coefficient parser: four values plus two zero fields. */
+	if (len >= sizeof(tmp) - 6 || memchr(buf, 0, len))
+		return -EINVAL;
+	memcpy(tmp, buf, len);
+	while (len && tmp[len - 1] == '\n')
+		len--;
+	if (memchr(tmp, '\n', len))
+		return -EINVAL;
+	memcpy(tmp + len, " 0 0\n", 5);
+	if (jl_coef_parse(tmp, len + 5, &c))
+		return -EINVAL;
+	mutex_lock(&settings_lock);
+	joules_meter_idle_uw[0] = c.cpu_time_uw;
+	joules_meter_idle_uw[1] = c.cycles_pj;
+	joules_meter_idle_uw[2] = c.instructions_pj;
+	joules_meter_idle_uw[3] = c.cache_miss_pj;
+	mutex_unlock(&settings_lock);
+	return len;
+}
+static struct kobj_attribute meter_idle_uw_attr = __ATTR_RW(meter_idle_uw);
 
 static struct attribute *joules_attrs[] = {
 	&version_attr.attr,
 	&abi_version_attr.attr,
+	&interval_ms_attr.attr,
+	&source_attr.attr,
+	&idle_split_attr.attr,
+	&gamma_milli_attr.attr,
+	&delta_milli_attr.attr,
+	&meter_idle_uw_attr.attr,
+	&tasks_tracked_attr.attr,
+	&objects_attr.attr,
+	&lookup_misses_attr.attr,
+	&alloc_failures_attr.attr,
+	&packages_attr.attr,
+	&hw_counters_attr.attr,
 	NULL,
 };
 
@@ -31,23 +215,143 @@ static const struct attribute_group joules_group = {
 	.attrs = joules_attrs,
 };
 
+/* ---- model/ ---- */
+
+static ssize_t coefficients_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	struct jl_coef c;
+	int n;
+
+	rcu_read_lock();
+	c = joules_model_get()->coef;
+	rcu_read_unlock();
+	n = jl_coef_format(&c, buf, PAGE_SIZE);
+	return n < 0 ? -EIO : n;
+}
+
+static ssize_t coefficients_store(struct kobject *k, struct kobj_attribute *a,
+				  const char *buf, size_t len)
+{
+	struct jl_coef c;
+	int err = may_write();
+
+	if (err)
+		return err;
+	if (jl_coef_parse(buf, len, &c))
+		return -EINVAL;
+	err = joules_model_set(&c);
+	return err ? err : len;
+}
+static struct kobj_attribute coefficients_attr = __ATTR_RW(coefficients);
+
+static ssize_t generation_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	u64 g;
+
+	rcu_read_lock();
+	g = joules_model_get()->generation;
+	rcu_read_unlock();
+	return sysfs_emit(buf, "%llu\n", g);
+}
+static struct kobj_attribute generation_attr = __ATTR_RO(generation);
+
+static int coef_index(struct kobj_attribute *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < JL_NR_COEF; i++)
+		if (!strcmp(a->attr.name, jl_coef_names[i]))
+			return i;
+	return -1;
+}
+
+static ssize_t coef_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	int i = coef_index(a);
+	u64 v;
+
+	if (i < 0)
+		return -EINVAL;
+	rcu_read_lock();
+	v = jl_coef_get(&joules_model_get()->coef, i);
+	rcu_read_unlock();
+	return sysfs_emit(buf, "%llu\n", v);
+}
+
+/* One coefficient: a new set with that value (and a new generation). */
+static ssize_t coef_store(struct kobject *k, struct kobj_attribute *a,
+			  const char *buf, size_t len)
+{
+	int i = coef_index(a), err = may_write();
+	struct jl_coef c;
+	u64 v;
+
+	if (err)
+		return err;
+	if (i < 0 || parse_u64(buf, len, JL_COEF_MAX, &v))
+		return -EINVAL;
+	mutex_lock(&settings_lock);
+	rcu_read_lock();
+	c = joules_model_get()->coef;
+	rcu_read_unlock();
+	jl_coef_set(&c, i, v);
+	err = joules_model_set(&c);
+	mutex_unlock(&settings_lock);
+	return err ? err : len;
+}
+
+static struct kobj_attribute coef_attrs[JL_NR_COEF];
+static struct attribute *model_attrs[JL_NR_COEF + 3];
+static const struct attribute_group model_group = {
+	.attrs = model_attrs,
+};
+
 int joules_sysfs_init(void)
 {
+	unsigned int i;
 	int err;
 
 	joules_kobj = kobject_create_and_add(JOULES_NAME, kernel_kobj);
 	if (!joules_kobj)
 		return -ENOMEM;
 	err = sysfs_create_group(joules_kobj, &joules_group);
-	if (err) {
-		kobject_put(joules_kobj);
-		joules_kobj = NULL;
+	if (err)
+		goto fail;
+	model_kobj = kobject_create_and_add("model", joules_kobj);
+	if (!model_kobj) {
+		err = -ENOMEM;
+		goto fail;
 	}
+	for (i = 0; i < JL_NR_COEF; i++) {
+		sysfs_attr_init(&coef_attrs[i].attr);
+		coef_attrs[i].attr.name = jl_coef_names[i];
+		coef_attrs[i].attr.mode = 0644;
+		coef_attrs[i].show = coef_show;
+		coef_attrs[i].store = coef_store;
+		model_attrs[i] = &coef_attrs[i].attr;
+	}
+	model_attrs[JL_NR_COEF] = &coefficients_attr.attr;
+	model_attrs[JL_NR_COEF + 1] = &generation_attr.attr;
+	model_attrs[JL_NR_COEF + 2] = NULL;
+	err = sysfs_create_group(model_kobj, &model_group);
+	if (err)
+		goto fail;
+	err = joules_source_sysfs(joules_kobj);
+	if (err)
+		goto fail;
+	return 0;
+fail:
+	kobject_put(model_kobj);
+	model_kobj = NULL;
+	kobject_put(joules_kobj);
+	joules_kobj = NULL;
 	return err;
 }
 
 void joules_sysfs_exit(void)
 {
+	kobject_put(model_kobj);
+	model_kobj = NULL;
 	kobject_put(joules_kobj);
 	joules_kobj = NULL;
 }

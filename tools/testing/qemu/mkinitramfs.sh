@@ -16,6 +16,7 @@ if ! [ -x "$bb" ]; then
 fi
 
 root=$(mktemp -d)
+chmod 0755 "$root"	# the initramfs root: everyone must traverse it
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/bin "$root"/sbin "$root"/lib/joules "$root"/tests "$root"/usr/bin \
 	"$root"/proc "$root"/sys "$root"/dev "$root"/tmp "$root"/etc "$root"/root

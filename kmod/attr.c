@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The attribution worker. Every interval it closes the interval on every
+ * CPU (an IPI that charges the running task and advances that CPU's
+ * generation), takes the tasks that ran on each package, and charges them
+ * energy: the model's prediction, or a meter's measured energy split by
+ * weight. Idle energy is the node's own line unless idle_split is set.
+ *
+ * Conservation: per interval, idle + sum of task charges equals the node
+ * energy exactly; fractions of a microjoule are carried, never dropped.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cred.h>
+#include <linux/sched/task.h>
+#include <linux/smp.h>
+#include <linux/timekeeping.h>
+#include <linux/workqueue.h>
+
+#include "tasks.h"
+
+unsigned int joules_interval_ms = 100;
+enum joules_source_mode joules_source_mode = JOULES_MODE_AUTO;
+bool joules_idle_split;
+/* EnergAt's non-linear scaling exponents, in thousandths; 1000 = off. */
+unsigned int joules_gamma_milli = 1000;
+unsigned int joules_delta_milli = 1000;
+/* Static power per measured domain, charged to idle first (uW, per package). */
+u64 joules_meter_idle_uw[JL_NR_DOMAINS];
+
+static struct delayed_work tick_work;
+static bool stopping;
+static u64 last_tick_ns, load_ns;
+static unsigned long cur_gen = 1;	/* mirrors every joules_cpu.gen */
+static u64 idle_rem_fj;
+
+static DEFINE_SPINLOCK(totals_lock);
+static struct joules_node_totals totals;
+
+/* Worker-private: entries waiting to become final or to be folded. */
+static LIST_HEAD(dying_wait);
+static LIST_HEAD(reaped_wait);
+
+/* Per-interval scratch, worker only. */
+struct pkg_pass {
+	struct joules_node_sample *smp;
+	struct jl_coef coef;
+	u64 generation;
+	bool have_model;
+};
+
+static void flush_cpu(void *unused)
+{
+	struct joules_cpu *jc = this_cpu_ptr(&joules_cpus);
+	struct task_struct *t = current;
+	struct joules_entry *e = jc->cur;
+	u64 hw[JOULES_NR_HW];
+	u32 m = joules_pmu_read(jc, hw);
+
+	if (!is_idle_task(t) && e && e->task == t)
+		joules_account(e, jc, t, hw, m);
+	WRITE_ONCE(jc->gen, jc->gen + 1);
+}
+
+static inline struct joules_entry *slot_entry(struct joules_slot *s,
+					      unsigned int pkg)
+{
+	return container_of(s - pkg, struct joules_entry, slot[0]);
+}
+
+/* Weight for splitting measured CPU-side energy. */
+static u64 cpu_weight(const struct pkg_pass *pp, const struct jl_feat *d)
+{
+	u64 w = pp->have_model ? jl_model_fj(&pp->coef, d) : d->v[JL_F_CPU_NS];
+
+	return joules_gamma_milli < 1000 ? jl_pow_milli(w, joules_gamma_milli) : w;
+}
+
+/* Memory-side weight: cache misses where a PMU counts them, else CPU time. */
+static u64 mem_weight(const struct jl_feat *d)
+{
+	u64 w = (d->present & (1U << JL_F_MISSES)) ? d->v[JL_F_MISSES] :
+						      d->v[JL_F_CPU_NS];
+
+	return joules_delta_milli < 1000 ? jl_pow_milli(w, joules_delta_milli) : w;
+}
+
+/* Domains that make up a task's energy_uj: package + DRAM (PSYS if alone). */
+static u32 energy_domains(u32 domains)
+{
+	u32 d = domains & ((1U << JL_D_PKG) | (1U << JL_D_DRAM));
+
+	if (!(domains & (1U << JL_D_PKG)) && (domains & (1U << JL_D_PSYS)))
+		d |= 1U << JL_D_PSYS;
+	return d;
+}
+
+static void take_deltas(struct joules_entry *e, unsigned int pkg,
+			struct jl_feat *d)
+{
+	struct joules_slot *s = &e->slot[pkg];
+	unsigned int f;
+	u64 c;
+
+	d->present = (1U << JL_F_CPU_NS) | (1U << JL_F_DISK) | READ_ONCE(e->hw_seen);
+	for (f = 0; f < JL_NR_FEATURES; f++) {
+		c = READ_ONCE(s->cum[f]);
+		d->v[f] = c - s->charged[f];
+		s->charged[f] = c;
+	}
+}
+
+static inline struct joules_slot *node_slot(struct llist_node *n,
+					    unsigned int par)
+{
+	return par ? container_of(n, struct joules_slot, lnode[1]) :
+		     container_of(n, struct joules_slot, lnode[0]);
+}
+
+static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
+			struct llist_node *list, unsigned int par, u64 dt)
+{
+	struct joules_node_sample *smp = pp->smp;
+	struct jl_splitter split[JL_NR_DOMAINS];
+	struct joules_meter_take mt;
+	struct llist_node *n;
+	u64 wsum = 0, msum = 0, share[JL_NR_DOMAINS];
+	bool measured = false;
+	u32 edoms = 0;
+	unsigned int i, f;
+
+	/* Always take the meter, so each interval gets only its own energy. */
+	measured = joules_meter_take(pkg, &mt) &&
+		   joules_source_mode != JOULES_MODE_MODEL;
+
+	/* Pass 1: deltas and weights. */
+	for (n = list; n; n = n->next) {
+		struct joules_entry *e = slot_entry(node_slot(n, par), pkg);
+		struct jl_feat d;
+
+		take_deltas(e, pkg, &d);
+		for (f = 0; f < JL_NR_FEATURES; f++)
+			smp->feat.v[f] += d.v[f];
+		smp->feat.present |= d.present;
+		e->split_w = cpu_weight(pp, &d);
+		wsum += e->split_w;
+		msum += mem_weight(&d);
+		memcpy(e->scratch, d.v, sizeof(e->scratch));
+		e->scratch_present = d.present;
+		smp->nr_tasks++;
+	}
+
+	if (measured) {
+		edoms = energy_domains(mt.domains);
+		smp->source |= JOULES_SRC_RAPL;
+		smp->domains |= mt.domains;
+		for (i = 0; i < JL_NR_DOMAINS; i++) {
+			u64 idle, w;
+
+			if (!(mt.domains & (1U << i)))
+				continue;
+			idle = jl_max_energy_uj(joules_meter_idle_uw[i], dt);
+			w = i == JL_D_DRAM ? msum : wsum;
+			if (idle > mt.uj[i] || !w)
+				idle = mt.uj[i];	/* nobody ran: all of it is idle */
+			share[i] = mt.uj[i] - idle;
+			jl_splitter_init(&split[i], share[i], w);
+			smp->domain_uj[i] += mt.uj[i];
+			if (edoms & (1U << i)) {
+				smp->energy_uj += mt.uj[i];
+				smp->idle_uj += idle;
+			}
+		}
+	}
+
+	/* Pass 2: charge, in the same order. */
+	for (n = list; n; n = n->next) {
+		struct joules_entry *e = slot_entry(node_slot(n, par), pkg);
+		struct joules_group *g = e->group;
+		struct jl_feat d;
+		u64 part[JL_NR_DOMAINS] = { 0 }, uj = 0;
+
+		memcpy(d.v, e->scratch, sizeof(d.v));
+		d.present = e->scratch_present;
+		if (measured) {
+			for (i = 0; i < JL_NR_DOMAINS; i++) {
+				if (!(mt.domains & (1U << i)))
+					continue;
+				part[i] = jl_splitter_next(&split[i],
+							   i == JL_D_DRAM ? mem_weight(&d) :
+									    e->split_w);
+				if (edoms & (1U << i))
+					uj += part[i];
+			}
+		}
+		spin_lock(&g->lock);
+		if (measured) {
+			for (i = 0; i < JL_NR_DOMAINS; i++)
+				e->sums.domain_uj[i] += part[i];
+			e->sums.energy_uj += uj;
+			e->sums.domains |= mt.domains;
+			e->sums.source_mask |= JOULES_SRC_RAPL;
+			if (pp->have_model)
+				e->sums.model_generation = pp->generation;
+		} else if (pp->have_model && joules_source_mode != JOULES_MODE_RAPL) {
+			uj = jl_fj_to_uj(jl_model_fj(&pp->coef, &d),
+					 &e->sums.model_rem_fj);
+			e->sums.energy_uj += uj;
+			e->sums.source_mask |= JOULES_SRC_MODEL;
+			e->sums.model_generation = pp->generation;
+		}
+		spin_unlock(&g->lock);
+		if (!measured && pp->have_model && joules_source_mode != JOULES_MODE_RAPL) {
+			smp->energy_uj += uj;
+			smp->source |= JOULES_SRC_MODEL;
+		}
+	}
+}
+
+struct idle_pass {
+	struct jl_splitter sp;
+	u64 count;
+};
+
+static void count_entry(struct joules_entry *e, void *arg)
+{
+	if (!test_bit(JE_DEAD, &e->flags))
+		((struct idle_pass *)arg)->count++;
+}
+
+static void give_idle(struct joules_entry *e, void *arg)
+{
+	struct idle_pass *ip = arg;
+	struct joules_group *g = e->group;
+	u64 part;
+
+	if (test_bit(JE_DEAD, &e->flags) || !ip->count)
+		return;
+	ip->count--;	/* the set may have grown since counting: stop at n */
+	part = jl_splitter_next(&ip->sp, 1);
+	spin_lock(&g->lock);
+	e->sums.idle_uj += part;
+	e->sums.energy_uj += part;
+	spin_unlock(&g->lock);
+}
+
+/* GreenPipe's rule: idle energy split evenly by the number of live tasks. */
+static void split_idle(u64 idle_uj)
+{
+	struct idle_pass ip = { 0 };
+
+	joules_for_each_entry(count_entry, &ip);
+	if (!ip.count || !idle_uj)
+		return;
+	jl_splitter_init(&ip.sp, idle_uj, ip.count);
+	joules_for_each_entry(give_idle, &ip);
+	/* Entries that died between the passes leave parts unhanded: give
+	 * them back to the node's idle line so the sum still holds. */
+}
+
+static void emit_exit(struct joules_entry *e)
+{
+	struct joules_group *g = e->group;
+	struct joules_totals t;
+	struct joules_stats st;
+
+	memset(&st, 0, sizeof(st));
+	spin_lock(&g->lock);
+	joules_entry_totals(e, &t);
+	spin_unlock(&g->lock);
+	joules_fill_stats(e, &t, &st);
+	st.pid = e->pid;
+	st.tgid = e->tgid;
+	st.uid = from_kuid_munged(&init_user_ns, e->uid);
+	st.nr_threads = 1;
+	st.exited = true;
+	joules_nl_exit_record(&st);
+}
+
+static void tick(struct work_struct *work)
+{
+	struct joules_node_sample smp = { 0 };
+	struct joules_entry *e, *tmp;
+	struct pkg_pass pp;
+	struct llist_node *n, *next;
+	LIST_HEAD(ready);
+	unsigned long closed;
+	unsigned int pkg, i;
+	u64 now, dt, idle_uj = 0;
+	const struct joules_model *m;
+
+	/*
+	 * Dead tasks whose final switch-out is complete (off every CPU) before
+	 * the generation flip have their last counts in the interval closed
+	 * now; the flip and drain below charge them, then they are final.
+	 */
+	for (n = llist_del_all(&joules_dying); n; n = next) {
+		next = n->next;
+		e = container_of(n, struct joules_entry, dnode);
+		list_add_tail(&e->wnode, &dying_wait);
+	}
+	list_for_each_entry_safe(e, tmp, &dying_wait, wnode)
+		if (!READ_ONCE(e->task->on_cpu))
+			list_move_tail(&e->wnode, &ready);
+	for (n = llist_del_all(&joules_reaped); n; n = next) {
+		next = n->next;
+		e = container_of(n, struct joules_entry, rnode);
+		list_add_tail(&e->rwait, &reaped_wait);
+	}
+
+	closed = cur_gen++;
+	on_each_cpu(flush_cpu, NULL, 1);
+	now = ktime_get_ns();
+	dt = now - last_tick_ns;
+	last_tick_ns = now;
+
+	rcu_read_lock();
+	m = joules_model_get();
+	pp.coef = m->coef;
+	pp.generation = m->generation;
+	rcu_read_unlock();
+	pp.have_model = pp.generation > 0;
+	pp.smp = &smp;
+
+	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
+		n = llist_del_all(&joules_pkgs[pkg].list[closed & 1]);
+		process_pkg(&pp, pkg, n, closed & 1, dt);
+	}
+
+	/* Model idle power: the node's own line, once per node. */
+	if (!(smp.source & JOULES_SRC_RAPL) && pp.have_model &&
+	    joules_source_mode != JOULES_MODE_RAPL) {
+		idle_uj = jl_fj_to_uj(jl_power_fj(pp.coef.idle_uw, dt), &idle_rem_fj);
+		smp.idle_uj += idle_uj;
+		smp.energy_uj += idle_uj;
+		smp.source |= JOULES_SRC_MODEL;
+	}
+	if (joules_idle_split)
+		split_idle(smp.idle_uj);
+
+	list_for_each_entry_safe(e, tmp, &ready, wnode) {
+		list_del_init(&e->wnode);
+		emit_exit(e);
+		set_bit(JE_FINAL, &e->flags);
+	}
+	list_for_each_entry_safe(e, tmp, &reaped_wait, rwait) {
+		/*
+		 * A task whose final switch went unseen (it was switched in
+		 * before it was tracked) is final once it is off the CPU.
+		 */
+		if (!test_bit(JE_DEAD, &e->flags) &&
+		    (READ_ONCE(e->task->__state) & TASK_DEAD) &&
+		    !READ_ONCE(e->task->on_cpu)) {
+			set_bit(JE_DEAD, &e->flags);
+			set_bit(JE_FINAL, &e->flags);
+		}
+		if (!test_bit(JE_FINAL, &e->flags))
+			continue;
+		list_del(&e->rwait);
+		joules_fold(e);
+	}
+
+	smp.interval_ns = dt;
+	smp.monotonic_ns = now;
+	smp.realtime_ns = ktime_get_real_ns();
+	smp.model_generation = pp.generation;
+	spin_lock(&totals_lock);
+	smp.seq = ++totals.intervals;
+	totals.energy_uj += smp.energy_uj;
+	totals.idle_uj += smp.idle_uj;
+	totals.task_uj += smp.energy_uj - smp.idle_uj;
+	for (i = 0; i < JL_NR_DOMAINS; i++)
+		totals.domain_uj[i] += smp.domain_uj[i];
+	for (i = 0; i < JL_NR_FEATURES; i++)
+		totals.feat.v[i] += smp.feat.v[i];
+	totals.feat.present |= smp.feat.present;
+	totals.source = smp.source;
+	totals.domains = smp.domains;
+	totals.model_generation = pp.generation;
+	spin_unlock(&totals_lock);
+
+	joules_nl_sample(&smp);
+
+	if (!READ_ONCE(stopping))
+		queue_delayed_work(system_unbound_wq, &tick_work,
+				   msecs_to_jiffies(READ_ONCE(joules_interval_ms)));
+}
+
+void joules_node_get(struct joules_node_totals *nt)
+{
+	spin_lock(&totals_lock);
+	*nt = totals;
+	spin_unlock(&totals_lock);
+	nt->tasks_tracked = joules_tasks_tracked();
+	nt->uptime_ns = ktime_get_ns() - load_ns;
+}
+
+int joules_attr_init(void)
+{
+	load_ns = last_tick_ns = ktime_get_ns();
+	stopping = false;
+	INIT_DELAYED_WORK(&tick_work, tick);
+	queue_delayed_work(system_unbound_wq, &tick_work,
+			   msecs_to_jiffies(joules_interval_ms));
+	return 0;
+}
+
+/* Hooks are already unregistered. */
+void joules_attr_exit(void)
+{
+	struct joules_entry *e, *tmp;
+
+	WRITE_ONCE(stopping, true);
+	cancel_delayed_work_sync(&tick_work);
+	list_for_each_entry_safe(e, tmp, &dying_wait, wnode)
+		list_del_init(&e->wnode);
+	list_for_each_entry_safe(e, tmp, &reaped_wait, rwait) {
+		list_del(&e->rwait);
+		joules_fold(e);
+	}
+}

@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * joulesfs: the per-pid energy files. An out-of-tree module cannot add to
+ * /proc/<pid>/ (fs/proc/base.c is static), so joules creates an empty
+ * directory /proc/energy and serves a small pseudo filesystem there, like
+ * binfmt_misc on /proc/sys/fs/binfmt_misc; the installed udev rule mounts
+ * it when the module loads:
+ *
+ *   /proc/energy/<tgid>             the process (all its threads, living
+ *                                   and exited); cat(1) reads it
+ *   /proc/energy/<tgid>/task/<tid>  one thread
+ *   /proc/energy/self               -> the reader's own process
+ *
+ * <tgid> is a directory (it holds task/) that also answers read(2) with
+ * the process's key: value lines, so `cat /proc/energy/<pid>` works. Names
+ * are resolved on lookup in the pid namespace of whoever mounted it; nothing
+ * is cached once unused. Only the task's owner and root may read it (the
+ * /proc/<pid>/io rule: energy counters are a side channel).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/namei.h>
+#include <linux/pid_namespace.h>
+#include <linux/proc_fs.h>
+#include <linux/sched/task.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "tasks.h"
+
+#define JOULESFS_MAGIC 0x4a4f554c	/* "JOUL" */
+
+enum jf_kind { JF_ROOT, JF_PROC, JF_TASKDIR, JF_THREAD, JF_SELF };
+
+static struct proc_dir_entry *mount_point;
+
+static const struct inode_operations jf_proc_iops, jf_taskdir_iops, jf_root_iops,
+	jf_self_iops;
+static const struct file_operations jf_proc_fops, jf_taskdir_fops, jf_thread_fops,
+	jf_root_fops;
+static const struct dentry_operations jf_pid_dops;
+
+static inline struct pid_namespace *sb_ns(struct super_block *sb)
+{
+	return sb->s_fs_info;
+}
+
+/* The pid an inode stands for lives in i_private (a counted reference). */
+static inline struct pid *inode_pid(struct inode *inode)
+{
+	return inode->i_private;
+}
+
+static struct inode *jf_inode(struct super_block *sb, umode_t mode,
+			      struct pid *pid, struct task_struct *t)
+{
+	struct inode *inode = new_inode(sb);
+
+	if (!inode)
+		return NULL;
+	inode->i_ino = get_next_ino();
+	inode->i_mode = mode;
+	inode->i_atime = inode->i_mtime = inode->i_ctime = current_time(inode);
+	if (pid)
+		inode->i_private = get_pid(pid);
+	if (t) {
+		/* Owned by the task's effective ids, like /proc/<pid>. */
+		const struct cred *c;
+
+		rcu_read_lock();
+		c = __task_cred(t);
+		inode->i_uid = c->euid;
+		inode->i_gid = c->egid;
+		rcu_read_unlock();
+	}
+	return inode;
+}
+
+static void jf_evict(struct inode *inode)
+{
+	truncate_inode_pages_final(&inode->i_data);
+	clear_inode(inode);
+	put_pid(inode_pid(inode));
+}
+
+static const struct super_operations jf_sops = {
+	.statfs = simple_statfs,
+	.drop_inode = generic_delete_inode,
+	.evict_inode = jf_evict,
+};
+
+/* A pid dentry is good while its task is alive (zombies included). */
+static int jf_revalidate(struct dentry *dentry, unsigned int flags)
+{
+	struct inode *inode;
+	struct pid *pid;
+	bool alive;
+
+	if (flags & LOOKUP_RCU)
+		return -ECHILD;
+	inode = d_inode(dentry);
+	if (!inode)
+		return 0;
+	pid = inode_pid(inode);
+	rcu_read_lock();
+	alive = pid && pid_task(pid, PIDTYPE_PID);
+	rcu_read_unlock();
+	return alive;
+}
+
+static const struct dentry_operations jf_pid_dops = {
+	.d_revalidate = jf_revalidate,
+	.d_delete = always_delete_dentry,
+};
+
+/* Parse a decimal pid; names like "0", "007" or "1x" are not pids. */
+static int name_to_nr(const struct qstr *q)
+{
+	unsigned int i;
+	int nr = 0;
+
+	if (!q->len || q->len > 10 || q->name[0] == '0')
+		return -1;
+	for (i = 0; i < q->len; i++) {
+		if (q->name[i] < '0' || q->name[i] > '9')
+			return -1;
+		nr = nr * 10 + (q->name[i] - '0');
+		if (nr < 0 || nr > PID_MAX_LIMIT)
+			return -1;
+	}
+	return nr;
+}
+
+/* Get the task of pid (type: PIDTYPE_TGID for a process, PIDTYPE_PID). */
+static struct task_struct *pid_to_task(struct pid *pid, enum pid_type type)
+{
+	return get_pid_task(pid, type);
+}
+
+static int show_stats(struct seq_file *m, struct task_struct *t, bool process)
+{
+	static const char *const dnames[JL_NR_DOMAINS] = {
+		"energy_pkg_uj", "energy_core_uj", "energy_dram_uj", "energy_psys_uj"
+	};
+	static const struct {
+		const char *name;
+		unsigned int feature;
+	} hw[] = {
+		{ "cycles", JL_F_CYCLES },
+		{ "instructions", JL_F_INSTR },
+		{ "cache_misses", JL_F_MISSES },
+	};
+	struct joules_stats st;
+	unsigned int i;
+	int err;
+
+	if (!joules_may_read(t))
+		return -EACCES;
+	err = joules_task_stats(t, process, &st);
+	if (err)
+		return err;
+	seq_printf(m, "pid: %d\n", st.pid);
+	seq_printf(m, "tgid: %d\n", st.tgid);
+	seq_printf(m, "comm: %s\n", st.comm);
+	if (process)
+		seq_printf(m, "threads: %u\n", st.nr_threads);
+	seq_printf(m, "state: %s\n", st.exited ? "exited" : "alive");
+	if (!st.source_mask) {
+		/* Nothing has charged this task: no meter and no model set. */
+		seq_puts(m, "source: none\nenergy_uj: absent\n");
+	} else {
+		seq_printf(m, "source: %s%s%s\n",
+			   st.source_mask & JOULES_SRC_RAPL ? "rapl" : "",
+			   st.source_mask == (JOULES_SRC_RAPL | JOULES_SRC_MODEL) ? "," : "",
+			   st.source_mask & JOULES_SRC_MODEL ? "model" : "");
+		seq_printf(m, "energy_uj: %llu\n", st.energy_uj);
+	}
+	for (i = 0; i < JL_NR_DOMAINS; i++)
+		if (st.domains & (1U << i))
+			seq_printf(m, "%s: %llu\n", dnames[i], st.domain_uj[i]);
+	if (joules_idle_split || st.idle_uj)
+		seq_printf(m, "idle_uj: %llu\n", st.idle_uj);
+	seq_printf(m, "model_generation: %llu\n", st.model_generation);
+	seq_printf(m, "cpu_time_ns: %llu\n", st.cpu_ns);
+	for (i = 0; i < ARRAY_SIZE(hw); i++) {
+		u64 v = i == 0 ? st.cycles : i == 1 ? st.instructions : st.cache_misses;
+
+		if (st.hw_present & (1U << hw[i].feature))
+			seq_printf(m, "%s: %llu\n", hw[i].name, v);
+		else
+			seq_printf(m, "%s: absent\n", hw[i].name);
+	}
+	seq_printf(m, "read_bytes: %llu\n", st.read_bytes);
+	seq_printf(m, "write_bytes: %llu\n", st.write_bytes);
+	return 0;
+}
+
+static int jf_show(struct seq_file *m, void *v)
+{
+	struct inode *inode = m->private;
+	bool process = S_ISDIR(inode->i_mode);
+	struct task_struct *t;
+	int err;
+
+	t = pid_to_task(inode_pid(inode), process ? PIDTYPE_TGID : PIDTYPE_PID);
+	if (!t)
+		return -ESRCH;
+	err = show_stats(m, t, process);
+	put_task_struct(t);
+	return err;
+}
+
+static int jf_open(struct inode *inode, struct file *file)
+{
+	bool process = S_ISDIR(inode->i_mode);
+	struct task_struct *t;
+	bool ok;
+
+	t = pid_to_task(inode_pid(inode), process ? PIDTYPE_TGID : PIDTYPE_PID);
+	if (!t)
+		return -ESRCH;
+	ok = joules_may_read(t);
+	put_task_struct(t);
+	if (!ok)
+		return -EACCES;
+	return single_open(file, jf_show, inode);
+}
+
+/* ---- /proc/energy/<tgid>/task/<tid> ---- */
+
+static struct dentry *jf_taskdir_lookup(struct inode *dir, struct dentry *dentry,
+					unsigned int flags)
+{
+	struct pid_namespace *ns = sb_ns(dir->i_sb);
+	struct task_struct *leader, *t = NULL;
+	struct inode *inode = NULL;
+	struct pid *pid;
+	int nr = name_to_nr(&dentry->d_name);
+
+	d_set_d_op(dentry, &jf_pid_dops);
+	if (nr < 0)
+		goto out;
+	leader = pid_to_task(inode_pid(dir), PIDTYPE_TGID);
+	if (!leader)
+		goto out;
+	rcu_read_lock();
+	pid = find_pid_ns(nr, ns);
+	if (pid) {
+		t = pid_task(pid, PIDTYPE_PID);
+		if (t && same_thread_group(t, leader))
+			get_task_struct(t);
+		else
+			t = NULL;
+	}
+	rcu_read_unlock();
+	put_task_struct(leader);
+	if (!t)
+		goto out;
+	inode = jf_inode(dir->i_sb, S_IFREG | 0444, task_pid(t), t);
+	put_task_struct(t);
+	if (!inode)
+		return ERR_PTR(-ENOMEM);
+	inode->i_fop = &jf_thread_fops;
+out:
+	return d_splice_alias(inode, dentry);
+}
+
+static int jf_taskdir_readdir(struct file *file, struct dir_context *ctx)
+{
+	struct inode *dir = file_inode(file);
+	struct pid_namespace *ns = sb_ns(dir->i_sb);
+	struct task_struct *leader, *t;
+	loff_t i = 2;
+	int nr;
+
+	if (!dir_emit_dots(file, ctx))
+		return 0;
+	leader = pid_to_task(inode_pid(dir), PIDTYPE_TGID);
+	if (!leader)
+		return 0;
+	/* Threads come and go: emit by position, re-walking the list. */
+	rcu_read_lock();
+	for_each_thread(leader, t) {
+		char name[12];
+		int len;
+
+		if (i++ < ctx->pos)
+			continue;
+		nr = task_pid_nr_ns(t, ns);
+		if (nr <= 0) {
+			ctx->pos++;
+			continue;
+		}
+		len = snprintf(name, sizeof(name), "%d", nr);
+		if (!dir_emit(ctx, name, len, 1, DT_REG))
+			break;
+		ctx->pos++;
+	}
+	rcu_read_unlock();
+	put_task_struct(leader);
+	return 0;
+}
+
+/* ---- /proc/energy/<tgid> ---- */
+
+static struct dentry *jf_proc_lookup(struct inode *dir, struct dentry *dentry,
+				     unsigned int flags)
+{
+	struct inode *inode = NULL;
+	struct task_struct *t;
+
+	if (dentry->d_name.len == 4 && !memcmp(dentry->d_name.name, "task", 4)) {
+		t = pid_to_task(inode_pid(dir), PIDTYPE_TGID);
+		if (t) {
+			inode = jf_inode(dir->i_sb, S_IFDIR | 0555, inode_pid(dir), t);
+			put_task_struct(t);
+			if (!inode)
+				return ERR_PTR(-ENOMEM);
+			inode->i_op = &jf_taskdir_iops;
+			inode->i_fop = &jf_taskdir_fops;
+			set_nlink(inode, 2);
+		}
+	}
+	d_set_d_op(dentry, &jf_pid_dops);
+	return d_splice_alias(inode, dentry);
+}
+
+static int jf_proc_readdir(struct file *file, struct dir_context *ctx)
+{
+	if (!dir_emit_dots(file, ctx))
+		return 0;
+	if (ctx->pos == 2) {
+		if (!dir_emit(ctx, "task", 4, 2, DT_DIR))
+			return 0;
+		ctx->pos++;
+	}
+	return 0;
+}
+
+/* ---- /proc/energy ---- */
+
+static const char *jf_self_get_link(struct dentry *dentry, struct inode *inode,
+				    struct delayed_call *done)
+{
+	struct pid_namespace *ns = sb_ns(inode->i_sb);
+	pid_t tgid = task_tgid_nr_ns(current, ns);
+	char *name;
+
+	if (!tgid)
+		return ERR_PTR(-ENOENT);
+	name = kasprintf(dentry ? GFP_KERNEL : GFP_ATOMIC, "%d", tgid);
+	if (!name)
+		return dentry ? ERR_PTR(-ENOMEM) : ERR_PTR(-ECHILD);
+	set_delayed_call(done, kfree_link, name);
+	return name;
+}
+
+static struct dentry *jf_root_lookup(struct inode *dir, struct dentry *dentry,
+				     unsigned int flags)
+{
+	struct pid_namespace *ns = sb_ns(dir->i_sb);
+	struct inode *inode = NULL;
+	struct task_struct *t = NULL;
+	struct pid *pid;
+	int nr;
+
+	if (dentry->d_name.len == 4 && !memcmp(dentry->d_name.name, "self", 4)) {
+		inode = jf_inode(dir->i_sb, S_IFLNK | 0777, NULL, NULL);
+		if (!inode)
+			return ERR_PTR(-ENOMEM);
+		inode->i_op = &jf_self_iops;
+		return d_splice_alias(inode, dentry);
+	}
+	d_set_d_op(dentry, &jf_pid_dops);
+	nr = name_to_nr(&dentry->d_name);
+	if (nr < 0)
+		goto out;
+	rcu_read_lock();
+	pid = find_pid_ns(nr, ns);
+	/* Processes only, named by their tgid (the thread group leader). */
+	if (pid)
+		t = pid_task(pid, PIDTYPE_TGID);
+	if (t)
+		get_task_struct(t);
+	rcu_read_unlock();
+	if (!t)
+		goto out;
+	inode = jf_inode(dir->i_sb, S_IFDIR | 0555, pid, t);
+	put_task_struct(t);
+	if (!inode)
+		return ERR_PTR(-ENOMEM);
+	inode->i_op = &jf_proc_iops;
+	inode->i_fop = &jf_proc_fops;
+	set_nlink(inode, 3);
+out:
+	return d_splice_alias(inode, dentry);
+}
+
+/* Position: 0 and 1 are dots, 2 is self, then 3 + pid number. */
+static int jf_root_readdir(struct file *file, struct dir_context *ctx)
+{
+	struct pid_namespace *ns = sb_ns(file_inode(file)->i_sb);
+	struct pid *pid;
+	int nr;
+
+	if (!dir_emit_dots(file, ctx))
+		return 0;
+	if (ctx->pos == 2) {
+		if (!dir_emit(ctx, "self", 4, 2, DT_LNK))
+			return 0;
+		ctx->pos++;
+	}
+	nr = ctx->pos - 3;
+	for (;;) {
+		char name[12];
+		bool leader;
+		int len;
+
+		rcu_read_lock();
+		pid = find_ge_pid(nr, ns);
+		if (!pid) {
+			rcu_read_unlock();
+			break;
+		}
+		nr = pid_nr_ns(pid, ns);
+		leader = pid_task(pid, PIDTYPE_TGID) != NULL;
+		rcu_read_unlock();
+		if (leader) {
+			len = snprintf(name, sizeof(name), "%d", nr);
+			ctx->pos = nr + 3;
+			if (!dir_emit(ctx, name, len, nr + 3, DT_DIR))
+				return 0;
+		}
+		nr++;
+	}
+	ctx->pos = PID_MAX_LIMIT + 3;
+	return 0;
+}
+
+static const struct inode_operations jf_root_iops = {
+	.lookup = jf_root_lookup,
+};
+
+static const struct file_operations jf_root_fops = {
+	.read = generic_read_dir,
+	.iterate_shared = jf_root_readdir,
+	.llseek = generic_file_llseek,
+};
+
+static const struct inode_operations jf_self_iops = {
+	.get_link = jf_self_get_link,
+};
+
+static const struct inode_operations jf_proc_iops = {
+	.lookup = jf_proc_lookup,
+};
+
+/* A directory that also reads as the process's file (see the top). */
+static const struct file_operations jf_proc_fops = {
+	.open = jf_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.iterate_shared = jf_proc_readdir,
+};
+
+static const struct inode_operations jf_taskdir_iops = {
+	.lookup = jf_taskdir_lookup,
+};
+
+static const struct file_operations jf_taskdir_fops = {
+	.read = generic_read_dir,
+	.iterate_shared = jf_taskdir_readdir,
+	.llseek = generic_file_llseek,
+};
+
+static const struct file_operations jf_thread_fops = {
+	.open = jf_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+static int jf_fill_super(struct super_block *sb, void *data, int silent)
+{
+	struct inode *root;
+
+	sb->s_blocksize = PAGE_SIZE;
+	sb->s_blocksize_bits = PAGE_SHIFT;
+	sb->s_magic = JOULESFS_MAGIC;
+	sb->s_op = &jf_sops;
+	sb->s_time_gran = 1;
+	sb->s_fs_info = get_pid_ns(task_active_pid_ns(current));
+	root = jf_inode(sb, S_IFDIR | 0555, NULL, NULL);
+	if (!root)
+		return -ENOMEM;
+	root->i_op = &jf_root_iops;
+	root->i_fop = &jf_root_fops;
+	set_nlink(root, 2);
+	sb->s_root = d_make_root(root);
+	return sb->s_root ? 0 : -ENOMEM;
+}
+
+static struct dentry *jf_mount(struct file_system_type *fs_type, int flags,
+			       const char *dev_name, void *data)
+{
+	return mount_nodev(fs_type, flags, data, jf_fill_super);
+}
+
+static void jf_kill_sb(struct super_block *sb)
+{
+	struct pid_namespace *ns = sb_ns(sb);
+
+	kill_anon_super(sb);
+	if (ns)
+		put_pid_ns(ns);
+}
+
+static struct file_system_type joules_fs_type = {
+	.owner = THIS_MODULE,
+	.name = "joulesfs",
+	.mount = jf_mount,
+	.kill_sb = jf_kill_sb,
+};
+MODULE_ALIAS_FS("joulesfs");
+
+int joules_fs_init(void)
+{
+	int err;
+
+	mount_point = proc_create_mount_point("energy");
+	if (!mount_point)
+		return -ENOMEM;
+	err = register_filesystem(&joules_fs_type);
+	if (err)
+		proc_remove(mount_point);
+	return err;
+}
+
+void joules_fs_exit(void)
+{
+	unregister_filesystem(&joules_fs_type);
+	proc_remove(mount_point);
+}

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Scheduler hooks. The tracepoints' __tracepoint_* symbols are not exported
+ * to modules, so look them up by name with for_each_kernel_tracepoint() and
+ * attach with tracepoint_probe_register(), the way out-of-tree tracers do.
+ *
+ * sched_switch runs with the runqueue lock held and interrupts off: nothing
+ * here allocates, sleeps, wakes a task or takes a lock. It counts into the
+ * outgoing task's entry and remembers the incoming one's.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/sched.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+#include <linux/version.h>
+
+#include "tasks.h"
+
+static void switch_out(struct joules_cpu *jc, struct task_struct *prev,
+		       bool dead)
+{
+	struct joules_entry *e = jc->cur;
+	u64 hw[JOULES_NR_HW];
+	u32 hwmask = joules_pmu_read(jc, hw);
+
+	if (is_idle_task(prev))
+		return;	/* the idle task's counts belong to idle energy */
+	if (!e || e->task != prev) {
+		e = joules_lookup(prev);
+		if (!e) {
+			atomic64_inc(&joules_lookup_misses);
+			return;
+		}
+	}
+	joules_account(e, jc, prev, hw, hwmask);
+	if (dead && !test_and_set_bit(JE_DEAD, &e->flags))
+		llist_add(&e->dnode, &joules_dying);
+}
+
+static void switch_in(struct joules_cpu *jc, struct task_struct *next)
+{
+	jc->cur = is_idle_task(next) ? NULL : joules_lookup(next);
+}
+
+/* The probe's arguments changed in 5.18 (prev_state added). */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 18, 0)
+static void probe_sched_switch(void *data, bool preempt,
+			       struct task_struct *prev,
+			       struct task_struct *next,
+			       unsigned int prev_state)
+{
+	struct joules_cpu *jc = this_cpu_ptr(&joules_cpus);
+
+	switch_out(jc, prev, prev_state & TASK_DEAD);
+	switch_in(jc, next);
+}
+#else
+static void probe_sched_switch(void *data, bool preempt,
+			       struct task_struct *prev,
+			       struct task_struct *next)
+{
+	struct joules_cpu *jc = this_cpu_ptr(&joules_cpus);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 14, 0)
+	unsigned int state = READ_ONCE(prev->__state);
+#else
+	unsigned int state = READ_ONCE(prev->state);
+#endif
+
+	switch_out(jc, prev, state & TASK_DEAD);
+	switch_in(jc, next);
+}
+#endif
+
+/* Preemption is off in tracepoint probes: the allocation must not sleep. */
+static void probe_fork(void *data, struct task_struct *parent,
+		       struct task_struct *child)
+{
+	joules_track(child, GFP_NOWAIT);
+}
+
+/* The last thing of a task's life: the kernel released it (RCU callback). */
+static void probe_free(void *data, struct task_struct *t)
+{
+	joules_untrack(t);
+}
+
+/* Keep comm as of exit: exit records are built after the task is gone. */
+static void probe_exit(void *data, struct task_struct *t)
+{
+	struct joules_entry *e = joules_lookup(t);
+
+	if (e)
+		memcpy(e->comm, t->comm, TASK_COMM_LEN - 1);
+}
+
+struct hook {
+	const char *name;
+	void *probe;
+	struct tracepoint *tp;
+	bool registered;
+};
+
+static struct hook hooks[] = {
+	{ "sched_process_fork", probe_fork },
+	{ "sched_process_exit", probe_exit },
+	{ "sched_process_free", probe_free },
+	{ "sched_switch", probe_sched_switch },
+};
+
+static void find_tp(struct tracepoint *tp, void *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(hooks); i++)
+		if (!strcmp(tp->name, hooks[i].name))
+			hooks[i].tp = tp;
+}
+
+void joules_hooks_exit(void)
+{
+	int i;
+
+	for (i = ARRAY_SIZE(hooks) - 1; i >= 0; i--) {
+		if (!hooks[i].registered)
+			continue;
+		tracepoint_probe_unregister(hooks[i].tp, hooks[i].probe, NULL);
+		hooks[i].registered = false;
+	}
+	/* No probe is running or will run once this returns. */
+	tracepoint_synchronize_unregister();
+}
+
+/*
+ * Registration order matters: fork and free first, so that no task is born
+ * or released unseen while the caller walks the existing tasks; sched_switch
+ * last.
+ */
+int joules_hooks_init(void)
+{
+	unsigned int i;
+	int err;
+
+	for_each_kernel_tracepoint(find_tp, NULL);
+	for (i = 0; i < ARRAY_SIZE(hooks); i++) {
+		if (!hooks[i].tp) {
+			pr_err("tracepoint %s not found\n", hooks[i].name);
+			err = -ENOENT;
+			goto fail;
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(hooks); i++) {
+		if (i == ARRAY_SIZE(hooks) - 1)
+			joules_tasks_start();
+		err = tracepoint_probe_register(hooks[i].tp, hooks[i].probe, NULL);
+		if (err) {
+			pr_err("cannot attach to %s: %d\n", hooks[i].name, err);
+			goto fail;
+		}
+		hooks[i].registered = true;
+	}
+	return 0;
+fail:
+	joules_hooks_exit();
+	return err;
+}

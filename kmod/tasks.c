@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The task table: one entry per tracked task, in an RCU hash table keyed by
+ * the task_struct pointer, and one group per thread group that keeps the
+ * folded totals of threads that are gone. See tasks.h for the concurrency
+ * rules.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cred.h>
+#include <linux/hash.h>
+#include <linux/module.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/topology.h>
+#include <linux/uidgid.h>
+#include <linux/user_namespace.h>
+#include <linux/pid_namespace.h>
+
+#include "tasks.h"
+
+static unsigned int table_bits = 13;
+module_param(table_bits, uint, 0444);
+MODULE_PARM_DESC(table_bits, "log2 of the task table's bucket count (8..20)");
+
+#define NR_LOCKS 256	/* bucket locks are striped */
+
+static struct hlist_head *table;
+static spinlock_t table_locks[NR_LOCKS];
+static struct kmem_cache *entry_cache;
+static atomic64_t nr_tracked;
+
+DEFINE_PER_CPU(struct joules_cpu, joules_cpus);
+struct joules_pkg *joules_pkgs;
+unsigned int joules_nr_pkgs;
+LLIST_HEAD(joules_reaped);
+LLIST_HEAD(joules_dying);
+atomic64_t joules_lookup_misses;
+atomic64_t joules_alloc_failures;
+atomic64_t joules_objects;
+
+static inline u32 bucket_of(const struct task_struct *t)
+{
+	return hash_ptr(t, table_bits);
+}
+
+static inline spinlock_t *lock_of(u32 b)
+{
+	return &table_locks[b & (NR_LOCKS - 1)];
+}
+
+/*
+ * Called from the scheduler hooks with preemption off, and from readers
+ * under rcu_read_lock(): both are RCU read sides since the flavours were
+ * consolidated.
+ */
+struct joules_entry *joules_lookup(struct task_struct *t)
+{
+	struct joules_entry *e;
+
+	hlist_for_each_entry_rcu(e, &table[bucket_of(t)], hnode,
+				 rcu_read_lock_any_held())
+		if (e->task == t)
+			return e;
+	return NULL;
+}
+
+u64 joules_tasks_tracked(void)
+{
+	return atomic64_read(&nr_tracked);
+}
+
+static void group_free_rcu(struct rcu_head *rcu)
+{
+	kfree(container_of(rcu, struct joules_group, rcu));
+	atomic64_dec(&joules_objects);
+}
+
+static void entry_free_rcu(struct rcu_head *rcu)
+{
+	kmem_cache_free(entry_cache, container_of(rcu, struct joules_entry, rcu));
+	atomic64_dec(&joules_objects);
+}
+
+static struct joules_group *group_new(gfp_t gfp)
+{
+	struct joules_group *g = kzalloc(sizeof(*g), gfp);
+
+	if (!g)
+		return NULL;
+	spin_lock_init(&g->lock);
+	INIT_LIST_HEAD(&g->members);
+	atomic64_inc(&joules_objects);
+	return g;
+}
+
+/*
+ * Start tracking t. Runs in the fork hook (preemption off: gfp must not
+ * sleep) and at load time. The baseline is the task's counters now, so a
+ * task that existed before the module is charged only from load on.
+ * Returns 0, -EEXIST if already tracked, or -ENOMEM.
+ */
+int joules_track(struct task_struct *t, gfp_t gfp)
+{
+	struct joules_entry *e, *leader = NULL;
+	struct joules_group *g = NULL;
+	unsigned long flags;
+	u32 b = bucket_of(t);
+	int err = 0;
+
+	e = kmem_cache_zalloc(entry_cache, gfp | __GFP_NOWARN);
+	if (!e) {
+		atomic64_inc(&joules_alloc_failures);
+		return -ENOMEM;
+	}
+	atomic64_inc(&joules_objects);
+	e->task = t;
+	e->pid = t->pid;
+	e->tgid = t->tgid;
+	e->uid = task_uid(t);
+	memcpy(e->comm, t->comm, TASK_COMM_LEN);
+	e->comm[TASK_COMM_LEN - 1] = 0;
+	e->last_exec = READ_ONCE(t->se.sum_exec_runtime);
+	e->last_read = READ_ONCE(t->ioac.read_bytes);
+	e->last_write = READ_ONCE(t->ioac.write_bytes);
+	INIT_LIST_HEAD(&e->wnode);
+	/*
+	 * Already dead (a zombie at load): no final switch will come and its
+	 * life went unseen, so there is no exit record to send.
+	 */
+	if (t->exit_state) {
+		set_bit(JE_DEAD, &e->flags);
+		set_bit(JE_FINAL, &e->flags);
+	}
+
+	rcu_read_lock();
+	if (!thread_group_leader(t))
+		leader = joules_lookup(t->group_leader);
+	if (leader) {
+		g = leader->group;
+		spin_lock(&g->lock);
+		if (!g->nr_members) {
+			/* The group is being torn down: start a new one. */
+			spin_unlock(&g->lock);
+			g = NULL;
+		}
+	}
+	if (!g) {
+		g = group_new(gfp);
+		if (!g) {
+			rcu_read_unlock();
+			atomic64_inc(&joules_alloc_failures);
+			kmem_cache_free(entry_cache, e);
+			atomic64_dec(&joules_objects);
+			return -ENOMEM;
+		}
+		spin_lock(&g->lock);
+	}
+	e->group = g;
+
+	spin_lock_irqsave(lock_of(b), flags);
+	if (joules_lookup(t)) {
+		err = -EEXIST;
+	} else {
+		get_task_struct(t);
+		hlist_add_head_rcu(&e->hnode, &table[b]);
+		list_add_tail(&e->gnode, &g->members);
+		g->nr_members++;
+		atomic64_inc(&nr_tracked);
+	}
+	spin_unlock_irqrestore(lock_of(b), flags);
+	if (err && !g->nr_members) {
+		spin_unlock(&g->lock);
+		rcu_read_unlock();
+		kfree(g);
+		atomic64_dec(&joules_objects);
+	} else {
+		spin_unlock(&g->lock);
+		rcu_read_unlock();
+	}
+	if (err) {
+		kmem_cache_free(entry_cache, e);
+		atomic64_dec(&joules_objects);
+	}
+	return err;
+}
+
+/*
+ * The kernel released t (sched_process_free, RCU callback context): unhash
+ * its entry so no new reader finds it and hand it to the worker, which
+ * folds it once the final switch-out has been charged.
+ */
+void joules_untrack(struct task_struct *t)
+{
+	struct joules_entry *e;
+	unsigned long flags;
+	u32 b = bucket_of(t);
+
+	spin_lock_irqsave(lock_of(b), flags);
+	e = joules_lookup(t);
+	if (e) {
+		hlist_del_rcu(&e->hnode);
+		atomic64_dec(&nr_tracked);
+	}
+	spin_unlock_irqrestore(lock_of(b), flags);
+	if (e) {
+		set_bit(JE_REAPED, &e->flags);
+		llist_add(&e->rnode, &joules_reaped);
+	}
+}
+
+/*
+ * Count what t did since it was last accounted, on this CPU's package.
+ * Called with interrupts off, from the sched_switch hook (t = prev) or the
+ * worker's flush IPI (t = current).
+ */
+void joules_account(struct joules_entry *e, struct joules_cpu *jc,
+		    struct task_struct *t, const u64 *hw, u32 hwmask)
+{
+	struct joules_slot *s = &e->slot[jc->pkg];
+	unsigned long gen = jc->gen;
+	unsigned int par = gen & 1;
+	u64 rt, rd, wr, d_rt, d_io;
+
+	rt = READ_ONCE(t->se.sum_exec_runtime);
+	d_rt = rt > e->last_exec ? rt - e->last_exec : 0;
+	e->last_exec = rt;
+	rd = READ_ONCE(t->ioac.read_bytes);
+	wr = READ_ONCE(t->ioac.write_bytes);
+	/* The counters only grow; a smaller value is a bogus read. */
+	d_io = (rd > e->last_read ? rd - e->last_read : 0);
+	WRITE_ONCE(e->io_read, e->io_read + d_io);
+	if (wr > e->last_write) {
+		WRITE_ONCE(e->io_write, e->io_write + (wr - e->last_write));
+		d_io += wr - e->last_write;
+	}
+	e->last_read = rd;
+	e->last_write = wr;
+
+	WRITE_ONCE(s->cum[JL_F_CPU_NS], s->cum[JL_F_CPU_NS] + d_rt);
+	WRITE_ONCE(s->cum[JL_F_DISK], s->cum[JL_F_DISK] + d_io);
+	if (hwmask) {
+		WRITE_ONCE(s->cum[JL_F_CYCLES], s->cum[JL_F_CYCLES] + hw[0]);
+		WRITE_ONCE(s->cum[JL_F_INSTR], s->cum[JL_F_INSTR] + hw[1]);
+		WRITE_ONCE(s->cum[JL_F_MISSES], s->cum[JL_F_MISSES] + hw[2]);
+		if ((e->hw_seen & hwmask) != hwmask)
+			WRITE_ONCE(e->hw_seen, e->hw_seen | hwmask);
+	}
+	if (s->qg[par] != gen) {
+		s->qg[par] = gen;
+		llist_add(&s->lnode[par], &joules_pkgs[jc->pkg].list[par]);
+	}
+}
+
+/* Caller holds e->group->lock. */
+void joules_entry_totals(struct joules_entry *e, struct joules_totals *t)
+{
+	unsigned int p, f;
+
+	memset(t, 0, sizeof(*t));
+	t->s = e->sums;
+	for (p = 0; p < joules_nr_pkgs; p++)
+		for (f = 0; f < JL_NR_FEATURES; f++)
+			t->feat[f] += READ_ONCE(e->slot[p].cum[f]);
+	t->read_bytes = READ_ONCE(e->io_read);
+	t->write_bytes = READ_ONCE(e->io_write);
+	t->hw_present = READ_ONCE(e->hw_seen);
+}
+
+static void totals_add(struct joules_totals *a, const struct joules_totals *b)
+{
+	unsigned int i;
+
+	a->s.energy_uj += b->s.energy_uj;
+	for (i = 0; i < JL_NR_DOMAINS; i++)
+		a->s.domain_uj[i] += b->s.domain_uj[i];
+	a->s.idle_uj += b->s.idle_uj;
+	if (b->s.model_generation > a->s.model_generation)
+		a->s.model_generation = b->s.model_generation;
+	a->s.source_mask |= b->s.source_mask;
+	a->s.domains |= b->s.domains;
+	for (i = 0; i < JL_NR_FEATURES; i++)
+		a->feat[i] += b->feat[i];
+	a->read_bytes += b->read_bytes;
+	a->write_bytes += b->write_bytes;
+	a->hw_present |= b->hw_present;
+}
+
+void joules_fold(struct joules_entry *e)
+{
+	struct joules_group *g = e->group;
+	struct joules_totals t;
+	bool last;
+
+	spin_lock(&g->lock);
+	joules_entry_totals(e, &t);
+	totals_add(&g->dead, &t);
+	g->nr_dead++;
+	set_bit(JE_FOLDED, &e->flags);
+	list_del(&e->gnode);
+	last = --g->nr_members == 0;
+	spin_unlock(&g->lock);
+	put_task_struct(e->task);
+	call_rcu(&e->rcu, entry_free_rcu);
+	if (last)
+		call_rcu(&g->rcu, group_free_rcu);
+}
+
+void joules_for_each_entry(void (*cb)(struct joules_entry *e, void *arg),
+			   void *arg)
+{
+	struct joules_entry *e;
+	u32 b;
+
+	rcu_read_lock();
+	for (b = 0; b < (1U << table_bits); b++)
+		hlist_for_each_entry_rcu(e, &table[b], hnode)
+			cb(e, arg);
+	rcu_read_unlock();
+}
+
+/*
+ * The /proc/<pid>/io rule (ptrace read access with the caller's fs
+ * credentials), written out because ptrace_may_access() is not exported:
+ * the same thread group, or matching uids and gids and a dumpable mm, or
+ * CAP_SYS_PTRACE in the target's user namespace. A user-namespace root is
+ * not root here: its capabilities count only in namespaces it owns.
+ */
+bool joules_may_read(struct task_struct *t)
+{
+	const struct cred *cred = current_cred(), *tcred;
+	struct user_namespace *tns;
+	struct mm_struct *mm;
+	bool ok = false, dumpable = true;
+
+	if (same_thread_group(t, current))
+		return true;
+	rcu_read_lock();
+	tcred = __task_cred(t);
+	tns = tcred->user_ns;
+	if (uid_eq(cred->fsuid, tcred->euid) && uid_eq(cred->fsuid, tcred->suid) &&
+	    uid_eq(cred->fsuid, tcred->uid) && gid_eq(cred->fsgid, tcred->egid) &&
+	    gid_eq(cred->fsgid, tcred->sgid) && gid_eq(cred->fsgid, tcred->gid))
+		ok = true;
+	get_user_ns(tns);
+	rcu_read_unlock();
+
+	if (ok) {
+		task_lock(t);
+		mm = t->mm;
+		if (mm && get_dumpable(mm) != SUID_DUMP_USER)
+			dumpable = false;
+		task_unlock(t);
+		ok = dumpable;
+	}
+	if (!ok)
+		ok = ns_capable_noaudit(tns, CAP_SYS_PTRACE);
+	put_user_ns(tns);
+	return ok;
+}
+
+void joules_fill_stats(struct joules_entry *e, const struct joules_totals *t,
+		       struct joules_stats *st)
+{
+	unsigned int i;
+
+	st->energy_uj = t->s.energy_uj;
+	for (i = 0; i < JL_NR_DOMAINS; i++)
+		st->domain_uj[i] = t->s.domain_uj[i];
+	st->idle_uj = t->s.idle_uj;
+	st->cpu_ns = t->feat[JL_F_CPU_NS];
+	st->cycles = t->feat[JL_F_CYCLES];
+	st->instructions = t->feat[JL_F_INSTR];
+	st->cache_misses = t->feat[JL_F_MISSES];
+	st->read_bytes = t->read_bytes;
+	st->write_bytes = t->write_bytes;
+	st->hw_present = t->hw_present;
+	st->domains = t->s.domains;
+	st->source_mask = t->s.source_mask;
+	st->model_generation = t->s.model_generation;
+	if (e) {
+		st->exited = test_bit(JE_DEAD, &e->flags);
+		memcpy(st->comm, e->comm, TASK_COMM_LEN);
+	}
+}
+
+int joules_task_stats(struct task_struct *t, bool process,
+		      struct joules_stats *st)
+{
+	struct pid_namespace *ns = task_active_pid_ns(current);
+	struct joules_entry *e, *m;
+	struct joules_totals sum, one;
+	struct joules_group *g;
+	int err = 0;
+
+	memset(st, 0, sizeof(*st));
+	rcu_read_lock();
+	e = joules_lookup(t);
+	if (!e) {
+		rcu_read_unlock();
+		return -ENOENT;
+	}
+	g = e->group;
+	spin_lock(&g->lock);
+	if (test_bit(JE_FOLDED, &e->flags)) {
+		err = -ENOENT;
+	} else if (process) {
+		sum = g->dead;
+		st->nr_threads = 0;
+		st->exited = true;
+		list_for_each_entry(m, &g->members, gnode) {
+			joules_entry_totals(m, &one);
+			totals_add(&sum, &one);
+			st->nr_threads++;
+			if (!test_bit(JE_DEAD, &m->flags))
+				st->exited = false;
+		}
+		joules_fill_stats(NULL, &sum, st);
+		memcpy(st->comm, t->group_leader->comm, TASK_COMM_LEN);
+		if (!st->nr_threads)
+			st->exited = true;
+	} else {
+		joules_entry_totals(e, &one);
+		joules_fill_stats(e, &one, st);
+		st->nr_threads = 1;
+	}
+	spin_unlock(&g->lock);
+	rcu_read_unlock();
+	if (err)
+		return err;
+	st->pid = process ? task_tgid_nr_ns(t, ns) : task_pid_nr_ns(t, ns);
+	st->tgid = task_tgid_nr_ns(t, ns);
+	st->uid = from_kuid_munged(current_user_ns(), task_uid(t));
+	if (!process)
+		memcpy(st->comm, t->comm, TASK_COMM_LEN);
+	st->comm[TASK_COMM_LEN - 1] = 0;
+	return 0;
+}
+
+/* Pick up every task that exists now; the fork hook is already live. */
+static void track_existing(void)
+{
+	struct task_struct *g, *t;
+	unsigned long n = 0;
+
+	rcu_read_lock();
+	for_each_process_thread(g, t) {
+		/* Leaders first so threads find their group. */
+		if (!thread_group_leader(t) && !joules_lookup(t->group_leader))
+			joules_track(t->group_leader, GFP_ATOMIC);
+		if (!joules_track(t, GFP_ATOMIC))
+			n++;
+	}
+	rcu_read_unlock();
+	pr_debug("tracking %lu existing tasks\n", n);
+}
+
+int joules_tasks_init(void)
+{
+	unsigned int cpu, i;
+
+	if (table_bits < 8 || table_bits > 20)
+		return -EINVAL;
+	joules_nr_pkgs = topology_max_packages();
+	if (!joules_nr_pkgs)
+		joules_nr_pkgs = 1;
+	joules_pkgs = kcalloc(joules_nr_pkgs, sizeof(*joules_pkgs), GFP_KERNEL);
+	if (!joules_pkgs)
+		return -ENOMEM;
+	table = kvcalloc(1U << table_bits, sizeof(*table), GFP_KERNEL);
+	if (!table)
+		goto nomem;
+	for (i = 0; i < NR_LOCKS; i++)
+		spin_lock_init(&table_locks[i]);
+	entry_cache = kmem_cache_create("joules_entry",
+					sizeof(struct joules_entry) +
+					joules_nr_pkgs * sizeof(struct joules_slot),
+					0, SLAB_ACCOUNT, NULL);
+	if (!entry_cache)
+		goto nomem;
+	for_each_possible_cpu(cpu) {
+		struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);
+
+		memset(jc, 0, sizeof(*jc));
+		jc->gen = 1;	/* qg[] start at 0: first switch queues */
+		jc->pkg = topology_logical_package_id(cpu);
+		if (jc->pkg >= joules_nr_pkgs)
+			jc->pkg = 0;
+	}
+	return 0;
+nomem:
+	kvfree(table);
+	kfree(joules_pkgs);
+	return -ENOMEM;
+}
+
+/* Call once the hooks are registered: picks up the tasks alive now. */
+void joules_tasks_start(void)
+{
+	track_existing();
+}
+
+/* Hooks and worker are stopped: nothing else touches the table now. */
+void joules_tasks_exit(void)
+{
+	struct joules_entry *e;
+	struct hlist_node *tmp;
+	struct llist_node *n;
+	u32 b;
+
+	/* Entries the kernel released but the worker never folded. */
+	llist_del_all(&joules_dying);
+	n = llist_del_all(&joules_reaped);
+	while (n) {
+		struct llist_node *next = n->next;
+
+		joules_fold(container_of(n, struct joules_entry, rnode));
+		n = next;
+	}
+	for (b = 0; b < (1U << table_bits); b++) {
+		hlist_for_each_entry_safe(e, tmp, &table[b], hnode) {
+			hlist_del_rcu(&e->hnode);
+			atomic64_dec(&nr_tracked);
+			joules_fold(e);
+		}
+	}
+	/* Wait for the RCU callbacks that free into entry_cache. */
+	rcu_barrier();
+	kmem_cache_destroy(entry_cache);
+	kvfree(table);
+	kfree(joules_pkgs);
+}
