@@ -10,7 +10,8 @@
 
 #include "csv.h"
 
-void csv_init(struct csv_reader *r, FILE *fp, const char *name, unsigned int flags)
+void csv_init(struct csv_reader *r, FILE *fp, const char *name,
+	      unsigned int flags)
 {
 	memset(r, 0, sizeof(*r));
 	r->fp = fp;
@@ -89,7 +90,7 @@ int csv_split(char *line, char **field, unsigned int max, const char **why)
 			*end = '\0';
 			return (int)n;
 		}
-		p++;	/* the comma; end <= the comma, so terminating is safe */
+		p++; /* the comma; end <= the comma, so terminating is safe */
 		*end = '\0';
 	}
 }

@@ -11,24 +11,25 @@
 
 #include <stdio.h>
 
-#define CSV_SKIP_COMMENTS 0x1	/* also skip lines whose first non-blank is '#' */
+#define CSV_SKIP_COMMENTS 0x1 /* also skip lines whose first non-blank is '#' */
 
 struct csv_reader {
 	FILE *fp;
-	const char *name;	/* file name for messages */
-	unsigned long lineno;	/* line number of the current record */
+	const char *name; /* file name for messages */
+	unsigned long lineno; /* line number of the current record */
 	unsigned int flags;
-	char *line;		/* current line, split in place */
+	char *line; /* current line, split in place */
 	size_t cap;
-	char **field;		/* field[0..nfield-1] point into line */
+	char **field; /* field[0..nfield-1] point into line */
 	unsigned int nfield;
-	unsigned int maxfield;	/* allocated size of field[] */
-	const char *why;	/* reason of the last -EINVAL from csv_next() */
-	unsigned long long bytes;	/* bytes read so far (for progress) */
+	unsigned int maxfield; /* allocated size of field[] */
+	const char *why; /* reason of the last -EINVAL from csv_next() */
+	unsigned long long bytes; /* bytes read so far (for progress) */
 };
 
 /* Start reading fp (not closed by csv_free()); name is used in messages. */
-void csv_init(struct csv_reader *r, FILE *fp, const char *name, unsigned int flags);
+void csv_init(struct csv_reader *r, FILE *fp, const char *name,
+	      unsigned int flags);
 
 /*
  * Read and split the next record. Returns the number of fields (>= 1), 0 at

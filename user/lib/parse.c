@@ -71,7 +71,8 @@ int parse_double(const char *s, double *out, const char **why)
 	if (!*s)
 		return fail(why, "empty number", -EINVAL);
 	/* strtod skips leading blanks; a strict field must not have them. */
-	if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\v' || *s == '\f')
+	if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\v' ||
+	    *s == '\f')
 		return fail(why, "not a number", -EINVAL);
 	errno = 0;
 	v = strtod(s, &end);
@@ -108,7 +109,8 @@ int parse_fixed(const char *s, int64_t scale, int allow_sign, int64_t *out,
 	if (*s == '.') {
 		s++;
 		if (!is_digit(*s))
-			return fail(why, "no digits after the decimal point", -EINVAL);
+			return fail(why, "no digits after the decimal point",
+				    -EINVAL);
 		/* Keep as many fraction digits as the scale resolves, round on the next. */
 		for (place = scale / 10; is_digit(*s); s++) {
 			if (place) {
@@ -120,8 +122,11 @@ int parse_fixed(const char *s, int64_t scale, int allow_sign, int64_t *out,
 		}
 	}
 	if (*s)
-		return fail(why, (*s == 'e' || *s == 'E') ? "exponent notation not accepted" :
-			    "not a number", -EINVAL);
+		return fail(why,
+			    (*s == 'e' || *s == 'E') ?
+				    "exponent notation not accepted" :
+				    "not a number",
+			    -EINVAL);
 	if (round > 0)
 		fp++;
 	if (__builtin_mul_overflow(ip, (uint64_t)scale, &v) ||
@@ -155,7 +160,8 @@ int64_t parse_days_from_civil(int64_t y, unsigned int m, unsigned int d)
 
 static unsigned int days_in_month(int64_t y, unsigned int m)
 {
-	static const unsigned char mdays[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	static const unsigned char mdays[12] = { 31, 28, 31, 30, 31, 30,
+						 31, 31, 30, 31, 30, 31 };
 	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 
 	return mdays[m - 1] + (m == 2 && leap);
@@ -184,16 +190,18 @@ int parse_iso8601(const char *s, int flags, int64_t *ns, const char **why)
 	int64_t frac = 0, t, off = 0;
 	int have_zone = 0;
 
-	if (take_digits(&s, 4, &y) || *s++ != '-' || take_digits(&s, 2, &mo) || *s++ != '-' ||
-	    take_digits(&s, 2, &d))
+	if (take_digits(&s, 4, &y) || *s++ != '-' || take_digits(&s, 2, &mo) ||
+	    *s++ != '-' || take_digits(&s, 2, &d))
 		return fail(why, "bad date (want YYYY-MM-DD)", -EINVAL);
 	if (mo < 1 || mo > 12)
 		return fail(why, "month out of range", -EINVAL);
 	if (d < 1 || d > days_in_month(y, mo))
 		return fail(why, "day out of range", -EINVAL);
 	if (*s != 'T' && *s != 't' && *s != ' ')
-		return fail(why, *s ? "bad date/time separator (want 'T' or ' ')" :
-			    "date without a time", -EINVAL);
+		return fail(why,
+			    *s ? "bad date/time separator (want 'T' or ' ')" :
+				 "date without a time",
+			    -EINVAL);
 	s++;
 	if (take_digits(&s, 2, &h) || *s++ != ':' || take_digits(&s, 2, &mi))
 		return fail(why, "bad time (want hh:mm[:ss])", -EINVAL);
@@ -207,7 +215,10 @@ int parse_iso8601(const char *s, int flags, int64_t *ns, const char **why)
 
 			s++;
 			if (!is_digit(*s))
-				return fail(why, "no digits in the fraction of a second", -EINVAL);
+				return fail(
+					why,
+					"no digits in the fraction of a second",
+					-EINVAL);
 			/* Same rounding as parse_fixed(): half away from zero at 1 ns. */
 			for (; is_digit(*s); s++) {
 				if (place) {
@@ -225,8 +236,10 @@ int parse_iso8601(const char *s, int flags, int64_t *ns, const char **why)
 	if (mi > 59)
 		return fail(why, "minute out of range", -EINVAL);
 	if (sec > 59)
-		return fail(why, "second out of range (leap seconds are not accepted)",
-			    -EINVAL);
+		return fail(
+			why,
+			"second out of range (leap seconds are not accepted)",
+			-EINVAL);
 	if (*s == 'Z' || *s == 'z') {
 		have_zone = 1;
 		s++;
@@ -234,11 +247,13 @@ int parse_iso8601(const char *s, int flags, int64_t *ns, const char **why)
 		int neg = *s++ == '-';
 
 		if (take_digits(&s, 2, &oh))
-			return fail(why, "bad UTC offset (want +hh:mm)", -EINVAL);
+			return fail(why, "bad UTC offset (want +hh:mm)",
+				    -EINVAL);
 		if (*s == ':')
 			s++;
 		if (is_digit(*s) && take_digits(&s, 2, &om))
-			return fail(why, "bad UTC offset (want +hh:mm)", -EINVAL);
+			return fail(why, "bad UTC offset (want +hh:mm)",
+				    -EINVAL);
 		if (oh > 23 || om > 59)
 			return fail(why, "UTC offset out of range", -EINVAL);
 		off = ((int64_t)oh * 3600 + om * 60) * (neg ? -1 : 1);
@@ -249,20 +264,28 @@ int parse_iso8601(const char *s, int flags, int64_t *ns, const char **why)
 
 	if (!have_zone && (flags & PARSE_TS_LOCALTIME)) {
 		struct tm tm = {
-			.tm_year = (int)y - 1900, .tm_mon = (int)mo - 1, .tm_mday = (int)d,
-			.tm_hour = (int)h, .tm_min = (int)mi, .tm_sec = (int)sec,
+			.tm_year = (int)y - 1900,
+			.tm_mon = (int)mo - 1,
+			.tm_mday = (int)d,
+			.tm_hour = (int)h,
+			.tm_min = (int)mi,
+			.tm_sec = (int)sec,
 			.tm_isdst = -1,
 		};
 		time_t tt = mktime(&tm);
 
 		if (tt == (time_t)-1)
-			return fail(why, "local time not representable", -ERANGE);
+			return fail(why, "local time not representable",
+				    -ERANGE);
 		t = (int64_t)tt;
 	} else {
-		t = parse_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off;
+		t = parse_days_from_civil(y, mo, d) * 86400 + h * 3600 +
+		    mi * 60 + sec - off;
 	}
 	if (t < 0 || t > INT64_MAX / NSEC_PER_SEC - 1)
-		return fail(why, "time out of range (before 1970 or after 2262)", -ERANGE);
+		return fail(why,
+			    "time out of range (before 1970 or after 2262)",
+			    -ERANGE);
 	*ns = t * NSEC_PER_SEC + frac;
 	return 0;
 }
@@ -279,8 +302,8 @@ static int64_t int_part(const char *s)
 	return v;
 }
 
-int parse_timestamp(const char *s, enum parse_ts_unit unit, int flags, int64_t *ns,
-		    enum parse_ts_kind *kind, const char **why)
+int parse_timestamp(const char *s, enum parse_ts_unit unit, int flags,
+		    int64_t *ns, enum parse_ts_kind *kind, const char **why)
 {
 	enum parse_ts_kind k;
 	int64_t ip, v;
@@ -300,15 +323,20 @@ int parse_timestamp(const char *s, enum parse_ts_unit unit, int flags, int64_t *
 	ip = int_part(s);
 	if (ip < 0)
 		return fail(why, "not a timestamp", -EINVAL);
-	if (unit == PARSE_TS_MS || (unit == PARSE_TS_AUTO && ip >= PARSE_TS_MS_MIN))
+	if (unit == PARSE_TS_MS ||
+	    (unit == PARSE_TS_AUTO && ip >= PARSE_TS_MS_MIN))
 		k = PARSE_TS_KIND_MS;
 	else
 		k = PARSE_TS_KIND_S;
-	ret = parse_fixed(s, k == PARSE_TS_KIND_MS ? 1000000 : NSEC_PER_SEC, 0, &v, why);
+	ret = parse_fixed(s, k == PARSE_TS_KIND_MS ? 1000000 : NSEC_PER_SEC, 0,
+			  &v, why);
 	if (ret == -ERANGE)
-		return fail(why, k == PARSE_TS_KIND_S ?
-			    "timestamp out of range for Unix seconds (milliseconds? see --pdu-ms)" :
-			    "timestamp out of range for Unix milliseconds", ret);
+		return fail(
+			why,
+			k == PARSE_TS_KIND_S ?
+				"timestamp out of range for Unix seconds (milliseconds? see --pdu-ms)" :
+				"timestamp out of range for Unix milliseconds",
+			ret);
 	if (ret)
 		return fail(why, "not a timestamp", ret);
 	*ns = v;

@@ -39,7 +39,7 @@ int parse_seconds_ns(const char *s, int64_t *ns, const char **why);
 int64_t parse_days_from_civil(int64_t y, unsigned int m, unsigned int d);
 
 /* Flags for parse_iso8601() / parse_timestamp(). */
-#define PARSE_TS_LOCALTIME 0x1	/* zone-less ISO times are local, not UTC */
+#define PARSE_TS_LOCALTIME 0x1 /* zone-less ISO times are local, not UTC */
 
 /*
  * ISO 8601 / RFC 3339 date and time, as ns since the Unix epoch:
@@ -51,9 +51,9 @@ int parse_iso8601(const char *s, int flags, int64_t *ns, const char **why);
 
 /* How a numeric timestamp is to be read. */
 enum parse_ts_unit {
-	PARSE_TS_AUTO,	/* seconds, or milliseconds if >= PARSE_TS_MS_MIN */
-	PARSE_TS_S,	/* Unix seconds */
-	PARSE_TS_MS,	/* Unix milliseconds */
+	PARSE_TS_AUTO, /* seconds, or milliseconds if >= PARSE_TS_MS_MIN */
+	PARSE_TS_S, /* Unix seconds */
+	PARSE_TS_MS, /* Unix milliseconds */
 };
 
 /* What a timestamp turned out to be. */
@@ -74,7 +74,7 @@ enum parse_ts_kind {
  * fractional), Unix milliseconds (integer or fractional) or ISO 8601.
  * *kind (may be NULL) says which form was recognised.
  */
-int parse_timestamp(const char *s, enum parse_ts_unit unit, int flags, int64_t *ns,
-		    enum parse_ts_kind *kind, const char **why);
+int parse_timestamp(const char *s, enum parse_ts_unit unit, int flags,
+		    int64_t *ns, enum parse_ts_kind *kind, const char **why);
 
 #endif /* JOULES_PARSE_H */
