@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Least-squares fitting for joules-train on top of GSL. See fit.h for why
+ * the design is reduced to R factors block by block.
+ */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_multifit.h>
+
+#include "fit.h"
+
+/* Rows per Householder pass: big enough to amortise, small enough for L2. */
+#define FIT_CHUNK 1024
+
+size_t fit_fold_start(size_t n, unsigned int k, unsigned int nfolds)
+{
+	/* n * k / K without overflow for any realistic n. */
+	return (size_t)(((unsigned __int128)n * k) / nfolds);
+}
+
+void fit_blocks_free(struct fit_blocks *b)
+{
+	free(b->start);
+	free(b->r);
+	b->start = NULL;
+	b->r = NULL;
+}
+
+/* Zero the strict lower triangle of the top k x k part (Householder vectors). */
+static void clear_lower(gsl_matrix *w, size_t k)
+{
+	size_t i, j;
+
+	for (i = 1; i < k; i++)
+		for (j = 0; j < i; j++)
+			gsl_matrix_set(w, i, j, 0.0);
+}
+
+int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
+		     unsigned int ncols, unsigned int nblocks,
+		     struct fit_blocks *b)
+{
+	double ss[FIT_MAXCOL] = { 0 }, yss = 0;
+	gsl_matrix *w = NULL;
+	gsl_vector *tau = NULL;
+	unsigned int i, j, k, blk;
+	size_t row;
+	int ret = -ENOMEM;
+
+	memset(b, 0, sizeof(*b));
+	if (ncols > FIT_MAXCOL || !nblocks || d->n < nblocks)
+		return -EINVAL;
+	for (i = 0; i < ncols; i++)
+		if (cols[i] >= d->stride)
+			return -EINVAL;
+	b->ncols = ncols;
+	memcpy(b->cols, cols, ncols * sizeof(*cols));
+
+	for (row = 0; row < d->n; row++) {
+		const double *x = d->x + row * d->stride;
+
+		for (i = 0; i < ncols; i++)
+			ss[i] += x[cols[i]] * x[cols[i]];
+		yss += d->y[row] * d->y[row];
+	}
+	for (i = 0; i < ncols; i++) {
+		if (!isfinite(ss[i]))
+			return -EINVAL;
+		b->scale[i] = sqrt(ss[i] / (double)d->n);
+		if (b->scale[i] > 0)
+			b->act[b->q++] = i;
+	}
+	if (!isfinite(yss))
+		return -EINVAL;
+	b->yscale = yss > 0 ? sqrt(yss / (double)d->n) : 1.0;
+
+	k = b->q + 1;
+	b->nblocks = nblocks;
+	b->start = calloc(nblocks + 1, sizeof(*b->start));
+	b->r = calloc((size_t)nblocks * k * k, sizeof(*b->r));
+	w = gsl_matrix_alloc(k + FIT_CHUNK, k);
+	tau = gsl_vector_alloc(k);
+	if (!b->start || !b->r || !w || !tau)
+		goto out;
+	for (blk = 0; blk <= nblocks; blk++)
+		b->start[blk] = fit_fold_start(d->n, blk, nblocks);
+
+	for (blk = 0; blk < nblocks; blk++) {
+		double *r = b->r + (size_t)blk * k * k;
+
+		gsl_matrix_set_zero(w);
+		for (row = b->start[blk]; row < b->start[blk + 1];) {
+			size_t c = b->start[blk + 1] - row, m;
+			gsl_matrix_view v;
+
+			if (c > FIT_CHUNK)
+				c = FIT_CHUNK;
+			/* Rows below the current R: the next chunk, scaled. */
+			for (m = 0; m < c; m++, row++) {
+				const double *x = d->x + row * d->stride;
+				double *dst = gsl_matrix_ptr(w, k + m, 0);
+
+				for (j = 0; j < b->q; j++)
+					dst[j] = x[cols[b->act[j]]] /
+						 b->scale[b->act[j]];
+				dst[b->q] = d->y[row] / b->yscale;
+			}
+			v = gsl_matrix_submatrix(w, 0, 0, k + c, k);
+			gsl_linalg_QR_decomp(&v.matrix, tau);
+			clear_lower(w, k);
+		}
+		for (i = 0; i < k; i++)
+			for (j = 0; j < k; j++)
+				r[i * k + j] = gsl_matrix_get(w, i, j);
+	}
+	ret = 0;
+out:
+	gsl_matrix_free(w);
+	gsl_vector_free(tau);
+	if (ret)
+		fit_blocks_free(b);
+	return ret;
+}
+
+/* Least squares on the columns in `in` only (others 0), by SVD. */
+static int ls_subset(const gsl_matrix *a, const gsl_vector *b,
+		     const unsigned char *in, gsl_vector *s)
+{
+	size_t m = a->size1, n = a->size2, np = 0, i, j, c;
+	gsl_multifit_linear_workspace *ws;
+	gsl_matrix *ap, *cov;
+	gsl_vector *cp;
+	double chisq;
+	int ret = -ENOMEM;
+
+	for (j = 0; j < n; j++)
+		np += in[j];
+	gsl_vector_set_zero(s);
+	if (!np)
+		return 0;
+	ap = gsl_matrix_alloc(m, np);
+	cov = gsl_matrix_alloc(np, np);
+	cp = gsl_vector_alloc(np);
+	ws = gsl_multifit_linear_alloc(m, np);
+	if (!ap || !cov || !cp || !ws)
+		goto out;
+	for (j = 0, c = 0; j < n; j++) {
+		if (!in[j])
+			continue;
+		for (i = 0; i < m; i++)
+			gsl_matrix_set(ap, i, c, gsl_matrix_get(a, i, j));
+		c++;
+	}
+	gsl_multifit_linear(ap, b, cp, cov, &chisq, ws);
+	for (j = 0, c = 0; j < n; j++)
+		if (in[j])
+			gsl_vector_set(s, j, gsl_vector_get(cp, c++));
+	ret = 0;
+out:
+	if (ws)
+		gsl_multifit_linear_free(ws);
+	gsl_vector_free(cp);
+	gsl_matrix_free(cov);
+	gsl_matrix_free(ap);
+	return ret;
+}
+
+/* w = A'(b - A x) */
+static void neg_gradient(const gsl_matrix *a, const gsl_vector *b,
+			 const gsl_vector *x, gsl_vector *res, gsl_vector *w)
+{
+	gsl_vector_memcpy(res, b);
+	gsl_blas_dgemv(CblasNoTrans, -1.0, a, x, 1.0, res);
+	gsl_blas_dgemv(CblasTrans, 1.0, a, res, 0.0, w);
+}
+
+int fit_nnls(const gsl_matrix *a, const gsl_vector *b, gsl_vector *x,
+	     unsigned int *iters)
+{
+	size_t m = a->size1, n = a->size2, i, j;
+	unsigned char *in = calloc(n ? n : 1, 1),
+		      *banned = calloc(n ? n : 1, 1);
+	gsl_vector *w = gsl_vector_alloc(n), *s = gsl_vector_alloc(n);
+	gsl_vector *res = gsl_vector_alloc(m);
+	unsigned int it = 0, maxit = 3 * (unsigned int)n + 10;
+	double norm1 = 0, tol;
+	int ret = -ENOMEM;
+
+	if (!in || !banned || !w || !s || !res)
+		goto out;
+	gsl_vector_set_zero(x);
+	for (j = 0; j < n; j++) {
+		double col = 0;
+
+		for (i = 0; i < m; i++)
+			col += fabs(gsl_matrix_get(a, i, j));
+		if (col > norm1)
+			norm1 = col;
+	}
+	/* The usual lsqnonneg tolerance: a few ulps of the problem's size. */
+	tol = 10 * DBL_EPSILON * norm1 * (double)(m > n ? m : n);
+
+	ret = 0;
+	neg_gradient(a, b, x, res, w);
+	for (;;) {
+		double best = tol;
+		size_t t = n;
+
+		/* Most promising inactive variable: largest descent direction. */
+		for (j = 0; j < n; j++)
+			if (!in[j] && !banned[j] &&
+			    gsl_vector_get(w, j) > best) {
+				best = gsl_vector_get(w, j);
+				t = j;
+			}
+		if (t == n)
+			break;
+		if (++it > maxit) {
+			ret = -EDOM;
+			break;
+		}
+		in[t] = 1;
+		for (;;) {
+			double alpha = INFINITY;
+			int feasible = 1;
+
+			if (ls_subset(a, b, in, s)) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			for (j = 0; j < n; j++)
+				if (in[j] && gsl_vector_get(s, j) <= 0)
+					feasible = 0;
+			if (feasible)
+				break;
+			/* Step from x towards s until the first variable hits zero. */
+			for (j = 0; j < n; j++) {
+				double xj = gsl_vector_get(x, j),
+				       sj = gsl_vector_get(s, j);
+
+				if (in[j] && sj <= 0 && xj - sj > 0 &&
+				    xj / (xj - sj) < alpha)
+					alpha = xj / (xj - sj);
+			}
+			if (!isfinite(alpha))
+				alpha = 0;
+			for (j = 0; j < n; j++) {
+				double xj = gsl_vector_get(x, j);
+
+				xj += alpha * (gsl_vector_get(s, j) - xj);
+				if (in[j] && xj <= tol) {
+					in[j] = 0;
+					xj = 0;
+				}
+				gsl_vector_set(x, j, in[j] ? xj : 0);
+			}
+			if (++it > maxit) {
+				ret = -EDOM;
+				goto out;
+			}
+		}
+		gsl_vector_memcpy(x, s);
+		neg_gradient(a, b, x, res, w);
+		/*
+		 * Degenerate case (rank deficiency): the variable just added came
+		 * out at zero although its gradient said it should grow. Leave it
+		 * out for good, or the loop would pick it again forever.
+		 */
+		if (gsl_vector_get(x, t) <= 0) {
+			in[t] = 0;
+			banned[t] = 1;
+		}
+	}
+out:
+	/* The contract is x >= 0; make it hold even on the error paths. */
+	for (j = 0; j < n; j++)
+		if (!(gsl_vector_get(x, j) > 0))
+			gsl_vector_set(x, j, 0);
+	if (iters)
+		*iters = it;
+	gsl_vector_free(res);
+	gsl_vector_free(s);
+	gsl_vector_free(w);
+	free(banned);
+	free(in);
+	return ret;
+}
+
+int fit_solve(const struct fit_blocks *b, int exclude, enum fit_method method,
+	      struct fit_result *res)
+{
+	size_t k = b->q + 1, nb = 0, blk, i, j;
+	gsl_multifit_linear_workspace *ws = NULL;
+	gsl_matrix *st = NULL, *cov = NULL;
+	gsl_vector *tau = NULL, *c = NULL;
+	gsl_matrix_view av;
+	gsl_vector_view zv;
+	double chisq;
+	int ret = -ENOMEM;
+
+	memset(res, 0, sizeof(*res));
+	res->rcond = 1;
+	for (blk = 0; blk < b->nblocks; blk++)
+		nb += (int)blk != exclude;
+	if (!nb)
+		return -EINVAL;
+	if (!b->q)
+		return 0;
+
+	/* Stack the R factors of the blocks in use and reduce them to one. */
+	st = gsl_matrix_alloc(nb * k, k);
+	tau = gsl_vector_alloc(k);
+	cov = gsl_matrix_alloc(b->q, b->q);
+	c = gsl_vector_alloc(b->q);
+	ws = gsl_multifit_linear_alloc(b->q, b->q);
+	if (!st || !tau || !cov || !c || !ws)
+		goto out;
+	for (blk = 0, nb = 0; blk < b->nblocks; blk++) {
+		const double *r = b->r + blk * k * k;
+
+		if ((int)blk == exclude)
+			continue;
+		for (i = 0; i < k; i++)
+			for (j = 0; j < k; j++)
+				gsl_matrix_set(st, nb * k + i, j, r[i * k + j]);
+		nb++;
+	}
+	if (nb > 1) {
+		gsl_linalg_QR_decomp(st, tau);
+		clear_lower(st, k);
+	}
+	av = gsl_matrix_submatrix(st, 0, 0, b->q, b->q);
+	zv = gsl_matrix_subcolumn(st, b->q, 0, b->q);
+
+	/* The SVD gives the condition number for both methods. */
+	gsl_multifit_linear_svd(&av.matrix, ws);
+	res->rcond = gsl_multifit_linear_rcond(ws);
+	if (method == FIT_OLS) {
+		gsl_multifit_linear(&av.matrix, &zv.vector, c, cov, &chisq, ws);
+		ret = 0;
+	} else {
+		ret = fit_nnls(&av.matrix, &zv.vector, c, &res->iter);
+		if (ret == -ENOMEM)
+			goto out;
+	}
+	for (j = 0; j < b->q; j++) {
+		unsigned int col = b->act[j];
+
+		res->beta[col] =
+			gsl_vector_get(c, j) * b->yscale / b->scale[col];
+	}
+out:
+	if (ws)
+		gsl_multifit_linear_free(ws);
+	gsl_vector_free(c);
+	gsl_matrix_free(cov);
+	gsl_vector_free(tau);
+	gsl_matrix_free(st);
+	return ret;
+}
+
+double fit_predict(const struct fit_blocks *b, const struct fit_result *res,
+		   const double *row)
+{
+	double p = 0;
+	unsigned int i;
+
+	for (i = 0; i < b->ncols; i++)
+		p += res->beta[i] * row[b->cols[i]];
+	return p;
+}
+
+void fit_acc_init(struct fit_acc *a)
+{
+	memset(a, 0, sizeof(*a));
+}
+
+void fit_acc_add(struct fit_acc *a, double measured, double predicted)
+{
+	double e = predicted - measured, delta;
+
+	a->n++;
+	a->sse += e * e;
+	if (measured != 0) {
+		a->sum_ape += fabs(e / measured);
+		a->n_mape++;
+	}
+	/* Welford: SST without the cancellation of sum(y^2) - n mean^2. */
+	delta = measured - a->mean;
+	a->mean += delta / (double)a->n;
+	a->m2 += delta * (measured - a->mean);
+}
+
+void fit_acc_result(const struct fit_acc *a, struct fit_metrics *m)
+{
+	m->n = a->n;
+	m->n_mape = a->n_mape;
+	m->mape = a->n_mape ? 100.0 * a->sum_ape / (double)a->n_mape : NAN;
+	m->rmse = a->n ? sqrt(a->sse / (double)a->n) : NAN;
+	m->r2 = a->m2 > 0 ? 1.0 - a->sse / a->m2 : NAN;
+}
