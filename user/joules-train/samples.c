@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reader for `joulesctl record` files: one CSV row per attribution
+ * interval, columns found by header name so that added columns do not
+ * break old trainers.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "csv.h"
+#include "train.h"
+
+const char *const jt_feature_cols[JT_NF] = {
+	[JL_F_CPU_NS] = "cpu_ns",      [JL_F_CYCLES] = "cycles",
+	[JL_F_INSTR] = "instructions", [JL_F_MISSES] = "cache_misses",
+	[JL_F_DISK] = "disk_bytes",
+};
+
+enum {
+	C_REALTIME,
+	C_MONOTONIC,
+	C_INTERVAL,
+	C_SOURCE,
+	C_GEN,
+	C_ENERGY,
+	C_IDLE,
+	C_TASKS,
+	C_NR
+};
+
+static const char *const col_names[C_NR] = {
+	"realtime_ns",	    "monotonic_ns", "interval_ns", "source",
+	"model_generation", "energy_uj",    "idle_uj",	   "tasks",
+};
+
+void jt_samples_free(struct jt_samples *s)
+{
+	free(s->s);
+	s->s = NULL;
+	s->n = s->cap = 0;
+}
+
+unsigned long long jt_file_size(FILE *fp)
+{
+	struct stat st;
+
+	if (fstat(fileno(fp), &st) || !S_ISREG(st.st_mode))
+		return 0;
+	return (unsigned long long)st.st_size;
+}
+
+/* Optional unsigned field: "" is absent (returns 1), a number 0, else < 0. */
+static int opt_u64(const char *f, uint64_t *v, const char **why)
+{
+	if (!*f)
+		return 1;
+	return parse_u64(f, v, why);
+}
+
+int jt_read_samples(FILE *fp, const char *name, struct jt_samples *out,
+		    struct jt_progress *pr)
+{
+	int col[C_NR], fcol[JT_NF];
+	unsigned long long total = jt_file_size(fp);
+	struct csv_reader r;
+	unsigned int nhdr, i;
+	char progress_what[256];
+	int n, ret = 0;
+
+	snprintf(progress_what, sizeof(progress_what), "reading %s", name);
+	csv_init(&r, fp, name, CSV_SKIP_COMMENTS);
+	n = csv_next(&r);
+	if (n == -EINVAL) {
+		fprintf(jt_diag ? jt_diag : stderr,
+			"%s:%lu: bad header line: %s\n", name, r.lineno, r.why);
+		ret = -EINVAL;
+		goto out;
+	}
+	if (n <= 0) {
+		fprintf(jt_diag ? jt_diag : stderr, "%s: %s\n", name,
+			n ? strerror(-n) : "empty file (no header line)");
+		ret = n ? n : -EINVAL;
+		goto out;
+	}
+	nhdr = r.nfield;
+	for (i = 0; i < C_NR; i++)
+		col[i] = csv_find(r.field, nhdr, col_names[i]);
+	for (i = 0; i < JT_NF; i++)
+		fcol[i] = csv_find(r.field, nhdr, jt_feature_cols[i]);
+	if (col[C_REALTIME] < 0 || col[C_INTERVAL] < 0 ||
+	    fcol[JL_F_CPU_NS] < 0) {
+		fprintf(jt_diag ? jt_diag : stderr,
+			"%s:%lu: header lacks %s (want realtime_ns,monotonic_ns,interval_ns,"
+			"source,model_generation,energy_uj,idle_uj,cpu_ns,cycles,instructions,"
+			"cache_misses,disk_bytes,tasks)\n",
+			name, r.lineno,
+			col[C_REALTIME] < 0 ? "realtime_ns" :
+			col[C_INTERVAL] < 0 ? "interval_ns" :
+					      "cpu_ns");
+		ret = -EINVAL;
+		goto out;
+	}
+
+	while ((n = csv_next(&r)) != 0) {
+		struct jt_sample s = { .energy_uj = -1 };
+		unsigned int present = 0;
+		const char *why = NULL, *bad_col = NULL, *bad_val = NULL;
+		uint64_t v;
+		int rc;
+
+		if (n == -EINVAL) {
+			out->st.records++;
+			jt_bad_line(&out->st, name, r.lineno, "%s", r.why);
+			continue;
+		}
+		if (n < 0) {
+			fprintf(jt_diag ? jt_diag : stderr,
+				"%s: read error: %s\n", name, strerror(-n));
+			ret = n;
+			goto out;
+		}
+		out->st.records++;
+		if ((out->st.records & 4095) == 0)
+			jt_progress(pr, progress_what,
+				    total ? r.bytes : out->st.records, total);
+		if (r.nfield != nhdr) {
+			jt_bad_line(&out->st, name, r.lineno,
+				    "%u fields, the header has %u", r.nfield,
+				    nhdr);
+			continue;
+		}
+#define FIELD(c) (r.field[col[c]])
+		rc = parse_u64(FIELD(C_REALTIME), &v, &why);
+		if (!rc && v > INT64_MAX)
+			rc = -ERANGE, why = "out of range";
+		if (rc) {
+			bad_col = "realtime_ns";
+			bad_val = FIELD(C_REALTIME);
+			goto bad;
+		}
+		s.end_ns = (int64_t)v;
+		rc = parse_u64(FIELD(C_INTERVAL), &v, &why);
+		if (!rc && (v == 0 || v > (uint64_t)s.end_ns))
+			rc = -EINVAL,
+			why = v ? "longer than realtime_ns" : "zero interval";
+		if (rc) {
+			bad_col = "interval_ns";
+			bad_val = FIELD(C_INTERVAL);
+			goto bad;
+		}
+		s.interval_ns = (double)v;
+		if (col[C_MONOTONIC] >= 0 &&
+		    opt_u64(FIELD(C_MONOTONIC), &v, &why) < 0) {
+			bad_col = "monotonic_ns";
+			bad_val = FIELD(C_MONOTONIC);
+			goto bad;
+		}
+		if (col[C_GEN] >= 0 && opt_u64(FIELD(C_GEN), &v, &why) < 0) {
+			bad_col = "model_generation";
+			bad_val = FIELD(C_GEN);
+			goto bad;
+		}
+		if (col[C_IDLE] >= 0 && opt_u64(FIELD(C_IDLE), &v, &why) < 0) {
+			bad_col = "idle_uj";
+			bad_val = FIELD(C_IDLE);
+			goto bad;
+		}
+		if (col[C_TASKS] >= 0 &&
+		    opt_u64(FIELD(C_TASKS), &v, &why) < 0) {
+			bad_col = "tasks";
+			bad_val = FIELD(C_TASKS);
+			goto bad;
+		}
+		if (col[C_ENERGY] >= 0) {
+			rc = opt_u64(FIELD(C_ENERGY), &v, &why);
+			if (rc < 0) {
+				bad_col = "energy_uj";
+				bad_val = FIELD(C_ENERGY);
+				goto bad;
+			}
+			if (!rc)
+				s.energy_uj = (double)v;
+		}
+		for (i = 0; i < JT_NF; i++) {
+			if (fcol[i] < 0)
+				continue;
+			rc = opt_u64(r.field[fcol[i]], &v, &why);
+			if (rc < 0) {
+				bad_col = jt_feature_cols[i];
+				bad_val = r.field[fcol[i]];
+				goto bad;
+			}
+			if (!rc) {
+				present |= 1u << i;
+				s.f[i] = (double)v;
+			}
+		}
+		if (col[C_SOURCE] >= 0) {
+			const char *src = FIELD(C_SOURCE);
+
+			if (!strcmp(src, "rapl")) {
+				out->n_rapl++;
+			} else if (!strcmp(src, "model")) {
+				out->n_model++;
+			} else {
+				jt_bad_line(
+					&out->st, name, r.lineno,
+					"source: '%s' is neither rapl nor model",
+					src);
+				continue;
+			}
+		}
+#undef FIELD
+		/* A feature is absent for the whole recording, never per row. */
+		if (!out->decided) {
+			out->present = present;
+			out->decided = 1;
+		} else if (present != out->present) {
+			unsigned int d = present ^ out->present;
+
+			for (i = 0; !(d & (1u << i)); i++)
+				;
+			jt_bad_line(&out->st, name, r.lineno,
+				    "%s: %s here but %s in earlier rows",
+				    jt_feature_cols[i],
+				    present & (1u << i) ? "has a value" :
+							  "empty",
+				    present & (1u << i) ? "empty" : "set");
+			continue;
+		}
+		if (out->n == out->cap) {
+			size_t cap = out->cap ? out->cap * 2 : 4096;
+			struct jt_sample *ns =
+				realloc(out->s, cap * sizeof(*ns));
+
+			if (!ns) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			out->s = ns;
+			out->cap = cap;
+		}
+		out->s[out->n++] = s;
+		continue;
+bad:
+		jt_bad_line(&out->st, name, r.lineno, "%s: '%s': %s", bad_col,
+			    bad_val, why);
+	}
+out:
+	jt_progress_end(pr);
+	jt_bad_summary(&out->st, name);
+	csv_free(&r);
+	return ret;
+}

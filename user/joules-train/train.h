@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * joules-train internals. Everything except main.c is library-like (no
+ * exit(), no option parsing) so that the unit test links the same objects.
+ */
+#ifndef JOULES_TRAIN_H
+#define JOULES_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core.h"
+#include "parse.h"
+#include "fit.h"
+
+#define JT_NF JL_NR_FEATURES
+
+/* Where per-line diagnostics go; stderr unless a test redirects it. */
+extern FILE *jt_diag;
+
+/* Bad lines printed per input before only counting the rest. */
+#define JT_BAD_SHOWN 100
+
+struct jt_input_stats {
+	unsigned long records; /* data records seen (header excluded) */
+	unsigned long bad;
+	unsigned long first_bad_line;
+	char first_bad_why[160];
+};
+
+/* Count one bad line and print "name:line: reason" (the first JT_BAD_SHOWN). */
+void jt_bad_line(struct jt_input_stats *st, const char *name,
+		 unsigned long line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Print the "N more bad lines not shown" note if any were suppressed. */
+void jt_bad_summary(const struct jt_input_stats *st, const char *name);
+
+/* Progress on stderr for long inputs. */
+struct jt_progress {
+	int on;
+	int tty; /* redraw in place with \r */
+	double last; /* time of the last update, s */
+	const char *what;
+	int shown;
+};
+void jt_progress_init(struct jt_progress *p, int on, int tty);
+void jt_progress(struct jt_progress *p, const char *what,
+		 unsigned long long done, unsigned long long total);
+void jt_progress_end(struct jt_progress *p);
+
+/* Size of a regular file behind fp, else 0 (pipes: progress by count). */
+unsigned long long jt_file_size(FILE *fp);
+
+/* ---- recorded samples (joulesctl record) ---- */
+
+/* CSV column names of the features, in enum jl_feature order. */
+extern const char *const jt_feature_cols[JT_NF];
+
+struct jt_sample {
+	int64_t end_ns; /* CLOCK_REALTIME at the end of the interval */
+	double interval_ns;
+	double f[JT_NF]; /* feature deltas; 0 where absent */
+	double energy_uj; /* the module's recorded energy, -1 if empty */
+};
+
+struct jt_samples {
+	struct jt_sample *s;
+	size_t n, cap;
+	unsigned int present; /* bit (1 << jl_feature): column has values */
+	unsigned int decided; /* presence fixed by the first good row */
+	unsigned long n_rapl, n_model;
+	struct jt_input_stats st;
+};
+
+/*
+ * Read a samples CSV. Bad lines are reported and counted in out->st; a
+ * missing header or required column, or a read error, returns a negative
+ * errno after printing why. Appends to *out (zero it first).
+ */
+int jt_read_samples(FILE *fp, const char *name, struct jt_samples *out,
+		    struct jt_progress *pr);
+void jt_samples_free(struct jt_samples *s);
+
+/* ---- meter readings ---- */
+
+struct jt_meter {
+	int64_t *t; /* ns since the epoch, strictly increasing */
+	double *w; /* watts */
+	size_t n, cap;
+	enum parse_ts_unit
+		unit; /* as asked; AUTO is resolved on the first line */
+	int ts_flags; /* PARSE_TS_LOCALTIME */
+	int kind_set;
+	enum parse_ts_kind kind; /* kind of the first numeric timestamp */
+	struct jt_input_stats st;
+};
+
+/* Set up an empty meter series with the timestamp options. */
+void jt_meter_init(struct jt_meter *m, enum parse_ts_unit unit, int ts_flags);
+/* Read "timestamp,watts" lines (header line optional). */
+int jt_read_meter(FILE *fp, const char *name, struct jt_meter *m,
+		  struct jt_progress *pr);
+/* Run cmd with /bin/sh -c and read its stdout the same way, until EOF. */
+int jt_read_meter_cmd(const char *cmd, struct jt_meter *m,
+		      struct jt_progress *pr);
+void jt_meter_free(struct jt_meter *m);
+
+/* ---- alignment ---- */
+
+enum { JT_ALIGN_OK = 0, JT_ALIGN_UNCOVERED = 1, JT_ALIGN_GAP = 2 };
+
+/*
+ * Meter energy in uJ over [a, b] (ns, meter clock): the exact integral of
+ * the piecewise-linear interpolation of the readings. Returns JT_ALIGN_OK,
+ * JT_ALIGN_UNCOVERED (readings do not span [a, b]) or JT_ALIGN_GAP (two
+ * consecutive readings bracketing part of [a, b] are more than max_gap_ns
+ * apart).
+ */
+int jt_meter_energy(const struct jt_meter *m, int64_t a, int64_t b,
+		    int64_t max_gap_ns, double *uj);
+
+struct jt_row {
+	int64_t end_ns;
+	double interval_ns;
+	double f[JT_NF];
+	double meter_uj; /* target */
+	double module_uj; /* recorded energy_uj, -1 if none */
+};
+
+struct jt_align_stats {
+	size_t used;
+	size_t uncovered;
+	size_t gap;
+};
+
+/*
+ * Pair each sample with the meter energy of its interval. offset_ns is
+ * added to meter timestamps. Rows come out sorted by end time.
+ */
+int jt_align(const struct jt_samples *s, const struct jt_meter *m,
+	     int64_t offset_ns, int64_t max_gap_ns, struct jt_row **rows,
+	     size_t *nrows, struct jt_align_stats *st);
+
+/* ---- model fitting ---- */
+
+/* Design-matrix column of coefficient i (jl_coef order): idle is column 0. */
+#define JT_COL_IDLE 0
+#define JT_NCOL (1 + JT_NF)
+unsigned int jt_coef_col(unsigned int coef);
+/* Module units per fitted uJ-per-unit: 1e9 for the uW terms, 1e6 for pJ. */
+double jt_coef_unit(unsigned int coef);
+
+struct jt_model {
+	struct jl_coef coef; /* what is written */
+	double raw[JL_NR_COEF]; /* fitted, module units, unrounded */
+	unsigned int fitted; /* bit per coefficient index that was fitted */
+	unsigned int clamped; /* bit per coefficient that was negative */
+	double rcond; /* reciprocal condition number of the fit */
+};
+
+/* Predicted energy (uJ) of a row under coefficients c (double arithmetic). */
+double jt_predict_uj(const struct jl_coef *c, const struct jt_row *r);
+
+/* Fit coefficients over the rows of blocks b (all but `exclude`). */
+int jt_fit_model(const struct fit_blocks *b, int exclude,
+		 enum fit_method method, struct jt_model *m);
+
+/* Model-evaluation metrics in power terms (W per interval). */
+struct jt_eval {
+	struct fit_metrics model;
+	struct fit_metrics base;
+};
+
+struct jt_train_opts {
+	enum fit_method method;
+	unsigned int folds; /* 0/1: no cross-validation */
+	size_t min_samples;
+	struct jt_progress *pr;
+};
+
+struct jt_report {
+	const char *samples_name; /* for the summary */
+	const char *pdu_name;
+	struct jt_align_stats al; /* how the training rows were aligned */
+	double max_gap_s;
+	struct jt_align_stats val_al;
+	enum fit_method method;
+	size_t n;
+	unsigned int folds;
+	unsigned int present; /* features present in the samples */
+	unsigned int zero; /* present but 0 in every row */
+	struct jt_model model; /* final: all rows */
+	struct jt_model base; /* CPU-time-only baseline: idle + cpu_time */
+	struct jt_eval insample;
+	int have_cv;
+	struct jt_eval cv;
+	int have_val;
+	size_t val_n;
+	struct jt_eval val;
+	double meter_over_module; /* sum meter / sum recorded energy_uj, 0 if none */
+};
+
+/*
+ * Fit the model and the baseline on rows, cross-validate with contiguous
+ * folds, fill rep. If cv_model/cv_base are non-NULL they receive the
+ * held-out (or, without CV, in-sample) predicted power in W per row.
+ * Returns 0 or a negative errno after printing why to jt_diag.
+ */
+int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
+	     const struct jt_train_opts *o, struct jt_report *rep,
+	     double *cv_model, double *cv_base);
+
+/* Evaluate a model and the baseline on other rows (validation set). */
+void jt_evaluate(const struct jt_row *rows, size_t n,
+		 const struct jl_coef *model, const struct jl_coef *base,
+		 struct jt_eval *ev);
+
+/* Measured power of a row, W. */
+static inline double jt_row_watts(const struct jt_row *r)
+{
+	return r->meter_uj / r->interval_ns * 1e3;
+}
+
+/* Write the '#' summary lines and, if with_coef, the coefficient line. */
+int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef);
+
+/* ---- output targets ---- */
+
+/*
+ * Write the set to DIR/model/coefficients in one write(2), checking that
+ * DIR/model/generation changed. On error returns a negative errno and puts
+ * a human-readable reason into err.
+ */
+int jt_apply(const char *sysfs_dir, const struct jl_coef *c, char *err,
+	     size_t errlen);
+
+/* Full path of prog in $PATH into buf; 0 if found, -ENOENT if not. */
+int jt_which(const char *prog, char *buf, size_t len);
+
+/*
+ * Predicted-vs-measured scatter plot via gnuplot; format from the file
+ * extension (.svg or .png). Returns 0 or a negative errno with err set.
+ */
+int jt_plot(const char *file, const double *measured, const double *model,
+	    const double *base, size_t n, const char *title, char *err,
+	    size_t errlen);
+
+#endif /* JOULES_TRAIN_H */

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+/* joules-train helpers: bad-line reporting, progress, PATH lookup. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "train.h"
+
+FILE *jt_diag;
+
+static FILE *diag(void)
+{
+	return jt_diag ? jt_diag : stderr;
+}
+
+void jt_bad_line(struct jt_input_stats *st, const char *name,
+		 unsigned long line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!st->bad) {
+		st->first_bad_line = line;
+		va_start(ap, fmt);
+		vsnprintf(st->first_bad_why, sizeof(st->first_bad_why), fmt,
+			  ap);
+		va_end(ap);
+	}
+	st->bad++;
+	if (st->bad > JT_BAD_SHOWN)
+		return;
+	fprintf(diag(), "%s:%lu: ", name, line);
+	va_start(ap, fmt);
+	vfprintf(diag(), fmt, ap);
+	va_end(ap);
+	fputc('\n', diag());
+}
+
+void jt_bad_summary(const struct jt_input_stats *st, const char *name)
+{
+	if (st->bad > JT_BAD_SHOWN)
+		fprintf(diag(),
+			"%s: %lu more bad lines not shown (%lu bad in all)\n",
+			name, st->bad - JT_BAD_SHOWN, st->bad);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void jt_progress_init(struct jt_progress *p, int on, int tty)
+{
+	memset(p, 0, sizeof(*p));
+	p->on = on;
+	p->tty = tty;
+}
+
+void jt_progress(struct jt_progress *p, const char *what,
+		 unsigned long long done, unsigned long long total)
+{
+	double t;
+
+	if (!p || !p->on)
+		return;
+	t = now_s();
+	/* A tty gets 5 redraws a second; a log gets one line every 2 s. */
+	if (p->shown && t - p->last < (p->tty ? 0.2 : 2.0))
+		return;
+	p->last = t;
+	p->shown = 1;
+	if (total)
+		fprintf(stderr, "%s: %s %5.1f%%%s", "joules-train", what,
+			100.0 * (double)done / (double)total,
+			p->tty ? "\r" : "\n");
+	else
+		fprintf(stderr, "%s: %s %llu%s", "joules-train", what, done,
+			p->tty ? "\r" : "\n");
+	fflush(stderr);
+}
+
+void jt_progress_end(struct jt_progress *p)
+{
+	if (!p || !p->on || !p->shown)
+		return;
+	if (p->tty)
+		fputs("\033[K", stderr); /* erase the last progress line */
+	p->shown = 0;
+}
+
+int jt_which(const char *prog, char *buf, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *e;
+
+	if (strchr(prog, '/')) {
+		snprintf(buf, len, "%s", prog);
+		return access(buf, X_OK) ? -ENOENT : 0;
+	}
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; *p; p = *e ? e + 1 : e) {
+		e = strchr(p, ':');
+		if (!e)
+			e = p + strlen(p);
+		if (e == p)
+			continue;
+		if ((size_t)snprintf(buf, len, "%.*s/%s", (int)(e - p), p,
+				     prog) < len &&
+		    !access(buf, X_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
