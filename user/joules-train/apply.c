@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Installing a trained set in the running module: one write of the whole
+ * set to model/coefficients (the module swaps it in atomically and bumps
+ * model/generation), then a check that the generation moved, so a write
+ * that was silently ignored cannot pass for success.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "train.h"
+
+static int read_gen(const char *path, uint64_t *gen, char *err, size_t errlen)
+{
+	char buf[64];
+	const char *why;
+	ssize_t n;
+	int fd, e;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		snprintf(err, errlen, "%s: %s%s", path, strerror(e),
+			 e == ENOENT ? " (is the joules module loaded?)" : "");
+		return -e;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	e = errno;
+	close(fd);
+	if (n < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	if (parse_u64(buf, gen, &why)) {
+		snprintf(err, errlen, "%s: '%s': %s", path, buf, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int jt_apply(const char *dir, const struct jl_coef *c, char *err, size_t errlen)
+{
+	char coef_path[4096], gen_path[4096], line[256];
+	uint64_t before, after;
+	struct stat st;
+	ssize_t n;
+	int fd, len, ret, e;
+
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen,
+			 "%s: not there: the joules module is not loaded", dir);
+		return -ENOENT;
+	}
+	snprintf(coef_path, sizeof(coef_path), "%s/model/coefficients", dir);
+	snprintf(gen_path, sizeof(gen_path), "%s/model/generation", dir);
+	ret = read_gen(gen_path, &before, err, errlen);
+	if (ret)
+		return ret;
+	len = jl_coef_format(c, line, sizeof(line));
+	if (len < 0) {
+		snprintf(err, errlen, "coefficients out of range");
+		return -ERANGE;
+	}
+	/* O_TRUNC as a shell's "echo >" would; sysfs ignores it. */
+	fd = open(coef_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		snprintf(err, errlen, "%s: %s%s", coef_path, strerror(e),
+			 e == EACCES || e == EPERM ?
+				 " (setting coefficients needs root)" :
+			 e == ENOENT ?
+				 " (module without a model? wrong --sysfs?)" :
+				 "");
+		return -e;
+	}
+	/* One write(2): the module parses and swaps the whole set at once. */
+	n = write(fd, line, (size_t)len);
+	e = errno;
+	if (close(fd) && n >= 0) {
+		n = -1;
+		e = errno;
+	}
+	if (n < 0) {
+		snprintf(
+			err, errlen, "%s: %s%s", coef_path, strerror(e),
+			e == EINVAL ?
+				" (the module rejected the set; the old one stays)" :
+			e == EACCES || e == EPERM ?
+				" (setting coefficients needs root)" :
+				"");
+		return -e;
+	}
+	if (n != len) {
+		snprintf(err, errlen, "%s: short write (%zd of %d bytes)",
+			 coef_path, n, len);
+		return -EIO;
+	}
+	ret = read_gen(gen_path, &after, err, errlen);
+	if (ret)
+		return ret;
+	if (after == before) {
+		snprintf(
+			err, errlen,
+			"%s stayed at %llu: the module did not take the new set",
+			gen_path, (unsigned long long)before);
+		return -EAGAIN;
+	}
+	return 0;
+}
