@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * joules-train: learn the joules module's model coefficients from recorded
+ * samples (joulesctl record) and an external power meter.
+ *
+ * Exit status: 0 success, 1 bad input data or failed fit/output, 2 usage
+ * error, 3 --apply failed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "train.h"
+
+#define EXIT_DATA 1
+#define EXIT_USAGE 2
+#define EXIT_APPLY 3
+
+static const char usage_text[] =
+	"Usage: joules-train [OPTION]... -s SAMPLES.csv {-p PDU.csv | -c COMMAND}\n"
+	"Fit the joules module's energy model to an external power meter.\n"
+	"\n"
+	"Inputs:\n"
+	"  -s, --samples FILE          samples recorded by 'joulesctl record' ('-': stdin)\n"
+	"  -p, --pdu FILE              meter readings, CSV timestamp,watts ('-': stdin)\n"
+	"  -c, --pdu-cmd COMMAND       run COMMAND with /bin/sh -c, read readings from its\n"
+	"                              stdout until EOF\n"
+	"      --pdu-ms                numeric meter timestamps are Unix milliseconds\n"
+	"                              (default: seconds, milliseconds if >= 1e11)\n"
+	"      --pdu-localtime         ISO 8601 times without a zone are local (default UTC)\n"
+	"      --clock-offset SECONDS  add SECONDS to meter timestamps (default 0)\n"
+	"      --max-gap SECONDS       drop intervals spanning a larger meter gap (default 5;\n"
+	"                              0: no limit)\n"
+	"      --max-bad N             fail if more than N input lines are bad (default 0)\n"
+	"      --min-samples N         fail with fewer aligned intervals (default 20)\n"
+	"Fit:\n"
+	"  -m, --method nnls|ols       non-negative least squares (default) or OLS\n"
+	"  -k, --folds K               contiguous K-fold cross-validation (default 5;\n"
+	"                              0 or 1: none)\n"
+	"      --validate-samples FILE held-out samples to report accuracy on\n"
+	"      --validate-pdu FILE     meter readings for --validate-samples\n"
+	"Output:\n"
+	"  -o, --output FILE           write the coefficients there (default stdout)\n"
+	"      --apply                 install them in the running module\n"
+	"      --sysfs DIR             module sysfs directory (default /sys/kernel/joules)\n"
+	"      --plot FILE.svg|.png    predicted-vs-measured plot (needs gnuplot)\n"
+	"      --progress              show progress even if stderr is not a terminal\n"
+	"  -q, --quiet                 no summary on stdout when writing to -o\n"
+	"  -h, --help                  this help\n"
+	"  -V, --version               version\n"
+	"\n"
+	"Output: '#' summary lines, then one line\n"
+	"  cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_byte_pj idle_uw\n"
+	"Exit status: 0 ok, 1 bad data or failed fit, 2 usage, 3 --apply failed.\n";
+
+enum {
+	O_PDU_MS = 256,
+	O_PDU_LOCAL,
+	O_OFFSET,
+	O_MAX_GAP,
+	O_MAX_BAD,
+	O_MIN_SAMPLES,
+	O_VAL_SAMPLES,
+	O_VAL_PDU,
+	O_APPLY,
+	O_SYSFS,
+	O_PLOT,
+	O_PROGRESS,
+};
+
+static const struct option long_opts[] = {
+	{ "samples", required_argument, NULL, 's' },
+	{ "pdu", required_argument, NULL, 'p' },
+	{ "pdu-cmd", required_argument, NULL, 'c' },
+	{ "pdu-ms", no_argument, NULL, O_PDU_MS },
+	{ "pdu-localtime", no_argument, NULL, O_PDU_LOCAL },
+	{ "clock-offset", required_argument, NULL, O_OFFSET },
+	{ "max-gap", required_argument, NULL, O_MAX_GAP },
+	{ "max-bad", required_argument, NULL, O_MAX_BAD },
+	{ "min-samples", required_argument, NULL, O_MIN_SAMPLES },
+	{ "method", required_argument, NULL, 'm' },
+	{ "folds", required_argument, NULL, 'k' },
+	{ "validate-samples", required_argument, NULL, O_VAL_SAMPLES },
+	{ "validate-pdu", required_argument, NULL, O_VAL_PDU },
+	{ "output", required_argument, NULL, 'o' },
+	{ "apply", no_argument, NULL, O_APPLY },
+	{ "sysfs", required_argument, NULL, O_SYSFS },
+	{ "plot", required_argument, NULL, O_PLOT },
+	{ "progress", no_argument, NULL, O_PROGRESS },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct opts {
+	const char *samples, *pdu, *pdu_cmd, *val_samples, *val_pdu;
+	const char *output, *sysfs, *plot;
+	enum parse_ts_unit unit;
+	int ts_flags;
+	int64_t offset_ns, max_gap_ns;
+	unsigned long max_bad;
+	size_t min_samples;
+	enum fit_method method;
+	unsigned int folds;
+	int apply, progress, quiet;
+};
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("joules-train: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'joules-train --help'.\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+static unsigned long num_arg(const char *opt, const char *s, unsigned long max)
+{
+	const char *why;
+	uint64_t v;
+
+	if (parse_u64(s, &v, &why) || v > max)
+		usage_error("%s '%s': %s", opt, s, why ? why : "too large");
+	return (unsigned long)v;
+}
+
+static int64_t secs_arg(const char *opt, const char *s, int allow_neg)
+{
+	const char *why;
+	int64_t v;
+
+	if (parse_seconds_ns(s, &v, &why))
+		usage_error("%s '%s': %s", opt, s, why);
+	if (!allow_neg && v < 0)
+		usage_error("%s '%s': must not be negative", opt, s);
+	return v;
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	int c;
+
+	*o = (struct opts){
+		.sysfs = "/sys/kernel/joules",
+		.max_gap_ns = 5000000000LL,
+		.min_samples = 20,
+		.method = FIT_NNLS,
+		.folds = 5,
+	};
+	while ((c = getopt_long(argc, argv, "s:p:c:m:k:o:qhV", long_opts,
+				NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o->samples = optarg;
+			break;
+		case 'p':
+			o->pdu = optarg;
+			break;
+		case 'c':
+			o->pdu_cmd = optarg;
+			break;
+		case O_PDU_MS:
+			o->unit = PARSE_TS_MS;
+			break;
+		case O_PDU_LOCAL:
+			o->ts_flags |= PARSE_TS_LOCALTIME;
+			break;
+		case O_OFFSET:
+			o->offset_ns = secs_arg("--clock-offset", optarg, 1);
+			break;
+		case O_MAX_GAP:
+			o->max_gap_ns = secs_arg("--max-gap", optarg, 0);
+			break;
+		case O_MAX_BAD:
+			o->max_bad = num_arg("--max-bad", optarg, ULONG_MAX);
+			break;
+		case O_MIN_SAMPLES:
+			o->min_samples =
+				num_arg("--min-samples", optarg, ULONG_MAX);
+			break;
+		case 'm':
+			if (!strcmp(optarg, "ols"))
+				o->method = FIT_OLS;
+			else if (!strcmp(optarg, "nnls"))
+				o->method = FIT_NNLS;
+			else
+				usage_error("--method '%s': want ols or nnls",
+					    optarg);
+			break;
+		case 'k':
+			o->folds =
+				(unsigned int)num_arg("--folds", optarg, 1000);
+			break;
+		case O_VAL_SAMPLES:
+			o->val_samples = optarg;
+			break;
+		case O_VAL_PDU:
+			o->val_pdu = optarg;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case O_APPLY:
+			o->apply = 1;
+			break;
+		case O_SYSFS:
+			o->sysfs = optarg;
+			break;
+		case O_PLOT:
+			o->plot = optarg;
+			break;
+		case O_PROGRESS:
+			o->progress = 1;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		case 'V':
+			printf("joules-train %s\n", JL_VERSION);
+			exit(0);
+		default:
+			fputs("Try 'joules-train --help'.\n", stderr);
+			exit(EXIT_USAGE);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (!o->samples)
+		usage_error("no samples given (-s FILE)");
+	if (!!o->pdu + !!o->pdu_cmd != 1)
+		usage_error("give exactly one of -p FILE and -c COMMAND");
+	if (!o->val_samples != !o->val_pdu)
+		usage_error(
+			"--validate-samples and --validate-pdu go together");
+	if (!strcmp(o->samples, "-") && o->pdu && !strcmp(o->pdu, "-"))
+		usage_error(
+			"samples and meter readings cannot both come from stdin");
+	if (o->val_samples &&
+	    (!strcmp(o->val_samples, "-") || !strcmp(o->val_pdu, "-")))
+		usage_error("validation inputs must be files");
+	if (o->plot) {
+		const char *dot = strrchr(o->plot, '.');
+		char gp[4096];
+
+		if (!dot ||
+		    (strcasecmp(dot, ".svg") && strcasecmp(dot, ".png")))
+			usage_error("--plot '%s': must end in .svg or .png",
+				    o->plot);
+		/* Fail before a long fit, not after it. */
+		if (jt_which("gnuplot", gp, sizeof(gp))) {
+			fprintf(stderr,
+				"joules-train: --plot needs gnuplot, which is not in PATH "
+				"(Debian: apt-get install gnuplot-nox)\n");
+			exit(EXIT_DATA);
+		}
+	}
+}
+
+static FILE *open_in(const char *name)
+{
+	FILE *fp;
+
+	if (!strcmp(name, "-"))
+		return stdin;
+	fp = fopen(name, "r");
+	if (!fp)
+		fprintf(stderr, "joules-train: %s: %s\n", name,
+			strerror(errno));
+	return fp;
+}
+
+static void close_in(FILE *fp)
+{
+	if (fp && fp != stdin)
+		fclose(fp);
+}
+
+static void fmt_time(int64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / 1000000000LL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Explain an empty alignment: usually the clocks or the units disagree. */
+static void explain_ranges(const struct jt_samples *s, const struct jt_meter *m,
+			   int64_t offset_ns)
+{
+	char a[32], b[32], c[32], d[32];
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	size_t i;
+
+	if (!s->n || !m->n)
+		return;
+	for (i = 0; i < s->n; i++) {
+		int64_t start = s->s[i].end_ns - (int64_t)s->s[i].interval_ns;
+
+		if (start < lo)
+			lo = start;
+		if (s->s[i].end_ns > hi)
+			hi = s->s[i].end_ns;
+	}
+	fmt_time(lo, a, sizeof(a));
+	fmt_time(hi, b, sizeof(b));
+	fmt_time(m->t[0] + offset_ns, c, sizeof(c));
+	fmt_time(m->t[m->n - 1] + offset_ns, d, sizeof(d));
+	fprintf(stderr,
+		"joules-train: samples span %s .. %s, meter readings (with "
+		"--clock-offset) %s .. %s\n",
+		a, b, c, d);
+}
+
+/* Read one samples/meter pair; returns 0 or an exit status. */
+static int load(const struct opts *o, const char *sname, const char *pname,
+		const char *cmd, struct jt_samples *s, struct jt_meter *m,
+		struct jt_progress *pr, unsigned long *bad)
+{
+	FILE *fp;
+	int ret;
+
+	fp = open_in(sname);
+	if (!fp)
+		return EXIT_DATA;
+	ret = jt_read_samples(fp, sname, s, pr);
+	close_in(fp);
+	if (ret)
+		return EXIT_DATA;
+	jt_meter_init(m, o->unit, o->ts_flags);
+	if (cmd) {
+		ret = jt_read_meter_cmd(cmd, m, pr);
+	} else {
+		fp = open_in(pname);
+		if (!fp)
+			return EXIT_DATA;
+		ret = jt_read_meter(fp, pname, m, pr);
+		close_in(fp);
+	}
+	if (ret)
+		return EXIT_DATA;
+	*bad += s->st.bad + m->st.bad;
+	if (m->n < 2) {
+		fprintf(stderr,
+			"joules-train: %s: %zu usable meter readings, need at least 2\n",
+			cmd ? "pdu-cmd" : pname, m->n);
+		return EXIT_DATA;
+	}
+	return 0;
+}
+
+static int align(const struct opts *o, const struct jt_samples *s,
+		 const struct jt_meter *m, struct jt_row **rows, size_t *n,
+		 struct jt_align_stats *st)
+{
+	if (jt_align(s, m, o->offset_ns, o->max_gap_ns, rows, n, st)) {
+		fprintf(stderr, "joules-train: out of memory\n");
+		return EXIT_DATA;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct jt_samples s = { 0 }, vs = { 0 };
+	struct jt_meter m = { 0 }, vm = { 0 };
+	struct jt_row *rows = NULL, *vrows = NULL;
+	struct jt_report rep = { 0 };
+	struct jt_progress pr;
+	struct jt_train_opts to;
+	double *pm = NULL, *pb = NULL, *meas = NULL;
+	unsigned long bad = 0;
+	size_t n = 0, vn = 0, i;
+	struct opts o;
+	char err[512];
+	FILE *out;
+	int ret;
+
+	parse_args(argc, argv, &o);
+	jt_progress_init(&pr, o.progress || isatty(STDERR_FILENO),
+			 isatty(STDERR_FILENO));
+
+	ret = load(&o, o.samples, o.pdu, o.pdu_cmd, &s, &m, &pr, &bad);
+	if (!ret && o.val_samples)
+		ret = load(&o, o.val_samples, o.val_pdu, NULL, &vs, &vm, &pr,
+			   &bad);
+	if (ret)
+		goto out;
+	if (bad > o.max_bad) {
+		fprintf(stderr,
+			"joules-train: %lu bad input lines, more than --max-bad %lu\n",
+			bad, o.max_bad);
+		ret = EXIT_DATA;
+		goto out;
+	}
+	if (bad)
+		fprintf(stderr,
+			"joules-train: %lu bad input lines skipped (--max-bad %lu)\n",
+			bad, o.max_bad);
+
+	ret = align(&o, &s, &m, &rows, &n, &rep.al);
+	if (ret)
+		goto out;
+	if (n < o.min_samples)
+		fprintf(stderr,
+			"joules-train: %zu of %zu intervals aligned with meter readings "
+			"(%zu not covered, %zu across gaps > --max-gap)\n",
+			n, s.n, rep.al.uncovered, rep.al.gap);
+	if (!n)
+		explain_ranges(&s, &m, o.offset_ns);
+
+	pm = malloc((n ? n : 1) * sizeof(*pm));
+	pb = malloc((n ? n : 1) * sizeof(*pb));
+	meas = malloc((n ? n : 1) * sizeof(*meas));
+	if (!pm || !pb || !meas) {
+		fprintf(stderr, "joules-train: out of memory\n");
+		ret = EXIT_DATA;
+		goto out;
+	}
+	rep.samples_name = o.samples;
+	rep.pdu_name = o.pdu_cmd ? "pdu-cmd" : o.pdu;
+	rep.max_gap_s = (double)o.max_gap_ns * 1e-9;
+	to = (struct jt_train_opts){
+		.method = o.method,
+		.folds = o.folds,
+		.min_samples = o.min_samples,
+		.pr = &pr,
+	};
+	if (jt_train(rows, n, s.present, &to, &rep, pm, pb)) {
+		ret = EXIT_DATA;
+		goto out;
+	}
+
+	if (o.val_samples) {
+		ret = align(&o, &vs, &vm, &vrows, &vn, &rep.val_al);
+		if (ret)
+			goto out;
+		if (!vn) {
+			fprintf(stderr,
+				"joules-train: no validation interval aligned with %s\n",
+				o.val_pdu);
+			explain_ranges(&vs, &vm, o.offset_ns);
+			ret = EXIT_DATA;
+			goto out;
+		}
+		if (s.present & ~vs.present)
+			fprintf(stderr,
+				"joules-train: warning: %s lacks features the model uses; "
+				"they count as 0 there\n",
+				o.val_samples);
+		jt_evaluate(vrows, vn, &rep.model.coef, &rep.base.coef,
+			    &rep.val);
+		rep.have_val = 1;
+		rep.val_n = vn;
+	}
+
+	out = o.output ? fopen(o.output, "w") : stdout;
+	if (!out) {
+		fprintf(stderr, "joules-train: %s: %s\n", o.output,
+			strerror(errno));
+		ret = EXIT_DATA;
+		goto out;
+	}
+	if (jt_write_report(out, &rep, 1) ||
+	    (o.output ? fclose(out) : fflush(out))) {
+		fprintf(stderr, "joules-train: writing %s: %s\n",
+			o.output ? o.output : "stdout", strerror(errno));
+		ret = EXIT_DATA;
+		goto out;
+	}
+	if (o.output && !o.quiet)
+		jt_write_report(stdout, &rep, 0);
+
+	if (o.apply) {
+		if (jt_apply(o.sysfs, &rep.model.coef, err, sizeof(err))) {
+			fprintf(stderr, "joules-train: --apply: %s\n", err);
+			ret = EXIT_APPLY;
+			goto out;
+		}
+		if (!o.quiet)
+			fprintf(stderr,
+				"joules-train: coefficients installed in %s\n",
+				o.sysfs);
+	}
+
+	if (o.plot) {
+		char title[128];
+
+		for (i = 0; i < n; i++)
+			meas[i] = jt_row_watts(&rows[i]);
+		snprintf(title, sizeof(title),
+			 "joules-train: %s predictions, %zu intervals",
+			 rep.have_cv ? "cross-validated" : "in-sample", n);
+		if (jt_plot(o.plot, meas, pm, pb, n, title, err, sizeof(err))) {
+			fprintf(stderr, "joules-train: --plot: %s\n", err);
+			ret = EXIT_DATA;
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	free(pm);
+	free(pb);
+	free(meas);
+	free(rows);
+	free(vrows);
+	jt_samples_free(&s);
+	jt_samples_free(&vs);
+	jt_meter_free(&m);
+	jt_meter_free(&vm);
+	return ret;
+}
