@@ -1,0 +1,1519 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit tests of joules-train: parsing, CSV error reporting, meter
+ * alignment, the fitter (OLS, NNLS, cross-validation), units of the
+ * written coefficients, --apply against a fake sysfs, and the CLI.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gsl/gsl_multifit.h>
+
+#include "core.h"
+#include "csv.h"
+#include "parse.h"
+#include "tap.h"
+#include "train.h"
+
+/* ---- deterministic random numbers ---- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rng_u64(void)
+{
+	/* splitmix64 */
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static double rng_unif(double lo, double hi)
+{
+	return lo + (hi - lo) * ((double)(rng_u64() >> 11) * 0x1.0p-53);
+}
+
+static double rng_gauss(void)
+{
+	double u = rng_unif(1e-12, 1), v = rng_unif(0, 1);
+
+	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+}
+
+/* ---- helpers ---- */
+
+static FILE *mem_in(const char *text)
+{
+	return fmemopen((void *)text, strlen(text), "r");
+}
+
+static char *diag_buf;
+static size_t diag_len;
+
+/* Capture jt_diag output; returns the stream to close with diag_end(). */
+static void diag_begin(void)
+{
+	free(diag_buf);
+	diag_buf = NULL;
+	jt_diag = open_memstream(&diag_buf, &diag_len);
+}
+
+static const char *diag_end(void)
+{
+	fclose(jt_diag);
+	jt_diag = NULL;
+	return diag_buf ? diag_buf : "";
+}
+
+static int rel_close(double a, double b, double tol)
+{
+	return fabs(a - b) <= tol * fmax(fabs(a), fabs(b)) ||
+	       fabs(a - b) < 1e-300;
+}
+
+/* ---- parse library ---- */
+
+static void test_parse_numbers(void)
+{
+	const char *why = NULL;
+	uint64_t u;
+	int64_t s;
+	double d;
+
+	tap_check(parse_u64("18446744073709551615", &u, &why) == 0 &&
+			  u == UINT64_MAX,
+		  "u64 max");
+	tap_check(parse_u64("18446744073709551616", &u, &why) == -ERANGE,
+		  "u64 overflow");
+	tap_check(parse_u64("", &u, &why) == -EINVAL, "empty");
+	tap_check(parse_u64(" 1", &u, &why) == -EINVAL, "leading blank");
+	tap_check(parse_u64("1 ", &u, &why) == -EINVAL, "trailing blank");
+	tap_check(parse_u64("-1", &u, &why) == -EINVAL, "sign");
+	tap_check(parse_u64("12x", &u, &why) == -EINVAL && why &&
+			  strstr(why, "integer"),
+		  "junk");
+	tap_check(parse_s64("-9223372036854775808", &s, &why) == 0 &&
+			  s == INT64_MIN,
+		  "s64 min");
+	tap_check(parse_s64("9223372036854775808", &s, &why) == -ERANGE,
+		  "s64 overflow");
+	tap_check(parse_double("-2.5e3", &d, &why) == 0 && d == -2500,
+		  "double");
+	tap_check(parse_double("nan", &d, &why) == -EINVAL, "nan");
+	tap_check(parse_double("inf", &d, &why) == -EINVAL, "inf");
+	tap_check(parse_double(" 1", &d, &why) == -EINVAL,
+		  "double leading blank");
+	tap_check(parse_double("1.5W", &d, &why) == -EINVAL, "double junk");
+	tap_check(parse_double("1e999", &d, &why) == -EINVAL,
+		  "double overflow is inf");
+	tap_check(parse_seconds_ns("-0.25", &s, &why) == 0 && s == -250000000,
+		  "seconds");
+	tap_check(parse_seconds_ns("5", &s, &why) == 0 && s == 5000000000LL,
+		  "int seconds");
+	tap_check(parse_seconds_ns("0.0000000015", &s, &why) == 0 && s == 2,
+		  "rounds half up");
+	tap_check(parse_seconds_ns("1.", &s, &why) == -EINVAL,
+		  "no fraction digits");
+	tap_check(parse_seconds_ns("1e3", &s, &why) == -EINVAL &&
+			  strstr(why, "exponent"),
+		  "exponent");
+	tap_done("parse: strict integers, doubles and decimal seconds");
+}
+
+static void test_parse_timestamps(void)
+{
+	const int64_t base =
+		1796220916LL * 1000000000LL; /* 2026-12-02T14:15:16Z */
+	enum parse_ts_kind k;
+	const char *why;
+	int64_t ns;
+	int64_t day;
+
+	tap_check(!parse_timestamp("1796220916", PARSE_TS_AUTO, 0, &ns, &k,
+				   &why) &&
+			  ns == base && k == PARSE_TS_KIND_S,
+		  "int seconds: %lld", (long long)ns);
+	tap_check(!parse_timestamp("1796220916.25", PARSE_TS_AUTO, 0, &ns, &k,
+				   &why) &&
+			  ns == base + 250000000,
+		  "fractional seconds: %lld", (long long)ns);
+	tap_check(!parse_timestamp("1796220916.123456789", PARSE_TS_S, 0, &ns,
+				   &k, &why) &&
+			  ns == base + 123456789,
+		  "ns resolution: %lld", (long long)ns);
+	tap_check(!parse_timestamp("1796220916250", PARSE_TS_AUTO, 0, &ns, &k,
+				   &why) &&
+			  ns == base + 250000000 && k == PARSE_TS_KIND_MS,
+		  "auto ms: %lld", (long long)ns);
+	tap_check(!parse_timestamp("1796220916250.5", PARSE_TS_MS, 0, &ns, &k,
+				   &why) &&
+			  ns == base + 250500000,
+		  "fractional ms: %lld", (long long)ns);
+	tap_check(!parse_timestamp("1000", PARSE_TS_MS, 0, &ns, &k, &why) &&
+			  ns == 1000000000,
+		  "forced ms");
+	tap_check(parse_timestamp("1796220916250", PARSE_TS_S, 0, &ns, &k,
+				  &why) == -ERANGE,
+		  "ms as seconds overflows");
+	tap_check(!parse_timestamp("2026-12-02T14:15:16.250Z", PARSE_TS_AUTO, 0,
+				   &ns, &k, &why) &&
+			  ns == base + 250000000 && k == PARSE_TS_KIND_ISO,
+		  "ISO Z: %lld", (long long)ns);
+	tap_check(!parse_timestamp("2026-12-02T15:15:16.250+01:00",
+				   PARSE_TS_AUTO, 0, &ns, &k, &why) &&
+			  ns == base + 250000000,
+		  "ISO +01:00");
+	tap_check(!parse_timestamp("2026-12-02T09:45:16-0430", PARSE_TS_AUTO, 0,
+				   &ns, &k, &why) &&
+			  ns == base,
+		  "ISO -0430");
+	tap_check(!parse_timestamp("2026-12-02 14:15:16", PARSE_TS_AUTO, 0, &ns,
+				   &k, &why) &&
+			  ns == base,
+		  "ISO with blank, no zone = UTC");
+	tap_check(!parse_timestamp("2026-12-02t14:15:16,5z", PARSE_TS_AUTO, 0,
+				   &ns, &k, &why) &&
+			  ns == base + 500000000,
+		  "lower-case t/z, comma fraction");
+	tap_check(!parse_timestamp("2026-12-02T14:15", PARSE_TS_AUTO, 0, &ns,
+				   &k, &why) &&
+			  ns == base - 16000000000LL,
+		  "no seconds");
+	setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", 1);
+	tzset();
+	tap_check(!parse_timestamp("2026-12-02 15:15:16", PARSE_TS_AUTO,
+				   PARSE_TS_LOCALTIME, &ns, &k, &why) &&
+			  ns == base,
+		  "local time (CET in December): %lld", (long long)ns);
+	tap_check(!parse_timestamp("2026-07-02 15:15:16", PARSE_TS_AUTO,
+				   PARSE_TS_LOCALTIME, &ns, &k, &why) &&
+			  ns == base - 153LL * 86400 * 1000000000LL -
+					  3600000000000LL,
+		  "local time (CEST in July)");
+	tap_check(!parse_timestamp("2026-12-02T14:15:16Z", PARSE_TS_AUTO,
+				   PARSE_TS_LOCALTIME, &ns, &k, &why) &&
+			  ns == base,
+		  "explicit zone wins over local");
+	unsetenv("TZ");
+	tzset();
+
+	tap_check(parse_timestamp("2026-13-02T00:00:00Z", PARSE_TS_AUTO, 0, &ns,
+				  &k, &why) == -EINVAL &&
+			  strstr(why, "month"),
+		  "month 13");
+	tap_check(parse_timestamp("2026-02-29T00:00:00Z", PARSE_TS_AUTO, 0, &ns,
+				  &k, &why) == -EINVAL &&
+			  strstr(why, "day"),
+		  "Feb 29 2026");
+	tap_check(!parse_timestamp("2024-02-29T00:00:00Z", PARSE_TS_AUTO, 0,
+				   &ns, &k, &why),
+		  "Feb 29 2024");
+	tap_check(parse_timestamp("2026-12-02T24:00:00Z", PARSE_TS_AUTO, 0, &ns,
+				  &k, &why) == -EINVAL &&
+			  strstr(why, "hour"),
+		  "hour 24");
+	tap_check(parse_timestamp("2026-12-02T14:15:16Zx", PARSE_TS_AUTO, 0,
+				  &ns, &k, &why) == -EINVAL &&
+			  strstr(why, "junk"),
+		  "junk after zone");
+	tap_check(parse_timestamp("2026-12-02", PARSE_TS_AUTO, 0, &ns, &k,
+				  &why) == -EINVAL,
+		  "date only");
+	tap_check(parse_timestamp("-5", PARSE_TS_AUTO, 0, &ns, &k, &why) ==
+			  -EINVAL,
+		  "signed");
+	tap_check(parse_timestamp("1.7e9", PARSE_TS_AUTO, 0, &ns, &k, &why) ==
+			  -EINVAL,
+		  "exponent");
+	tap_check(parse_timestamp("", PARSE_TS_AUTO, 0, &ns, &k, &why) ==
+			  -EINVAL,
+		  "empty");
+	tap_check(parse_timestamp("now", PARSE_TS_AUTO, 0, &ns, &k, &why) ==
+			  -EINVAL,
+		  "word");
+
+	/* The calendar arithmetic against libc's timegm over 1970..2261. */
+	for (day = 0; day < 106000; day += 7) {
+		time_t t = (time_t)day * 86400;
+		struct tm tm;
+
+		gmtime_r(&t, &tm);
+		if (!tap_check(parse_days_from_civil(
+				       tm.tm_year + 1900,
+				       (unsigned int)tm.tm_mon + 1,
+				       (unsigned int)tm.tm_mday) == day,
+			       "day %lld", (long long)day))
+			break;
+	}
+	tap_done(
+		"parse: timestamps (Unix s/ms, ISO 8601 with zones) to exact ns");
+}
+
+static void test_csv_split(void)
+{
+	char line[256];
+	char *f[8];
+	const char *why;
+	int n;
+
+	strcpy(line, " a , \"b,\"\"c\"\" \" ,,d\t");
+	n = csv_split(line, f, 8, &why);
+	tap_check(n == 4, "n=%d", n);
+	if (n == 4) {
+		tap_check(!strcmp(f[0], "a"), "f0 '%s'", f[0]);
+		tap_check(!strcmp(f[1], "b,\"c\" "), "f1 '%s'", f[1]);
+		tap_check(!strcmp(f[2], ""), "f2 '%s'", f[2]);
+		tap_check(!strcmp(f[3], "d"), "f3 '%s'", f[3]);
+	}
+	strcpy(line, "a,\"b");
+	tap_check(csv_split(line, f, 8, &why) == -EINVAL &&
+			  strstr(why, "unterminated"),
+		  "unterminated");
+	strcpy(line, "a,\"b\"x");
+	tap_check(csv_split(line, f, 8, &why) == -EINVAL && strstr(why, "junk"),
+		  "junk");
+	strcpy(line, "a,b\"c");
+	tap_check(csv_split(line, f, 8, &why) == -EINVAL, "stray quote");
+	strcpy(line, "1,2,3,4,5");
+	tap_check(csv_split(line, f, 2, &why) == 5 && !strcmp(f[1], "2"),
+		  "more than max");
+	{
+		static const char text[] =
+			"# comment\r\n\r\nx,y\r\n\n  \n1,2\n";
+		struct csv_reader r;
+		FILE *fp = mem_in(text);
+
+		csv_init(&r, fp, "t", CSV_SKIP_COMMENTS);
+		tap_check(csv_next(&r) == 2 && r.lineno == 3 &&
+				  !strcmp(r.field[1], "y"),
+			  "line 3");
+		tap_check(csv_next(&r) == 2 && r.lineno == 6 &&
+				  !strcmp(r.field[0], "1"),
+			  "line 6");
+		tap_check(csv_next(&r) == 0, "eof");
+		csv_free(&r);
+		fclose(fp);
+	}
+	{
+		static const char text[] = "a,b\nc\0d,e\nf,g\n";
+		struct csv_reader r;
+		FILE *fp = fmemopen((void *)text, sizeof(text) - 1, "r");
+
+		csv_init(&r, fp, "t", 0);
+		tap_check(csv_next(&r) == 2, "first");
+		tap_check(csv_next(&r) == -EINVAL && r.lineno == 2 &&
+				  strstr(r.why, "NUL"),
+			  "NUL");
+		tap_check(csv_next(&r) == 2 && r.lineno == 3,
+			  "continues after a bad line");
+		csv_free(&r);
+		fclose(fp);
+	}
+	tap_done("csv: splitting, quoting, line numbers, bad lines");
+}
+
+/* ---- input files ---- */
+
+#define HDR                                                                               \
+	"realtime_ns,monotonic_ns,interval_ns,source,model_generation,energy_uj,idle_uj," \
+	"cpu_ns,cycles,instructions,cache_misses,disk_bytes,tasks\n"
+
+static void test_samples_csv(void)
+{
+	static const char good[] = HDR
+		"1796220916000000000,10,1000000000,rapl,1,5000000,100,800000000,,,,4096,3\n"
+		"# a comment\n"
+		"1796220917000000000,20,1000000000,model,1,6000000,100,900000000,,,,0,3\n";
+	static const char bad[] = HDR
+		"1796220916000000000,10,1000000000,rapl,1,5,1,8,1,2,3,4,3\n"
+		"1796220917000000000,10,0,rapl,1,5,1,8,1,2,3,4,3\n" /* 3: zero */
+		"1796220918000000000,10,1000000000,rapl,1,5,1,8,1,2,3\n" /* 4: fields */
+		"1796220919000000000,10,1000000000,rapl,1,5,1,-8,1,2,3,4,3\n" /* 5 */
+		"1796220920000000000,10,1000000000,solar,1,5,1,8,1,2,3,4,3\n" /* 6 */
+		"1796220921000000000,10,1000000000,rapl,1,5,1,8,,2,3,4,3\n" /* 7 */
+		"1796220922000000000,10,1000000000,rapl,1,5,1,8,1,2,3,4,3\n";
+	struct jt_samples s = { 0 };
+	const char *d;
+	FILE *fp;
+	int ret;
+
+	fp = mem_in(good);
+	diag_begin();
+	ret = jt_read_samples(fp, "good.csv", &s, NULL);
+	d = diag_end();
+	fclose(fp);
+	tap_check(ret == 0 && s.n == 2 && s.st.bad == 0,
+		  "good: ret %d n %zu bad %lu: %s", ret, s.n, s.st.bad, d);
+	tap_check(s.present == ((1u << JL_F_CPU_NS) | (1u << JL_F_DISK)),
+		  "present %#x", s.present);
+	tap_check(s.n == 2 && s.s[1].f[JL_F_CPU_NS] == 9e8 &&
+			  s.s[0].f[JL_F_DISK] == 4096 &&
+			  s.s[1].end_ns == 1796220917000000000LL &&
+			  s.s[0].energy_uj == 5e6,
+		  "values");
+	tap_check(s.n_rapl == 1 && s.n_model == 1, "sources");
+	jt_samples_free(&s);
+
+	memset(&s, 0, sizeof(s));
+	fp = mem_in(bad);
+	diag_begin();
+	ret = jt_read_samples(fp, "bad.csv", &s, NULL);
+	d = diag_end();
+	fclose(fp);
+	tap_check(ret == 0 && s.n == 2 && s.st.bad == 5, "bad: n %zu bad %lu",
+		  s.n, s.st.bad);
+	tap_check(s.st.first_bad_line == 3 &&
+			  strstr(s.st.first_bad_why, "interval_ns") &&
+			  strstr(s.st.first_bad_why, "zero"),
+		  "first bad: %lu %s", s.st.first_bad_line, s.st.first_bad_why);
+	tap_check(strstr(d, "bad.csv:3: interval_ns") != NULL,
+		  "line 3 reported: %s", d);
+	tap_check(strstr(d, "bad.csv:4: 11 fields, the header has 13") != NULL,
+		  "line 4");
+	tap_check(strstr(d, "bad.csv:5: cpu_ns: '-8'") != NULL, "line 5");
+	tap_check(strstr(d, "bad.csv:6: source: 'solar'") != NULL, "line 6");
+	tap_check(strstr(d, "bad.csv:7: cycles: empty here") != NULL, "line 7");
+	jt_samples_free(&s);
+
+	memset(&s, 0, sizeof(s));
+	fp = mem_in("realtime_ns,cpu_ns\n1,2\n");
+	diag_begin();
+	ret = jt_read_samples(fp, "nohdr.csv", &s, NULL);
+	d = diag_end();
+	fclose(fp);
+	tap_check(ret == -EINVAL &&
+			  strstr(d, "nohdr.csv:1: header lacks interval_ns"),
+		  "missing column: %d %s", ret, d);
+	jt_samples_free(&s);
+
+	memset(&s, 0, sizeof(s));
+	fp = mem_in("");
+	diag_begin();
+	ret = jt_read_samples(fp, "empty.csv", &s, NULL);
+	d = diag_end();
+	fclose(fp);
+	tap_check(ret == -EINVAL && strstr(d, "empty.csv: empty file"),
+		  "empty: %s", d);
+	jt_samples_free(&s);
+	tap_done(
+		"samples CSV: values, absent features, bad lines with file:line and reason");
+}
+
+static void test_meter_csv(void)
+{
+	static const char text[] =
+		"timestamp,watts\n"
+		"1796220916,100\n"
+		"1796220916.5,101.5\n"
+		"1796220916.5,102\n" /* 4: not increasing */
+		"1796220917,-1\n" /* 5: negative */
+		"1796220918,abc\n" /* 6: watts */
+		"2026-12-02T14:15:19Z,103\n"
+		"1796220920,104,5\n" /* 8: fields */
+		"17962209210,104\n" /* 9: year 2539: past int64 ns */
+		"1796220921000,104\n"; /* 10: ms after s */
+	struct jt_meter m;
+	const char *d;
+	FILE *fp;
+	int ret;
+
+	jt_meter_init(&m, PARSE_TS_AUTO, 0);
+	fp = mem_in(text);
+	diag_begin();
+	ret = jt_read_meter(fp, "pdu.csv", &m, NULL);
+	d = diag_end();
+	fclose(fp);
+	tap_check(ret == 0 && m.n == 3 && m.st.bad == 6,
+		  "ret %d n %zu bad %lu: %s", ret, m.n, m.st.bad, d);
+	tap_check(m.n == 3 && m.t[1] == 1796220916500000000LL &&
+			  m.w[1] == 101.5 && m.t[2] == 1796220919000000000LL,
+		  "values");
+	tap_check(
+		strstr(d,
+		       "pdu.csv:4: timestamp '1796220916.5' is not after the reading on "
+		       "line 3") != NULL,
+		"line 4: %s", d);
+	tap_check(strstr(d, "pdu.csv:5: watts '-1': negative power") != NULL,
+		  "line 5");
+	tap_check(strstr(d, "pdu.csv:6: watts 'abc'") != NULL, "line 6");
+	tap_check(strstr(d, "pdu.csv:8: 3 fields, want 2") != NULL, "line 8");
+	tap_check(
+		strstr(d,
+		       "pdu.csv:9: timestamp '17962209210': timestamp out of range") !=
+			NULL,
+		"line 9");
+	tap_check(
+		strstr(d,
+		       "pdu.csv:10: timestamp '1796220921000' looks like Unix milliseconds, "
+		       "earlier ones were Unix seconds") != NULL,
+		"line 10");
+	tap_check(m.st.first_bad_line == 4, "first bad %lu",
+		  m.st.first_bad_line);
+	jt_meter_free(&m);
+
+	/* No header; milliseconds detected with a message. */
+	jt_meter_init(&m, PARSE_TS_AUTO, 0);
+	fp = mem_in("1796220916000,5\n1796220916250,6\n");
+	diag_begin();
+	ret = jt_read_meter(fp, "ms.csv", &m, NULL);
+	d = diag_end();
+	fclose(fp);
+	tap_check(ret == 0 && m.n == 2 && m.st.bad == 0 &&
+			  m.t[1] == 1796220916250000000LL,
+		  "ms: n %zu", m.n);
+	tap_check(
+		strstr(d, "ms.csv:1: timestamps look like Unix milliseconds") !=
+			NULL,
+		"ms message: %s", d);
+	jt_meter_free(&m);
+
+	/* A bad first line is a bad line, not a header, when one field is a value. */
+	jt_meter_init(&m, PARSE_TS_AUTO, 0);
+	fp = mem_in("yesterday,5\n1796220916,6\n");
+	diag_begin();
+	ret = jt_read_meter(fp, "h.csv", &m, NULL);
+	d = diag_end();
+	fclose(fp);
+	tap_check(ret == 0 && m.n == 1 && m.st.bad == 1 &&
+			  strstr(d, "h.csv:1: timestamp"),
+		  "bad first line: %s", d);
+	jt_meter_free(&m);
+
+	/* --pdu-cmd: a reader program's stdout, and its exit status. */
+	jt_meter_init(&m, PARSE_TS_AUTO, 0);
+	diag_begin();
+	ret = jt_read_meter_cmd(
+		"printf 'timestamp,watts\\n1796220916,7\\n1796220917,8.5\\n'",
+		&m, NULL);
+	d = diag_end();
+	tap_check(ret == 0 && m.n == 2 && m.w[1] == 8.5, "pdu-cmd: %d %zu %s",
+		  ret, m.n, d);
+	jt_meter_free(&m);
+	jt_meter_init(&m, PARSE_TS_AUTO, 0);
+	diag_begin();
+	ret = jt_read_meter_cmd("echo 1796220916,7; exit 3", &m, NULL);
+	d = diag_end();
+	tap_check(ret == -EIO && strstr(d, "exited with status 3"),
+		  "pdu-cmd exit: %d %s", ret, d);
+	jt_meter_free(&m);
+	tap_done(
+		"meter CSV: header optional, ms detection, bad lines, --pdu-cmd");
+}
+
+/* ---- alignment ---- */
+
+/* Exact integral (J) of the linear interpolation of (t, w) over [a, b], s. */
+static double ref_integral(const double *t, const double *w, int n, double a,
+			   double b)
+{
+	double e = 0;
+	int i;
+
+	for (i = 0; i + 1 < n; i++) {
+		double lo = fmax(a, t[i]), hi = fmin(b, t[i + 1]), k;
+
+		if (hi <= lo)
+			continue;
+		/* antiderivative of w(x) = w_i + k (x - t_i) */
+		k = (w[i + 1] - w[i]) / (t[i + 1] - t[i]);
+		e += w[i] * (hi - lo) + k / 2 *
+						((hi - t[i]) * (hi - t[i]) -
+						 (lo - t[i]) * (lo - t[i]));
+	}
+	return e;
+}
+
+static void test_align(void)
+{
+	int64_t t[] = { 0, 1000000000, 3000000000LL, 4000000000LL };
+	double w[] = { 10, 20, 20, 0 };
+	struct jt_meter m = { .t = t, .w = w, .n = 4 };
+	double uj = 0, rt[64], rw[64];
+	int64_t gt[64];
+	double gw[64];
+	int i, ok = 1;
+
+	tap_check(jt_meter_energy(&m, 500000000, 3500000000LL, 5000000000LL,
+				  &uj) == JT_ALIGN_OK &&
+			  fabs(uj - 56250000.0) < 1e-6,
+		  "known trace: %.9f uJ", uj);
+	tap_check(jt_meter_energy(&m, 0, 4000000000LL, 0, &uj) == JT_ALIGN_OK &&
+			  fabs(uj - 65000000.0) < 1e-6,
+		  "whole trace: %.9f", uj);
+	tap_check(jt_meter_energy(&m, 1000000000, 3000000000LL, 0, &uj) ==
+				  JT_ALIGN_OK &&
+			  fabs(uj - 40000000.0) < 1e-6,
+		  "on reading boundaries: %.9f", uj);
+	tap_check(jt_meter_energy(&m, -1, 1000, 0, &uj) == JT_ALIGN_UNCOVERED,
+		  "before");
+	tap_check(jt_meter_energy(&m, 3500000000LL, 4000000001LL, 0, &uj) ==
+			  JT_ALIGN_UNCOVERED,
+		  "after");
+	tap_check(jt_meter_energy(&m, 1500000000, 2500000000LL, 1999999999,
+				  &uj) == JT_ALIGN_GAP,
+		  "2 s gap inside");
+	tap_check(jt_meter_energy(&m, 1500000000, 2500000000LL, 2000000000,
+				  &uj) == JT_ALIGN_OK &&
+			  fabs(uj - 20000000.0) < 1e-6,
+		  "gap = max is fine");
+	tap_check(jt_meter_energy(&m, 3100000000LL, 3200000000LL, 1000000000,
+				  &uj) == JT_ALIGN_OK,
+		  "a gap elsewhere does not matter");
+
+	/* Random piecewise-linear traces against the antiderivative. */
+	for (i = 0; i < 64; i++) {
+		gt[i] = (int64_t)1796220916 * 1000000000LL +
+			(int64_t)i * 1000000000LL +
+			(int64_t)rng_unif(-3e8, 3e8);
+		gw[i] = rng_unif(0, 300);
+		rt[i] = (double)(gt[i] - gt[0]) * 1e-9;
+		rw[i] = gw[i];
+	}
+	m = (struct jt_meter){ .t = gt, .w = gw, .n = 64 };
+	for (i = 0; i < 2000 && ok; i++) {
+		double a = rng_unif(0.5, 60), b = a + rng_unif(1e-6, 3);
+		int64_t an = gt[0] + (int64_t)llround(a * 1e9),
+			bn = gt[0] + (int64_t)llround(b * 1e9);
+		double ref =
+			ref_integral(rt, rw, 64, (double)(an - gt[0]) * 1e-9,
+				     (double)(bn - gt[0]) * 1e-9) *
+			1e6;
+
+		ok = tap_check(
+			jt_meter_energy(&m, an, bn, 0, &uj) == JT_ALIGN_OK &&
+				fabs(uj - ref) <= 1e-9 * fabs(ref) + 1e-6,
+			"random %d: %.6f vs %.6f", i, uj, ref);
+	}
+
+	/* jt_align: offset and drop counts. */
+	{
+		/* readings at 0, 1, 3, 4 s; offset 0.25 s; max gap 1.5 s */
+		struct jt_sample ss[4] = {
+			{ .end_ns = 4150000000LL,
+			  .interval_ns = 8e8 }, /* [3.1, 3.9] ok */
+			{ .end_ns = 1750000000LL,
+			  .interval_ns = 1e9 }, /* [0.5, 1.5]: gap */
+			{ .end_ns = 1000000000LL,
+			  .interval_ns = 5e8 }, /* [0.25, 0.75] ok */
+			{ .end_ns = 4350000000LL,
+			  .interval_ns = 1e9 }, /* [3.1, 4.1]: end */
+		};
+		struct jt_samples s = { .s = ss, .n = 4 };
+		struct jt_align_stats st;
+		struct jt_row *rows = NULL;
+		size_t n = 0;
+
+		m = (struct jt_meter){ .t = t, .w = w, .n = 4 };
+		/* meter clock + 0.25 s = sample clock */
+		tap_check(jt_align(&s, &m, 250000000, 1500000000, &rows, &n,
+				   &st) == 0,
+			  "align");
+		tap_check(n == 2 && st.uncovered == 1 && st.gap == 1,
+			  "n %zu uncovered %zu gap %zu", n, st.uncovered,
+			  st.gap);
+		if (n == 2) {
+			double tt[] = { 0, 1, 3, 4 };
+
+			tap_check(rows[0].end_ns == 1000000000 &&
+					  rows[1].end_ns == 4150000000LL,
+				  "sorted by end time");
+			tap_check(
+				fabs(rows[0].meter_uj -
+				     ref_integral(tt, w, 4, 0.25, 0.75) * 1e6) <
+						1e-6 &&
+					fabs(rows[1].meter_uj -
+					     ref_integral(tt, w, 4, 3.1, 3.9) *
+						     1e6) < 1e-6,
+				"offset applied: %f %f", rows[0].meter_uj,
+				rows[1].meter_uj);
+		}
+		free(rows);
+	}
+	tap_done(
+		"align: exact integral of piecewise-linear power, coverage, gaps, offset");
+}
+
+/* ---- fitting ---- */
+
+/* Realistic-ish synthetic node: each feature varies independently enough. */
+static const struct jl_coef truth = {
+	.cpu_time_uw = 6000000, /* 6 W per busy CPU */
+	.cycles_pj = 1000,
+	.instructions_pj = 500,
+	.cache_miss_pj = 50000,
+	.disk_byte_pj = 10000,
+	.idle_uw = 40000000, /* 40 W */
+};
+
+static struct jt_row *synth_rows(size_t n, const struct jl_coef *c,
+				 double noise, unsigned int present)
+{
+	struct jt_row *r = calloc(n, sizeof(*r));
+	size_t i;
+
+	for (i = 0; r && i < n; i++) {
+		double len = rng_unif(0.9e9, 1.1e9),
+		       busy = rng_unif(0, 2) * len;
+
+		r[i].end_ns = 1796220916000000000LL + (int64_t)i * 1000000000LL;
+		r[i].interval_ns = nearbyint(len);
+		r[i].f[JL_F_CPU_NS] = nearbyint(busy);
+		r[i].f[JL_F_CYCLES] = nearbyint(busy * rng_unif(1.0, 3.5));
+		r[i].f[JL_F_INSTR] =
+			nearbyint(r[i].f[JL_F_CYCLES] * rng_unif(0.3, 2.5));
+		r[i].f[JL_F_MISSES] = nearbyint(rng_unif(0, 2e8) * len * 1e-9);
+		r[i].f[JL_F_DISK] =
+			rng_unif(0, 1) < 0.3 ? 0 : nearbyint(rng_unif(0, 5e8));
+		for (unsigned int j = 0; j < JT_NF; j++)
+			if (!(present & (1u << j)))
+				r[i].f[j] = 0;
+		r[i].meter_uj =
+			jt_predict_uj(c, &r[i]) * (1 + noise * rng_gauss());
+		r[i].module_uj = -1;
+	}
+	return r;
+}
+
+#define ALL_FEATURES ((1u << JT_NF) - 1)
+
+static void test_recover(void)
+{
+	static const enum fit_method methods[] = { FIT_OLS, FIT_NNLS };
+	size_t n = 20000;
+	struct jt_row *rows = synth_rows(n, &truth, 0.005, ALL_FEATURES);
+	unsigned int mi, i;
+
+	for (mi = 0; mi < 2; mi++) {
+		struct jt_train_opts o = { .method = methods[mi],
+					   .folds = 5,
+					   .min_samples = 20 };
+		struct jt_report rep = { 0 };
+		int ret;
+
+		ret = jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL);
+		tap_check(ret == 0, "train %d", ret);
+		for (i = 0; i < JL_NR_COEF; i++) {
+			double want = (double)jl_coef_get(&truth, i);
+			double got = (double)jl_coef_get(&rep.model.coef, i);
+
+			tap_check(fabs(got - want) <= 0.02 * want,
+				  "%s: %s %.0f want %.0f", mi ? "nnls" : "ols",
+				  jl_coef_names[i], got, want);
+		}
+		tap_check(rep.have_cv && rep.cv.model.mape < 1.0 &&
+				  rep.cv.model.r2 > 0.99,
+			  "CV MAPE %.3f R2 %.4f", rep.cv.model.mape,
+			  rep.cv.model.r2);
+		tap_check(rep.cv.base.mape > 2 * rep.cv.model.mape,
+			  "baseline is worse: %.3f", rep.cv.base.mape);
+		tap_check(!rep.model.clamped, "nothing clamped");
+	}
+	free(rows);
+	tap_done(
+		"fit: synthetic data (0.5%% noise) recovers all 6 coefficients within 2%%");
+}
+
+static void test_exact_units(void)
+{
+	/* Noise-free data: the rounded module coefficients come back exactly. */
+	struct jl_coef c = { 7654321, 1234, 567, 45678, 9876, 43210987 };
+	struct jt_row *rows = synth_rows(500, &c, 0, ALL_FEATURES);
+	struct jt_train_opts o = { .method = FIT_NNLS,
+				   .folds = 5,
+				   .min_samples = 20 };
+	struct jt_report rep = { 0 };
+	unsigned int i;
+	size_t r;
+
+	tap_check(jt_train(rows, 500, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
+		  "train");
+	for (i = 0; i < JL_NR_COEF; i++)
+		tap_check(jl_coef_get(&rep.model.coef, i) == jl_coef_get(&c, i),
+			  "%s %llu want %llu", jl_coef_names[i],
+			  (unsigned long long)jl_coef_get(&rep.model.coef, i),
+			  (unsigned long long)jl_coef_get(&c, i));
+	tap_check(rep.cv.model.mape < 1e-6, "CV MAPE %g", rep.cv.model.mape);
+	/* The trainer's prediction agrees with the module's fixed-point model. */
+	for (r = 0; r < 500; r++) {
+		struct jl_feat f = { .present = (1u << JL_NR_FEATURES) - 1 };
+		jl_u64 rem = 0, uj;
+
+		for (i = 0; i < JT_NF; i++)
+			f.v[i] = (jl_u64)rows[r].f[i];
+		uj = jl_fj_to_uj(
+			jl_model_fj(&c, &f) +
+				jl_power_fj(c.idle_uw,
+					    (jl_u64)rows[r].interval_ns),
+			&rem);
+		if (!tap_check(fabs((double)uj - jt_predict_uj(&c, &rows[r])) <=
+				       1.0,
+			       "row %zu: module %llu uJ, trainer %.3f", r,
+			       (unsigned long long)uj,
+			       jt_predict_uj(&c, &rows[r])))
+			break;
+	}
+	free(rows);
+	tap_done("units: noise-free fit returns the exact module coefficients");
+}
+
+/* Brute-force NNLS: best unconstrained LS over every support set that is feasible. */
+static double brute_nnls(const gsl_matrix *a, const gsl_vector *b,
+			 double *best_x)
+{
+	size_t m = a->size1, n = a->size2, mask, i, j, c;
+	double best = INFINITY;
+
+	for (mask = 0; mask < (1u << n); mask++) {
+		size_t k = (size_t)__builtin_popcountl(mask);
+		double x[16] = { 0 }, rss = 0;
+		int feasible = 1;
+
+		if (k) {
+			gsl_matrix *as = gsl_matrix_alloc(m, k),
+				   *cov = gsl_matrix_alloc(k, k);
+			gsl_vector *cs = gsl_vector_alloc(k);
+			gsl_multifit_linear_workspace *ws =
+				gsl_multifit_linear_alloc(m, k);
+			double chisq;
+
+			for (j = 0, c = 0; j < n; j++)
+				if (mask & (1u << j)) {
+					for (i = 0; i < m; i++)
+						gsl_matrix_set(
+							as, i, c,
+							gsl_matrix_get(a, i,
+								       j));
+					c++;
+				}
+			gsl_multifit_linear(as, b, cs, cov, &chisq, ws);
+			for (j = 0, c = 0; j < n; j++)
+				if (mask & (1u << j)) {
+					x[j] = gsl_vector_get(cs, c++);
+					if (x[j] < 0)
+						feasible = 0;
+				}
+			gsl_multifit_linear_free(ws);
+			gsl_vector_free(cs);
+			gsl_matrix_free(cov);
+			gsl_matrix_free(as);
+		}
+		if (!feasible)
+			continue;
+		for (i = 0; i < m; i++) {
+			double e = -gsl_vector_get(b, i);
+
+			for (j = 0; j < n; j++)
+				e += gsl_matrix_get(a, i, j) * x[j];
+			rss += e * e;
+		}
+		if (rss < best) {
+			best = rss;
+			memcpy(best_x, x, n * sizeof(*x));
+		}
+	}
+	return best;
+}
+
+static void test_nnls(void)
+{
+	const size_t m = 12, n = 5;
+	gsl_matrix *a = gsl_matrix_alloc(m, n), *cov = gsl_matrix_alloc(n, n);
+	gsl_vector *b = gsl_vector_alloc(m), *x = gsl_vector_alloc(n),
+		   *c = gsl_vector_alloc(n);
+	gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(m, n);
+	int trial, ols_negative = 0, ok = 1;
+
+	for (trial = 0; trial < 300 && ok; trial++) {
+		double ref[16], chisq, rss = 0;
+		unsigned int it;
+		size_t i, j;
+
+		for (i = 0; i < m; i++) {
+			for (j = 0; j < n; j++)
+				gsl_matrix_set(
+					a, i, j,
+					rng_unif(-1, 1) +
+						(trial % 3 == 0 ? 0.9 : 0));
+			gsl_vector_set(b, i, rng_unif(-1, 2));
+		}
+		if (trial % 10 == 0) { /* rank deficient: two equal columns */
+			for (i = 0; i < m; i++)
+				gsl_matrix_set(a, i, 4,
+					       gsl_matrix_get(a, i, 1));
+		}
+		gsl_multifit_linear(a, b, c, cov, &chisq, ws);
+		for (j = 0; j < n; j++)
+			ols_negative += gsl_vector_get(c, j) < 0;
+		ok &= tap_check(fit_nnls(a, b, x, &it) == 0,
+				"trial %d converged", trial);
+		for (j = 0; j < n; j++)
+			ok &= tap_check(gsl_vector_get(x, j) >= 0,
+					"trial %d x%zu = %g", trial, j,
+					gsl_vector_get(x, j));
+		for (i = 0; i < m; i++) {
+			double e = -gsl_vector_get(b, i);
+
+			for (j = 0; j < n; j++)
+				e += gsl_matrix_get(a, i, j) *
+				     gsl_vector_get(x, j);
+			rss += e * e;
+		}
+		/* Convex problem: the residual must match the brute-force optimum. */
+		ok &= tap_check(rss <= brute_nnls(a, b, ref) * (1 + 1e-9) +
+						1e-12,
+				"trial %d rss %.12g vs optimum %.12g", trial,
+				rss, brute_nnls(a, b, ref));
+	}
+	tap_check(ols_negative > 100,
+		  "OLS went negative %d times (the cases that matter)",
+		  ols_negative);
+	gsl_multifit_linear_free(ws);
+	gsl_vector_free(c);
+	gsl_vector_free(x);
+	gsl_vector_free(b);
+	gsl_matrix_free(cov);
+	gsl_matrix_free(a);
+	tap_done(
+		"nnls: never negative, optimal against brute force (300 problems)");
+}
+
+static void test_nnls_trainer(void)
+{
+	/* Power drops with disk I/O here, so OLS fits a negative disk_byte_pj. */
+	size_t n = 2000, i;
+	struct jt_row *rows = synth_rows(n, &truth, 0.002, ALL_FEATURES);
+	struct jt_train_opts o = { .method = FIT_OLS,
+				   .folds = 4,
+				   .min_samples = 20 };
+	struct jt_report rep = { 0 };
+
+	for (i = 0; i < n; i++)
+		rows[i].meter_uj -= 18000.0 * 1e-6 * rows[i].f[JL_F_DISK];
+	tap_check(jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
+		  "ols");
+	tap_check(rep.model.raw[JL_F_DISK] < -1000 &&
+			  (rep.model.clamped & (1u << JL_F_DISK)) &&
+			  rep.model.coef.disk_byte_pj == 0,
+		  "OLS disk %.1f pJ, clamped %#x", rep.model.raw[JL_F_DISK],
+		  rep.model.clamped);
+	o.method = FIT_NNLS;
+	memset(&rep, 0, sizeof(rep));
+	tap_check(jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
+		  "nnls");
+	for (i = 0; i < JL_NR_COEF; i++)
+		tap_check(rep.model.raw[i] >= 0, "nnls %s = %g",
+			  jl_coef_names[i], rep.model.raw[i]);
+	tap_check(!rep.model.clamped && rep.model.coef.disk_byte_pj == 0,
+		  "disk 0, no clamping");
+	/* The other coefficients are still about right. */
+	tap_check(fabs((double)rep.model.coef.cpu_time_uw - 6e6) < 0.05 * 6e6,
+		  "cpu %llu", (unsigned long long)rep.model.coef.cpu_time_uw);
+	free(rows);
+	tap_done(
+		"nnls in the trainer: zero where OLS gives a negative coefficient");
+}
+
+/* OLS through the blocked QR agrees with gsl_multifit_linear on the full matrix. */
+static void test_blocked_qr(void)
+{
+	const size_t n = 5000;
+	const unsigned int p = 7, cols[] = { 0, 1, 2, 3, 4, 5, 6 };
+	double *x = malloc(n * p * sizeof(*x)), *y = malloc(n * sizeof(*y));
+	gsl_matrix *xm = gsl_matrix_alloc(n, p), *cov = gsl_matrix_alloc(p, p);
+	gsl_vector *yv = gsl_vector_alloc(n), *c = gsl_vector_alloc(p);
+	gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(n, p);
+	struct fit_design d = { .n = n, .stride = p, .x = x, .y = y };
+	struct fit_blocks b;
+	struct fit_result res;
+	double chisq;
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		double u0 = rng_unif(0, 1);
+
+		for (j = 0; j < p; j++) {
+			/* wildly different column scales, mildly correlated */
+			x[i * p + j] = pow(10, (double)j * 1.5) *
+				       (rng_unif(0, 1) + 0.3 * u0);
+			gsl_matrix_set(xm, i, j, x[i * p + j]);
+		}
+		y[i] = rng_unif(-1, 1) * 100 + x[i * p + 3] * 1e-4;
+		gsl_vector_set(yv, i, y[i]);
+	}
+	gsl_multifit_linear(xm, yv, c, cov, &chisq, ws);
+	tap_check(fit_blocks_build(&d, cols, p, 3, &b) == 0, "build");
+	tap_check(fit_solve(&b, -1, FIT_OLS, &res) == 0, "solve");
+	for (j = 0; j < p; j++)
+		tap_check(rel_close(res.beta[j], gsl_vector_get(c, j), 1e-8),
+			  "beta%zu %.12g vs %.12g", j, res.beta[j],
+			  gsl_vector_get(c, j));
+	fit_blocks_free(&b);
+	gsl_multifit_linear_free(ws);
+	gsl_vector_free(c);
+	gsl_vector_free(yv);
+	gsl_matrix_free(cov);
+	gsl_matrix_free(xm);
+	free(x);
+	free(y);
+	tap_done(
+		"ols: blocked QR reduction gives gsl_multifit_linear's full-matrix solution");
+}
+
+static void test_folds(void)
+{
+	static const size_t ns[] = { 10, 11, 99, 1000, 1000003 };
+	static const unsigned int ks[] = { 1, 2, 3, 5, 7, 10 };
+	unsigned int a, bk, k;
+
+	for (a = 0; a < sizeof(ns) / sizeof(ns[0]); a++)
+		for (bk = 0; bk < sizeof(ks) / sizeof(ks[0]); bk++) {
+			size_t n = ns[a], lo = SIZE_MAX, hi = 0;
+			unsigned int K = ks[bk];
+
+			tap_check(fit_fold_start(n, 0, K) == 0 &&
+					  fit_fold_start(n, K, K) == n,
+				  "ends n=%zu K=%u", n, K);
+			for (k = 0; k < K; k++) {
+				size_t sz = fit_fold_start(n, k + 1, K) -
+					    fit_fold_start(n, k, K);
+
+				lo = sz < lo ? sz : lo;
+				hi = sz > hi ? sz : hi;
+			}
+			tap_check(hi - lo <= 1 && lo >= n / K,
+				  "sizes n=%zu K=%u: %zu..%zu", n, K, lo, hi);
+		}
+
+	/*
+	 * Leaving a fold out must fit exactly the other rows: noise-free data
+	 * with garbage in fold 2 of 4 gives the true line only without fold 2,
+	 * and equals a direct fit on the remaining rows.
+	 */
+	{
+		const size_t n = 400;
+		const unsigned int cols[] = { 0, 1 };
+		double x[400 * 2], y[400], x2[300 * 2], y2[300];
+		struct fit_design d = { .n = n, .stride = 2, .x = x, .y = y };
+		struct fit_design d2 = {
+			.n = 300, .stride = 2, .x = x2, .y = y2
+		};
+		struct fit_blocks b, b2;
+		struct fit_result r, r2;
+		size_t i, m = 0;
+
+		for (i = 0; i < n; i++) {
+			x[2 * i] = 1;
+			x[2 * i + 1] = rng_unif(0, 10);
+			y[i] = 3 + 2 * x[2 * i + 1];
+			if (i >= 200 && i < 300) /* fold 2 of 4 */
+				y[i] = rng_unif(0, 1000);
+			else {
+				x2[2 * m] = x[2 * i];
+				x2[2 * m + 1] = x[2 * i + 1];
+				y2[m++] = y[i];
+			}
+		}
+		tap_check(fit_blocks_build(&d, cols, 2, 4, &b) == 0, "build");
+		tap_check(b.start[2] == 200 && b.start[3] == 300,
+			  "fold 2 is rows 200..299");
+		tap_check(fit_solve(&b, 2, FIT_OLS, &r) == 0, "solve");
+		tap_check(fabs(r.beta[0] - 3) < 1e-9 &&
+				  fabs(r.beta[1] - 2) < 1e-9,
+			  "without fold 2: %g %g", r.beta[0], r.beta[1]);
+		tap_check(fit_solve(&b, 1, FIT_OLS, &r) == 0 &&
+				  fabs(r.beta[0] - 3) > 1,
+			  "with fold 2: %g", r.beta[0]);
+		tap_check(fit_blocks_build(&d2, cols, 2, 1, &b2) == 0,
+			  "build2");
+		tap_check(fit_solve(&b, 2, FIT_NNLS, &r) == 0 &&
+				  fit_solve(&b2, -1, FIT_NNLS, &r2) == 0,
+			  "nnls");
+		tap_check(rel_close(r.beta[0], r2.beta[0], 1e-10) &&
+				  rel_close(r.beta[1], r2.beta[1], 1e-10),
+			  "same as direct");
+		tap_check(fit_solve(&b, 7, FIT_OLS, &r) == 0,
+			  "exclude out of range = use all");
+		fit_blocks_free(&b);
+		fit_blocks_free(&b2);
+	}
+	{
+		/* An all-zero column is left out (beta 0), not a singular fit. */
+		const unsigned int cols[] = { 0, 1, 2 };
+		double x[60 * 3], y[60];
+		struct fit_design d = { .n = 60, .stride = 3, .x = x, .y = y };
+		struct fit_blocks b;
+		struct fit_result r;
+		size_t i;
+
+		for (i = 0; i < 60; i++) {
+			x[3 * i] = 1;
+			x[3 * i + 1] = 0;
+			x[3 * i + 2] = (double)i;
+			y[i] = 5 + 0.5 * (double)i;
+		}
+		tap_check(fit_blocks_build(&d, cols, 3, 3, &b) == 0 &&
+				  b.q == 2 && b.scale[1] == 0,
+			  "zero column dropped");
+		tap_check(fit_solve(&b, -1, FIT_OLS, &r) == 0 &&
+				  r.beta[1] == 0 &&
+				  fabs(r.beta[0] - 5) < 1e-9 &&
+				  fabs(r.beta[2] - 0.5) < 1e-12,
+			  "fit %g %g %g", r.beta[0], r.beta[1], r.beta[2]);
+		fit_blocks_free(&b);
+		tap_check(fit_blocks_build(&d, cols, 3, 61, &b) == -EINVAL,
+			  "more folds than rows");
+	}
+	tap_done("cv: contiguous folds, held-out fold excluded exactly");
+}
+
+static void test_train_errors_and_report(void)
+{
+	struct jt_row *rows = synth_rows(
+		300, &truth, 0.01, (1u << JL_F_CPU_NS) | (1u << JL_F_DISK));
+	struct jt_train_opts o = { .method = FIT_NNLS,
+				   .folds = 5,
+				   .min_samples = 301 };
+	struct jt_report rep = { 0 };
+	char *text = NULL;
+	size_t len = 0, i;
+	struct jl_coef parsed;
+	const char *d;
+	FILE *fp;
+
+	diag_begin();
+	tap_check(jt_train(rows, 300, (1u << JL_F_CPU_NS) | (1u << JL_F_DISK),
+			   &o, &rep, NULL, NULL) == -EINVAL,
+		  "min samples");
+	d = diag_end();
+	tap_check(strstr(d, "only 300 aligned samples, need at least 301") !=
+			  NULL,
+		  "%s", d);
+	o.min_samples = 20;
+	o.folds = 200;
+	diag_begin();
+	tap_check(jt_train(rows, 300, 1, &o, &rep, NULL, NULL) == -EINVAL,
+		  "folds");
+	d = diag_end();
+	tap_check(strstr(d, "too few for 200 folds") != NULL, "%s", d);
+
+	/* disk_bytes present but always 0: left out and said so. */
+	for (i = 0; i < 300; i++) {
+		rows[i].meter_uj -= (double)truth.disk_byte_pj * 1e-6 *
+				    rows[i].f[JL_F_DISK];
+		rows[i].f[JL_F_DISK] = 0;
+		rows[i].module_uj = rows[i].meter_uj / 2;
+	}
+	o.folds = 5;
+	memset(&rep, 0, sizeof(rep));
+	rep.samples_name = "s.csv";
+	rep.pdu_name = "p.csv";
+	rep.max_gap_s = 5;
+	rep.al.uncovered = 3;
+	tap_check(jt_train(rows, 300, (1u << JL_F_CPU_NS) | (1u << JL_F_DISK),
+			   &o, &rep, NULL, NULL) == 0,
+		  "train");
+	tap_check(rep.zero == (1u << JL_F_DISK), "zero %#x", rep.zero);
+	tap_check(rep.model.fitted ==
+			  ((1u << JL_F_CPU_NS) | (1u << JL_NR_FEATURES)),
+		  "fitted %#x", rep.model.fitted);
+	fp = open_memstream(&text, &len);
+	tap_check(jt_write_report(fp, &rep, 1) == 0, "write");
+	fclose(fp);
+	tap_check(jl_coef_parse(text, len, &parsed) == 0 &&
+			  !memcmp(&parsed, &rep.model.coef, sizeof(parsed)),
+		  "output parses with jl_coef_parse:\n%s", text);
+	tap_check(
+		strstr(text,
+		       "left out (empty in the samples: not measured on this machine, "
+		       "e.g. no PMU): cycles instructions cache_misses") !=
+			NULL,
+		"absent");
+	tap_check(strstr(text, "left out (0 in every interval): disk_bytes") !=
+			  NULL,
+		  "zero");
+	tap_check(strstr(text, "3 intervals not covered") != NULL, "dropped");
+	tap_check(strstr(text, "# node MAPE ") && strstr(text, "(5-fold CV)") &&
+			  strstr(text, "than CPU-only"),
+		  "headline");
+	tap_check(strstr(text, "meter energy is 2.00x") != NULL, "ratio");
+	tap_check(parsed.cycles_pj == 0 && parsed.instructions_pj == 0 &&
+			  parsed.cache_miss_pj == 0,
+		  "absent features are 0");
+	free(text);
+	free(rows);
+	tap_done(
+		"train: errors, left-out features, report parses with jl_coef_parse");
+}
+
+/* ---- --apply ---- */
+
+static char tmpdir[256];
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	if (fp) {
+		fputs(text, fp);
+		fclose(fp);
+	}
+}
+
+static void test_apply(void)
+{
+	struct jl_coef c = { 1, 2, 3, 4, 5, 6 };
+	char dir[512], path[600], gen[600], err[512], want[128];
+	int ret, status;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "%s/sysfs", tmpdir);
+	ret = jt_apply(dir, &c, err, sizeof(err));
+	tap_check(ret == -ENOENT && strstr(err, "not loaded"), "no dir: %d %s",
+		  ret, err);
+
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/model", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/model/coefficients", dir);
+	snprintf(gen, sizeof(gen), "%s/model/generation", dir);
+	ret = jt_apply(dir, &c, err, sizeof(err));
+	tap_check(ret == -ENOENT && strstr(err, "generation"),
+		  "no generation: %s", err);
+
+	write_file(gen, "7\n");
+	write_file(path, "");
+	ret = jt_apply(dir, &c, err, sizeof(err));
+	tap_check(ret == -EAGAIN && strstr(err, "stayed at 7"),
+		  "unchanged generation: %s", err);
+
+	/*
+	 * FIFOs play the module: the child serves generation 7, takes the set
+	 * in one read, then serves 8. Opening a FIFO blocks until the other
+	 * side opens it, which orders the steps like a synchronous sysfs.
+	 */
+	unlink(path);
+	unlink(gen);
+	tap_check(mkfifo(path, 0600) == 0 && mkfifo(gen, 0600) == 0, "mkfifo");
+	jl_coef_format(&c, want, sizeof(want));
+	pid = fork();
+	if (pid == 0) {
+		char buf[256];
+		ssize_t n;
+		int fd;
+
+		fd = open(gen, O_WRONLY);
+		if (write(fd, "7\n", 2) != 2)
+			_exit(2);
+		close(fd);
+		fd = open(path, O_RDONLY);
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		fd = open(gen, O_WRONLY);
+		if (write(fd, "8\n", 2) != 2)
+			_exit(2);
+		close(fd);
+		_exit(strcmp(buf, want) ? 1 : 0);
+	}
+	ret = jt_apply(dir, &c, err, sizeof(err));
+	waitpid(pid, &status, 0);
+	tap_check(ret == 0, "apply: %d %s", ret, ret ? err : "");
+	tap_check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "module saw '%s' in one read", want);
+	unlink(path);
+	unlink(gen);
+	tap_done("apply: one write, generation must change, clear errors");
+}
+
+/* ---- CLI ---- */
+
+static char cli[PATH_MAX + 64];
+
+static int find_cli(void)
+{
+	char exe[PATH_MAX];
+	const char *env = getenv("JOULES_TRAIN");
+	ssize_t n;
+	char *slash;
+
+	if (env) {
+		snprintf(cli, sizeof(cli), "%s", env);
+		return access(cli, X_OK) == 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return 0;
+	*slash = '\0';
+	/* tools/testing/unit/build/test_train -> user/build/joules-train */
+	snprintf(cli, sizeof(cli), "%s/../../../../user/build/joules-train",
+		 exe);
+	return access(cli, X_OK) == 0;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	if (fp) {
+		int ch;
+
+		while ((ch = fgetc(fp)) != EOF)
+			fputc(ch, out);
+		fclose(fp);
+	}
+	fclose(out);
+	return buf;
+}
+
+static char *cli_out, *cli_err;
+
+static int run_cli(const char *args)
+{
+	char cmd[8192];
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' %s >out.txt 2>err.txt",
+		 tmpdir, cli, args);
+	st = system(cmd);
+	free(cli_out);
+	free(cli_err);
+	snprintf(cmd, sizeof(cmd), "%s/out.txt", tmpdir);
+	cli_out = slurp(cmd);
+	snprintf(cmd, sizeof(cmd), "%s/err.txt", tmpdir);
+	cli_err = slurp(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Write samples and a meter trace that integrates to each interval's energy. */
+static void write_inputs(const char *sname, const char *pname, size_t n, int ms,
+			 int pmu)
+{
+	unsigned int present =
+		pmu ? ALL_FEATURES : (1u << JL_F_CPU_NS) | (1u << JL_F_DISK);
+	struct jt_row *rows = synth_rows(n, &truth, 0.003, present);
+	char path[600];
+	int64_t t = 1796220916000000000LL;
+	FILE *s, *p;
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, sname);
+	s = fopen(path, "w");
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, pname);
+	p = fopen(path, "w");
+	fputs(HDR, s);
+	fputs("timestamp,watts\n", p);
+	for (i = 0; i < n; i++) {
+		int64_t len = (int64_t)rows[i].interval_ns, end = t + len;
+		double w = jt_row_watts(&rows[i]);
+
+		if (pmu)
+			fprintf(s,
+				"%lld,%lld,%lld,rapl,1,%.0f,0,%.0f,%.0f,%.0f,%.0f,%.0f,4\n",
+				(long long)end,
+				(long long)(end - 1796220916000000000LL),
+				(long long)len, rows[i].meter_uj / 2.5,
+				rows[i].f[0], rows[i].f[1], rows[i].f[2],
+				rows[i].f[3], rows[i].f[4]);
+		else
+			fprintf(s,
+				"%lld,%lld,%lld,model,1,%.0f,0,%.0f,,,,%.0f,4\n",
+				(long long)end,
+				(long long)(end - 1796220916000000000LL),
+				(long long)len, rows[i].meter_uj / 2.5,
+				rows[i].f[0], rows[i].f[4]);
+		/* Flat power over the interval, 1 us ramps at its ends. */
+		if (ms) {
+			fprintf(p, "%.3f,%.6f\n", (double)(t + 1000) * 1e-6, w);
+			fprintf(p, "%.3f,%.6f\n", (double)(end - 1000) * 1e-6,
+				w);
+		} else {
+			fprintf(p, "%lld.%09lld,%.6f\n",
+				(long long)((t + 1000) / 1000000000),
+				(long long)((t + 1000) % 1000000000), w);
+			fprintf(p, "%lld.%09lld,%.6f\n",
+				(long long)((end - 1000) / 1000000000),
+				(long long)((end - 1000) % 1000000000), w);
+		}
+		t = end;
+	}
+	fclose(s);
+	fclose(p);
+	free(rows);
+}
+
+static void test_cli(void)
+{
+	char gp[4096], *file;
+	struct jl_coef c;
+	int rc;
+
+	if (!find_cli()) {
+		tap_skip("joules-train not built (make -C user)",
+			 "cli: end to end");
+		return;
+	}
+	rc = run_cli("--help");
+	tap_check(rc == 0 && strstr(cli_out, "Usage: joules-train"),
+		  "--help %d", rc);
+	rc = run_cli("");
+	tap_check(rc == 2 && strstr(cli_err, "no samples"), "no args: %d %s",
+		  rc, cli_err);
+	rc = run_cli("-s x.csv -p y.csv --method lasso");
+	tap_check(rc == 2 && strstr(cli_err, "--method 'lasso'"),
+		  "bad method: %d", rc);
+	rc = run_cli("-s x.csv -p y.csv -c true");
+	tap_check(rc == 2, "-p and -c: %d", rc);
+
+	write_inputs("s.csv", "p.csv", 400, 0, 1);
+	rc = run_cli("-s s.csv -p p.csv -o coef.txt");
+	tap_check(rc == 0, "fit: %d %s", rc, cli_err);
+	{
+		char path[600];
+
+		snprintf(path, sizeof(path), "%s/coef.txt", tmpdir);
+		file = slurp(path);
+	}
+	tap_check(file && jl_coef_parse(file, strlen(file), &c) == 0,
+		  "coef.txt parses");
+	if (file && !jl_coef_parse(file, strlen(file), &c))
+		tap_check(fabs((double)c.cpu_time_uw - 6e6) < 0.02 * 6e6 &&
+				  fabs((double)c.idle_uw - 4e7) < 0.02 * 4e7,
+			  "cpu %llu idle %llu",
+			  (unsigned long long)c.cpu_time_uw,
+			  (unsigned long long)c.idle_uw);
+	tap_check(strstr(cli_out, "# node MAPE") &&
+			  strstr(cli_out, "better than CPU-only"),
+		  "summary on stdout: %s", cli_out);
+	free(file);
+
+	/* Milliseconds, auto-detected, no PMU columns, via --pdu-cmd. */
+	write_inputs("s2.csv", "p2.csv", 200, 1, 0);
+	rc = run_cli("-s s2.csv -c 'cat p2.csv' -k 3");
+	tap_check(rc == 0 && strstr(cli_err, "look like Unix milliseconds") &&
+			  strstr(cli_out,
+				 "no PMU): cycles instructions cache_misses"),
+		  "ms + pdu-cmd + no PMU: %d %s", rc, cli_err);
+
+	/* A bad line fails by default, passes with --max-bad. */
+	{
+		char cmd[1024];
+
+		snprintf(cmd, sizeof(cmd),
+			 "cd '%s' && sed '5s/,/;/' p.csv > p3.csv", tmpdir);
+		rc = system(cmd);
+	}
+	rc = run_cli("-s s.csv -p p3.csv");
+	tap_check(rc == 1 && strstr(cli_err, "p3.csv:5: 1 fields") &&
+			  strstr(cli_err, "more than --max-bad 0"),
+		  "bad line: %d %s", rc, cli_err);
+	rc = run_cli("-s s.csv -p p3.csv --max-bad 1");
+	tap_check(rc == 0 && strstr(cli_err, "p3.csv:5:"), "--max-bad 1: %d",
+		  rc);
+
+	/* Clocks that do not overlap: a clear error. */
+	rc = run_cli("-s s.csv -p p.csv --clock-offset 100000");
+	tap_check(rc == 1 && strstr(cli_err, "0 of 400 intervals aligned") &&
+			  strstr(cli_err, "samples span"),
+		  "offset: %d %s", rc, cli_err);
+
+	/* Validation set. */
+	write_inputs("v.csv", "vp.csv", 100, 0, 1);
+	rc = run_cli(
+		"-s s.csv -p p.csv --validate-samples v.csv --validate-pdu vp.csv -m ols");
+	tap_check(rc == 0 && strstr(cli_out, "validation model") &&
+			  strstr(cli_out, "(validation), "),
+		  "validation: %d %s", rc, cli_err);
+
+	/* --apply to a fake sysfs whose generation never moves. */
+	{
+		char path[600];
+
+		snprintf(path, sizeof(path), "%s/fake", tmpdir);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/fake/model", tmpdir);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/fake/model/generation",
+			 tmpdir);
+		write_file(path, "1\n");
+		snprintf(path, sizeof(path), "%s/fake/model/coefficients",
+			 tmpdir);
+		write_file(path, "");
+	}
+	rc = run_cli("-s s.csv -p p.csv --apply --sysfs fake -q");
+	tap_check(rc == 3 && strstr(cli_err, "did not take"),
+		  "apply unchanged: %d %s", rc, cli_err);
+	rc = run_cli("-s s.csv -p p.csv --apply --sysfs nowhere -q");
+	tap_check(rc == 3 && strstr(cli_err, "not loaded"),
+		  "apply no module: %d", rc);
+
+	if (jt_which("gnuplot", gp, sizeof(gp)) == 0) {
+		char path[600];
+		char *svg;
+
+		rc = run_cli(
+			"-s s.csv -p p.csv -o /dev/null -q --plot fit.svg");
+		snprintf(path, sizeof(path), "%s/fit.svg", tmpdir);
+		svg = slurp(path);
+		tap_check(rc == 0 && svg && strstr(svg, "<svg"), "plot: %d %s",
+			  rc, cli_err);
+		free(svg);
+	}
+	rc = run_cli("-s s.csv -p p.csv --plot fit.pdf");
+	tap_check(rc == 2 && strstr(cli_err, ".svg or .png"), "plot ext: %d",
+		  rc);
+	tap_done(
+		"cli: usage errors, fit, ms/pdu-cmd, bad lines, validation, apply, plot");
+}
+
+int main(void)
+{
+	char tmpl[] = "/tmp/test_train.XXXXXX";
+	char cmd[300];
+
+	if (!mkdtemp(tmpl)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
+	tap_plan(15);
+	test_parse_numbers();
+	test_parse_timestamps();
+	test_csv_split();
+	test_samples_csv();
+	test_meter_csv();
+	test_align();
+	test_recover();
+	test_exact_units();
+	test_nnls();
+	test_nnls_trainer();
+	test_blocked_qr();
+	test_folds();
+	test_train_errors_and_report();
+	test_apply();
+	test_cli();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd))
+		tap_diag("could not remove %s", tmpdir);
+	free(diag_buf);
+	free(cli_out);
+	free(cli_err);
+	return tap_finish();
+}
