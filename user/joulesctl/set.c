@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * joulesctl set: change some model coefficients. The whole set is read,
+ * the named keys replaced and the set written back in one write(2) to
+ * model/coefficients, so the module swaps all six values at once (one new
+ * generation) instead of passing through a mixed set key by key.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "parse.h"
+#include "joulesctl.h"
+
+static void set_usage(FILE *fp)
+{
+	fprintf(fp,
+		"Usage: joulesctl set KEY=VALUE...\n\n"
+		"Replace the named model coefficients and install the new set atomically\n"
+		"(one write of %s/model/coefficients); prints the\n"
+		"new set and its generation. Needs root. KEY is one of:\n",
+		getenv("JOULES_SYSFS") ? getenv("JOULES_SYSFS") :
+					 "/sys/kernel/joules");
+	for (int i = 0; i < JL_NR_COEF; i++)
+		fprintf(fp, "  %s\n", jl_coef_names[i]);
+	fprintf(fp,
+		"VALUE is an unsigned integer up to %llu.\n\n"
+		"  -h, --help     this help\n",
+		(unsigned long long)JL_COEF_MAX);
+}
+
+static const char *sysfs_root(void)
+{
+	const char *r = getenv("JOULES_SYSFS");
+
+	return r && *r ? r : "/sys/kernel/joules";
+}
+
+/* Read a small sysfs file; returns its length or -errno. */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		n = -errno;
+	else
+		buf[n] = 0;
+	close(fd);
+	return n;
+}
+
+static int coef_index(const char *key, size_t len)
+{
+	for (int i = 0; i < JL_NR_COEF; i++)
+		if (strlen(jl_coef_names[i]) == len &&
+		    !strncmp(key, jl_coef_names[i], len))
+			return i;
+	return -1;
+}
+
+int cmd_set(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char path[512], buf[JL_COEF_TEXT_MAX + 1], gen[64];
+	bool given[JL_NR_COEF] = { false };
+	uint64_t val[JL_NR_COEF];
+	struct jl_coef coef;
+	ssize_t n;
+	int c, fd;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			set_usage(stdout);
+			return JC_OK;
+		default:
+			return jc_bad_option("set", argc, argv);
+		}
+	}
+	if (optind >= argc)
+		return jc_usage("set", "missing KEY=VALUE");
+	for (int a = optind; a < argc; a++) {
+		const char *eq = strchr(argv[a], '='), *why;
+		int i;
+
+		if (!eq)
+			return jc_usage("set", "'%s' is not KEY=VALUE",
+					argv[a]);
+		i = coef_index(argv[a], (size_t)(eq - argv[a]));
+		if (i < 0)
+			return jc_usage("set", "unknown coefficient '%.*s'",
+					(int)(eq - argv[a]), argv[a]);
+		if (given[i])
+			return jc_usage("set", "%s given twice",
+					jl_coef_names[i]);
+		if (parse_u64(eq + 1, &val[i], &why))
+			return jc_usage("set", "%s: bad value '%s': %s",
+					jl_coef_names[i], eq + 1, why);
+		if (val[i] > JL_COEF_MAX)
+			return jc_usage("set",
+					"%s: %s is above the maximum %llu",
+					jl_coef_names[i], eq + 1,
+					(unsigned long long)JL_COEF_MAX);
+		given[i] = true;
+	}
+
+	snprintf(path, sizeof(path), "%s/model/coefficients", sysfs_root());
+	n = read_small(path, buf, sizeof(buf));
+	if (n < 0) {
+		if (n == -ENOENT)
+			jc_err("joules module not loaded (no %s)", path);
+		else
+			jc_err("%s: %s", path, strerror((int)-n));
+		return JC_FAIL;
+	}
+	if (jl_coef_parse(buf, (jl_size)n, &coef)) {
+		jc_err("%s: cannot parse the current set '%s'", path, buf);
+		return JC_FAIL;
+	}
+	for (int i = 0; i < JL_NR_COEF; i++)
+		if (given[i])
+			jl_coef_set(&coef, (unsigned int)i, val[i]);
+	n = jl_coef_format(&coef, buf, sizeof(buf));
+	if (n < 0) {
+		jc_err("cannot format the new set");
+		return JC_FAIL;
+	}
+
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0) {
+		if (errno == EACCES || errno == EPERM)
+			jc_err("%s: permission denied: changing coefficients needs root",
+			       path);
+		else
+			jc_err("%s: %s", path, strerror(errno));
+		return JC_FAIL;
+	}
+	/* One write: the module parses and installs the six values together. */
+	if (write(fd, buf, (size_t)n) != n) {
+		int e = errno;
+
+		close(fd);
+		if (e == EINVAL)
+			jc_err("%s: the module rejected the new set: %s", path,
+			       strerror(e));
+		else if (e == EACCES || e == EPERM)
+			jc_err("%s: permission denied: changing coefficients needs root",
+			       path);
+		else
+			jc_err("%s: %s", path, strerror(e));
+		return JC_FAIL;
+	}
+	if (close(fd)) {
+		jc_err("%s: %s", path, strerror(errno));
+		return JC_FAIL;
+	}
+
+	printf("coefficients:");
+	for (int i = 0; i < JL_NR_COEF; i++)
+		printf(" %s=%" PRIu64, jl_coef_names[i],
+		       (uint64_t)jl_coef_get(&coef, (unsigned int)i));
+	putchar('\n');
+	snprintf(path, sizeof(path), "%s/model/generation", sysfs_root());
+	n = read_small(path, gen, sizeof(gen));
+	if (n > 0) {
+		gen[strcspn(gen, "\n")] = 0;
+		printf("generation: %s\n", gen);
+	} else {
+		jc_err("%s: %s", path, n < 0 ? strerror((int)-n) : "empty");
+		return JC_FAIL;
+	}
+	return fflush(stdout) ? JC_FAIL : JC_OK;
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Client of the joules generic netlink family (kmod/uapi/joules_netlink.h,
+ * Documentation/netlink.rst), on libnl-3 / libnl-genl-3. Replies and events
+ * are parsed into the plain records of out.h.
+ *
+ * Every function returns 0 (or a count) on success and a negative errno on
+ * failure; jnl_strerror() turns it into a sentence that says why, and
+ * jnl_kernel_msg() gives the module's own explanation (netlink extended
+ * ack) of the last refused request, if it sent one.
+ *
+ * One handle may both make requests and receive events: events that arrive
+ * while a request waits for its reply are queued for jnl_next_event().
+ */
+#ifndef JOULES_NL_H
+#define JOULES_NL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "out.h"
+
+struct jnl;
+
+/* Event groups for jnl_subscribe(). */
+#define JNL_GRP_SAMPLES 0x1
+#define JNL_GRP_EXITS 0x2
+
+/*
+ * Connect and resolve the family. -ENOENT: the family does not exist (the
+ * module is not loaded); other errors are socket errors.
+ */
+int jnl_open(struct jnl **out);
+void jnl_close(struct jnl *nl);
+
+/* Family version the module reports (JOULES_GENL_VERSION of its build). */
+unsigned int jnl_version(const struct jnl *nl);
+/* Socket descriptor, for poll(). */
+int jnl_fd(const struct jnl *nl);
+
+/* What failed, for jnl_strerror(). */
+enum jnl_op {
+	JNL_OP_OPEN,
+	JNL_OP_GET_TASK,
+	JNL_OP_DUMP,
+	JNL_OP_GET_NODE,
+	JNL_OP_SUBSCRIBE,
+};
+
+/*
+ * A sentence saying why `op` failed with err (a negative errno), e.g. for
+ * JNL_OP_OPEN and -ENOENT: "joules module not loaded (no generic netlink
+ * family 'joules')"; strerror() for errors without a special meaning.
+ */
+const char *jnl_strerror(enum jnl_op op, int err);
+/* The module's extack message for the last failed request, or NULL. */
+const char *jnl_kernel_msg(const struct jnl *nl);
+
+/*
+ * GET_TASK: the process with tgid `id` (thread = false) or the thread with
+ * tid `id` (thread = true), in the caller's pid namespace. -ESRCH: no such
+ * task; -EPERM: another user's task; -ENOENT: not tracked by joules.
+ */
+int jnl_get_task(struct jnl *nl, pid_t id, bool thread, struct task_rec *out);
+
+/*
+ * DUMP_TASKS: every process (or thread) the caller may read. On success
+ * *recs is a malloc()ed array of *n records, sorted by pid; free() it.
+ */
+int jnl_dump_tasks(struct jnl *nl, bool threads, struct task_rec **recs,
+		   size_t *n);
+
+/* GET_NODE (needs CAP_NET_ADMIN: -EPERM otherwise). */
+int jnl_get_node(struct jnl *nl, struct node_rec *out);
+
+/*
+ * Join the groups in `groups` (JNL_GRP_*). -EPERM: not CAP_NET_ADMIN;
+ * -EOPNOTSUPP: the module offers no such group on this kernel. Also raises
+ * the socket's receive buffer (as far as allowed) so bursts of exit
+ * records are not dropped.
+ */
+int jnl_subscribe(struct jnl *nl, unsigned int groups);
+
+enum jnl_event_type {
+	JNL_EV_SAMPLE = 1,
+	JNL_EV_EXIT,
+};
+
+struct jnl_event {
+	enum jnl_event_type type;
+	union {
+		struct sample_rec sample;
+		struct task_rec exit;
+	};
+};
+
+/*
+ * Wait up to timeout_ms (< 0: forever) for the next event. Returns 1 and
+ * fills *ev, 0 on timeout, -EINTR when a signal arrived, or -ENOBUFS once
+ * after events were lost to a full receive buffer (call again to go on;
+ * jnl_events_lost() counts such overflows).
+ */
+int jnl_next_event(struct jnl *nl, struct jnl_event *ev, int timeout_ms);
+unsigned long jnl_events_lost(const struct jnl *nl);
+
+/*
+ * Send a request built by the caller and wait for its answer: for tests
+ * that need malformed messages. `buf` is the genetlink payload after the
+ * genlmsghdr (attributes, possibly garbage), cmd/version go in the
+ * genlmsghdr, `flags` are extra nlmsg flags (NLM_F_DUMP). Returns the
+ * number of data messages received, or the negative errno the kernel
+ * answered with.
+ */
+int jnl_raw_request(struct jnl *nl, uint8_t cmd, uint8_t version,
+		    uint16_t flags, const void *buf, size_t len);
+/* Family id, for tests that build whole messages themselves. */
+int jnl_family_id(const struct jnl *nl);
+
+#endif /* JOULES_NL_H */

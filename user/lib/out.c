@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Text, JSON and CSV output of the joules records, and the top table. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out.h"
+
+const char *const rec_feature_names[REC_NR_FEATURES] = {
+	[REC_CPU_NS] = "cpu_ns",
+	[REC_CYCLES] = "cycles",
+	[REC_INSTRUCTIONS] = "instructions",
+	[REC_CACHE_MISSES] = "cache_misses",
+	[REC_DISK_BYTES] = "disk_bytes",
+};
+
+const char *const rec_domain_names[REC_NR_DOMAINS] = {
+	[REC_PKG] = "pkg",
+	[REC_CORE] = "core",
+	[REC_DRAM] = "dram",
+	[REC_PSYS] = "psys",
+};
+
+/* The per-pid file's spelling: rapl, model, "rapl,model" or none. */
+const char *out_source_name(uint32_t source)
+{
+	switch (source & (REC_SRC_RAPL | REC_SRC_MODEL)) {
+	case REC_SRC_RAPL:
+		return "rapl";
+	case REC_SRC_MODEL:
+		return "model";
+	case REC_SRC_RAPL | REC_SRC_MODEL:
+		return "rapl,model";
+	default:
+		return "none";
+	}
+}
+
+static const int hw_feats[] = { REC_CYCLES, REC_INSTRUCTIONS,
+				REC_CACHE_MISSES };
+
+/*
+ * Same keys and order as /proc/energy/<pid> (kmod/fs.c), plus uid, so a
+ * script can parse either.
+ */
+void out_task_text(FILE *fp, const struct task_rec *t)
+{
+	fprintf(fp, "pid: %" PRIu32 "\n", t->pid);
+	fprintf(fp, "tgid: %" PRIu32 "\n", t->tgid);
+	fprintf(fp, "uid: %" PRIu32 "\n", t->uid);
+	fprintf(fp, "comm: %s\n", t->comm);
+	if (t->process)
+		fprintf(fp, "threads: %" PRIu32 "\n", t->nr_threads);
+	fprintf(fp, "state: %s\n", t->exited ? "exited" : "alive");
+	fprintf(fp, "source: %s\n", out_source_name(t->source));
+	if (t->source)
+		fprintf(fp, "energy_uj: %" PRIu64 "\n", t->energy_uj);
+	else
+		fprintf(fp, "energy_uj: absent\n");
+	for (int d = 0; d < REC_NR_DOMAINS; d++)
+		if (t->domains & (1u << d))
+			fprintf(fp, "energy_%s_uj: %" PRIu64 "\n",
+				rec_domain_names[d], t->domain_uj[d]);
+	fprintf(fp, "idle_uj: %" PRIu64 "\n", t->idle_uj);
+	fprintf(fp, "model_generation: %" PRIu64 "\n", t->model_generation);
+	fprintf(fp, "cpu_time_ns: %" PRIu64 "\n", t->feat[REC_CPU_NS]);
+	for (size_t i = 0; i < sizeof(hw_feats) / sizeof(hw_feats[0]); i++) {
+		int f = hw_feats[i];
+
+		if (t->present & REC_F(f))
+			fprintf(fp, "%s: %" PRIu64 "\n", rec_feature_names[f],
+				t->feat[f]);
+		else
+			fprintf(fp, "%s: absent\n", rec_feature_names[f]);
+	}
+	fprintf(fp, "read_bytes: %" PRIu64 "\n", t->read_bytes);
+	fprintf(fp, "write_bytes: %" PRIu64 "\n", t->write_bytes);
+}
+
+void out_json_string(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(fp, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(fp, "\\u%04x", c);
+		else
+			fputc(c, fp);
+	}
+	fputc('"', fp);
+}
+
+/* "name":value or "name":null, with a leading comma. */
+static void json_feat(FILE *fp, uint32_t present, const uint64_t *feat, int f)
+{
+	if (present & REC_F(f))
+		fprintf(fp, ",\"%s\":%" PRIu64, rec_feature_names[f], feat[f]);
+	else
+		fprintf(fp, ",\"%s\":null", rec_feature_names[f]);
+}
+
+static void json_domains(FILE *fp, uint32_t domains, const uint64_t *uj)
+{
+	const char *sep = "";
+
+	fputs(",\"domains_uj\":{", fp);
+	for (int d = 0; d < REC_NR_DOMAINS; d++) {
+		if (!(domains & (1u << d)))
+			continue;
+		fprintf(fp, "%s\"%s\":%" PRIu64, sep, rec_domain_names[d],
+			uj[d]);
+		sep = ",";
+	}
+	fputc('}', fp);
+}
+
+static void json_task_body(FILE *fp, const struct task_rec *t)
+{
+	fprintf(fp,
+		"\"pid\":%" PRIu32 ",\"tgid\":%" PRIu32 ",\"uid\":%" PRIu32
+		",\"comm\":",
+		t->pid, t->tgid, t->uid);
+	out_json_string(fp, t->comm);
+	fprintf(fp, ",\"process\":%s,\"threads\":%" PRIu32 ",\"exited\":%s",
+		t->process ? "true" : "false", t->nr_threads,
+		t->exited ? "true" : "false");
+	fprintf(fp, ",\"source\":\"%s\",\"energy_uj\":",
+		out_source_name(t->source));
+	if (t->source)
+		fprintf(fp, "%" PRIu64, t->energy_uj);
+	else
+		fputs("null", fp);
+	json_domains(fp, t->domains, t->domain_uj);
+	fprintf(fp, ",\"idle_uj\":%" PRIu64 ",\"model_generation\":%" PRIu64,
+		t->idle_uj, t->model_generation);
+	json_feat(fp, t->present | REC_F(REC_CPU_NS), t->feat, REC_CPU_NS);
+	for (size_t i = 0; i < sizeof(hw_feats) / sizeof(hw_feats[0]); i++)
+		json_feat(fp, t->present, t->feat, hw_feats[i]);
+	fprintf(fp, ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64,
+		t->read_bytes, t->write_bytes);
+}
+
+void out_task_json(FILE *fp, const struct task_rec *t)
+{
+	fputc('{', fp);
+	json_task_body(fp, t);
+	fputs("}\n", fp);
+}
+
+void out_exit_json(FILE *fp, const struct task_rec *t)
+{
+	fputs("{\"type\":\"exit\",", fp);
+	json_task_body(fp, t);
+	fputs("}\n", fp);
+}
+
+/* " key=value" for a feature, "-" when absent. */
+static void line_feat(FILE *fp, uint32_t present, const uint64_t *feat, int f)
+{
+	if (present & REC_F(f))
+		fprintf(fp, " %s=%" PRIu64, rec_feature_names[f], feat[f]);
+	else
+		fprintf(fp, " %s=-", rec_feature_names[f]);
+}
+
+void out_task_line(FILE *fp, const struct task_rec *t)
+{
+	fprintf(fp, "%s pid=%" PRIu32 " tgid=%" PRIu32 " uid=%" PRIu32 " comm=",
+		t->exited ? "exit" : "task", t->pid, t->tgid, t->uid);
+	/* comm may hold blanks: quote it only then, so simple cases stay greppable. */
+	if (strpbrk(t->comm, " \t\"\\") || !t->comm[0])
+		out_json_string(fp, t->comm);
+	else
+		fputs(t->comm, fp);
+	fprintf(fp, " source=%s energy_uj=%" PRIu64 " idle_uj=%" PRIu64,
+		out_source_name(t->source), t->energy_uj, t->idle_uj);
+	for (int d = 0; d < REC_NR_DOMAINS; d++)
+		if (t->domains & (1u << d))
+			fprintf(fp, " %s_uj=%" PRIu64, rec_domain_names[d],
+				t->domain_uj[d]);
+	fprintf(fp, " model_generation=%" PRIu64, t->model_generation);
+	line_feat(fp, t->present | REC_F(REC_CPU_NS), t->feat, REC_CPU_NS);
+	for (size_t i = 0; i < sizeof(hw_feats) / sizeof(hw_feats[0]); i++)
+		line_feat(fp, t->present, t->feat, hw_feats[i]);
+	fprintf(fp, " read_bytes=%" PRIu64 " write_bytes=%" PRIu64 "\n",
+		t->read_bytes, t->write_bytes);
+}
+
+void out_sample_line(FILE *fp, const struct sample_rec *s)
+{
+	fprintf(fp,
+		"sample seq=%" PRIu64 " realtime_ns=%" PRIu64
+		" monotonic_ns=%" PRIu64 " interval_ns=%" PRIu64
+		" source=%s model_generation=%" PRIu64 " energy_uj=%" PRIu64
+		" idle_uj=%" PRIu64,
+		s->seq, s->realtime_ns, s->monotonic_ns, s->interval_ns,
+		out_source_name(s->source), s->model_generation, s->energy_uj,
+		s->idle_uj);
+	for (int d = 0; d < REC_NR_DOMAINS; d++)
+		if (s->domains & (1u << d))
+			fprintf(fp, " %s_uj=%" PRIu64, rec_domain_names[d],
+				s->domain_uj[d]);
+	for (int f = 0; f < REC_NR_FEATURES; f++)
+		line_feat(fp, s->present, s->feat, f);
+	fprintf(fp, " tasks=%" PRIu32 "\n", s->nr_tasks);
+}
+
+void out_sample_json(FILE *fp, const struct sample_rec *s)
+{
+	fprintf(fp,
+		"{\"type\":\"sample\",\"seq\":%" PRIu64
+		",\"realtime_ns\":%" PRIu64 ",\"monotonic_ns\":%" PRIu64
+		",\"interval_ns\":%" PRIu64
+		",\"source\":\"%s\",\"model_generation\":%" PRIu64
+		",\"energy_uj\":%" PRIu64 ",\"idle_uj\":%" PRIu64,
+		s->seq, s->realtime_ns, s->monotonic_ns, s->interval_ns,
+		out_source_name(s->source), s->model_generation, s->energy_uj,
+		s->idle_uj);
+	json_domains(fp, s->domains, s->domain_uj);
+	for (int f = 0; f < REC_NR_FEATURES; f++)
+		json_feat(fp, s->present, s->feat, f);
+	fprintf(fp, ",\"tasks\":%" PRIu32 "}\n", s->nr_tasks);
+}
+
+void out_node_text(FILE *fp, const struct node_rec *n)
+{
+	if (n->version)
+		fprintf(fp, "netlink_version: %" PRIu32 "\n", n->version);
+	fprintf(fp, "source: %s\n", out_source_name(n->source));
+	fprintf(fp, "intervals: %" PRIu64 "\n", n->intervals);
+	fprintf(fp, "uptime_ns: %" PRIu64 "\n", n->uptime_ns);
+	fprintf(fp, "energy_uj: %" PRIu64 "\n", n->energy_uj);
+	fprintf(fp, "idle_uj: %" PRIu64 "\n", n->idle_uj);
+	fprintf(fp, "task_uj: %" PRIu64 "\n", n->task_uj);
+	for (int d = 0; d < REC_NR_DOMAINS; d++)
+		if (n->domains & (1u << d))
+			fprintf(fp, "energy_%s_uj: %" PRIu64 "\n",
+				rec_domain_names[d], n->domain_uj[d]);
+	for (int f = 0; f < REC_NR_FEATURES; f++) {
+		const char *name =
+			f == REC_CPU_NS ? "cpu_time_ns" : rec_feature_names[f];
+
+		if (n->present & REC_F(f))
+			fprintf(fp, "%s: %" PRIu64 "\n", name, n->feat[f]);
+		else
+			fprintf(fp, "%s: absent\n", name);
+	}
+	fprintf(fp, "model_generation: %" PRIu64 "\n", n->model_generation);
+	fprintf(fp, "tasks_tracked: %" PRIu64 "\n", n->tasks_tracked);
+}
+
+void out_node_json(FILE *fp, const struct node_rec *n)
+{
+	fprintf(fp,
+		"{\"netlink_version\":%" PRIu32
+		",\"source\":\"%s\",\"intervals\":%" PRIu64
+		",\"uptime_ns\":%" PRIu64 ",\"energy_uj\":%" PRIu64
+		",\"idle_uj\":%" PRIu64 ",\"task_uj\":%" PRIu64,
+		n->version, out_source_name(n->source), n->intervals,
+		n->uptime_ns, n->energy_uj, n->idle_uj, n->task_uj);
+	json_domains(fp, n->domains, n->domain_uj);
+	for (int f = 0; f < REC_NR_FEATURES; f++)
+		json_feat(fp, n->present, n->feat, f);
+	fprintf(fp,
+		",\"model_generation\":%" PRIu64 ",\"tasks_tracked\":%" PRIu64
+		"}\n",
+		n->model_generation, n->tasks_tracked);
+}
+
+static int out_flush(FILE *fp)
+{
+	if (fflush(fp) || ferror(fp))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+int out_record_header(FILE *fp)
+{
+	fputs(OUT_RECORD_HEADER "\n", fp);
+	return out_flush(fp);
+}
+
+/* The trainer wants "rapl" or "model" (measured wins over modelled). */
+static const char *record_source(uint32_t source)
+{
+	if (source & REC_SRC_RAPL)
+		return "rapl";
+	if (source & REC_SRC_MODEL)
+		return "model";
+	return "none";
+}
+
+int out_record_row(FILE *fp, const struct sample_rec *s)
+{
+	static const int cols[] = { REC_CPU_NS, REC_CYCLES, REC_INSTRUCTIONS,
+				    REC_CACHE_MISSES, REC_DISK_BYTES };
+
+	fprintf(fp,
+		"%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64
+		",%" PRIu64,
+		s->realtime_ns, s->monotonic_ns, s->interval_ns,
+		record_source(s->source), s->model_generation, s->energy_uj,
+		s->idle_uj);
+	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+		if (s->present & REC_F(cols[i]))
+			fprintf(fp, ",%" PRIu64, s->feat[cols[i]]);
+		else
+			fputc(',', fp);
+	}
+	fprintf(fp, ",%" PRIu32 "\n", s->nr_tasks);
+	return out_flush(fp);
+}
+
+/* --- top --- */
+
+void top_init(struct top_state *ts)
+{
+	memset(ts, 0, sizeof(*ts));
+}
+
+void top_free(struct top_state *ts)
+{
+	free(ts->rows);
+	free(ts->prev);
+	memset(ts, 0, sizeof(*ts));
+}
+
+static int cmp_rec_pid(const void *a, const void *b)
+{
+	const struct task_rec *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct top_row *x = a, *y = b;
+
+	if (x->power_w != y->power_w)
+		return x->power_w > y->power_w ? -1 : 1;
+	if (x->cpu_pct != y->cpu_pct)
+		return x->cpu_pct > y->cpu_pct ? -1 : 1;
+	if (x->rec.energy_uj != y->rec.energy_uj)
+		return x->rec.energy_uj > y->rec.energy_uj ? -1 : 1;
+	return x->rec.pid < y->rec.pid ? -1 : x->rec.pid > y->rec.pid;
+}
+
+/* The previous record of the same task: same pid and tgid, counters not gone back. */
+static const struct task_rec *top_find_prev(const struct top_state *ts,
+					    const struct task_rec *r)
+{
+	const struct task_rec *p;
+
+	p = bsearch(r, ts->prev, ts->nprev, sizeof(*ts->prev), cmp_rec_pid);
+	if (!p || p->tgid != r->tgid || p->energy_uj > r->energy_uj ||
+	    p->feat[REC_CPU_NS] > r->feat[REC_CPU_NS])
+		return NULL; /* new task, or the pid was reused */
+	return p;
+}
+
+int top_update(struct top_state *ts, const struct task_rec *recs, size_t n,
+	       uint64_t now_ns)
+{
+	struct top_row *rows = malloc((n ? n : 1) * sizeof(*rows));
+	struct task_rec *snap = malloc((n ? n : 1) * sizeof(*snap));
+	double dt;
+
+	if (!rows || !snap) {
+		free(rows);
+		free(snap);
+		return -ENOMEM;
+	}
+	memcpy(snap, recs, n * sizeof(*snap));
+	qsort(snap, n, sizeof(*snap), cmp_rec_pid);
+	dt = ts->frames && now_ns > ts->prev_ns ?
+		     (double)(now_ns - ts->prev_ns) / 1e9 :
+		     0;
+	for (size_t i = 0; i < n; i++) {
+		const struct task_rec *p =
+			dt > 0 ? top_find_prev(ts, &snap[i]) : NULL;
+
+		rows[i].rec = snap[i];
+		if (p) {
+			rows[i].power_w =
+				(double)(snap[i].energy_uj - p->energy_uj) /
+				1e6 / dt;
+			rows[i].cpu_pct = (double)(snap[i].feat[REC_CPU_NS] -
+						   p->feat[REC_CPU_NS]) /
+					  1e7 / dt;
+		} else {
+			rows[i].power_w = -1;
+			rows[i].cpu_pct = -1;
+		}
+	}
+	qsort(rows, n, sizeof(*rows), cmp_row);
+	free(ts->rows);
+	free(ts->prev);
+	ts->rows = rows;
+	ts->nrows = n;
+	ts->prev = snap;
+	ts->nprev = n;
+	ts->prev_ns = now_ns;
+	ts->now_ns = now_ns;
+	ts->frames++;
+	return 0;
+}
+
+static const char *top_user(uint32_t uid, char *buf, size_t size)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw && strlen(pw->pw_name) < 9)
+		return pw->pw_name;
+	snprintf(buf, size, "%" PRIu32, uid);
+	return buf;
+}
+
+void top_print(const struct top_state *ts, FILE *fp, size_t max_rows,
+	       const char *summary)
+{
+	double total = 0;
+	size_t n = ts->nrows;
+
+	for (size_t i = 0; i < ts->nrows; i++)
+		if (ts->rows[i].power_w > 0)
+			total += ts->rows[i].power_w;
+	if (summary)
+		fprintf(fp, "%s\n", summary);
+	fprintf(fp, "tasks: %zu  sum of task power: %.3f W\n\n", ts->nrows,
+		total);
+	fprintf(fp, "%8s %-8s %10s %7s %12s %-10s %s\n", "PID", "USER",
+		"POWER_W", "CPU%", "ENERGY_J", "SOURCE", "COMMAND");
+	if (max_rows && n > max_rows)
+		n = max_rows;
+	for (size_t i = 0; i < n; i++) {
+		const struct top_row *r = &ts->rows[i];
+		char ubuf[16], pw[16], cpu[16];
+
+		if (r->power_w < 0) {
+			strcpy(pw, "-");
+			strcpy(cpu, "-");
+		} else {
+			snprintf(pw, sizeof(pw), "%.3f", r->power_w);
+			snprintf(cpu, sizeof(cpu), "%.1f", r->cpu_pct);
+		}
+		fprintf(fp, "%8" PRIu32 " %-8s %10s %7s %12.3f %-10s %s\n",
+			r->rec.pid, top_user(r->rec.uid, ubuf, sizeof(ubuf)),
+			pw, cpu, (double)r->rec.energy_uj / 1e6,
+			out_source_name(r->rec.source), r->rec.comm);
+	}
+}

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Records the joules tools show, and their output as text, JSON and CSV.
+ *
+ * The record structs are plain C, independent of where the numbers came
+ * from: user/lib/nl.c fills them from the module's netlink messages and
+ * joules-bpf fills them from its BPF maps, so `show`, `top`, `watch` and
+ * `record` print the same way whatever the source.
+ *
+ * Absent is not zero: a counter the hardware did not count (cycles,
+ * instructions, cache misses without a PMU) has its REC_F_* bit clear in
+ * `present` and is printed as absent (no text line, JSON null, empty CSV
+ * field); a RAPL domain is printed only when its bit is set in `domains`.
+ */
+#ifndef JOULES_OUT_H
+#define JOULES_OUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Features, in the model's order (kmod/core.h enum jl_feature). */
+enum rec_feature {
+	REC_CPU_NS,
+	REC_CYCLES,
+	REC_INSTRUCTIONS,
+	REC_CACHE_MISSES,
+	REC_DISK_BYTES,
+	REC_NR_FEATURES
+};
+#define REC_F(f) (1u << (f))
+
+/* RAPL domains, in kmod/core.h enum jl_domain order. */
+enum rec_domain { REC_PKG, REC_CORE, REC_DRAM, REC_PSYS, REC_NR_DOMAINS };
+
+/* Source bits (who charged the energy). */
+#define REC_SRC_MODEL 0x1
+#define REC_SRC_RAPL 0x2
+
+extern const char *const rec_feature_names[REC_NR_FEATURES];
+extern const char *const rec_domain_names[REC_NR_DOMAINS];
+
+/* One task's or one process's totals (GET_TASK, DUMP_TASKS, exit records). */
+struct task_rec {
+	uint32_t pid; /* tid, or tgid for a process record */
+	uint32_t tgid;
+	uint32_t uid;
+	uint32_t nr_threads;
+	char comm[32];
+	bool process; /* sums a whole thread group */
+	bool exited; /* final totals */
+	uint32_t source; /* REC_SRC_* */
+	uint32_t domains; /* bits of domain_uj[] that are present */
+	uint32_t present; /* REC_F_* bits of feat[] that are present */
+	uint64_t energy_uj;
+	uint64_t idle_uj;
+	uint64_t domain_uj[REC_NR_DOMAINS];
+	uint64_t model_generation;
+	uint64_t feat[REC_NR_FEATURES]; /* REC_DISK_BYTES unused: see below */
+	uint64_t read_bytes;
+	uint64_t write_bytes;
+};
+
+/* One attribution interval of the node (the trainer's row). */
+struct sample_rec {
+	uint64_t seq;
+	uint64_t realtime_ns;
+	uint64_t monotonic_ns;
+	uint64_t interval_ns;
+	uint32_t source;
+	uint32_t domains;
+	uint32_t present;
+	uint32_t nr_tasks;
+	uint64_t model_generation;
+	uint64_t energy_uj;
+	uint64_t idle_uj;
+	uint64_t domain_uj[REC_NR_DOMAINS];
+	uint64_t feat[REC_NR_FEATURES];
+};
+
+/* Cumulative node totals since the module loaded. */
+struct node_rec {
+	uint32_t version; /* netlink family version, 0 if unknown */
+	uint32_t source;
+	uint32_t domains;
+	uint32_t present;
+	uint64_t intervals;
+	uint64_t energy_uj;
+	uint64_t idle_uj;
+	uint64_t task_uj;
+	uint64_t domain_uj[REC_NR_DOMAINS];
+	uint64_t feat[REC_NR_FEATURES];
+	uint64_t model_generation;
+	uint64_t tasks_tracked;
+	uint64_t uptime_ns;
+};
+
+/* "rapl", "model", "rapl+model" or "none". */
+const char *out_source_name(uint32_t source);
+
+/* Task record as "key: value" lines, the per-pid file's layout. */
+void out_task_text(FILE *fp, const struct task_rec *t);
+/* Task record as one JSON object and a newline. */
+void out_task_json(FILE *fp, const struct task_rec *t);
+/* The same with a leading "type":"exit" member, for event streams. */
+void out_exit_json(FILE *fp, const struct task_rec *t);
+/* One line: "exit pid=... comm=... energy_uj=..." for event streams. */
+void out_task_line(FILE *fp, const struct task_rec *t);
+
+void out_sample_line(FILE *fp, const struct sample_rec *s);
+void out_sample_json(FILE *fp, const struct sample_rec *s);
+
+void out_node_text(FILE *fp, const struct node_rec *n);
+void out_node_json(FILE *fp, const struct node_rec *n);
+
+/* Write a JSON string literal (quotes and escapes included). */
+void out_json_string(FILE *fp, const char *s);
+
+/*
+ * The trainer's CSV (`joulesctl record`): header, then one row per sample.
+ * Absent features are empty fields. Both return 0 or -errno (EIO and the
+ * like: the row is flushed so a crash loses at most the current line).
+ */
+#define OUT_RECORD_HEADER                                               \
+	"realtime_ns,monotonic_ns,interval_ns,source,model_generation," \
+	"energy_uj,idle_uj,cpu_ns,cycles,instructions,cache_misses,"    \
+	"disk_bytes,tasks"
+int out_record_header(FILE *fp);
+int out_record_row(FILE *fp, const struct sample_rec *s);
+
+/*
+ * The `top` table: feed successive snapshots of all tasks; each update
+ * computes every task's power over the time since the previous snapshot
+ * (energy delta / elapsed time) and sorts by it.
+ */
+struct top_row {
+	struct task_rec rec;
+	double power_w; /* < 0: no previous snapshot of this task */
+	double cpu_pct; /* of one CPU */
+};
+
+struct top_state {
+	struct top_row *rows; /* sorted, power descending */
+	size_t nrows;
+	struct task_rec *prev; /* previous snapshot, sorted by pid */
+	size_t nprev;
+	uint64_t prev_ns; /* CLOCK_MONOTONIC of the previous snapshot */
+	uint64_t now_ns;
+	unsigned int frames;
+};
+
+void top_init(struct top_state *ts);
+void top_free(struct top_state *ts);
+/* recs[0..n) is a full snapshot taken at now_ns; returns 0 or -ENOMEM. */
+int top_update(struct top_state *ts, const struct task_rec *recs, size_t n,
+	       uint64_t now_ns);
+/*
+ * Print the table: the caller's summary line (may be NULL), a totals line,
+ * a header and at most max_rows rows (0: all). Tasks first seen in this
+ * snapshot show "-" for power and CPU.
+ */
+void top_print(const struct top_state *ts, FILE *fp, size_t max_rows,
+	       const char *summary);
+
+#endif /* JOULES_OUT_H */
