@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-task accounting and the per-pid file, in the booted kernel: CPU time
+ * and model energy of a busy loop, energy ratios, threads summing to their
+ * process, exited tasks, permissions, sysfs input checking and unload with
+ * files held open.
+ */
+#include <pthread.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+
+#include "selftest.h"
+
+#define COEF JOULES_SYSFS "/model/coefficients"
+#define GEN JOULES_SYSFS "/model/generation"
+
+static unsigned int interval_ms(void)
+{
+	char b[32];
+
+	if (st_read(JOULES_SYSFS "/interval_ms", b, sizeof(b)) <= 0)
+		return 100;
+	return atoi(b);
+}
+
+/* Long enough for the worker to charge everything that ran. */
+static void settle(void)
+{
+	usleep(3 * interval_ms() * 1000 + 50000);
+}
+
+static int read_energy(const char *path, char *buf, size_t size)
+{
+	return st_read(path, buf, size) > 0 ? 0 : -1;
+}
+
+static int set_coef(const char *line)
+{
+	return st_write(COEF, line, strlen(line));
+}
+
+/* A child that burns `sec` of CPU then waits for a byte on `go` before exit. */
+static pid_t burner(double sec, int *release_fd)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		st_burn_cpu(sec);
+		if (read(p[0], &c, 1) < 0)
+			_exit(2);
+		_exit(0);
+	}
+	close(p[0]);
+	*release_fd = p[1];
+	return pid;
+}
+
+static void release(pid_t pid, int fd)
+{
+	if (write(fd, "x", 1) < 0)
+		tap_diag("release write failed");
+	close(fd);
+	waitpid(pid, NULL, 0);
+}
+
+/* Wait until the child has used `sec` of CPU (by its own schedstat). */
+static void wait_cpu(pid_t pid, double sec)
+{
+	char path[64], b[128];
+	double t0 = st_now();
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	while (st_now() - t0 < 60) {
+		if (st_read(path, b, sizeof(b)) > 0 && strtoull(b, NULL, 10) / 1e9 >= sec)
+			break;
+		usleep(20000);
+	}
+}
+
+static void test_busy_loop(void)
+{
+	unsigned long long ns, uj, gen;
+	char path[64], b[1024], src[32];
+	int fd;
+	pid_t pid;
+
+	/* 5 W per busy CPU, 2 pJ per disk byte; idle is the node's own line. */
+	tap_check(set_coef("5000000 0 0 0 2 700000\n") == 0, "set coefficients");
+	pid = burner(1.0, &fd);
+	wait_cpu(pid, 1.0);
+	settle();
+	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
+	if (tap_check(read_energy(path, b, sizeof(b)) == 0, "read %s", path)) {
+		tap_check(st_kv(b, "cpu_time_ns", &ns) == 0, "cpu_time_ns present");
+		tap_check(st_kv(b, "energy_uj", &uj) == 0, "energy_uj present");
+		tap_check(st_kvs(b, "source", src, sizeof(src)) == 0 && !strcmp(src, "model"),
+			  "source is model (%s)", src);
+		tap_check(st_kv(b, "model_generation", &gen) == 0 && gen > 0,
+			  "model generation set");
+		tap_check(ns > 0.9e9 && ns < 1.1e9, "cpu_time_ns %llu within 10%% of 1 s", ns);
+		/* The prediction: 5 W x cpu time (disk bytes are 0 here). */
+		{
+			double want = 5.0 * ns / 1e3;
+
+			tap_check(uj > want * 0.99 && uj < want * 1.01,
+				  "energy_uj %llu within 1%% of prediction %.0f", uj, want);
+		}
+		tap_check(strstr(b, "cycles:") != NULL, "cycles line present");
+		if (st_read(JOULES_SYSFS "/hw_counters", src, sizeof(src)) > 0 &&
+		    !strncmp(src, "absent", 6))
+			tap_check(strstr(b, "cycles: absent") && strstr(b, "instructions: absent") &&
+				  strstr(b, "cache_misses: absent"),
+				  "no PMU: hardware counters say absent, not 0");
+	}
+	release(pid, fd);
+	tap_done("1 s busy loop: cpu_time_ns within 10%%, energy = prediction within 1%%");
+}
+
+static void test_ratio(void)
+{
+	unsigned long long e1 = 0, e2 = 0;
+	char path[64], b[1024];
+	int f1, f2;
+	pid_t p1, p2;
+	double r;
+
+	p1 = burner(0.9, &f1);
+	p2 = burner(0.3, &f2);
+	wait_cpu(p1, 0.9);
+	wait_cpu(p2, 0.3);
+	settle();
+	snprintf(path, sizeof(path), "/proc/energy/%d", p1);
+	tap_check(read_energy(path, b, sizeof(b)) == 0 && st_kv(b, "energy_uj", &e1) == 0,
+		  "read first");
+	snprintf(path, sizeof(path), "/proc/energy/%d", p2);
+	tap_check(read_energy(path, b, sizeof(b)) == 0 && st_kv(b, "energy_uj", &e2) == 0,
+		  "read second");
+	r = e2 ? (double)e1 / e2 : 0;
+	tap_check(r > 2.7 && r < 3.3, "energy ratio %.3f (%llu / %llu) within 10%% of 3", r, e1, e2);
+	release(p1, f1);
+	release(p2, f2);
+	tap_done("3:1 CPU time gives 3:1 energy within 10%%");
+}
+
+/* ---- threads ---- */
+
+static pthread_barrier_t bar_burned, bar_exit;
+
+static void *thread_fn(void *arg)
+{
+	st_burn_cpu(*(double *)arg);
+	pthread_barrier_wait(&bar_burned);
+	pthread_barrier_wait(&bar_exit);
+	return NULL;
+}
+
+static void sum_threads(pid_t pid, unsigned long long *e, unsigned long long *ns, int *n)
+{
+	char path[160], b[64];
+	char dirpath[64];
+	FILE *ls;
+	unsigned long long v;
+
+	*e = *ns = 0;
+	*n = 0;
+	snprintf(dirpath, sizeof(dirpath), "ls /proc/energy/%d/task", pid);
+	ls = popen(dirpath, "r");
+	if (!ls)
+		return;
+	while (fgets(b, sizeof(b), ls)) {
+		b[strcspn(b, "\n")] = 0;
+		snprintf(path, sizeof(path), "/proc/energy/%d/task/%s", pid, b);
+		{
+			char body[1024];
+
+			if (read_energy(path, body, sizeof(body)))
+				continue;
+			if (!st_kv(body, "energy_uj", &v))
+				*e += v;
+			if (!st_kv(body, "cpu_time_ns", &v))
+				*ns += v;
+			(*n)++;
+		}
+	}
+	pclose(ls);
+}
+
+/*
+ * A child process with 3 burning threads; everything in it then blocks, so
+ * the parent reads a quiet process and the sums must match exactly.
+ */
+static void test_threads(void)
+{
+	unsigned long long pe = 0, pns = 0, te, tns, threads = 0;
+	char path[64], b[1024];
+	int go[2], ready[2], n;
+	pid_t pid;
+	char c;
+
+	if (pipe(go) || pipe(ready))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		double secs[3] = { 0.2, 0.4, 0.1 };
+		pthread_t th[3];
+		int i;
+
+		pthread_barrier_init(&bar_burned, NULL, 4);
+		pthread_barrier_init(&bar_exit, NULL, 4);
+		for (i = 0; i < 3; i++)
+			pthread_create(&th[i], NULL, thread_fn, &secs[i]);
+		pthread_barrier_wait(&bar_burned);
+		if (write(ready[1], "r", 1) < 0 || read(go[0], &c, 1) < 0)
+			_exit(2);
+		/* Let two threads exit; their totals must stay in the process. */
+		pthread_barrier_wait(&bar_exit);
+		for (i = 0; i < 3; i++)
+			pthread_join(th[i], NULL);
+		if (write(ready[1], "r", 1) < 0 || read(go[0], &c, 1) < 0)
+			_exit(2);
+		_exit(0);
+	}
+	if (read(ready[0], &c, 1) != 1)
+		tap_diag("child did not get ready");
+	settle();
+	sum_threads(pid, &te, &tns, &n);
+	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
+	tap_check(read_energy(path, b, sizeof(b)) == 0, "read process");
+	st_kv(b, "energy_uj", &pe);
+	st_kv(b, "cpu_time_ns", &pns);
+	st_kv(b, "threads", &threads);
+	tap_check(n == 4, "4 thread files (got %d)", n);
+	tap_check(threads == 4, "threads: 4 (got %llu)", threads);
+	tap_check(pe == te, "process energy %llu == sum of threads %llu", pe, te);
+	tap_check(pns == tns, "process cpu %llu == sum of threads %llu", pns, tns);
+	tap_check(tns > 0.6e9, "threads used their CPU (%llu ns)", tns);
+	if (write(go[1], "g", 1) < 0 || read(ready[0], &c, 1) != 1)
+		tap_diag("child did not join");
+	settle();
+	{
+		unsigned long long pe2 = 0, pns2 = 0;
+
+		tap_check(read_energy(path, b, sizeof(b)) == 0, "read process again");
+		st_kv(b, "energy_uj", &pe2);
+		st_kv(b, "cpu_time_ns", &pns2);
+		tap_check(pe2 >= pe && pns2 >= pns,
+			  "totals kept after threads exit (%llu >= %llu, %llu >= %llu)", pe2, pe,
+			  pns2, pns);
+		sum_threads(pid, &te, &tns, &n);
+		tap_check(n == 1, "one thread left (%d)", n);
+	}
+	if (write(go[1], "g", 1) < 0)
+		tap_diag("release failed");
+	waitpid(pid, NULL, 0);
+	close(go[0]);
+	close(go[1]);
+	close(ready[0]);
+	close(ready[1]);
+	tap_done("thread totals sum to the process; exited threads stay counted");
+}
+
+static void test_exited_child(void)
+{
+	unsigned long long ns = 0, uj = 0;
+	char path[64], b[1024], state[32] = "";
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		st_burn_cpu(0.3);
+		_exit(0);
+	}
+	/* Do not reap yet: the zombie keeps its final totals readable. */
+	wait_cpu(pid, 0.3);
+	settle();
+	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
+	if (tap_check(read_energy(path, b, sizeof(b)) == 0, "zombie readable")) {
+		st_kvs(b, "state", state, sizeof(state));
+		tap_check(!strcmp(state, "exited"), "state exited (%s)", state);
+		st_kv(b, "cpu_time_ns", &ns);
+		st_kv(b, "energy_uj", &uj);
+		tap_check(ns > 0.27e9 && ns < 0.4e9, "final cpu_time_ns %llu", ns);
+		tap_check(uj > 0 && uj > 5.0 * ns / 1e3 * 0.99 && uj < 5.0 * ns / 1e3 * 1.01,
+			  "final energy %llu = prediction", uj);
+	}
+	waitpid(pid, NULL, 0);
+	settle();
+	tap_check(st_read(path, b, sizeof(b)) == -ENOENT, "reaped child: ENOENT");
+	tap_done("an exited child keeps its final totals until reaped, then ENOENT");
+}
+
+static void test_missing(void)
+{
+	char b[256];
+
+	tap_check(st_read("/proc/energy/999999", b, sizeof(b)) == -ENOENT, "missing pid");
+	tap_check(st_read("/proc/energy/abc", b, sizeof(b)) == -ENOENT, "non-numeric");
+	tap_check(st_read("/proc/energy/0", b, sizeof(b)) == -ENOENT, "pid 0");
+	tap_check(st_read("/proc/energy/self", b, sizeof(b)) > 0, "self readable");
+	{
+		unsigned long long pid = 0;
+
+		st_kv(b, "pid", &pid);
+		tap_check(pid == (unsigned long long)getpid(), "self is us (%llu)", pid);
+	}
+	tap_done("missing pid is ENOENT; self resolves to the reader");
+}
+
+static void test_unprivileged(void)
+{
+	int p[2];
+	pid_t pid;
+	int res[3] = { -1, -1, -1 };
+
+	if (pipe(p))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		char b[512];
+		int r[3];
+
+		close(p[0]);
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+		r[0] = st_read("/proc/energy/1", b, sizeof(b));
+		r[1] = st_read("/proc/energy/1/task/1", b, sizeof(b));
+		r[2] = st_read("/proc/energy/self", b, sizeof(b));
+		if (write(p[1], r, sizeof(r)) < 0)
+			_exit(4);
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], res, sizeof(res)) != sizeof(res))
+		tap_diag("child gave no result");
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	tap_check(res[0] == -EACCES, "nobody reading root's process: %d", res[0]);
+	tap_check(res[1] == -EACCES, "nobody reading root's thread: %d", res[1]);
+	tap_check(res[2] > 0, "nobody reading itself: %d", res[2]);
+	tap_done("an unprivileged user cannot read root's tasks, can read its own");
+}
+
+static void test_bad_sysfs(void)
+{
+	static const char *const bad_coef[] = {
+		"\n", "1 2 3 4 5\n", "1 2 3 4 5 6 7\n", "-1 0 0 0 0 0\n",
+		"+1 0 0 0 0 0\n", "0x10 0 0 0 0 0\n", "1.5 0 0 0 0 0\n", "a b c d e f\n",
+		"1 2 3 4 5 6x\n", "1000000000001 0 0 0 0 0\n",
+		"99999999999999999999 0 0 0 0 0\n", "1,2,3,4,5,6\n", "1 2 3 4 5 6\n\n",
+		"1 2 3 4 5 6 # note\n", "1e3 0 0 0 0 0\n",
+	};
+	static const char nul_coef[] = "1 2 3\0 4 5 6\n";
+	static const char *const bad_one[] = { "-5\n", "abc\n", "1 2\n", "18446744073709551616\n",
+						"1000000000001\n", " 5\n" };
+	char before[128], after[128], g0[32], g1[32];
+	unsigned int i, rejected = 0, total = 0;
+	char path[128];
+
+	st_read(COEF, before, sizeof(before));
+	st_read(GEN, g0, sizeof(g0));
+	for (i = 0; i < sizeof(bad_coef) / sizeof(bad_coef[0]); i++, total++) {
+		int r = st_write(COEF, bad_coef[i], strlen(bad_coef[i]));
+
+		if (r == -EINVAL)
+			rejected++;
+		else
+			tap_diag("accepted bad coefficients '%s' (%d)", bad_coef[i], r);
+	}
+	total++;
+	if (st_write(COEF, nul_coef, sizeof(nul_coef) - 1) == -EINVAL)
+		rejected++;
+	else
+		tap_diag("accepted embedded NUL");
+	for (i = 0; i < sizeof(bad_one) / sizeof(bad_one[0]); i++, total++) {
+		snprintf(path, sizeof(path), JOULES_SYSFS "/model/cpu_time_uw");
+		if (st_write(path, bad_one[i], strlen(bad_one[i])) == -EINVAL)
+			rejected++;
+		else
+			tap_diag("cpu_time_uw accepted '%s'", bad_one[i]);
+	}
+	total++;
+	if (st_write(JOULES_SYSFS "/interval_ms", "5\n", 2) == -EINVAL)
+		rejected++;
+	total++;
+	if (st_write(JOULES_SYSFS "/source", "bogus\n", 6) == -EINVAL)
+		rejected++;
+	total++;
+	if (st_write(JOULES_SYSFS "/idle_split", "2\n", 2) == -EINVAL)
+		rejected++;
+	st_read(COEF, after, sizeof(after));
+	st_read(GEN, g1, sizeof(g1));
+	tap_check(total >= 20, "%u kinds of bad input", total);
+	tap_check(rejected == total, "%u of %u rejected with EINVAL", rejected, total);
+	tap_check(!strcmp(before, after), "coefficients unchanged ('%s' vs '%s')", before, after);
+	tap_check(!strcmp(g0, g1), "generation unchanged");
+	/* And a good write bumps the generation. */
+	tap_check(set_coef(before) == 0, "rewrite the old set");
+	st_read(GEN, g1, sizeof(g1));
+	tap_check(atoll(g1) == atoll(g0) + 1, "generation bumped (%s -> %s)", g0, g1);
+	/* Only root writes: nobody gets EACCES. */
+	{
+		pid_t pid = fork();
+		int status;
+
+		if (pid == 0) {
+			if (setgid(65534) || setuid(65534))
+				_exit(3);
+			_exit(st_write(COEF, before, strlen(before)) == -EACCES ? 0 : 1);
+		}
+		waitpid(pid, &status, 0);
+		tap_check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "nobody cannot write");
+	}
+	tap_done("20+ kinds of bad sysfs input rejected, old coefficients intact");
+}
+
+static void *reader_fn(void *arg)
+{
+	volatile int *stop = arg;
+	char b[1024];
+
+	while (!*stop)
+		st_read("/proc/energy/self", b, sizeof(b));
+	return NULL;
+}
+
+static void test_unload_with_open_files(void)
+{
+	char b[1024];
+	int fd, rc;
+	volatile int stop = 0;
+	pthread_t th[2];
+
+	fd = open("/proc/energy/self", O_RDONLY);
+	tap_check(fd >= 0, "open");
+	pthread_create(&th[0], NULL, reader_fn, (void *)&stop);
+	pthread_create(&th[1], NULL, reader_fn, (void *)&stop);
+	/* A mounted, busy joulesfs pins the module: these fail cleanly. */
+	rc = st_sh("rmmod joules 2>/dev/null");
+	tap_check(rc != 0, "rmmod refused while mounted and open");
+	tap_check(umount2("/proc/energy", MNT_DETACH) == 0, "lazy umount: %s", strerror(errno));
+	rc = st_sh("rmmod joules 2>/dev/null");
+	tap_check(rc != 0, "rmmod refused while a file is open");
+	tap_check(read(fd, b, sizeof(b)) > 0, "open file still reads");
+	stop = 1;
+	pthread_join(th[0], NULL);
+	pthread_join(th[1], NULL);
+	close(fd);
+	usleep(100000);
+	rc = st_sh("rmmod joules");
+	tap_check(rc == 0, "rmmod once closed");
+	tap_check(st_read("/proc/energy/self", b, sizeof(b)) < 0, "no file after unload");
+	tap_check(st_sh(". /lib/joules/lib.sh; joules_load") == 0, "load again");
+	tap_check(st_read("/proc/energy/self", b, sizeof(b)) > 0, "file back");
+	tap_done("unload while readers hold files open: refused cleanly, no oops");
+}
+
+int main(void)
+{
+	char b[64];
+
+	if (st_read(JOULES_SYSFS "/version", b, sizeof(b)) <= 0) {
+		printf("1..0 # SKIP joules not loaded\n");
+		return KSFT_SKIP;
+	}
+	tap_plan(9);
+	test_busy_loop();
+	test_ratio();
+	test_threads();
+	test_exited_child();
+	test_missing();
+	test_unprivileged();
+	test_bad_sysfs();
+	test_unload_with_open_files();
+	/* idle_split moves the idle line into tasks without losing any of it. */
+	{
+		unsigned long long pid_e = 0;
+
+		tap_check(st_write(JOULES_SYSFS "/idle_split", "1\n", 2) == 0, "idle_split on");
+		tap_check(set_coef("0 0 0 0 0 100000000\n") == 0, "idle only: 100 W");
+		settle();
+		tap_check(st_read("/proc/energy/1", b, sizeof(b)) > 0, "read init");
+		{
+			char body[1024];
+
+			st_read("/proc/energy/1", body, sizeof(body));
+			st_kv(body, "idle_uj", &pid_e);
+		}
+		tap_check(pid_e > 0, "init got an idle share (%llu uJ)", pid_e);
+		st_write(JOULES_SYSFS "/idle_split", "0\n", 2);
+		tap_done("idle_split gives every task a share of idle energy");
+	}
+	return tap_finish();
+}
