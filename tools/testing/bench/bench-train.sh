@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# joules-train benchmark, on one core:
+#  1. the fitter on 1,000,000 in-memory samples x 8 feature columns (fit time
+#     and samples per second, OLS and NNLS with 5-fold CV);
+#  2. end to end: joules-train on 1,000,000 recorded samples (the module's
+#     5 features) and 2,000,000 meter readings, CSV parsing included.
+# Usage: tools/testing/bench/bench-train.sh [SAMPLES] [FEATURES]
+set -eu
+
+N=${1:-1000000}
+P=${2:-8}
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+work=$(mktemp -d /tmp/bench-train.XXXXXX)
+trap 'rm -rf "$work"' EXIT INT TERM
+
+CC=${CC:-cc}
+CFLAGS="-O2 -std=gnu11 -D_GNU_SOURCE $(pkg-config --cflags gsl)"
+GSL_LIBS=$(pkg-config --libs gsl)
+
+# One core: taskset where it exists, else whatever the scheduler gives.
+pin=""
+if command -v taskset >/dev/null 2>&1; then
+	pin="taskset -c 0"
+fi
+
+echo "== fitter: $N samples x $P features, 5-fold CV, one core =="
+$CC $CFLAGS -I"$top/user/joules-train" -o "$work/bench_train" \
+	"$top/tools/testing/bench/bench_train.c" "$top/user/joules-train/fit.c" \
+	$GSL_LIBS -lm
+$pin "$work/bench_train" -n "$N" -p "$P" -k 5 --direct
+
+echo
+echo "== joules-train end to end: $N samples, CSV in, coefficients out =="
+make -s -C "$top/user" build/joules-train >/dev/null
+$CC -O2 -std=gnu11 -D_GNU_SOURCE -o "$work/gen-train" \
+	"$top/tools/testing/train/gen-train.c" -lm
+printf 'true coefficients: '
+"$work/gen-train" -n "$N" -s "$work/samples.csv" -p "$work/pdu.csv"
+ls -l "$work/samples.csv" "$work/pdu.csv" | awk '{ printf "%s: %d MB\n", $NF, $5 / 1048576 }'
+start=$(date +%s.%N)
+$pin "$top/user/build/joules-train" -s "$work/samples.csv" -p "$work/pdu.csv" \
+	-o "$work/coef.txt" -q
+end=$(date +%s.%N)
+tail -n 1 "$work/coef.txt" | sed 's/^/fitted coefficients: /'
+grep '^# node MAPE' "$work/coef.txt" || true
+awk -v s="$start" -v e="$end" -v n="$N" 'BEGIN {
+	printf "end-to-end time %.2f s: %.3g samples/s (one core)\n", e - s, n / (e - s) }'
