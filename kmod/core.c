@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * joules attribution core: see core.h for the contract of each function.
+ *
+ * This file is built three ways (joules.ko, host unit tests, userspace
+ * tools), so it includes nothing but core.h, calls no library function and
+ * uses no floating point. 128-bit integers are used for products only: the
+ * kernel has no __udivti3/__umodti3, so every 128-by-64 division below goes
+ * through div128_64(), which works on 32-bit digits.
+ */
+#include "core.h"
+
+typedef unsigned __int128 jl_u128;
+
+#define JL_U64_MAX (~(jl_u64)0)
+#define FJ_PER_UJ 1000000000ULL
+#define UJ_PER_J 1000000ULL
+#define FJ_PER_PJ 1000ULL
+
+const char *const jl_feature_names[JL_NR_FEATURES] = {
+	[JL_F_CPU_NS] = "cpu_ns",      [JL_F_CYCLES] = "cycles",
+	[JL_F_INSTR] = "instructions", [JL_F_MISSES] = "cache_misses",
+	[JL_F_DISK] = "disk_bytes",
+};
+
+const char *const jl_coef_names[JL_NR_COEF] = {
+	"cpu_time_uw",	 "cycles_pj",	 "instructions_pj",
+	"cache_miss_pj", "disk_byte_pj", "idle_uw",
+};
+
+const char *const jl_domain_names[JL_NR_DOMAINS] = {
+	[JL_D_PKG] = "pkg",
+	[JL_D_CORE] = "core",
+	[JL_D_DRAM] = "dram",
+	[JL_D_PSYS] = "psys",
+};
+
+const char *jl_version(void)
+{
+	return JL_VERSION;
+}
+
+unsigned int jl_abi_version(void)
+{
+	return JL_ABI_VERSION;
+}
+
+/* ---- saturating and 128-bit helpers ---------------------------------- */
+
+jl_u64 jl_add_sat(jl_u64 a, jl_u64 b)
+{
+	jl_u64 r;
+
+	return __builtin_add_overflow(a, b, &r) ? JL_U64_MAX : r;
+}
+
+jl_u64 jl_mul_sat(jl_u64 a, jl_u64 b)
+{
+	jl_u64 r;
+
+	return __builtin_mul_overflow(a, b, &r) ? JL_U64_MAX : r;
+}
+
+/*
+ * floor((hi:lo) / d) for d != 0 and hi < d (so the quotient fits 64 bits).
+ * Schoolbook division in base 2^32 (Knuth's algorithm D for a 4-digit
+ * dividend and a normalised 2-digit divisor): each quotient digit is
+ * estimated from the top digits and corrected at most twice.
+ */
+static jl_u64 div128_64(jl_u64 hi, jl_u64 lo, jl_u64 d)
+{
+	const jl_u64 b = 1ULL << 32;
+	jl_u64 dh, dl, nh, nl1, nl0, q1, q0, rhat, mid;
+	int s;
+
+	if (!hi)
+		return lo / d;
+	/* Normalise: divisor's top bit set makes each digit estimate close. */
+	s = __builtin_clzll(d);
+	d <<= s;
+	dh = d >> 32;
+	dl = d & 0xffffffffULL;
+	nh = s ? (hi << s) | (lo >> (64 - s)) : hi;
+	lo <<= s;
+	nl1 = lo >> 32;
+	nl0 = lo & 0xffffffffULL;
+
+	q1 = nh / dh;
+	rhat = nh - q1 * dh;
+	while (q1 >= b || q1 * dl > ((rhat << 32) | nl1)) {
+		q1--;
+		rhat += dh;
+		if (rhat >= b)
+			break;
+	}
+	/* Partial remainder (nh:nl1) - q1 * d; it is < d, so it fits. */
+	mid = (nh << 32) + nl1 - q1 * d;
+
+	q0 = mid / dh;
+	rhat = mid - q0 * dh;
+	while (q0 >= b || q0 * dl > ((rhat << 32) | nl0)) {
+		q0--;
+		rhat += dh;
+		if (rhat >= b)
+			break;
+	}
+	return (q1 << 32) | q0;
+}
+
+/* floor(n / d), saturating at U64 max (also for d == 0). */
+static jl_u64 div_u128_sat(jl_u128 n, jl_u64 d)
+{
+	jl_u64 hi = (jl_u64)(n >> 64);
+
+	if (!d || hi >= d)
+		return JL_U64_MAX;
+	return div128_64(hi, (jl_u64)n, d);
+}
+
+jl_u64 jl_muldiv(jl_u64 a, jl_u64 b, jl_u64 c)
+{
+	return div_u128_sat((jl_u128)a * b, c);
+}
+
+/* ---- coefficient set ------------------------------------------------- */
+
+jl_u64 jl_coef_get(const struct jl_coef *c, unsigned int i)
+{
+	switch (i) {
+	case 0:
+		return c->cpu_time_uw;
+	case 1:
+		return c->cycles_pj;
+	case 2:
+		return c->instructions_pj;
+	case 3:
+		return c->cache_miss_pj;
+	case 4:
+		return c->disk_byte_pj;
+	case 5:
+		return c->idle_uw;
+	}
+	return 0;
+}
+
+void jl_coef_set(struct jl_coef *c, unsigned int i, jl_u64 v)
+{
+	switch (i) {
+	case 0:
+		c->cpu_time_uw = v;
+		break;
+	case 1:
+		c->cycles_pj = v;
+		break;
+	case 2:
+		c->instructions_pj = v;
+		break;
+	case 3:
+		c->cache_miss_pj = v;
+		break;
+	case 4:
+		c->disk_byte_pj = v;
+		break;
+	case 5:
+		c->idle_uw = v;
+		break;
+	}
+}
+
+/* ---- parsing --------------------------------------------------------- */
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * One run of decimal digits at buf[*pos]. Values above max (this includes
+ * u64 overflow, as max <= U64 max) set *range but the digits are still
+ * consumed, so that a malformed line is reported as -EINVAL rather than
+ * -ERANGE whatever comes after a long number.
+ */
+static int parse_digits(const char *buf, jl_size len, jl_size *pos, jl_u64 max,
+			jl_u64 *val, int *range)
+{
+	jl_size p = *pos;
+	jl_u64 v = 0;
+
+	if (p >= len || !is_digit(buf[p]))
+		return -JL_EINVAL;
+	for (; p < len && is_digit(buf[p]); p++) {
+		jl_u64 d = (jl_u64)(buf[p] - '0');
+
+		if (d > max || v > (max - d) / 10)
+			*range = 1;
+		else
+			v = v * 10 + d;
+	}
+	*pos = p;
+	*val = v;
+	return 0;
+}
+
+int jl_coef_parse(const char *buf, jl_size len, struct jl_coef *out)
+{
+	jl_u64 v[JL_NR_COEF];
+	jl_size pos = 0;
+	int range = 0;
+	unsigned int i;
+
+	/* Comment lines: '#' in column 0, each closed by a newline. */
+	while (pos < len && buf[pos] == '#') {
+		for (; pos < len && buf[pos] != '\n'; pos++)
+			if (!buf[pos])
+				return -JL_EINVAL;
+		if (pos == len)
+			return -JL_EINVAL; /* no data line after it */
+		pos++;
+	}
+
+	for (i = 0; i < JL_NR_COEF; i++) {
+		jl_size start = pos;
+
+		while (pos < len && is_blank(buf[pos]))
+			pos++;
+		if (i && pos == start)
+			return -JL_EINVAL; /* fields must be blank-separated */
+		if (parse_digits(buf, len, &pos, JL_COEF_MAX, &v[i], &range))
+			return -JL_EINVAL;
+	}
+	while (pos < len && is_blank(buf[pos]))
+		pos++;
+	if (pos < len && buf[pos] == '\n')
+		pos++;
+	if (pos != len)
+		return -JL_EINVAL; /* junk, a 7th field, NUL, a second line */
+	if (range)
+		return -JL_ERANGE;
+
+	for (i = 0; i < JL_NR_COEF; i++)
+		jl_coef_set(out, i, v[i]);
+	return 0;
+}
+
+int jl_parse_u64(const char *buf, jl_size len, jl_u64 max, jl_u64 *out)
+{
+	jl_size pos = 0;
+	int range = 0;
+	jl_u64 v;
+
+	if (parse_digits(buf, len, &pos, max, &v, &range))
+		return -JL_EINVAL;
+	if (pos < len && buf[pos] == '\n')
+		pos++;
+	if (pos != len)
+		return -JL_EINVAL;
+	if (range)
+		return -JL_ERANGE;
+	*out = v;
+	return 0;
+}
+
+/* Append v in decimal at buf[pos]; buf has room for 20 more digits. */
+static jl_size put_u64(char *buf, jl_size pos, jl_u64 v)
+{
+	char tmp[20];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		buf[pos++] = tmp[--n];
+	return pos;
+}
+
+int jl_coef_format(const struct jl_coef *c, char *buf, jl_size size)
+{
+	/* 6 fields of at most 20 digits, 5 blanks, the newline. */
+	char tmp[JL_NR_COEF * 21];
+	jl_size len = 0, i;
+
+	for (i = 0; i < JL_NR_COEF; i++) {
+		if (i)
+			tmp[len++] = ' ';
+		len = put_u64(tmp, len, jl_coef_get(c, (unsigned int)i));
+	}
+	tmp[len++] = '\n';
+	if (!buf || size < len + 1)
+		return -JL_ERANGE;
+	for (i = 0; i < len; i++)
+		buf[i] = tmp[i];
+	buf[len] = '\0';
+	return (int)len;
+}
+
+/* ---- energy arithmetic ----------------------------------------------- */
+
+jl_u64 jl_model_fj(const struct jl_coef *c, const struct jl_feat *d)
+{
+	static const unsigned char pj_feat[] = { JL_F_CYCLES, JL_F_INSTR,
+						 JL_F_MISSES, JL_F_DISK };
+	jl_u64 fj = 0, pj = 0;
+	unsigned int i;
+
+	if (d->present & (1U << JL_F_CPU_NS))
+		fj = jl_mul_sat(c->cpu_time_uw, d->v[JL_F_CPU_NS]);
+	for (i = 0; i < sizeof(pj_feat); i++) {
+		unsigned int f = pj_feat[i];
+
+		/* Coefficient index f: the text order follows the features. */
+		if (d->present & (1U << f))
+			pj = jl_add_sat(pj,
+					jl_mul_sat(jl_coef_get(c, f), d->v[f]));
+	}
+	/* A saturated pJ sum is >= 2^64 pJ, so the fJ sum saturates too. */
+	return jl_add_sat(fj, jl_mul_sat(pj, FJ_PER_PJ));
+}
+
+jl_u64 jl_fj_to_uj(jl_u64 fj, jl_u64 *rem_fj)
+{
+	jl_u64 uj = fj / FJ_PER_UJ, r = fj % FJ_PER_UJ;
+
+	if (rem_fj) {
+		jl_u64 old = *rem_fj;
+
+		/* Normalise a carry that is out of range instead of losing it. */
+		uj += old / FJ_PER_UJ;
+		r += old % FJ_PER_UJ;
+		if (r >= FJ_PER_UJ) {
+			r -= FJ_PER_UJ;
+			uj++;
+		}
+		*rem_fj = r;
+	}
+	return uj;
+}
+
+jl_u64 jl_power_fj(jl_u64 power_uw, jl_u64 ns)
+{
+	return jl_mul_sat(power_uw, ns); /* uW * ns = 1e-15 J */
+}
+
+/* ---- splitting ------------------------------------------------------- */
+
+int jl_split(jl_u64 total, const jl_u64 *w, jl_u32 n, jl_u64 *out)
+{
+	jl_u128 sum = 0, cum = 0, half = 0;
+	jl_u64 wsum, given = 0;
+	unsigned int shift = 0;
+	jl_u32 i;
+
+	/* n < 2^32 weights < 2^64 each: the 128-bit sum cannot overflow. */
+	for (i = 0; i < n; i++)
+		sum += w[i];
+	if (!sum) {
+		for (i = 0; i < n; i++)
+			out[i] = 0;
+		return 0;
+	}
+	/*
+	 * A sum past 2^64 is scaled down by 2^shift. The *cumulative* sums
+	 * are scaled (rounded to nearest), not the weights, so the last one
+	 * still equals the scaled total and the parts still add up to total
+	 * exactly. Rounding keeps each scaled sum within 1/2 of its true
+	 * value and wsum >= 2^63 - 1, which bounds each part's error by
+	 * 1 + 2 * total / wsum <= 5 + 2^-61.
+	 */
+	while ((sum + half) >> shift >> 64) {
+		shift++;
+		half = (jl_u128)1 << (shift - 1);
+	}
+	wsum = (jl_u64)((sum + half) >> shift);
+	for (i = 0; i < n; i++) {
+		jl_u64 q;
+
+		cum += w[i];
+		/* cum <= sum, so q <= total: no saturation. */
+		q = jl_muldiv(total, (jl_u64)((cum + half) >> shift), wsum);
+		out[i] = q - given;
+		given = q;
+	}
+	return 1;
+}
+
+void jl_splitter_init(struct jl_splitter *s, jl_u64 total, jl_u64 wsum)
+{
+	s->total = total;
+	s->wsum = wsum;
+	s->cum = 0;
+	s->given = 0;
+	s->shift = 0;
+}
+
+jl_u64 jl_splitter_next(struct jl_splitter *s, jl_u64 w)
+{
+	jl_u64 cum, q, part;
+
+	if (!s->wsum)
+		return 0;
+	/* Weights past the announced sum are clamped: never give > total. */
+	cum = jl_add_sat(s->cum, w);
+	if (cum > s->wsum)
+		cum = s->wsum;
+	q = jl_muldiv(s->total, cum, s->wsum);
+	part = q - s->given;
+	s->cum = cum;
+	s->given = q;
+	return part;
+}
+
+jl_u64 jl_splitter_rest(const struct jl_splitter *s)
+{
+	return s->total - s->given;
+}
+
+/* ---- w^(milli/1000) -------------------------------------------------- */
+
+/* Fraction bits of a log2 value: log2 of a u64 is < 64 = 2^6. */
+#define LOG_FB 56
+/* floor(ln(2) * 2^62) */
+#define LN2_Q62 3196577161300663914ULL
+
+/*
+ * log2(w) for w >= 1, as Q6.56. The integer part is the top bit's index;
+ * the fraction is found one bit at a time: squaring the mantissa m in
+ * [1, 2) doubles its log, so the next bit is 1 iff m^2 >= 2. Each step is
+ * monotone in m, which makes the whole result monotone in w.
+ */
+static jl_u64 log2_fix(jl_u64 w)
+{
+	unsigned int e = 63 - (unsigned int)__builtin_clzll(w);
+	jl_u64 m = w << (63 - e); /* Q1.63 */
+	jl_u64 frac = 0;
+	int i;
+
+	for (i = 0; i < LOG_FB; i++) {
+		jl_u128 sq = (jl_u128)m * m; /* Q2.126 */
+
+		frac <<= 1;
+		if (sq >> 127) {
+			m = (jl_u64)(sq >> 64); /* m^2 / 2 */
+			frac |= 1;
+		} else {
+			m = (jl_u64)(sq >> 63);
+		}
+	}
+	return ((jl_u64)e << LOG_FB) | frac;
+}
+
+/*
+ * 2^y for y in Q6.56, rounded to the nearest integer. 2^frac is the
+ * Taylor series of e^(frac * ln 2) in Q.62: every step truncates, so the
+ * sum stays below 2 and is monotone in y.
+ */
+static jl_u64 exp2_fix(jl_u64 y)
+{
+	unsigned int ip = (unsigned int)(y >> LOG_FB);
+	jl_u64 f = (y & ((1ULL << LOG_FB) - 1)) << (62 - LOG_FB);
+	jl_u64 x = (jl_u64)(((jl_u128)f * LN2_Q62) >> 62);
+	jl_u64 term = 1ULL << 62, sum = 1ULL << 62;
+	unsigned int k, sh;
+
+	/* x < 0.7: x^k / k! < 2^-62 well before k = 24. */
+	for (k = 1; k < 24 && term; k++) {
+		term = (jl_u64)(((jl_u128)term * x) >> 62) / k;
+		sum += term;
+	}
+	if (ip >= 64)
+		return JL_U64_MAX;
+	if (ip == 63)
+		return sum << 1; /* sum < 2^63 */
+	sh = 62 - ip;
+	if (!sh)
+		return sum;
+	return (sum + (1ULL << (sh - 1))) >> sh;
+}
+
+jl_u64 jl_pow_milli(jl_u64 w, jl_u32 milli)
+{
+	if (w <= 1 || milli >= 1000)
+		return w;
+	if (!milli)
+		return 1;
+	/* y = log2(w) * milli / 1000 <= log2(w) < 64: no saturation. */
+	return exp2_fix(jl_muldiv(log2_fix(w), milli, 1000));
+}
+
+/* ---- counters and RAPL ----------------------------------------------- */
+
+jl_u64 jl_wrap_delta(jl_u64 prev, jl_u64 cur, unsigned int bits)
+{
+	if (!bits || bits >= 64)
+		return cur - prev;
+	return (cur - prev) & ((1ULL << bits) - 1);
+}
+
+/* Power units 3:0, energy status units 12:8, time units 19:16. */
+#define RAPL_UNIT_USED 0x000f1f0fULL
+
+int jl_rapl_esu(jl_u64 unit_msr)
+{
+	unsigned int esu = (unsigned int)(unit_msr >> 8) & 0x1f;
+
+	if (unit_msr & ~RAPL_UNIT_USED)
+		return -JL_EINVAL;
+	if (esu < JL_RAPL_ESU_MIN || esu > JL_RAPL_ESU_MAX)
+		return -JL_EINVAL;
+	return (int)esu;
+}
+
+jl_u64 jl_rapl_to_uj(jl_u64 delta, unsigned int esu, jl_u64 *rem)
+{
+	jl_u128 p = (jl_u128)delta * UJ_PER_J;
+	jl_u128 uj;
+
+	if (esu > 63)
+		return 0;
+	if (rem) {
+		p += *rem;
+		*rem = (jl_u64)p & ((1ULL << esu) - 1);
+	}
+	uj = p >> esu;
+	return (uj >> 64) ? JL_U64_MAX : (jl_u64)uj;
+}
+
+jl_u64 jl_rapl_wrap_period_ns(unsigned int esu, jl_u64 max_power_uw)
+{
+	/*
+	 * 2^32 steps of 2^-esu J = 2^(32 - esu) J; at P uW that lasts
+	 * 2^(32 - esu) * 1e15 / P ns; half of it is 2^(31 - esu) * 1e15 / P.
+	 * 1e15 * 2^31 < 2^81.
+	 */
+	jl_u128 n = (jl_u128)1000000000000000ULL << 31;
+
+	if (esu > 81)
+		return 0;
+	return div_u128_sat(n >> esu, max_power_uw);
+}
+
+jl_u64 jl_max_energy_uj(jl_u64 max_power_uw, jl_u64 ns)
+{
+	return jl_muldiv(max_power_uw, ns, 1000000000ULL); /* uW * ns / 1e9 */
+}
