@@ -1,10 +1,54 @@
 #!/bin/sh
-# Runs inside the demo guest: load joules, show its sysfs.
+# Runs inside the demo guest (make demo): load joules, set a model, run a
+# small workload and show what each process was charged.
 . /lib/joules/lib.sh
-echo "# loading joules"
-joules_load || exit 1
-echo "# /sys/kernel/joules:"
-for f in /sys/kernel/joules/*; do
-	[ -f "$f" ] && printf '  %-24s %s\n' "$(basename "$f")" "$(cat "$f" 2>/dev/null)"
+say() { printf '\n== %s\n' "$*"; }
+
+say "loading joules.ko and mounting /proc/energy"
+joules_load || { echo "demo: cannot load joules" >&2; exit 1; }
+echo "version $(cat /sys/kernel/joules/version), tracking $(cat /sys/kernel/joules/tasks_tracked) tasks"
+echo "source: $(cat /sys/kernel/joules/source)   RAPL: $(cat /sys/kernel/joules/rapl/status)   hardware counters: $(cat /sys/kernel/joules/hw_counters)"
+
+say "QEMU has no RAPL, so energy comes from a model; setting demo coefficients"
+# 8 W per busy CPU, 1 nJ per storage byte, 20 W idle: a made-up model for
+# the demo. On a real machine joules-train learns these from a power meter.
+echo "8000000 0 0 0 1000 20000000" > /sys/kernel/joules/model/coefficients
+printf 'coefficients (cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_byte_pj idle_uw): %s\n' \
+	"$(cat /sys/kernel/joules/model/coefficients)"
+echo "generation: $(cat /sys/kernel/joules/model/generation)"
+
+say "workload: 'heavy' runs three times the busy loop of 'light'; 'sleeper' sleeps"
+for w in heavy:60000 light:20000; do
+	name=${w%:*}
+	n=${w#*:}
+	cat > /tmp/$name <<SCRIPT
+#!/bin/sh
+i=0
+while [ \$i -lt $n ]; do i=\$((i + 1)); done
+sleep 30
+SCRIPT
+	chmod +x /tmp/$name
 done
-joules_unload
+/tmp/heavy &
+heavy=$!
+/tmp/light &
+light=$!
+sleep 30 &
+sleeper=$!
+sleep 4
+
+say "per-process energy (cat /proc/energy/<pid>)"
+for p in $heavy $light $sleeper; do
+	echo "--- /proc/energy/$p"
+	cat /proc/energy/$p
+done
+
+if [ -x /usr/bin/joulesctl ]; then
+	say "joulesctl top -n 1 (top processes by power)"
+	joulesctl top -n 1 -d 1 2>&1 | head -n 15
+	say "joulesctl node"
+	joulesctl node 2>&1
+fi
+kill $heavy $light $sleeper 2>/dev/null
+wait 2>/dev/null
+say "done"

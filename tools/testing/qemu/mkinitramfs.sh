@@ -53,6 +53,7 @@ cp "$top"/tools/testing/qemu/guest-lib.sh "$root"/lib/joules/lib.sh
 	done
 echo "$mode" > "$root"/etc/joules-mode
 chmod 0755 "$root"/init "$root"/bin/joules-run-tests
+[ -f "$root"/bin/joules-demo ] && chmod 0755 "$root"/bin/joules-demo
 
 # Users: root and an unprivileged account for the permission tests.
 cat > "$root"/etc/passwd <<PW

@@ -47,7 +47,7 @@ echo "run-qemu: booting $kernel (mode $mode, timeout ${tmo}s)" >&2
 timeout --foreground -k 10 "$tmo" "$qemu" -m 1024 -smp 2 -nographic -no-reboot -net none \
 	-cpu max -kernel "$kernel" -initrd "$work"/initrd.cpio.gz \
 	-append "console=ttyS0 panic=-1 oops=panic loglevel=1 quiet" \
-	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null 2>&1 | tr -d '\r' | tee "$log" |
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null 2>&1 | tr -d '\r' | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' | tee "$log" |
 	if [ "$mode" = demo ]; then sed -n '/JOULES-GUEST-START/,$p'; else cat >/dev/null; fi
 qrc=$?
 
