@@ -143,8 +143,8 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 			smp->feat.v[f] += d.v[f];
 		smp->feat.present |= d.present;
 		e->split_w = cpu_weight(pp, &d);
-		wsum += e->split_w;
-		msum += mem_weight(&d);
+		wsum = jl_add_sat(wsum, e->split_w);
+		msum = jl_add_sat(msum, mem_weight(&d));
 		memcpy(e->scratch, d.v, sizeof(e->scratch));
 		e->scratch_present = d.present;
 		smp->nr_tasks++;
@@ -254,8 +254,11 @@ static void split_idle(u64 idle_uj)
 		return;
 	jl_splitter_init(&ip.sp, idle_uj, ip.count);
 	joules_for_each_entry(give_idle, &ip);
-	/* Entries that died between the passes leave parts unhanded: give
-	 * them back to the node's idle line so the sum still holds. */
+	/*
+	 * Tasks that died between the two passes leave their parts unhanded;
+	 * those stay on the node's idle line only (the node's idle_uj always
+	 * holds all idle energy, split or not).
+	 */
 }
 
 static void emit_exit(struct joules_entry *e)
