@@ -150,7 +150,7 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 	if (present & (1u << JL_F_CPU_NS))
 		bcols[nb++] = 1 + JL_F_CPU_NS;
 
-	jt_progress(o->pr, "fitting", 0, 1);
+	jt_progress(o->pr, "fitting", 0, 0);
 	ret = fit_blocks_build(&d, mcols, nm, nblocks, &bm);
 	if (!ret)
 		ret = fit_blocks_build(&d, bcols, nb, nblocks, &bb);

@@ -45,6 +45,7 @@ struct jt_progress {
 	int shown;
 };
 void jt_progress_init(struct jt_progress *p, int on, int tty);
+/* done of total (total 0: a count; both 0: just the stage name). */
 void jt_progress(struct jt_progress *p, const char *what,
 		 unsigned long long done, unsigned long long total);
 void jt_progress_end(struct jt_progress *p);

@@ -76,11 +76,14 @@ void jt_progress(struct jt_progress *p, const char *what,
 	p->last = t;
 	p->shown = 1;
 	if (total)
-		fprintf(stderr, "%s: %s %5.1f%%%s", "joules-train", what,
+		fprintf(stderr, "joules-train: %s %5.1f%%%s", what,
 			100.0 * (double)done / (double)total,
 			p->tty ? "\r" : "\n");
+	else if (done)
+		fprintf(stderr, "joules-train: %s %llu%s", what, done,
+			p->tty ? "\r" : "\n");
 	else
-		fprintf(stderr, "%s: %s %llu%s", "joules-train", what, done,
+		fprintf(stderr, "joules-train: %s...%s", what,
 			p->tty ? "\r" : "\n");
 	fflush(stderr);
 }
