@@ -529,6 +529,15 @@ int jnl_family_id(const struct jnl *nl)
 	return nl->family;
 }
 
+int jnl_group_id(const struct jnl *nl, unsigned int group)
+{
+	if (group == JNL_GRP_SAMPLES)
+		return nl->grp_samples;
+	if (group == JNL_GRP_EXITS)
+		return nl->grp_exits;
+	return -EINVAL;
+}
+
 const char *jnl_kernel_msg(const struct jnl *nl)
 {
 	return nl->kmsg[0] ? nl->kmsg : NULL;

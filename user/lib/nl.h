@@ -116,5 +116,7 @@ int jnl_raw_request(struct jnl *nl, uint8_t cmd, uint8_t version,
 		    uint16_t flags, const void *buf, size_t len);
 /* Family id, for tests that build whole messages themselves. */
 int jnl_family_id(const struct jnl *nl);
+/* Multicast group id of JNL_GRP_SAMPLES or JNL_GRP_EXITS, or -errno. */
+int jnl_group_id(const struct jnl *nl, unsigned int group);
 
 #endif /* JOULES_NL_H */
