@@ -13,9 +13,6 @@
 
 #include "tasks.h"
 
-extern unsigned int joules_gamma_milli, joules_delta_milli;
-extern u64 joules_meter_idle_uw[JL_NR_DOMAINS];
-
 struct kobject *joules_kobj;
 static struct kobject *model_kobj;
 static DEFINE_MUTEX(settings_lock);

@@ -98,6 +98,39 @@ static struct joules_group *group_new(gfp_t gfp)
 }
 
 /*
+ * Hash e and join group g, unless t is already tracked (-EEXIST) or g has
+ * no members left (-EAGAIN: it is being freed; only a fresh group may be
+ * empty).
+ */
+static int attach(struct joules_entry *e, struct joules_group *g, bool fresh)
+{
+	u32 b = bucket_of(e->task);
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock(&g->lock);
+	if (!fresh && !g->nr_members) {
+		err = -EAGAIN;
+		goto out;
+	}
+	spin_lock_irqsave(lock_of(b), flags);
+	if (joules_lookup(e->task)) {
+		err = -EEXIST;
+	} else {
+		e->group = g;
+		get_task_struct(e->task);
+		hlist_add_head_rcu(&e->hnode, &table[b]);
+		list_add_tail(&e->gnode, &g->members);
+		g->nr_members++;
+		atomic64_inc(&nr_tracked);
+	}
+	spin_unlock_irqrestore(lock_of(b), flags);
+out:
+	spin_unlock(&g->lock);
+	return err;
+}
+
+/*
  * Start tracking t. Runs in the fork hook (preemption off: gfp must not
  * sleep) and at load time. The baseline is the task's counters now, so a
  * task that existed before the module is charged only from load on.
@@ -106,10 +139,8 @@ static struct joules_group *group_new(gfp_t gfp)
 int joules_track(struct task_struct *t, gfp_t gfp)
 {
 	struct joules_entry *e, *leader = NULL;
-	struct joules_group *g = NULL;
-	unsigned long flags;
-	u32 b = bucket_of(t);
-	int err = 0;
+	struct joules_group *g;
+	int err;
 
 	e = kmem_cache_zalloc(entry_cache, gfp | __GFP_NOWARN);
 	if (!e) {
@@ -139,48 +170,19 @@ int joules_track(struct task_struct *t, gfp_t gfp)
 	rcu_read_lock();
 	if (!thread_group_leader(t))
 		leader = joules_lookup(t->group_leader);
-	if (leader) {
-		g = leader->group;
-		spin_lock(&g->lock);
-		if (!g->nr_members) {
-			/* The group is being torn down: start a new one. */
-			spin_unlock(&g->lock);
-			g = NULL;
-		}
-	}
-	if (!g) {
+	err = leader ? attach(e, leader->group, false) : -EAGAIN;
+	if (err == -EAGAIN) {
+		/* A new process, or its group is being torn down. */
 		g = group_new(gfp);
-		if (!g) {
-			rcu_read_unlock();
-			atomic64_inc(&joules_alloc_failures);
-			kmem_cache_free(entry_cache, e);
+		err = g ? attach(e, g, true) : -ENOMEM;
+		if (err && g) {
+			kfree(g);
 			atomic64_dec(&joules_objects);
-			return -ENOMEM;
 		}
-		spin_lock(&g->lock);
+		if (err == -ENOMEM)
+			atomic64_inc(&joules_alloc_failures);
 	}
-	e->group = g;
-
-	spin_lock_irqsave(lock_of(b), flags);
-	if (joules_lookup(t)) {
-		err = -EEXIST;
-	} else {
-		get_task_struct(t);
-		hlist_add_head_rcu(&e->hnode, &table[b]);
-		list_add_tail(&e->gnode, &g->members);
-		g->nr_members++;
-		atomic64_inc(&nr_tracked);
-	}
-	spin_unlock_irqrestore(lock_of(b), flags);
-	if (err && !g->nr_members) {
-		spin_unlock(&g->lock);
-		rcu_read_unlock();
-		kfree(g);
-		atomic64_dec(&joules_objects);
-	} else {
-		spin_unlock(&g->lock);
-		rcu_read_unlock();
-	}
+	rcu_read_unlock();
 	if (err) {
 		kmem_cache_free(entry_cache, e);
 		atomic64_dec(&joules_objects);

@@ -154,5 +154,8 @@ u32 joules_pmu_present(void);
 extern unsigned int joules_interval_ms;
 extern enum joules_source_mode joules_source_mode;
 extern bool joules_idle_split;
+extern unsigned int joules_gamma_milli;
+extern unsigned int joules_delta_milli;
+extern u64 joules_meter_idle_uw[JL_NR_DOMAINS];
 
 #endif /* JOULES_TASKS_H */
