@@ -145,6 +145,14 @@ struct joules_meter {
 	unsigned int nr_pkgs;
 	unsigned int bits;	/* counter width, 1..64 (RAPL: 32) */
 	unsigned int esu;	/* one count is 1/2^esu J */
+	/*
+	 * Optional per-domain units: where bit (1 << JL_D_*) of esu_mask is
+	 * set, that domain counts in 1/2^domain_esu[d] J instead of esu
+	 * (Intel server DRAM: fixed 15.3 uJ; SPR platform: 1 J). A meter
+	 * that leaves both zero uses esu for every domain.
+	 */
+	u32 esu_mask;
+	unsigned int domain_esu[JL_NR_DOMAINS];
 	u64 max_power_uw;	/* per domain; larger deltas are bogus */
 	/* Read the raw counters of package pkg into raw[JL_D_*]; may sleep. */
 	int (*read)(struct joules_meter *m, unsigned int pkg, u64 *raw);
@@ -163,3 +171,13 @@ int joules_source_init(void);
 void joules_source_exit(void);
 /* sysfs: RAPL/meter status under /sys/kernel/joules/rapl/ */
 int joules_source_sysfs(struct kobject *parent);
+
+/*
+ * rapl.c: the RAPL MSR meter, registered at load where the CPU has RAPL.
+ * joules_rapl_init() fails only on allocation failure; a CPU without RAPL
+ * is not an error, and joules_rapl_absent_reason() then says why ("no
+ * RAPL: ..."); it is "" while the MSR meter is registered.
+ */
+int joules_rapl_init(void);
+void joules_rapl_exit(void);
+const char *joules_rapl_absent_reason(void);

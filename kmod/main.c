@@ -26,9 +26,12 @@ static int __init joules_init(void)
 	err = joules_source_init();
 	if (err)
 		goto out_pmu;
-	err = joules_sysfs_init();
+	err = joules_rapl_init();
 	if (err)
 		goto out_source;
+	err = joules_sysfs_init();
+	if (err)
+		goto out_rapl;
 	err = joules_nl_init();
 	if (err)
 		goto out_sysfs;
@@ -56,6 +59,8 @@ out_nl:
 	joules_nl_exit();
 out_sysfs:
 	joules_sysfs_exit();
+out_rapl:
+	joules_rapl_exit();
 out_source:
 	joules_source_exit();
 out_pmu:
@@ -74,6 +79,7 @@ static void __exit joules_exit(void)
 	joules_attr_exit();
 	joules_nl_exit();
 	joules_sysfs_exit();
+	joules_rapl_exit();
 	joules_source_exit();
 	joules_pmu_exit();
 	joules_tasks_exit();

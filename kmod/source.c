@@ -32,6 +32,12 @@ static struct delayed_work sample_work;
 static u64 period_ns;
 static u64 wraps, bogus, samples;
 
+/* Unit of domain d: its own where the meter gives one, else the meter's. */
+static inline unsigned int dom_esu(const struct joules_meter *m, unsigned int d)
+{
+	return (m->esu_mask & (1U << d)) ? m->domain_esu[d] : m->esu;
+}
+
 /* Sample every package once; meter_lock held. */
 static void sample_all(void)
 {
@@ -58,7 +64,7 @@ static void sample_all(void)
 			delta = jl_wrap_delta(pm->last[d], raw[d], meter->bits);
 			if (raw[d] < pm->last[d])
 				wraps++;
-			uj = jl_rapl_to_uj(delta, meter->esu, &pm->rem[d]);
+			uj = jl_rapl_to_uj(delta, dom_esu(meter, d), &pm->rem[d]);
 			/*
 			 * More than max power allows is a bogus read (all-ones,
 			 * a reset): keep the new baseline, charge nothing.
@@ -112,11 +118,21 @@ bool joules_meter_take(unsigned int pkg, struct joules_meter_take *t)
 int joules_meter_register(struct joules_meter *m)
 {
 	struct pkg_meter *p;
+	unsigned int d, esu_max = m->esu;
 	u64 wrap;
 
 	if (!m->read || !m->nr_pkgs || !m->bits || m->bits > 64 || m->esu > 31 ||
-	    !m->max_power_uw || !(m->domains & ((1U << JL_NR_DOMAINS) - 1)))
+	    !m->max_power_uw || !(m->domains & ((1U << JL_NR_DOMAINS) - 1)) ||
+	    (m->esu_mask & ~((1U << JL_NR_DOMAINS) - 1)))
 		return -EINVAL;
+	for (d = 0; d < JL_NR_DOMAINS; d++) {
+		if (!(m->domains & (1U << d)))
+			continue;
+		if (dom_esu(m, d) > 31)
+			return -EINVAL;
+		/* The finest unit wraps first: it sets the sampling period. */
+		esu_max = max(esu_max, dom_esu(m, d));
+	}
 	p = kcalloc(m->nr_pkgs, sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
@@ -127,7 +143,7 @@ int joules_meter_register(struct joules_meter *m)
 		return -EBUSY;
 	}
 	/* Sample at least twice per wrap at max power, and at most 10 Hz... */
-	wrap = m->bits >= 64 ? ~0ULL : jl_rapl_wrap_period_ns(m->esu, m->max_power_uw);
+	wrap = m->bits >= 64 ? ~0ULL : jl_rapl_wrap_period_ns(esu_max, m->max_power_uw);
 	if (m->bits < 32)
 		wrap >>= 32 - m->bits;
 	period_ns = min_t(u64, wrap, 1000ULL * NSEC_PER_MSEC);
@@ -170,10 +186,17 @@ EXPORT_SYMBOL_GPL(joules_meter_unregister);
 
 static ssize_t status_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
+	const char *why = joules_rapl_absent_reason();
 	ssize_t n;
 
 	mutex_lock(&meter_lock);
-	n = sysfs_emit(buf, "%s\n", meter ? meter->name : "absent");
+	if (meter)
+		n = sysfs_emit(buf, "%s\n", meter->name);
+	else if (*why)
+		/* Say why: "absent" alone reads like a broken counter. */
+		n = sysfs_emit(buf, "absent: %s\n", why);
+	else
+		n = sysfs_emit(buf, "absent\n");
 	mutex_unlock(&meter_lock);
 	return n;
 }
@@ -199,15 +222,24 @@ static ssize_t domains_show(struct kobject *k, struct kobj_attribute *a, char *b
 
 static ssize_t units_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
+	unsigned int d;
 	ssize_t n;
 
 	mutex_lock(&meter_lock);
-	if (meter)
+	if (meter) {
 		/* One count = 1/2^esu J; print it in picojoules. */
-		n = sysfs_emit(buf, "esu %u (%llu pJ per count), %u-bit counters\n",
+		n = sysfs_emit(buf, "esu %u (%llu pJ per count), %u-bit counters",
 			       meter->esu, 1000000000000ULL >> meter->esu, meter->bits);
-	else
+		/* Domains with a unit of their own, e.g. "; dram esu 16 (...)". */
+		for (d = 0; d < JL_NR_DOMAINS; d++)
+			if (meter->domains & meter->esu_mask & (1U << d))
+				n += sysfs_emit_at(buf, n, "; %s esu %u (%llu pJ per count)",
+						   jl_domain_names[d], meter->domain_esu[d],
+						   1000000000000ULL >> meter->domain_esu[d]);
+		n += sysfs_emit_at(buf, n, "\n");
+	} else {
 		n = sysfs_emit(buf, "absent\n");
+	}
 	mutex_unlock(&meter_lock);
 	return n;
 }
