@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * joules_testmeter: a synthetic energy source for the selftests, registered
+ * through the same joules_meter interface as the RAPL MSRs (QEMU has no
+ * RAPL). Built by `make testmod`, never installed.
+ *
+ * Each domain draws a constant power, settable at runtime in
+ * /sys/module/joules_testmeter/parameters/<domain>_uw, and its energy is
+ * exactly power x elapsed time on the ktime clock: no rounding anywhere but
+ * the final floor to whole counts and whole microjoules, with remainders
+ * carried. The counters are 32 bits wide with a tiny unit (default ESU 28:
+ * 3.7 nJ a count, a wrap every 16 J, i.e. every 2 s at 8 W) and start just
+ * below the wrap, so tests see wraps within seconds. `energy_uj` gives the
+ * exact energy since load in rapl/energy_uj's layout, for comparing the
+ * two.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/spinlock.h>
+
+#include "joules.h"
+
+#define FJ_PER_UJ 1000000000ULL
+#define FJ_PER_J 1000000000000000ULL
+/* 100 W for at most 100 s is 1e19 fJ: the largest step that fits a u64. */
+#define TM_POWER_LIMIT_UW 100000000ULL
+#define TM_STEP_NS (100ULL * NSEC_PER_SEC)
+
+struct tm_dom {
+	u64 power_uw; /* in force since seg_ns */
+	u64 cnt; /* counts since the origin; the counter is the low 32 bits */
+	u64 crem; /* remainder of cnt, in 2^-esu fJ (< 1e15) */
+	u64 uj; /* exact energy since load: uj + rem_fj */
+	u64 rem_fj; /* < 1e9 */
+};
+
+static DEFINE_SPINLOCK(tm_lock); /* everything below */
+static struct tm_dom dom[JL_NR_DOMAINS] = {
+	[JL_D_PKG] = { .power_uw = 8000000 },
+	[JL_D_CORE] = { .power_uw = 3000000 },
+	[JL_D_DRAM] = { .power_uw = 2000000 },
+	[JL_D_PSYS] = { .power_uw = 12000000 },
+};
+static u64 seg_ns; /* last time the energy was brought up to date */
+static bool started;
+static unsigned long reads;
+
+static unsigned int nr_domains = 2;
+module_param(nr_domains, uint, 0444);
+MODULE_PARM_DESC(nr_domains,
+		 "1: pkg; 2: + dram (default); 3: + core; 4: + psys");
+static unsigned int esu = 28;
+module_param(esu, uint, 0444);
+MODULE_PARM_DESC(
+	esu, "One count is 2^-esu J (default 28: 3.7 nJ, a wrap every 16 J)");
+static unsigned int dram_esu = 26;
+module_param(dram_esu, uint, 0444);
+MODULE_PARM_DESC(
+	dram_esu,
+	"DRAM's own unit, as on Intel servers (default 26; = esu: none)");
+static unsigned long long max_power_uw = 20000000;
+module_param(max_power_uw, ullong, 0444);
+MODULE_PARM_DESC(
+	max_power_uw,
+	"Plausibility bound per domain, uW (default 20 W, at most 100 W)");
+static unsigned int start_ms = 300;
+module_param(start_ms, uint, 0444);
+MODULE_PARM_DESC(
+	start_ms,
+	"Counters start this long (at the load-time power) before their wrap");
+
+/* jl_domain_names[] is not exported; the same names, for the text files. */
+static const char *const dnames[JL_NR_DOMAINS] = {
+	[JL_D_PKG] = "pkg",
+	[JL_D_CORE] = "core",
+	[JL_D_DRAM] = "dram",
+	[JL_D_PSYS] = "psys",
+};
+
+static unsigned int esu_of(unsigned int d)
+{
+	return d == JL_D_DRAM ? dram_esu : esu;
+}
+
+static u32 domain_bits(void)
+{
+	static const u32 order[] = { 1U << JL_D_PKG, 1U << JL_D_DRAM,
+				     1U << JL_D_CORE, 1U << JL_D_PSYS };
+	u32 m = 0;
+	unsigned int i;
+
+	for (i = 0; i < nr_domains && i < ARRAY_SIZE(order); i++)
+		m |= order[i];
+	return m;
+}
+
+/* fJ * 2^e / 1e15 counts, remainder in *rem (2^-e fJ units, < 1e15). */
+static u64 fj_to_counts(u64 fj, unsigned int e, u64 *rem)
+{
+	u64 q = mul_u64_u64_div_u64(fj, 1ULL << e, FJ_PER_J);
+
+	/* The true remainder is below 1e15, so u64 wrap-around gets it exactly. */
+	*rem = (fj << e) - q * FJ_PER_J;
+	return q;
+}
+
+static void add_energy(struct tm_dom *x, u64 fj, unsigned int e)
+{
+	u64 q, r;
+	u32 rfj;
+
+	x->uj += div_u64_rem(fj, FJ_PER_UJ, &rfj);
+	x->rem_fj += rfj;
+	if (x->rem_fj >= FJ_PER_UJ) {
+		x->rem_fj -= FJ_PER_UJ;
+		x->uj++;
+	}
+	q = fj_to_counts(fj, e, &r);
+	x->crem += r;
+	if (x->crem >= FJ_PER_J) {
+		x->crem -= FJ_PER_J;
+		q++;
+	}
+	x->cnt += q;
+}
+
+/* Bring every domain's energy up to `now`; tm_lock held. */
+static void advance(u64 now)
+{
+	u32 doms = domain_bits();
+	u64 dt = now - seg_ns;
+	unsigned int d;
+
+	seg_ns = now;
+	while (dt) {
+		u64 step = min_t(u64, dt, TM_STEP_NS);
+
+		dt -= step;
+		for (d = 0; d < JL_NR_DOMAINS; d++)
+			if (doms & (1U << d))
+				add_energy(&dom[d], dom[d].power_uw * step,
+					   esu_of(d));
+	}
+}
+
+static int tm_read(struct joules_meter *m, unsigned int pkg, u64 *raw)
+{
+	unsigned int d;
+
+	spin_lock(&tm_lock);
+	advance(ktime_get_ns());
+	for (d = 0; d < JL_NR_DOMAINS; d++)
+		if (m->domains & (1U << d))
+			raw[d] = dom[d].cnt & 0xffffffffULL;
+	reads++;
+	spin_unlock(&tm_lock);
+	return 0;
+}
+
+static struct joules_meter tm = {
+	.name = "joules_testmeter",
+	.owner = THIS_MODULE,
+	.nr_pkgs = 1,
+	.bits = 32,
+	.read = tm_read,
+};
+
+/* <domain>_uw: the energy so far stays at the old power, the rest at the new. */
+static int power_set(const char *val, const struct kernel_param *kp)
+{
+	u64 *p = kp->arg, v;
+	int err = kstrtou64(val, 0, &v);
+
+	if (err)
+		return err;
+	spin_lock(&tm_lock);
+	/* Above the meter's bound source.c would call it a bogus read. */
+	if (v > (started ? max_power_uw : TM_POWER_LIMIT_UW)) {
+		spin_unlock(&tm_lock);
+		return -EINVAL;
+	}
+	if (started)
+		advance(ktime_get_ns());
+	*p = v;
+	spin_unlock(&tm_lock);
+	return 0;
+}
+
+static int power_get(char *buf, const struct kernel_param *kp)
+{
+	u64 v;
+
+	spin_lock(&tm_lock);
+	v = *(u64 *)kp->arg;
+	spin_unlock(&tm_lock);
+	return sysfs_emit(buf, "%llu\n", v);
+}
+
+static const struct kernel_param_ops power_ops = {
+	.set = power_set,
+	.get = power_get,
+};
+module_param_cb(pkg_uw, &power_ops, &dom[JL_D_PKG].power_uw, 0644);
+MODULE_PARM_DESC(pkg_uw, "Package power, uW (default 8 W)");
+module_param_cb(core_uw, &power_ops, &dom[JL_D_CORE].power_uw, 0644);
+MODULE_PARM_DESC(core_uw, "Core power, uW (default 3 W)");
+module_param_cb(dram_uw, &power_ops, &dom[JL_D_DRAM].power_uw, 0644);
+MODULE_PARM_DESC(dram_uw, "DRAM power, uW (default 2 W)");
+module_param_cb(psys_uw, &power_ops, &dom[JL_D_PSYS].power_uw, 0644);
+MODULE_PARM_DESC(psys_uw, "Platform power, uW (default 12 W)");
+
+/* energy_uj (read-only): exact energy since load, like rapl/energy_uj. */
+static int energy_get(char *buf, const struct kernel_param *kp)
+{
+	u32 doms = domain_bits();
+	unsigned int d;
+	int n;
+
+	spin_lock(&tm_lock);
+	if (started)
+		advance(ktime_get_ns());
+	n = sysfs_emit(buf, "package 0:");
+	for (d = 0; d < JL_NR_DOMAINS; d++)
+		if (doms & (1U << d))
+			n += sysfs_emit_at(buf, n, " %s=%llu", dnames[d],
+					   dom[d].uj);
+	spin_unlock(&tm_lock);
+	return n + sysfs_emit_at(buf, n, "\n");
+}
+
+/* counters (read-only): the raw 32-bit values a read would return now. */
+static int counters_get(char *buf, const struct kernel_param *kp)
+{
+	u32 doms = domain_bits();
+	unsigned int d;
+	int n;
+
+	spin_lock(&tm_lock);
+	if (started)
+		advance(ktime_get_ns());
+	n = sysfs_emit(buf, "package 0:");
+	for (d = 0; d < JL_NR_DOMAINS; d++)
+		if (doms & (1U << d))
+			n += sysfs_emit_at(buf, n, " %s=0x%08llx", dnames[d],
+					   dom[d].cnt & 0xffffffffULL);
+	n += sysfs_emit_at(buf, n, " reads=%lu", reads);
+	spin_unlock(&tm_lock);
+	return n + sysfs_emit_at(buf, n, "\n");
+}
+
+static int ro_set(const char *val, const struct kernel_param *kp)
+{
+	return -EPERM;
+}
+
+static const struct kernel_param_ops energy_ops = {
+	.set = ro_set,
+	.get = energy_get,
+};
+static const struct kernel_param_ops counters_ops = {
+	.set = ro_set,
+	.get = counters_get,
+};
+module_param_cb(energy_uj, &energy_ops, NULL, 0444);
+MODULE_PARM_DESC(energy_uj, "Exact energy since load, uJ (read-only)");
+module_param_cb(counters, &counters_ops, NULL, 0444);
+MODULE_PARM_DESC(counters, "Raw 32-bit counters and read count (read-only)");
+
+static int __init tm_init(void)
+{
+	u64 now, r;
+	unsigned int d;
+	u32 doms;
+	int err;
+
+	if (!nr_domains || nr_domains > JL_NR_DOMAINS || esu > 31 ||
+	    dram_esu > 31 || !max_power_uw ||
+	    max_power_uw > TM_POWER_LIMIT_UW || start_ms > 10000)
+		return -EINVAL;
+	doms = domain_bits();
+	for (d = 0; d < JL_NR_DOMAINS; d++)
+		if ((doms & (1U << d)) && dom[d].power_uw > max_power_uw)
+			return -EINVAL;
+	tm.domains = doms;
+	tm.esu = esu;
+	if ((doms & (1U << JL_D_DRAM)) && dram_esu != esu) {
+		tm.esu_mask = 1U << JL_D_DRAM;
+		tm.domain_esu[JL_D_DRAM] = dram_esu;
+	}
+	tm.max_power_uw = max_power_uw;
+
+	spin_lock(&tm_lock);
+	now = ktime_get_ns();
+	for (d = 0; d < JL_NR_DOMAINS; d++) {
+		/* Counts of start_ms at this power, clamped to one wrap. */
+		u64 c = fj_to_counts(dom[d].power_uw * start_ms * NSEC_PER_MSEC,
+				     esu_of(d), &r);
+
+		c = clamp_t(u64, c, 1, 0xffffffffULL);
+		dom[d].cnt = (1ULL << 32) - c;
+		dom[d].crem = 0;
+		dom[d].uj = 0;
+		dom[d].rem_fj = 0;
+	}
+	seg_ns = now;
+	started = true;
+	spin_unlock(&tm_lock);
+
+	err = joules_meter_register(&tm);
+	if (err) {
+		spin_lock(&tm_lock);
+		started = false;
+		spin_unlock(&tm_lock);
+		return err;
+	}
+	return 0;
+}
+
+static void __exit tm_exit(void)
+{
+	joules_meter_unregister(&tm);
+}
+
+module_init(tm_init);
+module_exit(tm_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("joules developers");
+MODULE_DESCRIPTION("joules test-only synthetic energy meter");
