@@ -163,28 +163,36 @@ static ssize_t meter_idle_uw_show(struct kobject *k, struct kobj_attribute *a, c
 static ssize_t meter_idle_uw_store(struct kobject *k, struct kobj_attribute *a,
 				   const char *buf, size_t len)
 {
-	struct jl_coef c;
-	char tmp[160];
+	u64 v[JL_NR_DOMAINS];
+	size_t i = 0, n = len, start;
+	unsigned int f = 0;
 	int err = may_write();
 
 	if (err)
 		return err;
-	/* Reuse the coefficient parser: four values plus two zero fields. */
-	if (len >= sizeof(tmp) - 6 || memchr(buf, 0, len))
+	/* Four blank-separated values, one optional trailing newline. */
+	if (n && buf[n - 1] == '\n')
+		n--;
+	if (memchr(buf, '\n', n))
 		return -EINVAL;
-	memcpy(tmp, buf, len);
-	while (len && tmp[len - 1] == '\n')
-		len--;
-	if (memchr(tmp, '\n', len))
-		return -EINVAL;
-	memcpy(tmp + len, " 0 0\n", 5);
-	if (jl_coef_parse(tmp, len + 5, &c))
+	for (;;) {
+		while (i < n && (buf[i] == ' ' || buf[i] == '\t'))
+			i++;
+		if (i == n)
+			break;
+		start = i;
+		while (i < n && buf[i] != ' ' && buf[i] != '\t')
+			i++;
+		if (f == JL_NR_DOMAINS ||
+		    parse_u64(buf + start, i - start, JL_COEF_MAX, &v[f]))
+			return -EINVAL;
+		f++;
+	}
+	if (f != JL_NR_DOMAINS)
 		return -EINVAL;
 	mutex_lock(&settings_lock);
-	joules_meter_idle_uw[0] = c.cpu_time_uw;
-	joules_meter_idle_uw[1] = c.cycles_pj;
-	joules_meter_idle_uw[2] = c.instructions_pj;
-	joules_meter_idle_uw[3] = c.cache_miss_pj;
+	for (f = 0; f < JL_NR_DOMAINS; f++)
+		WRITE_ONCE(joules_meter_idle_uw[f], v[f]);
 	mutex_unlock(&settings_lock);
 	return len;
 }
@@ -236,7 +244,9 @@ static ssize_t coefficients_store(struct kobject *k, struct kobj_attribute *a,
 		return err;
 	if (jl_coef_parse(buf, len, &c))
 		return -EINVAL;
+	mutex_lock(&settings_lock);
 	err = joules_model_set(&c);
+	mutex_unlock(&settings_lock);
 	return err ? err : len;
 }
 static struct kobj_attribute coefficients_attr = __ATTR_RW(coefficients);

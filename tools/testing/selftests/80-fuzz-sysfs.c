@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fuzz every writable sysfs attribute of joules with random and boundary
+ * inputs. An oracle written here, independently of the module's parser,
+ * says which inputs are valid: valid ones must be accepted and read back,
+ * invalid ones must fail with EINVAL and leave the value (and the model
+ * generation) unchanged. The runner checks dmesg for oops/WARN afterwards.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "selftest.h"
+
+#define MAXV 1000000000000ULL	/* JL_COEF_MAX */
+
+enum kind { K_UINT, K_WORD, K_FIELDS };
+
+struct attr {
+	const char *path;
+	enum kind kind;
+	unsigned long long lo, hi;	/* K_UINT bounds; K_FIELDS per-field max */
+	unsigned int fields;		/* K_FIELDS count */
+	bool comments;			/* K_FIELDS: '#' lines allowed first */
+	const char *const *words;	/* K_WORD */
+	unsigned long tried, good, bad, wrong;
+};
+
+static const char *const source_words[] = { "auto", "rapl", "model", NULL };
+
+static struct attr attrs[] = {
+	{ .path = JOULES_SYSFS "/interval_ms", .kind = K_UINT, .lo = 10, .hi = 60000 },
+	{ .path = JOULES_SYSFS "/idle_split", .kind = K_UINT, .lo = 0, .hi = 1 },
+	{ .path = JOULES_SYSFS "/gamma_milli", .kind = K_UINT, .lo = 1, .hi = 1000 },
+	{ .path = JOULES_SYSFS "/delta_milli", .kind = K_UINT, .lo = 1, .hi = 1000 },
+	{ .path = JOULES_SYSFS "/source", .kind = K_WORD, .words = source_words },
+	{ .path = JOULES_SYSFS "/meter_idle_uw", .kind = K_FIELDS, .hi = MAXV, .fields = 4 },
+	{ .path = JOULES_SYSFS "/model/coefficients", .kind = K_FIELDS, .hi = MAXV, .fields = 6,
+	  .comments = true },
+	{ .path = JOULES_SYSFS "/model/cpu_time_uw", .kind = K_UINT, .hi = MAXV },
+	{ .path = JOULES_SYSFS "/model/cycles_pj", .kind = K_UINT, .hi = MAXV },
+	{ .path = JOULES_SYSFS "/model/instructions_pj", .kind = K_UINT, .hi = MAXV },
+	{ .path = JOULES_SYSFS "/model/cache_miss_pj", .kind = K_UINT, .hi = MAXV },
+	{ .path = JOULES_SYSFS "/model/disk_byte_pj", .kind = K_UINT, .hi = MAXV },
+	{ .path = JOULES_SYSFS "/model/idle_uw", .kind = K_UINT, .hi = MAXV },
+};
+#define NR_ATTRS (sizeof(attrs) / sizeof(attrs[0]))
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* ---- the oracle ---- */
+
+/* Decimal digits only, value <= max; no sign, no blanks. */
+static bool valid_uint(const char *s, size_t n, unsigned long long max,
+		       unsigned long long *out)
+{
+	unsigned long long v = 0;
+	size_t i;
+
+	if (!n)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		if ((unsigned long long)(s[i] - '0') > max || v > (max - (s[i] - '0')) / 10)
+			return false;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static bool oracle(const struct attr *a, const char *buf, size_t len)
+{
+	unsigned long long v;
+	size_t n = len, i = 0;
+	unsigned int f = 0;
+
+	if (memchr(buf, 0, len))
+		return false;
+	if (a->kind == K_FIELDS && a->comments) {
+		while (i < n && buf[i] == '#') {
+			const char *nl = memchr(buf + i, '\n', n - i);
+
+			if (!nl)
+				return false;
+			i = nl - buf + 1;
+		}
+	}
+	if (n > i && buf[n - 1] == '\n')
+		n--;
+	if (memchr(buf + i, '\n', n - i) || memchr(buf + i, '\r', n - i))
+		return false;
+	switch (a->kind) {
+	case K_UINT:
+		return valid_uint(buf, n, a->hi, &v) && v >= a->lo;
+	case K_WORD:
+		for (f = 0; a->words[f]; f++)
+			if (strlen(a->words[f]) == n && !memcmp(buf, a->words[f], n))
+				return true;
+		return false;
+	case K_FIELDS:
+		for (;;) {
+			size_t s;
+
+			while (i < n && blank(buf[i]))
+				i++;
+			if (i == n)
+				break;
+			s = i;
+			while (i < n && !blank(buf[i]))
+				i++;
+			if (!valid_uint(buf + s, i - s, a->hi, &v))
+				return false;
+			f++;
+		}
+		return f == a->fields;
+	}
+	return false;
+}
+
+/* ---- input generators ---- */
+
+static size_t gen_number(char *b, size_t cap)
+{
+	static const char *const edge[] = {
+		"0", "1", "9", "10", "1000", "1001", "60000", "60001", "999999999999",
+		"1000000000000", "1000000000001", "4294967295", "4294967296",
+		"18446744073709551615", "18446744073709551616", "99999999999999999999999",
+		"007", "-1", "+1", "0x10", "1e3", "1.5", " 5", "5 ", "",
+	};
+	size_t n;
+
+	if (rnd() % 3 == 0) {
+		const char *e = edge[rnd() % (sizeof(edge) / sizeof(edge[0]))];
+
+		n = strlen(e);
+		memcpy(b, e, n);
+		return n;
+	}
+	n = 1 + rnd() % 22;
+	if (n > cap)
+		n = cap;
+	for (size_t i = 0; i < n; i++)
+		b[i] = '0' + rnd() % 10;
+	if (n > 1 && rnd() % 2)
+		b[0] = '1' + rnd() % 9;
+	return n;
+}
+
+static size_t gen_valid_like(const struct attr *a, char *b, size_t cap)
+{
+	size_t n = 0;
+	unsigned int f, fields;
+
+	switch (a->kind) {
+	case K_UINT:
+		if (rnd() % 2) {
+			unsigned long long span = a->hi - a->lo + 1;
+
+			n = snprintf(b, cap, "%llu", a->lo + rnd() % span);
+		} else {
+			n = gen_number(b, cap);
+		}
+		break;
+	case K_WORD:
+		n = snprintf(b, cap, "%s", a->words[rnd() % 3]);
+		break;
+	case K_FIELDS:
+		if (a->comments && rnd() % 4 == 0)
+			n += snprintf(b + n, cap - n, "# fuzz %llu\n",
+				      (unsigned long long)(rnd() % 1000));
+		fields = a->fields + (rnd() % 5 == 0 ? (rnd() % 3) - 1 : 0);
+		for (f = 0; f < fields && n + 30 < cap; f++) {
+			if (f || rnd() % 8 == 0)
+				b[n++] = rnd() % 6 ? ' ' : '\t';
+			if (rnd() % 3)
+				n += snprintf(b + n, cap - n, "%llu",
+					      (unsigned long long)(rnd() % (MAXV + 1)));
+			else
+				n += gen_number(b + n, cap - n - 1);
+		}
+		break;
+	}
+	if (rnd() % 2 && n < cap)
+		b[n++] = '\n';
+	return n;
+}
+
+static size_t mutate(char *b, size_t n, size_t cap)
+{
+	static const char junk[] = " \t\n\r-+x#.,0123456789aZ\0\377";
+	unsigned int k = 1 + rnd() % 3;
+
+	while (k--) {
+		size_t pos = n ? rnd() % (n + 1) : 0;
+
+		switch (rnd() % 3) {
+		case 0:	/* insert */
+			if (n < cap) {
+				memmove(b + pos + 1, b + pos, n - pos);
+				b[pos] = junk[rnd() % (sizeof(junk) - 1)];
+				n++;
+			}
+			break;
+		case 1:	/* delete */
+			if (n && pos < n) {
+				memmove(b + pos, b + pos + 1, n - pos - 1);
+				n--;
+			}
+			break;
+		default:	/* replace */
+			if (pos < n)
+				b[pos] = junk[rnd() % (sizeof(junk) - 1)];
+		}
+	}
+	return n;
+}
+
+static size_t gen_input(const struct attr *a, char *b, size_t cap)
+{
+	size_t n;
+
+	switch (rnd() % 10) {
+	case 0:	/* random bytes */
+		n = 1 + rnd() % 64;
+		for (size_t i = 0; i < n; i++)
+			b[i] = rnd();
+		return n;
+	case 1:	/* very long */
+		n = 200 + rnd() % (cap - 200);
+		memset(b, rnd() % 2 ? '9' : ' ', n);
+		return n;
+	case 2:
+	case 3:
+	case 4:	/* valid-looking, mutated */
+		n = gen_valid_like(a, b, cap / 2);
+		return mutate(b, n, cap / 2);
+	default:	/* valid-looking */
+		return gen_valid_like(a, b, cap);
+	}
+}
+
+/* ---- driver ---- */
+
+static int write_attr(const char *path, const char *b, size_t n)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	r = write(fd, b, n);
+	r = r < 0 ? -errno : (size_t)r == n ? 0 : -EIO;
+	close(fd);
+	return r;
+}
+
+/* The attribute's value and the model generation, which any write to the
+ * model would bump. */
+static void state_of(const struct attr *a, char *state, size_t size)
+{
+	ssize_t n = st_read(a->path, state, size);
+
+	if (n < 0)
+		n = snprintf(state, size, "?\n");
+	st_read(JOULES_SYSFS "/model/generation", state + n, size - n);
+}
+
+static void snapshot(char *state, size_t size)
+{
+	size_t off = 0;
+	unsigned int i;
+
+	for (i = 0; i < NR_ATTRS; i++) {
+		char v[256];
+
+		if (st_read(attrs[i].path, v, sizeof(v)) < 0)
+			strcpy(v, "?\n");
+		off += snprintf(state + off, size - off, "%s", v);
+	}
+	st_read(JOULES_SYSFS "/model/generation", state + off, size - off);
+}
+
+/* Every writable file under /sys/kernel/joules must have an oracle here. */
+static int unknown_writable(void)
+{
+	FILE *p = popen("find " JOULES_SYSFS " -type f -perm -u+w", "r");
+	char line[256];
+	int unknown = 0;
+	unsigned int i;
+
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p)) {
+		bool known = false;
+
+		line[strcspn(line, "\n")] = 0;
+		for (i = 0; i < NR_ATTRS; i++)
+			known |= !strcmp(line, attrs[i].path);
+		if (!known) {
+			tap_diag("writable attribute without an oracle: %s", line);
+			unknown++;
+		}
+	}
+	pclose(p);
+	return unknown;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long total = 0, per = argc > 1 ? strtoul(argv[1], NULL, 10) : 8000;
+	static char before[4096], after[4096], saved[4096];
+	char b[4096];
+	unsigned int i;
+
+	if (st_read(JOULES_SYSFS "/version", b, sizeof(b)) <= 0) {
+		printf("1..0 # SKIP joules not loaded\n");
+		return KSFT_SKIP;
+	}
+	tap_plan(NR_ATTRS + 3);
+	snapshot(saved, sizeof(saved));
+	for (i = 0; i < NR_ATTRS; i++) {
+		struct attr *a = &attrs[i];
+		unsigned long k;
+
+		state_of(a, before, sizeof(before));
+		for (k = 0; k < per; k++) {
+			size_t n = gen_input(a, b, sizeof(b) - 1);
+			bool ok;
+			int r;
+
+			if (!n)
+				continue;	/* a 0-byte write never reaches the kernel */
+			ok = oracle(a, b, n);
+			r = write_attr(a->path, b, n);
+			a->tried++;
+			if (ok) {
+				a->good++;
+				if (r != 0) {
+					a->wrong++;
+					if (a->wrong < 5)
+						tap_diag("%s: valid '%.*s' refused: %d", a->path,
+							 (int)(n > 60 ? 60 : n), b, r);
+				}
+				state_of(a, before, sizeof(before));
+			} else {
+				a->bad++;
+				state_of(a, after, sizeof(after));
+				if (r != -EINVAL || strcmp(before, after)) {
+					a->wrong++;
+					if (a->wrong < 5)
+						tap_diag("%s: invalid '%.*s' gave %d%s", a->path,
+							 (int)(n > 60 ? 60 : n), b, r,
+							 strcmp(before, after) ? ", state changed" : "");
+				}
+			}
+		}
+		total += a->tried;
+		tap_ok(a->wrong == 0 && a->bad > 0 && a->good > 0,
+		       "%s: %lu inputs (%lu valid, %lu invalid), %lu wrong", a->path, a->tried,
+		       a->good, a->bad, a->wrong);
+	}
+	tap_ok(total >= 100000, "%lu inputs in all", total);
+	tap_ok(unknown_writable() == 0, "every writable attribute is fuzzed");
+	/* Put the settings back: interval first so the rest settles fast. */
+	{
+		char *line = saved;
+
+		for (i = 0; i < NR_ATTRS - 6; i++) {
+			char *nl = strchr(line, '\n');
+			char word[64];
+
+			if (!nl)
+				break;
+			*nl = 0;
+			if (attrs[i].kind == K_WORD && sscanf(line, "%*[^[][%63[^]]", word) == 1)
+				write_attr(attrs[i].path, word, strlen(word));
+			else
+				write_attr(attrs[i].path, line, strlen(line));
+			line = nl + 1;
+		}
+		tap_ok(st_read(JOULES_SYSFS "/interval_ms", b, sizeof(b)) > 0 &&
+			       st_read("/proc/energy/self", after, sizeof(after)) > 0,
+		       "module still answers after the fuzz");
+	}
+	return tap_finish();
+}
