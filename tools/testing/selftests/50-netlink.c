@@ -503,12 +503,20 @@ static void test_dump_threads(struct jnl *nl)
 }
 
 /* A request that must be refused; returns 1 when it was. */
-static int refused(const char *what, struct rmsg *m)
+/*
+ * A request that must be refused (with `want`, if nonzero); returns 1 when
+ * it was.
+ */
+static int refused(const char *what, struct rmsg *m, int want)
 {
 	int err = raw_request(m);
 
 	if (err >= 0 || err == -ETIMEDOUT || err == -EBADF) {
 		tap_diag("%s: answered %d, expected an error", what, err);
+		return 0;
+	}
+	if (want && err != want) {
+		tap_diag("%s: error %d, expected %d", what, err, want);
 		return 0;
 	}
 	return 1;
@@ -522,27 +530,28 @@ static void test_malformed_attrs(void)
 	struct rmsg m;
 	int ok = 1, s = 100;
 
-#define CASE(what, cmd, flags, build)                                \
+#define CASE_E(want, what, cmd, flags, build)                        \
 	do {                                                         \
 		rmsg_init(&m, family_id, cmd, flags, (uint32_t)s++); \
 		build;                                               \
-		ok &= refused(what, &m);                             \
+		ok &= refused(what, &m, want);                       \
 	} while (0)
+#define CASE(...) CASE_E(0, __VA_ARGS__)
 
-	CASE("unknown attribute type", JOULES_CMD_GET_TASK, 0,
-	     (rmsg_attr(&m, JOULES_A_PID, &pid, 4),
-	      rmsg_attr(&m, JOULES_A_MAX + 7, &pid, 4)));
+	CASE_E(-EINVAL, "unknown attribute type", JOULES_CMD_GET_TASK, 0,
+	       (rmsg_attr(&m, JOULES_A_PID, &pid, 4),
+		rmsg_attr(&m, JOULES_A_MAX + 7, &pid, 4)));
 	CASE("reply-only attribute in a request", JOULES_CMD_GET_TASK, 0,
 	     (rmsg_attr(&m, JOULES_A_PID, &pid, 4),
 	      rmsg_attr(&m, JOULES_A_ENERGY_UJ, &p64, 8)));
-	CASE("PID as u64", JOULES_CMD_GET_TASK, 0,
-	     rmsg_attr(&m, JOULES_A_PID, &p64, 8));
+	CASE_E(-EINVAL, "PID as u64", JOULES_CMD_GET_TASK, 0,
+	       rmsg_attr(&m, JOULES_A_PID, &p64, 8));
 	CASE("PID as u16", JOULES_CMD_GET_TASK, 0,
 	     rmsg_attr(&m, JOULES_A_PID, &p16, 2));
-	CASE("PID 0", JOULES_CMD_GET_TASK, 0,
-	     rmsg_attr(&m, JOULES_A_PID, &zero, 4));
-	CASE("PID above PID_MAX_LIMIT", JOULES_CMD_GET_TASK, 0,
-	     rmsg_attr(&m, JOULES_A_PID, &big, 4));
+	CASE_E(-ERANGE, "PID 0", JOULES_CMD_GET_TASK, 0,
+	       rmsg_attr(&m, JOULES_A_PID, &zero, 4));
+	CASE_E(-ERANGE, "PID above PID_MAX_LIMIT", JOULES_CMD_GET_TASK, 0,
+	       rmsg_attr(&m, JOULES_A_PID, &big, 4));
 	CASE("TID empty", JOULES_CMD_GET_TASK, 0,
 	     rmsg_attr(&m, JOULES_A_TID, NULL, 0));
 	CASE("nla_len beyond the message", JOULES_CMD_GET_TASK, 0,
@@ -564,14 +573,15 @@ static void test_malformed_attrs(void)
 	     (void)0);
 	CASE("GET_TASK as a dump", JOULES_CMD_GET_TASK, NLM_F_DUMP,
 	     rmsg_attr(&m, JOULES_A_PID, &pid, 4));
-	CASE("reply command as a request", JOULES_CMD_TASK, 0,
-	     rmsg_attr(&m, JOULES_A_PID, &pid, 4));
-	CASE("unknown command", 200, 0, (void)0);
+	CASE_E(-EOPNOTSUPP, "reply command as a request", JOULES_CMD_TASK, 0,
+	       rmsg_attr(&m, JOULES_A_PID, &pid, 4));
+	CASE_E(-EOPNOTSUPP, "unknown command", 200, 0, (void)0);
 	CASE("command 0", JOULES_CMD_UNSPEC, 0, (void)0);
 	CASE("reserved genl header bytes set", JOULES_CMD_GET_TASK, 0,
 	     (((struct genlmsghdr *)(m.buf + NLMSG_HDRLEN))->reserved = 1,
 	      rmsg_attr(&m, JOULES_A_PID, &pid, 4)));
 #undef CASE
+#undef CASE_E
 	tap_check(ok, "every malformed request refused");
 	tap_check(alive() == 0, "module answers afterwards");
 	tap_done(
