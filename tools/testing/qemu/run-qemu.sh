@@ -5,6 +5,7 @@
 # over the serial line and judge it.
 #
 #   run-qemu.sh [--mode tests|demo] [--timeout SEC] [--log FILE] [--counts FILE]
+#               [--only REGEX]   (run only the selftests whose names match)
 #
 # Exit status: 0 when every test passed; 1 on any failure, on a kernel panic,
 # on a hang (no end marker within the timeout) or on missing output.
@@ -14,12 +15,14 @@ mode=tests
 tmo=${JOULES_QEMU_TIMEOUT:-600}
 log=
 counts=
+only=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) mode=$2; shift 2 ;;
 	--timeout) tmo=$2; shift 2 ;;
 	--log) log=$2; shift 2 ;;
 	--counts) counts=$2; shift 2 ;;
+	--only) only=$2; shift 2 ;;
 	-h|--help)
 		sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0 ;;
@@ -46,7 +49,7 @@ trap 'rm -rf "$work"' EXIT
 echo "run-qemu: booting $kernel (mode $mode, timeout ${tmo}s)" >&2
 timeout --foreground -k 10 "$tmo" "$qemu" -m 1024 -smp 2 -nographic -no-reboot -net none \
 	-cpu max -kernel "$kernel" -initrd "$work"/initrd.cpio.gz \
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=1 quiet" \
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=1 quiet slab_nomerge${only:+ jtests=$only}" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null 2>&1 | tr -d '\r' | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' | tee "$log" |
 	if [ "$mode" = demo ]; then sed -n '/JOULES-GUEST-START/,$p'; else cat >/dev/null; fi
 qrc=$?

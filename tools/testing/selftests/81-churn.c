@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Churn: 100,000 processes and threads are created and exit while readers
+ * loop over /proc/energy and a netlink subscriber listens. Afterwards the
+ * module's object count is back to its baseline, its task table matches
+ * the tasks that exist, and its slab holds no more than before.
+ *
+ *   81-churn [PROCESSES THREADS]   (default 20000 80000: threads are cheaper)
+ */
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include "selftest.h"
+
+static volatile int stop_readers;
+static unsigned long reads_ok, reads_gone, reads_bad;
+static int last_bad_errno;
+
+static unsigned long long sysfs_u64(const char *name)
+{
+	char path[128], b[64];
+
+	snprintf(path, sizeof(path), JOULES_SYSFS "/%s", name);
+	if (st_read(path, b, sizeof(b)) <= 0)
+		return ~0ULL;
+	return strtoull(b, NULL, 10);
+}
+
+/* Walk /proc/energy and read every process (and its threads) found. */
+static void *reader(void *arg)
+{
+	char path[300], b[1024];
+
+	(void)arg;
+	while (!stop_readers) {
+		DIR *d = opendir("/proc/energy");
+		struct dirent *de;
+
+		if (!d) {
+			__sync_fetch_and_add(&reads_bad, 1);
+			last_bad_errno = errno;
+			usleep(1000);
+			continue;
+		}
+		while ((de = readdir(d)) && !stop_readers) {
+			ssize_t r;
+
+			if (de->d_name[0] < '1' || de->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/energy/%s", de->d_name);
+			r = st_read(path, b, sizeof(b));
+			if (r > 0)
+				__sync_fetch_and_add(&reads_ok, 1);
+			else if (r == -ENOENT || r == -ESRCH)
+				/* The process exited between readdir and read. */
+				__sync_fetch_and_add(&reads_gone, 1);
+			else {
+				__sync_fetch_and_add(&reads_bad, 1);
+				last_bad_errno = -r;
+			}
+		}
+		closedir(d);
+		/* Readers keep up the pressure without starving the churn. */
+		usleep(20000);
+	}
+	return NULL;
+}
+
+static void *nop(void *arg)
+{
+	return arg;
+}
+
+static int churn_threads(unsigned long n)
+{
+	pthread_t th[64];
+	unsigned long done = 0;
+
+	while (done < n) {
+		unsigned int k, batch = n - done < 64 ? n - done : 64;
+
+		for (k = 0; k < batch; k++)
+			if (pthread_create(&th[k], NULL, nop, NULL))
+				return -1;
+		for (k = 0; k < batch; k++)
+			pthread_join(th[k], NULL);
+		done += batch;
+	}
+	return 0;
+}
+
+static int churn_procs(unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++) {
+		pid_t p = fork();
+
+		if (p < 0)
+			return -1;
+		if (p == 0)
+			_exit(0);
+		waitpid(p, NULL, 0);
+	}
+	return 0;
+}
+
+/* Tasks that exist now, from /proc (every thread of every process). */
+static long count_tasks(void)
+{
+	DIR *d = opendir("/proc"), *t;
+	struct dirent *de, *te;
+	char path[300];
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/task", de->d_name);
+		t = opendir(path);
+		if (!t)
+			continue;
+		while ((te = readdir(t)))
+			if (te->d_name[0] >= '1' && te->d_name[0] <= '9')
+				n++;
+		closedir(t);
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * active_objs and objs_per_slab of the joules_entry cache, or -1. Shrink it
+ * first: free objects parked in per-CPU slabs otherwise count as active.
+ */
+static long slab_active(long *per_slab)
+{
+	FILE *f;
+	char line[512];
+	long active = -1;
+
+	st_write("/sys/kernel/slab/joules_entry/shrink", "1", 1);
+	f = fopen("/proc/slabinfo", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		long a, num, size, per;
+
+		if (sscanf(line, "joules_entry %ld %ld %ld %ld", &a, &num, &size, &per) == 4) {
+			active = a;
+			*per_slab = per;
+		}
+	}
+	fclose(f);
+	return active;
+}
+
+/* Wait (bounded) for the object count to come back to `want`. */
+static unsigned long long wait_objects(unsigned long long want, long slack)
+{
+	unsigned long long o = 0;
+	double t0 = st_now();
+
+	while (st_now() - t0 < 20) {
+		o = sysfs_u64("objects");
+		if ((long long)(o - want) <= slack && (long long)(want - o) <= slack)
+			break;
+		usleep(100000);
+	}
+	return o;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long nproc = argc > 2 ? strtoul(argv[1], NULL, 10) : 20000;
+	unsigned long nthr = argc > 2 ? strtoul(argv[2], NULL, 10) : 80000;
+	unsigned long long base_obj, obj, tracked, misses0;
+	long per = 0, slab0, slab1, tasks;
+	pthread_t rd[2];
+	pid_t sub = -1, forker;
+	int status, i;
+	double t0;
+
+	if (sysfs_u64("version") == ~0ULL) {
+		printf("1..0 # SKIP joules not loaded\n");
+		return KSFT_SKIP;
+	}
+	tap_plan(5);
+
+	/* A subscriber to both multicast groups, if the tool is there. */
+	if (access("/usr/bin/joulesctl", X_OK) == 0) {
+		sub = fork();
+		if (sub == 0) {
+			int fd = open("/tmp/churn-watch.out", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+			dup2(fd, 1);
+			execl("/usr/bin/joulesctl", "joulesctl", "watch", "--json", (char *)NULL);
+			_exit(127);
+		}
+	}
+	for (i = 0; i < 2; i++)
+		pthread_create(&rd[i], NULL, reader, NULL);
+	usleep(500000);
+	base_obj = wait_objects(sysfs_u64("objects"), 0);
+	slab0 = slab_active(&per);
+	misses0 = sysfs_u64("lookup_misses");
+
+	t0 = st_now();
+	forker = fork();
+	if (forker == 0)
+		_exit(churn_procs(nproc / 2) ? 1 : 0);
+	tap_check(churn_procs(nproc - nproc / 2) == 0, "fork");
+	tap_check(churn_threads(nthr) == 0, "pthread_create");
+	waitpid(forker, &status, 0);
+	tap_check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "second forker");
+	tap_diag("%lu processes and %lu threads in %.1f s", nproc, nthr, st_now() - t0);
+	tap_done("%lu processes and %lu threads created and exited", nproc, nthr);
+
+	/* Same tasks as at the baseline: the objects must come back. */
+	obj = wait_objects(base_obj, 4);
+	tap_ok((long long)(obj - base_obj) <= 4 && (long long)(base_obj - obj) <= 4,
+	       "objects back to baseline: %llu vs %llu (kworkers may differ by a few)", obj,
+	       base_obj);
+
+	stop_readers = 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(rd[i], NULL);
+	tap_ok(reads_bad == 0 && reads_ok > 0,
+	       "readers: %lu reads, %lu of exited tasks (ENOENT/ESRCH), %lu other errors (last %s)",
+	       reads_ok, reads_gone, reads_bad, reads_bad ? strerror(last_bad_errno) : "none");
+	if (sub > 0) {
+		kill(sub, SIGTERM);
+		waitpid(sub, &status, 0);
+		tap_ok(WIFEXITED(status) || (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM),
+		       "netlink subscriber listened throughout and ended cleanly");
+	} else {
+		tap_skip("joulesctl not installed", "netlink subscriber");
+	}
+
+	usleep(500000);
+	tracked = sysfs_u64("tasks_tracked");
+	tasks = count_tasks();
+	slab1 = slab_active(&per);
+	tap_diag("tracked %llu, tasks in /proc %ld, slab active %ld -> %ld (%ld per slab), lookup misses +%llu",
+		 tracked, tasks, slab0, slab1, per, sysfs_u64("lookup_misses") - misses0);
+	tap_check((long)tracked - tasks <= 2 && tasks - (long)tracked <= 2,
+		  "task table %llu matches the %ld tasks that exist", tracked, tasks);
+	if (slab0 >= 0)
+		tap_check(slab1 <= slab0 + per, "slab not grown: %ld -> %ld", slab0, slab1);
+	else
+		tap_diag("no joules_entry line in /proc/slabinfo (merged cache)");
+	tap_done("no leak: task table matches the system, slab at its baseline");
+	return tap_finish();
+}
