@@ -139,7 +139,8 @@ static void test_record(void)
 	next = strchr(line, '\n');
 	tap_check(next != NULL, "no header line");
 	if (next && strchr(next + 1, '\n'))
-		tap_diag("first row: %.*s", (int)(strchr(next + 1, '\n') - next - 1), next + 1);
+		tap_diag("first row: %.*s",
+			 (int)(strchr(next + 1, '\n') - next - 1), next + 1);
 	if (!next) {
 		tap_done("record: CSV");
 		return;
