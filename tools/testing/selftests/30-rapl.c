@@ -1,0 +1,912 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The measured-energy path in the booted kernel. QEMU has no RAPL, so the
+ * RAPL MSR meter must report itself absent (with a reason), and the rest
+ * runs on the test-only synthetic meter (tools/testing/kmod/), whose energy
+ * is exactly power x time and whose 32-bit counters wrap every second or
+ * two: exact accumulation across wraps, monotone and bounded values,
+ * conservation over 10 attribution intervals (netlink samples and node
+ * totals against every task's energy), a 3:1 CPU-time split, and falling
+ * back to the model when the meter goes away mid-run.
+ *
+ * The module is reloaded at the start (to see its load message) and
+ * unloaded at the end, so the next program starts from a fresh one.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+
+#include "selftest.h"
+#include "nl.h"
+
+#define RAPL JOULES_SYSFS "/rapl"
+#define TM_KO "/lib/joules/joules_testmeter.ko"
+#define TM_PARAM "/sys/module/joules_testmeter/parameters"
+#define NR_TESTS 9
+
+/* Powers the tests run at, uW (the meter's bound is 20 W). */
+#define PKG_UW 15000000ULL
+#define DRAM_UW 4000000ULL
+
+typedef unsigned long long u64;
+
+static bool rapl_real; /* a real RAPL meter is registered: skip the rest */
+static bool meter_loaded;
+
+static u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int rd(const char *path, char *buf, size_t size)
+{
+	ssize_t n = st_read(path, buf, size);
+
+	if (n < 0) {
+		buf[0] = 0;
+		return (int)n;
+	}
+	return 0;
+}
+
+static int wr(const char *path, const char *s)
+{
+	return st_write(path, s, strlen(s));
+}
+
+static int set_power(const char *dom, u64 uw)
+{
+	char path[128], v[32];
+
+	snprintf(path, sizeof(path), TM_PARAM "/%s_uw", dom);
+	snprintf(v, sizeof(v), "%llu", uw);
+	return wr(path, v);
+}
+
+/* " name=N" in a "package 0: pkg=N dram=N" line. */
+static int field(const char *body, const char *name, u64 *v)
+{
+	char key[32];
+	const char *p;
+
+	snprintf(key, sizeof(key), " %s=", name);
+	p = strstr(body, key);
+	if (!p)
+		return -1;
+	*v = strtoull(p + strlen(key), NULL, 0);
+	return 0;
+}
+
+/* Cumulative energy of the meter as joules sees it (rapl/energy_uj). */
+static int rapl_energy(u64 *pkg, u64 *dram)
+{
+	char b[256];
+
+	if (rd(RAPL "/energy_uj", b, sizeof(b)))
+		return -1;
+	return field(b, "pkg", pkg) || field(b, "dram", dram) ? -1 : 0;
+}
+
+/* The test meter's own exact truth since its load. */
+static int tm_energy(u64 *pkg, u64 *dram)
+{
+	char b[256];
+
+	if (rd(TM_PARAM "/energy_uj", b, sizeof(b)))
+		return -1;
+	return field(b, "pkg", pkg) || field(b, "dram", dram) ? -1 : 0;
+}
+
+static u64 rapl_u64(const char *name)
+{
+	char path[128], b[64];
+
+	snprintf(path, sizeof(path), RAPL "/%s", name);
+	if (rd(path, b, sizeof(b)))
+		return ~0ULL;
+	return strtoull(b, NULL, 10);
+}
+
+/* A process's energy file: energy_uj, cpu time and source. */
+struct penergy {
+	u64 uj, cpu_ns;
+	char source[32];
+	bool ok;
+};
+
+static struct penergy proc_energy(pid_t pid)
+{
+	struct penergy e = { 0 };
+	char path[64], b[2048];
+
+	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
+	if (rd(path, b, sizeof(b)))
+		return e;
+	e.ok = !st_kv(b, "cpu_time_ns", &e.cpu_ns) &&
+	       !st_kvs(b, "source", e.source, sizeof(e.source));
+	if (st_kv(b, "energy_uj", &e.uj))
+		e.uj = 0; /* "absent" before anything charged it */
+	return e;
+}
+
+static unsigned int dmesg_count(const char *pattern)
+{
+	char cmd[256];
+	unsigned int n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "dmesg | grep -c -E '%s'", pattern);
+	f = popen(cmd, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%u", &n) != 1)
+		n = 0;
+	pclose(f);
+	return n;
+}
+
+static pid_t spawn_burner(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		volatile unsigned long x = 0;
+
+		for (;;)
+			x++;
+	}
+	return pid;
+}
+
+static void reap(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/* ---- 1, 2: no RAPL under QEMU, and it says why ---- */
+
+static void test_absent(void)
+{
+	unsigned int before, after;
+	char st[256], b[256], self[2048];
+	struct jnl *nl;
+	struct node_rec nr;
+	int err;
+
+	st_sh("rmmod joules_testmeter 2>/dev/null; . /lib/joules/lib.sh; joules_unload");
+	before = dmesg_count("joules: no RAPL: ");
+	err = st_sh(". /lib/joules/lib.sh; joules_load");
+	after = dmesg_count("joules: no RAPL: ");
+	rd(RAPL "/status", st, sizeof(st));
+	if (!err && strncmp(st, "absent", 6)) {
+		rapl_real = true;
+		tap_diag("a RAPL meter is registered here: %s", st);
+		tap_skip("real RAPL present",
+			 "load message says why RAPL is absent");
+		tap_skip("real RAPL present", "rapl/ reports absent, not zero");
+		return;
+	}
+	tap_check(!err, "joules_load failed");
+	tap_check(after == before + 1,
+		  "%u 'no RAPL' lines in dmesg since load, want 1",
+		  after - before);
+	st_sh("dmesg | grep 'joules: no RAPL: ' | tail -n 1 | sed 's/^/# /'");
+	tap_done("load message says once why RAPL is absent");
+
+	tap_check(!strncmp(st, "absent: no RAPL: ", 17), "status '%s'", st);
+	tap_check(strstr(st, "not supported") || strstr(st, "unit register"),
+		  "status gives no reason QEMU could cause: '%s'", st);
+	rd(RAPL "/domains", b, sizeof(b));
+	tap_check(!strcmp(b, "absent\n"), "domains '%s'", b);
+	rd(RAPL "/units", b, sizeof(b));
+	tap_check(!strcmp(b, "absent\n"), "units '%s'", b);
+	rd(RAPL "/sampling_period_ms", b, sizeof(b));
+	tap_check(!strcmp(b, "absent\n"), "sampling_period_ms '%s'", b);
+	rd(RAPL "/energy_uj", b, sizeof(b));
+	tap_check(!strcmp(b, "absent\n"), "energy_uj '%s' (not a zero count)",
+		  b);
+	rd("/proc/energy/self", self, sizeof(self));
+	tap_check(!strstr(self, "energy_pkg_uj"),
+		  "a per-domain line without a meter");
+	tap_check(!strstr(self, "source: rapl"), "source rapl without a meter");
+	err = jnl_open(&nl);
+	if (tap_check(!err, "jnl_open: %s", jnl_strerror(JNL_OP_OPEN, err))) {
+		sleep_ms(250);
+		err = jnl_get_node(nl, &nr);
+		tap_check(!err, "GET_NODE: %d", err);
+		tap_check(!err && !nr.domains && !(nr.source & REC_SRC_RAPL),
+			  "node domains 0x%x source 0x%x without a meter",
+			  nr.domains, nr.source);
+		jnl_close(nl);
+	}
+	tap_done("rapl/ reports absent (%s), not zero",
+		 st[0] ? strtok(st, "\n") : "?");
+}
+
+/* ---- 3: the test meter registers ---- */
+
+static void test_register(void)
+{
+	char b[256];
+	int err = st_sh("insmod " TM_KO);
+
+	meter_loaded = !err;
+	tap_check(!err, "insmod %s: %d", TM_KO, err);
+	rd(RAPL "/status", b, sizeof(b));
+	tap_check(!strcmp(b, "joules_testmeter\n"), "status '%s'", b);
+	rd(RAPL "/domains", b, sizeof(b));
+	tap_check(!strcmp(b, "pkg dram\n"), "domains '%s'", b);
+	rd(RAPL "/units", b, sizeof(b));
+	tap_diag("units: %s", strtok(b, "\n") ? b : "");
+	tap_check(strstr(b, "esu 28 (3725 pJ per count), 32-bit") != NULL,
+		  "pkg unit");
+	tap_check(strstr(b, "dram esu 26 (14901 pJ per count)") != NULL,
+		  "dram unit");
+	/* 2^(31 - 28) J at 20 W: the counter cannot wrap twice between samples. */
+	rd(RAPL "/sampling_period_ms", b, sizeof(b));
+	tap_check(!strcmp(b, "400\n"), "sampling period '%s', want 400", b);
+	tap_done("test meter registers through joules_meter_register()");
+}
+
+/* ---- 4: energy exact across wraps ---- */
+
+static void test_exact(void)
+{
+	u64 t1p, t1d, e1p, e1d, t2p, t2d, e2p, e2d, w1, w2, b1, b2;
+	u64 on_p0, on_p1, on_d0, on_d1, off_p0, off_p1, off_d0, off_d1;
+	long long dp, dd;
+	int err = 0;
+
+	if (!meter_loaded) {
+		tap_ok(0, "meter energy is exact across wraps (no meter)");
+		return;
+	}
+	/* Frozen (0 W) at both ends, so reading the two sides at different instants does not matter. */
+	err |= set_power("pkg", 0) | set_power("dram", 0);
+	err |= tm_energy(&t1p, &t1d) | rapl_energy(&e1p, &e1d);
+	w1 = rapl_u64("wraps");
+	b1 = rapl_u64("bogus_reads");
+	on_p0 = now_ns();
+	err |= set_power("pkg", PKG_UW);
+	on_p1 = now_ns();
+	on_d0 = now_ns();
+	err |= set_power("dram", DRAM_UW);
+	on_d1 = now_ns();
+	sleep_ms(2500); /* 37 J: two wraps of the 16 J package counter */
+	off_p0 = now_ns();
+	err |= set_power("pkg", 0);
+	off_p1 = now_ns();
+	off_d0 = now_ns();
+	err |= set_power("dram", 0);
+	off_d1 = now_ns();
+	sleep_ms(50);
+	err |= tm_energy(&t2p, &t2d) | rapl_energy(&e2p, &e2d);
+	w2 = rapl_u64("wraps");
+	b2 = rapl_u64("bogus_reads");
+	tap_check(!err, "reading or writing the meter's files");
+	dp = (long long)(e2p - e1p) - (long long)(t2p - t1p);
+	dd = (long long)(e2d - e1d) - (long long)(t2d - t1d);
+	tap_diag(
+		"pkg: joules %llu uJ, meter %llu uJ; dram: joules %llu, meter %llu; wraps +%llu",
+		e2p - e1p, t2p - t1p, e2d - e1d, t2d - t1d, w2 - w1);
+	/* Whole counts and whole uJ are floored on both sides: 2 uJ at most. */
+	tap_check(dp >= -2 && dp <= 2, "pkg off by %lld uJ", dp);
+	tap_check(dd >= -2 && dd <= 2, "dram off by %lld uJ", dd);
+	/* And the meter's truth is power x the time the power was on. */
+	tap_check(t2p - t1p >= PKG_UW * ((off_p0 - on_p1) / 1000) / 1000000 &&
+			  t2p - t1p <=
+				  PKG_UW * ((off_p1 - on_p0) / 1000) / 1000000 +
+					  1,
+		  "pkg energy %llu uJ is not 15 W x [%llu, %llu] us", t2p - t1p,
+		  (off_p0 - on_p1) / 1000, (off_p1 - on_p0) / 1000);
+	tap_check(t2d - t1d >= DRAM_UW * ((off_d0 - on_d1) / 1000) / 1000000 &&
+			  t2d - t1d <= DRAM_UW * ((off_d1 - on_d0) / 1000) /
+						       1000000 +
+					       1,
+		  "dram energy %llu uJ off the time window", t2d - t1d);
+	tap_check(w2 - w1 >= 2, "only %llu wraps seen", w2 - w1);
+	tap_check(b2 == b1, "%llu bogus reads", b2 - b1);
+	tap_done(
+		"meter energy is exact across wraps (to 2 uJ of power x time)");
+}
+
+/* ---- 5: monotone and bounded while the counters wrap ---- */
+
+static pid_t burner = -1;
+
+static void test_monotone(void)
+{
+	u64 pp = 0, pd = 0, pt = 0, cp, cd, w1, w2, b1, b2, t_prev = 0, t0, t1;
+	unsigned int i, reads = 0, bad = 0;
+	struct penergy pe;
+
+	if (!meter_loaded) {
+		tap_ok(0,
+		       "no negative or jumping values across wraps (no meter)");
+		return;
+	}
+	set_power("pkg", PKG_UW);
+	set_power("dram", DRAM_UW);
+	burner = spawn_burner();
+	tap_check(burner > 0, "fork");
+	sleep_ms(300);
+	w1 = rapl_u64("wraps");
+	b1 = rapl_u64("bogus_reads");
+	for (i = 0; i < 150; i++) {
+		t0 = now_ns();
+		if (rapl_energy(&cp, &cd)) {
+			bad++;
+			continue;
+		}
+		pe = proc_energy(burner);
+		t1 = now_ns();
+		if (!pe.ok) {
+			bad++;
+			continue;
+		}
+		if (reads) {
+			/* Longest time the increments can cover, in us. */
+			u64 us = (t1 - t_prev) / 1000;
+			/* The task is charged per interval: allow one more (plus slack). */
+			u64 us_task = us + 500000;
+
+			if (cp < pp || cd < pd || pe.uj < pt) {
+				tap_check(
+					0,
+					"went back: pkg %llu->%llu dram %llu->%llu task %llu->%llu",
+					pp, cp, pd, cd, pt, pe.uj);
+				bad++;
+			}
+			if (cp - pp > PKG_UW * us / 1000000 + 2 ||
+			    cd - pd > DRAM_UW * us / 1000000 + 2) {
+				tap_check(
+					0,
+					"jump: pkg +%llu dram +%llu uJ in %llu us",
+					cp - pp, cd - pd, us);
+				bad++;
+			}
+			if (pe.uj - pt >
+			    (PKG_UW + DRAM_UW) * us_task / 1000000) {
+				tap_check(0, "task jump: +%llu uJ in %llu us",
+					  pe.uj - pt, us);
+				bad++;
+			}
+		}
+		pp = cp;
+		pd = cd;
+		pt = pe.uj;
+		t_prev = t0;
+		reads++;
+		sleep_ms(20);
+	}
+	w2 = rapl_u64("wraps");
+	b2 = rapl_u64("bogus_reads");
+	tap_diag("%u reads over %llu wraps; task energy %llu uJ (%s)", reads,
+		 w2 - w1, pt, pe.source);
+	tap_check(!bad, "%u bad reads", bad);
+	tap_check(reads > 100, "only %u reads", reads);
+	tap_check(w2 - w1 >= 2, "only %llu wraps during the reads", w2 - w1);
+	tap_check(b2 == b1, "%llu bogus reads", b2 - b1);
+	tap_check(pt > 0 && !strcmp(pe.source, "rapl"),
+		  "burner: %llu uJ from '%s'", pt, pe.source);
+	tap_done("no negative or jumping values across wraps");
+}
+
+/* ---- 6: conservation over 10 intervals ---- */
+
+struct snap {
+	struct node_rec node;
+	struct task_rec *tasks;
+	size_t n;
+};
+
+/* Node totals and every thread, all between two attribution ticks. */
+static int snapshot(struct jnl *nl, u64 seq, u64 recv_ns, struct snap *s)
+{
+	struct node_rec again;
+	int err;
+
+	s->tasks = NULL;
+	err = jnl_get_node(nl, &s->node);
+	if (!err)
+		err = jnl_dump_tasks(nl, true, &s->tasks, &s->n);
+	if (!err)
+		err = jnl_get_node(nl, &again);
+	if (err)
+		return err;
+	/* A tick in between, or too close to the next one: try again. */
+	if (s->node.intervals != seq || again.intervals != seq ||
+	    now_ns() - recv_ns > 40000000ULL) {
+		free(s->tasks);
+		s->tasks = NULL;
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+static const struct task_rec *find_tid(const struct task_rec *t, size_t n,
+				       uint32_t tid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (t[mid].pid == tid)
+			return &t[mid];
+		if (t[mid].pid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+#define NR_INTERVALS 10
+#define MAX_EXITS 256
+
+struct window {
+	struct snap a, b;
+	struct sample_rec smp[NR_INTERVALS];
+	struct task_rec exits[MAX_EXITS];
+	unsigned int nr_exits;
+};
+
+/* Wait for the next sample; returns 1 (and its receive time), 0 timeout, < 0 error. */
+static int next_sample(struct jnl *nl, struct sample_rec *s, u64 *recv_ns,
+		       struct window *w)
+{
+	struct jnl_event ev;
+	int r;
+
+	for (;;) {
+		r = jnl_next_event(nl, &ev, 2000);
+		if (r <= 0)
+			return r;
+		if (ev.type == JNL_EV_SAMPLE) {
+			*s = ev.sample;
+			*recv_ns = now_ns();
+			return 1;
+		}
+		if (ev.type == JNL_EV_EXIT && w) {
+			if (w->nr_exits >= MAX_EXITS)
+				return -E2BIG;
+			w->exits[w->nr_exits++] = ev.exit;
+		}
+	}
+}
+
+static int measure_window(struct jnl *nl, struct window *w)
+{
+	struct sample_rec s;
+	u64 recv, seq;
+	unsigned int i;
+	int r;
+
+	memset(w, 0, sizeof(*w));
+	r = next_sample(nl, &s, &recv, NULL);
+	if (r <= 0)
+		return r ? r : -ETIMEDOUT;
+	seq = s.seq;
+	r = snapshot(nl, seq, recv, &w->a);
+	if (r)
+		return r;
+	/* Exit records of the window's ticks come before each tick's sample. */
+	for (i = 0; i < NR_INTERVALS; i++) {
+		r = next_sample(nl, &w->smp[i], &recv, w);
+		if (r <= 0)
+			return r ? r : -ETIMEDOUT;
+		if (w->smp[i].seq != seq + i + 1)
+			return -EAGAIN; /* a sample was lost */
+	}
+	return snapshot(nl, seq + NR_INTERVALS, recv, &w->b);
+}
+
+static void test_conservation(void)
+{
+	u64 e_smp = 0, idle_smp = 0, dom_smp = 0, ns_smp = 0, pkg_smp = 0,
+	    d_node, i_node;
+	long long d_tasks = 0;
+	unsigned int i, attempt, missing = 0, bad_smp = 0;
+	struct window *w = calloc(1, sizeof(*w));
+	struct jnl *nl = NULL;
+	int err;
+	size_t k;
+
+	if (!meter_loaded || !w) {
+		tap_ok(0, "conservation over 10 intervals (no meter)");
+		free(w);
+		return;
+	}
+	/* Static power to charge to idle first, so the idle term is not trivially 0. */
+	wr(JOULES_SYSFS "/meter_idle_uw", "1000000 0 500000 0");
+	err = jnl_open(&nl);
+	if (!err)
+		err = jnl_subscribe(nl, JNL_GRP_SAMPLES | JNL_GRP_EXITS);
+	if (!tap_check(!err, "netlink: %d", err))
+		goto out;
+	for (attempt = 0; attempt < 4; attempt++) {
+		err = measure_window(nl, w);
+		if (err != -EAGAIN && err != -ENOBUFS)
+			break;
+		free(w->a.tasks);
+		free(w->b.tasks);
+		tap_diag(
+			"attempt %u: raced with a tick or lost a sample, again",
+			attempt);
+	}
+	if (!tap_check(!err, "measuring the window: %d", err))
+		goto out;
+
+	d_node = w->b.node.energy_uj - w->a.node.energy_uj;
+	i_node = w->b.node.idle_uj - w->a.node.idle_uj;
+	for (i = 0; i < NR_INTERVALS; i++) {
+		const struct sample_rec *s = &w->smp[i];
+
+		e_smp += s->energy_uj;
+		idle_smp += s->idle_uj;
+		dom_smp += s->domain_uj[REC_PKG] + s->domain_uj[REC_DRAM];
+		pkg_smp += s->domain_uj[REC_PKG];
+		ns_smp += s->interval_ns;
+		if (!(s->source & REC_SRC_RAPL) || s->domains != 0x5 ||
+		    s->energy_uj !=
+			    s->domain_uj[REC_PKG] + s->domain_uj[REC_DRAM])
+			bad_smp++;
+	}
+	/* Every thread: its energy at the end (or at its exit) minus at the start. */
+	for (k = 0; k < w->b.n; k++) {
+		const struct task_rec *a =
+			find_tid(w->a.tasks, w->a.n, w->b.tasks[k].pid);
+
+		d_tasks += (long long)w->b.tasks[k].energy_uj -
+			   (a ? (long long)a->energy_uj : 0);
+	}
+	for (i = 0; i < w->nr_exits; i++) {
+		const struct task_rec *x = &w->exits[i];
+		const struct task_rec *a = find_tid(w->a.tasks, w->a.n, x->pid);
+
+		if (find_tid(w->b.tasks, w->b.n, x->pid))
+			continue; /* still listed: counted above */
+		d_tasks += (long long)x->energy_uj -
+			   (a ? (long long)a->energy_uj : 0);
+	}
+	for (k = 0; k < w->a.n; k++) {
+		uint32_t tid = w->a.tasks[k].pid;
+		bool exited = false;
+
+		for (i = 0; i < w->nr_exits; i++)
+			exited |= w->exits[i].pid == tid;
+		if (!find_tid(w->b.tasks, w->b.n, tid) && !exited) {
+			missing++;
+			tap_diag(
+				"thread %u (%s) vanished without an exit record",
+				tid, w->a.tasks[k].comm);
+		}
+	}
+	tap_diag(
+		"10 intervals (%.3f s): node %llu uJ = idle %llu + tasks %lld over %zu threads, %u exits",
+		ns_smp / 1e9, d_node, i_node, d_tasks, w->b.n, w->nr_exits);
+	tap_check(!bad_smp, "%u samples not measured pkg+dram", bad_smp);
+	tap_check(e_smp == d_node,
+		  "samples add to %llu uJ, node totals moved %llu", e_smp,
+		  d_node);
+	tap_check(dom_smp == d_node, "pkg+dram add to %llu uJ, node %llu",
+		  dom_smp, d_node);
+	tap_check(idle_smp == i_node, "sample idle %llu, node idle %llu",
+		  idle_smp, i_node);
+	tap_check(w->b.node.task_uj - w->a.node.task_uj == d_node - i_node,
+		  "node task_uj moved %llu, want %llu",
+		  (u64)(w->b.node.task_uj - w->a.node.task_uj),
+		  d_node - i_node);
+	tap_check(!missing, "%u threads unaccounted for", missing);
+	tap_check(d_tasks == (long long)(d_node - i_node),
+		  "tasks got %lld uJ, node energy - idle = %llu", d_tasks,
+		  d_node - i_node);
+	/* The measured energy is the meter's: 15 W over the intervals. */
+	tap_check(pkg_smp >= PKG_UW * (ns_smp / 1000) / 1000000 * 99 / 100 &&
+			  pkg_smp <= PKG_UW * (ns_smp / 1000) / 1000000 * 101 /
+					     100,
+		  "pkg %llu uJ over %llu ns is not 15 W", pkg_smp, ns_smp);
+	/* Idle: 1 W + 0.5 W of static power, charged first every interval. */
+	tap_check(idle_smp >= 1500000ULL * (ns_smp / 1000) / 1000000 * 98 /
+					  100 &&
+			  idle_smp <= 1500000ULL * (ns_smp / 1000) / 1000000 *
+					      102 / 100,
+		  "idle %llu uJ over %llu ns is not 1.5 W", idle_smp, ns_smp);
+out:
+	if (w) {
+		free(w->a.tasks);
+		free(w->b.tasks);
+	}
+	free(w);
+	if (nl)
+		jnl_close(nl);
+	wr(JOULES_SYSFS "/meter_idle_uw", "0 0 0 0");
+	tap_done(
+		"conservation over 10 intervals: idle + sum of tasks == measured, to the uJ");
+}
+
+/* ---- 7: a 3:1 CPU-time split gives 3:1 energy ---- */
+
+static u64 burn_until;
+static int hold_fd;
+
+static void *burn_thread(void *arg)
+{
+	volatile unsigned long x = 0;
+	char c;
+
+	(void)arg;
+	while (now_ns() < burn_until)
+		for (int i = 0; i < 10000; i++)
+			x++;
+	/* Stay alive (and readable) until the parent has looked. */
+	while (read(hold_fd, &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static pid_t spawn_split(unsigned int threads, u64 start, u64 end,
+			 const int *pfd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct timespec ts = { (time_t)(start / 1000000000ULL),
+				       (long)(start % 1000000000ULL) };
+		pthread_t t[8];
+		cpu_set_t cpus;
+		unsigned int i;
+
+		/* One CPU for all four threads: CFS then shares it evenly. */
+		CPU_ZERO(&cpus);
+		CPU_SET(0, &cpus);
+		sched_setaffinity(0, sizeof(cpus), &cpus);
+		close(pfd[1]); /* EOF on pfd[0] is the parent's "done" */
+		burn_until = end;
+		hold_fd = pfd[0];
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		for (i = 1; i < threads; i++)
+			pthread_create(&t[i], NULL, burn_thread, NULL);
+		burn_thread(NULL);
+		for (i = 1; i < threads; i++)
+			pthread_join(t[i], NULL);
+		_exit(0);
+	}
+	return pid;
+}
+
+/*
+ * Both processes' files right after a tick: every task's charges for that
+ * interval are in, and the next tick is an interval away. Returns 0, or -1
+ * when the reads were too slow to be sure no tick came in between.
+ */
+static int read_after_tick(struct jnl *nl, u64 not_before, pid_t pa, pid_t pb,
+			   struct penergy *a, struct penergy *b)
+{
+	struct sample_rec s;
+	u64 recv;
+	int r;
+
+	for (;;) {
+		r = next_sample(nl, &s, &recv, NULL);
+		if (r <= 0)
+			return -1;
+		if (s.monotonic_ns < not_before)
+			continue;
+		*a = proc_energy(pa);
+		*b = proc_energy(pb);
+		if (now_ns() - recv < 40000000ULL)
+			return 0;
+	}
+}
+
+#define SPLIT_INTERVALS 20
+
+static void test_split(void)
+{
+	struct penergy a0, b0, a1, b1, a, b;
+	double re, rc, re_all;
+	u64 start, end;
+	struct jnl *nl = NULL;
+	int pfd[2], err;
+	pid_t pa, pb;
+
+	if (!meter_loaded || pipe(pfd)) {
+		tap_ok(0, "3:1 CPU time gives 3:1 energy (no meter)");
+		return;
+	}
+	reap(burner);
+	burner = -1;
+	err = jnl_open(&nl);
+	if (!err)
+		err = jnl_subscribe(nl, JNL_GRP_SAMPLES);
+	tap_check(!err, "netlink: %d", err);
+	start = now_ns() + 300000000ULL;
+	end = start + 3500000000ULL;
+	pa = spawn_split(3, start, end, pfd);
+	pb = spawn_split(1, start, end, pfd);
+	close(pfd[0]);
+	/*
+	 * Measure in the steady state, between two ticks: the meter's power
+	 * does not follow load, so the partly idle intervals where the burners
+	 * start and stop give all their energy to whichever ran in them.
+	 */
+	err = err ? err :
+		    read_after_tick(nl, start + 300000000ULL, pa, pb, &a0, &b0);
+	for (int i = 0; !err && i < SPLIT_INTERVALS - 1; i++) {
+		struct sample_rec s;
+		u64 recv;
+
+		if (next_sample(nl, &s, &recv, NULL) <= 0)
+			err = -1;
+	}
+	err = err ? err : read_after_tick(nl, 0, pa, pb, &a1, &b1);
+	tap_check(!err && now_ns() < end, "no steady window of %d intervals",
+		  SPLIT_INTERVALS);
+	/* Three intervals after the end, so their last runtime is charged. */
+	sleep_ms((unsigned int)((end - now_ns()) / 1000000ULL) + 400);
+	a = proc_energy(pa);
+	b = proc_energy(pb);
+	close(pfd[1]);
+	waitpid(pa, NULL, 0);
+	waitpid(pb, NULL, 0);
+	if (nl)
+		jnl_close(nl);
+	tap_check(a0.ok && b0.ok && a1.ok && b1.ok && a.ok && b.ok,
+		  "reading the two processes' files");
+	re = b1.uj > b0.uj ? (double)(a1.uj - a0.uj) / (b1.uj - b0.uj) : 0;
+	rc = b1.cpu_ns > b0.cpu_ns ?
+		     (double)(a1.cpu_ns - a0.cpu_ns) / (b1.cpu_ns - b0.cpu_ns) :
+		     0;
+	re_all = b.uj ? (double)a.uj / b.uj : 0;
+	tap_diag(
+		"%d intervals: 3 threads %llu uJ, %.3f s CPU; 1 thread %llu uJ, %.3f s CPU",
+		SPLIT_INTERVALS, a1.uj - a0.uj, (a1.cpu_ns - a0.cpu_ns) / 1e9,
+		b1.uj - b0.uj, (b1.cpu_ns - b0.cpu_ns) / 1e9);
+	tap_diag(
+		"energy %.3f:1, CPU time %.3f:1 (whole run, start and stop included: %.3f:1)",
+		re, rc, re_all);
+	tap_check(rc > 3 * 0.9 && rc < 3 * 1.1,
+		  "CPU split %.3f:1, not about 3:1", rc);
+	tap_check(re > 3 * 0.95 && re < 3 * 1.05,
+		  "energy ratio %.3f, want 3 +- 5%%", re);
+	/*
+	 * Per interval the split follows CPU time exactly (conservation checks
+	 * that); reading the two files right after a tick is only close to it.
+	 */
+	tap_check(rc > 0 && re / rc > 0.95 && re / rc < 1.05,
+		  "energy ratio %.3f vs CPU-time ratio %.3f", re, rc);
+	tap_check(!strcmp(a.source, "rapl") && !strcmp(b.source, "rapl"),
+		  "sources %s/%s", a.source, b.source);
+	tap_done("3:1 CPU time gives 3:1 energy within 5%%");
+}
+
+/* ---- 8: the meter goes away mid-run ---- */
+
+static void test_unload(void)
+{
+	struct penergy before, at, after;
+	unsigned int oops0 = dmesg_count("BUG|WARNING|Oops|Call Trace");
+	char st[256], src[64], b[64];
+	struct jnl *nl;
+	struct node_rec nr;
+	pid_t c;
+	int err;
+
+	if (!meter_loaded) {
+		tap_ok(0,
+		       "unloading the meter mid-run falls back to the model (no meter)");
+		return;
+	}
+	/* A model to fall back on: 2 W per busy CPU, 0.5 W idle. */
+	err = wr(JOULES_SYSFS "/model/coefficients",
+		 "2000000 0 0 0 0 500000\n");
+	tap_check(!err, "setting coefficients: %d", err);
+	c = spawn_burner();
+	sleep_ms(500);
+	before = proc_energy(c);
+	tap_check(!strcmp(before.source, "rapl"), "with the meter: source '%s'",
+		  before.source);
+	err = st_sh("rmmod joules_testmeter");
+	meter_loaded = err != 0;
+	at = proc_energy(c);
+	tap_check(!err, "rmmod joules_testmeter mid-run: %d", err);
+	sleep_ms(600);
+	after = proc_energy(c);
+	reap(c);
+	tap_check(!strcmp(after.source, "rapl,model"),
+		  "after: source '%s', want rapl,model", after.source);
+	tap_check(after.uj > at.uj && at.uj >= before.uj,
+		  "energy %llu -> %llu -> %llu uJ: the model did not take over",
+		  before.uj, at.uj, after.uj);
+	rd(JOULES_SYSFS "/source", src, sizeof(src));
+	tap_check(strstr(src, "[auto]") != NULL, "source setting '%s'", src);
+	rd(RAPL "/status", st, sizeof(st));
+	tap_check(!strncmp(st, "absent: no RAPL: ", 17),
+		  "status after unload '%s'", st);
+	rd(RAPL "/energy_uj", b, sizeof(b));
+	tap_check(!strcmp(b, "absent\n"), "energy_uj after unload '%s'", b);
+	if (!jnl_open(&nl)) {
+		err = jnl_get_node(nl, &nr);
+		tap_check(!err && nr.source == REC_SRC_MODEL,
+			  "latest interval's source 0x%x, want model",
+			  nr.source);
+		jnl_close(nl);
+	}
+	tap_check(dmesg_count("BUG|WARNING|Oops|Call Trace") == oops0,
+		  "dmesg has an oops");
+	tap_done(
+		"unloading the meter mid-run falls back to the model, no oops");
+}
+
+/* ---- 9: register/unregister cycles ---- */
+
+static void test_cycles(void)
+{
+	unsigned int i, oops0 = dmesg_count("BUG|WARNING|Oops|Call Trace");
+	char st[256];
+	pid_t c = spawn_burner();
+
+	for (i = 0; i < 5; i++) {
+		if (!tap_check(!st_sh("insmod " TM_KO), "insmod %u", i))
+			break;
+		rd(RAPL "/status", st, sizeof(st));
+		tap_check(!strcmp(st, "joules_testmeter\n"),
+			  "status '%s' after insmod", st);
+		sleep_ms(
+			150 +
+			70 * i); /* unload at different points of the interval */
+		if (!tap_check(!st_sh("rmmod joules_testmeter"), "rmmod %u", i))
+			break;
+		rd(RAPL "/status", st, sizeof(st));
+		tap_check(!strncmp(st, "absent: ", 8),
+			  "status '%s' after rmmod", st);
+	}
+	reap(c);
+	tap_check(dmesg_count("BUG|WARNING|Oops|Call Trace") == oops0,
+		  "dmesg has an oops");
+	tap_done("meter register/unregister 5 times under load");
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	tap_plan(NR_TESTS);
+	if (getuid()) {
+		tap_diag("needs root");
+		return KSFT_SKIP;
+	}
+	test_absent();
+	if (rapl_real) {
+		/* The test meter cannot register next to a real one. */
+		for (int i = 0; i < NR_TESTS - 2; i++)
+			tap_skip("real RAPL registered", "test meter test %d",
+				 i + 3);
+	} else {
+		test_register();
+		test_exact();
+		test_monotone();
+		test_conservation();
+		test_split();
+		test_unload();
+		test_cycles();
+	}
+	reap(burner);
+	st_sh("rmmod joules_testmeter 2>/dev/null; . /lib/joules/lib.sh; joules_unload");
+	return tap_finish();
+}
