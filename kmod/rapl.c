@@ -34,12 +34,22 @@
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/topology.h>
+#include <linux/version.h>
 #include <asm/cpu_device_id.h>
 #include <asm/msr.h>
 #include <asm/processor.h>
 
 #include "joules.h"
 #include "rapl.h"
+
+/* Linux 6.16 renamed the 64-bit MSR accessors (rdmsrl -> rdmsrq). */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
+#define jl_rdmsr_safe rdmsrq_safe
+#define jl_rdmsr_safe_on_cpu rdmsrq_safe_on_cpu
+#else
+#define jl_rdmsr_safe rdmsrl_safe
+#define jl_rdmsr_safe_on_cpu rdmsrl_safe_on_cpu
+#endif
 
 static bool rapl_msr = true;
 module_param(rapl_msr, bool, 0444);
@@ -86,6 +96,21 @@ static int first_cpu_of(unsigned int pkg)
 	return -1;
 }
 
+/*
+ * More dies than packages? Logical die ids are numbered across the system,
+ * so a die id at or above the package count means several dies in some
+ * package. (topology_max_die_per_package() was renamed in 6.9; this is not.)
+ */
+static bool several_dies(unsigned int nr_pkgs)
+{
+	unsigned int cpu;
+
+	for_each_online_cpu(cpu)
+		if (topology_logical_die_id(cpu) >= (int)nr_pkgs)
+			return true;
+	return false;
+}
+
 struct msr_batch {
 	const u32 *msr; /* per domain; 0: skip */
 	u64 *val;
@@ -99,7 +124,7 @@ static void read_batch(void *info)
 	unsigned int d;
 
 	for (d = 0; d < JL_NR_DOMAINS; d++)
-		if (b->msr[d] && rdmsrl_safe(b->msr[d], &b->val[d]))
+		if (b->msr[d] && jl_rdmsr_safe(b->msr[d], &b->val[d]))
 			b->err = -EIO;
 }
 
@@ -130,7 +155,7 @@ static void read_core(void *unused)
 {
 	u64 v;
 
-	if (rdmsrl_safe(JL_MSR_AMD_CORE_ENERGY_STATUS, &v))
+	if (jl_rdmsr_safe(JL_MSR_AMD_CORE_ENERGY_STATUS, &v))
 		return; /* core_err stays set */
 	this_cpu_write(core_raw, v);
 	this_cpu_write(core_err, 0);
@@ -239,33 +264,32 @@ static int probe(void)
 		set_reason(JL_RAPL_NO_DISABLED, NULL);
 		return JL_RAPL_NO_DISABLED;
 	}
+	is_amd = c->x86_vendor == X86_VENDOR_AMD ||
+		 c->x86_vendor == X86_VENDOR_HYGON;
 	id = x86_match_cpu(rapl_cpus);
 	if (!id) {
+		/* AMD 17h+ without the flag: say so, it is the likely question. */
+		bool noflag = is_amd && c->x86 >= 0x17 &&
+			      !boot_cpu_has(X86_FEATURE_RAPL);
+
 		snprintf(detail, sizeof(detail),
 			 " (%s family 0x%x model 0x%x%s)",
 			 c->x86_vendor_id[0] ? c->x86_vendor_id :
 					       "unknown vendor",
 			 c->x86, c->x86_model,
-			 (c->x86_vendor == X86_VENDOR_AMD ||
-			  c->x86_vendor == X86_VENDOR_HYGON) &&
-					 c->x86 >= 0x17 &&
-					 !boot_cpu_has(X86_FEATURE_RAPL) ?
-				 ", no RAPL feature flag" :
-				 "");
+			 noflag ? ", no RAPL feature flag" : "");
 		set_reason(JL_RAPL_NO_MODEL, detail);
 		return JL_RAPL_NO_MODEL;
 	}
 	data = id->driver_data;
-	is_amd = c->x86_vendor == X86_VENDOR_AMD ||
-		 c->x86_vendor == X86_VENDOR_HYGON;
-	/* Intel multi-die packages (Cascade Lake-AP) have RAPL per die. */
-	if (!is_amd && topology_max_die_per_package() > 1) {
-		set_reason(JL_RAPL_NO_MULTI_DIE, NULL);
-		return JL_RAPL_NO_MULTI_DIE;
-	}
 	nr_pkgs = topology_max_packages();
 	if (!nr_pkgs)
 		nr_pkgs = 1;
+	/* Intel multi-die packages (Cascade Lake-AP) have RAPL per die. */
+	if (!is_amd && several_dies(nr_pkgs)) {
+		set_reason(JL_RAPL_NO_MULTI_DIE, NULL);
+		return JL_RAPL_NO_MULTI_DIE;
+	}
 	pkg_cpu = kcalloc(nr_pkgs, sizeof(*pkg_cpu), GFP_KERNEL);
 	if (!pkg_cpu)
 		return -ENOMEM;
@@ -277,7 +301,7 @@ static int probe(void)
 
 	unit_msr = is_amd ? JL_MSR_AMD_RAPL_POWER_UNIT : JL_MSR_RAPL_POWER_UNIT;
 	unit = 0;
-	esu = jl_rapl_check_unit(rdmsrl_safe_on_cpu(cpu0, unit_msr, &unit),
+	esu = jl_rapl_check_unit(jl_rdmsr_safe_on_cpu(cpu0, unit_msr, &unit),
 				 unit);
 	if (esu < 0) {
 		if (esu == -JL_RAPL_NO_UNIT_BAD)
@@ -359,7 +383,7 @@ static int probe(void)
 	if (is_amd) {
 		bound = JL_RAPL_AMD_BOUND_UW;
 	} else {
-		if (!rdmsrl_safe_on_cpu(cpu0, JL_MSR_PKG_POWER_INFO, &info))
+		if (!jl_rdmsr_safe_on_cpu(cpu0, JL_MSR_PKG_POWER_INFO, &info))
 			bound = jl_rapl_max_power_uw(unit, info);
 		if (!bound)
 			bound = JL_RAPL_FALLBACK_UW;
