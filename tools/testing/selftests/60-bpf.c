@@ -430,6 +430,92 @@ static void test_exits(void)
 	tap_done("exited process: final totals until reaped, then released");
 }
 
+/* After exec: burn, report the process's CPU time on fd `rep`, wait on `go`. */
+static int exec_helper(double sec, int rep, int go)
+{
+	struct timespec ts;
+	unsigned long long ns;
+	char b;
+
+	st_burn_cpu(sec);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	ns = (unsigned long long)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	if (write(rep, &ns, sizeof(ns)) != sizeof(ns) || read(go, &b, 1) < 0)
+		return 2;
+	return 0;
+}
+
+struct exec_arg {
+	int rep, go;
+};
+
+static void *thread_exec(void *arg)
+{
+	struct exec_arg *a = arg;
+	char r[16], g[16];
+
+	st_burn_cpu(0.3);
+	snprintf(r, sizeof(r), "%d", a->rep);
+	snprintf(g, sizeof(g), "%d", a->go);
+	execl("/proc/self/exe", "60-bpf", "--exec-helper", r, g, (char *)NULL);
+	return NULL;
+}
+
+/*
+ * exec in a thread that is not the group leader: the kernel gives it the
+ * leader's pid and releases the old leader. The process keeps all of it.
+ */
+static void test_exec_thread(void)
+{
+	unsigned long long b_ns = 0, m_ns, own = 0, v;
+	int go[2], rep[2];
+	char comm[32] = "";
+	pid_t pid;
+
+	if (pipe(go) || pipe(rep)) {
+		tap_ok(0, "pipes");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		struct exec_arg a = { rep[1], go[0] };
+		pthread_t th;
+
+		close(go[1]);
+		close(rep[0]);
+		st_burn_cpu(0.3);
+		if (pthread_create(&th, NULL, thread_exec, &a))
+			_exit(3);
+		pthread_join(th, NULL); /* never returns: the exec kills us */
+		_exit(4);
+	}
+	close(go[0]);
+	close(rep[1]);
+	tap_check(read(rep[0], &own, sizeof(own)) == sizeof(own),
+		  "helper reported");
+	usleep(300000);
+	if (tap_check(bpf_show(pid, "", &b_ns) == 0, "show after exec")) {
+		tap_check(rel(b_ns, own) < 0.02,
+			  "bpf %llu vs process's own %llu within 2%%", b_ns,
+			  own);
+		tap_check(b_ns > 0.85e9, "all three parts (%llu)", b_ns);
+		tap_check(st_kvs(out, "comm", comm, sizeof(comm)) == 0 &&
+				  !strncmp(comm, "60-bpf", 6),
+			  "comm of the new image (%s)", comm);
+		tap_check(st_kv(out, "threads", &v) == 0 && v == 1,
+			  "one thread left");
+	}
+	if (module_cpu(pid, &m_ns, NULL) == 0)
+		tap_check(rel(b_ns, m_ns) < 0.02, "bpf %llu vs module %llu",
+			  b_ns, m_ns);
+	if (write(go[1], "x", 1) < 0)
+		tap_diag("release failed");
+	close(go[1]);
+	close(rep[0]);
+	waitpid(pid, NULL, 0);
+	tap_done("exec in a non-leader thread: the process keeps its totals");
+}
+
 static void test_record(void)
 {
 	char line[512], head[512];
@@ -558,22 +644,25 @@ static void test_stop(void)
 	tap_done("top loads a private collector when none runs");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "--exec-helper"))
+		return exec_helper(0.3, atoi(argv[2]), atoi(argv[3]));
 	if (access(JB, X_OK)) {
 		printf("TAP version 13\n1..0 # SKIP joules-bpf not built\n");
 		return KSFT_SKIP;
 	}
-	tap_plan(13);
+	tap_plan(14);
 	test_errors();
 	test_load();
 	if (collector < 0) {
-		for (int i = 0; i < 9; i++)
+		for (int i = 0; i < 10; i++)
 			tap_ok(0, "collector did not start");
 		return tap_finish();
 	}
 	test_busy_loop();
 	test_exits();
+	test_exec_thread();
 	test_record();
 	test_coexist();
 	test_stop();
