@@ -71,10 +71,12 @@ static const struct x86_cpu_id rapl_cpus[] = {
 static struct joules_meter rapl_meter;
 static bool registered;
 static bool is_amd;
-static u32 dom_msr
-	[JL_NR_DOMAINS]; /* MSR of each domain read per package; 0: none */
-static int *pkg_cpu; /* per package: the CPU that reads it, -1: pick one */
-static DEFINE_MUTEX(read_lock); /* pkg_cpu[], core_mask */
+/* MSR of each domain, read on every package; 0: none. */
+static u32 dom_msr[JL_NR_DOMAINS];
+/* Per package: the CPU that reads it; -1: pick one. */
+static int *pkg_cpu;
+/* Serialises reads: pkg_cpu[], core_mask. */
+static DEFINE_MUTEX(read_lock);
 static cpumask_var_t core_mask;
 static bool have_core_mask;
 static DEFINE_PER_CPU(u64, core_raw);
@@ -179,13 +181,13 @@ static int amd_core_sum(unsigned int pkg, u64 *sum)
 	}
 	on_each_cpu_mask(core_mask, read_core, NULL, true);
 	*sum = 0;
-	for_each_cpu(cpu, core_mask)
-	{
-		if (per_cpu(core_err, cpu)) {
+	for_each_online_cpu(cpu) {
+		if (!cpumask_test_cpu(cpu, core_mask))
+			continue;
+		if (per_cpu(core_err, cpu))
 			err = -EIO;
-			break;
-		}
-		*sum += per_cpu(core_raw, cpu) & 0xffffffffULL;
+		else
+			*sum += per_cpu(core_raw, cpu) & 0xffffffffULL;
 	}
 	cpus_read_unlock();
 	if (cpumask_empty(core_mask))
@@ -200,9 +202,9 @@ static int rapl_read(struct joules_meter *m, unsigned int pkg, u64 *raw)
 	int err;
 
 	memcpy(msr, dom_msr, sizeof(msr));
+	/* One platform domain per system, counted on package 0. */
 	if (pkg)
-		msr[JL_D_PSYS] =
-			0; /* one platform domain, counted on package 0 */
+		msr[JL_D_PSYS] = 0;
 	mutex_lock(&read_lock);
 	/* The CPU picked last time may have gone offline. */
 	if (pkg_cpu[pkg] < 0 || !cpu_online(pkg_cpu[pkg]))
