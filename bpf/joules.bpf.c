@@ -159,9 +159,11 @@ static __always_inline __u32 hw_read(struct jb_cpu *c, __u32 present, __u64 *d)
 		d[i] = 0;
 		if (!(present & bit))
 			continue;
+		/* running == 0: never scheduled (no room on the PMU). */
 		if (bpf_perf_event_read_value(&hw_events,
 					      (__u64)i * nr_cpus + cpu, &v,
-					      sizeof(v))) {
+					      sizeof(v)) ||
+		    !v.running) {
 			c->hw_valid &= ~bit;
 			continue;
 		}

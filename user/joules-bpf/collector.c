@@ -146,6 +146,13 @@ static int keep_link(struct jb_coll *c, struct bpf_link *l)
 	return 0;
 }
 
+static bool counting(int fd)
+{
+	uint64_t v[3];
+
+	return read(fd, v, sizeof(v)) == (ssize_t)sizeof(v);
+}
+
 /*
  * One pinned counting event per online CPU for each hardware counter; a
  * counter is present only if every online CPU has it (a CPU without would
@@ -162,6 +169,8 @@ static uint32_t open_hw(struct jb_coll *c, const bool *on)
 			.size = sizeof(attr),
 			.config = hw_config[i],
 			.pinned = 1,
+			.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+				       PERF_FORMAT_TOTAL_TIME_RUNNING,
 		};
 		size_t first = c->nperf;
 		bool ok = true;
@@ -179,8 +188,18 @@ static uint32_t open_hw(struct jb_coll *c, const bool *on)
 				ok = false;
 				break;
 			}
-			if (keep_fd(c, fd) ||
-			    bpf_map_update_elem(hw_fd, &key, &fd, BPF_ANY)) {
+			/*
+			 * A pinned event the PMU has no room for (other users,
+			 * the module's own events) is in error state and reads
+			 * EOF: it would count nothing, so the counter is absent.
+			 */
+			if (!counting(fd) || keep_fd(c, fd)) {
+				close(fd);
+				err = EBUSY;
+				ok = false;
+				break;
+			}
+			if (bpf_map_update_elem(hw_fd, &key, &fd, BPF_ANY)) {
 				err = errno;
 				ok = false;
 			}
