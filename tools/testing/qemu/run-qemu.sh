@@ -4,7 +4,7 @@
 # an initramfs holding the module and the selftests; bring their TAP back
 # over the serial line and judge it.
 #
-#   run-qemu.sh [--mode tests|demo] [--timeout SEC] [--log FILE] [--counts FILE]
+#   run-qemu.sh [--mode tests|demo|bench] [--timeout SEC] [--log FILE] [--counts FILE]
 #               [--only REGEX]   (run only the selftests whose names match)
 #
 # Exit status: 0 when every test passed; 1 on any failure, on a kernel panic,
@@ -49,12 +49,12 @@ trap 'rm -rf "$work"' EXIT
 echo "run-qemu: booting $kernel (mode $mode, timeout ${tmo}s)" >&2
 timeout --foreground -k 10 "$tmo" "$qemu" -m 1024 -smp 2 -nographic -no-reboot -net none \
 	-cpu max -kernel "$kernel" -initrd "$work"/initrd.cpio.gz \
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=1 quiet slab_nomerge${only:+ jtests=$only}" \
+	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 hung_task_panic=1 loglevel=${JOULES_QEMU_LOGLEVEL:-1} quiet slab_nomerge${only:+ jtests=$only}" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null 2>&1 | tr -d '\r' | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' | tee "$log" |
-	if [ "$mode" = demo ]; then sed -n '/JOULES-GUEST-START/,$p'; else cat >/dev/null; fi
+	if [ "$mode" != tests ]; then sed -n '/JOULES-GUEST-START/,$p'; else cat >/dev/null; fi
 qrc=$?
 
-if [ "$mode" = demo ]; then
+if [ "$mode" != tests ]; then
 	grep -q 'JOULES-GUEST-END rc=0' "$log"
 	exit $?
 fi
