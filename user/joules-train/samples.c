@@ -204,10 +204,13 @@ int jt_read_samples(FILE *fp, const char *name, struct jt_samples *out,
 				out->n_rapl++;
 			} else if (!strcmp(src, "model")) {
 				out->n_model++;
+			} else if (!strcmp(src, "none")) {
+				/* Nothing charged yet: an untrained node without RAPL. */
+				out->n_none++;
 			} else {
 				jt_bad_line(
 					&out->st, name, r.lineno,
-					"source: '%s' is neither rapl nor model",
+					"source: '%s' is not rapl, model or none",
 					src);
 				continue;
 			}

@@ -70,7 +70,7 @@ struct jt_samples {
 	size_t n, cap;
 	unsigned int present; /* bit (1 << jl_feature): column has values */
 	unsigned int decided; /* presence fixed by the first good row */
-	unsigned long n_rapl, n_model;
+	unsigned long n_rapl, n_model, n_none;
 	struct jt_input_stats st;
 };
 
