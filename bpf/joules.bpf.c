@@ -123,7 +123,7 @@ static __always_inline struct jb_task *task_create(struct task_struct *t,
 						   __u32 tid)
 {
 	struct jb_task e = {};
-	long err;
+	int err; /* the helper's int, zero-extended in r0: compare as int */
 
 	e.last_exec = BPF_CORE_READ(t, se.sum_exec_runtime);
 	task_io(t, &e.last_read, &e.last_write);
