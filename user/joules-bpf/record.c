@@ -121,6 +121,10 @@ int cmd_record(int argc, char **argv)
 	}
 	rc = JB_OK;
 	err = out_record_header(fp);
+	/* A new epoch, so the first sample counts the tasks charged in it. */
+	c.meta.epoch++;
+	if (!err)
+		err = jb_coll_write_meta(&c);
 	if (!err)
 		err = jb_node_read(&c, &prev);
 	if (err) {
@@ -137,6 +141,9 @@ int cmd_record(int argc, char **argv)
 		uint64_t now = jb_now_ns();
 
 		next += interval;
+		/* Fell behind (a stall): skip the missed slots, no runt rows. */
+		if (next <= now)
+			next = now + interval;
 		if (end && next > end)
 			break;
 		if (next > now)
