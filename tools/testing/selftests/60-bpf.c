@@ -70,7 +70,7 @@ static int run_as(int uid, const char *fmt, ...)
 
 static pid_t collector = -1;
 
-static int start_collector(void)
+static int start_collector_args(const char *max_tasks)
 {
 	collector = fork();
 	if (collector == 0) {
@@ -78,7 +78,7 @@ static int start_collector(void)
 
 		dup2(fd, 1);
 		dup2(fd, 2);
-		execl(JB, "joules-bpf", "run", "--max-tasks", "4096",
+		execl(JB, "joules-bpf", "run", "--max-tasks", max_tasks,
 		      (char *)NULL);
 		_exit(127);
 	}
@@ -93,6 +93,11 @@ static int start_collector(void)
 		usleep(100000);
 	}
 	return -1;
+}
+
+static int start_collector(void)
+{
+	return start_collector_args("4096");
 }
 
 /* Split a CSV line in place (no quoting in this format); returns the field count. */
@@ -621,6 +626,7 @@ static void test_coexist(void)
 
 static void test_stop(void)
 {
+	unsigned long long v = 0;
 	int status = -1, rc;
 	struct stat sb;
 
@@ -635,6 +641,30 @@ static void test_stop(void)
 	tap_check(stat("/sys/fs/bpf/joules", &sb) != 0, "pins removed");
 	tap_check(run(JB " status") == 1, "nothing running");
 	tap_done("stop: detached and unpinned");
+
+	/* A full task map: tasks beyond it go uncounted, and say so. */
+	if (start_collector_args("8") == 0) {
+		for (int i = 0; i < 20; i++)
+			if (fork() == 0)
+				_exit(0);
+		usleep(200000);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		rc = run(JB " status");
+		tap_check(rc == 0, "status rc %d", rc);
+		tap_check(st_kv(out, "max_tasks", &v) == 0 && v == 8,
+			  "max_tasks %llu", v);
+		tap_check(st_kv(out, "tasks_tracked", &v) == 0 && v <= 8,
+			  "tracked %llu <= 8", v);
+		tap_check(st_kv(out, "tasks_dropped", &v) == 0 && v > 0,
+			  "dropped %llu > 0", v);
+		tap_check(run(JB " stop") == 0, "stopped");
+		waitpid(collector, NULL, 0);
+		collector = -1;
+	} else {
+		tap_check(0, "collector with --max-tasks 8 started");
+	}
+	tap_done("a full task map drops new tasks and counts them");
 
 	rc = run(JB " top -b -n 1 -d 0.3");
 	tap_check(rc == 0, "top rc %d", rc);
@@ -652,11 +682,11 @@ int main(int argc, char **argv)
 		printf("TAP version 13\n1..0 # SKIP joules-bpf not built\n");
 		return KSFT_SKIP;
 	}
-	tap_plan(14);
+	tap_plan(15);
 	test_errors();
 	test_load();
 	if (collector < 0) {
-		for (int i = 0; i < 10; i++)
+		for (int i = 0; i < 11; i++)
 			tap_ok(0, "collector did not start");
 		return tap_finish();
 	}
