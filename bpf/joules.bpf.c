@@ -35,6 +35,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Possible CPUs, for the index into hw_events (set by the loader). */
 const volatile __u32 nr_cpus = 1;
+/* Mixed into jb_task.ident (random, set by the loader). */
+const volatile __u64 ident_salt = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -116,6 +118,24 @@ static __always_inline void task_io(struct task_struct *t, __u64 *rd, __u64 *wr)
 }
 
 /*
+ * The address of the task's kernel stack: unique among living tasks, and a
+ * plain number to the verifier (no arithmetic on a task pointer).
+ */
+static __always_inline __u64 task_ident(struct task_struct *t)
+{
+	return (__u64)BPF_CORE_READ(t, stack) ^ ident_salt;
+}
+
+/* t's entry, if the one under its tid is t's (see jb_task.ident). */
+static __always_inline struct jb_task *task_get(struct task_struct *t,
+						__u32 tid)
+{
+	struct jb_task *e = bpf_map_lookup_elem(&tasks, &tid);
+
+	return e && e->ident == task_ident(t) ? e : NULL;
+}
+
+/*
  * A new entry counts from now: the task's runtime and I/O so far happened
  * before the collector saw it (0 for a task caught at fork).
  */
@@ -128,6 +148,7 @@ static __always_inline struct jb_task *task_create(struct task_struct *t,
 	e.last_exec = BPF_CORE_READ(t, se.sum_exec_runtime);
 	task_io(t, &e.last_read, &e.last_write);
 	e.start_ns = BPF_CORE_READ(t, start_time);
+	e.ident = task_ident(t);
 	e.tgid = BPF_CORE_READ(t, tgid);
 	e.uid = BPF_CORE_READ(t, real_cred, uid.val);
 	BPF_CORE_READ_STR_INTO(&e.comm, t, comm);
@@ -216,12 +237,14 @@ static __always_inline void charge(struct task_struct *t, struct jb_task *e,
 }
 
 /*
- * The final switch-out of a thread: add its totals to its group's entry,
- * then drop its own. Readers see the counts in one place or the other
- * (for an instant in both, or neither: documented).
+ * Add an entry's totals to its thread group's `procs` entry (created with
+ * leader_start if missing) and delete the entry: at a thread's final
+ * switch-out, or for an entry whose task can no longer be looked up by its
+ * tid (see jb_exec). Readers see the counts in one place or the other (for
+ * an instant in both, or neither: documented).
  */
-static __always_inline void fold(struct task_struct *t, __u32 tid,
-				 struct jb_task *e)
+static __always_inline void fold(__u32 tid, struct jb_task *e,
+				 __u64 leader_start)
 {
 	__u32 tgid = e->tgid;
 	struct jb_proc *p = bpf_map_lookup_elem(&procs, &tgid);
@@ -229,8 +252,7 @@ static __always_inline void fold(struct task_struct *t, __u32 tid,
 	if (!p) {
 		struct jb_proc init = {};
 
-		init.leader_start_ns =
-			BPF_CORE_READ(t, group_leader, start_time);
+		init.leader_start_ns = leader_start;
 		init.uid = e->uid;
 		/* EEXIST: another thread of the group created it just now. */
 		bpf_map_update_elem(&procs, &tgid, &init, BPF_NOEXIST);
@@ -291,21 +313,27 @@ int BPF_PROG(jb_switch, bool preempt, struct task_struct *prev,
 
 	tid = BPF_CORE_READ(prev, pid);
 	if (tid) { /* pid 0: this CPU's idle task */
-		e = bpf_map_lookup_elem(&tasks, &tid);
+		e = task_get(prev, tid);
 		if (e) {
 			charge(prev, e, c, hw, ok, m->epoch);
 			/* exec may have renamed it since the last switch */
 			BPF_CORE_READ_STR_INTO(&e->comm, prev, comm);
 			if (task_dead(prev))
-				fold(prev, tid, e);
+				fold(tid, e,
+				     BPF_CORE_READ(prev, group_leader,
+						   start_time));
 		} else if (!task_dead(prev)) {
 			stat_inc(JB_ST_UNTRACKED);
 		}
 	}
 
+	/*
+	 * Running since before we attached: count from now. Not over another
+	 * task's entry under this tid (an exec in progress, see jb_exec).
+	 */
 	tid = BPF_CORE_READ(next, pid);
 	if (tid && !bpf_map_lookup_elem(&tasks, &tid))
-		task_create(next, tid); /* running since before we attached */
+		task_create(next, tid);
 	return 0;
 }
 
@@ -314,6 +342,7 @@ int BPF_PROG(jb_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 tid = BPF_CORE_READ(child, pid),
 	      tgid = BPF_CORE_READ(child, tgid);
+	struct jb_task *old;
 
 	/*
 	 * A new process reuses a tgid: whatever an earlier process of that
@@ -321,27 +350,52 @@ int BPF_PROG(jb_fork, struct task_struct *parent, struct task_struct *child)
 	 */
 	if (tid == tgid)
 		bpf_map_delete_elem(&procs, &tgid);
+	/* A new tid: an entry under it is a gone task's, not yet folded. */
+	old = bpf_map_lookup_elem(&tasks, &tid);
+	if (old)
+		fold(tid, old, 0);
 	task_create(child, tid);
 	return 0;
 }
 
-/* A non-leader thread's exec takes over the leader's pid: move its entry. */
+/*
+ * exec in a thread that is not the group leader (de_thread()): the kernel
+ * swaps its pid with the leader's (5.12+; before, both keep the tgid) and
+ * releases the old leader, whose final switch-out may come before or after
+ * the swap. Move the execing thread's entry to its new tid; an entry still
+ * there is the old leader's, not folded because its final switch-out came
+ * after the swap (under the other tid, which then matched nothing): fold it
+ * now. The group has a living leader again.
+ */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(jb_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
-	__u32 tid = BPF_CORE_READ(p, pid), old = old_pid;
-	struct jb_task copy, *e;
+	__u32 tid = BPF_CORE_READ(p, pid), old = old_pid, tgid;
+	struct jb_task copy, *e, *there;
+	struct jb_proc *g;
 
-	if (old == tid)
+	if (old == tid) {
+		e = task_get(p, tid);
+		if (e)
+			BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
 		return 0;
-	e = bpf_map_lookup_elem(&tasks, &old);
+	}
+	e = task_get(p, old);
 	if (!e)
 		return 0;
 	copy = *e;
+	BPF_CORE_READ_STR_INTO(&copy.comm, p, comm);
+	there = bpf_map_lookup_elem(&tasks, &tid);
+	if (there && there->ident != copy.ident)
+		fold(tid, there, BPF_CORE_READ(p, start_time));
 	if (bpf_map_update_elem(&tasks, &tid, &copy, BPF_ANY))
 		stat_inc(JB_ST_TASKS_FULL);
 	bpf_map_delete_elem(&tasks, &old);
+	tgid = copy.tgid;
+	g = bpf_map_lookup_elem(&procs, &tgid);
+	if (g && tid == tgid)
+		g->leader_dead = 0;
 	return 0;
 }
 
@@ -350,23 +404,18 @@ SEC("tp_btf/sched_process_free")
 int BPF_PROG(jb_free, struct task_struct *p)
 {
 	__u32 tid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
-	__u64 start = BPF_CORE_READ(p, start_time);
-	struct jb_task *e;
 	struct jb_proc *g;
 
-	/*
-	 * The old leader replaced by an exec in another thread: its pid now
-	 * belongs to that thread, whose entry and group must stay.
-	 */
-	if (tid == tgid && BPF_CORE_READ(p, group_leader) != p)
-		return 0;
 	/* Normally gone at the final switch-out; this catches the rest. */
-	e = bpf_map_lookup_elem(&tasks, &tid);
-	if (e && e->start_ns == start)
+	if (task_get(p, tid))
 		bpf_map_delete_elem(&tasks, &tid);
-	if (tid == tgid) {
+	/*
+	 * The process is gone with its leader; not with an old leader that
+	 * an exec replaced (before 5.12 it keeps the tgid as its pid).
+	 */
+	if (tid == tgid && BPF_CORE_READ(p, group_leader) == p) {
 		g = bpf_map_lookup_elem(&procs, &tgid);
-		if (g && g->leader_start_ns == start)
+		if (g && g->leader_start_ns == BPF_CORE_READ(p, start_time))
 			bpf_map_delete_elem(&procs, &tgid);
 	}
 	return 0;
@@ -393,10 +442,10 @@ int jb_tick(struct bpf_perf_event_data *ctx)
 	tid = BPF_CORE_READ(t, pid);
 	if (!tid)
 		return 0;
-	e = bpf_map_lookup_elem(&tasks, &tid);
+	e = task_get(t, tid);
 	if (e)
 		charge(t, e, c, hw, ok, m->epoch);
-	else
+	else if (!bpf_map_lookup_elem(&tasks, &tid))
 		task_create(t, tid);
 	return 0;
 }

@@ -13,7 +13,7 @@
 #include <linux/types.h>
 #endif
 
-#define JB_ABI 1
+#define JB_ABI 2
 #define JB_COMM_LEN 16
 
 /* Default and largest --max-tasks (the largest pid_max). */
@@ -50,7 +50,14 @@ struct jb_task {
 	__u64 last_exec; /* se.sum_exec_runtime already counted */
 	__u64 last_read; /* ioac.read_bytes already counted */
 	__u64 last_write;
-	__u64 start_ns; /* task->start_time: a reused tid differs */
+	__u64 start_ns; /* task->start_time */
+	/*
+	 * Which task the entry belongs to (its kernel stack's address mixed
+	 * with a per-load salt, so the map does not hand out kernel
+	 * addresses): an exec in a non-leader thread swaps two threads' pids,
+	 * so a tid alone can name another task's entry for a moment.
+	 */
+	__u64 ident;
 	__u32 tgid;
 	__u32 uid; /* real uid */
 	__u32 hw_seen; /* bit i: hw[i] was counted by a PMU */
