@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -294,6 +295,7 @@ int jb_coll_load(struct jb_coll *c, const struct jb_opts *o)
 	LIBBPF_OPTS(bpf_object_open_opts, oo);
 	struct joules_bpf *skel;
 	bool *on = NULL;
+	uint64_t salt;
 	int ncpu, err;
 
 	coll_init(c, o);
@@ -315,6 +317,10 @@ int jb_coll_load(struct jb_coll *c, const struct jb_opts *o)
 	}
 	c->skel = skel;
 	skel->rodata->nr_cpus = c->nr_cpus;
+	/* Entries name their task by a salted address; no need to fail without. */
+	if (getrandom(&salt, sizeof(salt), 0) != sizeof(salt))
+		salt = jb_now_ns() * 0x9e3779b97f4a7c15ull;
+	skel->rodata->ident_salt = salt;
 	if ((err = bpf_map__set_max_entries(skel->maps.tasks, o->max_tasks)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.procs, o->max_tasks)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.hw_events,

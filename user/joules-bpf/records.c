@@ -98,6 +98,7 @@ static void proc_rec(uint32_t tgid, const struct jb_task_ent *const *t,
 		     size_t n, const struct jb_proc *p, const struct jb_opts *o,
 		     struct task_rec *r)
 {
+	const struct jb_task_ent *leader = NULL;
 	struct jb_counts sum;
 	uint32_t hw = 0;
 	const char *comm = NULL;
@@ -111,20 +112,22 @@ static void proc_rec(uint32_t tgid, const struct jb_task_ent *const *t,
 	for (size_t i = 0; i < n; i++) {
 		counts_add(&sum, &t[i]->v.c);
 		hw |= t[i]->v.hw_seen;
-		if (t[i]->tid == tgid || !comm) {
-			comm = t[i]->v.comm;
-			r->uid = t[i]->v.uid;
-		}
+		if (t[i]->tid == tgid)
+			leader = t[i];
 	}
 	if (p) {
 		counts_add(&sum, &p->c);
 		for (int i = 0; i < JB_NR_HW; i++)
 			if (p->hw_threads[i])
 				hw |= 1u << i;
-		if (p->leader_dead || !comm) {
-			comm = p->comm;
-			r->uid = p->uid;
-		}
+	}
+	/* The process's name is its leader's, living, else exited, else any. */
+	if (leader || (n && !(p && p->leader_dead))) {
+		comm = (leader ? leader : t[0])->v.comm;
+		r->uid = (leader ? leader : t[0])->v.uid;
+	} else if (p) {
+		comm = p->comm;
+		r->uid = p->uid;
 	}
 	if (comm) {
 		memcpy(r->comm, comm, JB_COMM_LEN);
