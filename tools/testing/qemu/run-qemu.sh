@@ -4,7 +4,7 @@
 # an initramfs holding the module and the selftests; bring their TAP back
 # over the serial line and judge it.
 #
-#   run-qemu.sh [--mode tests|demo|bench] [--timeout SEC] [--log FILE] [--counts FILE]
+#   run-qemu.sh [--mode tests|demo|bench|bench-icount] [--timeout SEC] [--log FILE] [--counts FILE]
 #               [--only REGEX]   (run only the selftests whose names match)
 #
 # Exit status: 0 when every test passed; 1 on any failure, on a kernel panic,
@@ -12,7 +12,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 mode=tests
-tmo=${JOULES_QEMU_TIMEOUT:-600}
+tmo=${JOULES_QEMU_TIMEOUT:-1800}
 log=
 counts=
 only=
@@ -44,10 +44,15 @@ trap 'rm -rf "$work"' EXIT
 [ -n "$log" ] || log=$work/serial.log
 "$here"/mkinitramfs.sh "$work"/initrd.cpio.gz "$mode" || exit 1
 
+# bench-icount: one CPU with -icount shift=0, so that the guest's clock
+# counts instructions (1 ns = 1 instruction): benchmarks free of host noise.
+smp=2
+[ "$mode" = bench-icount ] && smp="1 -icount shift=0"
+
 # loglevel=1 keeps kernel chatter off the console; panics still print.
 # Software emulation only: -enable-kvm hangs on these machines.
 echo "run-qemu: booting $kernel (mode $mode, timeout ${tmo}s)" >&2
-timeout --foreground -k 10 "$tmo" "$qemu" -m 1024 -smp 2 -nographic -no-reboot -net none \
+timeout --foreground -k 10 "$tmo" "$qemu" -m 1024 -smp $smp -nographic -no-reboot -net none \
 	-cpu max -kernel "$kernel" -initrd "$work"/initrd.cpio.gz \
 	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 hung_task_panic=1 loglevel=${JOULES_QEMU_LOGLEVEL:-1} quiet slab_nomerge${only:+ jtests=$only}" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null 2>&1 | tr -d '\r' | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' | tee "$log" |

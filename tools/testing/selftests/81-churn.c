@@ -95,7 +95,11 @@ static int churn_procs(unsigned long n)
 	unsigned long i;
 
 	for (i = 0; i < n; i++) {
-		pid_t p = fork();
+		/*
+		 * vfork: a new process (new pid, task and thread group) without
+		 * copying the address space, which dominates under emulation.
+		 */
+		pid_t p = vfork();
 
 		if (p < 0)
 			return -1;
