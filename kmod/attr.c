@@ -68,11 +68,13 @@ static inline struct joules_entry *slot_entry(struct joules_slot *s,
 	return container_of(s - pkg, struct joules_entry, slot[0]);
 }
 
-/* Weight for splitting measured CPU-side energy. */
-static u64 cpu_weight(const struct pkg_pass *pp, const struct jl_feat *d)
+/*
+ * Weight for splitting measured CPU-side energy: the model's prediction
+ * when one is set (model_w), CPU time otherwise (and whenever the model
+ * predicts nothing for every task, e.g. an idle-only model).
+ */
+static u64 scale_gamma(u64 w)
 {
-	u64 w = pp->have_model ? jl_model_fj(&pp->coef, d) : d->v[JL_F_CPU_NS];
-
 	return joules_gamma_milli < 1000 ? jl_pow_milli(w, joules_gamma_milli) : w;
 }
 
@@ -124,7 +126,8 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 	struct jl_splitter split[JL_NR_DOMAINS];
 	struct joules_meter_take mt;
 	struct llist_node *n;
-	u64 wsum = 0, msum = 0, share[JL_NR_DOMAINS];
+	u64 wsum = 0, model_wsum = 0, msum = 0, share[JL_NR_DOMAINS];
+	bool by_model;
 	bool measured = false;
 	u32 edoms = 0;
 	unsigned int i, f;
@@ -142,14 +145,18 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 		for (f = 0; f < JL_NR_FEATURES; f++)
 			smp->feat.v[f] += d.v[f];
 		smp->feat.present |= d.present;
-		e->split_w = cpu_weight(pp, &d);
-		wsum = jl_add_sat(wsum, e->split_w);
+		e->split_w = pp->have_model ? scale_gamma(jl_model_fj(&pp->coef, &d)) : 0;
+		model_wsum = jl_add_sat(model_wsum, e->split_w);
+		wsum = jl_add_sat(wsum, scale_gamma(d.v[JL_F_CPU_NS]));
 		msum = jl_add_sat(msum, mem_weight(&d));
 		memcpy(e->scratch, d.v, sizeof(e->scratch));
 		e->scratch_present = d.present;
 		smp->nr_tasks++;
 	}
 
+	by_model = model_wsum > 0;
+	if (by_model)
+		wsum = model_wsum;
 	if (measured) {
 		edoms = energy_domains(mt.domains);
 		smp->source |= JOULES_SRC_RAPL;
@@ -188,7 +195,8 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 					continue;
 				part[i] = jl_splitter_next(&split[i],
 							   i == JL_D_DRAM ? mem_weight(&d) :
-									    e->split_w);
+							   by_model ? e->split_w :
+							   scale_gamma(d.v[JL_F_CPU_NS]));
 				if (edoms & (1U << i))
 					uj += part[i];
 			}
