@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The benchmarks' harness: A/B alternation, statistics, /proc readers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+bool bench_quiet;
+
+double bench_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void bench_sleep(double sec)
+{
+	struct timespec ts = { (time_t)sec, (long)((sec - (time_t)sec) * 1e9) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+int bench_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -1 : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double bench_median(double *v, unsigned int n)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int bench_read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	size_t off = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	while (off < size - 1) {
+		n = read(fd, buf + off, size - 1 - off);
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	buf[off] = 0;
+	close(fd);
+	return (int)off;
+}
+
+int bench_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+long long bench_read_ll(const char *path)
+{
+	char buf[64];
+
+	if (bench_read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+int bench_proc_stat(struct bench_stat *s)
+{
+	static char buf[16384];
+	unsigned long long v[10] = { 0 };
+	char *p;
+
+	if (bench_read_file("/proc/stat", buf, sizeof(buf)) <= 0)
+		return -1;
+	/* cpu user nice system idle iowait irq softirq steal guest guest_nice */
+	if (sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 8)
+		return -1;
+	s->busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+	s->idle = v[3] + v[4];
+	p = strstr(buf, "\nctxt ");
+	s->ctxt = p ? strtoull(p + 6, NULL, 10) : 0;
+	return 0;
+}
+
+long long bench_cal_ipis(void)
+{
+	static char buf[65536];
+	long long sum = 0;
+	char *p, *end;
+
+	if (bench_read_file("/proc/interrupts", buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strstr(buf, "\n CAL:");
+	if (!p)
+		p = strstr(buf, "\nCAL:");
+	if (!p)
+		return -1;
+	p = strchr(p, ':') + 1;
+	/* Per-CPU counts, then the description ("Function call interrupts"). */
+	for (;;) {
+		long long n = strtoll(p, &end, 10);
+
+		if (end == p)
+			break;
+		sum += n;
+		p = end;
+	}
+	return sum;
+}
+
+long bench_slab_active(long *per_slab)
+{
+	char line[512];
+	long act = -1, num, per;
+	FILE *f;
+
+	/* Free objects parked in per-CPU slabs count as active until shrunk. */
+	bench_write_file("/sys/kernel/slab/joules_entry/shrink", "1");
+	f = fopen("/proc/slabinfo", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "joules_entry %ld %ld %*d %ld", &act, &num,
+			   &per) == 3) {
+			if (per_slab)
+				*per_slab = per;
+			break;
+		}
+	}
+	fclose(f);
+	return act;
+}
+
+bool bench_module_loaded(void)
+{
+	struct stat st;
+
+	return !stat("/sys/module/joules", &st);
+}
+
+int bench_set_loaded(bool on)
+{
+	const char *cmd =
+		getenv(on ? "JOULES_BENCH_LOAD" : "JOULES_BENCH_UNLOAD");
+	int rc;
+
+	if (!cmd)
+		cmd = on ? ". /lib/joules/lib.sh && joules_load" :
+			   ". /lib/joules/lib.sh && joules_unload";
+	if (bench_module_loaded() == on)
+		return 0;
+	rc = system(cmd);
+	if (rc || bench_module_loaded() != on) {
+		fprintf(stderr, "bench: '%s' failed (status %d)\n", cmd, rc);
+		return -1;
+	}
+	/*
+	 * Let the switch settle: after a load the worker's first intervals,
+	 * after an unload the RCU callbacks that free the table.
+	 */
+	bench_sleep(0.5);
+	return 0;
+}
+
+struct spread {
+	double med, min, max;
+	unsigned int n;
+};
+
+static struct spread spread_of(const double *v, unsigned int n)
+{
+	double s[BENCH_MAX_REPS];
+	struct spread r = { NAN, NAN, NAN, 0 };
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (!isnan(v[i]))
+			s[r.n++] = v[i];
+	if (!r.n)
+		return r;
+	r.med = bench_median(s, r.n);
+	r.min = s[0];
+	r.max = s[r.n - 1];
+	return r;
+}
+
+static const char *order_name(unsigned int rep)
+{
+	return rep & 1 ? "on,off" : "off,on";
+}
+
+int bench_run_ab(const struct bench_def *d)
+{
+	double off[BENCH_MAX_METRICS][BENCH_MAX_REPS],
+		on[BENCH_MAX_METRICS][BENCH_MAX_REPS];
+	double ratio[BENCH_MAX_METRICS][BENCH_MAX_REPS],
+		diff[BENCH_MAX_METRICS][BENCH_MAX_REPS];
+	double out[BENCH_MAX_METRICS];
+	unsigned int rep, k, m, reps = d->reps;
+	int missed = 0;
+
+	if (reps > BENCH_MAX_REPS)
+		reps = BENCH_MAX_REPS;
+	/* A warm-up trial, discarded: page cache, slab caches, branch predictors. */
+	if (bench_set_loaded(false) ||
+	    (!d->no_warmup && d->trial(d->arg, false, out)))
+		return -1;
+	for (rep = 0; rep < reps; rep++) {
+		for (k = 0; k < 2; k++) {
+			/* off,on then on,off: each side leads half the time. */
+			bool loaded = (rep & 1) ? k == 0 : k == 1;
+
+			if (bench_set_loaded(loaded) ||
+			    d->trial(d->arg, loaded, out))
+				return -1;
+			for (m = 0; m < d->nr_metrics; m++)
+				(loaded ? on : off)[m][rep] = out[m];
+			if (loaded && d->after_loaded &&
+			    d->after_loaded(d->arg))
+				missed = 1;
+		}
+		for (m = 0; m < d->nr_metrics; m++) {
+			ratio[m][rep] = off[m][rep] > 0 ?
+						on[m][rep] / off[m][rep] :
+						NAN;
+			diff[m][rep] = on[m][rep] - off[m][rep];
+		}
+		if (bench_quiet)
+			continue;
+		printf("pair %2u (%s):", rep + 1, order_name(rep));
+		for (m = 0; m < d->nr_metrics; m++)
+			printf("  %s off %.4g on %.4g %s (x%.4f)",
+			       d->metrics[m].name, off[m][rep], on[m][rep],
+			       d->metrics[m].unit, ratio[m][rep]);
+		printf("\n");
+		fflush(stdout);
+	}
+	if (bench_set_loaded(false))
+		return -1;
+
+	for (m = 0; m < d->nr_metrics; m++) {
+		const struct bench_metric *bm = &d->metrics[m];
+		struct spread a = spread_of(off[m], reps),
+			      b = spread_of(on[m], reps);
+		struct spread r = spread_of(ratio[m], reps),
+			      df = spread_of(diff[m], reps);
+
+		printf("%s: %s (%s), %u pairs: off median %.4g [%.4g .. %.4g], on median %.4g [%.4g .. %.4g]\n",
+		       d->name, bm->name, bm->unit, reps, a.med, a.min, a.max,
+		       b.med, b.min, b.max);
+		printf("%s: %s: on/off ratio median %.4f [%.4f .. %.4f], on-off median %+.4g %s [%+.4g .. %+.4g]\n",
+		       d->name, bm->name, r.med, r.min, r.max, df.med, bm->unit,
+		       df.min, df.max);
+		printf("RESULT %s %s %s off=%.6g on=%.6g ratio=%.6g ratio_min=%.6g ratio_max=%.6g diff=%.6g",
+		       d->name, bm->name, bm->unit, a.med, b.med, r.med, r.min,
+		       r.max, df.med);
+		if (bm->goal > 0) {
+			bool met = r.med <= bm->goal;
+
+			printf(" goal=%.4g status=%s", bm->goal,
+			       met ? "met" : "missed");
+			if (!met)
+				missed = 1;
+		}
+		printf("\n");
+	}
+	fflush(stdout);
+	return missed;
+}
+
+int bench_run_loaded(const struct bench_def *d)
+{
+	double v[BENCH_MAX_METRICS][BENCH_MAX_REPS], out[BENCH_MAX_METRICS];
+	unsigned int rep, m, reps = d->reps;
+	int missed = 0;
+
+	if (reps > BENCH_MAX_REPS)
+		reps = BENCH_MAX_REPS;
+	if (bench_set_loaded(true) ||
+	    (!d->no_warmup && d->trial(d->arg, true, out)))
+		return -1;
+	for (rep = 0; rep < reps; rep++) {
+		if (d->trial(d->arg, true, out))
+			return -1;
+		for (m = 0; m < d->nr_metrics; m++)
+			v[m][rep] = out[m];
+		if (bench_quiet)
+			continue;
+		printf("trial %2u:", rep + 1);
+		for (m = 0; m < d->nr_metrics; m++)
+			printf("  %s %.4g %s", d->metrics[m].name, out[m],
+			       d->metrics[m].unit);
+		printf("\n");
+		fflush(stdout);
+	}
+	for (m = 0; m < d->nr_metrics; m++) {
+		const struct bench_metric *bm = &d->metrics[m];
+		struct spread s = spread_of(v[m], reps);
+
+		printf("%s: %s (%s), %u trials: median %.4g [%.4g .. %.4g]\n",
+		       d->name, bm->name, bm->unit, reps, s.med, s.min, s.max);
+		printf("RESULT %s %s %s value=%.6g min=%.6g max=%.6g", d->name,
+		       bm->name, bm->unit, s.med, s.min, s.max);
+		if (bm->goal > 0) {
+			bool met = s.med <= bm->goal;
+
+			printf(" goal=%.4g status=%s", bm->goal,
+			       met ? "met" : "missed");
+			if (!met)
+				missed = 1;
+		}
+		printf("\n");
+	}
+	fflush(stdout);
+	return missed;
+}
+
+#define SLEEPER_STACK (16 * 1024)
+
+static pid_t *sleeper_pids;
+static unsigned long nr_sleepers;
+
+/* Runs on its own tiny stack in our address space: raw syscalls only. */
+static int sleeper(void *arg)
+{
+	(void)arg;
+	syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	for (;;)
+		syscall(SYS_pause);
+	return 0;
+}
+
+static void *sleeper_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+int bench_spawn_sleepers(unsigned long n, bool threads)
+{
+	pthread_attr_t attr;
+	char *stacks;
+	unsigned long i;
+	int err;
+
+	if (threads) {
+		/* They end with this process. */
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, 4 * SLEEPER_STACK);
+		for (i = 0; i < n; i++) {
+			pthread_t th;
+
+			err = pthread_create(&th, &attr, sleeper_thread, NULL);
+			if (err) {
+				fprintf(stderr, "bench: thread %lu: %s\n", i,
+					strerror(err));
+				return -1;
+			}
+			pthread_detach(th);
+		}
+		return 0;
+	}
+	stacks = mmap(NULL, n * SLEEPER_STACK, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	sleeper_pids = calloc(n, sizeof(*sleeper_pids));
+	if (stacks == MAP_FAILED || !sleeper_pids) {
+		perror("bench: sleepers");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		pid_t pid = clone(sleeper, stacks + (i + 1) * SLEEPER_STACK,
+				  CLONE_VM | CLONE_FS | CLONE_FILES | SIGCHLD,
+				  NULL);
+
+		if (pid < 0) {
+			fprintf(stderr, "bench: clone %lu: %s\n", i,
+				strerror(errno));
+			return -1;
+		}
+		sleeper_pids[nr_sleepers++] = pid;
+	}
+	return 0;
+}
+
+void bench_reap_sleepers(void)
+{
+	unsigned long i;
+
+	for (i = 0; i < nr_sleepers; i++)
+		kill(sleeper_pids[i], SIGKILL);
+	for (i = 0; i < nr_sleepers; i++)
+		waitpid(sleeper_pids[i], NULL, 0);
+	nr_sleepers = 0;
+}

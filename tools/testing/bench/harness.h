@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared harness of the module benchmarks (run-bench.sh runs them).
+ *
+ * An A/B benchmark runs the same trial with joules.ko unloaded (A) and
+ * loaded (B), alternating A B B A A B ... so that slow drift of the machine
+ * (other guests on the host, thermal state) hits both sides alike, and
+ * reports per metric the median and the spread of each side and of the
+ * per-pair ratio B/A. A loaded-only benchmark runs its trial with the module
+ * loaded and reports median and spread of each metric.
+ *
+ * The module is loaded and unloaded by shell commands taken from the
+ * environment (JOULES_BENCH_LOAD, JOULES_BENCH_UNLOAD), so the same programs
+ * run in the QEMU guest (guest-lib.sh's joules_load) and on bare metal
+ * (insmod or modprobe). Every summary ends in one machine-readable line:
+ *
+ *   RESULT <bench> <metric> <unit> off=<median> on=<median> ratio=<median>
+ *          ratio_min=<min> ratio_max=<max> [goal=<g> status=met|missed]
+ */
+#ifndef JOULES_BENCH_HARNESS_H
+#define JOULES_BENCH_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define BENCH_MAX_METRICS 6
+#define BENCH_MAX_REPS 64
+
+/*
+ * Lower is better for every metric here, so a goal is an upper bound: on
+ * the ratio B/A in an A/B benchmark, on the value in a loaded-only one.
+ * 0 = no goal.
+ */
+struct bench_metric {
+	const char *name;
+	const char *unit;
+	double goal;
+};
+
+struct bench_def {
+	const char *name;
+	const struct bench_metric *metrics;
+	unsigned int nr_metrics;
+	unsigned int reps; /* pairs (A/B) or trials (loaded-only) */
+	/* One trial; fills out[nr_metrics]. Returns 0, or -1 to abort. */
+	int (*trial)(void *arg, bool loaded, double *out);
+	void *arg;
+	/* Optional: called after each loaded trial (leak checks and such). */
+	int (*after_loaded)(void *arg);
+	bool no_warmup; /* skip the discarded first trial */
+};
+
+/* Load or unload joules.ko with the environment's commands; 0 or -1. */
+int bench_set_loaded(bool on);
+bool bench_module_loaded(void);
+
+/* Run the A/B or loaded-only benchmark; returns 0, 1 if a goal was missed, -1 on error. */
+int bench_run_ab(const struct bench_def *d);
+int bench_run_loaded(const struct bench_def *d);
+
+/* Helpers. */
+double bench_now(void); /* CLOCK_MONOTONIC, seconds */
+void bench_sleep(double sec);
+int bench_pin(int cpu); /* pin the calling thread; 0 or -1 */
+double bench_median(double *v, unsigned int n); /* sorts v */
+/* Whole small file, NUL-terminated; its length or -1. */
+int bench_read_file(const char *path, char *buf, size_t size);
+int bench_write_file(const char *path, const char *s); /* 0 or -1 */
+long long bench_read_ll(const char *path); /* one integer, or -1 */
+
+/* /proc/stat: busy (user+nice+system+irq+softirq+steal) and idle ticks, ctxt. */
+struct bench_stat {
+	unsigned long long busy; /* USER_HZ ticks, all CPUs */
+	unsigned long long idle; /* idle + iowait */
+	unsigned long long ctxt;
+};
+int bench_proc_stat(struct bench_stat *s);
+/* Sum over CPUs of the "CAL" (function call IPI) line of /proc/interrupts, or -1. */
+long long bench_cal_ipis(void);
+/* Active objects of the joules_entry slab after shrinking it, or -1. */
+long bench_slab_active(long *per_slab);
+
+/*
+ * n sleeping tasks until bench_reap_sleepers() (or this process's death):
+ * processes made with clone(CLONE_VM), so that 10,000 fit a small guest
+ * (each is its own thread group but shares this process's memory: a kernel
+ * stack and one page of user stack each), or threads of this process.
+ */
+int bench_spawn_sleepers(unsigned long n, bool threads);
+void bench_reap_sleepers(void);
+
+/* Print no per-trial lines, only the summaries. */
+extern bool bench_quiet;
+
+#endif /* JOULES_BENCH_HARNESS_H */

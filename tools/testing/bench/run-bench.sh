@@ -1,0 +1,128 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# joules.ko benchmarks, one command: each benchmark alternates runs with the
+# module unloaded and loaded (or runs loaded only, where there is nothing to
+# compare with) and prints median and spread; a summary of the RESULT lines
+# ends the output. Needs root: it loads and unloads the module.
+#
+#   run-bench.sh [BENCH...]      (ctxsw forkexit pidread nldump idle; default all)
+#
+# In the QEMU guest (make bench: modes bench and bench-icount) the module is
+# /lib/joules/joules.ko and the counts are scaled down for software
+# emulation; on bare metal it is $JOULES_KO (default: the joules.ko of this
+# tree, else `modprobe joules`) and the counts are the full ones. Override any count from the environment:
+#   CTXSW_N CTXSW_REPS FORK_N FORK_REPS PIDREAD_BATCH PIDREAD_BATCHES
+#   PIDREAD_REPS DUMP_N DUMP_REPS IDLE_N IDLE_SECS IDLE_REPS
+# Exit status: 0 when every benchmark ran (goals are reported, not enforced),
+# 1 when one failed or the kernel logged a warning.
+set -u
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+here=$(dirname "$self")
+
+# The module switch the benchmarks call back (JOULES_BENCH_LOAD/UNLOAD).
+case ${1:-} in
+--load)
+	if [ -f /lib/joules/lib.sh ]; then
+		. /lib/joules/lib.sh
+		joules_load
+		exit $?
+	fi
+	if ! [ -d /sys/module/joules ]; then
+		ko=${JOULES_KO:-$(cd "$here/../../.." 2>/dev/null && pwd)/joules.ko}
+		if [ -f "$ko" ]; then insmod "$ko" || exit 1; else modprobe joules || exit 1; fi
+	fi
+	if [ -d /proc/energy ] && ! grep -q ' /proc/energy ' /proc/mounts; then
+		mount -t joulesfs joulesfs /proc/energy || exit 1
+	fi
+	exit 0 ;;
+--unload)
+	if [ -f /lib/joules/lib.sh ]; then
+		. /lib/joules/lib.sh
+		joules_unload
+		exit $?
+	fi
+	if grep -q ' /proc/energy ' /proc/mounts; then umount /proc/energy || exit 1; fi
+	! [ -d /sys/module/joules ] || rmmod joules
+	exit $? ;;
+-h|--help)
+	sed -n '2,18p' "$self" | sed 's/^# \{0,1\}//'
+	exit 0 ;;
+esac
+
+export JOULES_BENCH_LOAD="sh '$self' --load"
+export JOULES_BENCH_UNLOAD="sh '$self' --unload"
+
+# Programs: next to this script (guest /bench) or in build/ (source tree).
+bin=$here
+[ -x "$bin/bench-ctxsw" ] || bin=$here/build
+[ -x "$bin/bench-ctxsw" ] || { echo "run-bench: benchmarks not built (make -C tools/testing/bench)" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "run-bench: must run as root (loads and unloads joules.ko)" >&2; exit 1; }
+
+mode=$(cat /etc/joules-mode 2>/dev/null)
+case $mode in
+bench-icount)
+	# QEMU -icount shift=0 on one CPU: the guest clock advances 1 ns per
+	# instruction, so every time below is an instruction count, free of
+	# host noise (idle time still passes in real time).
+	where="QEMU guest (TCG -icount shift=0, 1 CPU: 1 ns = 1 instruction)"
+	: "${CTXSW_N:=20000}" "${CTXSW_REPS:=5}" "${FORK_N:=10000}" "${FORK_REPS:=3}"
+	: "${PIDREAD_BATCH:=100}" "${PIDREAD_BATCHES:=11}" "${PIDREAD_REPS:=5}"
+	: "${DUMP_N:=10000}" "${DUMP_REPS:=3}" "${IDLE_N:=1000}" "${IDLE_SECS:=10}" "${IDLE_REPS:=3}" ;;
+bench)
+	# QEMU software emulation, 2 CPUs, wall clock: 10-50x slower than the
+	# host and noisy (other guests share the host): short trials, many pairs.
+	where="QEMU guest (TCG, 2 CPUs, wall clock)"
+	: "${CTXSW_N:=10000}" "${CTXSW_REPS:=20}" "${FORK_N:=10000}" "${FORK_REPS:=7}"
+	: "${PIDREAD_BATCH:=100}" "${PIDREAD_BATCHES:=21}" "${PIDREAD_REPS:=7}"
+	: "${DUMP_N:=10000}" "${DUMP_REPS:=5}" "${IDLE_N:=1000}" "${IDLE_SECS:=10}" "${IDLE_REPS:=5}" ;;
+*)
+	where="bare metal"
+	: "${CTXSW_N:=200000}" "${CTXSW_REPS:=10}" "${FORK_N:=100000}" "${FORK_REPS:=5}"
+	: "${PIDREAD_BATCH:=1000}" "${PIDREAD_BATCHES:=21}" "${PIDREAD_REPS:=7}"
+	: "${DUMP_N:=10000}" "${DUMP_REPS:=5}" "${IDLE_N:=1000}" "${IDLE_SECS:=10}" "${IDLE_REPS:=5}" ;;
+esac
+
+benches=${*:-ctxsw forkexit pidread nldump idle}
+# In the guest, run-qemu.sh --only REGEX narrows the set (jtests= on the command line).
+only=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^jtests=//p')
+[ -n "$only" ] && benches=$(echo "$benches" | tr ' ' '\n' | grep -E "$only" | tr '\n' ' ')
+
+echo "run-bench: $where, kernel $(uname -r), $(nproc) CPUs, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "run-bench: clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+echo "run-bench: benchmarks: $benches"
+# Start from a known state: not loaded.
+sh "$self" --unload >/dev/null 2>&1
+dmesg -c >/dev/null 2>&1
+
+out=/tmp/run-bench.$$
+rc=0
+for b in $benches; do
+	case $b in
+	ctxsw) set -- -n "$CTXSW_N" -r "$CTXSW_REPS" ;;
+	forkexit) set -- -n "$FORK_N" -r "$FORK_REPS" ;;
+	pidread) set -- -b "$PIDREAD_BATCH" -k "$PIDREAD_BATCHES" -r "$PIDREAD_REPS" ;;
+	nldump) set -- -n "$DUMP_N" -r "$DUMP_REPS" ;;
+	idle) set -- -n "$IDLE_N" -s "$IDLE_SECS" -r "$IDLE_REPS" ;;
+	*) echo "run-bench: unknown benchmark '$b'" >&2; rc=1; continue ;;
+	esac
+	echo
+	start=$(date +%s)
+	{ "$bin/bench-$b" "$@"; echo $? > "$out.rc"; } | tee -a "$out"
+	brc=$(cat "$out.rc")
+	grep -q "^RESULT $b " "$out" || brc=1
+	echo "run-bench: $b took $(($(date +%s) - start)) s"
+	[ $brc -eq 0 ] || { echo "run-bench: $b FAILED"; rc=1; }
+done
+sh "$self" --unload >/dev/null 2>&1
+
+if dmesg 2>/dev/null | grep -E 'BUG|WARNING|Oops|general protection|Call Trace' > /tmp/run-bench.dmesg; then
+	echo "run-bench: the kernel logged problems:"
+	sed 's/^/dmesg: /' /tmp/run-bench.dmesg
+	rc=1
+fi
+
+echo
+echo "== summary ($where) =="
+[ -f "$out" ] && sed -n 's/^RESULT //p' "$out"
+rm -f "$out" "$out.rc" /tmp/run-bench.dmesg
+exit $rc
