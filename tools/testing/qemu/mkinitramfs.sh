@@ -3,7 +3,7 @@
 # Assemble the guest's initramfs: busybox-static, the freshly built modules,
 # the selftests, the user tools and every shared library they link against.
 #
-#   mkinitramfs.sh OUT.cpio.gz MODE   (MODE: tests | demo)
+#   mkinitramfs.sh OUT.cpio.gz MODE   (MODE: tests | demo | bench | bench-icount)
 set -eu
 out=$1
 mode=${2:-tests}
