@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 
 #include "selftest.h"
 #include "nl.h"
@@ -156,17 +157,29 @@ static unsigned int dmesg_count(const char *pattern)
 	return n;
 }
 
-static pid_t spawn_burner(void)
+/* A child that burns CPU until killed; on `cpu` only if cpu >= 0. */
+static pid_t spawn_burner_on(int cpu)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
 		volatile unsigned long x = 0;
+		cpu_set_t cpus;
 
+		if (cpu >= 0) {
+			CPU_ZERO(&cpus);
+			CPU_SET(cpu, &cpus);
+			sched_setaffinity(0, sizeof(cpus), &cpus);
+		}
 		for (;;)
 			x++;
 	}
 	return pid;
+}
+
+static pid_t spawn_burner(void)
+{
+	return spawn_burner_on(-1);
 }
 
 static void reap(pid_t pid)
@@ -328,11 +341,19 @@ static void test_exact(void)
 
 static pid_t burner = -1;
 
+struct window;
+static int next_sample(struct jnl *nl, struct sample_rec *s, u64 *recv_ns,
+		       struct window *w);
+
 static void test_monotone(void)
 {
 	u64 pp = 0, pd = 0, pt = 0, cp, cd, w1, w2, b1, b2, t_prev = 0, t0, t1;
+	u64 task0 = 0, meter0 = 0, slack = 0, recv;
 	unsigned int i, reads = 0, bad = 0;
-	struct penergy pe;
+	struct sample_rec s;
+	struct penergy pe = { 0 };
+	struct jnl *nl = NULL;
+	int err;
 
 	if (!meter_loaded) {
 		tap_ok(0,
@@ -343,26 +364,39 @@ static void test_monotone(void)
 	set_power("dram", DRAM_UW);
 	burner = spawn_burner();
 	tap_check(burner > 0, "fork");
-	sleep_ms(300);
+	err = jnl_open(&nl);
+	if (!err)
+		err = jnl_subscribe(nl, JNL_GRP_SAMPLES);
+	if (!tap_check(!err, "netlink: %d", err) ||
+	    !tap_check(next_sample(nl, &s, &recv, NULL) > 0, "no sample") ||
+	    !tap_check(next_sample(nl, &s, &recv, NULL) > 0, "no sample"))
+		goto out;
 	w1 = rapl_u64("wraps");
 	b1 = rapl_u64("bogus_reads");
 	for (i = 0; i < 150; i++) {
+		/* The task first: its charges come out of the meter's total. */
 		t0 = now_ns();
-		if (rapl_energy(&cp, &cd)) {
-			bad++;
-			continue;
-		}
 		pe = proc_energy(burner);
-		t1 = now_ns();
-		if (!pe.ok) {
+		if (!pe.ok || rapl_energy(&cp, &cd)) {
 			bad++;
 			continue;
 		}
-		if (reads) {
+		t1 = now_ns();
+		if (!reads) {
+			/*
+			 * Right after a tick: what the meter counted since that
+			 * tick's take, but no task has been charged yet, is at
+			 * most full power since the tick's timestamp.
+			 */
+			task0 = pe.uj;
+			meter0 = cp + cd;
+			slack = (PKG_UW + DRAM_UW) *
+					((t1 - s.monotonic_ns) / 1000) /
+					1000000 +
+				2;
+		} else {
 			/* Longest time the increments can cover, in us. */
 			u64 us = (t1 - t_prev) / 1000;
-			/* The task is charged per interval: allow one more (plus slack). */
-			u64 us_task = us + 500000;
 
 			if (cp < pp || cd < pd || pe.uj < pt) {
 				tap_check(
@@ -379,10 +413,12 @@ static void test_monotone(void)
 					cp - pp, cd - pd, us);
 				bad++;
 			}
-			if (pe.uj - pt >
-			    (PKG_UW + DRAM_UW) * us_task / 1000000) {
-				tap_check(0, "task jump: +%llu uJ in %llu us",
-					  pe.uj - pt, us);
+			/* No task gets more than was measured. */
+			if (pe.uj - task0 > cp + cd - meter0 + slack) {
+				tap_check(
+					0,
+					"task jump: +%llu uJ, the meter only +%llu (+%llu)",
+					pe.uj - task0, cp + cd - meter0, slack);
 				bad++;
 			}
 		}
@@ -395,27 +431,41 @@ static void test_monotone(void)
 	}
 	w2 = rapl_u64("wraps");
 	b2 = rapl_u64("bogus_reads");
-	tap_diag("%u reads over %llu wraps; task energy %llu uJ (%s)", reads,
-		 w2 - w1, pt, pe.source);
+	tap_diag(
+		"%u reads over %llu wraps; task +%llu uJ of the meter's +%llu (%s)",
+		reads, w2 - w1, pt - task0, pp + pd - meter0, pe.source);
 	tap_check(!bad, "%u bad reads", bad);
 	tap_check(reads > 100, "only %u reads", reads);
 	tap_check(w2 - w1 >= 2, "only %llu wraps during the reads", w2 - w1);
 	tap_check(b2 == b1, "%llu bogus reads", b2 - b1);
-	tap_check(pt > 0 && !strcmp(pe.source, "rapl"),
-		  "burner: %llu uJ from '%s'", pt, pe.source);
+	tap_check(pt > task0 && !strcmp(pe.source, "rapl"),
+		  "burner: +%llu uJ from '%s'", pt - task0, pe.source);
+out:
+	if (nl)
+		jnl_close(nl);
 	tap_done("no negative or jumping values across wraps");
 }
 
 /* ---- 6: conservation over 10 intervals ---- */
 
+/*
+ * Reading "between two ticks", without guessing at timing: a snapshot
+ * starts after sample N arrived (the worker sends it after all of tick N's
+ * charges and totals), and is good if it ended before tick N+1 took its
+ * timestamp (sample N+1's monotonic_ns), because a tick charges nothing
+ * before that: it closes the interval on every CPU, reads the clock, and
+ * only then splits energy. So a snapshot records when it ended, and the
+ * caller checks it against the next sample.
+ */
 struct snap {
 	struct node_rec node;
 	struct task_rec *tasks;
 	size_t n;
+	u64 done_ns;
 };
 
-/* Node totals and every thread, all between two attribution ticks. */
-static int snapshot(struct jnl *nl, u64 seq, u64 recv_ns, struct snap *s)
+/* Node totals and every thread, after sample seq. */
+static int snapshot(struct jnl *nl, u64 seq, struct snap *s)
 {
 	struct node_rec again;
 	int err;
@@ -426,11 +476,10 @@ static int snapshot(struct jnl *nl, u64 seq, u64 recv_ns, struct snap *s)
 		err = jnl_dump_tasks(nl, true, &s->tasks, &s->n);
 	if (!err)
 		err = jnl_get_node(nl, &again);
+	s->done_ns = now_ns();
 	if (err)
 		return err;
-	/* A tick in between, or too close to the next one: try again. */
-	if (s->node.intervals != seq || again.intervals != seq ||
-	    now_ns() - recv_ns > 40000000ULL) {
+	if (s->node.intervals != seq || again.intervals != seq) {
 		free(s->tasks);
 		s->tasks = NULL;
 		return -EAGAIN;
@@ -502,7 +551,7 @@ static int measure_window(struct jnl *nl, struct window *w)
 	if (r <= 0)
 		return r ? r : -ETIMEDOUT;
 	seq = s.seq;
-	r = snapshot(nl, seq, recv, &w->a);
+	r = snapshot(nl, seq, &w->a);
 	if (r)
 		return r;
 	/* Exit records of the window's ticks come before each tick's sample. */
@@ -513,7 +562,17 @@ static int measure_window(struct jnl *nl, struct window *w)
 		if (w->smp[i].seq != seq + i + 1)
 			return -EAGAIN; /* a sample was lost */
 	}
-	return snapshot(nl, seq + NR_INTERVALS, recv, &w->b);
+	if (w->smp[0].monotonic_ns <= w->a.done_ns)
+		return -EAGAIN; /* the first snapshot overlapped a tick */
+	r = snapshot(nl, seq + NR_INTERVALS, &w->b);
+	if (r)
+		return r;
+	r = next_sample(nl, &s, &recv, NULL);
+	if (r <= 0)
+		return r ? r : -ETIMEDOUT;
+	if (s.seq != seq + NR_INTERVALS + 1 || s.monotonic_ns <= w->b.done_ns)
+		return -EAGAIN;
+	return 0;
 }
 
 static void test_conservation(void)
@@ -642,7 +701,7 @@ out:
 
 /* ---- 7: a 3:1 CPU-time split gives 3:1 energy ---- */
 
-static u64 burn_until;
+static volatile int *stop_burn; /* shared with the children */
 static int hold_fd;
 
 static void *burn_thread(void *arg)
@@ -651,7 +710,7 @@ static void *burn_thread(void *arg)
 	char c;
 
 	(void)arg;
-	while (now_ns() < burn_until)
+	while (!*stop_burn)
 		for (int i = 0; i < 10000; i++)
 			x++;
 	/* Stay alive (and readable) until the parent has looked. */
@@ -660,26 +719,26 @@ static void *burn_thread(void *arg)
 	return NULL;
 }
 
-static pid_t spawn_split(unsigned int threads, u64 start, u64 end,
-			 const int *pfd)
+static pid_t spawn_split(unsigned int threads, const int *pfd, const int *go)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		struct timespec ts = { (time_t)(start / 1000000000ULL),
-				       (long)(start % 1000000000ULL) };
 		pthread_t t[8];
 		cpu_set_t cpus;
 		unsigned int i;
+		char c;
 
 		/* One CPU for all four threads: CFS then shares it evenly. */
 		CPU_ZERO(&cpus);
 		CPU_SET(0, &cpus);
 		sched_setaffinity(0, sizeof(cpus), &cpus);
 		close(pfd[1]); /* EOF on pfd[0] is the parent's "done" */
-		burn_until = end;
+		close(go[1]);
 		hold_fd = pfd[0];
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		/* Both processes start together, when the parent says go. */
+		while (read(go[0], &c, 1) < 0 && errno == EINTR)
+			;
 		for (i = 1; i < threads; i++)
 			pthread_create(&t[i], NULL, burn_thread, NULL);
 		burn_thread(NULL);
@@ -691,106 +750,158 @@ static pid_t spawn_split(unsigned int threads, u64 start, u64 end,
 }
 
 /*
- * Both processes' files right after a tick: every task's charges for that
- * interval are in, and the next tick is an interval away. Returns 0, or -1
- * when the reads were too slow to be sure no tick came in between.
+ * Both processes' files between two ticks (see struct snap): after the
+ * first sample at or after `not_before` with seq >= min_seq, checked
+ * against the next sample. Returns the seq of the tick the reads follow,
+ * or 0 when no such pair of ticks came.
  */
-static int read_after_tick(struct jnl *nl, u64 not_before, pid_t pa, pid_t pb,
-			   struct penergy *a, struct penergy *b)
+static u64 read_after_tick(struct jnl *nl, u64 not_before, u64 min_seq,
+			   pid_t pa, pid_t pb, struct penergy *a,
+			   struct penergy *b)
 {
-	struct sample_rec s;
-	u64 recv;
-	int r;
+	struct sample_rec s, next;
+	unsigned int tries;
+	u64 recv, done;
 
-	for (;;) {
-		r = next_sample(nl, &s, &recv, NULL);
-		if (r <= 0)
-			return -1;
-		if (s.monotonic_ns < not_before)
+	if (next_sample(nl, &s, &recv, NULL) <= 0)
+		return 0;
+	for (tries = 0; tries < 100; tries++) {
+		if (s.monotonic_ns < not_before || s.seq < min_seq) {
+			if (next_sample(nl, &s, &recv, NULL) <= 0)
+				return 0;
 			continue;
+		}
 		*a = proc_energy(pa);
 		*b = proc_energy(pb);
-		if (now_ns() - recv < 40000000ULL)
+		done = now_ns();
+		if (next_sample(nl, &next, &recv, NULL) <= 0)
 			return 0;
+		if (next.seq == s.seq + 1 && next.monotonic_ns > done)
+			return s.seq;
+		s = next; /* overlapped a tick: read again after this one */
 	}
+	return 0;
 }
 
-#define SPLIT_INTERVALS 20
+#define SPLIT_INTERVALS 15
+#define SPLIT_WINDOWS 4
 
 static void test_split(void)
 {
 	struct penergy a0, b0, a1, b1, a, b;
-	double re, rc, re_all;
-	u64 start, end;
+	double re = 0, rc = 0, re_all, rc_all;
+	u64 seq0 = 0, seq1 = 0;
 	struct jnl *nl = NULL;
-	int pfd[2], err;
+	int pfd[2], go[2], err, win, i, nr_others;
+	bool steady = false;
+	pid_t others[7];
 	pid_t pa, pb;
 
-	if (!meter_loaded || pipe(pfd)) {
+	stop_burn = mmap(NULL, sizeof(*stop_burn), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!meter_loaded || stop_burn == MAP_FAILED || pipe(pfd) || pipe(go)) {
 		tap_ok(0, "3:1 CPU time gives 3:1 energy (no meter)");
 		return;
 	}
+	*stop_burn = 0;
 	reap(burner);
 	burner = -1;
 	err = jnl_open(&nl);
 	if (!err)
 		err = jnl_subscribe(nl, JNL_GRP_SAMPLES);
 	tap_check(!err, "netlink: %d", err);
-	start = now_ns() + 300000000ULL;
-	end = start + 3500000000ULL;
-	pa = spawn_split(3, start, end, pfd);
-	pb = spawn_split(1, start, end, pfd);
+	/*
+	 * Keep every other CPU busy, from before the start to after the end.
+	 * The meter's power does not follow load, so an interval's energy per
+	 * CPU-second depends on how much else ran in it; with the whole
+	 * package busy it is the same in every interval, even where the two
+	 * processes start and stop.
+	 */
+	nr_others = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	if (nr_others > 7)
+		nr_others = 7;
+	for (i = 0; i < nr_others; i++)
+		others[i] = spawn_burner_on(i + 1);
+	pa = spawn_split(3, pfd, go);
+	pb = spawn_split(1, pfd, go);
 	close(pfd[0]);
+	close(go[0]);
+	if (write(go[1], "gg", 2) != 2)
+		err = -EIO;
+	close(go[1]);
 	/*
 	 * Measure in the steady state, between two ticks: the meter's power
 	 * does not follow load, so the partly idle intervals where the burners
-	 * start and stop give all their energy to whichever ran in them.
+	 * start and stop give all their energy to whichever ran in them. The
+	 * 3:1 CPU split is the scheduler's doing: under a loaded TCG host it
+	 * can starve a thread for seconds, so windows without it are not
+	 * evidence either way and the next window is tried.
 	 */
-	err = err ? err :
-		    read_after_tick(nl, start + 300000000ULL, pa, pb, &a0, &b0);
-	for (int i = 0; !err && i < SPLIT_INTERVALS - 1; i++) {
-		struct sample_rec s;
-		u64 recv;
-
-		if (next_sample(nl, &s, &recv, NULL) <= 0)
-			err = -1;
+	seq0 = err ? 0 :
+		     read_after_tick(nl, now_ns() + 300000000ULL, 0, pa, pb,
+				     &a0, &b0);
+	for (win = 0; seq0 && win < SPLIT_WINDOWS && !steady; win++) {
+		seq1 = read_after_tick(nl, 0, seq0 + SPLIT_INTERVALS, pa, pb,
+				       &a1, &b1);
+		if (!seq1)
+			break;
+		re = b1.uj > b0.uj ? (double)(a1.uj - a0.uj) / (b1.uj - b0.uj) :
+				     0;
+		rc = b1.cpu_ns > b0.cpu_ns ? (double)(a1.cpu_ns - a0.cpu_ns) /
+						     (b1.cpu_ns - b0.cpu_ns) :
+					     0;
+		tap_diag(
+			"%llu intervals: 3 threads %llu uJ, %.3f s CPU; 1 thread %llu uJ, %.3f s CPU",
+			seq1 - seq0, a1.uj - a0.uj,
+			(a1.cpu_ns - a0.cpu_ns) / 1e9, b1.uj - b0.uj,
+			(b1.cpu_ns - b0.cpu_ns) / 1e9);
+		steady = rc > 3 * 0.95 && rc < 3 * 1.05;
+		if (!steady) {
+			a0 = a1;
+			b0 = b1;
+			seq0 = seq1;
+		}
 	}
-	err = err ? err : read_after_tick(nl, 0, pa, pb, &a1, &b1);
-	tap_check(!err && now_ns() < end, "no steady window of %d intervals",
-		  SPLIT_INTERVALS);
-	/* Three intervals after the end, so their last runtime is charged. */
-	sleep_ms((unsigned int)((end - now_ns()) / 1000000ULL) + 400);
+	*stop_burn = 1;
+	sleep_ms(400); /* three intervals, so the last runtime is charged */
 	a = proc_energy(pa);
 	b = proc_energy(pb);
+	for (i = 0; i < nr_others; i++)
+		reap(others[i]);
 	close(pfd[1]);
 	waitpid(pa, NULL, 0);
 	waitpid(pb, NULL, 0);
+	munmap((void *)stop_burn, sizeof(*stop_burn));
 	if (nl)
 		jnl_close(nl);
+	re_all = b.uj ? (double)a.uj / b.uj : 0;
+	rc_all = b.cpu_ns ? (double)a.cpu_ns / b.cpu_ns : 0;
+	tap_diag(
+		"window: energy %.3f:1, CPU time %.3f:1; whole run: energy %.3f:1, CPU time %.3f:1",
+		re, rc, re_all, rc_all);
+	if (!err && seq0 && seq1 && !steady) {
+		tap_skip(
+			"no window with a 3:1 CPU split",
+			"3:1 CPU time gives 3:1 energy (the scheduler gave %.3f:1)",
+			rc);
+		return;
+	}
+	tap_check(!err && seq0 && seq1, "no window of %d intervals",
+		  SPLIT_INTERVALS);
 	tap_check(a0.ok && b0.ok && a1.ok && b1.ok && a.ok && b.ok,
 		  "reading the two processes' files");
-	re = b1.uj > b0.uj ? (double)(a1.uj - a0.uj) / (b1.uj - b0.uj) : 0;
-	rc = b1.cpu_ns > b0.cpu_ns ?
-		     (double)(a1.cpu_ns - a0.cpu_ns) / (b1.cpu_ns - b0.cpu_ns) :
-		     0;
-	re_all = b.uj ? (double)a.uj / b.uj : 0;
-	tap_diag(
-		"%d intervals: 3 threads %llu uJ, %.3f s CPU; 1 thread %llu uJ, %.3f s CPU",
-		SPLIT_INTERVALS, a1.uj - a0.uj, (a1.cpu_ns - a0.cpu_ns) / 1e9,
-		b1.uj - b0.uj, (b1.cpu_ns - b0.cpu_ns) / 1e9);
-	tap_diag(
-		"energy %.3f:1, CPU time %.3f:1 (whole run, start and stop included: %.3f:1)",
-		re, rc, re_all);
-	tap_check(rc > 3 * 0.9 && rc < 3 * 1.1,
-		  "CPU split %.3f:1, not about 3:1", rc);
 	tap_check(re > 3 * 0.95 && re < 3 * 1.05,
 		  "energy ratio %.3f, want 3 +- 5%%", re);
 	/*
-	 * Per interval the split follows CPU time exactly (conservation checks
-	 * that); reading the two files right after a tick is only close to it.
+	 * Each interval's energy is split by the CPU time charged in it. The
+	 * window's cpu_time_ns are not all charged yet (the files count the
+	 * runtime since the last tick too); the whole run's are, so that is
+	 * where energy must follow CPU time closely.
 	 */
-	tap_check(rc > 0 && re / rc > 0.95 && re / rc < 1.05,
-		  "energy ratio %.3f vs CPU-time ratio %.3f", re, rc);
+	tap_check(rc_all > 0 && re_all / rc_all > 0.97 &&
+			  re_all / rc_all < 1.03,
+		  "whole run: energy ratio %.3f vs CPU-time ratio %.3f", re_all,
+		  rc_all);
 	tap_check(!strcmp(a.source, "rapl") && !strcmp(b.source, "rapl"),
 		  "sources %s/%s", a.source, b.source);
 	tap_done("3:1 CPU time gives 3:1 energy within 5%%");
