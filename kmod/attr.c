@@ -304,6 +304,7 @@ static void tick(struct work_struct *work)
 	 * Dead tasks whose final switch-out is complete (off every CPU) before
 	 * the generation flip have their last counts in the interval closed
 	 * now; the flip and drain below charge them, then they are final.
+	 * on_cpu is read with acquire: the probe's stores precede its clearing.
 	 */
 	for (n = llist_del_all(&joules_dying); n; n = next) {
 		next = n->next;
@@ -311,12 +312,29 @@ static void tick(struct work_struct *work)
 		list_add_tail(&e->wnode, &dying_wait);
 	}
 	list_for_each_entry_safe(e, tmp, &dying_wait, wnode)
-		if (!READ_ONCE(e->task->on_cpu))
+		if (!smp_load_acquire(&e->task->on_cpu))
 			list_move_tail(&e->wnode, &ready);
 	for (n = llist_del_all(&joules_reaped); n; n = next) {
 		next = n->next;
 		e = container_of(n, struct joules_entry, rnode);
 		list_add_tail(&e->rwait, &reaped_wait);
+	}
+	/*
+	 * A task released before its last switch-out is no longer in the
+	 * table, so that switch-out goes unseen and JE_DEAD is never set. Once
+	 * it is off the CPU for good it is final; this must be decided here,
+	 * before the flip, so that every list it was queued on is drained by
+	 * this tick before it is folded and freed.
+	 */
+	list_for_each_entry(e, &reaped_wait, rwait) {
+		if (test_bit(JE_FINAL, &e->flags) || smp_load_acquire(&e->task->on_cpu) ||
+		    !(READ_ONCE(e->task->__state) & TASK_DEAD))
+			continue;
+		/* Seen (JE_DEAD set before on_cpu cleared): the dying path has it. */
+		if (test_bit(JE_DEAD, &e->flags))
+			continue;
+		set_bit(JE_DEAD, &e->flags);
+		set_bit(JE_FINAL, &e->flags);
 	}
 
 	closed = cur_gen++;
@@ -355,16 +373,6 @@ static void tick(struct work_struct *work)
 		set_bit(JE_FINAL, &e->flags);
 	}
 	list_for_each_entry_safe(e, tmp, &reaped_wait, rwait) {
-		/*
-		 * A task whose final switch went unseen (it was switched in
-		 * before it was tracked) is final once it is off the CPU.
-		 */
-		if (!test_bit(JE_DEAD, &e->flags) &&
-		    (READ_ONCE(e->task->__state) & TASK_DEAD) &&
-		    !READ_ONCE(e->task->on_cpu)) {
-			set_bit(JE_DEAD, &e->flags);
-			set_bit(JE_FINAL, &e->flags);
-		}
 		if (!test_bit(JE_FINAL, &e->flags))
 			continue;
 		list_del(&e->rwait);
