@@ -177,21 +177,45 @@ static uint32_t jnl_feats(struct nlattr **tb, uint64_t *v)
 	return mask;
 }
 
-static int jnl_parse(struct nlmsghdr *nlh, struct nlattr **tb)
+/*
+ * Parse a message into tb, which must hold attributes `req` and
+ * JOULES_A_ENERGY_UJ (-EPROTO otherwise), and zero the record r.
+ */
+static int jnl_parse(struct nlmsghdr *nlh, struct nlattr **tb, int req, void *r,
+		     size_t size)
 {
-	return jnl_nlerr(genlmsg_parse(nlh, 0, tb, JOULES_A_MAX, jnl_policy));
+	int err =
+		jnl_nlerr(genlmsg_parse(nlh, 0, tb, JOULES_A_MAX, jnl_policy));
+
+	if (err)
+		return err;
+	if (!tb[req] || !tb[JOULES_A_ENERGY_UJ])
+		return -EPROTO;
+	memset(r, 0, size);
+	return 0;
 }
+
+/*
+ * The energy and feature fields, named alike in task_rec, sample_rec and
+ * node_rec: one macro rather than three copies.
+ */
+#define JNL_ENERGY_FIELDS(tb, r)                                         \
+	do {                                                             \
+		(r)->source = jnl_u32(tb, JOULES_A_SOURCE);              \
+		(r)->energy_uj = jnl_u64(tb, JOULES_A_ENERGY_UJ);        \
+		(r)->idle_uj = jnl_u64(tb, JOULES_A_IDLE_UJ);            \
+		(r)->domains = jnl_domains(tb, (r)->domain_uj);          \
+		(r)->model_generation = jnl_u64(tb, JOULES_A_MODEL_GEN); \
+		(r)->present = jnl_feats(tb, (r)->feat);                 \
+	} while (0)
 
 static int jnl_parse_task(struct nlmsghdr *nlh, struct task_rec *t)
 {
 	struct nlattr *tb[JOULES_A_MAX + 1];
-	int err = jnl_parse(nlh, tb);
+	int err = jnl_parse(nlh, tb, JOULES_A_PID, t, sizeof(*t));
 
 	if (err)
 		return err;
-	if (!tb[JOULES_A_PID] || !tb[JOULES_A_ENERGY_UJ])
-		return -EPROTO;
-	memset(t, 0, sizeof(*t));
 	t->pid = jnl_u32(tb, JOULES_A_PID);
 	t->tgid = jnl_u32(tb, JOULES_A_TGID);
 	t->uid = jnl_u32(tb, JOULES_A_UID);
@@ -200,12 +224,7 @@ static int jnl_parse_task(struct nlmsghdr *nlh, struct task_rec *t)
 		nla_strlcpy(t->comm, tb[JOULES_A_COMM], sizeof(t->comm));
 	t->process = tb[JOULES_A_PROCESS] != NULL;
 	t->exited = tb[JOULES_A_EXITED] != NULL;
-	t->source = jnl_u32(tb, JOULES_A_SOURCE);
-	t->energy_uj = jnl_u64(tb, JOULES_A_ENERGY_UJ);
-	t->idle_uj = jnl_u64(tb, JOULES_A_IDLE_UJ);
-	t->domains = jnl_domains(tb, t->domain_uj);
-	t->model_generation = jnl_u64(tb, JOULES_A_MODEL_GEN);
-	t->present = jnl_feats(tb, t->feat);
+	JNL_ENERGY_FIELDS(tb, t);
 	t->read_bytes = jnl_u64(tb, JOULES_A_READ_BYTES);
 	t->write_bytes = jnl_u64(tb, JOULES_A_WRITE_BYTES);
 	return 0;
@@ -214,23 +233,15 @@ static int jnl_parse_task(struct nlmsghdr *nlh, struct task_rec *t)
 static int jnl_parse_sample(struct nlmsghdr *nlh, struct sample_rec *s)
 {
 	struct nlattr *tb[JOULES_A_MAX + 1];
-	int err = jnl_parse(nlh, tb);
+	int err = jnl_parse(nlh, tb, JOULES_A_SEQ, s, sizeof(*s));
 
 	if (err)
 		return err;
-	if (!tb[JOULES_A_SEQ] || !tb[JOULES_A_ENERGY_UJ])
-		return -EPROTO;
-	memset(s, 0, sizeof(*s));
 	s->seq = jnl_u64(tb, JOULES_A_SEQ);
 	s->realtime_ns = jnl_u64(tb, JOULES_A_REALTIME_NS);
 	s->monotonic_ns = jnl_u64(tb, JOULES_A_MONOTONIC_NS);
 	s->interval_ns = jnl_u64(tb, JOULES_A_INTERVAL_NS);
-	s->source = jnl_u32(tb, JOULES_A_SOURCE);
-	s->model_generation = jnl_u64(tb, JOULES_A_MODEL_GEN);
-	s->energy_uj = jnl_u64(tb, JOULES_A_ENERGY_UJ);
-	s->idle_uj = jnl_u64(tb, JOULES_A_IDLE_UJ);
-	s->domains = jnl_domains(tb, s->domain_uj);
-	s->present = jnl_feats(tb, s->feat);
+	JNL_ENERGY_FIELDS(tb, s);
 	s->nr_tasks = jnl_u32(tb, JOULES_A_NR_TASKS);
 	return 0;
 }
@@ -238,21 +249,13 @@ static int jnl_parse_sample(struct nlmsghdr *nlh, struct sample_rec *s)
 static int jnl_parse_node(struct nlmsghdr *nlh, struct node_rec *n)
 {
 	struct nlattr *tb[JOULES_A_MAX + 1];
-	int err = jnl_parse(nlh, tb);
+	int err = jnl_parse(nlh, tb, JOULES_A_INTERVALS, n, sizeof(*n));
 
 	if (err)
 		return err;
-	if (!tb[JOULES_A_INTERVALS] || !tb[JOULES_A_ENERGY_UJ])
-		return -EPROTO;
-	memset(n, 0, sizeof(*n));
 	n->intervals = jnl_u64(tb, JOULES_A_INTERVALS);
-	n->energy_uj = jnl_u64(tb, JOULES_A_ENERGY_UJ);
-	n->idle_uj = jnl_u64(tb, JOULES_A_IDLE_UJ);
 	n->task_uj = jnl_u64(tb, JOULES_A_TASK_UJ);
-	n->domains = jnl_domains(tb, n->domain_uj);
-	n->present = jnl_feats(tb, n->feat);
-	n->source = jnl_u32(tb, JOULES_A_SOURCE);
-	n->model_generation = jnl_u64(tb, JOULES_A_MODEL_GEN);
+	JNL_ENERGY_FIELDS(tb, n);
 	n->tasks_tracked = jnl_u64(tb, JOULES_A_TASKS_TRACKED);
 	n->uptime_ns = jnl_u64(tb, JOULES_A_UPTIME_NS);
 	return 0;
