@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,9 +243,9 @@ static uint64_t open_tick(struct jb_coll *c, const bool *on)
 			continue;
 		fd = perf_open(&attr, (int)cpu);
 		if (fd < 0) {
-			jb_err("warning: no tick on CPU %u (%s): a task's time shows at its "
-			       "next context switch only",
-			       cpu, strerror(errno));
+			cli_err("warning: no tick on CPU %u (%s): a task's time shows at its "
+				"next context switch only",
+				cpu, strerror(errno));
 			return 0;
 		}
 		if (keep_fd(c, fd)) {
@@ -254,8 +255,8 @@ static uint64_t open_tick(struct jb_coll *c, const bool *on)
 		l = bpf_program__attach_perf_event(c->skel->progs.jb_tick, fd);
 		err = libbpf_get_error(l);
 		if (err || keep_link(c, l)) {
-			jb_err("warning: cannot attach the tick on CPU %u: %s",
-			       cpu, lberr(err ? (int)err : -ENOMEM));
+			cli_err("warning: cannot attach the tick on CPU %u: %s",
+				cpu, lberr(err ? (int)err : -ENOMEM));
 			if (!err)
 				bpf_link__destroy(l);
 			return 0;
@@ -280,7 +281,7 @@ static int attach_one(struct jb_coll *c, struct bpf_program *p,
 	long err = libbpf_get_error(l);
 
 	if (err) {
-		jb_err("cannot attach to %s: %s", what, lberr((int)err));
+		cli_err("cannot attach to %s: %s", what, lberr((int)err));
 		return (int)err;
 	}
 	if (keep_link(c, l)) {
@@ -305,34 +306,35 @@ int jb_coll_load(struct jb_coll *c, const struct jb_opts *o)
 		oo.btf_custom_path = o->btf;
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0) {
-		jb_err("cannot count the possible CPUs: %s", lberr(ncpu));
+		cli_err("cannot count the possible CPUs: %s", lberr(ncpu));
 		return ncpu ? ncpu : -EINVAL;
 	}
 	c->nr_cpus = (unsigned int)ncpu;
 	skel = joules_bpf__open_opts(&oo);
 	if (!skel) {
 		err = -errno;
-		jb_err("cannot open the BPF collector: %s", lberr(err));
+		cli_err("cannot open the BPF collector: %s", lberr(err));
 		return err;
 	}
 	c->skel = skel;
 	skel->rodata->nr_cpus = c->nr_cpus;
 	/* Entries name their task by a salted address; no need to fail without. */
 	if (getrandom(&salt, sizeof(salt), 0) != sizeof(salt))
-		salt = jb_now_ns() * 0x9e3779b97f4a7c15ull;
+		salt = cli_now_ns() * 0x9e3779b97f4a7c15ull;
 	skel->rodata->ident_salt = salt;
 	if ((err = bpf_map__set_max_entries(skel->maps.tasks, o->max_tasks)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.procs, o->max_tasks)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.hw_events,
 					    JB_NR_HW * c->nr_cpus))) {
-		jb_err("cannot size the maps: %s", lberr(err));
+		cli_err("cannot size the maps: %s", lberr(err));
 		goto fail;
 	}
 	err = joules_bpf__load(skel);
 	if (err) {
-		jb_err("cannot load the BPF collector into the kernel: %s%s",
-		       lberr(err),
-		       err == -EPERM ? " (locked down, or memlock limit)" : "");
+		cli_err("cannot load the BPF collector into the kernel: %s%s",
+			lberr(err),
+			err == -EPERM ? " (locked down, or memlock limit)" :
+					"");
 		goto fail;
 	}
 	c->tasks_fd = bpf_map__fd(skel->maps.tasks);
@@ -349,7 +351,7 @@ int jb_coll_load(struct jb_coll *c, const struct jb_opts *o)
 	}
 	err = online_cpus(on, c->nr_cpus);
 	if (err) {
-		jb_err("/sys/devices/system/cpu/online: %s", strerror(-err));
+		cli_err("/sys/devices/system/cpu/online: %s", strerror(-err));
 		goto fail;
 	}
 	c->meta = (struct jb_meta){
@@ -358,14 +360,14 @@ int jb_coll_load(struct jb_coll *c, const struct jb_opts *o)
 		.max_tasks = o->max_tasks,
 		.nr_cpus = c->nr_cpus,
 		.epoch = 1,
-		.start_ns = jb_now_ns(),
+		.start_ns = cli_now_ns(),
 	};
 	c->meta.hw_present = open_hw(c, on);
 	/* The programs read hw_present from here, so before they run. */
 	err = jb_coll_write_meta(c);
 	if (err) {
-		jb_err("cannot write the collector's settings: %s",
-		       strerror(-err));
+		cli_err("cannot write the collector's settings: %s",
+			strerror(-err));
 		goto fail;
 	}
 	/* fork/exec/free first, so no task is born or released unseen. */
@@ -375,7 +377,7 @@ int jb_coll_load(struct jb_coll *c, const struct jb_opts *o)
 	    (err = attach_one(c, skel->progs.jb_switch, "sched_switch")))
 		goto fail;
 	c->meta.tick_ns = open_tick(c, on);
-	c->meta.start_ns = jb_now_ns();
+	c->meta.start_ns = cli_now_ns();
 	err = jb_coll_write_meta(c);
 	if (err)
 		goto fail;
@@ -404,8 +406,8 @@ static int ensure_bpffs(const char *dir)
 	if (!statfs(root, &sf) && sf.f_type == BPF_FS_MAGIC)
 		return 0;
 	if (mount("bpf", root, "bpf", 0, "mode=0700")) {
-		jb_err("cannot mount the BPF filesystem on %s: %s", root,
-		       strerror(errno));
+		cli_err("cannot mount the BPF filesystem on %s: %s", root,
+			strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -434,21 +436,21 @@ int jb_coll_pin(struct jb_coll *c, const struct jb_opts *o)
 	/* Only owner access: the counters are a side channel (see procfs-energy). */
 	if (mkdir(o->pin_dir, 0700) && errno != EEXIST) {
 		err = -errno;
-		jb_err("%s: %s", o->pin_dir, strerror(errno));
+		cli_err("%s: %s", o->pin_dir, strerror(errno));
 		return err;
 	}
 	unpin_all(
 		c); /* a dead collector's leftovers; the caller checked it is dead */
 	if (mkdir(o->pin_dir, 0700) && errno != EEXIST) {
 		err = -errno;
-		jb_err("%s: %s", o->pin_dir, strerror(errno));
+		cli_err("%s: %s", o->pin_dir, strerror(errno));
 		return err;
 	}
 	for (unsigned int i = 0; i < NR_PINNED; i++) {
 		pin_path(c, i, path, sizeof(path));
 		if (bpf_obj_pin(*fd_slot(c, i), path)) {
 			err = -errno;
-			jb_err("cannot pin %s: %s", path, strerror(errno));
+			cli_err("cannot pin %s: %s", path, strerror(errno));
 			unpin_all(c);
 			return err;
 		}
@@ -493,19 +495,19 @@ int jb_coll_open_pinned(struct jb_coll *c, const struct jb_opts *o,
 		if (*fd_slot(c, i) < 0) {
 			err = -errno;
 			if (err != -ENOENT)
-				jb_err("%s: %s", path, strerror(-err));
+				cli_err("%s: %s", path, strerror(-err));
 			jb_coll_close(c);
 			return err;
 		}
 	}
 	if (bpf_map_lookup_elem(c->meta_fd, &zero, &c->meta)) {
 		err = -errno;
-		jb_err("%s/meta: %s", c->pin_dir, strerror(-err));
+		cli_err("%s/meta: %s", c->pin_dir, strerror(-err));
 		goto fail;
 	}
 	if (c->meta.abi != JB_ABI) {
-		jb_err("the collector pinned in %s speaks map abi %u, this joules-bpf %d",
-		       c->pin_dir, c->meta.abi, JB_ABI);
+		cli_err("the collector pinned in %s speaks map abi %u, this joules-bpf %d",
+			c->pin_dir, c->meta.abi, JB_ABI);
 		err = -EPROTO;
 		goto fail;
 	}
@@ -518,7 +520,7 @@ int jb_coll_open_pinned(struct jb_coll *c, const struct jb_opts *o,
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(c->tasks_fd, &info, &len)) {
 		err = -errno;
-		jb_err("%s/tasks: %s", c->pin_dir, strerror(-err));
+		cli_err("%s/tasks: %s", c->pin_dir, strerror(-err));
 		goto fail;
 	}
 	c->max_tasks = info.max_entries;
@@ -529,11 +531,38 @@ fail:
 	return err;
 }
 
+int jb_coll_open_running(struct jb_coll *c, const struct jb_opts *o,
+			 bool say_where)
+{
+	pid_t stale;
+	int err;
+
+	if (jb_check_root())
+		return CLI_FAIL;
+	err = jb_coll_open_pinned(c, o, &stale);
+	if (err != -ENOENT)
+		return err ? CLI_FAIL : CLI_OK;
+	if (stale && say_where)
+		cli_err("no collector running (its loader, pid %d, is gone; maps left in %s)",
+			(int)stale, o->pin_dir);
+	else if (stale)
+		cli_err("no collector running (its loader, pid %d, is gone)",
+			(int)stale);
+	else
+		cli_err("no collector running (start one with 'joules-bpf run')");
+	return CLI_FAIL;
+}
+
 int jb_coll_get(struct jb_coll *c, const struct jb_opts *o, bool *own)
 {
-	int err = jb_coll_open_pinned(c, o, NULL);
+	int err;
 
 	*own = false;
+	if (jb_check_root())
+		return -EPERM;
+	/* Before a collector of our own is loaded: SIGINT must detach it. */
+	cli_catch_signals();
+	err = jb_coll_open_pinned(c, o, NULL);
 	if (err != -ENOENT)
 		return err;
 	if (jb_check_btf(o))
@@ -721,13 +750,42 @@ int jb_node_read(struct jb_coll *c, struct jb_snap *s)
 	for (uint32_t k = 0; k < JB_NR_STATS; k++)
 		if (bpf_map_lookup_elem(c->stats_fd, &k, &s->stats[k]))
 			s->stats[k] = 0;
-	s->mono_ns = jb_now_ns();
+	s->mono_ns = cli_now_ns();
+	return 0;
+}
+
+/*
+ * A hash map's entries as a sorted array of `esz`-byte structs that start
+ * with the u32 key and hold the vsz-byte value at voff; *out is malloc()ed.
+ */
+static int dump_sorted(int fd, size_t vsz, size_t hint, size_t esz, size_t voff,
+		       int (*cmp)(const void *, const void *), void **out,
+		       size_t *n)
+{
+	struct dump d;
+	char *e;
+	int err = dump_hash(fd, vsz, hint, &d);
+
+	if (err)
+		return err;
+	e = calloc(d.n ? d.n : 1, esz);
+	for (size_t i = 0; e && i < d.n; i++) {
+		memcpy(e + i * esz, &d.keys[i], sizeof(d.keys[i]));
+		memcpy(e + i * esz + voff, d.vals + i * d.vsz, vsz);
+	}
+	free(d.keys);
+	free(d.vals);
+	if (!e)
+		return -ENOMEM;
+	qsort(e, d.n, esz, cmp);
+	*out = e;
+	*n = d.n;
 	return 0;
 }
 
 int jb_snap_take(struct jb_coll *c, struct jb_snap *s, bool with_tasks)
 {
-	struct dump d;
+	void *p;
 	int err;
 
 	memset(s, 0, sizeof(*s));
@@ -735,42 +793,21 @@ int jb_snap_take(struct jb_coll *c, struct jb_snap *s, bool with_tasks)
 	if (err || !with_tasks)
 		return err;
 
-	err = dump_hash(c->tasks_fd, sizeof(struct jb_task),
-			c->max_tasks < 4096 ? c->max_tasks : 4096, &d);
+	err = dump_sorted(c->tasks_fd, sizeof(struct jb_task),
+			  c->max_tasks < 4096 ? c->max_tasks : 4096,
+			  sizeof(*s->tasks), offsetof(struct jb_task_ent, v),
+			  cmp_task_ent, &p, &s->ntasks);
 	if (err)
 		return err;
-	s->tasks = calloc(d.n ? d.n : 1, sizeof(*s->tasks));
-	for (size_t i = 0; s->tasks && i < d.n; i++) {
-		s->tasks[i].tid = d.keys[i];
-		memcpy(&s->tasks[i].v, d.vals + i * d.vsz,
-		       sizeof(struct jb_task));
-	}
-	s->ntasks = s->tasks ? d.n : 0;
-	free(d.keys);
-	free(d.vals);
-	if (!s->tasks)
-		return -ENOMEM;
-	qsort(s->tasks, s->ntasks, sizeof(*s->tasks), cmp_task_ent);
-
-	err = dump_hash(c->procs_fd, sizeof(struct jb_proc), 256, &d);
+	s->tasks = p;
+	err = dump_sorted(c->procs_fd, sizeof(struct jb_proc), 256,
+			  sizeof(*s->procs), offsetof(struct jb_proc_ent, v),
+			  cmp_proc_ent, &p, &s->nprocs);
 	if (err) {
 		jb_snap_free(s);
 		return err;
 	}
-	s->procs = calloc(d.n ? d.n : 1, sizeof(*s->procs));
-	for (size_t i = 0; s->procs && i < d.n; i++) {
-		s->procs[i].tgid = d.keys[i];
-		memcpy(&s->procs[i].v, d.vals + i * d.vsz,
-		       sizeof(struct jb_proc));
-	}
-	s->nprocs = s->procs ? d.n : 0;
-	free(d.keys);
-	free(d.vals);
-	if (!s->procs) {
-		jb_snap_free(s);
-		return -ENOMEM;
-	}
-	qsort(s->procs, s->nprocs, sizeof(*s->procs), cmp_proc_ent);
+	s->procs = p;
 	return 0;
 }
 

@@ -3,12 +3,12 @@
 #ifndef JOULES_BPF_TOOL_H
 #define JOULES_BPF_TOOL_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cli.h"
 #include "core.h"
 #include "out.h"
 #include "joules_bpf.h"
@@ -16,29 +16,10 @@
 struct joules_bpf; /* the skeleton (joules.skel.h) */
 struct bpf_link;
 
-/* Exit statuses (as joulesctl's). */
-#define JB_OK 0
-#define JB_FAIL 1
-#define JB_USAGE 2
-
 #define JB_PIN_DIR "/sys/fs/bpf/joules"
 #define JB_BTF_DEFAULT "/sys/kernel/btf/vmlinux"
 
-extern volatile sig_atomic_t jb_stop;
-void jb_catch_signals(void);
-
-void jb_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int jb_usage(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-int jb_bad_option(const char *cmd, int argc, char **argv);
-
-uint64_t jb_now_ns(void);
-int jb_parse_secs(const char *s, uint64_t *ns);
-int jb_parse_count(const char *s, uint64_t *n);
-int jb_parse_pid(const char *s, pid_t *pid);
-void jb_sleep_ns(uint64_t ns);
-
-/* Options every command that touches BPF shares (see jb_common_opt()). */
+/* Options every command that touches BPF shares (JB_COMMON_OPTS). */
 struct jb_opts {
 	const char *btf; /* --btf or $JOULES_BPF_BTF */
 	const char *pin_dir; /* $JOULES_BPF_PIN_DIR or JB_PIN_DIR */
@@ -48,16 +29,18 @@ struct jb_opts {
 	struct jl_coef coef;
 };
 
-/* getopt_long entries and handler for the shared options. */
-#define JB_COMMON_SHORT "vC:"
+/* cli_opt table entries (and their handlers) for the shared options. */
 enum { JB_OPT_BTF = 0x100, JB_OPT_MAX_TASKS, JB_OPT_COEF };
+int jb_opt_max_tasks(void *o, const char *cmd, const char *arg);
+int jb_opt_coef_file(void *o, const char *cmd, const char *arg);
+int jb_opt_coef(void *o, const char *cmd, const char *arg);
 /* clang-format off */
-#define JB_COMMON_LONG							\
-	{ "btf", required_argument, NULL, JB_OPT_BTF },			\
-	{ "max-tasks", required_argument, NULL, JB_OPT_MAX_TASKS },	\
-	{ "coefficients", required_argument, NULL, 'C' },		\
-	{ "coef", required_argument, NULL, JB_OPT_COEF },		\
-	{ "verbose", no_argument, NULL, 'v' }
+#define JB_COMMON_OPTS(o)						\
+	CLI_OPT_STR("btf", JB_OPT_BTF, &(o)->btf),			\
+	CLI_OPT_FUNC("max-tasks", JB_OPT_MAX_TASKS, jb_opt_max_tasks, (o)), \
+	CLI_OPT_FUNC("coefficients", 'C', jb_opt_coef_file, (o)),	\
+	CLI_OPT_FUNC("coef", JB_OPT_COEF, jb_opt_coef, (o)),		\
+	CLI_OPT_FLAG("verbose", 'v', &(o)->verbose)
 /* clang-format on */
 #define JB_COMMON_HELP                                                                \
 	"  -C, --coefficients FILE  model coefficients (joules-train's output, or\n"  \
@@ -69,12 +52,10 @@ enum { JB_OPT_BTF = 0x100, JB_OPT_MAX_TASKS, JB_OPT_COEF };
 	"      --btf PATH           kernel BTF (default /sys/kernel/btf/vmlinux)\n"   \
 	"  -v, --verbose            libbpf's informational messages too\n"
 void jb_opts_init(struct jb_opts *o);
-/* Returns 1 if c was a shared option (handled), 0 if not, JB_USAGE on error. */
-int jb_common_opt(struct jb_opts *o, const char *cmd, int c, const char *arg);
 
 /*
  * Privilege and kernel checks, in the order users hit them; each prints
- * the reason and returns JB_FAIL, or JB_OK.
+ * the reason and returns CLI_FAIL, or CLI_OK.
  */
 int jb_check_root(void);
 int jb_check_btf(const struct jb_opts *o);
@@ -109,7 +90,18 @@ int jb_coll_pin(struct jb_coll *c, const struct jb_opts *o);
  */
 int jb_coll_open_pinned(struct jb_coll *c, const struct jb_opts *o,
 			pid_t *stale_pid);
-/* The running collector if there is one, else load one here (top, record). */
+/*
+ * The same for a command that needs the running collector, jb_check_root()
+ * first: when none runs, says so (and, with say_where, where a dead one
+ * left its maps). CLI_OK, or CLI_FAIL with the reason printed.
+ */
+int jb_coll_open_running(struct jb_coll *c, const struct jb_opts *o,
+			 bool say_where);
+/*
+ * The running collector if there is one, else load one here (top, record);
+ * jb_check_root() first, then signals are caught (cli_catch_signals()).
+ * 0 or -errno, reason printed.
+ */
 int jb_coll_get(struct jb_coll *c, const struct jb_opts *o, bool *own);
 void jb_coll_close(struct jb_coll *c);
 int jb_coll_write_meta(struct jb_coll *c);
@@ -160,6 +152,13 @@ int jb_record_one(const struct jb_snap *s, const struct jb_opts *o, pid_t id,
  * long-lived totals (uses linearity; at most 1 uJ low above that).
  */
 uint64_t jb_model_uj(const struct jl_coef *c, const struct jl_feat *f);
+
+/*
+ * The node's features from prev to cur (hardware counters present in
+ * hw_present), as the model's input: what top and record charge.
+ */
+void jb_node_feat(const struct jb_counts *cur, const struct jb_counts *prev,
+		  uint32_t hw_present, struct jl_feat *f);
 
 int cmd_run(int argc, char **argv);
 int cmd_status(int argc, char **argv);

@@ -6,123 +6,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
 
-#include "parse.h"
 #include "jb.h"
-
-volatile sig_atomic_t jb_stop;
-
-static void jb_on_signal(int sig)
-{
-	(void)sig;
-	jb_stop = 1;
-}
-
-void jb_catch_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	/* No SA_RESTART: a sleeping loop wakes at once. */
-	sa.sa_handler = jb_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	/* Not SIGHUP: `nohup joules-bpf run &` must keep its SIG_IGN. */
-	sigaction(SIGPIPE, &sa, NULL);
-}
-
-void jb_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("joules-bpf: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-int jb_usage(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "joules-bpf%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'joules-bpf %s%s--help'.\n", cmd ? cmd : "",
-		cmd ? " " : "");
-	return JB_USAGE;
-}
-
-int jb_bad_option(const char *cmd, int argc, char **argv)
-{
-	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
-
-	if (optopt && strncmp(arg, "--", 2))
-		return jb_usage(cmd,
-				"invalid option '-%c' (or missing argument)",
-				optopt);
-	return jb_usage(cmd, "invalid option '%s' (or missing argument)", arg);
-}
-
-uint64_t jb_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-void jb_sleep_ns(uint64_t ns)
-{
-	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),
-			       .tv_nsec = (long)(ns % 1000000000u) };
-
-	while (!jb_stop && nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-int jb_parse_secs(const char *s, uint64_t *ns)
-{
-	const char *why;
-	int64_t v;
-
-	if (parse_seconds_ns(s, &v, &why) || v <= 0)
-		return -EINVAL;
-	*ns = (uint64_t)v;
-	return 0;
-}
-
-int jb_parse_count(const char *s, uint64_t *n)
-{
-	const char *why;
-
-	if (parse_u64(s, n, &why) || !*n)
-		return -EINVAL;
-	return 0;
-}
-
-int jb_parse_pid(const char *s, pid_t *pid)
-{
-	const char *why;
-	uint64_t v;
-
-	if (parse_u64(s, &v, &why) || !v || v > 0x3fffffff)
-		return -EINVAL;
-	*pid = (pid_t)v;
-	return 0;
-}
 
 void jb_opts_init(struct jb_opts *o)
 {
@@ -146,16 +37,17 @@ static int coef_text(struct jb_opts *o, const char *cmd, const char *what,
 	int err = jl_coef_parse(buf, len, &o->coef);
 
 	if (err == -JL_ERANGE)
-		return jb_usage(cmd, "%s: a coefficient is above %llu", what,
-				(unsigned long long)JL_COEF_MAX);
+		return cli_usage(cmd, "%s: a coefficient is above %llu", what,
+				 (unsigned long long)JL_COEF_MAX);
 	if (err)
-		return jb_usage(cmd, "%s: not a coefficient set (%s)", what,
-				coef_form);
+		return cli_usage(cmd, "%s: not a coefficient set (%s)", what,
+				 coef_form);
 	o->have_coef = true;
 	return 0;
 }
 
-static int coef_file(struct jb_opts *o, const char *cmd, const char *path)
+/* A file that cannot be read ends the command, as a bad one does. */
+int jb_opt_coef_file(void *o, const char *cmd, const char *path)
 {
 	char buf[4096];
 	size_t len = 0;
@@ -163,50 +55,38 @@ static int coef_file(struct jb_opts *o, const char *cmd, const char *path)
 	int fd = open(path, O_RDONLY);
 
 	if (fd < 0) {
-		jb_err("%s: %s", path, strerror(errno));
-		return JB_FAIL;
+		cli_err("%s: %s", path, strerror(errno));
+		return CLI_FAIL;
 	}
 	while (len < sizeof(buf) &&
 	       (n = read(fd, buf + len, sizeof(buf) - len)) > 0)
 		len += (size_t)n;
 	if (n < 0 && len < sizeof(buf)) {
-		jb_err("%s: %s", path, strerror(errno));
+		cli_err("%s: %s", path, strerror(errno));
 		close(fd);
-		return JB_FAIL;
+		return CLI_FAIL;
 	}
 	close(fd);
 	if (len == sizeof(buf))
-		return jb_usage(cmd, "%s: too long for a coefficient file",
-				path);
+		return cli_usage(cmd, "%s: too long for a coefficient file",
+				 path);
 	return coef_text(o, cmd, path, buf, len);
 }
 
-int jb_common_opt(struct jb_opts *o, const char *cmd, int c, const char *arg)
+int jb_opt_max_tasks(void *o, const char *cmd, const char *arg)
 {
 	uint64_t v;
-	int rc;
 
-	switch (c) {
-	case JB_OPT_BTF:
-		o->btf = arg;
-		return 1;
-	case JB_OPT_MAX_TASKS:
-		if (jb_parse_count(arg, &v) || v > JB_MAX_TASKS_LIMIT)
-			return jb_usage(cmd, "bad --max-tasks '%s' (1..%u)",
-					arg, JB_MAX_TASKS_LIMIT);
-		o->max_tasks = (uint32_t)v;
-		return 1;
-	case 'C':
-		rc = coef_file(o, cmd, arg);
-		return rc ? rc : 1;
-	case JB_OPT_COEF:
-		rc = coef_text(o, cmd, "--coef", arg, strlen(arg));
-		return rc ? rc : 1;
-	case 'v':
-		o->verbose = true;
-		return 1;
-	}
+	if (cli_parse_count(arg, &v) || v > JB_MAX_TASKS_LIMIT)
+		return cli_usage(cmd, "bad --max-tasks '%s' (1..%u)", arg,
+				 JB_MAX_TASKS_LIMIT);
+	((struct jb_opts *)o)->max_tasks = (uint32_t)v;
 	return 0;
+}
+
+int jb_opt_coef(void *o, const char *cmd, const char *arg)
+{
+	return coef_text(o, cmd, "--coef", arg, strlen(arg));
 }
 
 /* Effective capability bits, from /proc/self/status. */
@@ -245,30 +125,26 @@ int jb_check_root(void)
 		     ((caps & (1ull << CAP_BPF_BIT)) &&
 		      (caps & (1ull << CAP_PERFMON_BIT)));
 	if (ok)
-		return JB_OK;
-	jb_err("needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)");
-	return JB_FAIL;
+		return CLI_OK;
+	cli_err("needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)");
+	return CLI_FAIL;
 }
 
 int jb_check_btf(const struct jb_opts *o)
 {
 	if (!access(o->btf, R_OK))
-		return JB_OK;
+		return CLI_OK;
 	if (errno == ENOENT || errno == ENOTDIR)
-		jb_err("no kernel BTF at %s: joules-bpf needs a kernel built with "
-		       "CONFIG_DEBUG_INFO_BTF=y (type information for CO-RE relocations "
-		       "and tp_btf programs)",
-		       o->btf);
+		cli_err("no kernel BTF at %s: joules-bpf needs a kernel built with "
+			"CONFIG_DEBUG_INFO_BTF=y (type information for CO-RE relocations "
+			"and tp_btf programs)",
+			o->btf);
 	else
-		jb_err("kernel BTF %s: %s", o->btf, strerror(errno));
-	return JB_FAIL;
+		cli_err("kernel BTF %s: %s", o->btf, strerror(errno));
+	return CLI_FAIL;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *summary;
-} commands[] = {
+static const struct cli_cmd commands[] = {
 	{ "run", cmd_run,
 	  "load and attach the collector; count until stopped" },
 	{ "status", cmd_status, "is a collector running, and its state" },
@@ -279,41 +155,25 @@ static const struct {
 	  "write node samples to a CSV file for joules-train" },
 };
 
-static void usage(FILE *fp)
+static void version(void)
 {
-	fprintf(fp,
-		"Usage: joules-bpf [--help] [--version] COMMAND [ARGS...]\n\n"
-		"Per-task CPU time, I/O and hardware counters from a CO-RE BPF collector\n"
-		"(no kernel module needed), with model energy from joules-train's\n"
-		"coefficients. Needs root and a kernel with BTF.\n\n"
-		"Commands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(fp, "  %-8s %s\n", commands[i].name,
-			commands[i].summary);
-	fprintf(fp,
-		"\n'joules-bpf COMMAND --help' describes each command; see joules-bpf(1).\n");
+	printf("joules-bpf %s (map abi %d, core abi %d, libbpf %u.%u)\n",
+	       JL_VERSION, JB_ABI, JL_ABI_VERSION, libbpf_major_version(),
+	       libbpf_minor_version());
 }
 
 int main(int argc, char **argv)
 {
-	const char *cmd;
+	static const struct cli_tool tool = {
+		.name = "joules-bpf",
+		.about =
+			"Per-task CPU time, I/O and hardware counters from a CO-RE BPF collector\n"
+			"(no kernel module needed), with model energy from joules-train's\n"
+			"coefficients. Needs root and a kernel with BTF.\n\n",
+		.cmds = commands,
+		.ncmds = sizeof(commands) / sizeof(commands[0]),
+		.version = version,
+	};
 
-	if (argc < 2)
-		return usage(stderr), JB_USAGE;
-	cmd = argv[1];
-	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") ||
-	    !strcmp(cmd, "help")) {
-		usage(stdout);
-		return JB_OK;
-	}
-	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
-		printf("joules-bpf %s (map abi %d, core abi %d, libbpf %u.%u)\n",
-		       JL_VERSION, JB_ABI, JL_ABI_VERSION,
-		       libbpf_major_version(), libbpf_minor_version());
-		return JB_OK;
-	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(cmd, commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
-	return jb_usage(NULL, "unknown command '%s'", cmd);
+	return cli_main(&tool, argc, argv);
 }

@@ -7,11 +7,11 @@
  * its length, as the module computes it in model mode.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "cmd.h"
 #include "jb.h"
 
 static void record_usage(FILE *fp)
@@ -42,173 +42,117 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+struct jb_record {
+	struct jb_coll c;
+	struct jb_opts o;
+	uint64_t interval, next; /* ns; next: CLOCK_MONOTONIC of the next row */
+	uint64_t seq;
+	jl_u64 task_rem, idle_rem; /* fJ carried between rows' uJ */
+	struct jb_snap prev;
+};
+
+static int record_start(void *ctx, uint64_t *start_ns)
+{
+	struct jb_record *r = ctx;
+	int err;
+
+	/* A new epoch, so the first sample counts the tasks charged in it. */
+	r->c.meta.epoch++;
+	err = jb_coll_write_meta(&r->c);
+	if (!err)
+		err = jb_node_read(&r->c, &r->prev);
+	r->next = *start_ns = r->prev.mono_ns;
+	return err;
+}
+
+_Static_assert((int)REC_NR_FEATURES == (int)JL_NR_FEATURES,
+	       "features in the model's order");
+
+/* The growth of the node totals since the previous row, as a sample. */
+static void record_sample(struct jb_record *r, const struct jb_snap *cur,
+			  struct sample_rec *smp)
+{
+	const struct jb_snap *prev = &r->prev;
+	const struct jl_coef *coef = &r->o.coef;
+	struct jl_feat f;
+
+	jb_node_feat(&cur->node, &prev->node, r->c.meta.hw_present, &f);
+	memset(smp, 0, sizeof(*smp));
+	smp->seq = ++r->seq;
+	smp->realtime_ns = realtime_ns();
+	smp->monotonic_ns = cur->mono_ns;
+	smp->interval_ns = cur->mono_ns - prev->mono_ns;
+	smp->nr_tasks = (uint32_t)(cur->ran - prev->ran);
+	smp->present = f.present;
+	for (int i = 0; i < JL_NR_FEATURES; i++)
+		smp->feat[i] = f.v[i];
+	if (r->o.have_coef) {
+		uint64_t task_uj;
+
+		task_uj = jl_fj_to_uj(jl_model_fj(coef, &f), &r->task_rem);
+		smp->idle_uj = jl_fj_to_uj(
+			jl_power_fj(coef->idle_uw, smp->interval_ns),
+			&r->idle_rem);
+		smp->energy_uj = task_uj + smp->idle_uj;
+		smp->source = REC_SRC_MODEL;
+		smp->model_generation = 1;
+	}
+}
+
+static int record_next(void *ctx, uint64_t end_ns, struct sample_rec *smp)
+{
+	struct jb_record *r = ctx;
+	uint64_t now = cli_now_ns();
+	struct jb_snap cur;
+	int err;
+
+	r->next += r->interval;
+	/* Fell behind (a stall): skip the missed slots, no runt rows. */
+	if (r->next <= now)
+		r->next = now + r->interval;
+	if (end_ns && r->next > end_ns)
+		return RECORD_END;
+	if (r->next > now)
+		cli_sleep_ns(r->next - now);
+	if (cli_stop)
+		return RECORD_NONE;
+	/* Tasks charged from now on count in the next sample. */
+	r->c.meta.epoch++;
+	err = jb_coll_write_meta(&r->c);
+	if (!err)
+		err = jb_node_read(&r->c, &cur);
+	if (err) {
+		cli_err("reading the collector's maps: %s", strerror(-err));
+		return RECORD_FAIL;
+	}
+	record_sample(r, &cur, smp);
+	r->prev = cur;
+	return RECORD_SAMPLE;
+}
+
 int cmd_record(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		JB_COMMON_LONG,
-		{ "interval", required_argument, NULL, 'i' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "duration", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	struct jb_record r = { .interval = 1000000000ull };
+	struct record_args a = { 0 };
+	const struct cli_opt opts[] = {
+		JB_COMMON_OPTS(&r.o),
+		CLI_OPT_SECS("interval", 'i', &r.interval, 10000000ull,
+			     "bad interval '%s' (at least 0.01 s)"),
+		RECORD_OPTS(&a),
+		CLI_OPT_END,
 	};
-	uint64_t interval = 1000000000ull, count = 0, duration = 0, rows = 0,
-		 end = 0, next;
-	jl_u64 task_rem = 0, idle_rem = 0;
-	struct jb_snap prev, cur;
-	const char *path;
-	struct jb_opts o;
-	struct jb_coll c;
-	FILE *fp;
+	const struct record_source src = { record_start, record_next, &r };
 	bool own;
-	int ch, rc, err;
+	int rc;
 
-	jb_opts_init(&o);
-	optind = 0;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, JB_COMMON_SHORT "i:c:D:h", opts,
-				 NULL)) != -1) {
-		rc = jb_common_opt(&o, "record", ch, optarg);
-		if (rc == 1)
-			continue;
-		if (rc)
-			return rc;
-		switch (ch) {
-		case 'i':
-			if (jb_parse_secs(optarg, &interval) ||
-			    interval < 10000000ull)
-				return jb_usage(
-					"record",
-					"bad interval '%s' (at least 0.01 s)",
-					optarg);
-			break;
-		case 'c':
-			if (jb_parse_count(optarg, &count))
-				return jb_usage("record", "bad count '%s'",
-						optarg);
-			break;
-		case 'D':
-			if (jb_parse_secs(optarg, &duration))
-				return jb_usage(
-					"record",
-					"bad duration '%s' (positive seconds)",
-					optarg);
-			break;
-		case 'h':
-			record_usage(stdout);
-			return JB_OK;
-		default:
-			return jb_bad_option("record", argc, argv);
-		}
-	}
-	if (optind >= argc)
-		return jb_usage("record", "missing FILE");
-	if (optind + 1 < argc)
-		return jb_usage("record", "unexpected argument '%s'",
-				argv[optind + 1]);
-	path = argv[optind];
-	if (jb_check_root())
-		return JB_FAIL;
-	jb_catch_signals();
+	jb_opts_init(&r.o);
+	rc = record_getopt(opts, record_usage, argc, argv);
+	if (rc != CLI_GO)
+		return rc;
 	/* Collector first: a permission or BTF error should not leave an empty file. */
-	if (jb_coll_get(&c, &o, &own))
-		return JB_FAIL;
-	fp = strcmp(path, "-") ? fopen(path, "w") : stdout;
-	if (!fp) {
-		jb_err("%s: %s", path, strerror(errno));
-		jb_coll_close(&c);
-		return JB_FAIL;
-	}
-	rc = JB_OK;
-	err = out_record_header(fp);
-	/* A new epoch, so the first sample counts the tasks charged in it. */
-	c.meta.epoch++;
-	if (!err)
-		err = jb_coll_write_meta(&c);
-	if (!err)
-		err = jb_node_read(&c, &prev);
-	if (err) {
-		jb_err("%s: %s", path, strerror(-err));
-		rc = JB_FAIL;
-		goto out;
-	}
-	if (duration)
-		end = prev.mono_ns + duration;
-	next = prev.mono_ns;
-	while (!jb_stop && (!count || rows < count)) {
-		struct sample_rec smp;
-		struct jl_feat f;
-		uint64_t now = jb_now_ns();
-
-		next += interval;
-		/* Fell behind (a stall): skip the missed slots, no runt rows. */
-		if (next <= now)
-			next = now + interval;
-		if (end && next > end)
-			break;
-		if (next > now)
-			jb_sleep_ns(next - now);
-		if (jb_stop)
-			break;
-		/* Tasks charged from now on count in the next sample. */
-		c.meta.epoch++;
-		err = jb_coll_write_meta(&c);
-		if (!err)
-			err = jb_node_read(&c, &cur);
-		if (err) {
-			jb_err("reading the collector's maps: %s",
-			       strerror(-err));
-			rc = JB_FAIL;
-			break;
-		}
-		memset(&smp, 0, sizeof(smp));
-		smp.seq = rows + 1;
-		smp.realtime_ns = realtime_ns();
-		smp.monotonic_ns = cur.mono_ns;
-		smp.interval_ns = cur.mono_ns - prev.mono_ns;
-		smp.nr_tasks = (uint32_t)(cur.ran - prev.ran);
-		smp.present = REC_F(REC_CPU_NS) | REC_F(REC_DISK_BYTES) |
-			      (c.meta.hw_present << REC_CYCLES);
-		smp.feat[REC_CPU_NS] = cur.node.cpu_ns - prev.node.cpu_ns;
-		smp.feat[REC_DISK_BYTES] =
-			cur.node.read_bytes + cur.node.write_bytes -
-			prev.node.read_bytes - prev.node.write_bytes;
-		for (int h = 0; h < JB_NR_HW; h++)
-			if (c.meta.hw_present & (1u << h))
-				smp.feat[REC_CYCLES + h] =
-					cur.node.hw[h] - prev.node.hw[h];
-		if (o.have_coef) {
-			uint64_t task_uj;
-
-			for (int i = 0; i < JL_NR_FEATURES; i++)
-				f.v[i] = smp.feat[i];
-			f.present = smp.present;
-			task_uj = jl_fj_to_uj(jl_model_fj(&o.coef, &f),
-					      &task_rem);
-			smp.idle_uj = jl_fj_to_uj(
-				jl_power_fj(o.coef.idle_uw, smp.interval_ns),
-				&idle_rem);
-			smp.energy_uj = task_uj + smp.idle_uj;
-			smp.source = REC_SRC_MODEL;
-			smp.model_generation = 1;
-		}
-		err = out_record_row(fp, &smp);
-		if (err) {
-			jb_err("%s: %s", path, strerror(-err));
-			rc = JB_FAIL;
-			break;
-		}
-		prev = cur;
-		rows++;
-	}
-	if (fp != stdout)
-		fprintf(stderr, "joules-bpf: recorded %llu samples to %s\n",
-			(unsigned long long)rows, path);
-out:
-	if (fp != stdout && fclose(fp) && rc == JB_OK) {
-		jb_err("%s: %s", path, strerror(errno));
-		rc = JB_FAIL;
-	}
-	jb_coll_close(&c);
+	if (jb_coll_get(&r.c, &r.o, &own))
+		return CLI_FAIL;
+	rc = record_run(&a, argv[optind], &src);
+	jb_coll_close(&r.c);
 	return rc;
 }

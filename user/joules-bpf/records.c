@@ -41,6 +41,22 @@ uint64_t jb_model_uj(const struct jl_coef *c, const struct jl_feat *f)
 	return UINT64_MAX;
 }
 
+void jb_node_feat(const struct jb_counts *cur, const struct jb_counts *prev,
+		  uint32_t hw_present, struct jl_feat *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->present = (1u << JL_F_CPU_NS) | (1u << JL_F_DISK);
+	f->v[JL_F_CPU_NS] = cur->cpu_ns - prev->cpu_ns;
+	f->v[JL_F_DISK] = cur->read_bytes + cur->write_bytes -
+			  prev->read_bytes - prev->write_bytes;
+	for (int h = 0; h < JB_NR_HW; h++) {
+		if (!(hw_present & (1u << h)))
+			continue;
+		f->v[JL_F_CYCLES + h] = cur->hw[h] - prev->hw[h];
+		f->present |= 1u << (JL_F_CYCLES + h);
+	}
+}
+
 static void counts_add(struct jb_counts *a, const struct jb_counts *b)
 {
 	a->cpu_ns += b->cpu_ns;

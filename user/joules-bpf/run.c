@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* joules-bpf run, status, stop: the collector's holder and its control. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,17 +28,6 @@ static void print_hw(FILE *fp, uint32_t present)
 	}
 }
 
-/* "no collector running" with the reason; JB_FAIL. */
-static int not_running(const struct jb_opts *o, pid_t stale)
-{
-	if (stale)
-		jb_err("no collector running (its loader, pid %d, is gone; maps left in %s)",
-		       (int)stale, o->pin_dir);
-	else
-		jb_err("no collector running (start one with 'joules-bpf run')");
-	return JB_FAIL;
-}
-
 static void run_usage(FILE *fp)
 {
 	fprintf(fp,
@@ -60,61 +48,41 @@ static void run_usage(FILE *fp)
 
 int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		JB_COMMON_LONG,
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct jb_opts o;
-	struct jb_coll c;
 	bool quiet = false;
+	const struct cli_opt opts[] = { JB_COMMON_OPTS(&o),
+					CLI_OPT_FLAG("quiet", 'q', &quiet),
+					CLI_OPT_END };
+	const struct cli_cmdline cl = { .cmd = "run",
+					.opts = opts,
+					.help = run_usage };
+	struct jb_coll c;
 	pid_t stale;
-	int ch, rc, err;
+	int rc, err;
 
 	jb_opts_init(&o);
-	optind = 0;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, JB_COMMON_SHORT "qh", opts,
-				 NULL)) != -1) {
-		rc = jb_common_opt(&o, "run", ch, optarg);
-		if (rc == 1)
-			continue;
-		if (rc)
-			return rc;
-		switch (ch) {
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			run_usage(stdout);
-			return JB_OK;
-		default:
-			return jb_bad_option("run", argc, argv);
-		}
-	}
-	if (optind < argc)
-		return jb_usage("run", "unexpected argument '%s'",
-				argv[optind]);
+	rc = cli_getopt(&cl, argc, argv);
+	if (rc != CLI_GO)
+		return rc;
 	if (jb_check_root() || jb_check_btf(&o))
-		return JB_FAIL;
+		return CLI_FAIL;
 
 	err = jb_coll_open_pinned(&c, &o, &stale);
 	if (!err) {
-		jb_err("a collector is already running (pid %" PRIu32
-		       "); 'joules-bpf stop' ends it",
-		       c.meta.loader_pid);
+		cli_err("a collector is already running (pid %" PRIu32
+			"); 'joules-bpf stop' ends it",
+			c.meta.loader_pid);
 		jb_coll_close(&c);
-		return JB_FAIL;
+		return CLI_FAIL;
 	}
 	if (err != -ENOENT)
-		return JB_FAIL;
-	jb_catch_signals();
+		return CLI_FAIL;
+	cli_catch_signals();
 	if (jb_coll_load(&c, &o))
-		return JB_FAIL;
+		return CLI_FAIL;
 	if (jb_coll_pin(&c, &o)) {
 		jb_coll_close(&c);
-		return JB_FAIL;
+		return CLI_FAIL;
 	}
 	if (!quiet) {
 		printf("joules-bpf: collector running (pid %d, max_tasks %" PRIu32
@@ -126,10 +94,23 @@ int cmd_run(int argc, char **argv)
 		fflush(stdout);
 	}
 	/* A signal between the test and a pause() would be missed: poll. */
-	while (!jb_stop)
-		jb_sleep_ns(1000000000ull);
+	while (!cli_stop)
+		cli_sleep_ns(1000000000ull);
 	jb_coll_close(&c);
-	return JB_OK;
+	return CLI_OK;
+}
+
+/* status and stop: no options but -h, then the running collector. */
+static int getopt_running(const char *cmd, void (*help)(FILE *fp), int argc,
+			  char **argv, struct jb_opts *o, struct jb_coll *c)
+{
+	const struct cli_cmdline cl = { .cmd = cmd, .help = help };
+	int rc = cli_getopt(&cl, argc, argv);
+
+	if (rc != CLI_GO)
+		return rc;
+	jb_opts_init(o);
+	return jb_coll_open_running(c, o, true) ? CLI_FAIL : CLI_GO;
 }
 
 static void status_usage(FILE *fp)
@@ -143,10 +124,6 @@ static void status_usage(FILE *fp)
 
 int cmd_status(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	static const char *const stat_names[JB_NR_STATS] = {
 		[JB_ST_TASKS_FULL] = "tasks_dropped",
 		[JB_ST_PROCS_FULL] = "exits_dropped",
@@ -157,34 +134,16 @@ int cmd_status(int argc, char **argv)
 	struct jb_snap s;
 	struct jb_opts o;
 	struct jb_coll c;
-	pid_t stale;
-	int ch, err;
+	int err;
 
-	jb_opts_init(&o);
-	optind = 0;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (ch == 'h') {
-			status_usage(stdout);
-			return JB_OK;
-		}
-		return jb_bad_option("status", argc, argv);
-	}
-	if (optind < argc)
-		return jb_usage("status", "unexpected argument '%s'",
-				argv[optind]);
-	if (jb_check_root())
-		return JB_FAIL;
-	err = jb_coll_open_pinned(&c, &o, &stale);
-	if (err == -ENOENT)
-		return not_running(&o, stale);
-	if (err)
-		return JB_FAIL;
+	err = getopt_running("status", status_usage, argc, argv, &o, &c);
+	if (err != CLI_GO)
+		return err;
 	err = jb_snap_take(&c, &s, true);
 	if (err) {
-		jb_err("reading the collector's maps: %s", strerror(-err));
+		cli_err("reading the collector's maps: %s", strerror(-err));
 		jb_coll_close(&c);
-		return JB_FAIL;
+		return CLI_FAIL;
 	}
 	printf("collector: running\n");
 	printf("pid: %" PRIu32 "\n", c.meta.loader_pid);
@@ -204,7 +163,7 @@ int cmd_status(int argc, char **argv)
 		printf("%s: %" PRIu64 "\n", stat_names[i], s.stats[i]);
 	jb_snap_free(&s);
 	jb_coll_close(&c);
-	return fflush(stdout) ? JB_FAIL : JB_OK;
+	return fflush(stdout) ? CLI_FAIL : CLI_OK;
 }
 
 static void stop_usage(FILE *fp)
@@ -218,48 +177,27 @@ static void stop_usage(FILE *fp)
 
 int cmd_stop(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct jb_opts o;
 	struct jb_coll c;
 	pid_t stale, pid;
-	int ch, err;
+	int err;
 
-	jb_opts_init(&o);
-	optind = 0;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (ch == 'h') {
-			stop_usage(stdout);
-			return JB_OK;
-		}
-		return jb_bad_option("stop", argc, argv);
-	}
-	if (optind < argc)
-		return jb_usage("stop", "unexpected argument '%s'",
-				argv[optind]);
-	if (jb_check_root())
-		return JB_FAIL;
-	err = jb_coll_open_pinned(&c, &o, &stale);
-	if (err == -ENOENT)
-		return not_running(&o, stale);
-	if (err)
-		return JB_FAIL;
+	err = getopt_running("stop", stop_usage, argc, argv, &o, &c);
+	if (err != CLI_GO)
+		return err;
 	pid = (pid_t)c.meta.loader_pid;
 	jb_coll_close(&c);
 	if (kill(pid, SIGTERM)) {
-		jb_err("cannot signal the collector (pid %d): %s", (int)pid,
-		       strerror(errno));
-		return JB_FAIL;
+		cli_err("cannot signal the collector (pid %d): %s", (int)pid,
+			strerror(errno));
+		return CLI_FAIL;
 	}
 	for (int i = 0; i < 1000; i++) {
 		if (jb_coll_open_pinned(&c, &o, &stale) == -ENOENT)
-			return JB_OK;
+			return CLI_OK;
 		jb_coll_close(&c);
 		usleep(10000);
 	}
-	jb_err("the collector (pid %d) did not stop within 10 s", (int)pid);
-	return JB_FAIL;
+	cli_err("the collector (pid %d) did not stop within 10 s", (int)pid);
+	return CLI_FAIL;
 }

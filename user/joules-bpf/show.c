@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /* joules-bpf show: one process's (or thread's) record from the running collector. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "jb.h"
+
+struct jb_show {
+	struct jb_snap snap;
+	const struct jb_opts *o;
+};
 
 static void show_usage(FILE *fp)
 {
@@ -23,107 +28,52 @@ static void show_usage(FILE *fp)
 		JB_COMMON_HELP);
 }
 
+/* The record of process (or thread) pid in the snapshot ctx. */
+static int get_task(void *ctx, pid_t pid, bool thread, struct task_rec *t)
+{
+	const struct jb_show *sh = ctx;
+	const char *what = thread ? "thread" : "pid";
+	char path[64];
+	int err = jb_record_one(&sh->snap, sh->o, pid, thread, t);
+
+	if (!err)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (err != -ESRCH)
+		cli_err("%s %d: %s", what, (int)pid, strerror(-err));
+	else if (access(path, F_OK))
+		cli_err("%s %d: no such process", what, (int)pid);
+	else
+		cli_err("%s %d: not tracked (it has not run since the collector "
+			"started, or the task map was full)",
+			what, (int)pid);
+	return err;
+}
+
 int cmd_show(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		JB_COMMON_LONG,
-		{ "json", no_argument, NULL, 'j' },
-		{ "thread", no_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	bool json = false, thread = false;
+	struct show_args a = { 0 };
 	struct jb_opts o;
+	const struct cli_opt opts[] = { JB_COMMON_OPTS(&o), SHOW_OPTS(&a),
+					CLI_OPT_END };
+	struct jb_show sh = { .o = &o };
 	struct jb_coll c;
-	struct jb_snap s;
-	pid_t stale;
-	int ch, rc, err;
+	int rc, err;
 
 	jb_opts_init(&o);
-	optind = 0;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, JB_COMMON_SHORT "jth", opts,
-				 NULL)) != -1) {
-		rc = jb_common_opt(&o, "show", ch, optarg);
-		if (rc == 1)
-			continue;
-		if (rc)
-			return rc;
-		switch (ch) {
-		case 'j':
-			json = true;
-			break;
-		case 't':
-			thread = true;
-			break;
-		case 'h':
-			show_usage(stdout);
-			return JB_OK;
-		default:
-			return jb_bad_option("show", argc, argv);
-		}
-	}
-	if (optind >= argc)
-		return jb_usage("show", "missing PID");
-	for (int i = optind; i < argc; i++) {
-		pid_t pid;
-
-		if (jb_parse_pid(argv[i], &pid))
-			return jb_usage("show", "'%s' is not a process id",
-					argv[i]);
-	}
-	if (jb_check_root())
-		return JB_FAIL;
-	err = jb_coll_open_pinned(&c, &o, &stale);
-	if (err == -ENOENT) {
-		if (stale)
-			jb_err("no collector running (its loader, pid %d, is gone)",
-			       (int)stale);
-		else
-			jb_err("no collector running (start one with 'joules-bpf run')");
-		return JB_FAIL;
-	}
-	if (err)
-		return JB_FAIL;
-	err = jb_snap_take(&c, &s, true);
+	rc = show_getopt(opts, show_usage, argc, argv);
+	if (rc != CLI_GO)
+		return rc;
+	if (jb_coll_open_running(&c, &o, false))
+		return CLI_FAIL;
+	/* One snapshot for all PIDs: they are shown as of the same instant. */
+	err = jb_snap_take(&c, &sh.snap, true);
 	jb_coll_close(&c);
 	if (err) {
-		jb_err("reading the collector's maps: %s", strerror(-err));
-		return JB_FAIL;
+		cli_err("reading the collector's maps: %s", strerror(-err));
+		return CLI_FAIL;
 	}
-	rc = JB_OK;
-	for (int i = optind; i < argc; i++) {
-		struct task_rec t;
-		char path[64];
-		pid_t pid;
-
-		jb_parse_pid(argv[i], &pid);
-		err = jb_record_one(&s, &o, pid, thread, &t);
-		if (err) {
-			snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-			if (err != -ESRCH)
-				jb_err("%s %d: %s", thread ? "thread" : "pid",
-				       (int)pid, strerror(-err));
-			else if (access(path, F_OK))
-				jb_err("%s %d: no such process",
-				       thread ? "thread" : "pid", (int)pid);
-			else
-				jb_err("%s %d: not tracked (it has not run since the collector "
-				       "started, or the task map was full)",
-				       thread ? "thread" : "pid", (int)pid);
-			rc = JB_FAIL;
-			continue;
-		}
-		if (json) {
-			out_task_json(stdout, &t);
-		} else {
-			if (i > optind)
-				putchar('\n');
-			out_task_text(stdout, &t);
-		}
-	}
-	jb_snap_free(&s);
-	if (fflush(stdout))
-		rc = JB_FAIL;
+	rc = show_run(&a, argc - optind, argv + optind, get_task, &sh);
+	jb_snap_free(&sh.snap);
 	return rc;
 }

@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,52 +69,47 @@ static int coef_index(const char *key, size_t len)
 
 int cmd_set(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	/* Options only before the first KEY=VALUE. */
+	static const struct cli_cmdline cl = {
+		.cmd = "set",
+		.help = set_usage,
+		.min_args = 1,
+		.max_args = -1,
+		.operand = "KEY=VALUE",
+		.in_order = true,
 	};
 	char path[512], buf[JL_COEF_TEXT_MAX + 1], gen[64];
 	bool given[JL_NR_COEF] = { false };
 	uint64_t val[JL_NR_COEF];
 	struct jl_coef coef;
 	ssize_t n;
-	int c, fd;
+	int fd, rc;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			set_usage(stdout);
-			return JC_OK;
-		default:
-			return jc_bad_option("set", argc, argv);
-		}
-	}
-	if (optind >= argc)
-		return jc_usage("set", "missing KEY=VALUE");
+	rc = cli_getopt(&cl, argc, argv);
+	if (rc != CLI_GO)
+		return rc;
 	for (int a = optind; a < argc; a++) {
 		const char *eq = strchr(argv[a], '='), *why;
 		int i;
 
 		if (!eq)
-			return jc_usage("set", "'%s' is not KEY=VALUE",
-					argv[a]);
+			return cli_usage("set", "'%s' is not KEY=VALUE",
+					 argv[a]);
 		i = coef_index(argv[a], (size_t)(eq - argv[a]));
 		if (i < 0)
-			return jc_usage("set", "unknown coefficient '%.*s'",
-					(int)(eq - argv[a]), argv[a]);
+			return cli_usage("set", "unknown coefficient '%.*s'",
+					 (int)(eq - argv[a]), argv[a]);
 		if (given[i])
-			return jc_usage("set", "%s given twice",
-					jl_coef_names[i]);
+			return cli_usage("set", "%s given twice",
+					 jl_coef_names[i]);
 		if (parse_u64(eq + 1, &val[i], &why))
-			return jc_usage("set", "%s: bad value '%s': %s",
-					jl_coef_names[i], eq + 1, why);
+			return cli_usage("set", "%s: bad value '%s': %s",
+					 jl_coef_names[i], eq + 1, why);
 		if (val[i] > JL_COEF_MAX)
-			return jc_usage("set",
-					"%s: %s is above the maximum %llu",
-					jl_coef_names[i], eq + 1,
-					(unsigned long long)JL_COEF_MAX);
+			return cli_usage("set",
+					 "%s: %s is above the maximum %llu",
+					 jl_coef_names[i], eq + 1,
+					 (unsigned long long)JL_COEF_MAX);
 		given[i] = true;
 	}
 
@@ -123,32 +117,32 @@ int cmd_set(int argc, char **argv)
 	n = read_small(path, buf, sizeof(buf));
 	if (n < 0) {
 		if (n == -ENOENT)
-			jc_err("joules module not loaded (no %s)", path);
+			cli_err("joules module not loaded (no %s)", path);
 		else
-			jc_err("%s: %s", path, strerror((int)-n));
-		return JC_FAIL;
+			cli_err("%s: %s", path, strerror((int)-n));
+		return CLI_FAIL;
 	}
 	if (jl_coef_parse(buf, (jl_size)n, &coef)) {
-		jc_err("%s: cannot parse the current set '%s'", path, buf);
-		return JC_FAIL;
+		cli_err("%s: cannot parse the current set '%s'", path, buf);
+		return CLI_FAIL;
 	}
 	for (int i = 0; i < JL_NR_COEF; i++)
 		if (given[i])
 			jl_coef_set(&coef, (unsigned int)i, val[i]);
 	n = jl_coef_format(&coef, buf, sizeof(buf));
 	if (n < 0) {
-		jc_err("cannot format the new set");
-		return JC_FAIL;
+		cli_err("cannot format the new set");
+		return CLI_FAIL;
 	}
 
 	fd = open(path, O_WRONLY | O_TRUNC);
 	if (fd < 0) {
 		if (errno == EACCES || errno == EPERM)
-			jc_err("%s: permission denied: changing coefficients needs root",
-			       path);
+			cli_err("%s: permission denied: changing coefficients needs root",
+				path);
 		else
-			jc_err("%s: %s", path, strerror(errno));
-		return JC_FAIL;
+			cli_err("%s: %s", path, strerror(errno));
+		return CLI_FAIL;
 	}
 	/* One write: the module parses and installs the six values together. */
 	if (write(fd, buf, (size_t)n) != n) {
@@ -156,18 +150,18 @@ int cmd_set(int argc, char **argv)
 
 		close(fd);
 		if (e == EINVAL)
-			jc_err("%s: the module rejected the new set: %s", path,
-			       strerror(e));
+			cli_err("%s: the module rejected the new set: %s", path,
+				strerror(e));
 		else if (e == EACCES || e == EPERM)
-			jc_err("%s: permission denied: changing coefficients needs root",
-			       path);
+			cli_err("%s: permission denied: changing coefficients needs root",
+				path);
 		else
-			jc_err("%s: %s", path, strerror(e));
-		return JC_FAIL;
+			cli_err("%s: %s", path, strerror(e));
+		return CLI_FAIL;
 	}
 	if (close(fd)) {
-		jc_err("%s: %s", path, strerror(errno));
-		return JC_FAIL;
+		cli_err("%s: %s", path, strerror(errno));
+		return CLI_FAIL;
 	}
 
 	printf("coefficients:");
@@ -181,8 +175,8 @@ int cmd_set(int argc, char **argv)
 		gen[strcspn(gen, "\n")] = 0;
 		printf("generation: %s\n", gen);
 	} else {
-		jc_err("%s: %s", path, n < 0 ? strerror((int)-n) : "empty");
-		return JC_FAIL;
+		cli_err("%s: %s", path, n < 0 ? strerror((int)-n) : "empty");
+		return CLI_FAIL;
 	}
-	return fflush(stdout) ? JC_FAIL : JC_OK;
+	return fflush(stdout) ? CLI_FAIL : CLI_OK;
 }

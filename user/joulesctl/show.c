@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* joulesctl show, joulesctl node: one netlink request each. */
-#include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
+#include "cmd.h"
 #include "joulesctl.h"
 
 static void show_usage(FILE *fp)
@@ -19,72 +18,35 @@ static void show_usage(FILE *fp)
 		"Another user's task gives 'permission denied' unless run as root.\n");
 }
 
+static int get_task(void *ctx, pid_t pid, bool thread, struct task_rec *t)
+{
+	struct jnl *nl = ctx;
+	char what[64];
+	int err;
+
+	err = jnl_get_task(nl, pid, thread, t);
+	if (err) {
+		snprintf(what, sizeof(what), "%s %d", thread ? "thread" : "pid",
+			 (int)pid);
+		jc_nl_err(nl, JNL_OP_GET_TASK, err, what);
+	}
+	return err;
+}
+
 int cmd_show(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "thread", no_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	bool json = false, thread = false;
+	struct show_args a = { 0 };
+	const struct cli_opt opts[] = { SHOW_OPTS(&a), CLI_OPT_END };
 	struct jnl *nl;
-	int c, rc = JC_OK;
+	int rc;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "jth", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 't':
-			thread = true;
-			break;
-		case 'h':
-			show_usage(stdout);
-			return JC_OK;
-		default:
-			return jc_bad_option("show", argc, argv);
-		}
-	}
-	if (optind >= argc)
-		return jc_usage("show", "missing PID");
-	for (int i = optind; i < argc; i++) {
-		pid_t pid;
-
-		if (jc_parse_pid(argv[i], &pid))
-			return jc_usage("show", "'%s' is not a process id",
-					argv[i]);
-	}
+	rc = show_getopt(opts, show_usage, argc, argv);
+	if (rc != CLI_GO)
+		return rc;
 	if (jc_open(&nl))
-		return JC_FAIL;
-	for (int i = optind; i < argc; i++) {
-		struct task_rec t;
-		char what[64];
-		pid_t pid;
-		int err;
-
-		jc_parse_pid(argv[i], &pid);
-		err = jnl_get_task(nl, pid, thread, &t);
-		if (err) {
-			snprintf(what, sizeof(what), "%s %d",
-				 thread ? "thread" : "pid", (int)pid);
-			jc_nl_err(nl, JNL_OP_GET_TASK, err, what);
-			rc = JC_FAIL;
-			continue;
-		}
-		if (json) {
-			out_task_json(stdout, &t);
-		} else {
-			if (i > optind)
-				putchar('\n');
-			out_task_text(stdout, &t);
-		}
-	}
+		return CLI_FAIL;
+	rc = show_run(&a, argc - optind, argv + optind, get_task, nl);
 	jnl_close(nl);
-	if (fflush(stdout))
-		rc = JC_FAIL;
 	return rc;
 }
 
@@ -101,45 +63,31 @@ static void node_usage(FILE *fp)
 
 int cmd_node(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct node_rec n;
 	bool json = false;
+	const struct cli_opt opts[] = { CLI_OPT_FLAG("json", 'j', &json),
+					CLI_OPT_END };
+	const struct cli_cmdline cl = { .cmd = "node",
+					.opts = opts,
+					.help = node_usage };
+	struct node_rec n;
 	struct jnl *nl;
-	int c, err;
+	int err;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			node_usage(stdout);
-			return JC_OK;
-		default:
-			return jc_bad_option("node", argc, argv);
-		}
-	}
-	if (optind < argc)
-		return jc_usage("node", "unexpected argument '%s'",
-				argv[optind]);
+	err = cli_getopt(&cl, argc, argv);
+	if (err != CLI_GO)
+		return err;
 	if (jc_open(&nl))
-		return JC_FAIL;
+		return CLI_FAIL;
 	err = jnl_get_node(nl, &n);
 	if (err) {
 		jc_nl_err(nl, JNL_OP_GET_NODE, err, "node");
 		jnl_close(nl);
-		return JC_FAIL;
+		return CLI_FAIL;
 	}
 	jnl_close(nl);
 	if (json)
 		out_node_json(stdout, &n);
 	else
 		out_node_text(stdout, &n);
-	return fflush(stdout) ? JC_FAIL : JC_OK;
+	return fflush(stdout) ? CLI_FAIL : CLI_OK;
 }

@@ -5,10 +5,10 @@
  * every user's data.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd.h"
 #include "joulesctl.h"
 
 static void watch_usage(FILE *fp)
@@ -33,75 +33,69 @@ static int subscribe(struct jnl *nl, unsigned int groups)
 	return err;
 }
 
+/*
+ * The next event within timeout_ms (< 0: forever): 1; 0 for none (timeout,
+ * a signal, or lost events: warned about, `lost` saying what it costs); or
+ * -1 when receiving failed (printed).
+ */
+static int next_event(struct jnl *nl, struct jnl_event *ev, int timeout_ms,
+		      const char *lost)
+{
+	int r = jnl_next_event(nl, ev, timeout_ms);
+
+	if (r == -EINTR)
+		return 0;
+	if (r == -ENOBUFS) {
+		cli_err("warning: %s%s (%lu times so far)",
+			jnl_strerror(JNL_OP_SUBSCRIBE, r), lost,
+			jnl_events_lost(nl));
+		return 0;
+	}
+	if (r < 0) {
+		cli_err("receive: %s", strerror(-r));
+		return -1;
+	}
+	return r;
+}
+
 int cmd_watch(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "samples", no_argument, NULL, 's' },
-		{ "exits", no_argument, NULL, 'e' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	unsigned int groups = 0;
 	uint64_t count = 0, seen = 0;
 	bool json = false;
+	const struct cli_opt opts[] = {
+		CLI_OPT_FLAG("json", 'j', &json),
+		CLI_OPT_BITS("samples", 's', &groups, JNL_GRP_SAMPLES),
+		CLI_OPT_BITS("exits", 'e', &groups, JNL_GRP_EXITS),
+		CLI_OPT_COUNT("count", 'n', &count, "bad count '%s'"),
+		CLI_OPT_END,
+	};
+	const struct cli_cmdline cl = { .cmd = "watch",
+					.opts = opts,
+					.help = watch_usage };
 	struct jnl *nl;
-	int c, rc = JC_OK;
+	int rc;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "jsen:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 's':
-			groups |= JNL_GRP_SAMPLES;
-			break;
-		case 'e':
-			groups |= JNL_GRP_EXITS;
-			break;
-		case 'n':
-			if (jc_parse_count(optarg, &count))
-				return jc_usage("watch", "bad count '%s'",
-						optarg);
-			break;
-		case 'h':
-			watch_usage(stdout);
-			return JC_OK;
-		default:
-			return jc_bad_option("watch", argc, argv);
-		}
-	}
-	if (optind < argc)
-		return jc_usage("watch", "unexpected argument '%s'",
-				argv[optind]);
+	rc = cli_getopt(&cl, argc, argv);
+	if (rc != CLI_GO)
+		return rc;
 	if (!groups)
 		groups = JNL_GRP_SAMPLES | JNL_GRP_EXITS;
 
 	if (jc_open(&nl))
-		return JC_FAIL;
+		return CLI_FAIL;
 	if (subscribe(nl, groups)) {
 		jnl_close(nl);
-		return JC_FAIL;
+		return CLI_FAIL;
 	}
-	jc_catch_signals();
-	while (!jc_stop && (!count || seen < count)) {
+	cli_catch_signals();
+	rc = CLI_OK;
+	while (!cli_stop && (!count || seen < count)) {
 		struct jnl_event ev;
-		int r = jnl_next_event(nl, &ev, -1);
+		int r = next_event(nl, &ev, -1, "");
 
-		if (r == -EINTR)
-			continue;
-		if (r == -ENOBUFS) {
-			jc_err("warning: %s (%lu times so far)",
-			       jnl_strerror(JNL_OP_SUBSCRIBE, r),
-			       jnl_events_lost(nl));
-			continue;
-		}
 		if (r < 0) {
-			jc_err("receive: %s", strerror(-r));
-			rc = JC_FAIL;
+			rc = CLI_FAIL;
 			break;
 		}
 		if (r == 0)
@@ -115,7 +109,7 @@ int cmd_watch(int argc, char **argv)
 		seen++;
 		/* Line by line, so a pipe sees each record when it happens. */
 		if (fflush(stdout)) {
-			rc = errno == EPIPE ? JC_OK : JC_FAIL;
+			rc = errno == EPIPE ? CLI_OK : CLI_FAIL;
 			break;
 		}
 	}
@@ -139,115 +133,56 @@ static void record_usage(FILE *fp)
 		OUT_RECORD_HEADER);
 }
 
+/* From here on SIGINT ends the recording cleanly, with the row count. */
+static int record_start(void *ctx, uint64_t *start_ns)
+{
+	(void)ctx;
+	cli_catch_signals();
+	*start_ns = cli_now_ns();
+	return 0;
+}
+
+static int record_next(void *ctx, uint64_t end_ns, struct sample_rec *s)
+{
+	struct jnl_event ev;
+	int timeout = -1, r;
+
+	if (end_ns) {
+		uint64_t now = cli_now_ns();
+
+		if (now >= end_ns)
+			return RECORD_END;
+		timeout = (int)((end_ns - now + 999999) / 1000000);
+	}
+	r = next_event(ctx, &ev, timeout, ": a row is missing");
+	if (r < 0)
+		return RECORD_FAIL;
+	if (r == 0 || ev.type != JNL_EV_SAMPLE)
+		return RECORD_NONE;
+	*s = ev.sample;
+	return RECORD_SAMPLE;
+}
+
 int cmd_record(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "count", required_argument, NULL, 'c' },
-		{ "duration", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	uint64_t count = 0, duration = 0, rows = 0, end = 0;
-	const char *path;
+	struct record_args a = { 0 };
+	const struct cli_opt opts[] = { RECORD_OPTS(&a), CLI_OPT_END };
+	struct record_source src = { record_start, record_next, NULL };
 	struct jnl *nl;
-	FILE *fp;
-	int c, err, rc = JC_OK;
+	int rc;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "c:D:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			if (jc_parse_count(optarg, &count))
-				return jc_usage("record", "bad count '%s'",
-						optarg);
-			break;
-		case 'D':
-			if (jc_parse_secs(optarg, &duration))
-				return jc_usage(
-					"record",
-					"bad duration '%s' (positive seconds)",
-					optarg);
-			break;
-		case 'h':
-			record_usage(stdout);
-			return JC_OK;
-		default:
-			return jc_bad_option("record", argc, argv);
-		}
-	}
-	if (optind >= argc)
-		return jc_usage("record", "missing FILE");
-	if (optind + 1 < argc)
-		return jc_usage("record", "unexpected argument '%s'",
-				argv[optind + 1]);
-	path = argv[optind];
-
+	rc = record_getopt(opts, record_usage, argc, argv);
+	if (rc != CLI_GO)
+		return rc;
 	/* Subscribe first: a permission error should not leave an empty file. */
 	if (jc_open(&nl))
-		return JC_FAIL;
+		return CLI_FAIL;
 	if (subscribe(nl, JNL_GRP_SAMPLES)) {
 		jnl_close(nl);
-		return JC_FAIL;
+		return CLI_FAIL;
 	}
-	fp = strcmp(path, "-") ? fopen(path, "w") : stdout;
-	if (!fp) {
-		jc_err("%s: %s", path, strerror(errno));
-		jnl_close(nl);
-		return JC_FAIL;
-	}
-	err = out_record_header(fp);
-	if (err) {
-		jc_err("%s: %s", path, strerror(-err));
-		rc = JC_FAIL;
-		goto out;
-	}
-	jc_catch_signals();
-	if (duration)
-		end = jc_now_ns() + duration;
-	while (!jc_stop && (!count || rows < count)) {
-		struct jnl_event ev;
-		int timeout = -1, r;
-
-		if (end) {
-			uint64_t now = jc_now_ns();
-
-			if (now >= end)
-				break;
-			timeout = (int)((end - now + 999999) / 1000000);
-		}
-		r = jnl_next_event(nl, &ev, timeout);
-		if (r == -EINTR || r == 0)
-			continue;
-		if (r == -ENOBUFS) {
-			jc_err("warning: %s: a row is missing (%lu times so far)",
-			       jnl_strerror(JNL_OP_SUBSCRIBE, r),
-			       jnl_events_lost(nl));
-			continue;
-		}
-		if (r < 0) {
-			jc_err("receive: %s", strerror(-r));
-			rc = JC_FAIL;
-			break;
-		}
-		if (ev.type != JNL_EV_SAMPLE)
-			continue;
-		err = out_record_row(fp, &ev.sample);
-		if (err) {
-			jc_err("%s: %s", path, strerror(-err));
-			rc = JC_FAIL;
-			break;
-		}
-		rows++;
-	}
-	if (fp != stdout)
-		fprintf(stderr, "joulesctl: recorded %llu samples to %s\n",
-			(unsigned long long)rows, path);
-out:
-	if (fp != stdout && fclose(fp) && rc == JC_OK) {
-		jc_err("%s: %s", path, strerror(errno));
-		rc = JC_FAIL;
-	}
+	src.ctx = nl;
+	rc = record_run(&a, argv[optind], &src);
 	jnl_close(nl);
 	return rc;
 }
