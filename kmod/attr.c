@@ -47,6 +47,7 @@ struct pkg_pass {
 	struct jl_coef coef;
 	u64 generation;
 	bool have_model;
+	unsigned int gamma, delta;	/* read once per tick: both passes agree */
 };
 
 static void flush_cpu(void *unused)
@@ -73,18 +74,18 @@ static inline struct joules_entry *slot_entry(struct joules_slot *s,
  * when one is set (model_w), CPU time otherwise (and whenever the model
  * predicts nothing for every task, e.g. an idle-only model).
  */
-static u64 scale_gamma(u64 w)
+static u64 scale_gamma(const struct pkg_pass *pp, u64 w)
 {
-	return joules_gamma_milli < 1000 ? jl_pow_milli(w, joules_gamma_milli) : w;
+	return pp->gamma < 1000 ? jl_pow_milli(w, pp->gamma) : w;
 }
 
 /* Memory-side weight: cache misses where a PMU counts them, else CPU time. */
-static u64 mem_weight(const struct jl_feat *d)
+static u64 mem_weight(const struct pkg_pass *pp, const struct jl_feat *d)
 {
 	u64 w = (d->present & (1U << JL_F_MISSES)) ? d->v[JL_F_MISSES] :
 						      d->v[JL_F_CPU_NS];
 
-	return joules_delta_milli < 1000 ? jl_pow_milli(w, joules_delta_milli) : w;
+	return pp->delta < 1000 ? jl_pow_milli(w, pp->delta) : w;
 }
 
 /* Domains that make up a task's energy_uj: package + DRAM (PSYS if alone). */
@@ -145,10 +146,10 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 		for (f = 0; f < JL_NR_FEATURES; f++)
 			smp->feat.v[f] += d.v[f];
 		smp->feat.present |= d.present;
-		e->split_w = pp->have_model ? scale_gamma(jl_model_fj(&pp->coef, &d)) : 0;
+		e->split_w = pp->have_model ? scale_gamma(pp, jl_model_fj(&pp->coef, &d)) : 0;
 		model_wsum = jl_add_sat(model_wsum, e->split_w);
-		wsum = jl_add_sat(wsum, scale_gamma(d.v[JL_F_CPU_NS]));
-		msum = jl_add_sat(msum, mem_weight(&d));
+		wsum = jl_add_sat(wsum, scale_gamma(pp, d.v[JL_F_CPU_NS]));
+		msum = jl_add_sat(msum, mem_weight(pp, &d));
 		memcpy(e->scratch, d.v, sizeof(e->scratch));
 		e->scratch_present = d.present;
 		smp->nr_tasks++;
@@ -194,9 +195,9 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 				if (!(mt.domains & (1U << i)))
 					continue;
 				part[i] = jl_splitter_next(&split[i],
-							   i == JL_D_DRAM ? mem_weight(&d) :
+							   i == JL_D_DRAM ? mem_weight(pp, &d) :
 							   by_model ? e->split_w :
-							   scale_gamma(d.v[JL_F_CPU_NS]));
+							   scale_gamma(pp, d.v[JL_F_CPU_NS]));
 				if (edoms & (1U << i))
 					uj += part[i];
 			}
@@ -223,6 +224,15 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 			smp->source |= JOULES_SRC_MODEL;
 		}
 	}
+	/*
+	 * The parts add up to each share exactly when the weights are the
+	 * same in both passes (they are); whatever a saturated weight sum left
+	 * unhanded is idle energy, so idle + tasks still equals the measured.
+	 */
+	if (measured)
+		for (i = 0; i < JL_NR_DOMAINS; i++)
+			if ((edoms & (1U << i)) && (mt.domains & (1U << i)))
+				smp->idle_uj += jl_splitter_rest(&split[i]);
 }
 
 struct idle_pass {
@@ -349,6 +359,8 @@ static void tick(struct work_struct *work)
 	pp.generation = m->generation;
 	rcu_read_unlock();
 	pp.have_model = pp.generation > 0;
+	pp.gamma = READ_ONCE(joules_gamma_milli);
+	pp.delta = READ_ONCE(joules_delta_milli);
 	pp.smp = &smp;
 
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {

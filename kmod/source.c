@@ -39,48 +39,57 @@ static inline unsigned int dom_esu(const struct joules_meter *m, unsigned int d)
 }
 
 /* Sample every package once; meter_lock held. */
+/* Sample one package; meter_lock held. */
+static void sample_pkg(unsigned int p)
+{
+	struct pkg_meter *pm = &pkgs[p];
+	u64 raw[JL_NR_DOMAINS], now, dt;
+	unsigned int d;
+
+	memset(raw, 0, sizeof(raw));
+	now = ktime_get_ns();
+	if (meter->read(meter, p, raw))
+		return;	/* read failed: try again next period */
+	/* The read happened somewhere in [now, after]: bound by the longest. */
+	dt = ktime_get_ns() - pm->last_ns;
+	samples++;
+	for (d = 0; d < JL_NR_DOMAINS; d++) {
+		u64 delta, uj, mask;
+
+		if (!(meter->domains & (1U << d)))
+			continue;
+		mask = meter->bits >= 64 ? ~0ULL : (1ULL << meter->bits) - 1;
+		raw[d] &= mask;
+		if (!pm->primed)
+			continue;
+		delta = jl_wrap_delta(pm->last[d], raw[d], meter->bits);
+		if (raw[d] < pm->last[d])
+			wraps++;
+		uj = jl_rapl_to_uj(delta, dom_esu(meter, d), &pm->rem[d]);
+		/*
+		 * More than max power allows is a bogus read (all-ones, a
+		 * reset): keep the new baseline, charge nothing.
+		 */
+		if (uj > jl_max_energy_uj(meter->max_power_uw, dt) + 1) {
+			bogus++;
+			pm->rem[d] = 0;
+			continue;
+		}
+		pm->acc_uj[d] += uj;
+		pm->total_uj[d] += uj;
+	}
+	memcpy(pm->last, raw, sizeof(raw));
+	pm->last_ns = now;
+	pm->primed = true;
+}
+
+/* Sample every package once; meter_lock held. */
 static void sample_all(void)
 {
-	unsigned int p, d;
-	u64 raw[JL_NR_DOMAINS], now = ktime_get_ns();
+	unsigned int p;
 
-	for (p = 0; p < meter->nr_pkgs; p++) {
-		struct pkg_meter *pm = &pkgs[p];
-		u64 dt = now - pm->last_ns;
-
-		memset(raw, 0, sizeof(raw));
-		if (meter->read(meter, p, raw))
-			continue;	/* read failed: try again next period */
-		samples++;
-		for (d = 0; d < JL_NR_DOMAINS; d++) {
-			u64 delta, uj, mask;
-
-			if (!(meter->domains & (1U << d)))
-				continue;
-			mask = meter->bits >= 64 ? ~0ULL : (1ULL << meter->bits) - 1;
-			raw[d] &= mask;
-			if (!pm->primed)
-				continue;
-			delta = jl_wrap_delta(pm->last[d], raw[d], meter->bits);
-			if (raw[d] < pm->last[d])
-				wraps++;
-			uj = jl_rapl_to_uj(delta, dom_esu(meter, d), &pm->rem[d]);
-			/*
-			 * More than max power allows is a bogus read (all-ones,
-			 * a reset): keep the new baseline, charge nothing.
-			 */
-			if (uj > jl_max_energy_uj(meter->max_power_uw, dt) + 1) {
-				bogus++;
-				pm->rem[d] = 0;
-				continue;
-			}
-			pm->acc_uj[d] += uj;
-			pm->total_uj[d] += uj;
-		}
-		memcpy(pm->last, raw, sizeof(raw));
-		pm->last_ns = now;
-		pm->primed = true;
-	}
+	for (p = 0; p < meter->nr_pkgs; p++)
+		sample_pkg(p);
 }
 
 static void sample_fn(struct work_struct *w)
@@ -103,7 +112,7 @@ bool joules_meter_take(unsigned int pkg, struct joules_meter_take *t)
 	mutex_lock(&meter_lock);
 	if (meter && pkg < meter->nr_pkgs) {
 		/* Bring this package up to now before taking. */
-		sample_all();
+		sample_pkg(pkg);
 		for (d = 0; d < JL_NR_DOMAINS; d++) {
 			t->uj[d] = pkgs[pkg].acc_uj[d];
 			pkgs[pkg].acc_uj[d] = 0;
