@@ -223,9 +223,12 @@ int main(int argc, char **argv)
 	tap_diag("%lu processes and %lu threads in %.1f s", nproc, nthr, st_now() - t0);
 	tap_done("%lu processes and %lu threads created and exited", nproc, nthr);
 
-	/* Same tasks as at the baseline: the objects must come back. */
+	/*
+	 * Same tasks as at the baseline: the objects must come back. A leak
+	 * only raises the count; idle kworkers may have exited meanwhile.
+	 */
 	obj = wait_objects(base_obj, 4);
-	tap_ok((long long)(obj - base_obj) <= 4 && (long long)(base_obj - obj) <= 4,
+	tap_ok((long long)(obj - base_obj) <= 4,
 	       "objects back to baseline: %llu vs %llu (kworkers may differ by a few)", obj,
 	       base_obj);
 
