@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The benchmarks' harness: A/B alternation, statistics, /proc readers. */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -167,6 +169,31 @@ long bench_slab_active(long *per_slab)
 	}
 	fclose(f);
 	return act;
+}
+
+/* Sum of the on-CPU time (ns) of every task named kworker/... now. */
+double bench_kworker_ns(void)
+{
+	char path[300], buf[128];
+	struct dirent *de;
+	double sum = 0;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		if (bench_read_file(path, buf, sizeof(buf)) <= 0 ||
+		    strncmp(buf, "kworker/", 8))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/schedstat", de->d_name);
+		if (bench_read_file(path, buf, sizeof(buf)) > 0)
+			sum += strtod(buf, NULL);
+	}
+	closedir(d);
+	return sum;
 }
 
 bool bench_module_loaded(void)

@@ -77,6 +77,11 @@ struct bench_stat {
 int bench_proc_stat(struct bench_stat *s);
 /* Sum over CPUs of the "CAL" (function call IPI) line of /proc/interrupts, or -1. */
 long long bench_cal_ipis(void);
+/*
+ * On-CPU time (ns, /proc/<pid>/schedstat) summed over the kworker threads
+ * that exist now, or -1: the attribution worker runs as one of them.
+ */
+double bench_kworker_ns(void);
 /* Active objects of the joules_entry slab after shrinking it, or -1. */
 long bench_slab_active(long *per_slab);
 

@@ -17,8 +17,6 @@
  *
  *   bench-idle [-n TASKS] [-s SECONDS] [-r PAIRS] [-q]
  */
-#include <ctype.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,31 +28,6 @@ struct idle {
 	unsigned long n;
 	double secs;
 };
-
-/* Sum of the on-CPU time (ns) of every task named kworker/... now. */
-static double kworker_ns(void)
-{
-	char path[300], buf[128];
-	struct dirent *de;
-	double sum = 0;
-	DIR *d = opendir("/proc");
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		if (bench_read_file(path, buf, sizeof(buf)) <= 0 ||
-		    strncmp(buf, "kworker/", 8))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/schedstat", de->d_name);
-		if (bench_read_file(path, buf, sizeof(buf)) > 0)
-			sum += strtod(buf, NULL);
-	}
-	closedir(d);
-	return sum;
-}
 
 static int trial(void *arg, bool loaded, double *out)
 {
@@ -68,7 +41,7 @@ static int trial(void *arg, bool loaded, double *out)
 	 * kworkers come and go, so their sum can lose a dead one's time: take
 	 * it first and last, outside the /proc/stat window.
 	 */
-	k0 = kworker_ns();
+	k0 = bench_kworker_ns();
 	if (bench_proc_stat(&s0))
 		return -1;
 	ipi0 = bench_cal_ipis();
@@ -78,7 +51,7 @@ static int trial(void *arg, bool loaded, double *out)
 	if (bench_proc_stat(&s1))
 		return -1;
 	ipi1 = bench_cal_ipis();
-	k1 = kworker_ns();
+	k1 = bench_kworker_ns();
 	if (k0 < 0 || k1 < 0)
 		return -1;
 	out[0] = (k1 - k0) / 1e3 / (t1 - t0);
