@@ -13,9 +13,10 @@
  *
  * <tgid> is a directory (it holds task/) that also answers read(2) with
  * the process's key: value lines, so `cat /proc/energy/<pid>` works. Names
- * are resolved on lookup in the pid namespace of whoever mounted it; nothing
- * is cached once unused. Only the task's owner and root may read it (the
- * /proc/<pid>/io rule: energy counters are a side channel).
+ * are resolved on lookup in the pid namespace of whoever mounted it; a
+ * name stays in the dentry cache while its task lives. Only the task's
+ * owner and root may read it (the /proc/<pid>/io rule: energy counters are
+ * a side channel).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -92,28 +93,46 @@ static const struct super_operations jf_sops = {
 	.evict_inode = jf_evict,
 };
 
-/* A pid dentry is good while its task is alive (zombies included). */
+/*
+ * A pid dentry is good while its task is alive (zombies included), so a
+ * file read again and again is looked up once, not on every open. The
+ * inode's owner follows the task's effective ids, like /proc/<pid>.
+ * Safe in RCU walk: the inode and its pid outlive the walk (the inode is
+ * freed after a grace period and holds its pid until then), and the task
+ * is not dereferenced but for its credentials, under RCU.
+ */
 static int jf_revalidate(struct dentry *dentry, unsigned int flags)
 {
-	struct inode *inode;
-	struct pid *pid;
-	bool alive;
+	struct inode *inode = d_inode_rcu(dentry);
+	struct task_struct *t;
+	const struct cred *c;
+	int alive = 0;
 
-	if (flags & LOOKUP_RCU)
-		return -ECHILD;
-	inode = d_inode(dentry);
 	if (!inode)
 		return 0;
-	pid = inode_pid(inode);
 	rcu_read_lock();
-	alive = pid && pid_task(pid, PIDTYPE_PID);
+	t = pid_task(inode_pid(inode), PIDTYPE_PID);
+	if (t) {
+		c = __task_cred(t);
+		WRITE_ONCE(inode->i_uid, c->euid);
+		WRITE_ONCE(inode->i_gid, c->egid);
+		alive = 1;
+	}
 	rcu_read_unlock();
 	return alive;
 }
 
+/* Dentries whose task is gone are not kept once unused. */
+static int jf_delete(const struct dentry *dentry)
+{
+	struct inode *inode = d_inode(dentry);
+
+	return !inode || !pid_has_task(inode_pid(inode), PIDTYPE_PID);
+}
+
 static const struct dentry_operations jf_pid_dops = {
 	.d_revalidate = jf_revalidate,
-	.d_delete = always_delete_dentry,
+	.d_delete = jf_delete,
 };
 
 /* Parse a decimal pid; names like "0", "007" or "1x" are not pids. */
@@ -140,18 +159,26 @@ static struct task_struct *pid_to_task(struct pid *pid, enum pid_type type)
 	return get_pid_task(pid, type);
 }
 
+/* One "key: value" line; cheaper than seq_printf, the file is read often. */
+static void put_u64(struct seq_file *m, const char *key, u64 v)
+{
+	seq_put_decimal_ull(m, key, v);
+	seq_putc(m, '\n');
+}
+
 static int show_stats(struct seq_file *m, struct task_struct *t, bool process)
 {
 	static const char *const dnames[JL_NR_DOMAINS] = {
-		"energy_pkg_uj", "energy_core_uj", "energy_dram_uj", "energy_psys_uj"
+		"energy_pkg_uj: ", "energy_core_uj: ", "energy_dram_uj: ",
+		"energy_psys_uj: "
 	};
 	static const struct {
 		const char *name;
 		unsigned int feature;
 	} hw[] = {
-		{ "cycles", JL_F_CYCLES },
-		{ "instructions", JL_F_INSTR },
-		{ "cache_misses", JL_F_MISSES },
+		{ "cycles: ", JL_F_CYCLES },
+		{ "instructions: ", JL_F_INSTR },
+		{ "cache_misses: ", JL_F_MISSES },
 	};
 	struct joules_stats st;
 	unsigned int i;
@@ -162,39 +189,41 @@ static int show_stats(struct seq_file *m, struct task_struct *t, bool process)
 	err = joules_task_stats(t, process, &st);
 	if (err)
 		return err;
-	seq_printf(m, "pid: %d\n", st.pid);
-	seq_printf(m, "tgid: %d\n", st.tgid);
-	seq_printf(m, "comm: %s\n", st.comm);
+	seq_put_decimal_ll(m, "pid: ", st.pid);
+	seq_put_decimal_ll(m, "\ntgid: ", st.tgid);
+	seq_puts(m, "\ncomm: ");
+	seq_puts(m, st.comm);
 	if (process)
-		seq_printf(m, "threads: %u\n", st.nr_threads);
-	seq_printf(m, "state: %s\n", st.exited ? "exited" : "alive");
+		seq_put_decimal_ull(m, "\nthreads: ", st.nr_threads);
+	seq_puts(m, st.exited ? "\nstate: exited\n" : "\nstate: alive\n");
 	if (!st.source_mask) {
 		/* Nothing has charged this task: no meter and no model set. */
 		seq_puts(m, "source: none\nenergy_uj: absent\n");
 	} else {
-		seq_printf(m, "source: %s%s%s\n",
-			   st.source_mask & JOULES_SRC_RAPL ? "rapl" : "",
-			   st.source_mask == (JOULES_SRC_RAPL | JOULES_SRC_MODEL) ? "," : "",
-			   st.source_mask & JOULES_SRC_MODEL ? "model" : "");
-		seq_printf(m, "energy_uj: %llu\n", st.energy_uj);
+		seq_puts(m, st.source_mask == (JOULES_SRC_RAPL | JOULES_SRC_MODEL) ?
+			 "source: rapl,model\n" : st.source_mask & JOULES_SRC_RAPL ?
+			 "source: rapl\n" : "source: model\n");
+		put_u64(m, "energy_uj: ", st.energy_uj);
 	}
 	for (i = 0; i < JL_NR_DOMAINS; i++)
 		if (st.domains & (1U << i))
-			seq_printf(m, "%s: %llu\n", dnames[i], st.domain_uj[i]);
+			put_u64(m, dnames[i], st.domain_uj[i]);
 	if (joules_idle_split || st.idle_uj)
-		seq_printf(m, "idle_uj: %llu\n", st.idle_uj);
-	seq_printf(m, "model_generation: %llu\n", st.model_generation);
-	seq_printf(m, "cpu_time_ns: %llu\n", st.cpu_ns);
+		put_u64(m, "idle_uj: ", st.idle_uj);
+	put_u64(m, "model_generation: ", st.model_generation);
+	put_u64(m, "cpu_time_ns: ", st.cpu_ns);
+	/* Counters this task's CPUs had no PMU for are absent, not 0. */
 	for (i = 0; i < ARRAY_SIZE(hw); i++) {
-		u64 v = i == 0 ? st.cycles : i == 1 ? st.instructions : st.cache_misses;
-
-		if (st.hw_present & (1U << hw[i].feature))
-			seq_printf(m, "%s: %llu\n", hw[i].name, v);
-		else
-			seq_printf(m, "%s: absent\n", hw[i].name);
+		if (st.hw_present & (1U << hw[i].feature)) {
+			put_u64(m, hw[i].name, i == 0 ? st.cycles :
+					       i == 1 ? st.instructions : st.cache_misses);
+		} else {
+			seq_puts(m, hw[i].name);
+			seq_puts(m, "absent\n");
+		}
 	}
-	seq_printf(m, "read_bytes: %llu\n", st.read_bytes);
-	seq_printf(m, "write_bytes: %llu\n", st.write_bytes);
+	put_u64(m, "read_bytes: ", st.read_bytes);
+	put_u64(m, "write_bytes: ", st.write_bytes);
 	return 0;
 }
 
