@@ -285,6 +285,9 @@ static void emit_exit(struct joules_entry *e)
 	struct joules_totals t;
 	struct joules_stats st;
 
+	/* Most exits have no listener: build nothing for them. */
+	if (!joules_nl_exits_wanted())
+		return;
 	memset(&st, 0, sizeof(st));
 	spin_lock(&g->lock);
 	joules_entry_totals(e, &t);

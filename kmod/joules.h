@@ -128,6 +128,7 @@ void joules_nl_exit(void);
 /* Called from the attribution worker (process context, may sleep). */
 void joules_nl_sample(const struct joules_node_sample *s);
 void joules_nl_exit_record(const struct joules_stats *st);
+bool joules_nl_exits_wanted(void);
 
 #endif /* JOULES_H */
 

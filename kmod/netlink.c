@@ -505,6 +505,14 @@ void joules_nl_sample(const struct joules_node_sample *s)
 			    joules_nl_sample_fill, s);
 }
 
+/* Worth building exit records? Unlocked: a listener may join just after. */
+bool joules_nl_exits_wanted(void)
+{
+	return JOULES_NL_NR_MCGRPS &&
+	       genl_has_listeners(&joules_nl_family, &init_net,
+				  JOULES_NL_GRP_EXITS);
+}
+
 void joules_nl_exit_record(const struct joules_stats *st)
 {
 	joules_nl_multicast(JOULES_NL_GRP_EXITS, JOULES_CMD_EXIT,
