@@ -11,6 +11,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cpu.h>
 #include <linux/cred.h>
 #include <linux/sched/task.h>
 #include <linux/smp.h>
@@ -31,7 +32,6 @@ u64 joules_meter_idle_uw[JL_NR_DOMAINS];
 static struct delayed_work tick_work;
 static bool stopping;
 static u64 last_tick_ns, load_ns;
-static unsigned long cur_gen = 1;	/* mirrors every joules_cpu.gen */
 static u64 idle_rem_fj;
 
 static DEFINE_SPINLOCK(totals_lock);
@@ -50,17 +50,29 @@ struct pkg_pass {
 	unsigned int gamma, delta;	/* read once per tick: both passes agree */
 };
 
+/*
+ * On every CPU, after the generation moved on (interrupts off, so no probe
+ * is running here): the closed interval gets the PMU counts of the task
+ * running here so far, and that task is queued for the new interval, which
+ * it is already running in. A task that was running when the module loaded
+ * is found here.
+ */
 static void flush_cpu(void *unused)
 {
 	struct joules_cpu *jc = this_cpu_ptr(&joules_cpus);
 	struct task_struct *t = current;
 	struct joules_entry *e = jc->cur;
-	u64 hw[JOULES_NR_HW];
-	u32 m = joules_pmu_read(jc, hw);
 
-	if (!is_idle_task(t) && e && e->task == t)
-		joules_account(e, jc, t, hw, m);
-	WRITE_ONCE(jc->gen, jc->gen + 1);
+	if (is_idle_task(t)) {
+		e = NULL;
+	} else if (!e || e->task != t) {
+		e = joules_lookup(t);
+		jc->cur = e;
+	}
+	if (static_branch_unlikely(&joules_hw_on))
+		joules_count_hw(e, jc);
+	if (e)
+		joules_enter(e, jc, READ_ONCE(joules_gen));
 }
 
 static inline struct joules_entry *slot_entry(struct joules_slot *s,
@@ -142,6 +154,7 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 		struct joules_entry *e = slot_entry(node_slot(n, par), pkg);
 		struct jl_feat d;
 
+		joules_count(e);
 		take_deltas(e, pkg, &d);
 		for (f = 0; f < JL_NR_FEATURES; f++)
 			smp->feat.v[f] += d.v[f];
@@ -317,7 +330,6 @@ static void tick(struct work_struct *work)
 	 * Dead tasks whose final switch-out is complete (off every CPU) before
 	 * the generation flip have their last counts in the interval closed
 	 * now; the flip and drain below charge them, then they are final.
-	 * on_cpu is read with acquire: the probe's stores precede its clearing.
 	 */
 	for (n = llist_del_all(&joules_dying); n; n = next) {
 		next = n->next;
@@ -325,7 +337,7 @@ static void tick(struct work_struct *work)
 		list_add_tail(&e->wnode, &dying_wait);
 	}
 	list_for_each_entry_safe(e, tmp, &dying_wait, wnode)
-		if (!smp_load_acquire(&e->task->on_cpu))
+		if (joules_off_cpu(e))
 			list_move_tail(&e->wnode, &ready);
 	for (n = llist_del_all(&joules_reaped); n; n = next) {
 		next = n->next;
@@ -333,25 +345,29 @@ static void tick(struct work_struct *work)
 		list_add_tail(&e->rwait, &reaped_wait);
 	}
 	/*
-	 * A task released before its last switch-out is no longer in the
-	 * table, so that switch-out goes unseen and JE_DEAD is never set. Once
-	 * it is off the CPU for good it is final; this must be decided here,
-	 * before the flip, so that every list it was queued on is drained by
-	 * this tick before it is folded and freed.
+	 * A released task is off its CPU for good. One whose final switch-out
+	 * went unseen (JE_DEAD never set: it died before the hooks saw it) is
+	 * final now; this must be decided here, before the flip, so that every
+	 * list it was queued on is drained by this tick before it is folded
+	 * and freed. One seen dying is the dying path's.
 	 */
 	list_for_each_entry(e, &reaped_wait, rwait) {
-		if (test_bit(JE_FINAL, &e->flags) || smp_load_acquire(&e->task->on_cpu) ||
-		    !(READ_ONCE(e->task->__state) & TASK_DEAD))
-			continue;
-		/* Seen (JE_DEAD set before on_cpu cleared): the dying path has it. */
-		if (test_bit(JE_DEAD, &e->flags))
+		if (test_bit(JE_FINAL, &e->flags) || test_bit(JE_DEAD, &e->flags))
 			continue;
 		set_bit(JE_DEAD, &e->flags);
 		set_bit(JE_FINAL, &e->flags);
 	}
 
-	closed = cur_gen++;
+	/*
+	 * Close the interval. Probes read joules_gen with interrupts off, so
+	 * once every online CPU has taken the flush IPI none still queues on
+	 * the closed lists; hotplug is held off so that none is missed.
+	 */
+	cpus_read_lock();
+	closed = joules_gen;
+	WRITE_ONCE(joules_gen, closed + 1);
 	on_each_cpu(flush_cpu, NULL, 1);
+	cpus_read_unlock();
 	now = ktime_get_ns();
 	dt = now - last_tick_ns;
 	last_tick_ns = now;
@@ -439,13 +455,17 @@ int joules_attr_init(void)
 	return 0;
 }
 
+void joules_attr_stop(void)
+{
+	WRITE_ONCE(stopping, true);
+	cancel_delayed_work_sync(&tick_work);
+}
+
 /* Hooks are already unregistered. */
 void joules_attr_exit(void)
 {
 	struct joules_entry *e, *tmp;
 
-	WRITE_ONCE(stopping, true);
-	cancel_delayed_work_sync(&tick_work);
 	list_for_each_entry_safe(e, tmp, &dying_wait, wnode)
 		list_del_init(&e->wnode);
 	list_for_each_entry_safe(e, tmp, &reaped_wait, rwait) {

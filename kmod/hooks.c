@@ -5,11 +5,15 @@
  * attach with tracepoint_probe_register(), the way out-of-tree tracers do.
  *
  * sched_switch runs with the runqueue lock held and interrupts off: nothing
- * here allocates, sleeps, wakes a task or takes a lock. It counts into the
- * outgoing task's entry and remembers the incoming one's.
+ * here allocates, sleeps, wakes a task or takes a lock (but an entry's own
+ * raw lock when its task changed packages). It runs on every context
+ * switch, so it does the least it can (see tasks.h): remember the incoming
+ * task's entry and queue it once per interval; the worker counts CPU time
+ * and I/O from the task itself. notrace: no ftrace call sites on this path.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/hash.h>
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
@@ -17,58 +21,106 @@
 
 #include "tasks.h"
 
-static void switch_out(struct joules_cpu *jc, struct task_struct *prev,
-		       bool dead)
+/* Cache miss: the table, then queue for this interval and cache. */
+static noinline notrace void switch_in_slow(struct joules_cpu *jc,
+					    struct task_struct *next,
+					    struct joules_cache_line *c,
+					    unsigned long gen)
 {
-	struct joules_entry *e = jc->cur;
-	u64 hw[JOULES_NR_HW];
-	u32 hwmask = joules_pmu_read(jc, hw);
+	struct joules_entry *e = joules_lookup(next);
 
-	if (is_idle_task(prev))
-		return;	/* the idle task's counts belong to idle energy */
-	if (!e || e->task != prev) {
-		e = joules_lookup(prev);
-		if (!e) {
-			atomic64_inc(&joules_lookup_misses);
-			return;
-		}
+	jc->cur = e;
+	if (!e) {
+		/* Not tracked (allocation failed, or not walked yet at load). */
+		atomic64_inc(&joules_lookup_misses);
+		return;
 	}
-	joules_account(e, jc, prev, hw, hwmask);
-	if (dead && !test_and_set_bit(JE_DEAD, &e->flags))
-		llist_add(&e->dnode, &joules_dying);
+	joules_enter(e, jc, gen);
+	c->e = e;
+	c->gen = gen;
 }
 
-static void switch_in(struct joules_cpu *jc, struct task_struct *next)
+static __always_inline void switch_in(struct joules_cpu *jc,
+				      struct task_struct *next,
+				      unsigned long gen)
 {
-	jc->cur = is_idle_task(next) ? NULL : joules_lookup(next);
+	struct joules_cache_line *c;
+
+	if (is_idle_task(next)) {
+		jc->cur = NULL;	/* idle time belongs to idle energy */
+		return;
+	}
+	/*
+	 * A hit means next was queued on this package in this interval
+	 * already; with several packages it must also not have run elsewhere
+	 * since (its uncounted runtime would be on the other package).
+	 */
+	c = &jc->cache[hash_ptr(next, JOULES_CACHE_BITS)];
+	if (likely(c->gen == gen && READ_ONCE(c->e->task) == next) &&
+	    (!static_branch_unlikely(&joules_multi_pkg) ||
+	     READ_ONCE(c->e->acct_pkg) == jc->pkg)) {
+		jc->cur = c->e;
+		return;
+	}
+	switch_in_slow(jc, next, c, gen);
+}
+
+/* Work at switch-out: PMU counts of prev, or prev's final switch. */
+static noinline notrace void switch_task_out(struct task_struct *prev,
+					     struct task_struct *next,
+					     bool dead)
+{
+	struct joules_cpu *jc = this_cpu_ptr(&joules_cpus);
+	struct joules_entry *e = jc->cur;
+
+	if (e && e->task != prev)
+		e = NULL;
+	if (static_branch_unlikely(&joules_hw_on))
+		joules_count_hw(e, jc);
+	if (dead) {
+		if (!e)
+			e = joules_lookup(prev);
+		if (e && !test_and_set_bit(JE_DEAD, &e->flags))
+			llist_add(&e->dnode, &joules_dying);
+	}
+	switch_in(jc, next, READ_ONCE(joules_gen));
+}
+
+/*
+ * Without a PMU nothing is done at switch-out but for a dying task: the
+ * common path is a leaf that only looks at next.
+ */
+static __always_inline void switch_task(struct task_struct *prev,
+					struct task_struct *next, bool dead)
+{
+	if (static_branch_unlikely(&joules_hw_on) || unlikely(dead)) {
+		switch_task_out(prev, next, dead);
+		return;
+	}
+	switch_in(this_cpu_ptr(&joules_cpus), next, READ_ONCE(joules_gen));
 }
 
 /* The probe's arguments changed in 5.18 (prev_state added). */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 18, 0)
-static void probe_sched_switch(void *data, bool preempt,
-			       struct task_struct *prev,
-			       struct task_struct *next,
-			       unsigned int prev_state)
+static notrace void probe_sched_switch(void *data, bool preempt,
+				       struct task_struct *prev,
+				       struct task_struct *next,
+				       unsigned int prev_state)
 {
-	struct joules_cpu *jc = this_cpu_ptr(&joules_cpus);
-
-	switch_out(jc, prev, prev_state & TASK_DEAD);
-	switch_in(jc, next);
+	switch_task(prev, next, prev_state & TASK_DEAD);
 }
 #else
-static void probe_sched_switch(void *data, bool preempt,
-			       struct task_struct *prev,
-			       struct task_struct *next)
+static notrace void probe_sched_switch(void *data, bool preempt,
+				       struct task_struct *prev,
+				       struct task_struct *next)
 {
-	struct joules_cpu *jc = this_cpu_ptr(&joules_cpus);
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 14, 0)
 	unsigned int state = READ_ONCE(prev->__state);
 #else
 	unsigned int state = READ_ONCE(prev->state);
 #endif
 
-	switch_out(jc, prev, state & TASK_DEAD);
-	switch_in(jc, next);
+	switch_task(prev, next, state & TASK_DEAD);
 }
 #endif
 

@@ -115,7 +115,8 @@ void joules_hooks_exit(void);
 
 /* attr.c: the periodic attribution worker. */
 int joules_attr_init(void);
-void joules_attr_exit(void);
+void joules_attr_stop(void);	/* the worker stops; hooks may still run */
+void joules_attr_exit(void);	/* hooks gone: fold what the worker held */
 void joules_node_get(struct joules_node_totals *nt);
 
 /* fs.c: joulesfs, mounted on /proc/energy. */

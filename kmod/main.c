@@ -10,6 +10,20 @@
 
 #include "tasks.h"
 
+/*
+ * Take down the parts that read task entries, then the hooks, in an order
+ * that keeps tasks' memory valid: entries hold no task reference, and once
+ * the free hook is gone a task can be freed unseen. So the readers and the
+ * worker stop first, then the hooks, and only then is anything folded.
+ */
+static void joules_stop(void)
+{
+	joules_nl_exit();
+	joules_attr_stop();
+	joules_hooks_exit();
+	joules_attr_exit();
+}
+
 static int __init joules_init(void)
 {
 	int err;
@@ -50,11 +64,12 @@ static int __init joules_init(void)
 	return 0;
 
 out_attr:
-	joules_hooks_exit();
-	joules_attr_exit();
-	goto out_nl;
+	joules_stop();
+	goto out_sysfs;
 out_hooks:
+	joules_nl_exit();
 	joules_hooks_exit();
+	goto out_sysfs;
 out_nl:
 	joules_nl_exit();
 out_sysfs:
@@ -75,9 +90,7 @@ out_model:
 static void __exit joules_exit(void)
 {
 	joules_fs_exit();
-	joules_hooks_exit();
-	joules_attr_exit();
-	joules_nl_exit();
+	joules_stop();
 	joules_sysfs_exit();
 	joules_rapl_exit();
 	joules_source_exit();

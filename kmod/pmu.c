@@ -23,6 +23,7 @@ static const u64 hw_config[JOULES_NR_HW] = {
 };
 static const u32 hw_feature[JOULES_NR_HW] = { JL_F_CYCLES, JL_F_INSTR, JL_F_MISSES };
 static u32 present;	/* JL_F_* bits with an event on every online CPU */
+DEFINE_STATIC_KEY_FALSE(joules_hw_on);
 
 u32 joules_pmu_present(void)
 {
@@ -99,6 +100,9 @@ int joules_pmu_init(void)
 		}
 	}
 	present = ok;
+	/* Before the hooks exist: nothing runs the code being patched. */
+	if (present)
+		static_branch_enable(&joules_hw_on);
 	if (!present)
 		pr_info("no hardware counters (no PMU): cycles, instructions and cache misses are absent\n");
 	return 0;
@@ -108,6 +112,9 @@ void joules_pmu_exit(void)
 {
 	unsigned int cpu, i;
 
+	/* The hooks are gone: no probe reads the events any more. */
+	if (present)
+		static_branch_disable(&joules_hw_on);
 	present = 0;
 	for_each_possible_cpu(cpu) {
 		struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);

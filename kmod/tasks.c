@@ -34,6 +34,8 @@ static struct kmem_cache *entry_cache;
 static atomic64_t nr_tracked;
 
 DEFINE_PER_CPU(struct joules_cpu, joules_cpus);
+unsigned long joules_gen = 1;	/* slots' qg[] start at 0: first entry queues */
+DEFINE_STATIC_KEY_FALSE(joules_multi_pkg);
 struct joules_pkg *joules_pkgs;
 unsigned int joules_nr_pkgs;
 LLIST_HEAD(joules_reaped);
@@ -52,6 +54,38 @@ static inline spinlock_t *lock_of(u32 b)
 	return &table_locks[b & (NR_LOCKS - 1)];
 }
 
+/* Growth of a task's counter; its counters only grow, less is a bogus read. */
+static inline u64 grown(u64 now, u64 last)
+{
+	return now > last ? now - last : 0;
+}
+
+/* Move what e's task did since it was last counted into s (acct_lock held). */
+static void count_into(struct joules_entry *e, struct joules_slot *s)
+{
+	struct task_struct *t = e->task;
+	u64 rt = READ_ONCE(t->se.sum_exec_runtime);
+	u64 rd = READ_ONCE(t->ioac.read_bytes);
+	u64 wr = READ_ONCE(t->ioac.write_bytes);
+	u64 d_rt = grown(rt, e->last_exec);
+	u64 d_rd = grown(rd, e->last_read);
+	u64 d_wr = grown(wr, e->last_write);
+
+	if (d_rt) {
+		WRITE_ONCE(s->cum[JL_F_CPU_NS], s->cum[JL_F_CPU_NS] + d_rt);
+		e->last_exec = rt;
+	}
+	if (d_rd | d_wr) {
+		WRITE_ONCE(s->cum[JL_F_DISK], s->cum[JL_F_DISK] + d_rd + d_wr);
+		WRITE_ONCE(e->io_read, e->io_read + d_rd);
+		WRITE_ONCE(e->io_write, e->io_write + d_wr);
+		if (d_rd)
+			e->last_read = rd;
+		if (d_wr)
+			e->last_write = wr;
+	}
+}
+
 /*
  * Called from the scheduler hooks with preemption off, and from readers
  * under rcu_read_lock(): both are RCU read sides since the flavours were
@@ -63,7 +97,7 @@ struct joules_entry *joules_lookup(struct task_struct *t)
 
 	hlist_for_each_entry_rcu(e, &table[bucket_of(t)], hnode,
 				 rcu_read_lock_any_held())
-		if (e->task == t)
+		if (READ_ONCE(e->task) == t)
 			return e;
 	return NULL;
 }
@@ -118,7 +152,6 @@ static int attach(struct joules_entry *e, struct joules_group *g, bool fresh)
 		err = -EEXIST;
 	} else {
 		e->group = g;
-		get_task_struct(e->task);
 		hlist_add_head_rcu(&e->hnode, &table[b]);
 		list_add_tail(&e->gnode, &g->members);
 		g->nr_members++;
@@ -154,6 +187,8 @@ int joules_track(struct task_struct *t, gfp_t gfp)
 	e->uid = task_uid(t);
 	memcpy(e->comm, t->comm, TASK_COMM_LEN);
 	e->comm[TASK_COMM_LEN - 1] = 0;
+	raw_spin_lock_init(&e->acct_lock);
+	e->acct_pkg = per_cpu(joules_cpus, task_cpu(t)).pkg;
 	e->last_exec = READ_ONCE(t->se.sum_exec_runtime);
 	e->last_read = READ_ONCE(t->ioac.read_bytes);
 	e->last_write = READ_ONCE(t->ioac.write_bytes);
@@ -191,9 +226,12 @@ int joules_track(struct task_struct *t, gfp_t gfp)
 }
 
 /*
- * The kernel released t (sched_process_free, RCU callback context): unhash
- * its entry so no new reader finds it and hand it to the worker, which
- * folds it once the final switch-out has been charged.
+ * The kernel releases t (sched_process_free, RCU callback context; t has
+ * switched out for the last time and been reaped): unhash its entry so no
+ * new reader finds it, take its final counts while t is still there, let
+ * go of t, and hand the entry to the worker, which folds it once charged.
+ * Holding no reference means a dead task's memory is not kept for the
+ * worker's next interval.
  */
 void joules_untrack(struct task_struct *t)
 {
@@ -208,67 +246,108 @@ void joules_untrack(struct task_struct *t)
 		atomic64_dec(&nr_tracked);
 	}
 	spin_unlock_irqrestore(lock_of(b), flags);
-	if (e) {
-		set_bit(JE_REAPED, &e->flags);
-		llist_add(&e->rnode, &joules_reaped);
-	}
+	if (!e)
+		return;
+	raw_spin_lock_irqsave(&e->acct_lock, flags);
+	count_into(e, &e->slot[e->acct_pkg]);
+	WRITE_ONCE(e->task, NULL);
+	raw_spin_unlock_irqrestore(&e->acct_lock, flags);
+	set_bit(JE_REAPED, &e->flags);
+	llist_add(&e->rnode, &joules_reaped);
+}
+
+void joules_count(struct joules_entry *e)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&e->acct_lock, flags);
+	if (e->task)
+		count_into(e, &e->slot[e->acct_pkg]);
+	raw_spin_unlock_irqrestore(&e->acct_lock, flags);
+}
+
+/* on_cpu is read with acquire: the final switch's stores precede its clearing. */
+bool joules_off_cpu(struct joules_entry *e)
+{
+	unsigned long flags;
+	bool off;
+
+	raw_spin_lock_irqsave(&e->acct_lock, flags);
+	off = !e->task || !smp_load_acquire(&e->task->on_cpu);
+	raw_spin_unlock_irqrestore(&e->acct_lock, flags);
+	return off;
 }
 
 /*
- * Count what t did since it was last accounted, on this CPU's package.
- * Called with interrupts off, from the sched_switch hook (t = prev) or the
- * worker's flush IPI (t = current).
+ * A task's uncounted runtime must all be on one package: when it starts
+ * running on another, count what it did so far into the old one first.
+ * The queueing is one llist_add per task, package and interval.
  */
-void joules_account(struct joules_entry *e, struct joules_cpu *jc,
-		    struct task_struct *t, const u64 *hw, u32 hwmask)
+void notrace joules_enter(struct joules_entry *e, struct joules_cpu *jc,
+			  unsigned long gen)
 {
-	struct joules_slot *s = &e->slot[jc->pkg];
-	unsigned long gen = jc->gen;
-	unsigned int par = gen & 1;
-	u64 rt, rd, wr, d_rt, d_io;
+	unsigned int par = gen & 1, pkg = jc->pkg;
+	struct joules_slot *s = &e->slot[pkg];
 
-	rt = READ_ONCE(t->se.sum_exec_runtime);
-	d_rt = rt > e->last_exec ? rt - e->last_exec : 0;
-	e->last_exec = rt;
-	rd = READ_ONCE(t->ioac.read_bytes);
-	wr = READ_ONCE(t->ioac.write_bytes);
-	/* The counters only grow; a smaller value is a bogus read. */
-	d_io = (rd > e->last_read ? rd - e->last_read : 0);
-	WRITE_ONCE(e->io_read, e->io_read + d_io);
-	if (wr > e->last_write) {
-		WRITE_ONCE(e->io_write, e->io_write + (wr - e->last_write));
-		d_io += wr - e->last_write;
-	}
-	e->last_read = rd;
-	e->last_write = wr;
-
-	WRITE_ONCE(s->cum[JL_F_CPU_NS], s->cum[JL_F_CPU_NS] + d_rt);
-	WRITE_ONCE(s->cum[JL_F_DISK], s->cum[JL_F_DISK] + d_io);
-	if (hwmask) {
-		WRITE_ONCE(s->cum[JL_F_CYCLES], s->cum[JL_F_CYCLES] + hw[0]);
-		WRITE_ONCE(s->cum[JL_F_INSTR], s->cum[JL_F_INSTR] + hw[1]);
-		WRITE_ONCE(s->cum[JL_F_MISSES], s->cum[JL_F_MISSES] + hw[2]);
-		if ((e->hw_seen & hwmask) != hwmask)
-			WRITE_ONCE(e->hw_seen, e->hw_seen | hwmask);
+	if (static_branch_unlikely(&joules_multi_pkg) &&
+	    READ_ONCE(e->acct_pkg) != pkg) {
+		raw_spin_lock(&e->acct_lock);
+		count_into(e, &e->slot[e->acct_pkg]);
+		WRITE_ONCE(e->acct_pkg, pkg);
+		raw_spin_unlock(&e->acct_lock);
 	}
 	if (s->qg[par] != gen) {
 		s->qg[par] = gen;
-		llist_add(&s->lnode[par], &joules_pkgs[jc->pkg].list[par]);
+		llist_add(&s->lnode[par], &joules_pkgs[pkg].list[par]);
 	}
 }
 
-/* Caller holds e->group->lock. */
+/* Always read, so the next task's deltas start here; e may be NULL. */
+void notrace joules_count_hw(struct joules_entry *e, struct joules_cpu *jc)
+{
+	struct joules_slot *s;
+	u64 hw[JOULES_NR_HW];
+	u32 mask = joules_pmu_read(jc, hw);
+
+	if (!e || !mask)
+		return;
+	s = &e->slot[jc->pkg];
+	WRITE_ONCE(s->cum[JL_F_CYCLES], s->cum[JL_F_CYCLES] + hw[0]);
+	WRITE_ONCE(s->cum[JL_F_INSTR], s->cum[JL_F_INSTR] + hw[1]);
+	WRITE_ONCE(s->cum[JL_F_MISSES], s->cum[JL_F_MISSES] + hw[2]);
+	if ((e->hw_seen & mask) != mask)
+		WRITE_ONCE(e->hw_seen, e->hw_seen | mask);
+}
+
+/*
+ * Caller holds e->group->lock. CPU time and I/O bytes are as of now: what
+ * the worker has not counted yet is read from the task while it exists, so
+ * a reader need not wait for an interval.
+ */
 void joules_entry_totals(struct joules_entry *e, struct joules_totals *t)
 {
+	struct task_struct *task;
+	u64 d_rt = 0, d_rd = 0, d_wr = 0;
+	unsigned long flags;
 	unsigned int p, f;
 
 	memset(t, 0, sizeof(*t));
 	t->s = e->sums;
+	raw_spin_lock_irqsave(&e->acct_lock, flags);
 	for (p = 0; p < joules_nr_pkgs; p++)
 		for (f = 0; f < JL_NR_FEATURES; f++)
 			t->feat[f] += READ_ONCE(e->slot[p].cum[f]);
-	t->read_bytes = READ_ONCE(e->io_read);
-	t->write_bytes = READ_ONCE(e->io_write);
+	task = e->task;
+	if (task) {
+		d_rt = grown(READ_ONCE(task->se.sum_exec_runtime), e->last_exec);
+		d_rd = grown(READ_ONCE(task->ioac.read_bytes), e->last_read);
+		d_wr = grown(READ_ONCE(task->ioac.write_bytes), e->last_write);
+	}
+	t->read_bytes = e->io_read + d_rd;
+	t->write_bytes = e->io_write + d_wr;
+	raw_spin_unlock_irqrestore(&e->acct_lock, flags);
+	t->feat[JL_F_CPU_NS] += d_rt;
+	t->feat[JL_F_DISK] += d_rd + d_wr;
 	t->hw_present = READ_ONCE(e->hw_seen);
 }
 
@@ -305,7 +384,6 @@ void joules_fold(struct joules_entry *e)
 	list_del(&e->gnode);
 	last = --g->nr_members == 0;
 	spin_unlock(&g->lock);
-	put_task_struct(e->task);
 	call_rcu(&e->rcu, entry_free_rcu);
 	if (last)
 		call_rcu(&g->rcu, group_free_rcu);
@@ -487,11 +565,14 @@ int joules_tasks_init(void)
 		struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);
 
 		memset(jc, 0, sizeof(*jc));
-		jc->gen = 1;	/* qg[] start at 0: first switch queues */
 		jc->pkg = topology_logical_package_id(cpu);
 		if (jc->pkg >= joules_nr_pkgs)
 			jc->pkg = 0;
 	}
+	joules_gen = 1;
+	/* Before the hooks exist: nothing runs the code being patched. */
+	if (joules_nr_pkgs > 1)
+		static_branch_enable(&joules_multi_pkg);
 	return 0;
 nomem:
 	kvfree(table);
@@ -526,6 +607,8 @@ void joules_tasks_exit(void)
 		hlist_for_each_entry_safe(e, tmp, &table[b], hnode) {
 			hlist_del_rcu(&e->hnode);
 			atomic64_dec(&nr_tracked);
+			/* Without the free hook the task may be gone already. */
+			e->task = NULL;
 			joules_fold(e);
 		}
 	}

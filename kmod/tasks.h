@@ -1,22 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The task table's data structures, shared by the scheduler hooks (which
- * count into them), the attribution worker (which charges energy) and the
+ * note who runs), the attribution worker (which counts and charges) and the
  * readers (procfs, netlink).
  *
- * Concurrency in one paragraph: a task's switch-side counters are written
- * only by the CPU that switches the task out (the scheduler never runs a
- * task on two CPUs, and the probe for prev finishes before prev can run
- * elsewhere), so the hot path takes no lock and uses no atomic op but one
- * llist_add per task per interval. The worker reads them with READ_ONCE and
- * keeps its own "charged" snapshot. Each CPU has a generation number that
- * only that CPU changes, from the worker's IPI, so a probe and the IPI on a
- * CPU never overlap (both run with interrupts off). Readers hold RCU and the
- * thread group's spinlock.
+ * Concurrency in one paragraph: the sched_switch probe does as little as
+ * it can: it finds the incoming task's entry (a per-CPU cache in front of
+ * the hash table) and queues it once per interval on its package's list
+ * (one llist_add per task per interval and package). CPU time and I/O bytes
+ * are not counted per switch: the worker takes them from the task itself
+ * (se.sum_exec_runtime, ioac) for every queued entry, under the entry's
+ * acct_lock, which the probe takes only when a task changed packages. PMU
+ * counts are per CPU, so with a PMU the probe adds them at switch-out; only
+ * the CPU switching a task out writes them. The interval generation is one
+ * global number; the worker advances it and then sends every online CPU an
+ * IPI, which waits out probes that still saw the old number (they run with
+ * interrupts off) and queues each CPU's running task for the new interval.
+ * Readers hold RCU and the thread group's spinlock.
  */
 #ifndef JOULES_TASKS_H
 #define JOULES_TASKS_H
 
+#include <linux/jump_label.h>
 #include <linux/llist.h>
 #include <linux/list.h>
 #include <linux/percpu.h>
@@ -28,11 +33,14 @@
 /* Hardware counters read per CPU at each switch (a subset of features). */
 #define JOULES_NR_HW 3	/* JL_F_CYCLES, JL_F_INSTR, JL_F_MISSES */
 
+/* Per-CPU cache of task entries in front of the hash table (8 lines). */
+#define JOULES_CACHE_BITS 3
+
 /* Per package and task: what the task did on that package. */
 struct joules_slot {
 	struct llist_node lnode[2];	/* on joules_pkg.list[gen & 1] */
 	unsigned long qg[2];		/* generation each lnode was queued in */
-	u64 cum[JL_NR_FEATURES];	/* switch side: cumulative counts */
+	u64 cum[JL_NR_FEATURES];	/* cumulative counts on this package */
 	u64 charged[JL_NR_FEATURES];	/* worker side: already charged */
 };
 
@@ -74,7 +82,12 @@ enum {
 
 struct joules_entry {
 	struct hlist_node hnode;	/* table bucket, keyed by task pointer */
-	struct task_struct *task;	/* holds a reference until folded */
+	/*
+	 * No reference is held: the task is valid until the kernel releases
+	 * it (sched_process_free), which counts its last and clears this
+	 * under acct_lock. The worker and readers look only under that lock.
+	 */
+	struct task_struct *task;
 	struct joules_group *group;
 	struct list_head gnode;		/* group->members, under group->lock */
 	unsigned long flags;		/* JE_* bits */
@@ -83,12 +96,18 @@ struct joules_entry {
 	kuid_t uid;
 	char comm[TASK_COMM_LEN];
 
-	/* Switch side: written only by the CPU switching the task out. */
-	u64 last_exec;			/* se.sum_exec_runtime last accounted */
-	u64 last_read;			/* ioac.read_bytes last accounted */
+	/*
+	 * Counted from the task under acct_lock (worker; the probe when the
+	 * task moved to another package), into slot[acct_pkg].
+	 */
+	raw_spinlock_t acct_lock;
+	unsigned int acct_pkg;		/* package the uncounted runtime is on */
+	u64 last_exec;			/* se.sum_exec_runtime last counted */
+	u64 last_read;			/* ioac.read_bytes last counted */
 	u64 last_write;
 	u64 io_read;			/* since tracked */
 	u64 io_write;
+	/* Written only by the CPU switching the task out. */
 	u32 hw_seen;			/* JL_F_* bits a PMU counted */
 
 	/* Worker side. */
@@ -104,11 +123,23 @@ struct joules_entry {
 	struct joules_slot slot[];	/* one per package */
 };
 
+/*
+ * A cached entry is known to be queued on this CPU's package in generation
+ * gen. Entries are freed only after every CPU has left the generation they
+ * died in, so a tag equal to the current generation also proves the entry
+ * is still allocated; its task pointer (cleared when the task is released)
+ * says whose it is.
+ */
+struct joules_cache_line {
+	struct joules_entry *e;
+	unsigned long gen;
+};
+
 /* Per CPU: the hooks' state. */
 struct joules_cpu {
 	struct joules_entry *cur;	/* entry of the task running here */
-	unsigned long gen;		/* this CPU's interval generation */
 	unsigned int pkg;		/* logical package of this CPU */
+	struct joules_cache_line cache[1 << JOULES_CACHE_BITS];
 	struct perf_event *hw[JOULES_NR_HW];
 	u64 hw_last[JOULES_NR_HW];
 };
@@ -119,6 +150,12 @@ struct joules_pkg {
 };
 
 DECLARE_PER_CPU(struct joules_cpu, joules_cpus);
+/* The interval generation: written by the worker, read by the probes. */
+extern unsigned long joules_gen;
+/* More than one package: tasks may take uncounted runtime across. */
+DECLARE_STATIC_KEY_FALSE(joules_multi_pkg);
+/* Hardware counters exist: the probe reads them at every switch. */
+DECLARE_STATIC_KEY_FALSE(joules_hw_on);
 extern struct joules_pkg *joules_pkgs;
 extern unsigned int joules_nr_pkgs;
 extern struct llist_head joules_reaped;	/* entries released by the kernel */
@@ -131,8 +168,19 @@ struct joules_entry *joules_lookup(struct task_struct *t);
 int joules_track(struct task_struct *t, gfp_t gfp);
 void joules_untrack(struct task_struct *t);
 void joules_tasks_start(void);
-void joules_account(struct joules_entry *e, struct joules_cpu *jc,
-		    struct task_struct *t, const u64 *hw, u32 hwmask);
+/*
+ * Irqs off, t running or about to run on this CPU: queue e on this CPU's
+ * package for generation gen (moving uncounted runtime to the package it
+ * was spent on first, where the task changed packages).
+ */
+void joules_enter(struct joules_entry *e, struct joules_cpu *jc,
+		  unsigned long gen);
+/* Worker: count CPU time and I/O of e's task since last counted. */
+void joules_count(struct joules_entry *e);
+/* Worker: has e's task left its CPU for good (or been released)? */
+bool joules_off_cpu(struct joules_entry *e);
+/* Irqs off: add this CPU's PMU deltas to e (the task that ran here). */
+void joules_count_hw(struct joules_entry *e, struct joules_cpu *jc);
 /* Worker: fold a finalised, reaped entry into its group and free it. */
 void joules_fold(struct joules_entry *e);
 /* Worker: totals of one entry (caller holds e->group->lock). */
