@@ -6,6 +6,7 @@
 #
 #   run-qemu.sh [--mode tests|demo|bench|bench-icount] [--timeout SEC] [--log FILE] [--counts FILE]
 #               [--only REGEX]   (run only the selftests whose names match)
+#               [--sockets N]    (spread the 2 CPUs over N packages)
 #
 # Exit status: 0 when every test passed; 1 on any failure, on a kernel panic,
 # on a hang (no end marker within the timeout) or on missing output.
@@ -16,6 +17,7 @@ tmo=${JOULES_QEMU_TIMEOUT:-1800}
 log=
 counts=
 only=
+sockets=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) mode=$2; shift 2 ;;
@@ -23,8 +25,9 @@ while [ $# -gt 0 ]; do
 	--log) log=$2; shift 2 ;;
 	--counts) counts=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
+	--sockets) sockets=$2; shift 2 ;;
 	-h|--help)
-		sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0 ;;
 	*) echo "run-qemu: unknown argument '$1'" >&2; exit 2 ;;
 	esac
@@ -46,12 +49,17 @@ trap 'rm -rf "$work"' EXIT
 
 # bench-icount: one CPU with -icount shift=0, so that the guest's clock
 # counts instructions (1 ns = 1 instruction): benchmarks free of host noise.
+case $sockets in
+1|2) ;;
+*) echo "run-qemu: --sockets takes 1 or 2 (the guest has 2 CPUs)" >&2; exit 2 ;;
+esac
 smp=2
+[ "$sockets" -gt 1 ] && smp="2,sockets=$sockets,cores=$((2 / sockets)),threads=1"
 [ "$mode" = bench-icount ] && smp="1 -icount shift=0"
 
 # loglevel=1 keeps kernel chatter off the console; panics still print.
 # Software emulation only: -enable-kvm hangs on these machines.
-echo "run-qemu: booting $kernel (mode $mode, timeout ${tmo}s)" >&2
+echo "run-qemu: booting $kernel (mode $mode, $sockets package(s), timeout ${tmo}s)" >&2
 timeout --foreground -k 10 "$tmo" "$qemu" -m 1024 -smp $smp -nographic -no-reboot -net none \
 	-cpu max -kernel "$kernel" -initrd "$work"/initrd.cpio.gz \
 	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 hung_task_panic=1 loglevel=${JOULES_QEMU_LOGLEVEL:-1} quiet slab_nomerge${only:+ jtests=$only}" \

@@ -6,6 +6,7 @@
  * files held open.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 
@@ -120,6 +121,69 @@ static void test_busy_loop(void)
 	}
 	release(pid, fd);
 	tap_done("1 s busy loop: cpu_time_ns within 10%%, energy = prediction within 1%%");
+}
+
+/*
+ * A task that keeps moving between CPUs (and packages, where the machine
+ * has several: the runtime it has not been charged for moves with it):
+ * its CPU time is its own sum_exec_runtime to the nanosecond, and its
+ * model energy is the prediction of exactly that time, to the microjoule.
+ */
+static void test_migrating(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned long long ns = 0, uj = 0, run = 0;
+	char path[64], b[1024];
+	int done[2], go[2], i;
+	pid_t pid;
+	char c;
+
+	if (st_read(JOULES_SYSFS "/packages", b, sizeof(b)) > 0)
+		tap_diag("%ld CPUs, packages: %s", ncpu, b);
+	/* 5 W per busy CPU and nothing else: energy_uj = ns * 5e6 / 1e9. */
+	tap_check(set_coef("5000000 0 0 0 0 0\n") == 0, "set coefficients");
+	if (pipe(done) || pipe(go)) {
+		tap_check(0, "pipes");
+		tap_done("a task moving between CPUs");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		for (i = 0; i < 24; i++) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(i % ncpu, &set);
+			if (sched_setaffinity(0, sizeof(set), &set))
+				_exit(1);
+			st_burn_cpu(0.02);
+		}
+		if (write(done[1], "x", 1) != 1 || read(go[0], &c, 1) < 0)
+			_exit(2);
+		_exit(0);
+	}
+	close(done[1]);
+	close(go[0]);
+	tap_check(read(done[0], &c, 1) == 1, "child moved over %ld CPUs", ncpu);
+	/* The child is blocked now: nothing it counts changes any more. */
+	settle();
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	if (st_read(path, b, sizeof(b)) > 0)
+		run = strtoull(b, NULL, 10);
+	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
+	if (tap_check(read_energy(path, b, sizeof(b)) == 0, "read %s", path)) {
+		st_kv(b, "cpu_time_ns", &ns);
+		st_kv(b, "energy_uj", &uj);
+		tap_check(run > 0.4e9 && ns == run,
+			  "cpu_time_ns %llu = the task's own runtime %llu", ns, run);
+		tap_check(uj == ns / 200, "energy_uj %llu = prediction %llu", uj, ns / 200);
+	}
+	if (write(go[1], "x", 1) < 0)
+		tap_diag("release write failed");
+	close(go[1]);
+	close(done[0]);
+	waitpid(pid, NULL, 0);
+	tap_done("a task moving between CPUs: CPU time and model energy exact");
 }
 
 static void test_ratio(void)
@@ -467,8 +531,9 @@ int main(void)
 		printf("1..0 # SKIP joules not loaded\n");
 		return KSFT_SKIP;
 	}
-	tap_plan(9);
+	tap_plan(10);
 	test_busy_loop();
+	test_migrating();
 	test_ratio();
 	test_threads();
 	test_exited_child();
