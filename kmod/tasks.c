@@ -331,10 +331,12 @@ void joules_entry_totals(struct joules_entry *e, struct joules_totals *t)
 	unsigned long flags;
 	unsigned int p, f;
 
-	memset(t, 0, sizeof(*t));
+	/* Every field assigned, no memset: dumps call this once per task. */
 	t->s = e->sums;
 	raw_spin_lock_irqsave(&e->acct_lock, flags);
-	for (p = 0; p < joules_nr_pkgs; p++)
+	for (f = 0; f < JL_NR_FEATURES; f++)
+		t->feat[f] = READ_ONCE(e->slot[0].cum[f]);
+	for (p = 1; p < joules_nr_pkgs; p++)
 		for (f = 0; f < JL_NR_FEATURES; f++)
 			t->feat[f] += READ_ONCE(e->slot[p].cum[f]);
 	task = e->task;
