@@ -51,11 +51,11 @@ struct pkg_pass {
 };
 
 /*
- * On every CPU, after the generation moved on (interrupts off, so no probe
- * is running here): the closed interval gets the PMU counts of the task
- * running here so far, and that task is queued for the new interval, which
- * it is already running in. A task that was running when the module loaded
- * is found here.
+ * On every awake CPU, after the generation moved on (interrupts off, so no
+ * probe is running here): the closed interval gets the PMU counts of the
+ * task running here so far, and that task is queued for the new interval,
+ * which it is already running in. A task that was running when the module
+ * loaded is found here (every CPU starts awake).
  */
 static void flush_cpu(void *unused)
 {
@@ -65,6 +65,8 @@ static void flush_cpu(void *unused)
 
 	if (is_idle_task(t)) {
 		e = NULL;
+		/* Nothing to flush here until a task runs (switch_in()). */
+		WRITE_ONCE(jc->awake, false);
 	} else if (!e || e->task != t) {
 		e = joules_lookup(t);
 		jc->cur = e;
@@ -73,6 +75,11 @@ static void flush_cpu(void *unused)
 		joules_count_hw(e, jc);
 	if (e)
 		joules_enter(e, jc, READ_ONCE(joules_gen));
+}
+
+static bool cpu_awake(int cpu, void *unused)
+{
+	return READ_ONCE(per_cpu(joules_cpus, cpu).awake);
 }
 
 static inline struct joules_entry *slot_entry(struct joules_slot *s,
@@ -360,13 +367,17 @@ static void tick(struct work_struct *work)
 
 	/*
 	 * Close the interval. Probes read joules_gen with interrupts off, so
-	 * once every online CPU has taken the flush IPI none still queues on
-	 * the closed lists; hotplug is held off so that none is missed.
+	 * once every awake CPU has taken the flush IPI none still queues on
+	 * the closed lists: a CPU idle now reads the new generation when it
+	 * leaves idle (switch_in()). Idle CPUs are left asleep, which is also
+	 * what they cost least energy doing. Hotplug is held off so that no
+	 * CPU is missed.
 	 */
 	cpus_read_lock();
 	closed = joules_gen;
 	WRITE_ONCE(joules_gen, closed + 1);
-	on_each_cpu(flush_cpu, NULL, 1);
+	smp_mb(); /* the flip before reading awake; pairs with switch_in() */
+	on_each_cpu_cond(cpu_awake, flush_cpu, NULL, true);
 	cpus_read_unlock();
 	now = ktime_get_ns();
 	dt = now - last_tick_ns;

@@ -41,15 +41,27 @@ static noinline notrace void switch_in_slow(struct joules_cpu *jc,
 }
 
 static __always_inline void switch_in(struct joules_cpu *jc,
-				      struct task_struct *next,
-				      unsigned long gen)
+				      struct task_struct *next)
 {
 	struct joules_cache_line *c;
+	unsigned long gen;
 
 	if (is_idle_task(next)) {
 		jc->cur = NULL;	/* idle time belongs to idle energy */
+		WRITE_ONCE(jc->awake, false);
 		return;
 	}
+	if (unlikely(!jc->awake)) {
+		/*
+		 * Leaving idle. The worker interrupts only awake CPUs when it
+		 * closes an interval; say so before reading the generation
+		 * (pairs with the barrier after its flip): either it flushes
+		 * this CPU or this CPU sees the new generation.
+		 */
+		WRITE_ONCE(jc->awake, true);
+		smp_mb();
+	}
+	gen = READ_ONCE(joules_gen);
 	/*
 	 * A hit means next was queued on this package in this interval
 	 * already; with several packages it must also not have run elsewhere
@@ -83,7 +95,7 @@ static noinline notrace void switch_task_out(struct task_struct *prev,
 		if (e && !test_and_set_bit(JE_DEAD, &e->flags))
 			llist_add(&e->dnode, &joules_dying);
 	}
-	switch_in(jc, next, READ_ONCE(joules_gen));
+	switch_in(jc, next);
 }
 
 /*
@@ -97,7 +109,7 @@ static __always_inline void switch_task(struct task_struct *prev,
 		switch_task_out(prev, next, dead);
 		return;
 	}
-	switch_in(this_cpu_ptr(&joules_cpus), next, READ_ONCE(joules_gen));
+	switch_in(this_cpu_ptr(&joules_cpus), next);
 }
 
 /* The probe's arguments changed in 5.18 (prev_state added). */

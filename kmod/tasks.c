@@ -567,6 +567,8 @@ int joules_tasks_init(void)
 		struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);
 
 		memset(jc, 0, sizeof(*jc));
+		/* The first flush finds what runs now (see flush_cpu()). */
+		jc->awake = true;
 		jc->pkg = topology_logical_package_id(cpu);
 		if (jc->pkg >= joules_nr_pkgs)
 			jc->pkg = 0;

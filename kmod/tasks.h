@@ -138,6 +138,7 @@ struct joules_cache_line {
 /* Per CPU: the hooks' state. */
 struct joules_cpu {
 	struct joules_entry *cur;	/* entry of the task running here */
+	bool awake;			/* not idle since the last flush */
 	unsigned int pkg;		/* logical package of this CPU */
 	struct joules_cache_line cache[1 << JOULES_CACHE_BITS];
 	struct perf_event *hw[JOULES_NR_HW];
