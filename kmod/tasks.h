@@ -13,10 +13,13 @@
  * acct_lock, which the probe takes only when a task changed packages. PMU
  * counts are per CPU, so with a PMU the probe adds them at switch-out; only
  * the CPU switching a task out writes them. The interval generation is one
- * global number; the worker advances it and then sends every online CPU an
+ * global number; the worker advances it and then sends every awake CPU an
  * IPI, which waits out probes that still saw the old number (they run with
  * interrupts off) and queues each CPU's running task for the new interval.
- * Readers hold RCU and the thread group's spinlock.
+ * A CPU idle at the flip is left asleep: leaving idle, it marks itself awake
+ * before reading the generation (a barrier on each side), so it either got
+ * the IPI or sees the new number. Readers hold RCU and the thread group's
+ * spinlock.
  */
 #ifndef JOULES_TASKS_H
 #define JOULES_TASKS_H
