@@ -150,48 +150,59 @@ static DEFINE_MUTEX(joules_nl_lock);
 static bool joules_nl_up;
 
 /*
- * Records are written in place: one tailroom check for the largest record
- * this file builds, then every attribute stored directly. A dump of 10,000
- * tasks spent 40% of its instructions in nla_put()'s per-attribute checks
- * and calls. The bytes on the wire are those nla_put*() would write. The
- * bound is above the largest record below (16 u64, 7 u32, a comm, 2 flags);
- * joules_nl_w_end() warns should a record ever outgrow it.
+ * Records are written in place: attributes are stored directly at the
+ * skb's tail, each checked against the room left, and the skb grows once
+ * at the end. A dump of 10,000 tasks spent 40% of its instructions in
+ * nla_put()'s per-attribute calls (tailroom check, skb_put(), memset and
+ * memcpy). The bytes on the wire are those nla_put*() would write.
  */
-#define JOULES_NL_REC_MAX                                                  \
-	(24 * nla_total_size_64bit(sizeof(u64)) +                          \
-	 8 * nla_total_size(sizeof(u32)) + nla_total_size(TASK_COMM_LEN) + \
-	 4 * nla_total_size(0))
-
 struct joules_nl_w {
 	struct sk_buff *skb;
-	u8 *p; /* where the next attribute goes */
+	u8 *p;		/* where the next attribute goes */
+	u8 *start;	/* the record's first attribute */
+	u8 *end;	/* end of the skb's room */
+	bool full;	/* an attribute did not fit: the record is dropped */
 };
 
-/* Room for any record in @skb? Then start writing at its tail. */
+/* Room for the largest single attribute, so an overflow can rewind. */
+#define JOULES_NL_W_MIN 32
+
 static bool joules_nl_w_start(struct joules_nl_w *w, struct sk_buff *skb)
 {
-	if (skb_tailroom(skb) < JOULES_NL_REC_MAX)
+	if (skb_tailroom(skb) < JOULES_NL_W_MIN)
 		return false;
 	w->skb = skb;
-	w->p = skb_tail_pointer(skb);
+	w->start = w->p = skb_tail_pointer(skb);
+	w->end = w->p + skb_tailroom(skb);
+	w->full = false;
 	return true;
 }
 
-static void joules_nl_w_end(struct joules_nl_w *w)
+/* 0, or -EMSGSIZE with the skb not grown when the record did not fit. */
+static int joules_nl_w_end(struct joules_nl_w *w)
 {
-	unsigned int len = w->p - skb_tail_pointer(w->skb);
-
-	/* JOULES_NL_REC_MAX was too small: fix the bound, the record is lost. */
-	if (WARN_ON_ONCE(len > JOULES_NL_REC_MAX))
-		return;
-	__skb_put(w->skb, len);
+	if (w->full)
+		return -EMSGSIZE;
+	__skb_put(w->skb, w->p - w->start);
+	return 0;
 }
 
+/*
+ * Header of an attribute of @len bytes; returns where its data goes. One
+ * that does not fit marks the record full and is written over its start
+ * instead (never past the skb's room); the record is then dropped.
+ */
 static __always_inline void *joules_nl_w_attr(struct joules_nl_w *w, int type,
 					      int len)
 {
-	struct nlattr *nla = (struct nlattr *)w->p;
+	struct nlattr *nla;
 
+	BUILD_BUG_ON(nla_total_size(TASK_COMM_LEN) > JOULES_NL_W_MIN);
+	if (unlikely(w->end - w->p < nla_total_size(len))) {
+		w->full = true;
+		w->p = w->start;
+	}
+	nla = (struct nlattr *)w->p;
 	nla->nla_type = type;
 	nla->nla_len = nla_attr_size(len);
 	w->p += nla_total_size(len);
@@ -293,8 +304,7 @@ static int joules_nl_fill_stats(struct sk_buff *skb,
 	joules_nl_w_feat(&w, feat, present);
 	joules_nl_w_u64(&w, JOULES_A_READ_BYTES, st->read_bytes);
 	joules_nl_w_u64(&w, JOULES_A_WRITE_BYTES, st->write_bytes);
-	joules_nl_w_end(&w);
-	return 0;
+	return joules_nl_w_end(&w);
 }
 
 /* Presence of the features the module always counts. */
@@ -322,8 +332,7 @@ static int joules_nl_fill_sample(struct sk_buff *skb,
 	joules_nl_w_domains(&w, s->domains, s->domain_uj);
 	joules_nl_w_feat(&w, s->feat.v, joules_nl_feat_present(&s->feat));
 	joules_nl_w_u32(&w, JOULES_A_NR_TASKS, s->nr_tasks);
-	joules_nl_w_end(&w);
-	return 0;
+	return joules_nl_w_end(&w);
 }
 
 static int joules_nl_fill_node(struct sk_buff *skb,
@@ -344,8 +353,7 @@ static int joules_nl_fill_node(struct sk_buff *skb,
 	joules_nl_w_u64(&w, JOULES_A_MODEL_GEN, generation);
 	joules_nl_w_u64(&w, JOULES_A_TASKS_TRACKED, nt->tasks_tracked);
 	joules_nl_w_u64(&w, JOULES_A_UPTIME_NS, nt->uptime_ns);
-	joules_nl_w_end(&w);
-	return 0;
+	return joules_nl_w_end(&w);
 }
 
 static int joules_nl_get_task(struct sk_buff *skb, struct genl_info *info)
