@@ -25,6 +25,12 @@ static const u32 hw_feature[JOULES_NR_HW] = { JL_F_CYCLES, JL_F_INSTR, JL_F_MISS
 static u32 present;	/* JL_F_* bits with an event on every online CPU */
 DEFINE_STATIC_KEY_FALSE(joules_hw_on);
 
+/* Three counter reads per switch-out are most of the hook's cost where a PMU exists. */
+static bool hw_counters = true;
+module_param(hw_counters, bool, 0444);
+MODULE_PARM_DESC(hw_counters,
+		 "Count cycles, instructions and cache misses per task where a PMU exists (default 1); 0: absent, and a cheaper context switch");
+
 u32 joules_pmu_present(void)
 {
 	return present;
@@ -69,6 +75,10 @@ int joules_pmu_init(void)
 	unsigned int cpu, i;
 	u32 ok = (1U << hw_feature[0]) | (1U << hw_feature[1]) | (1U << hw_feature[2]);
 
+	if (!hw_counters) {
+		pr_info("hardware counters off (hw_counters=0): cycles, instructions and cache misses are absent\n");
+		return 0;
+	}
 	cpus_read_lock();
 	for_each_online_cpu(cpu) {
 		struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);

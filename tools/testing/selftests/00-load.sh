@@ -1,11 +1,12 @@
 #!/bin/sh
-# Load, sysfs version, unload, and 20 reload cycles with a clean dmesg.
+# Load, sysfs version, unload, hw_counters=0, and 20 reload cycles with a
+# clean dmesg.
 . /lib/joules/lib.sh
 n=0
 t() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=1; fi; }
 failed=0
 echo "TAP version 13"
-echo "1..6"
+echo "1..7"
 joules_unload >/dev/null 2>&1
 dmesg -c >/dev/null
 insmod "$JOULES_KO"; t $? "insmod joules.ko"
@@ -15,6 +16,19 @@ want=$(modinfo -F version "$JOULES_KO" 2>/dev/null)
 dmesg | grep -q "joules: version $v loaded"; t $? "one load line in dmesg"
 joules_unload; t $? "unload"
 [ ! -d /sys/kernel/joules ]; t $? "sysfs directory gone after unload"
+# With the counters switched off they are absent, and dmesg says why (not
+# "no PMU", which is what QEMU's emulation gets otherwise).
+echo "joules-selftest: hw_counters=0" > /dev/kmsg
+ok=1
+if insmod "$JOULES_KO" hw_counters=0; then
+	hw=$(cat /sys/kernel/joules/hw_counters 2>/dev/null)
+	echo "# hw_counters=0: sysfs hw_counters '$hw'"
+	since=$(dmesg | sed -n '/joules-selftest: hw_counters=0/,$p')
+	[ "$hw" = absent ] && echo "$since" | grep -q "hardware counters off (hw_counters=0)" &&
+		! echo "$since" | grep -q "no hardware counters (no PMU)" && ok=0
+	joules_unload || ok=1
+fi
+t $ok "hw_counters=0: counters absent, dmesg says they are off"
 ok=0
 i=0
 while [ $i -lt 20 ]; do
