@@ -4,7 +4,8 @@
  * through the same joules_meter interface as the RAPL MSRs (QEMU has no
  * RAPL). Built by `make testmod`, never installed.
  *
- * Each domain draws a constant power, settable at runtime in
+ * It has nr_pkgs packages (default 1), all alike. Each domain of each
+ * package draws a constant power, settable at runtime in
  * /sys/module/joules_testmeter/parameters/<domain>_uw, and its energy is
  * exactly power x elapsed time on the ktime clock: no rounding anywhere but
  * the final floor to whole counts and whole microjoules, with remainders
@@ -31,8 +32,10 @@
 #define TM_POWER_LIMIT_UW 100000000ULL
 #define TM_STEP_NS (100ULL * NSEC_PER_SEC)
 
+/* At most as many packages as a two-socket test guest has, and some. */
+#define TM_MAX_PKGS 4
+
 struct tm_dom {
-	u64 power_uw; /* in force since seg_ns */
 	u64 cnt; /* counts since the origin; the counter is the low 32 bits */
 	u64 crem; /* remainder of cnt, in 2^-esu fJ (< 1e15) */
 	u64 uj; /* exact energy since load: uj + rem_fj */
@@ -40,16 +43,21 @@ struct tm_dom {
 };
 
 static DEFINE_SPINLOCK(tm_lock); /* everything below */
-static struct tm_dom dom[JL_NR_DOMAINS] = {
-	[JL_D_PKG] = { .power_uw = 8000000 },
-	[JL_D_CORE] = { .power_uw = 3000000 },
-	[JL_D_DRAM] = { .power_uw = 2000000 },
-	[JL_D_PSYS] = { .power_uw = 12000000 },
+/* Power of each domain, uW, in force since seg_ns; the same in every package. */
+static u64 power_uw[JL_NR_DOMAINS] = {
+	[JL_D_PKG] = 8000000,
+	[JL_D_CORE] = 3000000,
+	[JL_D_DRAM] = 2000000,
+	[JL_D_PSYS] = 12000000,
 };
+static struct tm_dom dom[TM_MAX_PKGS][JL_NR_DOMAINS];
 static u64 seg_ns; /* last time the energy was brought up to date */
 static bool started;
 static unsigned long reads;
 
+static unsigned int nr_pkgs = 1;
+module_param(nr_pkgs, uint, 0444);
+MODULE_PARM_DESC(nr_pkgs, "Packages, all alike (default 1, at most 4)");
 static unsigned int nr_domains = 2;
 module_param(nr_domains, uint, 0444);
 MODULE_PARM_DESC(nr_domains,
@@ -134,17 +142,19 @@ static void advance(u64 now)
 {
 	u32 doms = domain_bits();
 	u64 dt = now - seg_ns;
-	unsigned int d;
+	unsigned int d, p;
 
 	seg_ns = now;
 	while (dt) {
 		u64 step = min_t(u64, dt, TM_STEP_NS);
 
 		dt -= step;
-		for (d = 0; d < JL_NR_DOMAINS; d++)
-			if (doms & (1U << d))
-				add_energy(&dom[d], dom[d].power_uw * step,
-					   esu_of(d));
+		for (p = 0; p < nr_pkgs; p++)
+			for (d = 0; d < JL_NR_DOMAINS; d++)
+				if (doms & (1U << d))
+					add_energy(&dom[p][d],
+						   power_uw[d] * step,
+						   esu_of(d));
 	}
 }
 
@@ -156,7 +166,7 @@ static int tm_read(struct joules_meter *m, unsigned int pkg, u64 *raw)
 	advance(ktime_get_ns());
 	for (d = 0; d < JL_NR_DOMAINS; d++)
 		if (m->domains & (1U << d))
-			raw[d] = dom[d].cnt & 0xffffffffULL;
+			raw[d] = dom[pkg][d].cnt & 0xffffffffULL;
 	reads++;
 	spin_unlock(&tm_lock);
 	return 0;
@@ -165,7 +175,6 @@ static int tm_read(struct joules_meter *m, unsigned int pkg, u64 *raw)
 static struct joules_meter tm = {
 	.name = "joules_testmeter",
 	.owner = THIS_MODULE,
-	.nr_pkgs = 1,
 	.bits = 32,
 	.read = tm_read,
 };
@@ -205,52 +214,58 @@ static const struct kernel_param_ops power_ops = {
 	.set = power_set,
 	.get = power_get,
 };
-module_param_cb(pkg_uw, &power_ops, &dom[JL_D_PKG].power_uw, 0644);
+module_param_cb(pkg_uw, &power_ops, &power_uw[JL_D_PKG], 0644);
 MODULE_PARM_DESC(pkg_uw, "Package power, uW (default 8 W)");
-module_param_cb(core_uw, &power_ops, &dom[JL_D_CORE].power_uw, 0644);
+module_param_cb(core_uw, &power_ops, &power_uw[JL_D_CORE], 0644);
 MODULE_PARM_DESC(core_uw, "Core power, uW (default 3 W)");
-module_param_cb(dram_uw, &power_ops, &dom[JL_D_DRAM].power_uw, 0644);
+module_param_cb(dram_uw, &power_ops, &power_uw[JL_D_DRAM], 0644);
 MODULE_PARM_DESC(dram_uw, "DRAM power, uW (default 2 W)");
-module_param_cb(psys_uw, &power_ops, &dom[JL_D_PSYS].power_uw, 0644);
+module_param_cb(psys_uw, &power_ops, &power_uw[JL_D_PSYS], 0644);
 MODULE_PARM_DESC(psys_uw, "Platform power, uW (default 12 W)");
 
-/* energy_uj (read-only): exact energy since load, like rapl/energy_uj. */
-static int energy_get(char *buf, const struct kernel_param *kp)
+/*
+ * energy_uj (read-only): exact energy since load, like rapl/energy_uj, a
+ * line per package; counters (read-only): the raw 32-bit values a read
+ * would return now, and the number of reads.
+ */
+static int show(char *buf, bool raw)
 {
 	u32 doms = domain_bits();
-	unsigned int d;
-	int n;
+	unsigned int d, p;
+	int n = 0;
 
 	spin_lock(&tm_lock);
 	if (started)
 		advance(ktime_get_ns());
-	n = sysfs_emit(buf, "package 0:");
-	for (d = 0; d < JL_NR_DOMAINS; d++)
-		if (doms & (1U << d))
-			n += sysfs_emit_at(buf, n, " %s=%llu", dnames[d],
-					   dom[d].uj);
+	for (p = 0; p < nr_pkgs; p++) {
+		n += sysfs_emit_at(buf, n, "package %u:", p);
+		for (d = 0; d < JL_NR_DOMAINS; d++) {
+			if (!(doms & (1U << d)))
+				continue;
+			if (raw)
+				n += sysfs_emit_at(buf, n, " %s=0x%08llx",
+						   dnames[d],
+						   dom[p][d].cnt & 0xffffffffULL);
+			else
+				n += sysfs_emit_at(buf, n, " %s=%llu",
+						   dnames[d], dom[p][d].uj);
+		}
+		if (raw && p == nr_pkgs - 1)
+			n += sysfs_emit_at(buf, n, " reads=%lu", reads);
+		n += sysfs_emit_at(buf, n, "\n");
+	}
 	spin_unlock(&tm_lock);
-	return n + sysfs_emit_at(buf, n, "\n");
+	return n;
 }
 
-/* counters (read-only): the raw 32-bit values a read would return now. */
+static int energy_get(char *buf, const struct kernel_param *kp)
+{
+	return show(buf, false);
+}
+
 static int counters_get(char *buf, const struct kernel_param *kp)
 {
-	u32 doms = domain_bits();
-	unsigned int d;
-	int n;
-
-	spin_lock(&tm_lock);
-	if (started)
-		advance(ktime_get_ns());
-	n = sysfs_emit(buf, "package 0:");
-	for (d = 0; d < JL_NR_DOMAINS; d++)
-		if (doms & (1U << d))
-			n += sysfs_emit_at(buf, n, " %s=0x%08llx", dnames[d],
-					   dom[d].cnt & 0xffffffffULL);
-	n += sysfs_emit_at(buf, n, " reads=%lu", reads);
-	spin_unlock(&tm_lock);
-	return n + sysfs_emit_at(buf, n, "\n");
+	return show(buf, true);
 }
 
 static int ro_set(const char *val, const struct kernel_param *kp)
@@ -274,18 +289,20 @@ MODULE_PARM_DESC(counters, "Raw 32-bit counters and read count (read-only)");
 static int __init tm_init(void)
 {
 	u64 now, r;
-	unsigned int d;
+	unsigned int d, p;
 	u32 doms;
 	int err;
 
-	if (!nr_domains || nr_domains > JL_NR_DOMAINS || esu > 31 ||
+	if (!nr_pkgs || nr_pkgs > TM_MAX_PKGS || !nr_domains ||
+	    nr_domains > JL_NR_DOMAINS || esu > 31 ||
 	    dram_esu > 31 || !max_power_uw ||
 	    max_power_uw > TM_POWER_LIMIT_UW || start_ms > 10000)
 		return -EINVAL;
 	doms = domain_bits();
 	for (d = 0; d < JL_NR_DOMAINS; d++)
-		if ((doms & (1U << d)) && dom[d].power_uw > max_power_uw)
+		if ((doms & (1U << d)) && power_uw[d] > max_power_uw)
 			return -EINVAL;
+	tm.nr_pkgs = nr_pkgs;
 	tm.domains = doms;
 	tm.esu = esu;
 	if ((doms & (1U << JL_D_DRAM)) && dram_esu != esu) {
@@ -298,14 +315,16 @@ static int __init tm_init(void)
 	now = ktime_get_ns();
 	for (d = 0; d < JL_NR_DOMAINS; d++) {
 		/* Counts of start_ms at this power, clamped to one wrap. */
-		u64 c = fj_to_counts(dom[d].power_uw * start_ms * NSEC_PER_MSEC,
+		u64 c = fj_to_counts(power_uw[d] * start_ms * NSEC_PER_MSEC,
 				     esu_of(d), &r);
 
 		c = clamp_t(u64, c, 1, 0xffffffffULL);
-		dom[d].cnt = (1ULL << 32) - c;
-		dom[d].crem = 0;
-		dom[d].uj = 0;
-		dom[d].rem_fj = 0;
+		for (p = 0; p < nr_pkgs; p++) {
+			dom[p][d].cnt = (1ULL << 32) - c;
+			dom[p][d].crem = 0;
+			dom[p][d].uj = 0;
+			dom[p][d].rem_fj = 0;
+		}
 	}
 	seg_ns = now;
 	started = true;

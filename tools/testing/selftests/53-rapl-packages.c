@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Measured energy on every package: the synthetic meter registered with as
+ * many packages as the machine has (one in the usual guest, two in the
+ * two-socket boot), each drawing 8 W. Samples carry the sum of all
+ * packages; a task pinned to a package is charged that package's energy;
+ * node totals conserve (idle + tasks = measured) to the microjoule.
+ */
+#include <sched.h>
+
+#include "selftest.h"
+#include "nl.h"
+
+#define METER "/lib/joules/joules_testmeter.ko"
+#define PKG_W 8.0
+#define MAX_PKGS 4
+
+static unsigned int interval_ms(void)
+{
+	char b[32];
+
+	if (st_read(JOULES_SYSFS "/interval_ms", b, sizeof(b)) <= 0)
+		return 100;
+	return (unsigned int)atoi(b);
+}
+
+/* First online CPU of each package, in package order; returns the count. */
+static int package_cpus(int *cpu_of)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int ids[MAX_PKGS], n = 0;
+	char path[96], b[32];
+
+	for (int c = 0; c < ncpu; c++) {
+		int id, k;
+
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
+		if (st_read(path, b, sizeof(b)) <= 0)
+			return -1;
+		id = atoi(b);
+		for (k = 0; k < n && ids[k] != id; k++)
+			;
+		if (k == n) {
+			if (n == MAX_PKGS)
+				return -1;
+			ids[n] = id;
+			cpu_of[n++] = c;
+		}
+	}
+	return n;
+}
+
+static void test_samples(struct jnl *nl, int npkg)
+{
+	double lo = 0.95 * PKG_W * npkg, hi = 1.05 * PKG_W * npkg;
+	struct sample_rec s[4];
+	int got = 0;
+
+	while (got < 4) {
+		struct jnl_event ev;
+		int r = jnl_next_event(nl, &ev, 5000);
+
+		if (r <= 0) {
+			tap_check(0, "no sample: %d", r);
+			break;
+		}
+		if (ev.type == JNL_EV_SAMPLE)
+			s[got++] = ev.sample;
+	}
+	/* The first one may straddle the meter's arrival. */
+	for (int i = 1; i < got; i++) {
+		double w = (double)s[i].domain_uj[REC_PKG] * 1e3 /
+			   (double)s[i].interval_ns;
+
+		tap_check(s[i].source == REC_SRC_RAPL, "source %u", s[i].source);
+		tap_check(w > lo && w < hi, "pkg %.3f W, meter draws %d x %.0f W",
+			  w, npkg, PKG_W);
+	}
+	tap_check(got == 4, "%d samples", got);
+	tap_done("samples: the energy of all %d package(s)", npkg);
+}
+
+/*
+ * A child pinned to `cpu` burns `sec` of CPU, then blocks: while it runs
+ * it is nearly alone on its package, so it is charged about its package's
+ * power times its CPU time, and never more than the package drew over the
+ * intervals it ran in.
+ */
+static void test_pinned(int p, int cpu)
+{
+	const double sec = 0.4;
+	unsigned long long ns = 0, uj = 0;
+	char path[64], b[1024], src[32] = "";
+	int done[2], go[2];
+	double lo, hi;
+	bool have;
+	pid_t pid;
+	char c;
+
+	if (pipe(done) || pipe(go)) {
+		tap_check(0, "pipes");
+		tap_done("package %d", p);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			_exit(1);
+		st_burn_cpu(sec);
+		if (write(done[1], "x", 1) != 1 || read(go[0], &c, 1) < 0)
+			_exit(2);
+		_exit(0);
+	}
+	close(done[1]);
+	close(go[0]);
+	tap_check(read(done[0], &c, 1) == 1, "child on CPU %d burned %.1f s", cpu, sec);
+	usleep(3 * interval_ms() * 1000 + 50000);
+	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
+	if (tap_check(st_read(path, b, sizeof(b)) > 0, "read %s", path)) {
+		st_kv(b, "cpu_time_ns", &ns);
+		st_kvs(b, "source", src, sizeof(src));
+		lo = 0.7 * PKG_W * ns / 1e3;
+		hi = PKG_W * (ns / 1e3 + 3e3 * interval_ms());
+		have = st_kv(b, "energy_pkg_uj", &uj) == 0;
+		tap_diag("package %d: energy_pkg_uj %llu for %llu ns on CPU (%.2f W)",
+			 p, uj, ns, ns ? uj * 1e3 / ns : 0.0);
+		tap_check(!strcmp(src, "rapl"), "source '%s'", src);
+		tap_check(have && uj > lo && uj < hi,
+			  "energy_pkg_uj %llu for %llu ns on CPU: within %.0f..%.0f",
+			  uj, ns, lo, hi);
+	}
+	if (write(go[1], "x", 1) < 0)
+		tap_diag("release write failed");
+	close(go[1]);
+	close(done[0]);
+	waitpid(pid, NULL, 0);
+	tap_done("a task on package %d (CPU %d) is charged that package's energy", p, cpu);
+}
+
+static void test_conservation(struct jnl *nl)
+{
+	struct node_rec n;
+	int err = jnl_get_node(nl, &n);
+
+	if (tap_check(err == 0, "GET_NODE: %d", err)) {
+		tap_diag("node: %llu intervals, energy %llu = idle %llu + tasks %llu",
+			 (unsigned long long)n.intervals,
+			 (unsigned long long)n.energy_uj,
+			 (unsigned long long)n.idle_uj,
+			 (unsigned long long)n.task_uj);
+		tap_check(n.energy_uj == n.idle_uj + n.task_uj,
+			  "energy %llu = idle %llu + tasks %llu",
+			  (unsigned long long)n.energy_uj,
+			  (unsigned long long)n.idle_uj,
+			  (unsigned long long)n.task_uj);
+		tap_check(n.task_uj > 0, "tasks were charged");
+	}
+	tap_done("node totals: idle + tasks = measured, to the microjoule");
+}
+
+int main(void)
+{
+	int cpu_of[MAX_PKGS], npkg, p, err;
+	struct jnl *nl;
+	char b[64];
+
+	if (access(JOULES_SYSFS, F_OK)) {
+		printf("1..0 # SKIP joules module not loaded\n");
+		return KSFT_SKIP;
+	}
+	if (access(METER, F_OK)) {
+		printf("1..0 # SKIP no %s\n", METER);
+		return KSFT_SKIP;
+	}
+	npkg = package_cpus(cpu_of);
+	if (npkg < 1) {
+		printf("1..0 # SKIP cannot read the CPU topology\n");
+		return KSFT_SKIP;
+	}
+	tap_plan(npkg + 2);
+	if (st_read(JOULES_SYSFS "/packages", b, sizeof(b)) > 0)
+		tap_diag("%d package(s) in the topology; joules: %s", npkg, b);
+	if (st_sh("insmod " METER " nr_domains=1 nr_pkgs=%d", npkg)) {
+		tap_diag("insmod %s failed", METER);
+		tap_finish();
+		return 1;
+	}
+	usleep(3 * interval_ms() * 1000 + 50000);
+	err = jnl_open(&nl);
+	if (!err)
+		err = jnl_subscribe(nl, JNL_GRP_SAMPLES);
+	if (err) {
+		tap_diag("netlink: %s", jnl_strerror(JNL_OP_SUBSCRIBE, err));
+		st_sh("rmmod joules_testmeter");
+		tap_finish();
+		return 1;
+	}
+	test_samples(nl, npkg);
+	jnl_close(nl);
+	for (p = 0; p < npkg; p++)
+		test_pinned(p, cpu_of[p]);
+	if (jnl_open(&nl) == 0) {
+		test_conservation(nl);
+		jnl_close(nl);
+	} else {
+		tap_ok(0, "node totals (netlink open failed)");
+	}
+	if (st_sh("rmmod joules_testmeter"))
+		tap_diag("rmmod joules_testmeter failed");
+	return tap_finish();
+}
