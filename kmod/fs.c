@@ -55,18 +55,26 @@ static inline struct pid *inode_pid(struct inode *inode)
 	return inode->i_private;
 }
 
+/*
+ * @pid is a counted reference the inode takes over (put here on failure).
+ * Callers take it where the pid is known to be live: under the RCU read
+ * lock in which they found it, or from an inode that holds one. A task
+ * reference does not keep a pid alive: once the task is reaped its pid is
+ * freed after a grace period, task_struct or not.
+ */
 static struct inode *jf_inode(struct super_block *sb, umode_t mode,
 			      struct pid *pid, struct task_struct *t)
 {
 	struct inode *inode = new_inode(sb);
 
-	if (!inode)
+	if (!inode) {
+		put_pid(pid);
 		return NULL;
+	}
 	inode->i_ino = get_next_ino();
 	inode->i_mode = mode;
 	inode->i_atime = inode->i_mtime = inode->i_ctime = current_time(inode);
-	if (pid)
-		inode->i_private = get_pid(pid);
+	inode->i_private = pid;
 	if (t) {
 		/* Owned by the task's effective ids, like /proc/<pid>. */
 		const struct cred *c;
@@ -279,16 +287,18 @@ static struct dentry *jf_taskdir_lookup(struct inode *dir, struct dentry *dentry
 	pid = find_pid_ns(nr, ns);
 	if (pid) {
 		t = pid_task(pid, PIDTYPE_PID);
-		if (t && same_thread_group(t, leader))
+		if (t && same_thread_group(t, leader)) {
 			get_task_struct(t);
-		else
+			get_pid(pid);
+		} else {
 			t = NULL;
+		}
 	}
 	rcu_read_unlock();
 	put_task_struct(leader);
 	if (!t)
 		goto out;
-	inode = jf_inode(dir->i_sb, S_IFREG | 0444, task_pid(t), t);
+	inode = jf_inode(dir->i_sb, S_IFREG | 0444, pid, t);
 	put_task_struct(t);
 	if (!inode)
 		return ERR_PTR(-ENOMEM);
@@ -344,7 +354,8 @@ static struct dentry *jf_proc_lookup(struct inode *dir, struct dentry *dentry,
 	if (dentry->d_name.len == 4 && !memcmp(dentry->d_name.name, "task", 4)) {
 		t = pid_to_task(inode_pid(dir), PIDTYPE_TGID);
 		if (t) {
-			inode = jf_inode(dir->i_sb, S_IFDIR | 0555, inode_pid(dir), t);
+			inode = jf_inode(dir->i_sb, S_IFDIR | 0555,
+					 get_pid(inode_pid(dir)), t);
 			put_task_struct(t);
 			if (!inode)
 				return ERR_PTR(-ENOMEM);
@@ -412,8 +423,10 @@ static struct dentry *jf_root_lookup(struct inode *dir, struct dentry *dentry,
 	/* Processes only, named by their tgid (the thread group leader). */
 	if (pid)
 		t = pid_task(pid, PIDTYPE_TGID);
-	if (t)
+	if (t) {
 		get_task_struct(t);
+		get_pid(pid);
+	}
 	rcu_read_unlock();
 	if (!t)
 		goto out;
