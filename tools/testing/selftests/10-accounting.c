@@ -15,19 +15,10 @@
 #define COEF JOULES_SYSFS "/model/coefficients"
 #define GEN JOULES_SYSFS "/model/generation"
 
-static unsigned int interval_ms(void)
-{
-	char b[32];
-
-	if (st_read(JOULES_SYSFS "/interval_ms", b, sizeof(b)) <= 0)
-		return 100;
-	return atoi(b);
-}
-
 /* Long enough for the worker to charge everything that ran. */
 static void settle(void)
 {
-	usleep(3 * interval_ms() * 1000 + 50000);
+	usleep(3 * st_interval_ms() * 1000 + 50000);
 }
 
 static int read_energy(const char *path, char *buf, size_t size)

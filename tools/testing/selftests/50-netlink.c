@@ -22,18 +22,9 @@
 #define COEF JOULES_SYSFS "/model/coefficients"
 #define NR_TASKS 2000
 
-static unsigned int interval_ms(void)
-{
-	char b[32];
-
-	if (st_read(JOULES_SYSFS "/interval_ms", b, sizeof(b)) <= 0)
-		return 100;
-	return (unsigned int)atoi(b);
-}
-
 static void settle(void)
 {
-	usleep(3 * interval_ms() * 1000 + 50000);
+	usleep(3 * st_interval_ms() * 1000 + 50000);
 }
 
 static uint64_t now_ns(clockid_t clk)
@@ -716,7 +707,7 @@ static void test_node(struct jnl *nl)
 static void test_samples(void)
 {
 	struct sample_rec s[3];
-	uint64_t iv = (uint64_t)interval_ms() * 1000000ull;
+	uint64_t iv = (uint64_t)st_interval_ms() * 1000000ull;
 	struct jnl *nl;
 	int got = 0, err;
 
@@ -791,7 +782,7 @@ static void test_samples(void)
  */
 static void test_exit_record(void)
 {
-	uint64_t iv = (uint64_t)interval_ms() * 1000000ull, max_sample = 0;
+	uint64_t iv = (uint64_t)st_interval_ms() * 1000000ull, max_sample = 0;
 	unsigned long long f_energy = 0, f_cpu = 0;
 	int go[2], ready[2], err, have_file = 0;
 	struct task_rec ex;

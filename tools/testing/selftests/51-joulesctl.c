@@ -23,15 +23,6 @@
 static const char *jc = "/usr/bin/joulesctl";
 static char out[65536], err[4096];
 
-static unsigned int interval_ms(void)
-{
-	char b[32];
-
-	if (st_read(JOULES_SYSFS "/interval_ms", b, sizeof(b)) <= 0)
-		return 100;
-	return (unsigned int)atoi(b);
-}
-
 /*
  * Run joulesctl with args (NULL-terminated) as uid (0 or 65534), stdout to
  * OUT and stderr to ERR, which are then read into out[] and err[]. Returns
@@ -122,7 +113,7 @@ static int split(char *line, char **f, int max)
 static void test_record(void)
 {
 	unsigned long long gen = 0,
-			   iv = (unsigned long long)interval_ms() * 1000000ull;
+			   iv = (unsigned long long)st_interval_ms() * 1000000ull;
 	unsigned long long prev_rt = 0, prev_mono = 0;
 	char genbuf[32], *line, *next;
 	int rc, rows = 0, bad = 0;
@@ -223,8 +214,8 @@ static void test_record_duration(void)
 	tap_check(rc == 0, "exit %d: %s", rc, err);
 	tap_check(dt >= 0.9 && dt < 5, "ran %.2f s", dt);
 	/* 1 s at interval_ms: at least half the intervals, however slow QEMU is. */
-	tap_check(rows >= (int)(500 / interval_ms()), "%d rows in 1 s at %u ms",
-		  rows, interval_ms());
+	tap_check(rows >= (int)(500 / st_interval_ms()), "%d rows in 1 s at %u ms",
+		  rows, st_interval_ms());
 	tap_done(
 		"record --duration 1 stops after a second with one row per interval");
 }
@@ -254,7 +245,7 @@ static void test_show(void)
 	pid_t pid = spinner();
 	int rc, missing = 0;
 
-	usleep(3 * interval_ms() * 1000);
+	usleep(3 * st_interval_ms() * 1000);
 	snprintf(pidstr, sizeof(pidstr), "%d", pid);
 	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
 	rc = RUN(0, "show", pidstr);
@@ -314,7 +305,7 @@ static void test_top(void)
 	double w = -1;
 
 	snprintf(pidstr, sizeof(pidstr), "%d", pid);
-	usleep(2 * interval_ms() * 1000);
+	usleep(2 * st_interval_ms() * 1000);
 	rc = RUN(0, "top", "-n", "2", "-d", "0.5");
 	stop(pid);
 	tap_check(rc == 0, "top exit %d: %s", rc, err);

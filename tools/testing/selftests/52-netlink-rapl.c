@@ -10,32 +10,12 @@
 
 #define METER "/lib/joules/joules_testmeter.ko"
 
-static unsigned int interval_ms(void)
-{
-	char b[32];
-
-	if (st_read(JOULES_SYSFS "/interval_ms", b, sizeof(b)) <= 0)
-		return 100;
-	return (unsigned int)atoi(b);
-}
-
 static void test_samples(struct jnl *nl)
 {
 	const uint32_t want_dom = (1u << REC_PKG) | (1u << REC_DRAM);
 	struct sample_rec s[4];
-	int got = 0;
+	int got = st_samples(nl, s, 4);
 
-	while (got < 4) {
-		struct jnl_event ev;
-		int r = jnl_next_event(nl, &ev, 5000);
-
-		if (r <= 0) {
-			tap_check(0, "no sample: %d", r);
-			break;
-		}
-		if (ev.type == JNL_EV_SAMPLE)
-			s[got++] = ev.sample;
-	}
 	/* The first one may straddle the meter's arrival. */
 	for (int i = 1; i < got; i++) {
 		double pkg_w = (double)s[i].domain_uj[REC_PKG] * 1e3 /
@@ -78,7 +58,7 @@ static void test_task(struct jnl *nl)
 	int err;
 
 	st_burn_cpu(0.2);
-	usleep(3 * interval_ms() * 1000);
+	usleep(3 * st_interval_ms() * 1000);
 	err = jnl_get_task(nl, getpid(), false, &t);
 	tap_check(err == 0, "GET_TASK: %d", err);
 	if (!err) {
@@ -135,7 +115,7 @@ int main(void)
 		tap_finish();
 		return 1;
 	}
-	usleep(3 * interval_ms() * 1000 + 50000);
+	usleep(3 * st_interval_ms() * 1000 + 50000);
 	err = jnl_open(&nl);
 	if (!err)
 		err = jnl_subscribe(nl, JNL_GRP_SAMPLES);

@@ -15,15 +15,6 @@
 #define PKG_W 8.0
 #define MAX_PKGS 4
 
-static unsigned int interval_ms(void)
-{
-	char b[32];
-
-	if (st_read(JOULES_SYSFS "/interval_ms", b, sizeof(b)) <= 0)
-		return 100;
-	return (unsigned int)atoi(b);
-}
-
 /* First online CPU of each package, in package order; returns the count. */
 static int package_cpus(int *cpu_of)
 {
@@ -55,19 +46,8 @@ static void test_samples(struct jnl *nl, int npkg)
 {
 	double lo = 0.95 * PKG_W * npkg, hi = 1.05 * PKG_W * npkg;
 	struct sample_rec s[4];
-	int got = 0;
+	int got = st_samples(nl, s, 4);
 
-	while (got < 4) {
-		struct jnl_event ev;
-		int r = jnl_next_event(nl, &ev, 5000);
-
-		if (r <= 0) {
-			tap_check(0, "no sample: %d", r);
-			break;
-		}
-		if (ev.type == JNL_EV_SAMPLE)
-			s[got++] = ev.sample;
-	}
 	/* The first one may straddle the meter's arrival. */
 	for (int i = 1; i < got; i++) {
 		double w = (double)s[i].domain_uj[REC_PKG] * 1e3 /
@@ -119,13 +99,13 @@ static void test_pinned(int p, int cpu)
 	close(done[1]);
 	close(go[0]);
 	tap_check(read(done[0], &c, 1) == 1, "child on CPU %d burned %.1f s", cpu, sec);
-	usleep(3 * interval_ms() * 1000 + 50000);
+	usleep(3 * st_interval_ms() * 1000 + 50000);
 	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
 	if (tap_check(st_read(path, b, sizeof(b)) > 0, "read %s", path)) {
 		st_kv(b, "cpu_time_ns", &ns);
 		st_kvs(b, "source", src, sizeof(src));
 		lo = 0.7 * PKG_W * ns / 1e3;
-		hi = PKG_W * (ns / 1e3 + 3e3 * interval_ms());
+		hi = PKG_W * (ns / 1e3 + 3e3 * st_interval_ms());
 		have = st_kv(b, "energy_pkg_uj", &uj) == 0;
 		tap_diag("package %d: energy_pkg_uj %llu for %llu ns on CPU (%.2f W)",
 			 p, uj, ns, ns ? uj * 1e3 / ns : 0.0);
@@ -190,7 +170,7 @@ int main(void)
 		tap_finish();
 		return 1;
 	}
-	usleep(3 * interval_ms() * 1000 + 50000);
+	usleep(3 * st_interval_ms() * 1000 + 50000);
 	err = jnl_open(&nl);
 	if (!err)
 		err = jnl_subscribe(nl, JNL_GRP_SAMPLES);

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nl.h"
 #include "tap.h"
 
 #define JOULES_SYSFS "/sys/kernel/joules"
@@ -131,6 +132,38 @@ static inline int st_kvs(const char *body, const char *key, char *out, size_t si
 			p++;
 	}
 	return -1;
+}
+
+/* The module's attribution interval, ms (100 if it cannot be read). */
+static inline unsigned int st_interval_ms(void)
+{
+	char b[32];
+
+	if (st_read(JOULES_SYSFS "/interval_ms", b, sizeof(b)) <= 0)
+		return 100;
+	return (unsigned int)atoi(b);
+}
+
+/*
+ * The next n node samples on a socket subscribed to JNL_GRP_SAMPLES (other
+ * events skipped); returns how many came within 5 s each.
+ */
+static inline int st_samples(struct jnl *nl, struct sample_rec *s, int n)
+{
+	int got = 0;
+
+	while (got < n) {
+		struct jnl_event ev;
+		int r = jnl_next_event(nl, &ev, 5000);
+
+		if (r <= 0) {
+			tap_diag("no sample: %d", r);
+			break;
+		}
+		if (ev.type == JNL_EV_SAMPLE)
+			s[got++] = ev.sample;
+	}
+	return got;
 }
 
 static inline double st_now(void)
