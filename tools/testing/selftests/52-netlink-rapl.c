@@ -8,7 +8,6 @@
 #include "selftest.h"
 #include "nl.h"
 
-#define METER "/lib/joules/joules_testmeter.ko"
 
 static void test_samples(struct jnl *nl)
 {
@@ -105,23 +104,12 @@ int main(void)
 		printf("1..0 # SKIP joules module not loaded\n");
 		return KSFT_SKIP;
 	}
-	if (access(METER, F_OK)) {
-		printf("1..0 # SKIP no %s\n", METER);
+	if (access(ST_METER, F_OK)) {
+		printf("1..0 # SKIP no %s\n", ST_METER);
 		return KSFT_SKIP;
 	}
 	tap_plan(3);
-	if (st_sh("insmod " METER " nr_domains=2")) {
-		tap_diag("insmod %s failed", METER);
-		tap_finish();
-		return 1;
-	}
-	usleep(3 * st_interval_ms() * 1000 + 50000);
-	err = jnl_open(&nl);
-	if (!err)
-		err = jnl_subscribe(nl, JNL_GRP_SAMPLES);
-	if (err) {
-		tap_diag("netlink: %s", jnl_strerror(JNL_OP_SUBSCRIBE, err));
-		st_sh("rmmod joules_testmeter");
+	if (st_meter_subscribe("nr_domains=2", &nl)) {
 		tap_finish();
 		return 1;
 	}

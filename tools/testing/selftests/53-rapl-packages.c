@@ -11,7 +11,6 @@
 #include "selftest.h"
 #include "nl.h"
 
-#define METER "/lib/joules/joules_testmeter.ko"
 #define PKG_W 8.0
 #define MAX_PKGS 4
 
@@ -145,7 +144,7 @@ static void test_conservation(struct jnl *nl)
 
 int main(void)
 {
-	int cpu_of[MAX_PKGS], npkg, p, err;
+	int cpu_of[MAX_PKGS], npkg, p;
 	struct jnl *nl;
 	char b[64];
 
@@ -153,8 +152,8 @@ int main(void)
 		printf("1..0 # SKIP joules module not loaded\n");
 		return KSFT_SKIP;
 	}
-	if (access(METER, F_OK)) {
-		printf("1..0 # SKIP no %s\n", METER);
+	if (access(ST_METER, F_OK)) {
+		printf("1..0 # SKIP no %s\n", ST_METER);
 		return KSFT_SKIP;
 	}
 	npkg = package_cpus(cpu_of);
@@ -165,18 +164,8 @@ int main(void)
 	tap_plan(npkg + 2);
 	if (st_read(JOULES_SYSFS "/packages", b, sizeof(b)) > 0)
 		tap_diag("%d package(s) in the topology; joules: %s", npkg, b);
-	if (st_sh("insmod " METER " nr_domains=1 nr_pkgs=%d", npkg)) {
-		tap_diag("insmod %s failed", METER);
-		tap_finish();
-		return 1;
-	}
-	usleep(3 * st_interval_ms() * 1000 + 50000);
-	err = jnl_open(&nl);
-	if (!err)
-		err = jnl_subscribe(nl, JNL_GRP_SAMPLES);
-	if (err) {
-		tap_diag("netlink: %s", jnl_strerror(JNL_OP_SUBSCRIBE, err));
-		st_sh("rmmod joules_testmeter");
+	snprintf(b, sizeof(b), "nr_domains=1 nr_pkgs=%d", npkg);
+	if (st_meter_subscribe(b, &nl)) {
 		tap_finish();
 		return 1;
 	}

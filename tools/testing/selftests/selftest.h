@@ -166,6 +166,36 @@ static inline int st_samples(struct jnl *nl, struct sample_rec *s, int n)
 	return got;
 }
 
+#define ST_METER "/lib/joules/joules_testmeter.ko"
+
+/*
+ * Load the synthetic meter with `args`, let three intervals pass so that
+ * it is in use, and open a netlink socket subscribed to samples. 0, or -1
+ * with the meter unloaded again and the reason in a diagnostic.
+ */
+static inline int st_meter_subscribe(const char *args, struct jnl **nl)
+{
+	int err;
+
+	if (st_sh("insmod " ST_METER " %s", args)) {
+		tap_diag("insmod %s %s failed", ST_METER, args);
+		return -1;
+	}
+	usleep(3 * st_interval_ms() * 1000 + 50000);
+	err = jnl_open(nl);
+	if (!err) {
+		err = jnl_subscribe(*nl, JNL_GRP_SAMPLES);
+		if (err)
+			jnl_close(*nl);
+	}
+	if (err) {
+		tap_diag("netlink: %s", jnl_strerror(JNL_OP_SUBSCRIBE, err));
+		st_sh("rmmod joules_testmeter");
+		return -1;
+	}
+	return 0;
+}
+
 static inline double st_now(void)
 {
 	struct timespec ts;
