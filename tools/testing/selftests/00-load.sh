@@ -16,6 +16,17 @@ want=$(modinfo -F version "$JOULES_KO" 2>/dev/null)
 dmesg | grep -q "joules: version $v loaded"; t $? "one load line in dmesg"
 joules_unload; t $? "unload"
 [ ! -d /sys/kernel/joules ]; t $? "sysfs directory gone after unload"
+# Keep two other probes on sched_switch (the trace event and the comm
+# recorder it starts) for the loads below, so that adding and removing ours
+# does not rewrite the static call in __schedule each time: under QEMU's
+# software emulation that patching has livelocked the guest (see
+# Documentation/testing.rst and 82-reload-stress). The loads above and the
+# harness's own, one per test program, still take the patching path.
+tr=/sys/kernel/tracing
+[ -d $tr/events ] || mount -t tracefs tracefs $tr 2>/dev/null
+echo 64 > $tr/buffer_size_kb 2>/dev/null
+echo 1 > $tr/events/sched/sched_switch/enable 2>/dev/null ||
+	echo "# cannot enable the sched_switch trace event"
 # With the counters switched off they are absent, and dmesg says why (not
 # "no PMU", which is what QEMU's emulation gets otherwise).
 echo "joules-selftest: hw_counters=0" > /dev/kmsg
@@ -39,4 +50,5 @@ while [ $i -lt 20 ]; do
 done
 if dmesg | grep -Ei 'error|fail|BUG|WARNING' | grep -v 'module verification failed' | grep -v 'loading out-of-tree'; then ok=1; fi
 t $ok "reload 20 times, no error in dmesg"
+echo 0 > $tr/events/sched/sched_switch/enable 2>/dev/null
 exit $failed
