@@ -4,8 +4,9 @@
  * through the same joules_meter interface as the RAPL MSRs (QEMU has no
  * RAPL). Built by `make testmod`, never installed.
  *
- * It has nr_pkgs packages (default 1), all alike. Each domain of each
- * package draws a constant power, settable at runtime in
+ * It has nr_pkgs packages (default 1), all alike: they share one set of
+ * counters, so each package reads what a one-package meter would. Each
+ * domain draws a constant power, settable at runtime in
  * /sys/module/joules_testmeter/parameters/<domain>_uw, and its energy is
  * exactly power x elapsed time on the ktime clock: no rounding anywhere but
  * the final floor to whole counts and whole microjoules, with remainders
@@ -32,10 +33,8 @@
 #define TM_POWER_LIMIT_UW 100000000ULL
 #define TM_STEP_NS (100ULL * NSEC_PER_SEC)
 
-/* At most as many packages as a two-socket test guest has, and some. */
-#define TM_MAX_PKGS 4
-
 struct tm_dom {
+	u64 power_uw; /* in force since seg_ns */
 	u64 cnt; /* counts since the origin; the counter is the low 32 bits */
 	u64 crem; /* remainder of cnt, in 2^-esu fJ (< 1e15) */
 	u64 uj; /* exact energy since load: uj + rem_fj */
@@ -43,14 +42,12 @@ struct tm_dom {
 };
 
 static DEFINE_SPINLOCK(tm_lock); /* everything below */
-/* Power of each domain, uW, in force since seg_ns; the same in every package. */
-static u64 power_uw[JL_NR_DOMAINS] = {
-	[JL_D_PKG] = 8000000,
-	[JL_D_CORE] = 3000000,
-	[JL_D_DRAM] = 2000000,
-	[JL_D_PSYS] = 12000000,
+static struct tm_dom dom[JL_NR_DOMAINS] = {
+	[JL_D_PKG] = { .power_uw = 8000000 },
+	[JL_D_CORE] = { .power_uw = 3000000 },
+	[JL_D_DRAM] = { .power_uw = 2000000 },
+	[JL_D_PSYS] = { .power_uw = 12000000 },
 };
-static struct tm_dom dom[TM_MAX_PKGS][JL_NR_DOMAINS];
 static u64 seg_ns; /* last time the energy was brought up to date */
 static bool started;
 static unsigned long reads;
@@ -142,19 +139,17 @@ static void advance(u64 now)
 {
 	u32 doms = domain_bits();
 	u64 dt = now - seg_ns;
-	unsigned int d, p;
+	unsigned int d;
 
 	seg_ns = now;
 	while (dt) {
 		u64 step = min_t(u64, dt, TM_STEP_NS);
 
 		dt -= step;
-		for (p = 0; p < nr_pkgs; p++)
-			for (d = 0; d < JL_NR_DOMAINS; d++)
-				if (doms & (1U << d))
-					add_energy(&dom[p][d],
-						   power_uw[d] * step,
-						   esu_of(d));
+		for (d = 0; d < JL_NR_DOMAINS; d++)
+			if (doms & (1U << d))
+				add_energy(&dom[d], dom[d].power_uw * step,
+					   esu_of(d));
 	}
 }
 
@@ -166,7 +161,7 @@ static int tm_read(struct joules_meter *m, unsigned int pkg, u64 *raw)
 	advance(ktime_get_ns());
 	for (d = 0; d < JL_NR_DOMAINS; d++)
 		if (m->domains & (1U << d))
-			raw[d] = dom[pkg][d].cnt & 0xffffffffULL;
+			raw[d] = dom[d].cnt & 0xffffffffULL;
 	reads++;
 	spin_unlock(&tm_lock);
 	return 0;
@@ -214,19 +209,19 @@ static const struct kernel_param_ops power_ops = {
 	.set = power_set,
 	.get = power_get,
 };
-module_param_cb(pkg_uw, &power_ops, &power_uw[JL_D_PKG], 0644);
+module_param_cb(pkg_uw, &power_ops, &dom[JL_D_PKG].power_uw, 0644);
 MODULE_PARM_DESC(pkg_uw, "Package power, uW (default 8 W)");
-module_param_cb(core_uw, &power_ops, &power_uw[JL_D_CORE], 0644);
+module_param_cb(core_uw, &power_ops, &dom[JL_D_CORE].power_uw, 0644);
 MODULE_PARM_DESC(core_uw, "Core power, uW (default 3 W)");
-module_param_cb(dram_uw, &power_ops, &power_uw[JL_D_DRAM], 0644);
+module_param_cb(dram_uw, &power_ops, &dom[JL_D_DRAM].power_uw, 0644);
 MODULE_PARM_DESC(dram_uw, "DRAM power, uW (default 2 W)");
-module_param_cb(psys_uw, &power_ops, &power_uw[JL_D_PSYS], 0644);
+module_param_cb(psys_uw, &power_ops, &dom[JL_D_PSYS].power_uw, 0644);
 MODULE_PARM_DESC(psys_uw, "Platform power, uW (default 12 W)");
 
 /*
  * energy_uj (read-only): exact energy since load, like rapl/energy_uj, a
  * line per package; counters (read-only): the raw 32-bit values a read
- * would return now, and the number of reads.
+ * would return now, and the number of reads of all packages.
  */
 static int show(char *buf, bool raw)
 {
@@ -245,10 +240,10 @@ static int show(char *buf, bool raw)
 			if (raw)
 				n += sysfs_emit_at(buf, n, " %s=0x%08llx",
 						   dnames[d],
-						   dom[p][d].cnt & 0xffffffffULL);
+						   dom[d].cnt & 0xffffffffULL);
 			else
 				n += sysfs_emit_at(buf, n, " %s=%llu",
-						   dnames[d], dom[p][d].uj);
+						   dnames[d], dom[d].uj);
 		}
 		if (raw && p == nr_pkgs - 1)
 			n += sysfs_emit_at(buf, n, " reads=%lu", reads);
@@ -289,18 +284,18 @@ MODULE_PARM_DESC(counters, "Raw 32-bit counters and read count (read-only)");
 static int __init tm_init(void)
 {
 	u64 now, r;
-	unsigned int d, p;
+	unsigned int d;
 	u32 doms;
 	int err;
 
-	if (!nr_pkgs || nr_pkgs > TM_MAX_PKGS || !nr_domains ||
+	if (!nr_pkgs || nr_pkgs > 4 || !nr_domains ||
 	    nr_domains > JL_NR_DOMAINS || esu > 31 ||
 	    dram_esu > 31 || !max_power_uw ||
 	    max_power_uw > TM_POWER_LIMIT_UW || start_ms > 10000)
 		return -EINVAL;
 	doms = domain_bits();
 	for (d = 0; d < JL_NR_DOMAINS; d++)
-		if ((doms & (1U << d)) && power_uw[d] > max_power_uw)
+		if ((doms & (1U << d)) && dom[d].power_uw > max_power_uw)
 			return -EINVAL;
 	tm.nr_pkgs = nr_pkgs;
 	tm.domains = doms;
@@ -315,16 +310,14 @@ static int __init tm_init(void)
 	now = ktime_get_ns();
 	for (d = 0; d < JL_NR_DOMAINS; d++) {
 		/* Counts of start_ms at this power, clamped to one wrap. */
-		u64 c = fj_to_counts(power_uw[d] * start_ms * NSEC_PER_MSEC,
+		u64 c = fj_to_counts(dom[d].power_uw * start_ms * NSEC_PER_MSEC,
 				     esu_of(d), &r);
 
 		c = clamp_t(u64, c, 1, 0xffffffffULL);
-		for (p = 0; p < nr_pkgs; p++) {
-			dom[p][d].cnt = (1ULL << 32) - c;
-			dom[p][d].crem = 0;
-			dom[p][d].uj = 0;
-			dom[p][d].rem_fj = 0;
-		}
+		dom[d].cnt = (1ULL << 32) - c;
+		dom[d].crem = 0;
+		dom[d].uj = 0;
+		dom[d].rem_fj = 0;
 	}
 	seg_ns = now;
 	started = true;
