@@ -25,7 +25,7 @@ static const u32 hw_feature[JOULES_NR_HW] = { JL_F_CYCLES, JL_F_INSTR, JL_F_MISS
 static u32 present;	/* JL_F_* bits with an event on every online CPU */
 DEFINE_STATIC_KEY_FALSE(joules_hw_on);
 
-/* Three counter reads per switch-out are most of the hook's cost where a PMU exists. */
+/* Three counter reads per switch-out: likely most of the hook's cost where a PMU exists. */
 static bool hw_counters = true;
 module_param(hw_counters, bool, 0444);
 MODULE_PARM_DESC(hw_counters,

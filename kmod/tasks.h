@@ -141,7 +141,7 @@ struct joules_cache_line {
 /* Per CPU: the hooks' state. */
 struct joules_cpu {
 	struct joules_entry *cur;	/* entry of the task running here */
-	bool awake;			/* not idle since the last flush */
+	bool awake;			/* has left idle: the worker flushes it */
 	unsigned int pkg;		/* logical package of this CPU */
 	struct joules_cache_line cache[1 << JOULES_CACHE_BITS];
 	struct perf_event *hw[JOULES_NR_HW];

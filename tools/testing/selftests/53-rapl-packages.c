@@ -127,11 +127,6 @@ static void test_conservation(struct jnl *nl)
 	int err = jnl_get_node(nl, &n);
 
 	if (tap_check(err == 0, "GET_NODE: %d", err)) {
-		tap_diag("node: %llu intervals, energy %llu = idle %llu + tasks %llu",
-			 (unsigned long long)n.intervals,
-			 (unsigned long long)n.energy_uj,
-			 (unsigned long long)n.idle_uj,
-			 (unsigned long long)n.task_uj);
 		tap_check(n.energy_uj == n.idle_uj + n.task_uj,
 			  "energy %llu = idle %llu + tasks %llu",
 			  (unsigned long long)n.energy_uj,
