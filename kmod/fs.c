@@ -21,6 +21,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/fs.h>
+#include <linux/fs_context.h>
 #include <linux/module.h>
 #include <linux/namei.h>
 #include <linux/pid_namespace.h>
@@ -30,6 +31,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "compat.h"
 #include "tasks.h"
 
 #define JOULESFS_MAGIC 0x4a4f554c	/* "JOUL" */
@@ -73,7 +75,7 @@ static struct inode *jf_inode(struct super_block *sb, umode_t mode,
 	}
 	inode->i_ino = get_next_ino();
 	inode->i_mode = mode;
-	inode->i_atime = inode->i_mtime = inode->i_ctime = current_time(inode);
+	jl_inode_init_ts(inode);
 	inode->i_private = pid;
 	if (t) {
 		/* Owned by the task's effective ids, like /proc/<pid>. */
@@ -97,7 +99,7 @@ static void jf_evict(struct inode *inode)
 
 static const struct super_operations jf_sops = {
 	.statfs = simple_statfs,
-	.drop_inode = generic_delete_inode,
+	.drop_inode = jl_drop_inode,
 	.evict_inode = jf_evict,
 };
 
@@ -109,7 +111,7 @@ static const struct super_operations jf_sops = {
  * freed after a grace period and holds its pid until then), and the task
  * is not dereferenced but for its credentials, under RCU.
  */
-static int jf_revalidate(struct dentry *dentry, unsigned int flags)
+static int jf_revalidate(JL_D_REVALIDATE_PROTO(dentry, flags))
 {
 	struct inode *inode = d_inode_rcu(dentry);
 	struct task_struct *t;
@@ -118,6 +120,9 @@ static int jf_revalidate(struct dentry *dentry, unsigned int flags)
 
 	if (!inode)
 		return 0;
+	/* Not a pid (the self link): nothing to go stale. */
+	if (!inode_pid(inode))
+		return 1;
 	rcu_read_lock();
 	t = pid_task(inode_pid(inode), PIDTYPE_PID);
 	if (t) {
@@ -135,7 +140,8 @@ static int jf_delete(const struct dentry *dentry)
 {
 	struct inode *inode = d_inode(dentry);
 
-	return !inode || !pid_has_task(inode_pid(inode), PIDTYPE_PID);
+	return !inode ||
+	       (inode_pid(inode) && !pid_has_task(inode_pid(inode), PIDTYPE_PID));
 }
 
 static const struct dentry_operations jf_pid_dops = {
@@ -277,7 +283,6 @@ static struct dentry *jf_taskdir_lookup(struct inode *dir, struct dentry *dentry
 	struct pid *pid;
 	int nr = name_to_nr(&dentry->d_name);
 
-	d_set_d_op(dentry, &jf_pid_dops);
 	if (nr < 0)
 		goto out;
 	leader = pid_to_task(inode_pid(dir), PIDTYPE_TGID);
@@ -364,7 +369,6 @@ static struct dentry *jf_proc_lookup(struct inode *dir, struct dentry *dentry,
 			set_nlink(inode, 2);
 		}
 	}
-	d_set_d_op(dentry, &jf_pid_dops);
 	return d_splice_alias(inode, dentry);
 }
 
@@ -414,7 +418,6 @@ static struct dentry *jf_root_lookup(struct inode *dir, struct dentry *dentry,
 		inode->i_op = &jf_self_iops;
 		return d_splice_alias(inode, dentry);
 	}
-	d_set_d_op(dentry, &jf_pid_dops);
 	nr = name_to_nr(&dentry->d_name);
 	if (nr < 0)
 		goto out;
@@ -526,7 +529,7 @@ static const struct file_operations jf_thread_fops = {
 	.release = single_release,
 };
 
-static int jf_fill_super(struct super_block *sb, void *data, int silent)
+static int jf_fill_super(struct super_block *sb, struct fs_context *fc)
 {
 	struct inode *root;
 
@@ -536,6 +539,8 @@ static int jf_fill_super(struct super_block *sb, void *data, int silent)
 	sb->s_op = &jf_sops;
 	sb->s_time_gran = 1;
 	sb->s_fs_info = get_pid_ns(task_active_pid_ns(current));
+	/* Every name below the root is a pid (or self, or task) that can go. */
+	jl_set_default_d_op(sb, &jf_pid_dops);
 	root = jf_inode(sb, S_IFDIR | 0555, NULL, NULL);
 	if (!root)
 		return -ENOMEM;
@@ -546,10 +551,20 @@ static int jf_fill_super(struct super_block *sb, void *data, int silent)
 	return sb->s_root ? 0 : -ENOMEM;
 }
 
-static struct dentry *jf_mount(struct file_system_type *fs_type, int flags,
-			       const char *dev_name, void *data)
+/* No mount options: an unknown one fails the mount (fs_context's default). */
+static int jf_get_tree(struct fs_context *fc)
 {
-	return mount_nodev(fs_type, flags, data, jf_fill_super);
+	return get_tree_nodev(fc, jf_fill_super);
+}
+
+static const struct fs_context_operations jf_context_ops = {
+	.get_tree = jf_get_tree,
+};
+
+static int jf_init_fs_context(struct fs_context *fc)
+{
+	fc->ops = &jf_context_ops;
+	return 0;
 }
 
 static void jf_kill_sb(struct super_block *sb)
@@ -564,7 +579,7 @@ static void jf_kill_sb(struct super_block *sb)
 static struct file_system_type joules_fs_type = {
 	.owner = THIS_MODULE,
 	.name = "joulesfs",
-	.mount = jf_mount,
+	.init_fs_context = jf_init_fs_context,
 	.kill_sb = jf_kill_sb,
 };
 MODULE_ALIAS_FS("joulesfs");

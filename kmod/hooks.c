@@ -17,8 +17,8 @@
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
-#include <linux/version.h>
 
+#include "compat.h"
 #include "tasks.h"
 
 /* Cache miss: the table, then queue for this interval and cache. */
@@ -112,29 +112,11 @@ static __always_inline void switch_task(struct task_struct *prev,
 	switch_in(this_cpu_ptr(&joules_cpus), next);
 }
 
-/* The probe's arguments changed in 5.18 (prev_state added). */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 18, 0)
-static notrace void probe_sched_switch(void *data, bool preempt,
-				       struct task_struct *prev,
-				       struct task_struct *next,
-				       unsigned int prev_state)
+/* The probe's arguments depend on the kernel (compat.h). */
+static notrace void probe_sched_switch(JL_TP_SWITCH_PROTO)
 {
-	switch_task(prev, next, prev_state & TASK_DEAD);
+	switch_task(prev, next, jl_prev_state(prev) & TASK_DEAD);
 }
-#else
-static notrace void probe_sched_switch(void *data, bool preempt,
-				       struct task_struct *prev,
-				       struct task_struct *next)
-{
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 14, 0)
-	unsigned int state = READ_ONCE(prev->__state);
-#else
-	unsigned int state = READ_ONCE(prev->state);
-#endif
-
-	switch_task(prev, next, state & TASK_DEAD);
-}
-#endif
 
 /* Preemption is off in tracepoint probes: the allocation must not sleep. */
 static void probe_fork(void *data, struct task_struct *parent,
@@ -150,7 +132,7 @@ static void probe_free(void *data, struct task_struct *t)
 }
 
 /* Keep comm as of exit: exit records are built after the task is gone. */
-static void probe_exit(void *data, struct task_struct *t)
+static void probe_exit(JL_TP_EXIT_PROTO(t))
 {
 	struct joules_entry *e = joules_lookup(t);
 

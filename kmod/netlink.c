@@ -20,8 +20,8 @@
 #include <linux/threads.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
-#include <asm/unaligned.h>
 
+#include "compat.h"
 #include "joules.h"
 #include "uapi/joules_netlink.h"
 
@@ -58,7 +58,7 @@ enum joules_nl_group {
  * a kernel without it the groups would be open to every user, so they are
  * not offered at all there.
  */
-#ifdef GENL_MCAST_CAP_NET_ADMIN
+#if JL_HAVE_GENL_MCAST_CAP
 static const struct genl_multicast_group joules_nl_mcgrps[] = {
 	[JOULES_NL_GRP_SAMPLES] = { .name = JOULES_GENL_MCGRP_SAMPLES,
 				    .flags = GENL_MCAST_CAP_NET_ADMIN },
@@ -441,10 +441,10 @@ static struct joules_nl_dump_ctx *joules_nl_ctx(struct netlink_callback *cb)
 
 static int joules_nl_dump_start(struct netlink_callback *cb)
 {
-	const struct genl_dumpit_info *di = genl_dumpit_info(cb);
+	struct nlattr **attrs = jl_dumpit_attrs(cb);
 	struct joules_nl_dump_ctx *ctx = joules_nl_ctx(cb);
 
-	ctx->threads = di->attrs && di->attrs[JOULES_A_THREADS];
+	ctx->threads = attrs && attrs[JOULES_A_THREADS];
 	ctx->next = 1;
 	ctx->ns = get_pid_ns(task_active_pid_ns(current));
 	return 0;

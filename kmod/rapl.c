@@ -34,22 +34,13 @@
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/topology.h>
-#include <linux/version.h>
 #include <asm/cpu_device_id.h>
 #include <asm/msr.h>
 #include <asm/processor.h>
 
+#include "compat.h"
 #include "joules.h"
 #include "rapl.h"
-
-/* Linux 6.16 renamed the 64-bit MSR accessors (rdmsrl -> rdmsrq). */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
-#define jl_rdmsr_safe rdmsrq_safe
-#define jl_rdmsr_safe_on_cpu rdmsrq_safe_on_cpu
-#else
-#define jl_rdmsr_safe rdmsrl_safe
-#define jl_rdmsr_safe_on_cpu rdmsrl_safe_on_cpu
-#endif
 
 static bool rapl_msr = true;
 module_param(rapl_msr, bool, 0444);
@@ -57,7 +48,7 @@ MODULE_PARM_DESC(rapl_msr,
 		 "Use the RAPL energy MSRs where the CPU has them (default 1)");
 
 /* clang-format off */
-#define JL_INTEL_MODEL(m, d, n) X86_MATCH_VENDOR_FAM_MODEL(INTEL, 6, m, d),
+#define JL_INTEL_MODEL(m, d, n) JL_X86_MATCH_INTEL6(m, d),
 static const struct x86_cpu_id rapl_cpus[] = {
 	JL_RAPL_INTEL_MODELS(JL_INTEL_MODEL)
 	X86_MATCH_VENDOR_FAM_FEATURE(AMD, 0x17, X86_FEATURE_RAPL, JL_RAPL_AMD),
@@ -76,7 +67,7 @@ static u32 dom_msr[JL_NR_DOMAINS];
 /* Per package: the CPU that reads it; -1: pick one. */
 static int *pkg_cpu;
 /* Serialises reads: pkg_cpu[], core_mask. */
-static DEFINE_MUTEX(read_lock);
+static DEFINE_MUTEX(msr_lock);
 static cpumask_var_t core_mask;
 static bool have_core_mask;
 static DEFINE_PER_CPU(u64, core_raw);
@@ -163,7 +154,7 @@ static void read_core(void *unused)
 	this_cpu_write(core_err, 0);
 }
 
-/* AMD: sum of the per-core counters of package pkg; read_lock held. */
+/* AMD: sum of the per-core counters of package pkg; msr_lock held. */
 static int amd_core_sum(unsigned int pkg, u64 *sum)
 {
 	unsigned int cpu;
@@ -205,7 +196,7 @@ static int rapl_read(struct joules_meter *m, unsigned int pkg, u64 *raw)
 	/* One platform domain per system, counted on package 0. */
 	if (pkg)
 		msr[JL_D_PSYS] = 0;
-	mutex_lock(&read_lock);
+	mutex_lock(&msr_lock);
 	/* The CPU picked last time may have gone offline. */
 	if (pkg_cpu[pkg] < 0 || !cpu_online(pkg_cpu[pkg]))
 		pkg_cpu[pkg] = first_cpu_of(pkg);
@@ -214,7 +205,7 @@ static int rapl_read(struct joules_meter *m, unsigned int pkg, u64 *raw)
 		err = amd_core_sum(pkg, &raw[JL_D_CORE]);
 	if (err)
 		pkg_cpu[pkg] = -1;
-	mutex_unlock(&read_lock);
+	mutex_unlock(&msr_lock);
 	return err;
 }
 
@@ -259,7 +250,7 @@ static int probe(void)
 	unsigned int p, d, nr_pkgs;
 	u64 unit, v, v2, info, bound = 0;
 	u32 data, cand, unit_msr, pkg_msr;
-	char detail[64];
+	char detail[96];
 	int esu, cpu0;
 
 	if (!rapl_msr) {
@@ -275,7 +266,7 @@ static int probe(void)
 			      !boot_cpu_has(X86_FEATURE_RAPL);
 
 		snprintf(detail, sizeof(detail),
-			 " (%s family 0x%x model 0x%x%s)",
+			 " (%.16s family 0x%x model 0x%x%s)",
 			 c->x86_vendor_id[0] ? c->x86_vendor_id :
 					       "unknown vendor",
 			 c->x86, c->x86_model,
@@ -348,10 +339,10 @@ static int probe(void)
 		if (!zalloc_cpumask_var(&core_mask, GFP_KERNEL))
 			return -ENOMEM;
 		have_core_mask = true;
-		mutex_lock(&read_lock);
+		mutex_lock(&msr_lock);
 		if ((cand & JL_RAPL_CORE) && !amd_core_sum(0, &v) && v)
 			rapl_meter.domains |= JL_RAPL_CORE;
-		mutex_unlock(&read_lock);
+		mutex_unlock(&msr_lock);
 	} else {
 		static const u32 intel_msr[JL_NR_DOMAINS] = {
 			[JL_D_CORE] = JL_MSR_PP0_ENERGY_STATUS,

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Every difference between the kernels joules builds against, 5.10 to
+ * 6.18, in one place. Each guard names the upstream change that made it.
+ *
+ * Compile-tested here: Debian's 6.1 and 6.12 (plain and PREEMPT_RT) and a
+ * 6.12 built from linux-source-6.12. A guard for a version outside those
+ * is written from the upstream change and marked "not compile-tested
+ * here"; an operator on such a kernel is the first to build it.
+ */
+#ifndef JOULES_COMPAT_H
+#define JOULES_COMPAT_H
+
+#include <linux/version.h>
+
+#define JL_KV(a, b) (LINUX_VERSION_CODE >= KERNEL_VERSION(a, b, 0))
+
+/* ---- scheduler tracepoints ---- */
+
+/*
+ * sched_switch gained prev_state in 5.18 (fa2c3254d7cf, "sched/tracing:
+ * Don't re-read p->state when emitting sched_switch event"); before it the
+ * state is read from the task, whose field was renamed to __state in 5.14
+ * (2f064a59a11f, "sched: Change task_struct::state"; 5.14-5.17 not
+ * compile-tested here, nor is 5.10-5.13).
+ */
+#if JL_KV(5, 18)
+#define JL_TP_SWITCH_PROTO                                                  \
+	void *data, bool preempt, struct task_struct *prev,                 \
+		struct task_struct *next, unsigned int prev_state
+#define jl_prev_state(prev) (prev_state)
+#elif JL_KV(5, 14)
+#define JL_TP_SWITCH_PROTO                                                  \
+	void *data, bool preempt, struct task_struct *prev,                 \
+		struct task_struct *next
+#define jl_prev_state(prev) READ_ONCE((prev)->__state)
+#else
+#define JL_TP_SWITCH_PROTO                                                  \
+	void *data, bool preempt, struct task_struct *prev,                 \
+		struct task_struct *next
+#define jl_prev_state(prev) READ_ONCE((prev)->state)
+#endif
+
+/*
+ * sched_process_exit gained group_dead in 6.16 ("sched: Add group_dead to
+ * sched_process_exit tracepoint"); a probe of the wrong type is an
+ * indirect call kCFI traps. Not compile-tested here.
+ */
+#if JL_KV(6, 16)
+#define JL_TP_EXIT_PROTO(t) void *data, struct task_struct *t, bool group_dead
+#else
+#define JL_TP_EXIT_PROTO(t) void *data, struct task_struct *t
+#endif
+
+/*
+ * task_newtask's clone_flags became u64 in 6.18 ("copy_process: pass
+ * clone_flags as u64 across calltree"); same width on x86-64, but kCFI
+ * hashes the probe's type. Not compile-tested here.
+ */
+#if JL_KV(6, 18)
+#define JL_TP_NEWTASK_PROTO(t) void *data, struct task_struct *t, u64 clone_flags
+#else
+#define JL_TP_NEWTASK_PROTO(t)                                              \
+	void *data, struct task_struct *t, unsigned long clone_flags
+#endif
+
+/* ---- joulesfs ---- */
+
+/*
+ * Inode times became accessors: i_ctime in 6.6 (inode_set_ctime_current(),
+ * "fs: add ctime accessors infrastructure"), i_atime and i_mtime in 6.7,
+ * which also added simple_inode_init_ts() ("fs: new accessor methods for
+ * atime and mtime"). 6.6 is not compile-tested here.
+ */
+#if JL_KV(6, 7)
+#define jl_inode_init_ts(inode) simple_inode_init_ts(inode)
+#elif JL_KV(6, 6)
+#define jl_inode_init_ts(inode)                                             \
+	((inode)->i_atime = (inode)->i_mtime = inode_set_ctime_current(inode))
+#else
+#define jl_inode_init_ts(inode)                                             \
+	((inode)->i_atime = (inode)->i_mtime = (inode)->i_ctime =           \
+		 current_time(inode))
+#endif
+
+/*
+ * ->d_revalidate() is passed the parent directory and the name looked up
+ * since 6.14 (5be1fa8abd7b, "Pass parent directory inode and expected name
+ * to ->d_revalidate()"). Not compile-tested here.
+ */
+#if JL_KV(6, 14)
+#define JL_D_REVALIDATE_PROTO(d, f)                                         \
+	struct inode *jl_dir, const struct qstr *jl_name, struct dentry *d, \
+		unsigned int f
+#else
+#define JL_D_REVALIDATE_PROTO(d, f) struct dentry *d, unsigned int f
+#endif
+
+/*
+ * A superblock's default dentry operations: set_default_d_op() since 6.17,
+ * which also made d_set_d_op() private ("new helper: set_default_d_op()");
+ * before it, s_d_op is read by d_alloc(). Not compile-tested here.
+ */
+#if JL_KV(6, 17)
+#define jl_set_default_d_op(sb, ops) set_default_d_op(sb, ops)
+#else
+#define jl_set_default_d_op(sb, ops) ((sb)->s_d_op = (ops))
+#endif
+
+/*
+ * generic_delete_inode() was renamed inode_just_drop() in 6.18 ("fs:
+ * rename generic_delete_inode() and generic_drop_inode()"). Not
+ * compile-tested here.
+ */
+#if JL_KV(6, 18)
+#define jl_drop_inode inode_just_drop
+#else
+#define jl_drop_inode generic_delete_inode
+#endif
+
+/* ---- netlink ---- */
+
+/*
+ * <asm/unaligned.h> moved to <linux/unaligned.h> in 6.12 (5f60d5f6bbc1,
+ * "move asm/unaligned.h to linux/unaligned.h").
+ */
+#if JL_KV(6, 12)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+
+/*
+ * A dump's parsed request attributes moved into a struct genl_info in 6.2
+ * ("genetlink: use a genl_info in the dumpit info").
+ */
+#if JL_KV(6, 2)
+#define jl_dumpit_attrs(cb) (genl_dumpit_info(cb)->info.attrs)
+#else
+#define jl_dumpit_attrs(cb) (genl_dumpit_info(cb)->attrs)
+#endif
+
+/*
+ * Per-group CAP_NET_ADMIN for multicast (GENL_MCAST_CAP_NET_ADMIN, 6.7,
+ * "genetlink: add CAP_NET_ADMIN test for multicast bind") was backported
+ * to the 6.1 and 6.6 stable series, so it is tested by its flag, not a
+ * version: include <net/genetlink.h> first. Without it the groups would be
+ * open to every user, so joules offers none.
+ */
+#ifdef GENL_MCAST_CAP_NET_ADMIN
+#define JL_HAVE_GENL_MCAST_CAP 1
+#else
+#define JL_HAVE_GENL_MCAST_CAP 0
+#endif
+
+/* ---- x86 ---- */
+
+/*
+ * The 64-bit MSR accessors were renamed rdmsrl*() -> rdmsrq*() in 6.16
+ * ("x86/msr: Rename 'rdmsrl()' to 'rdmsrq()'"). Not compile-tested here.
+ */
+#if JL_KV(6, 16)
+#define jl_rdmsr_safe rdmsrq_safe
+#define jl_rdmsr_safe_on_cpu rdmsrq_safe_on_cpu
+#else
+#define jl_rdmsr_safe rdmsrl_safe
+#define jl_rdmsr_safe_on_cpu rdmsrl_safe_on_cpu
+#endif
+
+/*
+ * CPU match tables by vendor/family/model: X86_MATCH_VFM() since 6.10
+ * ("x86/cpu/vfm: Add new macros to work with (vendor/family/model)
+ * values"); X86_MATCH_VENDOR_FAM_MODEL() is gone by 6.12. 6.10 and 6.11
+ * are not compile-tested here.
+ */
+#if JL_KV(6, 10)
+#define JL_X86_MATCH_INTEL6(model, data)                                    \
+	X86_MATCH_VFM(VFM_MAKE(X86_VENDOR_INTEL, 6, model), data)
+#else
+#define JL_X86_MATCH_INTEL6(model, data)                                    \
+	X86_MATCH_VENDOR_FAM_MODEL(INTEL, 6, model, data)
+#endif
+
+#endif /* JOULES_COMPAT_H */
