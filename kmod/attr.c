@@ -33,6 +33,7 @@ static struct delayed_work tick_work;
 static bool stopping;
 static u64 last_tick_ns, load_ns;
 static u64 idle_rem_fj;
+static u64 misses_seen;
 
 static DEFINE_SPINLOCK(totals_lock);
 static struct joules_node_totals totals;
@@ -222,7 +223,7 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 					uj += part[i];
 			}
 		}
-		spin_lock(&g->lock);
+		raw_spin_lock(&g->lock);
 		if (measured) {
 			for (i = 0; i < JL_NR_DOMAINS; i++)
 				e->sums.domain_uj[i] += part[i];
@@ -238,7 +239,7 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 			e->sums.source_mask |= JOULES_SRC_MODEL;
 			e->sums.model_generation = pp->generation;
 		}
-		spin_unlock(&g->lock);
+		raw_spin_unlock(&g->lock);
 		if (!measured && pp->have_model && joules_source_mode != JOULES_MODE_RAPL) {
 			smp->energy_uj += uj;
 			smp->source |= JOULES_SRC_MODEL;
@@ -276,10 +277,10 @@ static void give_idle(struct joules_entry *e, void *arg)
 		return;
 	ip->count--;	/* the set may have grown since counting: stop at n */
 	part = jl_splitter_next(&ip->sp, 1);
-	spin_lock(&g->lock);
+	raw_spin_lock(&g->lock);
 	e->sums.idle_uj += part;
 	e->sums.energy_uj += part;
-	spin_unlock(&g->lock);
+	raw_spin_unlock(&g->lock);
 }
 
 /* GreenPipe's rule: idle energy split evenly by the number of live tasks. */
@@ -309,9 +310,9 @@ static void emit_exit(struct joules_entry *e)
 	if (!joules_nl_exits_wanted())
 		return;
 	memset(&st, 0, sizeof(st));
-	spin_lock(&g->lock);
+	raw_spin_lock(&g->lock);
 	joules_entry_totals(e, &t);
-	spin_unlock(&g->lock);
+	raw_spin_unlock(&g->lock);
 	joules_fill_stats(e, &t, &st);
 	st.pid = e->pid;
 	st.tgid = e->tgid;
@@ -330,7 +331,7 @@ static void tick(struct work_struct *work)
 	LIST_HEAD(ready);
 	unsigned long closed;
 	unsigned int pkg, i;
-	u64 now, dt, idle_uj = 0;
+	u64 now, dt, idle_uj = 0, misses;
 	const struct joules_model *m;
 
 	/*
@@ -363,6 +364,13 @@ static void tick(struct work_struct *work)
 			continue;
 		set_bit(JE_DEAD, &e->flags);
 		set_bit(JE_FINAL, &e->flags);
+	}
+
+	/* A task ran that joules does not know: have the sweep find it. */
+	misses = atomic64_read(&joules_lookup_misses);
+	if (misses != misses_seen) {
+		misses_seen = misses;
+		joules_sweep_request();
 	}
 
 	/*

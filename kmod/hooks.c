@@ -118,11 +118,10 @@ static notrace void probe_sched_switch(JL_TP_SWITCH_PROTO)
 	switch_task(prev, next, jl_prev_state(prev) & TASK_DEAD);
 }
 
-/* Preemption is off in tracepoint probes: the allocation must not sleep. */
-static void probe_fork(void *data, struct task_struct *parent,
-		       struct task_struct *child)
+/* Every task copy_process() creates, io_uring and vhost workers too. */
+static void probe_newtask(JL_TP_NEWTASK_PROTO(t))
 {
-	joules_track(child, GFP_NOWAIT);
+	joules_track_new(t);
 }
 
 /* The last thing of a task's life: the kernel released it (RCU callback). */
@@ -148,7 +147,7 @@ struct hook {
 };
 
 static struct hook hooks[] = {
-	{ "sched_process_fork", probe_fork },
+	{ "task_newtask", probe_newtask },
 	{ "sched_process_exit", probe_exit },
 	{ "sched_process_free", probe_free },
 	{ "sched_switch", probe_sched_switch },
@@ -178,9 +177,9 @@ void joules_hooks_exit(void)
 }
 
 /*
- * Registration order matters: fork and free first, so that no task is born
- * or released unseen while the caller walks the existing tasks; sched_switch
- * last.
+ * Registration order matters: the new-task and free hooks first, so that no
+ * task is born or released unseen while the sweep walks the existing ones;
+ * sched_switch last.
  */
 int joules_hooks_init(void)
 {
@@ -197,7 +196,7 @@ int joules_hooks_init(void)
 	}
 	for (i = 0; i < ARRAY_SIZE(hooks); i++) {
 		if (i == ARRAY_SIZE(hooks) - 1)
-			joules_tasks_start();
+			joules_sweep();
 		err = tracepoint_probe_register(hooks[i].tp, hooks[i].probe, NULL);
 		if (err) {
 			pr_err("cannot attach to %s: %d\n", hooks[i].name, err);

@@ -21,6 +21,7 @@ static void joules_stop(void)
 	joules_nl_exit();
 	joules_attr_stop();
 	joules_hooks_exit();
+	joules_track_exit();
 	joules_attr_exit();
 }
 
@@ -34,9 +35,12 @@ static int __init joules_init(void)
 	err = joules_tasks_init();
 	if (err)
 		goto out_model;
-	err = joules_pmu_init();
+	err = joules_track_init();
 	if (err)
 		goto out_tasks;
+	err = joules_pmu_init();
+	if (err)
+		goto out_track;
 	err = joules_source_init();
 	if (err)
 		goto out_pmu;
@@ -80,6 +84,9 @@ out_source:
 	joules_source_exit();
 out_pmu:
 	joules_pmu_exit();
+out_track:
+	/* A second call after joules_stop() is a no-op. */
+	joules_track_exit();
 out_tasks:
 	joules_tasks_exit();
 out_model:

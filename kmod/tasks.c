@@ -29,7 +29,7 @@ MODULE_PARM_DESC(table_bits, "log2 of the task table's bucket count (8..20)");
 #define NR_LOCKS 256	/* bucket locks are striped */
 
 static struct hlist_head *table;
-static spinlock_t table_locks[NR_LOCKS];
+static raw_spinlock_t table_locks[NR_LOCKS];
 static struct kmem_cache *entry_cache;
 static atomic64_t nr_tracked;
 
@@ -49,7 +49,7 @@ static inline u32 bucket_of(const struct task_struct *t)
 	return hash_ptr(t, table_bits);
 }
 
-static inline spinlock_t *lock_of(u32 b)
+static inline raw_spinlock_t *lock_of(u32 b)
 {
 	return &table_locks[b & (NR_LOCKS - 1)];
 }
@@ -119,22 +119,33 @@ static void entry_free_rcu(struct rcu_head *rcu)
 	atomic64_dec(&joules_objects);
 }
 
-static struct joules_group *group_new(gfp_t gfp)
+struct joules_entry *joules_entry_alloc(gfp_t gfp)
 {
-	struct joules_group *g = kzalloc(sizeof(*g), gfp);
+	return kmem_cache_zalloc(entry_cache, gfp | __GFP_NOWARN);
+}
+
+/* An entry that was never attached (no reader has seen it). */
+void joules_entry_free(struct joules_entry *e)
+{
+	kmem_cache_free(entry_cache, e);
+}
+
+struct joules_group *joules_group_alloc(gfp_t gfp)
+{
+	struct joules_group *g = kzalloc(sizeof(*g), gfp | __GFP_NOWARN);
 
 	if (!g)
 		return NULL;
-	spin_lock_init(&g->lock);
+	raw_spin_lock_init(&g->lock);
 	INIT_LIST_HEAD(&g->members);
-	atomic64_inc(&joules_objects);
 	return g;
 }
 
 /*
  * Hash e and join group g, unless t is already tracked (-EEXIST) or g has
  * no members left (-EAGAIN: it is being freed; only a fresh group may be
- * empty).
+ * empty). Objects count from here on, not from their allocation: the pool
+ * of the fork hook holds some that are not in use.
  */
 static int attach(struct joules_entry *e, struct joules_group *g, bool fresh)
 {
@@ -142,12 +153,12 @@ static int attach(struct joules_entry *e, struct joules_group *g, bool fresh)
 	unsigned long flags;
 	int err = 0;
 
-	spin_lock(&g->lock);
+	raw_spin_lock(&g->lock);
 	if (!fresh && !g->nr_members) {
 		err = -EAGAIN;
 		goto out;
 	}
-	spin_lock_irqsave(lock_of(b), flags);
+	raw_spin_lock_irqsave(lock_of(b), flags);
 	if (joules_lookup(e->task)) {
 		err = -EEXIST;
 	} else {
@@ -156,31 +167,22 @@ static int attach(struct joules_entry *e, struct joules_group *g, bool fresh)
 		list_add_tail(&e->gnode, &g->members);
 		g->nr_members++;
 		atomic64_inc(&nr_tracked);
+		atomic64_add(fresh ? 2 : 1, &joules_objects);
 	}
-	spin_unlock_irqrestore(lock_of(b), flags);
+	raw_spin_unlock_irqrestore(lock_of(b), flags);
 out:
-	spin_unlock(&g->lock);
+	raw_spin_unlock(&g->lock);
 	return err;
 }
 
 /*
- * Start tracking t. Runs in the fork hook (preemption off: gfp must not
- * sleep) and at load time. The baseline is the task's counters now, so a
- * task that existed before the module is charged only from load on.
- * Returns 0, -EEXIST if already tracked, or -ENOMEM.
+ * Set up e for t. from_start: charge t from its start (a task born while
+ * joules is loaded); otherwise from now (the work of a task that existed
+ * before the load is not joules' to charge).
  */
-int joules_track(struct task_struct *t, gfp_t gfp)
+void joules_entry_init(struct joules_entry *e, struct task_struct *t,
+		       bool from_start)
 {
-	struct joules_entry *e, *leader = NULL;
-	struct joules_group *g;
-	int err;
-
-	e = kmem_cache_zalloc(entry_cache, gfp | __GFP_NOWARN);
-	if (!e) {
-		atomic64_inc(&joules_alloc_failures);
-		return -ENOMEM;
-	}
-	atomic64_inc(&joules_objects);
 	e->task = t;
 	e->pid = t->pid;
 	e->tgid = t->tgid;
@@ -189,39 +191,34 @@ int joules_track(struct task_struct *t, gfp_t gfp)
 	e->comm[TASK_COMM_LEN - 1] = 0;
 	raw_spin_lock_init(&e->acct_lock);
 	e->acct_pkg = per_cpu(joules_cpus, task_cpu(t)).pkg;
-	e->last_exec = READ_ONCE(t->se.sum_exec_runtime);
-	e->last_read = READ_ONCE(t->ioac.read_bytes);
-	e->last_write = READ_ONCE(t->ioac.write_bytes);
+	if (!from_start) {
+		e->last_exec = READ_ONCE(t->se.sum_exec_runtime);
+		e->last_read = READ_ONCE(t->ioac.read_bytes);
+		e->last_write = READ_ONCE(t->ioac.write_bytes);
+	}
 	INIT_LIST_HEAD(&e->wnode);
-	/*
-	 * Already dead (a zombie at load): no final switch will come and its
-	 * life went unseen, so there is no exit record to send.
-	 */
-	if (t->exit_state) {
-		set_bit(JE_DEAD, &e->flags);
-		set_bit(JE_FINAL, &e->flags);
-	}
+}
 
-	rcu_read_lock();
-	if (!thread_group_leader(t))
-		leader = joules_lookup(t->group_leader);
-	err = leader ? attach(e, leader->group, false) : -EAGAIN;
-	if (err == -EAGAIN) {
-		/* A new process, or its group is being torn down. */
-		g = group_new(gfp);
-		err = g ? attach(e, g, true) : -ENOMEM;
-		if (err && g) {
-			kfree(g);
-			atomic64_dec(&joules_objects);
-		}
-		if (err == -ENOMEM)
-			atomic64_inc(&joules_alloc_failures);
-	}
-	rcu_read_unlock();
-	if (err) {
-		kmem_cache_free(entry_cache, e);
-		atomic64_dec(&joules_objects);
-	}
+/*
+ * Hash e (set up for its task) into leader's group, or into *spare when t
+ * leads its own group or the leader is untracked or going; *spare is set
+ * to NULL when used. Caller is in an RCU read side (a tracepoint probe, or
+ * rcu_read_lock()) in which t has been seen alive, so the free hook cannot
+ * have run for it. Returns 0, -EEXIST if t is tracked already, or -ENOMEM
+ * if a group was needed and *spare is NULL.
+ */
+int joules_attach(struct joules_entry *e, struct joules_entry *leader,
+		  struct joules_group **spare)
+{
+	int err = leader ? attach(e, leader->group, false) : -EAGAIN;
+
+	if (err != -EAGAIN)
+		return err;
+	if (!*spare)
+		return -ENOMEM;
+	err = attach(e, *spare, true);
+	if (!err)
+		*spare = NULL;
 	return err;
 }
 
@@ -239,13 +236,13 @@ void joules_untrack(struct task_struct *t)
 	unsigned long flags;
 	u32 b = bucket_of(t);
 
-	spin_lock_irqsave(lock_of(b), flags);
+	raw_spin_lock_irqsave(lock_of(b), flags);
 	e = joules_lookup(t);
 	if (e) {
 		hlist_del_rcu(&e->hnode);
 		atomic64_dec(&nr_tracked);
 	}
-	spin_unlock_irqrestore(lock_of(b), flags);
+	raw_spin_unlock_irqrestore(lock_of(b), flags);
 	if (!e)
 		return;
 	raw_spin_lock_irqsave(&e->acct_lock, flags);
@@ -288,6 +285,7 @@ void notrace joules_enter(struct joules_entry *e, struct joules_cpu *jc,
 {
 	unsigned int par = gen & 1, pkg = jc->pkg;
 	struct joules_slot *s = &e->slot[pkg];
+	unsigned long old;
 
 	if (static_branch_unlikely(&joules_multi_pkg) &&
 	    READ_ONCE(e->acct_pkg) != pkg) {
@@ -296,10 +294,29 @@ void notrace joules_enter(struct joules_entry *e, struct joules_cpu *jc,
 		WRITE_ONCE(e->acct_pkg, pkg);
 		raw_spin_unlock(&e->acct_lock);
 	}
-	if (s->qg[par] != gen) {
-		s->qg[par] = gen;
+	/*
+	 * Once per interval and package. The CPU running the task is not the
+	 * only one that queues it: a task tracked late is queued by the sweep
+	 * (joules_queue_now()), so the claim is a cmpxchg.
+	 */
+	old = READ_ONCE(s->qg[par]);
+	if (old != gen && try_cmpxchg(&s->qg[par], &old, gen))
 		llist_add(&s->lnode[par], &joules_pkgs[pkg].list[par]);
-	}
+}
+
+/*
+ * Queue e for the current interval from process context: a task tracked
+ * late, whose work so far must be charged even if it never runs again (a
+ * zombie, a sleeper). With interrupts off this is what a probe does: the
+ * worker's flush IPI waits for it.
+ */
+void joules_queue_now(struct joules_entry *e)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	joules_enter(e, this_cpu_ptr(&joules_cpus), READ_ONCE(joules_gen));
+	local_irq_restore(flags);
 }
 
 /* Always read, so the next task's deltas start here; e may be NULL. */
@@ -378,14 +395,14 @@ void joules_fold(struct joules_entry *e)
 	struct joules_totals t;
 	bool last;
 
-	spin_lock(&g->lock);
+	raw_spin_lock(&g->lock);
 	joules_entry_totals(e, &t);
 	totals_add(&g->dead, &t);
 	g->nr_dead++;
 	set_bit(JE_FOLDED, &e->flags);
 	list_del(&e->gnode);
 	last = --g->nr_members == 0;
-	spin_unlock(&g->lock);
+	raw_spin_unlock(&g->lock);
 	call_rcu(&e->rcu, entry_free_rcu);
 	if (last)
 		call_rcu(&g->rcu, group_free_rcu);
@@ -486,7 +503,7 @@ int joules_task_stats(struct task_struct *t, bool process,
 		return -ENOENT;
 	}
 	g = e->group;
-	spin_lock(&g->lock);
+	raw_spin_lock(&g->lock);
 	if (test_bit(JE_FOLDED, &e->flags)) {
 		err = -ENOENT;
 	} else if (process) {
@@ -509,7 +526,7 @@ int joules_task_stats(struct task_struct *t, bool process,
 		joules_fill_stats(e, &one, st);
 		st->nr_threads = 1;
 	}
-	spin_unlock(&g->lock);
+	raw_spin_unlock(&g->lock);
 	rcu_read_unlock();
 	if (err)
 		return err;
@@ -520,24 +537,6 @@ int joules_task_stats(struct task_struct *t, bool process,
 		memcpy(st->comm, t->comm, TASK_COMM_LEN);
 	st->comm[TASK_COMM_LEN - 1] = 0;
 	return 0;
-}
-
-/* Pick up every task that exists now; the fork hook is already live. */
-static void track_existing(void)
-{
-	struct task_struct *g, *t;
-	unsigned long n = 0;
-
-	rcu_read_lock();
-	for_each_process_thread(g, t) {
-		/* Leaders first so threads find their group. */
-		if (!thread_group_leader(t) && !joules_lookup(t->group_leader))
-			joules_track(t->group_leader, GFP_ATOMIC);
-		if (!joules_track(t, GFP_ATOMIC))
-			n++;
-	}
-	rcu_read_unlock();
-	pr_debug("tracking %lu existing tasks\n", n);
 }
 
 int joules_tasks_init(void)
@@ -556,7 +555,7 @@ int joules_tasks_init(void)
 	if (!table)
 		goto nomem;
 	for (i = 0; i < NR_LOCKS; i++)
-		spin_lock_init(&table_locks[i]);
+		raw_spin_lock_init(&table_locks[i]);
 	entry_cache = kmem_cache_create("joules_entry",
 					sizeof(struct joules_entry) +
 					joules_nr_pkgs * sizeof(struct joules_slot),
@@ -582,12 +581,6 @@ nomem:
 	kvfree(table);
 	kfree(joules_pkgs);
 	return -ENOMEM;
-}
-
-/* Call once the hooks are registered: picks up the tasks alive now. */
-void joules_tasks_start(void)
-{
-	track_existing();
 }
 
 /* Hooks and worker are stopped: nothing else touches the table now. */

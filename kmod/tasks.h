@@ -68,7 +68,7 @@ struct joules_totals {
 };
 
 struct joules_group {
-	spinlock_t lock;
+	raw_spinlock_t lock;	/* taken in the fork hook: raw on PREEMPT_RT */
 	struct list_head members;	/* unfolded joules_entry.gnode */
 	unsigned int nr_members;	/* group freed when it reaches 0 */
 	struct joules_totals dead;	/* folded totals of reaped threads */
@@ -169,9 +169,25 @@ extern atomic64_t joules_alloc_failures;
 extern atomic64_t joules_objects;	/* entries + groups allocated */
 
 struct joules_entry *joules_lookup(struct task_struct *t);
-int joules_track(struct task_struct *t, gfp_t gfp);
 void joules_untrack(struct task_struct *t);
-void joules_tasks_start(void);
+/* Building entries (track.c brings tasks in with these). */
+struct joules_entry *joules_entry_alloc(gfp_t gfp);
+void joules_entry_free(struct joules_entry *e);
+struct joules_group *joules_group_alloc(gfp_t gfp);
+void joules_entry_init(struct joules_entry *e, struct task_struct *t,
+		       bool from_start);
+int joules_attach(struct joules_entry *e, struct joules_entry *leader,
+		  struct joules_group **spare);
+void joules_queue_now(struct joules_entry *e);
+
+/* track.c: how tasks enter the table (the fork hook's pool, the sweep). */
+int joules_track_init(void);
+void joules_track_exit(void);
+void joules_track_new(struct task_struct *t);	/* new-task hook */
+void joules_sweep(void);	/* track every untracked task; may sleep */
+void joules_sweep_request(void);	/* from any context but sched_switch */
+extern u64 joules_load_ns;		/* tasks started since are charged from start */
+extern atomic64_t joules_fork_deferred;
 /*
  * Irqs off, t running or about to run on this CPU: queue e on this CPU's
  * package for generation gen (moving uncounted runtime to the package it

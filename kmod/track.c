@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * How tasks enter the task table.
+ *
+ * New tasks: the task_newtask tracepoint, which copy_process() fires for
+ * every task it creates (fork, clone, kernel threads, and the io_uring,
+ * io-wq and vhost workers that never pass sched_process_fork). Like every
+ * tracepoint probe it runs with preemption off, where PREEMPT_RT forbids
+ * allocating (the slab allocator's locks sleep there) and every spinlock_t
+ * sleeps. So the hook takes ready entries and groups from a pool under a
+ * raw spinlock, and a work item refills the pool in process context.
+ *
+ * A new task that finds the pool empty is not lost: it is counted
+ * (fork_deferred in sysfs) and the work item sweeps the task list for
+ * untracked tasks. So does the worker when a task ran that joules did not
+ * know. A task found by the sweep that started after the module loaded is
+ * charged from its start (its runtime and I/O counters start at zero), so
+ * a late entry loses only the hardware counts of the switches before it.
+ * Tasks that existed before the load are charged from the load on.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/workqueue.h>
+
+#include "tasks.h"
+
+static unsigned int fork_pool = 64;
+module_param(fork_pool, uint, 0444);
+MODULE_PARM_DESC(fork_pool,
+		 "Entries kept ready for new tasks (0..4096, default 64); 0 defers every new task to the sweep (for tests)");
+
+u64 joules_load_ns;
+atomic64_t joules_fork_deferred;
+
+/*
+ * The arrays hold fork_pool objects plus one per CPU: a hook that took an
+ * object it could not use gives it back, and the pool may have been filled
+ * up meanwhile (one hook at a time per CPU: preemption is off in it).
+ */
+static struct {
+	raw_spinlock_t lock;
+	unsigned int ne, ng, cap;
+	struct joules_entry **e;
+	struct joules_group **g;
+} pool;
+
+static struct work_struct refill_work;
+static atomic_t sweep_wanted;
+static bool track_up;
+
+static bool started_since_load(struct task_struct *t)
+{
+	return t->start_time >= joules_load_ns;
+}
+
+/* Process context: fill the pool up, outside its lock. */
+static void pool_fill(void)
+{
+	struct joules_entry *e;
+	struct joules_group *g;
+	unsigned long flags;
+	bool need;
+
+	for (;;) {
+		raw_spin_lock_irqsave(&pool.lock, flags);
+		need = pool.ne < fork_pool || pool.ng < fork_pool;
+		raw_spin_unlock_irqrestore(&pool.lock, flags);
+		if (!need)
+			return;
+		e = joules_entry_alloc(GFP_KERNEL);
+		g = joules_group_alloc(GFP_KERNEL);
+		if (!e || !g) {
+			atomic64_inc(&joules_alloc_failures);
+			break;
+		}
+		raw_spin_lock_irqsave(&pool.lock, flags);
+		if (pool.ne < fork_pool) {
+			pool.e[pool.ne++] = e;
+			e = NULL;
+		}
+		if (pool.ng < fork_pool) {
+			pool.g[pool.ng++] = g;
+			g = NULL;
+		}
+		raw_spin_unlock_irqrestore(&pool.lock, flags);
+		if (e)
+			joules_entry_free(e);
+		kfree(g);
+	}
+	if (e)
+		joules_entry_free(e);
+	kfree(g);
+}
+
+static void refill_fn(struct work_struct *work)
+{
+	pool_fill();
+	if (atomic_xchg(&sweep_wanted, 0))
+		joules_sweep();
+}
+
+/* Not from sched_switch: queueing work may wake a kworker (rq lock). */
+void joules_sweep_request(void)
+{
+	atomic_set(&sweep_wanted, 1);
+	if (READ_ONCE(track_up))
+		queue_work(system_unbound_wq, &refill_work);
+}
+
+/*
+ * The new-task hook (preemption off). The entry's counters start at zero,
+ * as the new task's do.
+ */
+void joules_track_new(struct task_struct *t)
+{
+	struct joules_entry *e = NULL, *leader = NULL;
+	struct joules_group *g = NULL;
+	unsigned long flags;
+	bool low;
+	int err;
+
+	if (!thread_group_leader(t))
+		leader = joules_lookup(t->group_leader);
+	raw_spin_lock_irqsave(&pool.lock, flags);
+	if (pool.ne && (leader || pool.ng)) {
+		e = pool.e[--pool.ne];
+		if (!leader)
+			g = pool.g[--pool.ng];
+	}
+	low = pool.ne <= fork_pool / 2 || pool.ng <= fork_pool / 2;
+	raw_spin_unlock_irqrestore(&pool.lock, flags);
+	if (!e) {
+		atomic64_inc(&joules_fork_deferred);
+		joules_sweep_request();
+		return;
+	}
+
+	joules_entry_init(e, t, true);
+	err = joules_attach(e, leader, &g);
+	/* The leader's group was going: the task is the sweep's. */
+	if (err == -ENOMEM) {
+		atomic64_inc(&joules_fork_deferred);
+		atomic_set(&sweep_wanted, 1);
+		low = true;
+	}
+	if (err || g) {
+		/* Unused objects go back (the arrays have room, see pool). */
+		raw_spin_lock_irqsave(&pool.lock, flags);
+		if (err) {
+			memset(e, 0, sizeof(*e));
+			pool.e[pool.ne++] = e;
+		}
+		if (g)
+			pool.g[pool.ng++] = g;
+		raw_spin_unlock_irqrestore(&pool.lock, flags);
+	}
+	if (low && READ_ONCE(track_up))
+		queue_work(system_unbound_wq, &refill_work);
+}
+
+/* Track t, found alive by the sweep and held by it; process context. */
+static bool track_found(struct task_struct *t)
+{
+	struct joules_entry *e = joules_entry_alloc(GFP_KERNEL), *leader = NULL;
+	struct joules_group *g = joules_group_alloc(GFP_KERNEL);
+	bool from_start;
+	int err = -ESRCH;
+
+	if (!e || !g) {
+		atomic64_inc(&joules_alloc_failures);
+		goto out;
+	}
+	rcu_read_lock();
+	/*
+	 * Alive now, inside this RCU section: the free hook runs a grace
+	 * period after the task is unhashed, so it will find the entry.
+	 */
+	if (pid_alive(t)) {
+		from_start = started_since_load(t);
+		joules_entry_init(e, t, from_start);
+		/*
+		 * A zombie from before the load: its life went unseen, there
+		 * is nothing to charge and no exit record to send.
+		 */
+		if (t->exit_state && !from_start) {
+			set_bit(JE_DEAD, &e->flags);
+			set_bit(JE_FINAL, &e->flags);
+		}
+		if (!thread_group_leader(t))
+			leader = joules_lookup(t->group_leader);
+		err = joules_attach(e, leader, &g);
+		/* Its work so far belongs in this interval. */
+		if (!err && from_start)
+			joules_queue_now(e);
+	}
+	rcu_read_unlock();
+out:
+	if (err && e)
+		joules_entry_free(e);
+	kfree(g);
+	return !err;
+}
+
+#define SWEEP_BATCH 64
+
+/*
+ * Track every task that is not: walk the task list under RCU, take up to
+ * SWEEP_BATCH untracked tasks with a reference, and allocate for them
+ * outside the RCU section. Leaders come before their threads in the walk,
+ * so threads find their group.
+ */
+void joules_sweep(void)
+{
+	struct task_struct *batch[SWEEP_BATCH], *p, *t;
+	unsigned int n, i, tracked;
+
+	do {
+		n = 0;
+		rcu_read_lock();
+		for_each_process_thread(p, t) {
+			if (!pid_alive(t) || joules_lookup(t))
+				continue;
+			get_task_struct(t);
+			batch[n++] = t;
+			if (n == SWEEP_BATCH)
+				goto full;
+		}
+full:
+		rcu_read_unlock();
+		tracked = 0;
+		for (i = 0; i < n; i++) {
+			tracked += track_found(batch[i]);
+			put_task_struct(batch[i]);
+		}
+		cond_resched();
+		/* A full batch of which none could be tracked: out of memory. */
+	} while (n == SWEEP_BATCH && tracked);
+}
+
+int joules_track_init(void)
+{
+	if (fork_pool > 4096)
+		return -EINVAL;
+	raw_spin_lock_init(&pool.lock);
+	pool.ne = pool.ng = 0;
+	pool.cap = fork_pool + nr_cpu_ids;
+	pool.e = kcalloc(pool.cap, sizeof(*pool.e), GFP_KERNEL);
+	pool.g = kcalloc(pool.cap, sizeof(*pool.g), GFP_KERNEL);
+	if (!pool.e || !pool.g) {
+		kfree(pool.e);
+		kfree(pool.g);
+		pool.e = NULL;
+		pool.g = NULL;
+		return -ENOMEM;
+	}
+	INIT_WORK(&refill_work, refill_fn);
+	atomic_set(&sweep_wanted, 0);
+	joules_load_ns = ktime_get_ns();
+	pool_fill();
+	WRITE_ONCE(track_up, true);
+	return 0;
+}
+
+/* The hooks are gone: nothing takes from the pool any more. Idempotent. */
+void joules_track_exit(void)
+{
+	if (!pool.e)
+		return;
+	WRITE_ONCE(track_up, false);
+	cancel_work_sync(&refill_work);
+	while (pool.ne)
+		joules_entry_free(pool.e[--pool.ne]);
+	while (pool.ng)
+		kfree(pool.g[--pool.ng]);
+	kfree(pool.e);
+	kfree(pool.g);
+	pool.e = NULL;
+	pool.g = NULL;
+}
