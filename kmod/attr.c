@@ -12,6 +12,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
+#include <linux/mutex.h>
 #include <linux/cred.h>
 #include <linux/sched/task.h>
 #include <linux/smp.h>
@@ -30,6 +31,7 @@ unsigned int joules_delta_milli = 1000;
 u64 joules_meter_idle_uw[JL_NR_DOMAINS];
 
 static struct delayed_work tick_work;
+static DEFINE_MUTEX(tick_lock);
 static bool stopping;
 static u64 last_tick_ns, load_ns;
 static u64 idle_rem_fj;
@@ -474,9 +476,28 @@ int joules_attr_init(void)
 	return 0;
 }
 
+/*
+ * A shorter interval is in force at once: the tick queued with the old one
+ * (up to 60 s away) is brought forward. A longer one starts with the next
+ * tick, so that a stream of writes cannot keep postponing it. The lock
+ * keeps this from requeueing the tick after joules_attr_stop() cancelled it.
+ */
+void joules_attr_interval_changed(unsigned int old_ms)
+{
+	if (READ_ONCE(joules_interval_ms) >= old_ms)
+		return;
+	mutex_lock(&tick_lock);
+	if (!stopping)
+		mod_delayed_work(system_unbound_wq, &tick_work,
+				 msecs_to_jiffies(READ_ONCE(joules_interval_ms)));
+	mutex_unlock(&tick_lock);
+}
+
 void joules_attr_stop(void)
 {
+	mutex_lock(&tick_lock);
 	WRITE_ONCE(stopping, true);
+	mutex_unlock(&tick_lock);
 	cancel_delayed_work_sync(&tick_work);
 }
 

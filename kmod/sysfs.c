@@ -65,8 +65,8 @@ static ssize_t hw_counters_show(struct kobject *k, struct kobj_attribute *a, cha
 }
 static struct kobj_attribute hw_counters_attr = __ATTR_RO(hw_counters);
 
-/* A u32 setting with bounds. */
-#define RW_UINT(name, var, lo, hi)                                           \
+/* A u32 setting with bounds; changed(old) runs after a successful write. */
+#define RW_UINT(name, var, lo, hi, changed)                                  \
 	static ssize_t name##_show(struct kobject *k, struct kobj_attribute *a, \
 				   char *buf)                                \
 	{                                                                    \
@@ -75,6 +75,7 @@ static struct kobj_attribute hw_counters_attr = __ATTR_RO(hw_counters);
 	static ssize_t name##_store(struct kobject *k, struct kobj_attribute *a, \
 				    const char *buf, size_t len)             \
 	{                                                                    \
+		unsigned int old;                                            \
 		u64 v;                                                       \
 		int err = may_write();                                       \
 		if (!err)                                                    \
@@ -83,15 +84,22 @@ static struct kobj_attribute hw_counters_attr = __ATTR_RO(hw_counters);
 			err = -EINVAL;                                       \
 		if (err)                                                     \
 			return err;                                          \
+		old = READ_ONCE(var);                                        \
 		WRITE_ONCE(var, v);                                          \
+		changed(old);                                                \
 		return len;                                                  \
 	}                                                                    \
 	static struct kobj_attribute name##_attr = __ATTR_RW(name)
 
+/* The worker reads these once per tick: nothing to do on a write. */
+static inline void read_per_tick(unsigned int old)
+{
+}
+
 /* 10 ms .. 60 s: shorter intervals cost IPIs, longer ones lose detail. */
-RW_UINT(interval_ms, joules_interval_ms, 10, 60000);
-RW_UINT(gamma_milli, joules_gamma_milli, 1, 1000);
-RW_UINT(delta_milli, joules_delta_milli, 1, 1000);
+RW_UINT(interval_ms, joules_interval_ms, 10, 60000, joules_attr_interval_changed);
+RW_UINT(gamma_milli, joules_gamma_milli, 1, 1000, read_per_tick);
+RW_UINT(delta_milli, joules_delta_milli, 1, 1000, read_per_tick);
 
 static ssize_t idle_split_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {

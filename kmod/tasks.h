@@ -219,6 +219,7 @@ u32 joules_pmu_read(struct joules_cpu *jc, u64 *hw);
 u32 joules_pmu_present(void);
 
 /* attr.c: settings the sysfs file changes. */
+void joules_attr_interval_changed(unsigned int old_ms);
 extern unsigned int joules_interval_ms;
 extern enum joules_source_mode joules_source_mode;
 extern bool joules_idle_split;

@@ -776,6 +776,42 @@ static void test_samples(void)
 }
 
 /*
+ * A new interval_ms is in force at once: after a 60 s interval was set,
+ * setting 100 ms again must not leave the node without samples until the
+ * long interval ends (found by 81-churn after 80-fuzz-sysfs left a 60 s
+ * interval pending, and nothing was folded for a minute).
+ */
+static void test_interval_change(void)
+{
+	char old[32];
+	struct sample_rec s[2];
+	struct jnl *nl;
+	double t0 = 0;
+	int err;
+
+	if (st_read(JOULES_SYSFS "/interval_ms", old, sizeof(old)) <= 0)
+		strcpy(old, "100\n");
+	err = jnl_open(&nl);
+	if (!err)
+		err = jnl_subscribe(nl, JNL_GRP_SAMPLES);
+	tap_check(err == 0, "subscribe: %d", err);
+	if (!err) {
+		/* One sample after the write: the 60 s tick is queued now. */
+		tap_check(st_write(JOULES_SYSFS "/interval_ms", "60000", 5) == 0,
+			  "set 60000 ms");
+		tap_check(st_samples(nl, s, 1) == 1, "a sample after setting 60 s");
+		tap_check(st_write(JOULES_SYSFS "/interval_ms", "100", 3) == 0, "set 100 ms");
+		t0 = st_now();
+		tap_check(st_samples(nl, s, 2) == 2, "two samples after setting 100 ms");
+		tap_check(st_now() - t0 < 2.0, "they came in %.2f s, not after the 60 s interval",
+			  st_now() - t0);
+		jnl_close(nl);
+	}
+	st_write(JOULES_SYSFS "/interval_ms", old, strlen(old));
+	tap_done("a new interval_ms is in force at once");
+}
+
+/*
  * The exit record of a child equals its last per-pid read: the child burns
  * CPU, blocks on a pipe; we read /proc/energy/<pid> after two intervals,
  * release it, and it exits at once.
@@ -1040,7 +1076,7 @@ int main(void)
 		printf("1..0 # SKIP joules module not loaded\n");
 		return KSFT_SKIP;
 	}
-	tap_plan(17);
+	tap_plan(18);
 	err = jnl_open(&nl);
 	if (err) {
 		tap_diag("%s", jnl_strerror(JNL_OP_OPEN, err));
@@ -1070,6 +1106,7 @@ int main(void)
 	test_fuzz(nl);
 	test_node(nl);
 	test_samples();
+	test_interval_change();
 	test_exit_record();
 	test_unpriv();
 
