@@ -3,7 +3,7 @@
 # joules top-level build.
 #   make               module + user tools (+ BPF where clang/bpftool exist)
 #   make KVER=6.1.0-57-amd64 | KDIR=/path/to/build   pick the kernel
-#   make check         host unit tests + selftests in a QEMU-booted kernel
+#   make check         host unit tests + selftests in QEMU-booted kernels (kernels.conf)
 #   make demo          boot QEMU, load the module, run a workload, show energy
 #   make bench         module benchmarks (loaded vs not) in a QEMU-booted kernel
 #   make install       module (modules_install), tools, man pages, mount glue
@@ -11,9 +11,19 @@
 # Kbuild (the file next to this one) lists the module objects; when kbuild
 # runs in this directory it reads that file, not this one.
 
-# The running kernel of a build machine often has no headers: default to
-# the newest /lib/modules/*/build that exists.
-KVER ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sed 's,/lib/modules/,,;s,/build,,' | sort -V | tail -n 1)
+# Which kernel: KVER= (or KDIR=), else the running kernel when its headers
+# are installed, else the first installed kernel of tools/testing/kernels.conf.
+# The choice is printed; with several header packages installed nothing is
+# picked silently. `make check` does not use it: it builds for every kernel
+# of kernels.conf.
+ifeq ($(origin KDIR)$(origin KVER),undefinedundefined)
+PICKED := $(shell tools/testing/pick-kernel)
+KVER := $(word 1,$(PICKED))
+KDIR := $(word 2,$(PICKED))
+ifneq ($(KVER),)
+$(info joules: building for $(KVER): $(wordlist 3,100,$(PICKED)); KVER= to choose)
+endif
+endif
 KDIR ?= /lib/modules/$(KVER)/build
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -39,14 +49,17 @@ user:
 	$(MAKE) -C user
 
 bpf:
-	@if [ -f bpf/Makefile ]; then $(MAKE) -C bpf; fi
+	@if [ -f bpf/Makefile ]; then $(MAKE) -C bpf KVER=$(KVER); fi
 
-tests: module testmod user
+# Kernel-independent parts; run-tests builds the module for each kernel.
+tests: user
 	$(MAKE) -C tools/testing/unit
-	$(MAKE) -C tools/testing/selftests KDIR=$(KDIR)
+	$(MAKE) -C tools/testing/selftests
 
-check: tests
-	KVER=$(KVER) tools/testing/run-tests
+# Every installed kernel of tools/testing/kernels.conf (KVER= or
+# JOULES_KERNELS= narrows it).
+check: tests bpf
+	$(if $(filter command line environment,$(origin KVER)),KVER=$(KVER)) tools/testing/run-tests
 
 demo: module user
 	KVER=$(KVER) tools/testing/demo

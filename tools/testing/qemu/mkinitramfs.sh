@@ -22,8 +22,14 @@ mkdir -p "$root"/bin "$root"/sbin "$root"/lib/joules "$root"/tests "$root"/usr/b
 	"$root"/proc "$root"/sys "$root"/dev "$root"/tmp "$root"/etc "$root"/root
 cp "$bb" "$root"/bin/busybox
 
-# Modules: joules.ko and, for tests, the synthetic energy source.
-for ko in "$top"/joules.ko "$top"/tools/testing/kmod/*.ko; do
+# Modules: joules.ko and, for tests, the synthetic energy source, built for
+# the kernel being booted ($JOULES_MODULES_DIR), or the tree's own build.
+if [ -n "${JOULES_MODULES_DIR:-}" ]; then
+	kos="$JOULES_MODULES_DIR/*.ko"
+else
+	kos="$top/joules.ko $top/tools/testing/kmod/*.ko"
+fi
+for ko in $kos; do
 	[ -f "$ko" ] && cp "$ko" "$root"/lib/joules/
 done
 [ -f "$root"/lib/joules/joules.ko ] || { echo "mkinitramfs: joules.ko is not built" >&2; exit 1; }

@@ -7,6 +7,10 @@
 #   run-qemu.sh [--mode tests|demo|bench|bench-icount] [--timeout SEC] [--log FILE] [--counts FILE]
 #               [--only REGEX]   (run only the selftests whose names match)
 #               [--sockets N]    (spread the 2 CPUs over N packages)
+#               [--kernel IMAGE] (default /boot/vmlinuz-$KVER, or the first
+#                                 installed kernel of tools/testing/kernels.conf)
+#               [--modules DIR]  (joules.ko and the test modules; default: the tree's)
+#               [--scale PCT]    (the long tests' sizes, percent of their defaults)
 #
 # Exit status: 0 when every test passed; 1 on any failure, on a kernel panic,
 # on a hang (no end marker within the timeout) or on missing output.
@@ -18,6 +22,9 @@ log=
 counts=
 only=
 sockets=1
+kernel=
+modules=
+scale=100
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) mode=$2; shift 2 ;;
@@ -26,26 +33,41 @@ while [ $# -gt 0 ]; do
 	--counts) counts=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
 	--sockets) sockets=$2; shift 2 ;;
+	--kernel) kernel=$2; shift 2 ;;
+	--modules) modules=$2; shift 2 ;;
+	--scale) scale=$2; shift 2 ;;
 	-h|--help)
-		sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0 ;;
 	*) echo "run-qemu: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
 
-kver=${KVER:-$(ls /boot/vmlinuz-* 2>/dev/null | sed 's,/boot/vmlinuz-,,' | sort -V | tail -n 1)}
-kernel=/boot/vmlinuz-$kver
-if ! [ -r "$kernel" ]; then
-	echo "run-qemu: no kernel image $kernel (apt-get install linux-image-amd64)" >&2
+if [ -z "$kernel" ]; then
+	if [ -n "${KVER:-}" ]; then
+		kernel=/boot/vmlinuz-$KVER
+	else
+		jk_testing=$here/..
+		. "$here"/../kernels.sh
+		name=$(jk_default)
+		[ -n "$name" ] && kernel=$(jk_image "$name")
+		[ -n "$kernel" ] && echo "run-qemu: no KVER given: booting $name from kernels.conf" >&2
+	fi
+fi
+if [ -z "$kernel" ] || ! [ -r "$kernel" ]; then
+	echo "run-qemu: no kernel image '${kernel}' (apt-get install linux-image-amd64, or pass --kernel/KVER)" >&2
 	exit 1
 fi
+case $scale in
+''|*[!0-9]*) echo "run-qemu: --scale takes a percentage" >&2; exit 2 ;;
+esac
 qemu=$(command -v qemu-system-x86_64 || true)
 [ -n "$qemu" ] || { echo "run-qemu: qemu-system-x86_64 not found (apt-get install qemu-system-x86)" >&2; exit 1; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 [ -n "$log" ] || log=$work/serial.log
-"$here"/mkinitramfs.sh "$work"/initrd.cpio.gz "$mode" || exit 1
+JOULES_MODULES_DIR=$modules "$here"/mkinitramfs.sh "$work"/initrd.cpio.gz "$mode" || exit 1
 
 # bench-icount: one CPU with -icount shift=0, so that the guest's clock
 # counts instructions (1 ns = 1 instruction): benchmarks free of host noise.
@@ -62,7 +84,7 @@ smp=2
 echo "run-qemu: booting $kernel (mode $mode, $sockets package(s), timeout ${tmo}s)" >&2
 timeout --foreground -k 10 "$tmo" "$qemu" -m 1024 -smp $smp -nographic -no-reboot -net none \
 	-cpu max -kernel "$kernel" -initrd "$work"/initrd.cpio.gz \
-	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 hung_task_panic=1 loglevel=${JOULES_QEMU_LOGLEVEL:-1} quiet slab_nomerge${only:+ jtests=$only}" \
+	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 hung_task_panic=1 loglevel=${JOULES_QEMU_LOGLEVEL:-1} quiet slab_nomerge jscale=$scale${only:+ jtests=$only}" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null 2>&1 | tr -d '\r' | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' | tee "$log" |
 	if [ "$mode" != tests ]; then sed -n '/JOULES-GUEST-START/,$p'; else cat >/dev/null; fi
 qrc=$?

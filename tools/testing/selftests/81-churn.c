@@ -5,7 +5,8 @@
  * module's object count is back to its baseline, its task table matches
  * the tasks that exist, and its slab holds no more than before.
  *
- *   81-churn [PROCESSES THREADS]   (default 20000 80000: threads are cheaper)
+ *   81-churn [PROCESSES THREADS]   (default 20000 80000: threads are cheaper,
+ *                                   scaled by st_scaled() per kernel)
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -92,7 +93,8 @@ static int churn_threads(unsigned long n)
 
 static int churn_procs(unsigned long n)
 {
-	unsigned long i;
+	/* volatile: vfork's child runs on this stack frame. */
+	volatile unsigned long i;
 
 	for (i = 0; i < n; i++) {
 		/*
@@ -179,8 +181,8 @@ static unsigned long long wait_objects(unsigned long long want, long slack)
 
 int main(int argc, char **argv)
 {
-	unsigned long nproc = argc > 2 ? strtoul(argv[1], NULL, 10) : 20000;
-	unsigned long nthr = argc > 2 ? strtoul(argv[2], NULL, 10) : 80000;
+	unsigned long nproc = argc > 2 ? strtoul(argv[1], NULL, 10) : st_scaled(20000);
+	unsigned long nthr = argc > 2 ? strtoul(argv[2], NULL, 10) : st_scaled(80000);
 	unsigned long long base_obj, obj, tracked, misses0;
 	long per = 0, slab0, slab1, tasks;
 	pthread_t rd[2];
@@ -228,6 +230,9 @@ int main(int argc, char **argv)
 	 * only raises the count; idle kworkers may have exited meanwhile.
 	 */
 	obj = wait_objects(base_obj, 4);
+	tap_diag("objects %llu, tracked %llu, fork_deferred %llu, alloc_failures %llu, lookup misses +%llu",
+		 obj, sysfs_u64("tasks_tracked"), sysfs_u64("fork_deferred"),
+		 sysfs_u64("alloc_failures"), sysfs_u64("lookup_misses") - misses0);
 	tap_ok((long long)(obj - base_obj) <= 4,
 	       "objects back to baseline: %llu vs %llu (kworkers may differ by a few)", obj,
 	       base_obj);

@@ -24,6 +24,20 @@
 /* Exit status the guest runner reads as "skipped". */
 #define KSFT_SKIP 4
 
+/*
+ * A long test's size on this kernel: n scaled by $JOULES_SCALE percent
+ * (the guest runner sets it from kernels.conf; slow debug kernels run
+ * less), never below 1.
+ */
+static inline unsigned long st_scaled(unsigned long n)
+{
+	const char *s = getenv("JOULES_SCALE");
+	unsigned long pct = s && *s ? strtoul(s, NULL, 10) : 100;
+
+	n = n * pct / 100;
+	return n ? n : 1;
+}
+
 /* Run a shell command; returns its exit status (or -1). */
 static inline int st_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static inline int st_sh(const char *fmt, ...)
