@@ -82,6 +82,14 @@ smp=2
 # loglevel=1 keeps kernel chatter off the console; panics still print.
 # Software emulation only: -enable-kvm hangs on these machines.
 echo "run-qemu: booting $kernel (mode $mode, $sockets package(s), timeout ${tmo}s)" >&2
+# One guest at a time on this machine: guests time their tests, and two
+# of them on two cores would make each other's numbers wrong.
+lock=${JOULES_QEMU_LOCK:-/tmp/joules-qemu.lock}
+exec 9>"$lock"
+if ! flock -n 9; then
+	echo "run-qemu: waiting for another guest to finish ($lock)" >&2
+	flock 9
+fi
 timeout --foreground -k 10 "$tmo" "$qemu" -m 1024 -smp $smp -nographic -no-reboot -net none \
 	-cpu max -kernel "$kernel" -initrd "$work"/initrd.cpio.gz \
 	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 hung_task_panic=1 loglevel=${JOULES_QEMU_LOGLEVEL:-1} quiet slab_nomerge jscale=$scale${only:+ jtests=$only}" \
