@@ -78,11 +78,21 @@ int jt_align(const struct jt_samples *s, const struct jt_meter *m,
 		return -ENOMEM;
 	for (i = 0; i < s->n; i++) {
 		const struct jt_sample *x = &s->s[i];
-		/* meter clock + offset = sample clock, so query at sample - offset */
-		int64_t b = x->end_ns - offset_ns,
-			a = b - (int64_t)x->interval_ns;
 		struct jt_row *r = &out[n];
-		int rc = jt_meter_energy(m, a, b, max_gap_ns, &r->meter_uj);
+		int64_t a, b;
+		int rc;
+
+		/*
+		 * meter clock + offset = sample clock, so query at sample -
+		 * offset. A huge --clock-offset moves the interval out of any
+		 * meter's range rather than wrapping around.
+		 */
+		if (__builtin_sub_overflow(x->end_ns, offset_ns, &b) ||
+		    __builtin_sub_overflow(b, (int64_t)x->interval_ns, &a)) {
+			st->uncovered++;
+			continue;
+		}
+		rc = jt_meter_energy(m, a, b, max_gap_ns, &r->meter_uj);
 
 		if (rc == JT_ALIGN_UNCOVERED) {
 			st->uncovered++;

@@ -31,13 +31,16 @@ static const char usage_text[] =
 	"  -p, --pdu FILE              meter readings, CSV timestamp,watts ('-': stdin)\n"
 	"  -c, --pdu-cmd COMMAND       run COMMAND with /bin/sh -c, read readings from its\n"
 	"                              stdout until EOF\n"
+	"      --pdu-timeout SECONDS   stop COMMAND when it writes nothing for SECONDS\n"
+	"                              (default 60; 0: wait for ever)\n"
 	"      --pdu-ms                numeric meter timestamps are Unix milliseconds\n"
 	"                              (default: seconds, milliseconds if >= 1e11)\n"
 	"      --pdu-localtime         ISO 8601 times without a zone are local (default UTC)\n"
 	"      --clock-offset SECONDS  add SECONDS to meter timestamps (default 0)\n"
 	"      --max-gap SECONDS       drop intervals spanning a larger meter gap (default 5;\n"
 	"                              0: no limit)\n"
-	"      --max-bad N             fail if more than N input lines are bad (default 0)\n"
+	"      --max-bad N             fail if more than N input lines are bad (default 0);\n"
+	"                              reading stops there\n"
 	"      --min-samples N         fail with fewer aligned intervals (default 20)\n"
 	"Fit:\n"
 	"  -m, --method nnls|ols       non-negative least squares (default) or OLS\n"
@@ -72,12 +75,14 @@ enum {
 	O_SYSFS,
 	O_PLOT,
 	O_PROGRESS,
+	O_PDU_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
 	{ "samples", required_argument, NULL, 's' },
 	{ "pdu", required_argument, NULL, 'p' },
 	{ "pdu-cmd", required_argument, NULL, 'c' },
+	{ "pdu-timeout", required_argument, NULL, O_PDU_TIMEOUT },
 	{ "pdu-ms", no_argument, NULL, O_PDU_MS },
 	{ "pdu-localtime", no_argument, NULL, O_PDU_LOCAL },
 	{ "clock-offset", required_argument, NULL, O_OFFSET },
@@ -104,7 +109,7 @@ struct opts {
 	const char *output, *sysfs, *plot;
 	enum parse_ts_unit unit;
 	int ts_flags;
-	int64_t offset_ns, max_gap_ns;
+	int64_t offset_ns, max_gap_ns, pdu_timeout_ns;
 	unsigned long max_bad;
 	size_t min_samples;
 	enum fit_method method;
@@ -154,6 +159,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	*o = (struct opts){
 		.sysfs = "/sys/kernel/joules",
 		.max_gap_ns = 5000000000LL,
+		.pdu_timeout_ns = 60000000000LL,
 		.min_samples = 20,
 		.method = FIT_NNLS,
 		.folds = 5,
@@ -178,6 +184,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case O_OFFSET:
 			o->offset_ns = secs_arg("--clock-offset", optarg, 1);
+			break;
+		case O_PDU_TIMEOUT:
+			o->pdu_timeout_ns =
+				secs_arg("--pdu-timeout", optarg, 0);
+			if (o->pdu_timeout_ns > 86400000000000LL)
+				usage_error("--pdu-timeout '%s': more than a day",
+					    optarg);
 			break;
 		case O_MAX_GAP:
 			o->max_gap_ns = secs_arg("--max-gap", optarg, 0);
@@ -289,6 +302,16 @@ static void close_in(FILE *fp)
 		fclose(fp);
 }
 
+/* a + b, clamped to the int64 range (a --clock-offset may be absurd). */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (!__builtin_add_overflow(a, b, &r))
+		return r;
+	return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
 static void fmt_time(int64_t ns, char *buf, size_t len)
 {
 	time_t t = (time_t)(ns / 1000000000LL);
@@ -318,12 +341,20 @@ static void explain_ranges(const struct jt_samples *s, const struct jt_meter *m,
 	}
 	fmt_time(lo, a, sizeof(a));
 	fmt_time(hi, b, sizeof(b));
-	fmt_time(m->t[0] + offset_ns, c, sizeof(c));
-	fmt_time(m->t[m->n - 1] + offset_ns, d, sizeof(d));
+	fmt_time(sat_add(m->t[0], offset_ns), c, sizeof(c));
+	fmt_time(sat_add(m->t[m->n - 1], offset_ns), d, sizeof(d));
 	fprintf(stderr,
 		"joules-train: samples span %s .. %s, meter readings (with "
 		"--clock-offset) %s .. %s\n",
 		a, b, c, d);
+}
+
+/* Stop after this many bad lines: one more than what is still allowed. */
+static unsigned long bad_budget(const struct opts *o, unsigned long bad)
+{
+	if (o->max_bad == ULONG_MAX)
+		return 0;
+	return o->max_bad + 1 - bad;
 }
 
 /* Read one samples/meter pair; returns 0 or an exit status. */
@@ -337,13 +368,19 @@ static int load(const struct opts *o, const char *sname, const char *pname,
 	fp = open_in(sname);
 	if (!fp)
 		return EXIT_DATA;
+	s->st.stop_after = bad_budget(o, *bad);
 	ret = jt_read_samples(fp, sname, s, pr);
 	close_in(fp);
 	if (ret)
 		return EXIT_DATA;
+	*bad += s->st.bad;
+	if (s->st.stopped)
+		return 0; /* over --max-bad: the caller says so */
 	jt_meter_init(m, o->unit, o->ts_flags);
+	m->st.stop_after = bad_budget(o, *bad);
 	if (cmd) {
-		ret = jt_read_meter_cmd(cmd, m, pr);
+		ret = jt_read_meter_cmd(cmd, m, pr,
+					(double)o->pdu_timeout_ns * 1e-9);
 	} else {
 		fp = open_in(pname);
 		if (!fp)
@@ -353,7 +390,9 @@ static int load(const struct opts *o, const char *sname, const char *pname,
 	}
 	if (ret)
 		return EXIT_DATA;
-	*bad += s->st.bad + m->st.bad;
+	*bad += m->st.bad;
+	if (m->st.stopped)
+		return 0;
 	if (m->n < 2) {
 		fprintf(stderr,
 			"joules-train: %s: %zu usable meter readings, need at least 2\n",
@@ -395,7 +434,7 @@ int main(int argc, char **argv)
 			 isatty(STDERR_FILENO));
 
 	ret = load(&o, o.samples, o.pdu, o.pdu_cmd, &s, &m, &pr, &bad);
-	if (!ret && o.val_samples)
+	if (!ret && o.val_samples && bad <= o.max_bad)
 		ret = load(&o, o.val_samples, o.val_pdu, NULL, &vs, &vm, &pr,
 			   &bad);
 	if (ret)
@@ -415,13 +454,13 @@ int main(int argc, char **argv)
 	ret = align(&o, &s, &m, &rows, &n, &rep.al);
 	if (ret)
 		goto out;
-	if (n < o.min_samples)
+	if (n < o.min_samples) {
 		fprintf(stderr,
 			"joules-train: %zu of %zu intervals aligned with meter readings "
 			"(%zu not covered, %zu across gaps > --max-gap)\n",
 			n, s.n, rep.al.uncovered, rep.al.gap);
-	if (!n)
 		explain_ranges(&s, &m, o.offset_ns);
+	}
 
 	pm = malloc((n ? n : 1) * sizeof(*pm));
 	pb = malloc((n ? n : 1) * sizeof(*pb));

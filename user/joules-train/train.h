@@ -27,10 +27,20 @@ struct jt_input_stats {
 	unsigned long bad;
 	unsigned long first_bad_line;
 	char first_bad_why[160];
+	/*
+	 * Stop reading once this many lines are bad (0: read to the end): an
+	 * input that is over --max-bad cannot be used, and a reader program
+	 * may emit bad lines forever.
+	 */
+	unsigned long stop_after;
+	int stopped; /* reading stopped at stop_after */
 };
 
-/* Count one bad line and print "name:line: reason" (the first JT_BAD_SHOWN). */
-void jt_bad_line(struct jt_input_stats *st, const char *name,
+/*
+ * Count one bad line and print "name:line: reason" (the first JT_BAD_SHOWN).
+ * Returns 1 when st->stop_after is reached (the reader should stop).
+ */
+int jt_bad_line(struct jt_input_stats *st, const char *name,
 		 unsigned long line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* Print the "N more bad lines not shown" note if any were suppressed. */
@@ -43,7 +53,16 @@ struct jt_progress {
 	double last; /* time of the last update, s */
 	const char *what;
 	int shown;
+	FILE *fp; /* NULL: stderr */
 };
+/*
+ * Progress shares the terminal with messages: before printing one, call
+ * jt_progress_clear() so it does not land on top of the progress line (the
+ * next update redraws it). jt_bad_line() and jt_diagf() do this.
+ */
+void jt_progress_clear(void);
+/* printf to jt_diag (stderr), after clearing a progress line. */
+void jt_diagf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void jt_progress_init(struct jt_progress *p, int on, int tty);
 /* done of total (total 0: a count; both 0: just the stage name). */
 void jt_progress(struct jt_progress *p, const char *what,
@@ -58,11 +77,22 @@ unsigned long long jt_file_size(FILE *fp);
 /* CSV column names of the features, in enum jl_feature order. */
 extern const char *const jt_feature_cols[JT_NF];
 
+/*
+ * Largest plausible rate of each feature, per ns of the interval: a value
+ * above it is a wrapped or corrupt counter, and one such row would poison a
+ * least-squares fit, so it is a bad line. Sized for 8192 CPUs at 10 GHz.
+ */
+extern const double jt_feature_max_rate[JT_NF];
+
+/* Rows may overlap their predecessor by this much (clock slew), not more. */
+#define JT_OVERLAP_TOL_NS 1000000LL
+
 struct jt_sample {
 	int64_t end_ns; /* CLOCK_REALTIME at the end of the interval */
 	double interval_ns;
 	double f[JT_NF]; /* feature deltas; 0 where absent */
 	double energy_uj; /* the module's recorded energy, -1 if empty */
+	unsigned long line; /* in the samples file */
 };
 
 struct jt_samples {
@@ -85,9 +115,13 @@ void jt_samples_free(struct jt_samples *s);
 
 /* ---- meter readings ---- */
 
+/* Above this a reading is not one node's power: a bad line. */
+#define JT_MAX_WATTS 1e6
+
 struct jt_meter {
 	int64_t *t; /* ns since the epoch, strictly increasing */
 	double *w; /* watts */
+	unsigned long *line; /* of each reading in its file (NULL: unknown) */
 	size_t n, cap;
 	enum parse_ts_unit
 		unit; /* as asked; AUTO is resolved on the first line */
@@ -102,9 +136,15 @@ void jt_meter_init(struct jt_meter *m, enum parse_ts_unit unit, int ts_flags);
 /* Read "timestamp,watts" lines (header line optional). */
 int jt_read_meter(FILE *fp, const char *name, struct jt_meter *m,
 		  struct jt_progress *pr);
-/* Run cmd with /bin/sh -c and read its stdout the same way, until EOF. */
+/*
+ * Run cmd with /bin/sh -c in its own process group, its stdin /dev/null,
+ * and read its stdout the same way, until EOF. Gives up when it writes
+ * nothing for timeout_s seconds (0: never). The whole group is killed when
+ * reading ends (EOF, error, timeout, m->st.stop_after) and when
+ * joules-train is terminated by SIGTERM, SIGINT or SIGHUP meanwhile.
+ */
 int jt_read_meter_cmd(const char *cmd, struct jt_meter *m,
-		      struct jt_progress *pr);
+		      struct jt_progress *pr, double timeout_s);
 void jt_meter_free(struct jt_meter *m);
 
 /* ---- alignment ---- */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -495,14 +496,14 @@ static void test_meter_csv(void)
 	diag_begin();
 	ret = jt_read_meter_cmd(
 		"printf 'timestamp,watts\\n1796220916,7\\n1796220917,8.5\\n'",
-		&m, NULL);
+		&m, NULL, 10);
 	d = diag_end();
 	tap_check(ret == 0 && m.n == 2 && m.w[1] == 8.5, "pdu-cmd: %d %zu %s",
 		  ret, m.n, d);
 	jt_meter_free(&m);
 	jt_meter_init(&m, PARSE_TS_AUTO, 0);
 	diag_begin();
-	ret = jt_read_meter_cmd("echo 1796220916,7; exit 3", &m, NULL);
+	ret = jt_read_meter_cmd("echo 1796220916,7; exit 3", &m, NULL, 0);
 	d = diag_end();
 	tap_check(ret == -EIO && strstr(d, "exited with status 3"),
 		  "pdu-cmd exit: %d %s", ret, d);
@@ -1156,6 +1157,164 @@ static void test_train_errors_and_report(void)
 		"train: errors, left-out features, report parses with jl_coef_parse");
 }
 
+
+/* ---- input hygiene (issue 17, cases 6-8) ---- */
+
+static void test_input_hygiene(void)
+{
+	static const char bom_samples[] = "\xef\xbb\xbf" HDR
+		"1796220916000000000,10,1000000000,rapl,1,5,1,8,1,2,3,4,3\n";
+	static const char overlap[] = HDR
+		"1796220916000000000,10,1000000000,rapl,1,5,1,8,1,2,3,4,3\n"
+		"1796220917000000000,10,1000000000,rapl,1,5,1,8,1,2,3,4,3\n"
+		"1796220917000000000,10,1000000000,rapl,1,5,1,8,1,2,3,4,3\n" /* 4: dup */
+		"1796220918000000000,10,1000000000,rapl,1,5,1,8,1,2,3,4,3\n"
+		"1796220919000000000,10,3000000000,rapl,1,5,1,8,1,2,3,4,3\n" /* 6: overlaps */
+		"1796220919500000000,10,500000000,rapl,1,5,1,8,1,2,3,4,3\n" /* 7: ok */
+		"1796220919200000000,10,100000000,rapl,1,5,1,8,1,2,3,4,3\n" /* 8: back */
+		"1796220920500000000,10,1000500000,rapl,1,5,1,8,1,2,3,4,3\n"; /* 9: 0.5 ms: ok */
+	static const char insane[] = HDR
+		"1796220916250000000,10,250000000,rapl,1,5,1,1000000000000000,1,2,3,4,3\n"
+		"1796220916500000000,10,250000000,rapl,1,5,1,8,18446744073709550616,2,3,4,3\n"
+		"1796220916750000000,10,250000000,rapl,1,5,1,400000000,1,2,3,4,3\n";
+	struct jt_samples s = { 0 };
+	struct jt_meter m;
+	const char *d;
+	FILE *fp;
+	int ret;
+
+	/* A UTF-8 byte-order mark (Windows editors, Excel exports) is accepted. */
+	fp = mem_in(bom_samples);
+	diag_begin();
+	ret = jt_read_samples(fp, "bom.csv", &s, NULL);
+	d = diag_end();
+	fclose(fp);
+	tap_check(ret == 0 && s.n == 1 && s.st.bad == 0,
+		  "BOM samples: %d n %zu: %s", ret, s.n, d);
+	jt_samples_free(&s);
+	jt_meter_init(&m, PARSE_TS_AUTO, 0);
+	fp = mem_in("\xef\xbb\xbf" "1796220916,5\n1796220917,6\n");
+	diag_begin();
+	ret = jt_read_meter(fp, "bom.csv", &m, NULL);
+	d = diag_end();
+	fclose(fp);
+	tap_check(ret == 0 && m.n == 2 && m.st.bad == 0,
+		  "BOM meter without header: n %zu: %s", m.n, d);
+	jt_meter_free(&m);
+	jt_meter_init(&m, PARSE_TS_AUTO, 0);
+	fp = fmemopen((void *)"\xff\xfe" "1\0" "7\0", 6, "r");
+	diag_begin();
+	ret = jt_read_meter(fp, "u16.csv", &m, NULL);
+	d = diag_end();
+	fclose(fp);
+	tap_check(strstr(d, "u16.csv:1: UTF-16") != NULL, "UTF-16: %s", d);
+	jt_meter_free(&m);
+
+	/* Duplicate, overlapping and backwards rows are bad lines. */
+	memset(&s, 0, sizeof(s));
+	fp = mem_in(overlap);
+	diag_begin();
+	ret = jt_read_samples(fp, "ov.csv", &s, NULL);
+	d = diag_end();
+	fclose(fp);
+	tap_check(ret == 0 && s.n == 5 && s.st.bad == 3,
+		  "overlaps: n %zu bad %lu: %s", s.n, s.st.bad, d);
+	tap_check(strstr(d, "ov.csv:4: realtime_ns") &&
+			  strstr(d, "not after the row on line 3"),
+		  "duplicate: %s", d);
+	tap_check(strstr(d, "ov.csv:6: interval_ns") &&
+			  strstr(d, "overlaps the row on line 5 by 2000 ms"),
+		  "overlap: %s", d);
+	tap_check(strstr(d, "ov.csv:8: realtime_ns") != NULL, "backwards: %s",
+		  d);
+	jt_samples_free(&s);
+
+	/* Values no machine can produce: the row's line is named. */
+	for (unsigned int i = 0; i < JT_NF; i++)
+		tap_check(jt_feature_max_rate[i] > 0, "%s has a bound",
+			  jt_feature_cols[i]);
+	memset(&s, 0, sizeof(s));
+	fp = mem_in(insane);
+	diag_begin();
+	ret = jt_read_samples(fp, "ins.csv", &s, NULL);
+	d = diag_end();
+	fclose(fp);
+	tap_check(ret == 0 && s.n == 1 && s.st.bad == 2,
+		  "implausible: n %zu bad %lu: %s", s.n, s.st.bad, d);
+	tap_check(strstr(d, "ins.csv:2: cpu_ns") &&
+			  strstr(d, "ins.csv:3: cycles"),
+		  "named: %s", d);
+	jt_samples_free(&s);
+
+	/* A meter value beyond any node's power is a bad line, not a failed fit. */
+	jt_meter_init(&m, PARSE_TS_AUTO, 0);
+	fp = mem_in("1796220916,5\n1796220917,1e300\n1796220918,2000000\n"
+		    "1796220919,7\n");
+	diag_begin();
+	ret = jt_read_meter(fp, "big.csv", &m, NULL);
+	d = diag_end();
+	fclose(fp);
+	tap_check(ret == 0 && m.n == 2 && m.st.bad == 2,
+		  "huge watts: n %zu bad %lu: %s", m.n, m.st.bad, d);
+	tap_check(strstr(d, "big.csv:2: watts '1e300'") &&
+			  strstr(d, "big.csv:3: watts '2000000'"),
+		  "named: %s", d);
+	jt_meter_free(&m);
+
+	/* A clock offset that would overflow: no UB (UBSan), nothing aligns. */
+	{
+		int64_t t[] = { 1796220916000000000LL, 1796220920000000000LL };
+		double w[] = { 10, 10 };
+		struct jt_sample ss[] = {
+			{ .end_ns = 1796220918000000000LL, .interval_ns = 1e9 },
+		};
+		struct jt_samples s1 = { .s = ss, .n = 1 };
+		struct jt_align_stats st;
+		struct jt_row *rows = NULL;
+		size_t n = 1;
+
+		jt_meter_init(&m, PARSE_TS_AUTO, 0);
+		m.t = t;
+		m.w = w;
+		m.n = 2;
+		tap_check(jt_align(&s1, &m, -9000000000LL * 1000000000LL, 0,
+				   &rows, &n, &st) == 0 &&
+				  n == 0 && st.uncovered == 1,
+			  "offset -9e9 s: n %zu", n);
+		free(rows);
+		tap_check(jt_align(&s1, &m, INT64_MIN, 0, &rows, &n, &st) == 0 &&
+				  n == 0,
+			  "offset INT64_MIN");
+		free(rows);
+	}
+
+	/* On a terminal a message starts on a line of its own, not over progress. */
+	{
+		struct jt_progress pr;
+		struct jt_input_stats st = { 0 };
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&buf, &len);
+
+		jt_progress_init(&pr, 1, 1);
+		pr.fp = out;
+		jt_diag = out;
+		jt_progress(&pr, "reading s.csv", 45, 100);
+		jt_bad_line(&st, "s.csv", 7, "bad");
+		jt_progress(&pr, "reading s.csv", 46, 100);
+		jt_progress_end(&pr);
+		jt_diag = NULL;
+		fclose(out);
+		tap_check(buf && strstr(buf, "45.0%\r\033[Ks.csv:7: bad\n"),
+			  "progress cleared first: '%s'", buf ? buf : "");
+		tap_check(buf && strstr(buf, "bad\njoules-train: reading s.csv  46.0%"),
+			  "progress redrawn after: '%s'", buf ? buf : "");
+		free(buf);
+	}
+	tap_done("inputs: BOM, duplicate/overlapping rows, implausible values, "
+		 "offset overflow, progress vs messages");
+}
+
 /* ---- --apply ---- */
 
 static char tmpdir[256];
@@ -1290,7 +1449,9 @@ static int run_cli(const char *args)
 	char cmd[8192];
 	int st;
 
-	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' %s >out.txt 2>err.txt",
+	/* A hang must fail the test, not stall it. */
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && timeout -k 5 60 '%s' %s >out.txt 2>err.txt",
 		 tmpdir, cli, args);
 	st = system(cmd);
 	free(cli_out);
@@ -1483,6 +1644,147 @@ static void test_cli(void)
 		"cli: usage errors, fit, ms/pdu-cmd, bad lines, validation, apply, plot");
 }
 
+/* Seconds since an arbitrary start. */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* 0 if the process in pidfile (tmpdir-relative) is gone. */
+static int pidfile_alive(const char *name)
+{
+	char path[600], *text;
+	long pid;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	text = slurp(path);
+	pid = text ? strtol(text, NULL, 10) : 0;
+	free(text);
+	if (pid <= 0)
+		return -1;
+	/* A zombie is dead: whoever inherited it just has not reaped it yet. */
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	text = slurp(path);
+	if (text && *text && !strstr(text, ") Z ")) {
+		free(text);
+		kill((pid_t)pid, SIGKILL);
+		return 1;
+	}
+	free(text);
+	return 0;
+}
+
+static void test_cli_pdu_cmd(void)
+{
+	double t0;
+	int rc;
+
+	if (!find_cli()) {
+		tap_skip("joules-train not built (make -C user)",
+			 "cli: --pdu-cmd timeout, process group, --max-bad");
+		return;
+	}
+	write_inputs("s.csv", "p.csv", 200, 0, 1);
+
+	/* A reader that hangs: the timeout ends it, with a reason. */
+	t0 = now_s();
+	rc = run_cli("-s s.csv -c 'echo $$ > hang.pid; exec sleep 60' "
+		     "--pdu-timeout 1");
+	tap_check(rc == 1 && strstr(cli_err, "no output for 1 s"),
+		  "hang: %d %s", rc, cli_err);
+	tap_check(now_s() - t0 < 10, "ended after %.1f s", now_s() - t0);
+	tap_check(pidfile_alive("hang.pid") == 0, "reader killed");
+
+	/* Bad lines forever: reading stops once --max-bad is exceeded. */
+	t0 = now_s();
+	rc = run_cli("-s s.csv -c 'yes garbage' --max-bad 10");
+	tap_check(rc == 1 && strstr(cli_err, "more than --max-bad 10"),
+		  "bad forever: %d %.300s", rc, cli_err);
+	tap_check(now_s() - t0 < 10, "stopped after %.1f s", now_s() - t0);
+
+	/* Exit on a fatal error kills the reader's children too. */
+	rc = run_cli("-s s.csv -c 'sleep 60 & echo $! > kid.pid; "
+		     "echo garbage; wait'");
+	tap_check(rc == 1, "bad line ends it: %d %s", rc, cli_err);
+	usleep(200000);
+	tap_check(pidfile_alive("kid.pid") == 0, "reader's child killed");
+
+	/* SIGTERM to joules-train takes the reader's process group with it. */
+	{
+		char cmd[2048];
+		pid_t pid;
+		int st, i;
+
+		snprintf(cmd, sizeof(cmd), "%s/kid2.pid", tmpdir);
+		unlink(cmd);
+		pid = fork();
+		if (pid == 0) {
+			if (chdir(tmpdir))
+				_exit(126);
+			execl(cli, "joules-train", "-s", "s.csv", "-c",
+			      "sleep 60 & echo $! > kid2.pid; wait",
+			      (char *)NULL);
+			_exit(127);
+		}
+		for (i = 0; i < 100; i++) {
+			struct stat sb;
+
+			if (!stat(cmd, &sb) && sb.st_size > 0)
+				break;
+			usleep(50000);
+		}
+		usleep(100000);
+		kill(pid, SIGTERM);
+		waitpid(pid, &st, 0);
+		tap_check(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM,
+			  "joules-train died of SIGTERM: %#x", st);
+		usleep(200000);
+		tap_check(pidfile_alive("kid2.pid") == 0,
+			  "reader's child gone after SIGTERM");
+	}
+
+	/* The reader does not share our stdin (the samples may come from there). */
+	rc = run_cli("-s - -c 'cat > /dev/null; cat p.csv' < s.csv");
+	tap_check(rc == 0, "stdin samples + reader: %d %s", rc, cli_err);
+	tap_done("cli: --pdu-cmd timeout, process group, --max-bad stops reading");
+}
+
+static void test_cli_inputs(void)
+{
+	char cmd[1024];
+	int rc;
+
+	if (!find_cli()) {
+		tap_skip("joules-train not built (make -C user)",
+			 "cli: inputs named by file and line");
+		return;
+	}
+	write_inputs("s.csv", "p.csv", 200, 0, 1);
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && printf '\\357\\273\\277' > sb.csv && cat s.csv >> sb.csv"
+		 " && awk -F, -v OFS=, 'NR == 10 { $2 = \"1e300\" } { print }' p.csv > pbig.csv",
+		 tmpdir);
+	tap_check(system(cmd) == 0, "setup");
+	rc = run_cli("-s sb.csv -p p.csv");
+	tap_check(rc == 0, "BOM: %d %s", rc, cli_err);
+	rc = run_cli("-s s.csv -p pbig.csv");
+	tap_check(rc == 1 && strstr(cli_err, "pbig.csv:10: watts '1e300'") &&
+			  !strstr(cli_err, "cannot set up the fit"),
+		  "1e300: %d %s", rc, cli_err);
+	rc = run_cli("-s s.csv -p p.csv --clock-offset -9000000000");
+	tap_check(rc == 1 && strstr(cli_err, "0 of 200 intervals aligned"),
+		  "offset -9e9 s: %d %s", rc, cli_err);
+	/* The spans are printed whenever fewer than --min-samples align. */
+	rc = run_cli("-s s.csv -p p.csv --clock-offset 190 --min-samples 50");
+	tap_check(rc == 1 && strstr(cli_err, "intervals aligned") &&
+			  strstr(cli_err, "samples span"),
+		  "spans with some aligned: %d %s", rc, cli_err);
+	tap_done("cli: BOM, 1e300 named by line, offset overflow, time spans");
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/test_train.XXXXXX";
@@ -1493,7 +1795,7 @@ int main(void)
 		return 1;
 	}
 	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
-	tap_plan(15);
+	tap_plan(18);
 	test_parse_numbers();
 	test_parse_timestamps();
 	test_csv_split();
@@ -1507,8 +1809,11 @@ int main(void)
 	test_blocked_qr();
 	test_folds();
 	test_train_errors_and_report();
+	test_input_hygiene();
 	test_apply();
 	test_cli();
+	test_cli_pdu_cmd();
+	test_cli_inputs();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd))
 		tap_diag("could not remove %s", tmpdir);
