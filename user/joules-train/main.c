@@ -36,6 +36,8 @@ static const char usage_text[] =
 	"      --pdu-ms                numeric meter timestamps are Unix milliseconds\n"
 	"                              (default: seconds, milliseconds if >= 1e11)\n"
 	"      --pdu-localtime         ISO 8601 times without a zone are local (default UTC)\n"
+	"      --meter instant|average a reading is the power at its time (default), or\n"
+	"                              the mean since the previous reading (most PDUs)\n"
 	"      --clock-offset SECONDS  add SECONDS to meter timestamps (default 0)\n"
 	"      --max-gap SECONDS       drop intervals spanning a larger meter gap (default 5;\n"
 	"                              0: no limit)\n"
@@ -76,6 +78,7 @@ enum {
 	O_PLOT,
 	O_PROGRESS,
 	O_PDU_TIMEOUT,
+	O_METER,
 };
 
 static const struct option long_opts[] = {
@@ -85,6 +88,7 @@ static const struct option long_opts[] = {
 	{ "pdu-timeout", required_argument, NULL, O_PDU_TIMEOUT },
 	{ "pdu-ms", no_argument, NULL, O_PDU_MS },
 	{ "pdu-localtime", no_argument, NULL, O_PDU_LOCAL },
+	{ "meter", required_argument, NULL, O_METER },
 	{ "clock-offset", required_argument, NULL, O_OFFSET },
 	{ "max-gap", required_argument, NULL, O_MAX_GAP },
 	{ "max-bad", required_argument, NULL, O_MAX_BAD },
@@ -108,6 +112,7 @@ struct opts {
 	const char *samples, *pdu, *pdu_cmd, *val_samples, *val_pdu;
 	const char *output, *sysfs, *plot;
 	enum parse_ts_unit unit;
+	enum jt_meter_sem sem;
 	int ts_flags;
 	int64_t offset_ns, max_gap_ns, pdu_timeout_ns;
 	unsigned long max_bad;
@@ -181,6 +186,15 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case O_PDU_LOCAL:
 			o->ts_flags |= PARSE_TS_LOCALTIME;
+			break;
+		case O_METER:
+			if (!strcmp(optarg, "instant"))
+				o->sem = JT_METER_INSTANT;
+			else if (!strcmp(optarg, "average"))
+				o->sem = JT_METER_AVERAGE;
+			else
+				usage_error("--meter '%s': want instant or average",
+					    optarg);
 			break;
 		case O_OFFSET:
 			o->offset_ns = secs_arg("--clock-offset", optarg, 1);
@@ -377,6 +391,7 @@ static int load(const struct opts *o, const char *sname, const char *pname,
 	if (s->st.stopped)
 		return 0; /* over --max-bad: the caller says so */
 	jt_meter_init(m, o->unit, o->ts_flags);
+	m->sem = o->sem;
 	m->st.stop_after = bad_budget(o, *bad);
 	if (cmd) {
 		ret = jt_read_meter_cmd(cmd, m, pr,
@@ -455,10 +470,19 @@ int main(int argc, char **argv)
 	if (ret)
 		goto out;
 	if (n < o.min_samples) {
-		fprintf(stderr,
-			"joules-train: %zu of %zu intervals aligned with meter readings "
-			"(%zu not covered, %zu across gaps > --max-gap)\n",
-			n, s.n, rep.al.uncovered, rep.al.gap);
+		if (rep.al.aggregated)
+			fprintf(stderr,
+				"joules-train: %zu sample rows summed into %zu meter "
+				"periods (%zu not fully covered by rows, %zu longer than "
+				"--max-gap)\n",
+				rep.al.rows_in, n, rep.al.uncovered, rep.al.gap);
+		else
+			fprintf(stderr,
+				"joules-train: %zu of %zu intervals aligned with meter "
+				"readings (%zu not covered, %zu across gaps > --max-gap, "
+				"%zu without a reading inside)\n",
+				n, s.n, rep.al.uncovered, rep.al.gap,
+				rep.al.between);
 		explain_ranges(&s, &m, o.offset_ns);
 	}
 

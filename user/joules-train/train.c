@@ -295,9 +295,32 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 		rep->samples_name ? rep->samples_name : "-",
 		rep->pdu_name ? rep->pdu_name : "-");
 	fprintf(fp,
-		"# dropped: %zu intervals not covered by meter readings, %zu across meter "
-		"gaps > %g s\n",
-		rep->al.uncovered, rep->al.gap, rep->max_gap_s);
+		"# meter: readings every %.3g s (median), %s; sample rows %.3g s\n",
+		rep->al.meter_period_ns * 1e-9,
+		rep->al.sem == JT_METER_AVERAGE ?
+			"each the mean over the preceding period (--meter average)" :
+			"each the power at its time (--meter instant)",
+		rep->al.row_ns * 1e-9);
+	if (rep->al.aggregated) {
+		fprintf(fp,
+			"# %zu sample rows summed into %zu meter periods (the meter is "
+			"not faster than the rows)\n",
+			rep->al.rows_in, rep->al.used);
+		fprintf(fp,
+			"# dropped: %zu meter periods not fully covered by sample rows, "
+			"%zu longer than %g s\n",
+			rep->al.uncovered, rep->al.gap, rep->max_gap_s);
+	} else {
+		fprintf(fp,
+			"# dropped: %zu intervals not covered by meter readings, %zu across "
+			"meter gaps > %g s\n",
+			rep->al.uncovered, rep->al.gap, rep->max_gap_s);
+		if (rep->al.between)
+			fprintf(fp,
+				"# %zu sample rows without a reading inside not used (an "
+				"instantaneous reading says nothing about the rows around it)\n",
+				rep->al.between);
+	}
 	fputs("# features: ", fp);
 	feature_list(fp, rep->present & ~rep->zero);
 	fputc('\n', fp);

@@ -69,6 +69,9 @@ void jt_progress(struct jt_progress *p, const char *what,
 		 unsigned long long done, unsigned long long total);
 void jt_progress_end(struct jt_progress *p);
 
+/* Median of v[0..n-1] (n > 0); reorders v. */
+double jt_median(double *v, size_t n);
+
 /* Size of a regular file behind fp, else 0 (pipes: progress by count). */
 unsigned long long jt_file_size(FILE *fp);
 
@@ -118,6 +121,12 @@ void jt_samples_free(struct jt_samples *s);
 /* Above this a reading is not one node's power: a bad line. */
 #define JT_MAX_WATTS 1e6
 
+/* What a meter's reading means. */
+enum jt_meter_sem {
+	JT_METER_INSTANT, /* the power at the reading's time */
+	JT_METER_AVERAGE, /* the mean power since the previous reading */
+};
+
 struct jt_meter {
 	int64_t *t; /* ns since the epoch, strictly increasing */
 	double *w; /* watts */
@@ -128,6 +137,7 @@ struct jt_meter {
 	int ts_flags; /* PARSE_TS_LOCALTIME */
 	int kind_set;
 	enum parse_ts_kind kind; /* kind of the first numeric timestamp */
+	enum jt_meter_sem sem; /* set after jt_meter_init(); default instant */
 	struct jt_input_stats st;
 };
 
@@ -149,7 +159,12 @@ void jt_meter_free(struct jt_meter *m);
 
 /* ---- alignment ---- */
 
-enum { JT_ALIGN_OK = 0, JT_ALIGN_UNCOVERED = 1, JT_ALIGN_GAP = 2 };
+enum {
+	JT_ALIGN_OK = 0,
+	JT_ALIGN_UNCOVERED = 1,
+	JT_ALIGN_GAP = 2,
+	JT_ALIGN_BETWEEN = 3, /* instant: no reading inside the interval */
+};
 
 /*
  * Meter energy in uJ over [a, b] (ns, meter clock): the exact integral of
@@ -161,23 +176,44 @@ enum { JT_ALIGN_OK = 0, JT_ALIGN_UNCOVERED = 1, JT_ALIGN_GAP = 2 };
 int jt_meter_energy(const struct jt_meter *m, int64_t a, int64_t b,
 		    int64_t max_gap_ns, double *uj);
 
+/* One interval to fit: a sample row, or rows summed into a meter period. */
 struct jt_row {
 	int64_t end_ns;
 	double interval_ns;
 	double f[JT_NF];
 	double meter_uj; /* target */
 	double module_uj; /* recorded energy_uj, -1 if none */
+	unsigned long line, last_line; /* sample rows it came from */
+	size_t mlo, mhi; /* meter readings it used (indexes) */
 };
 
 struct jt_align_stats {
 	size_t used;
-	size_t uncovered;
+	size_t uncovered; /* not covered by meter readings (or by rows) */
 	size_t gap;
+	size_t between; /* instant: rows without a reading inside */
+	size_t rows_in; /* sample rows that went into the used intervals */
+	int aggregated; /* average: rows were summed into meter periods */
+	enum jt_meter_sem sem;
+	double meter_period_ns; /* median time between readings */
+	double row_ns; /* median sample interval */
 };
 
 /*
- * Pair each sample with the meter energy of its interval. offset_ns is
- * added to meter timestamps. Rows come out sorted by end time.
+ * Pair the samples with the meter energy, by the meter's semantics (m->sem):
+ *  - instant: a row's power is the mean of the linear interpolation between
+ *    the readings inside it (one reading: that reading). Readings outside
+ *    a row are other rows' load; a row without a reading inside is not used
+ *    (counted in `between`).
+ *  - average: reading k is the mean over (t[k-1], t[k]]. If the median
+ *    period is at least half the median row, the rows are summed into the
+ *    meter's periods (a row straddling a reading pro rata), and each period
+ *    with its rows is one interval; a period not fully covered by rows is
+ *    not used. Otherwise each row's energy is the exact integral of the
+ *    readings' step function.
+ * Rows touching a span between readings longer than max_gap_ns (> 0) are
+ * dropped. offset_ns is added to meter timestamps. Rows come out sorted by
+ * end time.
  */
 int jt_align(const struct jt_samples *s, const struct jt_meter *m,
 	     int64_t offset_ns, int64_t max_gap_ns, struct jt_row **rows,

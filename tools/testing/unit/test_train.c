@@ -22,6 +22,7 @@
 
 #include "core.h"
 #include "csv.h"
+#include "gen.h"
 #include "parse.h"
 #include "tap.h"
 #include "train.h"
@@ -597,52 +598,224 @@ static void test_align(void)
 			"random %d: %.6f vs %.6f", i, uj, ref);
 	}
 
-	/* jt_align: offset and drop counts. */
+	/*
+	 * jt_align with instant readings: a row's power is the mean of the
+	 * readings inside it (linear between them), never interpolated from
+	 * readings outside it, which belong to other rows' load.
+	 */
 	{
-		/* readings at 0, 1, 3, 4 s; offset 0.25 s; max gap 1.5 s */
-		struct jt_sample ss[4] = {
-			{ .end_ns = 4150000000LL,
-			  .interval_ns = 8e8 }, /* [3.1, 3.9] ok */
-			{ .end_ns = 1750000000LL,
-			  .interval_ns = 1e9 }, /* [0.5, 1.5]: gap */
-			{ .end_ns = 1000000000LL,
-			  .interval_ns = 5e8 }, /* [0.25, 0.75] ok */
-			{ .end_ns = 4350000000LL,
-			  .interval_ns = 1e9 }, /* [3.1, 4.1]: end */
+		int64_t t6[] = { 0, 500000000, 1000000000, 3000000000LL,
+				 3500000000LL, 4000000000LL };
+		double w6[] = { 10, 15, 20, 20, 10, 0 };
+		unsigned long l6[] = { 2, 3, 4, 5, 6, 7 };
+		/* offset 0.25 s: meter clock + 0.25 s = sample clock */
+		struct jt_sample ss[] = {
+			{ .end_ns = 4150000000LL, .interval_ns = 8e8,
+			  .line = 10 }, /* [3.1, 3.9]: 3.5 inside */
+			{ .end_ns = 1750000000LL, .interval_ns = 1e9,
+			  .line = 11 }, /* [0.5, 1.5]: 2 s gap */
+			{ .end_ns = 1250000000LL, .interval_ns = 9.5e8,
+			  .line = 12 }, /* [0.05, 1.0]: 0.5 and 1 inside */
+			{ .end_ns = 4400000000LL, .interval_ns = 5e8,
+			  .line = 13 }, /* [3.65, 4.15]: past the end */
+			{ .end_ns = 3950000000LL, .interval_ns = 1e8,
+			  .line = 14 }, /* [3.6, 3.7]: no reading inside */
 		};
-		struct jt_samples s = { .s = ss, .n = 4 };
+		struct jt_samples s = { .s = ss, .n = 5 };
 		struct jt_align_stats st;
 		struct jt_row *rows = NULL;
 		size_t n = 0;
 
-		m = (struct jt_meter){ .t = t, .w = w, .n = 4 };
-		/* meter clock + 0.25 s = sample clock */
+		jt_meter_init(&m, PARSE_TS_AUTO, 0);
+		m.t = t6;
+		m.w = w6;
+		m.line = l6;
+		m.n = 6;
 		tap_check(jt_align(&s, &m, 250000000, 1500000000, &rows, &n,
 				   &st) == 0,
 			  "align");
-		tap_check(n == 2 && st.uncovered == 1 && st.gap == 1,
-			  "n %zu uncovered %zu gap %zu", n, st.uncovered,
-			  st.gap);
+		tap_check(n == 2 && st.uncovered == 1 && st.gap == 1 &&
+				  st.between == 1,
+			  "n %zu uncovered %zu gap %zu between %zu", n,
+			  st.uncovered, st.gap, st.between);
 		if (n == 2) {
-			double tt[] = { 0, 1, 3, 4 };
-
-			tap_check(rows[0].end_ns == 1000000000 &&
+			tap_check(rows[0].end_ns == 1250000000LL &&
 					  rows[1].end_ns == 4150000000LL,
 				  "sorted by end time");
-			tap_check(
-				fabs(rows[0].meter_uj -
-				     ref_integral(tt, w, 4, 0.25, 0.75) * 1e6) <
-						1e-6 &&
-					fabs(rows[1].meter_uj -
-					     ref_integral(tt, w, 4, 3.1, 3.9) *
-						     1e6) < 1e-6,
-				"offset applied: %f %f", rows[0].meter_uj,
-				rows[1].meter_uj);
+			tap_check(fabs(rows[0].meter_uj - 17.5 * 0.95e6) < 1e-6,
+				  "two readings inside: %f", rows[0].meter_uj);
+			tap_check(fabs(rows[1].meter_uj - 10 * 0.8e6) < 1e-6,
+				  "one reading inside: %f", rows[1].meter_uj);
+			tap_check(rows[0].line == 12 && rows[0].last_line == 12 &&
+					  rows[0].mlo == 1 && rows[0].mhi == 2 &&
+					  rows[1].mlo == 4 && rows[1].mhi == 4,
+				  "provenance: line %lu meter %zu..%zu",
+				  rows[0].line, rows[0].mlo, rows[0].mhi);
 		}
 		free(rows);
 	}
 	tap_done(
 		"align: exact integral of piecewise-linear power, coverage, gaps, offset");
+}
+
+/* n contiguous rows of len_ns from t0_ns; feature cpu_ns = (i + 1) * 1e6. */
+static struct jt_sample *rows_from(int64_t t0_ns, int64_t len_ns, size_t n)
+{
+	struct jt_sample *ss = calloc(n, sizeof(*ss));
+	size_t i;
+
+	for (i = 0; ss && i < n; i++) {
+		ss[i].end_ns = t0_ns + (int64_t)(i + 1) * len_ns;
+		ss[i].interval_ns = (double)len_ns;
+		ss[i].f[JL_F_CPU_NS] = (double)(i + 1) * 1e6;
+		ss[i].energy_uj = -1;
+		ss[i].line = 2 + i;
+	}
+	return ss;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void test_meter_semantics(void)
+{
+	/* Readings every second, 0..10 s; reading k is 10 + k W. */
+	int64_t t[11];
+	double w[11];
+	unsigned long l[11];
+	struct jt_sample *ss = rows_from(100000000, 250000000, 39);
+	struct jt_samples s = { .s = ss, .n = 39 };
+	struct jt_align_stats st;
+	struct jt_row *rows = NULL;
+	struct jt_meter m;
+	size_t n = 0, i;
+
+	/* jt_median against sorting, with ties and even counts. */
+	for (i = 1; i < 200; i++) {
+		double v[200], sorted[200], want;
+		size_t j;
+
+		for (j = 0; j < i; j++)
+			v[j] = sorted[j] = floor(rng_unif(0, 20));
+		qsort(sorted, i, sizeof(double), dbl_cmp);
+		want = i & 1 ? sorted[i / 2] :
+			       (sorted[i / 2 - 1] + sorted[i / 2]) / 2;
+		if (!tap_check(jt_median(v, i) == want, "median of %zu", i))
+			break;
+	}
+	for (i = 0; i < 11; i++) {
+		t[i] = (int64_t)i * 1000000000LL;
+		w[i] = 10 + (double)i;
+		l[i] = 2 + i;
+	}
+	jt_meter_init(&m, PARSE_TS_AUTO, 0);
+	m.t = t;
+	m.w = w;
+	m.line = l;
+	m.n = 11;
+
+	/*
+	 * Instant readings, slower than the rows (1 s vs 250 ms): each reading
+	 * is paired with the row it falls in; the others are not used.
+	 */
+	tap_check(jt_align(&s, &m, 0, 5000000000LL, &rows, &n, &st) == 0,
+		  "instant");
+	tap_check(n == 9 && st.between == 30 && !st.aggregated,
+		  "instant: n %zu between %zu", n, st.between);
+	tap_check(fabs(st.meter_period_ns - 1e9) < 1 &&
+			  fabs(st.row_ns - 2.5e8) < 1,
+		  "periods %g %g", st.meter_period_ns, st.row_ns);
+	/* Reading at 1 s is in row [0.85, 1.1] (line 5): 11 W for 250 ms. */
+	tap_check(n == 9 && rows[0].line == 5 &&
+			  fabs(rows[0].meter_uj - 11 * 0.25e6) < 1e-6 &&
+			  rows[0].f[JL_F_CPU_NS] == 4e6,
+		  "paired: line %lu %f uJ", n ? rows[0].line : 0,
+		  n ? rows[0].meter_uj : 0);
+	free(rows);
+
+	/*
+	 * Average readings (reading k is the mean over (k - 1, k] s): the rows
+	 * are summed into the meter's periods, pro rata where a row straddles
+	 * a reading, and the target is exactly the reading times its period.
+	 */
+	m.sem = JT_METER_AVERAGE;
+	tap_check(jt_align(&s, &m, 0, 5000000000LL, &rows, &n, &st) == 0,
+		  "average");
+	/* (0, 1] and (9, 10] are not covered by rows that span 0.1 .. 9.85 */
+	tap_check(n == 8 && st.aggregated && st.uncovered == 2 &&
+			  st.rows_in == 33,
+		  "average: n %zu aggregated %d uncovered %zu rows %zu", n,
+		  st.aggregated, st.uncovered, st.rows_in);
+	if (n == 8) {
+		/* (1, 2]: 0.4 of row 4, rows 5-7, 0.6 of row 8 */
+		double f = (0.4 * 4 + 5 + 6 + 7 + 0.6 * 8) * 1e6;
+
+		tap_check(rows[0].end_ns == 2000000000LL &&
+				  rows[0].interval_ns == 1e9 &&
+				  fabs(rows[0].meter_uj - 12e6) < 1e-6,
+			  "(1, 2]: %lld %g %f", (long long)rows[0].end_ns,
+			  rows[0].interval_ns, rows[0].meter_uj);
+		tap_check(fabs(rows[0].f[JL_F_CPU_NS] - f) < 1e-3,
+			  "pro rata: %f want %f", rows[0].f[JL_F_CPU_NS], f);
+		tap_check(rows[0].line == 5 && rows[0].last_line == 9 &&
+				  rows[0].mlo == 2 && rows[0].mhi == 2,
+			  "lines %lu-%lu meter %zu", rows[0].line,
+			  rows[0].last_line, rows[0].mlo);
+	}
+	free(rows);
+
+	/* A missing row (a bad line) leaves its period uncovered. */
+	memmove(&ss[10], &ss[11], 28 * sizeof(*ss)); /* row [2.6, 2.85] */
+	s.n = 38;
+	tap_check(jt_align(&s, &m, 0, 5000000000LL, &rows, &n, &st) == 0 &&
+			  n == 7 && st.uncovered == 3,
+		  "hole: n %zu uncovered %zu", n, st.uncovered);
+	free(rows);
+	free(ss);
+
+	/* Average readings faster than the rows: integrated per row. */
+	{
+		int64_t tf[101];
+		double wf[101];
+		struct jt_sample *s2 = rows_from(0, 1000000000, 10);
+		struct jt_samples ss2 = { .s = s2, .n = 10 };
+
+		for (i = 0; i <= 100; i++) {
+			tf[i] = (int64_t)i * 100000000LL;
+			wf[i] = (double)(i % 7);
+		}
+		m.t = tf;
+		m.w = wf;
+		m.line = NULL;
+		m.n = 101;
+		tap_check(jt_align(&ss2, &m, 50000000, 5000000000LL, &rows, &n,
+				   &st) == 0 &&
+				  !st.aggregated,
+			  "fine average");
+		/*
+		 * Row [1, 2] s is [0.95, 1.95] in meter time: half of reading
+		 * 10's period (0.9, 1], all of 11..19, half of 20's.
+		 */
+		if (n >= 1) {
+			double e = (wf[10] + wf[20]) * 0.05e6;
+
+			for (i = 11; i <= 19; i++)
+				e += wf[i] * 0.1e6;
+			tap_check(rows[0].end_ns == 2000000000LL &&
+					  fabs(rows[0].meter_uj - e) < 1e-6,
+				  "per row: %lld %f want %f",
+				  (long long)rows[0].end_ns, rows[0].meter_uj,
+				  e);
+		}
+		free(rows);
+		free(s2);
+	}
+	tap_done("align: instant readings paired with their row, average "
+		 "readings over the meter's period, rows summed into it");
 }
 
 /* ---- fitting ---- */
@@ -1785,6 +1958,131 @@ static void test_cli_inputs(void)
 	tap_done("cli: BOM, 1e300 named by line, offset overflow, time spans");
 }
 
+/* Generate a recording into tmpdir with gen-train's generator. */
+static void gen_files(const char *sname, const char *pname,
+		      const struct gen_opts *o)
+{
+	char sp[600], pp[600];
+	FILE *s, *p;
+
+	snprintf(sp, sizeof(sp), "%s/%s", tmpdir, sname);
+	snprintf(pp, sizeof(pp), "%s/%s", tmpdir, pname);
+	s = fopen(sp, "w");
+	p = fopen(pp, "w");
+	if (!s || !p || gen_write(o, s, p))
+		tap_diag("cannot write %s, %s", sp, pp);
+	if (s)
+		fclose(s);
+	if (p)
+		fclose(p);
+}
+
+/* The coefficient line of the last run_cli() (its stdout); 0 if none. */
+static int cli_coef(struct jl_coef *c)
+{
+	const char *p = cli_out, *last = NULL;
+
+	while (p && *p) {
+		if (*p != '#')
+			last = p;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return last && !jl_coef_parse(last, strlen(last), c);
+}
+
+/* Largest relative error of coefficients in mask against the truth. */
+static double coef_err(const struct jl_coef *c, const double *truth6,
+		       unsigned int mask, unsigned int *worst)
+{
+	double e = 0;
+	unsigned int i;
+
+	for (i = 0; i < JL_NR_COEF; i++) {
+		double d;
+
+		if (!(mask & (1u << i)) || truth6[i] == 0)
+			continue;
+		d = fabs((double)jl_coef_get(c, i) - truth6[i]) / truth6[i];
+		if (d >= e) {
+			e = d;
+			if (worst)
+				*worst = i;
+		}
+	}
+	return e;
+}
+
+#define ALL_COEFS ((1u << JL_NR_COEF) - 1)
+
+static void test_cli_meter(void)
+{
+	struct gen_opts g;
+	struct jl_coef c;
+	unsigned int wi = 0;
+	double e;
+	int rc;
+
+	if (!find_cli()) {
+		tap_skip("joules-train not built (make -C user)",
+			 "cli: meter period and semantics");
+		return;
+	}
+	/*
+	 * Issue 17 case 3: the module's 100 ms rows against a 1 Hz meter that
+	 * reports the mean of each second. Fitting rows one by one gave 78 pJ
+	 * per cycle for a true 300.
+	 */
+	gen_defaults(&g);
+	g.n = 20000;
+	g.ivl_ms = 100;
+	g.meter_ms = 1000;
+	g.meter = GEN_AVERAGE;
+	g.phase_rows = 5;
+	g.truth[1] = 300;
+	/* Noise-free: the alignment alone must not bias anything. */
+	g.noise = 0;
+	gen_files("s3.csv", "p3.csv", &g);
+	rc = run_cli("-s s3.csv -p p3.csv --meter average");
+	e = cli_coef(&c) ? coef_err(&c, g.truth, ALL_COEFS, &wi) : 1;
+	tap_check(rc == 0 && e < 0.001, "average 1 Hz, 100 ms rows: %d, %s "
+		  "off by %.1f%%: %s", rc, jl_coef_names[wi], e * 100, cli_err);
+	tap_check(strstr(cli_out, "summed into") &&
+			  strstr(cli_out, "mean over the preceding"),
+		  "aggregation reported: %s", cli_out);
+
+	/* Instantaneous readings with 1% noise: each paired with its row. */
+	g.meter = GEN_INSTANT;
+	g.noise = 0.01;
+	gen_files("s3.csv", "p3.csv", &g);
+	rc = run_cli("-s s3.csv -p p3.csv --meter instant");
+	e = cli_coef(&c) ? coef_err(&c, g.truth, ALL_COEFS, &wi) : 1;
+	tap_check(rc == 0 && e < 0.10, "instant 1 Hz, 100 ms rows: %d, %s "
+		  "off by %.1f%%: %s", rc, jl_coef_names[wi], e * 100, cli_err);
+	tap_check(strstr(cli_out, "without a reading inside"),
+		  "unused rows reported: %s", cli_out);
+
+	/*
+	 * Case 4: a PDU that averages over the preceding second, rows of a
+	 * second: read as instantaneous the trace is half a period late.
+	 */
+	gen_defaults(&g);
+	g.n = 3000;
+	g.meter_ms = 1000;
+	g.meter = GEN_AVERAGE;
+	g.phase_rows = 3;
+	gen_files("s4.csv", "p4.csv", &g);
+	rc = run_cli("-s s4.csv -p p4.csv --meter average");
+	e = cli_coef(&c) ? coef_err(&c, g.truth, ALL_COEFS, &wi) : 1;
+	tap_check(rc == 0 && e < 0.05, "average 1 Hz, 1 s rows: %d, %s off "
+		  "by %.1f%%: %s", rc, jl_coef_names[wi], e * 100, cli_err);
+	rc = run_cli("-s s4.csv -p p4.csv --meter sometimes");
+	tap_check(rc == 2 && strstr(cli_err, "--meter"), "bad --meter: %d", rc);
+	tap_done("cli: 1 Hz meters against 100 ms and 1 s rows, instant and "
+		 "average readings");
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/test_train.XXXXXX";
@@ -1795,13 +2093,14 @@ int main(void)
 		return 1;
 	}
 	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
-	tap_plan(18);
+	tap_plan(20);
 	test_parse_numbers();
 	test_parse_timestamps();
 	test_csv_split();
 	test_samples_csv();
 	test_meter_csv();
 	test_align();
+	test_meter_semantics();
 	test_recover();
 	test_exact_units();
 	test_nnls();
@@ -1814,6 +2113,7 @@ int main(void)
 	test_cli();
 	test_cli_pdu_cmd();
 	test_cli_inputs();
+	test_cli_meter();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd))
 		tap_diag("could not remove %s", tmpdir);
