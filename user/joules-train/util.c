@@ -84,44 +84,9 @@ void jt_bad_summary(const struct jt_input_stats *st, const char *name)
 			name, st->bad - JT_BAD_SHOWN, st->bad);
 }
 
-/* Hoare's selection: the k-th smallest of v[lo..hi] in place, O(n). */
-static double select_kth(double *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n - 1;
-
-	while (lo < hi) {
-		double pivot = v[lo + (hi - lo) / 2];
-		size_t i = lo, j = hi;
-
-		while (i <= j) {
-			while (v[i] < pivot)
-				i++;
-			while (v[j] > pivot)
-				j--;
-			if (i <= j) {
-				double t = v[i];
-
-				v[i] = v[j];
-				v[j] = t;
-				i++;
-				if (j == 0)
-					break;
-				j--;
-			}
-		}
-		if (k <= j)
-			hi = j;
-		else if (k >= i)
-			lo = i;
-		else
-			break;
-	}
-	return v[k];
-}
-
 double jt_median(double *v, size_t n)
 {
-	double a = select_kth(v, n, n / 2), b;
+	double a = fit_kth(v, n, n / 2), b;
 	size_t i;
 
 	if (n & 1)
