@@ -4,7 +4,8 @@
  * samples (joulesctl record) and an external power meter.
  *
  * Exit status: 0 success, 1 bad input data or failed fit/output, 2 usage
- * error, 3 --apply failed.
+ * error, 3 --apply failed or refused an implausible model, 4 the result was
+ * written but the model is implausible (see jt_model_check()).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +22,7 @@
 #define EXIT_DATA 1
 #define EXIT_USAGE 2
 #define EXIT_APPLY 3
+#define EXIT_IMPLAUSIBLE 4
 
 static const char usage_text[] =
 	"Usage: joules-train [OPTION]... -s SAMPLES.csv {-p PDU.csv | -c COMMAND}\n"
@@ -45,7 +47,11 @@ static const char usage_text[] =
 	"                              reading stops there\n"
 	"      --min-samples N         fail with fewer aligned intervals (default 20)\n"
 	"Fit:\n"
-	"  -m, --method nnls|ols       non-negative least squares (default) or OLS\n"
+	"  -m, --method nnls|ols       non-negative least squares (default) or OLS (a\n"
+	"                              coefficient that comes out negative is dropped\n"
+	"                              and the rest refitted)\n"
+	"      --robust on|off         reject outlying intervals (bisquare weights from\n"
+	"                              an LTS start; default on) or plain least squares\n"
 	"  -k, --folds K               contiguous K-fold cross-validation (default 5;\n"
 	"                              0 or 1: none)\n"
 	"      --validate-samples FILE held-out samples to report accuracy on\n"
@@ -62,7 +68,8 @@ static const char usage_text[] =
 	"\n"
 	"Output: '#' summary lines, then one line\n"
 	"  cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_byte_pj idle_uw\n"
-	"Exit status: 0 ok, 1 bad data or failed fit, 2 usage, 3 --apply failed.\n";
+	"Exit status: 0 ok, 1 bad data or failed fit, 2 usage, 3 --apply failed or\n"
+	"refused an implausible model, 4 written but implausible (see the warning).\n";
 
 enum {
 	O_PDU_MS = 256,
@@ -79,6 +86,7 @@ enum {
 	O_PROGRESS,
 	O_PDU_TIMEOUT,
 	O_METER,
+	O_ROBUST,
 };
 
 static const struct option long_opts[] = {
@@ -94,6 +102,7 @@ static const struct option long_opts[] = {
 	{ "max-bad", required_argument, NULL, O_MAX_BAD },
 	{ "min-samples", required_argument, NULL, O_MIN_SAMPLES },
 	{ "method", required_argument, NULL, 'm' },
+	{ "robust", required_argument, NULL, O_ROBUST },
 	{ "folds", required_argument, NULL, 'k' },
 	{ "validate-samples", required_argument, NULL, O_VAL_SAMPLES },
 	{ "validate-pdu", required_argument, NULL, O_VAL_PDU },
@@ -119,7 +128,7 @@ struct opts {
 	size_t min_samples;
 	enum fit_method method;
 	unsigned int folds;
-	int apply, progress, quiet;
+	int apply, progress, quiet, no_robust;
 };
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -223,6 +232,15 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				o->method = FIT_NNLS;
 			else
 				usage_error("--method '%s': want ols or nnls",
+					    optarg);
+			break;
+		case O_ROBUST:
+			if (!strcmp(optarg, "on"))
+				o->no_robust = 0;
+			else if (!strcmp(optarg, "off"))
+				o->no_robust = 1;
+			else
+				usage_error("--robust '%s': want on or off",
 					    optarg);
 			break;
 		case 'k':
@@ -440,9 +458,9 @@ int main(int argc, char **argv)
 	unsigned long bad = 0;
 	size_t n = 0, vn = 0, i;
 	struct opts o;
-	char err[512];
+	char err[512], why[256];
+	int ret, implausible = 0;
 	FILE *out;
-	int ret;
 
 	parse_args(argc, argv, &o);
 	jt_progress_init(&pr, o.progress || isatty(STDERR_FILENO),
@@ -496,11 +514,13 @@ int main(int argc, char **argv)
 	}
 	rep.samples_name = o.samples;
 	rep.pdu_name = o.pdu_cmd ? "pdu-cmd" : o.pdu;
+	rep.meter_lines = m.line;
 	rep.max_gap_s = (double)o.max_gap_ns * 1e-9;
 	to = (struct jt_train_opts){
 		.method = o.method,
 		.folds = o.folds,
 		.min_samples = o.min_samples,
+		.no_robust = o.no_robust,
 		.pr = &pr,
 	};
 	if (jt_train(rows, n, s.present, &to, &rep, pm, pb)) {
@@ -548,6 +568,21 @@ int main(int argc, char **argv)
 	if (o.output && !o.quiet)
 		jt_write_report(stdout, &rep, 0);
 
+	/* Never install a model that fails the plausibility checks. */
+	implausible = jt_model_check(&rep, why, sizeof(why));
+	if (implausible && o.apply) {
+		fprintf(stderr,
+			"joules-train: --apply: refusing to install an implausible "
+			"model: %s\n",
+			why);
+		ret = EXIT_APPLY;
+		goto out;
+	}
+	if (implausible)
+		fprintf(stderr,
+			"joules-train: warning: implausible model (written, but "
+			"--apply would refuse it): %s\n",
+			why);
 	if (o.apply) {
 		if (jt_apply(o.sysfs, &rep.model.coef, err, sizeof(err))) {
 			fprintf(stderr, "joules-train: --apply: %s\n", err);
@@ -574,7 +609,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = 0;
+	ret = implausible ? EXIT_IMPLAUSIBLE : 0;
 out:
 	free(pm);
 	free(pb);

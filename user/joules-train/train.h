@@ -232,15 +232,34 @@ struct jt_model {
 	struct jl_coef coef; /* what is written */
 	double raw[JL_NR_COEF]; /* fitted, module units, unrounded */
 	unsigned int fitted; /* bit per coefficient index that was fitted */
-	unsigned int clamped; /* bit per coefficient that was negative */
+	/* OLS: came out negative, refitted without (0); the first value */
+	unsigned int dropped;
+	double negative[JL_NR_COEF];
 	double rcond; /* reciprocal condition number of the fit */
+	int have_se;
+	double se[JL_NR_COEF]; /* standard error, module units (bootstrap) */
+	double vif[JL_NR_COEF]; /* variance inflation (see fit_result) */
+	/* Coefficients the data cannot separate from each other. */
+	unsigned int collinear;
 };
+
+/*
+ * Coefficients are named as inseparable when one's variance inflation
+ * exceeds JT_COLLINEAR_VIF (others then nearly reproduce its feature):
+ * those, and all that take part in the least determined direction of the
+ * data (|component| >= JT_COLLINEAR_WEIGHT), which trade off against it.
+ */
+#define JT_COLLINEAR_VIF 100.0
+#define JT_COLLINEAR_WEIGHT 0.2
 
 /* Predicted energy (uJ) of a row under coefficients c (double arithmetic). */
 double jt_predict_uj(const struct jl_coef *c, const struct jt_row *r);
 
-/* Fit coefficients over the rows of blocks b (all but `exclude`). */
-int jt_fit_model(const struct fit_blocks *b, int exclude,
+/*
+ * Fit coefficients over the blocks of b, each weighted by mult[] (NULL:
+ * all; see fit_solve_opts). OLS refits without negative coefficients.
+ */
+int jt_fit_model(const struct fit_blocks *b, const double *mult,
 		 enum fit_method method, struct jt_model *m);
 
 /* Model-evaluation metrics in power terms (W per interval). */
@@ -253,8 +272,23 @@ struct jt_train_opts {
 	enum fit_method method;
 	unsigned int folds; /* 0/1: no cross-validation */
 	size_t min_samples;
+	int no_robust; /* plain least squares (--robust off) */
 	struct jt_progress *pr;
 };
+
+/* An interval the robust fit rejected, for the report. */
+struct jt_outlier {
+	unsigned long line, last_line; /* sample rows */
+	size_t mlo, mhi; /* meter readings (indexes) */
+	double measured_w, predicted_w;
+	double z; /* residual in units of the robust scale */
+};
+#define JT_OUTLIERS_SHOWN 20
+
+/* Block bootstrap for the standard errors. */
+#define JT_BOOT_REPS 200
+#define JT_BOOT_BLOCKS 48 /* about this many contiguous time blocks */
+#define JT_BOOT_MIN_BLOCKS 10
 
 struct jt_report {
 	const char *samples_name; /* for the summary */
@@ -276,13 +310,43 @@ struct jt_report {
 	size_t val_n;
 	struct jt_eval val;
 	double meter_over_module; /* sum meter / sum recorded energy_uj, 0 if none */
+	/* robust fitting */
+	int robust; /* 1: bisquare weights used */
+	const char *robust_note; /* why not, if asked for and not done */
+	double robust_scale_w;
+	unsigned int robust_iter;
+	int robust_converged;
+	size_t n_rejected, n_down;
+	size_t n_outliers_kept;
+	struct jt_outlier outliers[JT_OUTLIERS_SHOWN];
+	const unsigned long *meter_lines; /* to name outliers' readings */
+	unsigned int se_blocks; /* time blocks of the bootstrap, 0: none */
+	double median_w; /* median measured power of the fitted intervals */
 };
 
 /*
- * Fit the model and the baseline on rows, cross-validate with contiguous
- * folds, fill rep. If cv_model/cv_base are non-NULL they receive the
- * held-out (or, without CV, in-sample) predicted power in W per row.
- * Returns 0 or a negative errno after printing why to jt_diag.
+ * Plausibility of a trained model, the one place that decides whether it
+ * may be installed: 0, or -1 with the reason in why. A model fails when
+ * all its coefficients are 0, when the headline metrics (validation, else
+ * cross-validation, else in-sample) are not finite, when it is more than
+ * JT_WORSE_MARGIN worse (MAPE) than the CPU-time-only baseline on them,
+ * when its idle power is below JT_IDLE_MIN_W or above the median measured
+ * power, or when more than JT_MAX_REJECTED of the intervals were rejected
+ * as outliers.
+ */
+#define JT_WORSE_MARGIN 0.10
+#define JT_IDLE_MIN_W 0.1
+#define JT_MAX_REJECTED 0.20
+int jt_model_check(const struct jt_report *rep, char *why, size_t len);
+
+/*
+ * Fit the model and the baseline on rows (robustly unless o->no_robust:
+ * both with the model's row weights), cross-validate with contiguous
+ * folds, estimate standard errors by a block bootstrap over time, fill
+ * rep. Rejected rows are left out of the metrics. If cv_model/cv_base are
+ * non-NULL they receive the held-out (or, without CV, in-sample) predicted
+ * power in W per row. Returns 0 or a negative errno after printing why to
+ * jt_diag (naming rep->samples_name and the line for a bad row).
  */
 int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 	     const struct jt_train_opts *o, struct jt_report *rep,

@@ -98,7 +98,8 @@ sleep 1
 kill -TERM $jpid; wait $jpid 2>/dev/null
 sleep 0.5
 kid=$(cat kid.pid 2>/dev/null)
-if [ -n "$kid" ] && kill -0 "$kid" 2>/dev/null; then
+# A zombie is dead: whoever inherited it has not reaped it yet.
+if [ -n "$kid" ] && ps -o stat= -p "$kid" 2>/dev/null | grep -qv Z; then
 	echo "7c SIGTERM: reader's child $kid orphaned"; kill "$kid"
 else
 	echo "7c SIGTERM: reader's child gone"

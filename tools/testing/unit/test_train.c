@@ -861,6 +861,30 @@ static struct jt_row *synth_rows(size_t n, const struct jl_coef *c,
 
 #define ALL_FEATURES ((1u << JT_NF) - 1)
 
+/* Largest relative error of coefficients in mask against the truth. */
+static double coef_err(const struct jl_coef *c, const double *truth6,
+		       unsigned int mask, unsigned int *worst)
+{
+	double e = 0;
+	unsigned int i;
+
+	for (i = 0; i < JL_NR_COEF; i++) {
+		double d;
+
+		if (!(mask & (1u << i)) || truth6[i] == 0)
+			continue;
+		d = fabs((double)jl_coef_get(c, i) - truth6[i]) / truth6[i];
+		if (d >= e) {
+			e = d;
+			if (worst)
+				*worst = i;
+		}
+	}
+	return e;
+}
+
+#define ALL_COEFS ((1u << JL_NR_COEF) - 1)
+
 static void test_recover(void)
 {
 	static const enum fit_method methods[] = { FIT_OLS, FIT_NNLS };
@@ -891,7 +915,7 @@ static void test_recover(void)
 			  rep.cv.model.r2);
 		tap_check(rep.cv.base.mape > 2 * rep.cv.model.mape,
 			  "baseline is worse: %.3f", rep.cv.base.mape);
-		tap_check(!rep.model.clamped, "nothing clamped");
+		tap_check(!rep.model.dropped, "nothing dropped");
 	}
 	free(rows);
 	tap_done(
@@ -1067,35 +1091,282 @@ static void test_nnls_trainer(void)
 	/* Power drops with disk I/O here, so OLS fits a negative disk_byte_pj. */
 	size_t n = 2000, i;
 	struct jt_row *rows = synth_rows(n, &truth, 0.002, ALL_FEATURES);
+	/*
+	 * Misspecified on purpose (NNLS cannot follow the negative disk
+	 * term), which a robust fit would partly treat as outliers: this is
+	 * about the refit, so plain least squares.
+	 */
 	struct jt_train_opts o = { .method = FIT_OLS,
 				   .folds = 4,
-				   .min_samples = 20 };
-	struct jt_report rep = { 0 };
+				   .min_samples = 20,
+				   .no_robust = 1 };
+	struct jt_report rep = { 0 }, nn = { 0 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp;
 
 	for (i = 0; i < n; i++)
 		rows[i].meter_uj -= 18000.0 * 1e-6 * rows[i].f[JL_F_DISK];
 	tap_check(jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
 		  "ols");
-	tap_check(rep.model.raw[JL_F_DISK] < -1000 &&
-			  (rep.model.clamped & (1u << JL_F_DISK)) &&
-			  rep.model.coef.disk_byte_pj == 0,
-		  "OLS disk %.1f pJ, clamped %#x", rep.model.raw[JL_F_DISK],
-		  rep.model.clamped);
+	/*
+	 * Zeroing a negative coefficient after the fact leaves the others
+	 * fitted to compensate for it; OLS must refit without it instead.
+	 */
+	tap_check(rep.model.negative[JL_F_DISK] < -1000 &&
+			  (rep.model.dropped & (1u << JL_F_DISK)) &&
+			  rep.model.coef.disk_byte_pj == 0 &&
+			  rep.model.raw[JL_F_DISK] == 0,
+		  "OLS disk %.1f pJ, dropped %#x",
+		  rep.model.negative[JL_F_DISK], rep.model.dropped);
 	o.method = FIT_NNLS;
-	memset(&rep, 0, sizeof(rep));
-	tap_check(jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
+	tap_check(jt_train(rows, n, ALL_FEATURES, &o, &nn, NULL, NULL) == 0,
 		  "nnls");
 	for (i = 0; i < JL_NR_COEF; i++)
-		tap_check(rep.model.raw[i] >= 0, "nnls %s = %g",
-			  jl_coef_names[i], rep.model.raw[i]);
-	tap_check(!rep.model.clamped && rep.model.coef.disk_byte_pj == 0,
-		  "disk 0, no clamping");
-	/* The other coefficients are still about right. */
-	tap_check(fabs((double)rep.model.coef.cpu_time_uw - 6e6) < 0.05 * 6e6,
-		  "cpu %llu", (unsigned long long)rep.model.coef.cpu_time_uw);
+		tap_check(nn.model.raw[i] >= 0, "nnls %s = %g",
+			  jl_coef_names[i], nn.model.raw[i]);
+	tap_check(!nn.model.dropped && nn.model.coef.disk_byte_pj == 0,
+		  "disk 0, nothing dropped");
+	/* Here the refit is the NNLS solution: the same active set. */
+	for (i = 0; i < JL_NR_COEF; i++)
+		tap_check(rel_close(rep.model.raw[i], nn.model.raw[i], 1e-6),
+			  "ols refit %s %.6g = nnls %.6g", jl_coef_names[i],
+			  rep.model.raw[i], nn.model.raw[i]);
+	tap_check(fabs((double)nn.model.coef.cpu_time_uw - 6e6) < 0.05 * 6e6,
+		  "cpu %llu", (unsigned long long)nn.model.coef.cpu_time_uw);
+	fp = open_memstream(&text, &len);
+	jt_write_report(fp, &rep, 1);
+	fclose(fp);
+	tap_check(strstr(text, "disk_byte_pj fit negative") &&
+			  strstr(text, "refitted without it"),
+		  "reported: %s", text);
+	free(text);
 	free(rows);
-	tap_done(
-		"nnls in the trainer: zero where OLS gives a negative coefficient");
+	tap_done("ols in the trainer: a negative coefficient is dropped and the "
+		 "rest refitted (= nnls here)");
+}
+
+/* Replace row i's features with a leverage outlier, etc.; lines from 2. */
+static void number_lines(struct jt_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		rows[i].line = rows[i].last_line = 2 + i;
+}
+
+static int rejected_line(const struct jt_report *rep, unsigned long line)
+{
+	for (size_t i = 0; i < rep->n_outliers_kept; i++)
+		if (rep->outliers[i].line == line)
+			return 1;
+	return 0;
+}
+
+static void test_robust(void)
+{
+	size_t n = 4000, i;
+	struct jt_row *rows = synth_rows(n, &truth, 0.005, ALL_FEATURES);
+	struct jt_train_opts o = { .method = FIT_NNLS,
+				   .folds = 5,
+				   .min_samples = 20 };
+	struct jt_report rep = { 0 };
+	unsigned int worst = 0;
+	double t6[JL_NR_COEF], e;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp;
+
+	for (i = 0; i < JL_NR_COEF; i++)
+		t6[i] = (double)jl_coef_get(&truth, i);
+	number_lines(rows, n);
+	/* Clean data: the robust fit rejects (almost) nothing. */
+	tap_check(jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
+		  "clean");
+	tap_check(rep.robust && rep.n_rejected <= 2,
+		  "clean: %zu rejected", rep.n_rejected);
+
+	/* One of each: meter spike, meter dropout, two leverage points. */
+	rows[100].meter_uj *= 50;
+	rows[900].meter_uj = 0;
+	rows[2500].f[JL_F_CPU_NS] *= 40;
+	rows[3100].f[JL_F_CYCLES] += 5e11;
+	memset(&rep, 0, sizeof(rep));
+	rep.samples_name = "s.csv";
+	tap_check(jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
+		  "robust");
+	e = coef_err(&rep.model.coef, t6, ALL_COEFS, &worst);
+	tap_check(e < 0.02, "robust: %s off by %.2f%%", jl_coef_names[worst],
+		  e * 100);
+	tap_check(rep.n_rejected >= 4 && rep.n_rejected <= 8 &&
+			  rejected_line(&rep, 102) &&
+			  rejected_line(&rep, 902) &&
+			  rejected_line(&rep, 2502) &&
+			  rejected_line(&rep, 3102),
+		  "rejected %zu, by line", rep.n_rejected);
+	tap_check(rep.have_cv && rep.cv.model.mape < 1.0,
+		  "CV MAPE %.3f%% without the rejected", rep.cv.model.mape);
+	fp = open_memstream(&text, &len);
+	jt_write_report(fp, &rep, 1);
+	fclose(fp);
+	tap_check(strstr(text, "# rejected: s.csv:2502") &&
+			  strstr(text, "# rejected: s.csv:102") &&
+			  strstr(text, "bisquare"),
+		  "report: %s", text);
+	free(text);
+
+	/* --robust off: one bad row is enough to poison the fit. */
+	o.no_robust = 1;
+	memset(&rep, 0, sizeof(rep));
+	tap_check(jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
+		  "plain");
+	e = coef_err(&rep.model.coef, t6, ALL_COEFS, &worst);
+	tap_check(!rep.robust && rep.n_rejected == 0 && e > 0.2,
+		  "plain: %s off by %.1f%%", jl_coef_names[worst], e * 100);
+	free(rows);
+	tap_done("robust: bisquare IRLS from an LTS start rejects spikes, "
+		 "dropouts and leverage points, by line; --robust off does not");
+}
+
+/* Rows whose cpu_ns, cycles and instructions nearly move together. */
+static struct jt_row *collinear_rows(size_t n, double spread, double noise)
+{
+	struct jt_row *r = synth_rows(n, &truth, 0, ALL_FEATURES);
+	size_t i;
+
+	for (i = 0; r && i < n; i++) {
+		double busy = r[i].f[JL_F_CPU_NS];
+
+		r[i].f[JL_F_CYCLES] =
+			nearbyint(busy * 2.5 * (1 + spread * rng_unif(-1, 1)));
+		r[i].f[JL_F_INSTR] = nearbyint(r[i].f[JL_F_CYCLES] * 1.2 *
+					       (1 + spread * rng_unif(-1, 1)));
+		r[i].meter_uj = jt_predict_uj(&truth, &r[i]) *
+				(1 + noise * rng_gauss());
+	}
+	return r;
+}
+
+static void test_uncertainty(void)
+{
+	struct jt_train_opts o = { .method = FIT_NNLS,
+				   .folds = 5,
+				   .min_samples = 20 };
+	struct jt_report rep = { 0 };
+	struct jt_row *rows;
+	double sum = 0, sum2 = 0, se_mean = 0;
+	char *text = NULL;
+	size_t len = 0;
+	unsigned int k;
+	FILE *fp;
+
+	/*
+	 * The standard errors must mean something: over 20 independent
+	 * recordings the spread of the fitted cpu_time is what one
+	 * recording's block bootstrap said it would be (within 2x).
+	 */
+	for (k = 0; k < 20; k++) {
+		double v;
+
+		rows = synth_rows(2000, &truth, 0.01, ALL_FEATURES);
+		memset(&rep, 0, sizeof(rep));
+		tap_check(jt_train(rows, 2000, ALL_FEATURES, &o, &rep, NULL,
+				   NULL) == 0,
+			  "train %u", k);
+		v = rep.model.raw[JL_F_CPU_NS];
+		sum += v;
+		sum2 += v * v;
+		se_mean += rep.model.se[JL_F_CPU_NS] / 20;
+		free(rows);
+	}
+	{
+		double sd = sqrt((sum2 - sum * sum / 20) / 19);
+
+		tap_check(rep.model.have_se && se_mean > sd / 2 &&
+				  se_mean < sd * 2,
+			  "cpu_time: bootstrap SE %.4g vs spread %.4g", se_mean,
+			  sd);
+	}
+	tap_check(!rep.model.collinear, "varied load: no collinearity (%#x)",
+		  rep.model.collinear);
+
+	/* cpu_ns, cycles and instructions moving together within 1%. */
+	rows = collinear_rows(5000, 0.01, 0.01);
+	memset(&rep, 0, sizeof(rep));
+	tap_check(jt_train(rows, 5000, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
+		  "collinear");
+	tap_check((rep.model.collinear & (1u << JL_F_CYCLES)) &&
+			  (rep.model.collinear & (1u << JL_F_INSTR)) &&
+			  !(rep.model.collinear & (1u << JL_F_DISK)) &&
+			  !(rep.model.collinear & (1u << JL_F_MISSES)),
+		  "named: %#x", rep.model.collinear);
+	fp = open_memstream(&text, &len);
+	jt_write_report(fp, &rep, 1);
+	fclose(fp);
+	tap_check(strstr(text, "cannot be separated") &&
+			  strstr(text, "cycles") && strstr(text, "instructions") &&
+			  strstr(text, "+-"),
+		  "report: %s", text);
+	free(text);
+	free(rows);
+	tap_done("uncertainty: block-bootstrap standard errors match the real "
+		 "spread; collinear coefficients are named");
+}
+
+static void test_model_check(void)
+{
+	struct jt_row *rows = synth_rows(1000, &truth, 0.01, ALL_FEATURES);
+	struct jt_train_opts o = { .method = FIT_NNLS,
+				   .folds = 5,
+				   .min_samples = 20 };
+	struct jt_report rep = { 0 }, bad;
+	char why[256];
+	size_t i;
+
+	tap_check(jt_train(rows, 1000, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
+		  "train");
+	tap_check(jt_model_check(&rep, why, sizeof(why)) == 0, "plausible: %s",
+		  why);
+
+	bad = rep;
+	memset(&bad.model.coef, 0, sizeof(bad.model.coef));
+	tap_check(jt_model_check(&bad, why, sizeof(why)) &&
+			  strstr(why, "all coefficients are 0"),
+		  "zero: %s", why);
+	bad = rep;
+	bad.cv.model.mape = NAN;
+	tap_check(jt_model_check(&bad, why, sizeof(why)) &&
+			  strstr(why, "not finite"),
+		  "nan: %s", why);
+	bad = rep;
+	bad.cv.model.mape = bad.cv.base.mape * 1.5;
+	tap_check(jt_model_check(&bad, why, sizeof(why)) &&
+			  strstr(why, "worse than the CPU-only baseline"),
+		  "worse: %s", why);
+	bad = rep;
+	bad.model.coef.idle_uw = 0;
+	tap_check(jt_model_check(&bad, why, sizeof(why)) &&
+			  strstr(why, "idle power"),
+		  "idle 0: %s", why);
+	bad = rep;
+	bad.model.coef.idle_uw = (jl_u64)(rep.median_w * 2e6);
+	tap_check(jt_model_check(&bad, why, sizeof(why)) &&
+			  strstr(why, "idle power"),
+		  "idle above the measured power: %s", why);
+	bad = rep;
+	bad.n_rejected = bad.n / 3;
+	tap_check(jt_model_check(&bad, why, sizeof(why)) &&
+			  strstr(why, "outliers"),
+		  "a third rejected: %s", why);
+
+	/* A meter that reads 0 throughout trains to a refused model. */
+	for (i = 0; i < 1000; i++)
+		rows[i].meter_uj = 0;
+	memset(&rep, 0, sizeof(rep));
+	if (jt_train(rows, 1000, ALL_FEATURES, &o, &rep, NULL, NULL) == 0)
+		tap_check(jt_model_check(&rep, why, sizeof(why)) != 0,
+			  "zero meter refused");
+	free(rows);
+	tap_done("model check: all zero, non-finite metrics, worse than the "
+		 "baseline, implausible idle, mostly outliers");
 }
 
 /* OLS through the blocked QR agrees with gsl_multifit_linear on the full matrix. */
@@ -1992,29 +2263,6 @@ static int cli_coef(struct jl_coef *c)
 	return last && !jl_coef_parse(last, strlen(last), c);
 }
 
-/* Largest relative error of coefficients in mask against the truth. */
-static double coef_err(const struct jl_coef *c, const double *truth6,
-		       unsigned int mask, unsigned int *worst)
-{
-	double e = 0;
-	unsigned int i;
-
-	for (i = 0; i < JL_NR_COEF; i++) {
-		double d;
-
-		if (!(mask & (1u << i)) || truth6[i] == 0)
-			continue;
-		d = fabs((double)jl_coef_get(c, i) - truth6[i]) / truth6[i];
-		if (d >= e) {
-			e = d;
-			if (worst)
-				*worst = i;
-		}
-	}
-	return e;
-}
-
-#define ALL_COEFS ((1u << JL_NR_COEF) - 1)
 
 static void test_cli_meter(void)
 {
@@ -2083,6 +2331,161 @@ static void test_cli_meter(void)
 		 "average readings");
 }
 
+/* Set field `field` (1-based) of line `line` of tmpdir/in to val, into out. */
+static void edit_csv(const char *in, const char *out, int line, int field,
+		     const char *val)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && awk -F, -v OFS=, 'NR == %d { $%d = \"%s\" } "
+		 "{ print }' %s > %s",
+		 tmpdir, line, field, val, in, out);
+	if (system(cmd))
+		tap_diag("%s failed", cmd);
+}
+
+static void test_cli_robust(void)
+{
+	struct gen_opts g;
+	struct jl_coef c, c0;
+	double clean6[JL_NR_COEF];
+	unsigned int wi = 0;
+	double e;
+	int rc;
+
+	if (!find_cli()) {
+		tap_skip("joules-train not built (make -C user)",
+			 "cli: one bad value (issue 17 case 1)");
+		return;
+	}
+	gen_defaults(&g);
+	g.n = 4000;
+	g.ivl_ms = 250;
+	gen_files("s1.csv", "p1.csv", &g);
+
+	/* Impossible values are bad lines, named; the rest fits well. */
+	edit_csv("s1.csv", "s1a.csv", 2001, 8, "1000000000000000");
+	rc = run_cli("-s s1a.csv -p p1.csv --max-bad 1");
+	e = cli_coef(&c) ? coef_err(&c, g.truth, ALL_COEFS, &wi) : 1;
+	tap_check(rc == 0 && strstr(cli_err, "s1a.csv:2001: cpu_ns") &&
+			  e < 0.03,
+		  "cpu_ns 1e15: %d, %s off by %.1f%%: %s", rc,
+		  jl_coef_names[wi], e * 100, cli_err);
+	edit_csv("s1.csv", "s1b.csv", 2001, 9, "18446744073709550616");
+	rc = run_cli("-s s1b.csv -p p1.csv");
+	tap_check(rc == 1 && strstr(cli_err, "s1b.csv:2001: cycles"),
+		  "wrapped counter: %d %s", rc, cli_err);
+
+	/* A plausible but wrong value: rejected by the fit, named. */
+	edit_csv("s1.csv", "s1c.csv", 2001, 8, "40000000000");
+	rc = run_cli("-s s1c.csv -p p1.csv");
+	e = cli_coef(&c) ? coef_err(&c, g.truth, ALL_COEFS, &wi) : 1;
+	tap_check(rc == 0 && strstr(cli_out, "# rejected: s1c.csv:2001") &&
+			  e < 0.03,
+		  "cpu_ns x160: %d, %s off by %.1f%%: %s", rc,
+		  jl_coef_names[wi], e * 100, cli_out);
+
+	/*
+	 * Meter glitches with an averaging 1 Hz meter and no cycles term: one
+	 * glitch must leave the fit where the clean recording puts it.
+	 */
+	g.meter_ms = 1000;
+	g.meter = GEN_AVERAGE;
+	g.truth[1] = 0;
+	gen_files("s1.csv", "p1.csv", &g);
+	rc = run_cli("-s s1.csv -p p1.csv --meter average");
+	tap_check(rc == 0 && cli_coef(&c0), "clean: %d %s", rc, cli_err);
+	for (unsigned int i = 0; i < JL_NR_COEF; i++)
+		clean6[i] = (double)jl_coef_get(&c0, i);
+	edit_csv("p1.csv", "p1d.csv", 500, 2, "100000");
+	rc = run_cli("-s s1.csv -p p1d.csv --meter average");
+	e = cli_coef(&c) ? coef_err(&c, clean6, ALL_COEFS, &wi) : 1;
+	tap_check(rc == 0 && strstr(cli_out, "(p1d.csv:500)") && e < 0.01 &&
+			  c.cycles_pj < 30,
+		  "100 kW: %d, %s moved by %.1f%%, cycles %llu: %s", rc,
+		  jl_coef_names[wi], e * 100, (unsigned long long)c.cycles_pj,
+		  cli_out);
+	edit_csv("p1.csv", "p1e.csv", 500, 2, "0");
+	rc = run_cli("-s s1.csv -p p1e.csv --meter average");
+	e = cli_coef(&c) ? coef_err(&c, clean6, ALL_COEFS, &wi) : 1;
+	tap_check(rc == 0 && strstr(cli_out, "(p1e.csv:500)") && e < 0.01 &&
+			  c.cycles_pj < 30,
+		  "0 W dropout: %d, %s moved by %.1f%%, cycles %llu", rc,
+		  jl_coef_names[wi], e * 100, (unsigned long long)c.cycles_pj);
+	rc = run_cli("-s s1.csv -p p1d.csv --meter average --robust off");
+	e = cli_coef(&c) ? coef_err(&c, g.truth, ALL_COEFS, &wi) : 0;
+	tap_check(rc != 2 && e > 0.2 && !strstr(cli_out, "# rejected"),
+		  "--robust off: %d, %s off by %.1f%%", rc, jl_coef_names[wi],
+		  e * 100);
+	rc = run_cli("-s s1.csv -p p1d.csv --robust maybe");
+	tap_check(rc == 2, "bad --robust: %d", rc);
+	tap_done("cli: one bad value: impossible ones are bad lines, plausible "
+		 "ones rejected by line (issue 17 case 1)");
+}
+
+static void test_cli_degenerate(void)
+{
+	struct gen_opts g;
+	char path[600], *file;
+	int rc;
+
+	if (!find_cli()) {
+		tap_skip("joules-train not built (make -C user)",
+			 "cli: degenerate models are not applied");
+		return;
+	}
+	gen_defaults(&g);
+	g.n = 500;
+	gen_files("s2.csv", "p2.csv", &g);
+	{
+		char cmd[1024];
+
+		snprintf(cmd, sizeof(cmd),
+			 "cd '%s' && awk -F, -v OFS=, 'NR > 1 { $2 = 0 } { print }' "
+			 "p2.csv > p2z.csv && mkdir -p fake2/model && "
+			 "echo 1 > fake2/model/generation && "
+			 ": > fake2/model/coefficients",
+			 tmpdir);
+		tap_check(system(cmd) == 0, "setup");
+	}
+	/* A meter that reads 0 W throughout: --apply refuses, exit 3. */
+	rc = run_cli("-s s2.csv -p p2z.csv --apply --sysfs fake2 -o c2.txt");
+	snprintf(path, sizeof(path), "%s/fake2/model/coefficients", tmpdir);
+	file = slurp(path);
+	tap_check(rc == 3 && strstr(cli_err, "--apply: refusing") &&
+			  file && !*file,
+		  "zero meter --apply: %d, sysfs '%s': %s", rc,
+		  file ? file : "?", cli_err);
+	free(file);
+	/* Writing it still works, with a warning and its own status. */
+	rc = run_cli("-s s2.csv -p p2z.csv -o c2.txt -q");
+	snprintf(path, sizeof(path), "%s/c2.txt", tmpdir);
+	file = slurp(path);
+	tap_check(rc == 4 && strstr(cli_err, "implausible") && file &&
+			  strstr(file, "# warning: implausible model"),
+		  "zero meter to a file: %d %s", rc, cli_err);
+	free(file);
+
+	/* Collinear features: named, with their uncertainty (case 5). */
+	gen_defaults(&g);
+	g.n = 5000;
+	g.spread = 0.02;
+	g.phase_rows = 10;
+	gen_files("s5.csv", "p5.csv", &g);
+	rc = run_cli("-s s5.csv -p p5.csv");
+	tap_check((rc == 0 || rc == 4) && strstr(cli_out, "cannot be separated") &&
+			  strstr(cli_out, "instructions"),
+		  "collinear: %d %s", rc, cli_out);
+	/* Whatever OLS makes of it, a model worse than CPU-only is no success. */
+	rc = run_cli("-s s5.csv -p p5.csv -m ols");
+	tap_check(cli_coef(&(struct jl_coef){ 0 }) &&
+			  !(rc == 0 && strstr(cli_out, "worse than CPU-only")),
+		  "ols collinear: %d %s", rc, cli_out);
+	tap_done("cli: degenerate models refused by --apply (exit 3), written "
+		 "with a warning (exit 4); collinearity named (cases 2, 5)");
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/test_train.XXXXXX";
@@ -2093,7 +2496,7 @@ int main(void)
 		return 1;
 	}
 	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
-	tap_plan(20);
+	tap_plan(25);
 	test_parse_numbers();
 	test_parse_timestamps();
 	test_csv_split();
@@ -2105,6 +2508,9 @@ int main(void)
 	test_exact_units();
 	test_nnls();
 	test_nnls_trainer();
+	test_robust();
+	test_uncertainty();
+	test_model_check();
 	test_blocked_qr();
 	test_folds();
 	test_train_errors_and_report();
@@ -2114,6 +2520,8 @@ int main(void)
 	test_cli_pdu_cmd();
 	test_cli_inputs();
 	test_cli_meter();
+	test_cli_robust();
+	test_cli_degenerate();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd))
 		tap_diag("could not remove %s", tmpdir);
