@@ -473,7 +473,8 @@ int jt_model_check(const struct jt_report *rep, char *why, size_t len)
 		return -1;
 	}
 	if (isfinite(h->base.mape) &&
-	    h->model.mape > h->base.mape * (1 + JT_WORSE_MARGIN)) {
+	    h->model.mape >
+		    h->base.mape * (1 + JT_WORSE_MARGIN) + JT_WORSE_SLACK) {
 		snprintf(why, len,
 			 "worse than the CPU-only baseline on %s data (MAPE %.2f%% vs "
 			 "%.2f%%)",
@@ -623,9 +624,10 @@ static void robust_lines(FILE *fp, const struct jt_report *rep)
 	}
 	fprintf(fp,
 		"# robust: bisquare weights from an LTS start, scale %.3g W, %u "
-		"iterations%s; %zu interval%s rejected (|residual| > %.4g W), %zu "
+		"iteration%s%s; %zu interval%s rejected (|residual| > %.4g W), %zu "
 		"weighted below 0.5; the metrics leave the rejected out\n",
 		rep->robust_scale_w, rep->robust_iter,
+		rep->robust_iter == 1 ? "" : "s",
 		rep->robust_converged ? "" : " (not converged)", rep->n_rejected,
 		rep->n_rejected == 1 ? "" : "s",
 		FIT_BISQUARE_C * rep->robust_scale_w, rep->n_down);

@@ -328,13 +328,15 @@ struct jt_report {
  * Plausibility of a trained model, the one place that decides whether it
  * may be installed: 0, or -1 with the reason in why. A model fails when
  * all its coefficients are 0, when the headline metrics (validation, else
- * cross-validation, else in-sample) are not finite, when it is more than
- * JT_WORSE_MARGIN worse (MAPE) than the CPU-time-only baseline on them,
+ * cross-validation, else in-sample) are not finite, when its MAPE is more
+ * than JT_WORSE_MARGIN (relative) and JT_WORSE_SLACK (percentage points,
+ * for exact data) worse than the CPU-time-only baseline's on them,
  * when its idle power is below JT_IDLE_MIN_W or above the median measured
  * power, or when more than JT_MAX_REJECTED of the intervals were rejected
  * as outliers.
  */
 #define JT_WORSE_MARGIN 0.10
+#define JT_WORSE_SLACK 0.05
 #define JT_IDLE_MIN_W 0.1
 #define JT_MAX_REJECTED 0.20
 int jt_model_check(const struct jt_report *rep, char *why, size_t len);
