@@ -112,14 +112,15 @@ int fit_solve(const struct fit_blocks *b, int exclude, enum fit_method method,
 /*
  * Robust row weights for fitting d's columns cols (an MM-type estimator):
  *  1. a high-breakdown start: least trimmed squares (half the rows) on an
- *     evenly spaced subsample of at most 3000 rows, from 100 random
+ *     evenly spaced subsample of at most 2000 rows, from 100 random
  *     elemental starts refined by concentration steps;
- *  2. the scale: 1.4826 x the median absolute residual of that start over
- *     all rows (not below 1e-5 of the median |y|, so exact data keep
- *     weight 1);
+ *  2. the scale: 1.4826 x the median absolute residual of that start
+ *     (over at most 262144 evenly spaced rows; not below 1e-5 of the
+ *     median |y|, so exact data keep weight 1);
  *  3. Tukey's bisquare (c = 4.685, 95% efficiency under normal errors)
  *     by iteratively reweighted least squares with that scale fixed, with
- *     the method's constraint in each step, until the weights settle.
+ *     the method's constraint in each step, until the weights settle
+ *     (first on at most 65536 evenly spaced rows, then on all).
  * Residuals are compared after dividing by rdiv[i] (NULL: 1), e.g. the
  * interval length, to compare powers rather than energies. w gets n
  * weights in [0, 1]; 0 means rejected (|residual| > c x scale).

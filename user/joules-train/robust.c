@@ -26,11 +26,18 @@
 
 #include "fit.h"
 
-#define SUB_MAX 3000 /* rows of the subsample the start is computed on */
+#define SUB_MAX 2000 /* rows of the subsample the start is computed on */
 #define N_START 100 /* elemental starts */
 #define N_KEEP 10 /* best starts refined to convergence */
 #define MAX_CSTEP 30
 #define MAX_IRLS 50
+/*
+ * IRLS first converges on every k-th row (at most this many), then
+ * finishes on all rows from there in a few passes: each pass over a
+ * million rows costs more than the whole subsample phase.
+ */
+#define IRLS_SUB 65536
+#define SCALE_SUB 262144 /* rows the scale's median is taken over */
 #define MAD_NORMAL 1.4826 /* 1 / Phi^-1(3/4): MAD -> sigma under normality */
 #define SCALE_FLOOR 1e-5 /* relative to the median |y|: below any meter's accuracy */
 
@@ -339,6 +346,53 @@ static double bisquare(double u)
 	return t * t;
 }
 
+/*
+ * Bisquare IRLS with the scale fixed (cs = c x scale), over every step-th
+ * row, from beta until it settles. info->iter counts all iterations.
+ */
+static int irls(struct rob *r, size_t step, double cs, double *beta,
+		struct fit_robust_info *info)
+{
+	const struct fit_design *d = r->d;
+	unsigned int it, j;
+	size_t row_i;
+	int ret;
+
+	for (it = 1; it <= MAX_IRLS; it++) {
+		double a[FIT_MAXCOL * FIT_MAXCOL] = { 0 }, b[FIT_MAXCOL] = { 0 };
+		double nb[FIT_MAXCOL], x[FIT_MAXCOL], y, diff = 0, big = 1;
+
+		for (row_i = 0; row_i < d->n; row_i += step) {
+			double wr;
+
+			y = row(r, row_i, x);
+			wr = bisquare(resid_x(r, row_i, x, y, beta) / cs);
+			if (wr > 0)
+				ne_add(a, b, r->q, x, y, wr);
+		}
+		ret = solve_ne(r, a, b, 0, nb);
+		if (ret)
+			return ret;
+		for (j = 0; j < r->q; j++) {
+			diff = fmax(diff, fabs(nb[j] - beta[j]));
+			big = fmax(big, fabs(nb[j]));
+			beta[j] = nb[j];
+		}
+		info->iter++;
+		/*
+		 * The weights need not be exact: the caller refits with them.
+		 * The cheap subsample phase converges tightly, so that the
+		 * passes over all rows start close.
+		 */
+		if (diff <= (step > 1 ? 1e-7 : 1e-6) * big) {
+			info->converged = 1;
+			return 0;
+		}
+	}
+	info->converged = 0;
+	return 0;
+}
+
 int fit_robust(const struct fit_design *d, const unsigned int *cols,
 	       unsigned int ncols, const double *rdiv,
 	       const struct fit_solve_opts *o, double *w,
@@ -348,8 +402,8 @@ int fit_robust(const struct fit_design *d, const unsigned int *cols,
 			 .rng = 0x9e3779b97f4a7c15ULL };
 	double beta[FIT_MAXCOL], ss[FIT_MAXCOL] = { 0 }, yss = 0, scale, cs;
 	double *tmp = NULL;
-	unsigned int i, j, it;
-	size_t row_i;
+	size_t row_i, step, m, k;
+	unsigned int i;
 	int ret;
 
 	memset(info, 0, sizeof(*info));
@@ -378,47 +432,32 @@ int fit_robust(const struct fit_design *d, const unsigned int *cols,
 	if (ret)
 		return ret;
 
-	tmp = malloc(d->n * sizeof(*tmp));
+	/* Medians over evenly spaced rows: plenty for a scale. */
+	step = d->n > SCALE_SUB ? (d->n + SCALE_SUB - 1) / SCALE_SUB : 1;
+	m = (d->n + step - 1) / step;
+	tmp = malloc(m * sizeof(*tmp));
 	if (!tmp)
 		return -ENOMEM;
-	for (row_i = 0; row_i < d->n; row_i++)
-		tmp[row_i] = fabs(resid(&r, row_i, beta));
-	scale = MAD_NORMAL * fit_kth(tmp, d->n, d->n / 2);
-	for (row_i = 0; row_i < d->n; row_i++)
-		tmp[row_i] = fabs(d->y[row_i] / r.yscale /
-				  (rdiv ? rdiv[row_i] : 1));
-	scale = fmax(scale, SCALE_FLOOR * fit_kth(tmp, d->n, d->n / 2));
+	for (k = 0; k < m; k++)
+		tmp[k] = fabs(resid(&r, k * step, beta));
+	scale = MAD_NORMAL * fit_kth(tmp, m, m / 2);
+	for (k = 0; k < m; k++)
+		tmp[k] = fabs(d->y[k * step] / r.yscale /
+			      (rdiv ? rdiv[k * step] : 1));
+	scale = fmax(scale, SCALE_FLOOR * fit_kth(tmp, m, m / 2));
 	free(tmp);
 	if (!(scale > 0))
 		scale = 1e-300; /* all targets 0: every nonzero residual is news */
 	cs = FIT_BISQUARE_C * scale;
 
-	for (it = 1; it <= MAX_IRLS; it++) {
-		double a[FIT_MAXCOL * FIT_MAXCOL] = { 0 }, b[FIT_MAXCOL] = { 0 };
-		double nb[FIT_MAXCOL], x[FIT_MAXCOL], y, diff = 0, big = 1;
-
-		for (row_i = 0; row_i < d->n; row_i++) {
-			double wr;
-
-			y = row(&r, row_i, x);
-			wr = bisquare(resid_x(&r, row_i, x, y, beta) / cs);
-			if (wr > 0)
-				ne_add(a, b, r.q, x, y, wr);
-		}
-		ret = solve_ne(&r, a, b, 0, nb);
+	step = d->n > IRLS_SUB ? (d->n + IRLS_SUB - 1) / IRLS_SUB : 1;
+	for (;;) {
+		ret = irls(&r, step, cs, beta, info);
 		if (ret)
 			return ret;
-		for (j = 0; j < r.q; j++) {
-			diff = fmax(diff, fabs(nb[j] - beta[j]));
-			big = fmax(big, fabs(nb[j]));
-			beta[j] = nb[j];
-		}
-		info->iter = it;
-		/* The weights need not be exact: the caller refits with them. */
-		if (diff <= 1e-7 * big) {
-			info->converged = 1;
+		if (step == 1)
 			break;
-		}
+		step = 1;
 	}
 	for (row_i = 0; row_i < d->n; row_i++) {
 		w[row_i] = bisquare(resid(&r, row_i, beta) / cs);
