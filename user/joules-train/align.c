@@ -65,25 +65,130 @@ static int row_cmp(const void *pa, const void *pb)
 	       (a->interval_ns < b->interval_ns);
 }
 
-int jt_align(const struct jt_samples *s, const struct jt_meter *m,
-	     int64_t offset_ns, int64_t max_gap_ns, struct jt_row **rows,
-	     size_t *nrows, struct jt_align_stats *st)
+/* Median of a sample of at most 65536 evenly spaced values of f(i). */
+static double median_of(size_t n, double (*f)(const void *, size_t),
+			const void *ctx)
 {
-	struct jt_row *out = malloc((s->n ? s->n : 1) * sizeof(*out));
-	size_t i, n = 0;
-	int sorted = 1;
+	size_t k = n > 65536 ? 65536 : n, i;
+	double *v, med;
 
-	memset(st, 0, sizeof(*st));
-	if (!out)
-		return -ENOMEM;
+	if (!n)
+		return 0;
+	v = malloc(k * sizeof(*v));
+	if (!v)
+		return f(ctx, n / 2);
+	for (i = 0; i < k; i++)
+		v[i] = f(ctx, (size_t)((unsigned __int128)i * n / k));
+	med = jt_median(v, k);
+	free(v);
+	return med;
+}
+
+static double spacing(const void *ctx, size_t i)
+{
+	const struct jt_meter *m = ctx;
+
+	return (double)(m->t[i + 1] - m->t[i]);
+}
+
+static double row_len(const void *ctx, size_t i)
+{
+	return ((const struct jt_samples *)ctx)->s[i].interval_ns;
+}
+
+/* Does a span between readings that touches (a, b) exceed max_gap_ns? */
+static int touches_gap(const struct jt_meter *m, size_t j, int64_t b,
+		       int64_t max_gap_ns)
+{
+	if (max_gap_ns <= 0)
+		return 0;
+	for (; j + 1 < m->n && m->t[j] < b; j++)
+		if (m->t[j + 1] - m->t[j] > max_gap_ns)
+			return 1;
+	return 0;
+}
+
+/* Instant readings: the mean power of the readings inside [a, b]. */
+static int row_instant(const struct jt_meter *m, int64_t a, int64_t b,
+		       int64_t max_gap_ns, struct jt_row *r)
+{
+	size_t j0, lo, hi, j;
+	double e = 0;
+
+	if (m->n < 2 || a < m->t[0] || b > m->t[m->n - 1] || b <= a)
+		return JT_ALIGN_UNCOVERED;
+	j0 = floor_index(m->t, m->n, a);
+	if (touches_gap(m, j0, b, max_gap_ns))
+		return JT_ALIGN_GAP;
+	lo = m->t[j0] == a ? j0 : j0 + 1;
+	hi = floor_index(m->t, m->n, b);
+	if (lo > hi)
+		return JT_ALIGN_BETWEEN;
+	if (lo == hi) {
+		e = m->w[lo];
+	} else {
+		for (j = lo; j < hi; j++)
+			e += (double)(m->t[j + 1] - m->t[j]) *
+			     (m->w[j] + m->w[j + 1]) / 2;
+		e /= (double)(m->t[hi] - m->t[lo]);
+	}
+	r->meter_uj = e * (double)(b - a) * 1e-3; /* W ns = 1e-3 uJ */
+	r->mlo = lo;
+	r->mhi = hi;
+	return JT_ALIGN_OK;
+}
+
+/* Average readings: the exact integral of the step function over [a, b]. */
+static int row_average(const struct jt_meter *m, int64_t a, int64_t b,
+		       int64_t max_gap_ns, struct jt_row *r)
+{
+	size_t j0, j;
+	double e = 0;
+
+	if (m->n < 2 || a < m->t[0] || b > m->t[m->n - 1] || b <= a)
+		return JT_ALIGN_UNCOVERED;
+	j0 = floor_index(m->t, m->n, a);
+	if (touches_gap(m, j0, b, max_gap_ns))
+		return JT_ALIGN_GAP;
+	r->mlo = j0 + 1;
+	for (j = j0; j + 1 < m->n && m->t[j] < b; j++) {
+		int64_t x0 = a > m->t[j] ? a : m->t[j];
+		int64_t x1 = b < m->t[j + 1] ? b : m->t[j + 1];
+
+		if (x1 > x0)
+			e += m->w[j + 1] * (double)(x1 - x0);
+		r->mhi = j + 1;
+	}
+	r->meter_uj = e * 1e-3;
+	return JT_ALIGN_OK;
+}
+
+/* Each sample row is one interval: instant, or average finer than rows. */
+static size_t align_rows(const struct jt_samples *s, const struct jt_meter *m,
+			 int64_t offset_ns, int64_t max_gap_ns,
+			 struct jt_row *out, struct jt_align_stats *st)
+{
+	size_t i, n = 0;
+
 	for (i = 0; i < s->n; i++) {
 		const struct jt_sample *x = &s->s[i];
-		/* meter clock + offset = sample clock, so query at sample - offset */
-		int64_t b = x->end_ns - offset_ns,
-			a = b - (int64_t)x->interval_ns;
 		struct jt_row *r = &out[n];
-		int rc = jt_meter_energy(m, a, b, max_gap_ns, &r->meter_uj);
+		int64_t a, b;
+		int rc;
 
+		/*
+		 * meter clock + offset = sample clock, so query at sample -
+		 * offset. A huge --clock-offset moves the interval out of any
+		 * meter's range rather than wrapping around.
+		 */
+		if (__builtin_sub_overflow(x->end_ns, offset_ns, &b) ||
+		    __builtin_sub_overflow(b, (int64_t)x->interval_ns, &a)) {
+			st->uncovered++;
+			continue;
+		}
+		rc = m->sem == JT_METER_AVERAGE ?
+			     row_average(m, a, b, max_gap_ns, r) :
+			     row_instant(m, a, b, max_gap_ns, r);
 		if (rc == JT_ALIGN_UNCOVERED) {
 			st->uncovered++;
 			continue;
@@ -92,17 +197,160 @@ int jt_align(const struct jt_samples *s, const struct jt_meter *m,
 			st->gap++;
 			continue;
 		}
+		if (rc == JT_ALIGN_BETWEEN) {
+			st->between++;
+			continue;
+		}
 		r->end_ns = x->end_ns;
 		r->interval_ns = x->interval_ns;
 		memcpy(r->f, x->f, sizeof(r->f));
 		r->module_uj = x->energy_uj;
-		if (n && row_cmp(&out[n - 1], r) > 0)
-			sorted = 0;
+		r->line = r->last_line = x->line;
 		n++;
 	}
-	/* Folds are contiguous in time, so the rows must be in time order. */
-	if (!sorted)
-		qsort(out, n, sizeof(*out), row_cmp);
+	st->rows_in = n;
+	return n;
+}
+
+static int sample_cmp(const void *pa, const void *pb)
+{
+	const struct jt_sample *a = pa, *b = pb;
+
+	return (a->end_ns > b->end_ns) - (a->end_ns < b->end_ns);
+}
+
+/*
+ * Average readings at least as coarse as the rows: sum the rows into each
+ * reading's period. Power within a row is taken as even (as the module
+ * itself attributes it), so a straddling row counts pro rata.
+ */
+static size_t align_periods(const struct jt_sample *x, size_t ns,
+			    const struct jt_meter *m, int64_t offset_ns,
+			    int64_t max_gap_ns, struct jt_row *out,
+			    size_t cap, struct jt_align_stats *st)
+{
+	size_t k, i0 = 0, n = 0, counted = 0;
+	int any_counted = 0;
+
+	for (k = 1; k < m->n && n < cap; k++) {
+		struct jt_row r = { .module_uj = 0 };
+		double covered = 0, tol;
+		int64_t a, b;
+		size_t j;
+		int first = 1;
+
+		if (__builtin_add_overflow(m->t[k - 1], offset_ns, &a) ||
+		    __builtin_add_overflow(m->t[k], offset_ns, &b))
+			continue;
+		while (i0 < ns && x[i0].end_ns <= a)
+			i0++;
+		if (i0 == ns)
+			break;
+		if (x[i0].end_ns - (int64_t)x[i0].interval_ns >= b)
+			continue; /* no row here: not an interval of ours */
+		for (j = i0; j < ns; j++) {
+			int64_t s0 = x[j].end_ns - (int64_t)x[j].interval_ns;
+			int64_t lo = s0 > a ? s0 : a;
+			int64_t hi = x[j].end_ns < b ? x[j].end_ns : b;
+			double frac;
+			unsigned int f;
+
+			if (s0 >= b)
+				break;
+			if (hi <= lo)
+				continue;
+			frac = (double)(hi - lo) / x[j].interval_ns;
+			covered += (double)(hi - lo);
+			for (f = 0; f < JT_NF; f++)
+				r.f[f] += frac * x[j].f[f];
+			if (x[j].energy_uj < 0 || r.module_uj < 0)
+				r.module_uj = -1;
+			else
+				r.module_uj += frac * x[j].energy_uj;
+			if (first)
+				r.line = x[j].line;
+			r.last_line = x[j].line;
+			first = 0;
+		}
+		if (max_gap_ns > 0 && b - a > max_gap_ns) {
+			st->gap++;
+			continue;
+		}
+		/* Rows meet within clock slew; a missing row leaves a hole. */
+		tol = (double)JT_OVERLAP_TOL_NS + 1e-3 * (double)(b - a);
+		if (covered < (double)(b - a) - tol) {
+			st->uncovered++;
+			continue;
+		}
+		r.end_ns = b;
+		r.interval_ns = (double)(b - a);
+		r.meter_uj = m->w[k] * (double)(b - a) * 1e-3;
+		r.mlo = r.mhi = k;
+		out[n++] = r;
+		/* Count each row once, though a straddling one is in two periods. */
+		for (j = i0; j < ns && x[j].end_ns - (int64_t)x[j].interval_ns < b;
+		     j++)
+			if (!any_counted || j > counted) {
+				st->rows_in++;
+				counted = j;
+				any_counted = 1;
+			}
+	}
+	return n;
+}
+
+int jt_align(const struct jt_samples *s, const struct jt_meter *m,
+	     int64_t offset_ns, int64_t max_gap_ns, struct jt_row **rows,
+	     size_t *nrows, struct jt_align_stats *st)
+{
+	struct jt_row *out;
+	size_t i, n, cap;
+	int sorted = 1;
+
+	memset(st, 0, sizeof(*st));
+	*rows = NULL;
+	*nrows = 0;
+	st->sem = m->sem;
+	if (m->n >= 2)
+		st->meter_period_ns = median_of(m->n - 1, spacing, m);
+	st->row_ns = median_of(s->n, row_len, s);
+	st->aggregated = m->sem == JT_METER_AVERAGE && m->n >= 2 &&
+			 st->meter_period_ns >= st->row_ns / 2;
+	cap = s->n;
+	if (st->aggregated && m->n - 1 < cap)
+		cap = m->n - 1;
+	out = malloc((cap ? cap : 1) * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	if (st->aggregated) {
+		const struct jt_sample *x = s->s;
+		struct jt_sample *copy = NULL;
+
+		for (i = 1; i < s->n; i++)
+			if (s->s[i].end_ns < s->s[i - 1].end_ns)
+				sorted = 0;
+		if (!sorted) {
+			copy = malloc(s->n * sizeof(*copy));
+			if (!copy) {
+				free(out);
+				return -ENOMEM;
+			}
+			memcpy(copy, s->s, s->n * sizeof(*copy));
+			qsort(copy, s->n, sizeof(*copy), sample_cmp);
+			x = copy;
+		}
+		n = align_periods(x, s->n, m, offset_ns, max_gap_ns, out, cap,
+				  st);
+		free(copy);
+	} else {
+		n = align_rows(s, m, offset_ns, max_gap_ns, out, st);
+		/* Folds are contiguous in time, so the rows must be in time order. */
+		for (i = 1; i < n; i++)
+			if (row_cmp(&out[i - 1], &out[i]) > 0)
+				sorted = 0;
+		if (!sorted)
+			qsort(out, n, sizeof(*out), row_cmp);
+	}
 	st->used = n;
 	*rows = out;
 	*nrows = n;

@@ -64,10 +64,13 @@ int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
 
 	for (row = 0; row < d->n; row++) {
 		const double *x = d->x + row * d->stride;
+		double wr = d->w ? d->w[row] : 1;
 
+		if (!(wr >= 0) || !isfinite(wr))
+			return -EINVAL;
 		for (i = 0; i < ncols; i++)
-			ss[i] += x[cols[i]] * x[cols[i]];
-		yss += d->y[row] * d->y[row];
+			ss[i] += wr * x[cols[i]] * x[cols[i]];
+		yss += wr * d->y[row] * d->y[row];
 	}
 	for (i = 0; i < ncols; i++) {
 		if (!isfinite(ss[i]))
@@ -96,21 +99,24 @@ int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
 
 		gsl_matrix_set_zero(w);
 		for (row = b->start[blk]; row < b->start[blk + 1];) {
-			size_t c = b->start[blk + 1] - row, m;
+			size_t c = 0;
 			gsl_matrix_view v;
 
-			if (c > FIT_CHUNK)
-				c = FIT_CHUNK;
 			/* Rows below the current R: the next chunk, scaled. */
-			for (m = 0; m < c; m++, row++) {
+			for (; c < FIT_CHUNK && row < b->start[blk + 1]; row++) {
 				const double *x = d->x + row * d->stride;
-				double *dst = gsl_matrix_ptr(w, k + m, 0);
+				double *dst, sw = d->w ? sqrt(d->w[row]) : 1;
 
+				if (sw == 0)
+					continue; /* rejected: not in the fit */
+				dst = gsl_matrix_ptr(w, k + c++, 0);
 				for (j = 0; j < b->q; j++)
-					dst[j] = x[cols[b->act[j]]] /
+					dst[j] = sw * x[cols[b->act[j]]] /
 						 b->scale[b->act[j]];
-				dst[b->q] = d->y[row] / b->yscale;
+				dst[b->q] = sw * d->y[row] / b->yscale;
 			}
+			if (!c)
+				break;
 			v = gsl_matrix_submatrix(w, 0, 0, k + c, k);
 			gsl_linalg_QR_decomp(&v.matrix, tau);
 			clear_lower(w, k);
@@ -168,6 +174,40 @@ out:
 	gsl_vector_free(cp);
 	gsl_matrix_free(cov);
 	gsl_matrix_free(ap);
+	return ret;
+}
+
+int fit_small_solve(const gsl_matrix *a, const gsl_vector *z,
+		    const struct fit_solve_opts *o, gsl_vector *c,
+		    unsigned int *dropped, double *negative,
+		    unsigned int *iters)
+{
+	unsigned char in[FIT_MAXCOL];
+	size_t n = a->size2, j;
+	int ret;
+
+	*dropped = 0;
+	if (o->method == FIT_NNLS)
+		return fit_nnls(a, z, c, iters);
+	memset(in, 1, sizeof(in));
+	ret = ls_subset(a, z, in, c);
+	while (!ret && o->drop_negative) {
+		int any = 0;
+
+		for (j = 0; j < n; j++) {
+			double v = gsl_vector_get(c, j);
+
+			if (!in[j] || v >= 0)
+				continue;
+			in[j] = 0;
+			any = 1;
+			*dropped |= 1u << j;
+			negative[j] = v;
+		}
+		if (!any)
+			break;
+		ret = ls_subset(a, z, in, c);
+	}
 	return ret;
 }
 
@@ -292,22 +332,63 @@ out:
 	return ret;
 }
 
-int fit_solve(const struct fit_blocks *b, int exclude, enum fit_method method,
-	      struct fit_result *res)
+/*
+ * Diagnostics of the reduced, scaled system R (q x q): condition, variance
+ * inflation, and the direction the data determine least, from its SVD.
+ */
+static int diagnose(const gsl_matrix *r, const struct fit_blocks *b,
+		    struct fit_result *res)
+{
+	size_t q = r->size1, i, j;
+	gsl_matrix *u = gsl_matrix_alloc(q, q), *v = gsl_matrix_alloc(q, q);
+	gsl_vector *sv = gsl_vector_alloc(q), *work = gsl_vector_alloc(q);
+	int ret = -ENOMEM;
+
+	if (!u || !v || !sv || !work)
+		goto out;
+	gsl_matrix_memcpy(u, r);
+	gsl_linalg_SV_decomp(u, v, sv, work);
+	/* singular values come sorted in decreasing order */
+	res->rcond = gsl_vector_get(sv, 0) > 0 ?
+			     gsl_vector_get(sv, q - 1) / gsl_vector_get(sv, 0) :
+			     0;
+	for (j = 0; j < q; j++) {
+		double diag = 0, inv = 0;
+
+		for (i = 0; i < q; i++) {
+			double rij = gsl_matrix_get(r, i, j),
+			       s = gsl_vector_get(sv, i);
+			double vji = gsl_matrix_get(v, j, i);
+
+			diag += rij * rij;
+			inv += s > 0 ? vji * vji / (s * s) : INFINITY;
+		}
+		res->vif[b->act[j]] = diag * inv;
+		res->weakest[b->act[j]] = gsl_matrix_get(v, j, q - 1);
+	}
+	ret = 0;
+out:
+	gsl_vector_free(work);
+	gsl_vector_free(sv);
+	gsl_matrix_free(v);
+	gsl_matrix_free(u);
+	return ret;
+}
+
+int fit_solve_ex(const struct fit_blocks *b, const struct fit_solve_opts *o,
+		 struct fit_result *res)
 {
 	size_t k = b->q + 1, nb = 0, blk, i, j;
-	gsl_multifit_linear_workspace *ws = NULL;
-	gsl_matrix *st = NULL, *cov = NULL;
+	gsl_matrix *st = NULL, *rr = NULL;
 	gsl_vector *tau = NULL, *c = NULL;
 	gsl_matrix_view av;
 	gsl_vector_view zv;
-	double chisq;
 	int ret = -ENOMEM;
 
 	memset(res, 0, sizeof(*res));
 	res->rcond = 1;
 	for (blk = 0; blk < b->nblocks; blk++)
-		nb += (int)blk != exclude;
+		nb += !o->mult || o->mult[blk] > 0;
 	if (!nb)
 		return -EINVAL;
 	if (!b->q)
@@ -316,19 +397,21 @@ int fit_solve(const struct fit_blocks *b, int exclude, enum fit_method method,
 	/* Stack the R factors of the blocks in use and reduce them to one. */
 	st = gsl_matrix_alloc(nb * k, k);
 	tau = gsl_vector_alloc(k);
-	cov = gsl_matrix_alloc(b->q, b->q);
 	c = gsl_vector_alloc(b->q);
-	ws = gsl_multifit_linear_alloc(b->q, b->q);
-	if (!st || !tau || !cov || !c || !ws)
+	rr = gsl_matrix_alloc(b->q, b->q);
+	if (!st || !tau || !c || !rr)
 		goto out;
 	for (blk = 0, nb = 0; blk < b->nblocks; blk++) {
 		const double *r = b->r + blk * k * k;
+		/* Drawn m times weighs like m copies: R scaled by sqrt(m). */
+		double sm = o->mult ? sqrt(o->mult[blk]) : 1;
 
-		if ((int)blk == exclude)
+		if (sm == 0)
 			continue;
 		for (i = 0; i < k; i++)
 			for (j = 0; j < k; j++)
-				gsl_matrix_set(st, nb * k + i, j, r[i * k + j]);
+				gsl_matrix_set(st, nb * k + i, j,
+					       sm * r[i * k + j]);
 		nb++;
 	}
 	if (nb > 1) {
@@ -337,31 +420,58 @@ int fit_solve(const struct fit_blocks *b, int exclude, enum fit_method method,
 	}
 	av = gsl_matrix_submatrix(st, 0, 0, b->q, b->q);
 	zv = gsl_matrix_subcolumn(st, b->q, 0, b->q);
+	gsl_matrix_memcpy(rr, &av.matrix);
+	if (diagnose(rr, b, res))
+		goto out;
 
-	/* The SVD gives the condition number for both methods. */
-	gsl_multifit_linear_svd(&av.matrix, ws);
-	res->rcond = gsl_multifit_linear_rcond(ws);
-	if (method == FIT_OLS) {
-		gsl_multifit_linear(&av.matrix, &zv.vector, c, cov, &chisq, ws);
-		ret = 0;
-	} else {
-		ret = fit_nnls(&av.matrix, &zv.vector, c, &res->iter);
+	{
+		double neg[FIT_MAXCOL];
+		unsigned int dropped = 0;
+
+		ret = fit_small_solve(&av.matrix, &zv.vector, o, c, &dropped,
+				      neg, &res->iter);
 		if (ret == -ENOMEM)
 			goto out;
-	}
-	for (j = 0; j < b->q; j++) {
-		unsigned int col = b->act[j];
+		for (j = 0; j < b->q; j++) {
+			unsigned int col = b->act[j];
+			double u = b->yscale / b->scale[col];
 
-		res->beta[col] =
-			gsl_vector_get(c, j) * b->yscale / b->scale[col];
+			res->beta[col] = gsl_vector_get(c, j) * u;
+			if (dropped & (1u << j)) {
+				res->dropped |= 1u << col;
+				res->negative[col] = neg[j] * u;
+			}
+		}
 	}
 out:
-	if (ws)
-		gsl_multifit_linear_free(ws);
+	gsl_matrix_free(rr);
 	gsl_vector_free(c);
-	gsl_matrix_free(cov);
 	gsl_vector_free(tau);
 	gsl_matrix_free(st);
+	return ret;
+}
+
+int fit_solve(const struct fit_blocks *b, int exclude, enum fit_method method,
+	      struct fit_result *res)
+{
+	double mult[256], *m = mult;
+	struct fit_solve_opts o = { .method = method };
+	unsigned int i;
+	int ret;
+
+	if (exclude >= 0 && (unsigned int)exclude < b->nblocks) {
+		if (b->nblocks > 256) {
+			m = malloc(b->nblocks * sizeof(*m));
+			if (!m)
+				return -ENOMEM;
+		}
+		for (i = 0; i < b->nblocks; i++)
+			m[i] = (int)i != exclude;
+		o.mult = m;
+	}
+	ret = fit_solve_ex(b, &o, res);
+	if (m != mult)
+		free(m);
 	return ret;
 }
 

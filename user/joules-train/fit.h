@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Generic linear least-squares fitter for joules-train: any number of
- * columns (up to FIT_MAXCOL), no intercept, contiguous blocks for k-fold
- * cross-validation, OLS or non-negative least squares.
+ * columns (up to FIT_MAXCOL), no intercept, row weights, contiguous blocks
+ * for k-fold cross-validation and the block bootstrap, OLS or non-negative
+ * least squares, and a robust (MM-type) estimator for the row weights.
  *
  * The n x p design is reduced block by block to the R factor of a
  * Householder QR of [X | y] (columns scaled to unit RMS first). Because
@@ -30,6 +31,7 @@ struct fit_design {
 	unsigned int stride; /* doubles per row of x */
 	const double *x; /* row-major, n x stride */
 	const double *y; /* n targets */
+	const double *w; /* n row weights >= 0 (NULL: all 1); 0 leaves a row out */
 };
 
 struct fit_blocks {
@@ -50,7 +52,9 @@ size_t fit_fold_start(size_t n, unsigned int k, unsigned int nfolds);
 
 /*
  * Scale the columns and reduce each of nblocks contiguous, equal-as-possible
- * blocks of d to its R factor. Returns 0, -EINVAL (bad arguments), -ENOMEM.
+ * blocks of d to its R factor (of the weighted rows, sqrt(w) x and
+ * sqrt(w) y). Returns 0, -EINVAL (bad arguments, a non-finite value),
+ * -ENOMEM.
  */
 int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
 		     unsigned int ncols, unsigned int nblocks,
@@ -61,15 +65,83 @@ struct fit_result {
 	double beta[FIT_MAXCOL]; /* per cols[] entry, in the design's units */
 	double rcond; /* reciprocal condition number (scaled) */
 	unsigned int iter; /* NNLS outer iterations */
+	/* drop_negative: cols[] entries refitted without, and their first value */
+	unsigned int dropped;
+	double negative[FIT_MAXCOL];
+	/*
+	 * Variance inflation of each cols[] entry (0: left out):
+	 * (X'X)_jj [(X'X)^-1]_jj of the (weighted) design; 1 for a column
+	 * orthogonal to the others, large when others nearly reproduce it.
+	 */
+	double vif[FIT_MAXCOL];
+	/*
+	 * The right singular vector of the smallest singular value of the
+	 * scaled design, per cols[] entry: the combination of columns the data
+	 * determine least (the columns that trade off against each other).
+	 */
+	double weakest[FIT_MAXCOL];
+};
+
+struct fit_solve_opts {
+	enum fit_method method;
+	/*
+	 * Weight of each block (NULL: 1 each; 0 leaves it out): k-fold CV
+	 * leaves one out, a block bootstrap counts how often each was drawn.
+	 */
+	const double *mult;
+	/*
+	 * OLS only: a coefficient that comes out negative is removed and the
+	 * rest refitted, until none is (the module's coefficients are
+	 * unsigned; zeroing one after the fact would leave the others fitted
+	 * to compensate for it).
+	 */
+	int drop_negative;
 };
 
 /*
- * Fit on all blocks except `exclude` (-1: all blocks). Columns left out by
- * scaling get beta 0. Returns 0, -EINVAL, -ENOMEM, or -EDOM if NNLS did not
- * converge.
+ * Fit on the blocks as o->mult says. Columns left out by scaling get beta
+ * 0. Returns 0, -EINVAL, -ENOMEM, or -EDOM if NNLS did not converge.
  */
+int fit_solve_ex(const struct fit_blocks *b, const struct fit_solve_opts *o,
+		 struct fit_result *res);
+
+/* fit_solve_ex on all blocks except `exclude` (-1 or out of range: all). */
 int fit_solve(const struct fit_blocks *b, int exclude, enum fit_method method,
 	      struct fit_result *res);
+
+/*
+ * Robust row weights for fitting d's columns cols (an MM-type estimator):
+ *  1. a high-breakdown start: least trimmed squares (half the rows) on an
+ *     evenly spaced subsample of at most 2000 rows, from 100 random
+ *     elemental starts refined by concentration steps;
+ *  2. the scale: 1.4826 x the median absolute residual of that start
+ *     (over at most 262144 evenly spaced rows; not below 1e-5 of the
+ *     median |y|, so exact data keep weight 1);
+ *  3. Tukey's bisquare (c = 4.685, 95% efficiency under normal errors)
+ *     by iteratively reweighted least squares with that scale fixed, with
+ *     the method's constraint in each step, until the weights settle
+ *     (first on at most 65536 evenly spaced rows, then on all).
+ * Residuals are compared after dividing by rdiv[i] (NULL: 1), e.g. the
+ * interval length, to compare powers rather than energies. w gets n
+ * weights in [0, 1]; 0 means rejected (|residual| > c x scale).
+ */
+struct fit_robust_info {
+	double scale; /* in residual / rdiv units */
+	unsigned int iter; /* IRLS iterations */
+	int converged;
+	size_t rejected; /* weight 0 */
+	size_t downweighted; /* 0 < weight < 0.5 */
+};
+
+#define FIT_BISQUARE_C 4.685
+
+/* The k-th smallest (0-based) of v[0..n-1], n > k, in O(n); reorders v. */
+double fit_kth(double *v, size_t n, size_t k);
+
+int fit_robust(const struct fit_design *d, const unsigned int *cols,
+	       unsigned int ncols, const double *rdiv,
+	       const struct fit_solve_opts *o, double *w,
+	       struct fit_robust_info *info);
 
 /*
  * min ||A x - b||_2 subject to x >= 0 (Lawson & Hanson, "Solving Least
@@ -79,6 +151,16 @@ int fit_solve(const struct fit_blocks *b, int exclude, enum fit_method method,
  */
 int fit_nnls(const gsl_matrix *a, const gsl_vector *b, gsl_vector *x,
 	     unsigned int *iters);
+
+/*
+ * min ||A c - z|| over a small system by o->method: NNLS, or OLS (by SVD)
+ * with o->drop_negative (then *dropped gets a bit per column refitted
+ * without, negative[] its first value). Returns 0, -ENOMEM, -EDOM (NNLS).
+ */
+int fit_small_solve(const gsl_matrix *a, const gsl_vector *z,
+		    const struct fit_solve_opts *o, gsl_vector *c,
+		    unsigned int *dropped, double *negative,
+		    unsigned int *iters);
 
 /* x . beta over cols (prediction for one design row). */
 double fit_predict(const struct fit_blocks *b, const struct fit_result *res,

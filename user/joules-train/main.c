@@ -4,7 +4,8 @@
  * samples (joulesctl record) and an external power meter.
  *
  * Exit status: 0 success, 1 bad input data or failed fit/output, 2 usage
- * error, 3 --apply failed.
+ * error, 3 --apply failed or refused an implausible model, 4 the result was
+ * written but the model is implausible (see jt_model_check()).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +22,7 @@
 #define EXIT_DATA 1
 #define EXIT_USAGE 2
 #define EXIT_APPLY 3
+#define EXIT_IMPLAUSIBLE 4
 
 static const char usage_text[] =
 	"Usage: joules-train [OPTION]... -s SAMPLES.csv {-p PDU.csv | -c COMMAND}\n"
@@ -31,16 +33,25 @@ static const char usage_text[] =
 	"  -p, --pdu FILE              meter readings, CSV timestamp,watts ('-': stdin)\n"
 	"  -c, --pdu-cmd COMMAND       run COMMAND with /bin/sh -c, read readings from its\n"
 	"                              stdout until EOF\n"
+	"      --pdu-timeout SECONDS   stop COMMAND when it writes nothing for SECONDS\n"
+	"                              (default 60; 0: wait for ever)\n"
 	"      --pdu-ms                numeric meter timestamps are Unix milliseconds\n"
 	"                              (default: seconds, milliseconds if >= 1e11)\n"
 	"      --pdu-localtime         ISO 8601 times without a zone are local (default UTC)\n"
+	"      --meter instant|average a reading is the power at its time (default), or\n"
+	"                              the mean since the previous reading (most PDUs)\n"
 	"      --clock-offset SECONDS  add SECONDS to meter timestamps (default 0)\n"
 	"      --max-gap SECONDS       drop intervals spanning a larger meter gap (default 5;\n"
 	"                              0: no limit)\n"
-	"      --max-bad N             fail if more than N input lines are bad (default 0)\n"
+	"      --max-bad N             fail if more than N input lines are bad (default 0);\n"
+	"                              reading stops there\n"
 	"      --min-samples N         fail with fewer aligned intervals (default 20)\n"
 	"Fit:\n"
-	"  -m, --method nnls|ols       non-negative least squares (default) or OLS\n"
+	"  -m, --method nnls|ols       non-negative least squares (default) or OLS (a\n"
+	"                              coefficient that comes out negative is dropped\n"
+	"                              and the rest refitted)\n"
+	"      --robust on|off         reject outlying intervals (bisquare weights from\n"
+	"                              an LTS start; default on) or plain least squares\n"
 	"  -k, --folds K               contiguous K-fold cross-validation (default 5;\n"
 	"                              0 or 1: none)\n"
 	"      --validate-samples FILE held-out samples to report accuracy on\n"
@@ -57,7 +68,8 @@ static const char usage_text[] =
 	"\n"
 	"Output: '#' summary lines, then one line\n"
 	"  cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_byte_pj idle_uw\n"
-	"Exit status: 0 ok, 1 bad data or failed fit, 2 usage, 3 --apply failed.\n";
+	"Exit status: 0 ok, 1 bad data or failed fit, 2 usage, 3 --apply failed or\n"
+	"refused an implausible model, 4 written but implausible (see the warning).\n";
 
 enum {
 	O_PDU_MS = 256,
@@ -72,19 +84,25 @@ enum {
 	O_SYSFS,
 	O_PLOT,
 	O_PROGRESS,
+	O_PDU_TIMEOUT,
+	O_METER,
+	O_ROBUST,
 };
 
 static const struct option long_opts[] = {
 	{ "samples", required_argument, NULL, 's' },
 	{ "pdu", required_argument, NULL, 'p' },
 	{ "pdu-cmd", required_argument, NULL, 'c' },
+	{ "pdu-timeout", required_argument, NULL, O_PDU_TIMEOUT },
 	{ "pdu-ms", no_argument, NULL, O_PDU_MS },
 	{ "pdu-localtime", no_argument, NULL, O_PDU_LOCAL },
+	{ "meter", required_argument, NULL, O_METER },
 	{ "clock-offset", required_argument, NULL, O_OFFSET },
 	{ "max-gap", required_argument, NULL, O_MAX_GAP },
 	{ "max-bad", required_argument, NULL, O_MAX_BAD },
 	{ "min-samples", required_argument, NULL, O_MIN_SAMPLES },
 	{ "method", required_argument, NULL, 'm' },
+	{ "robust", required_argument, NULL, O_ROBUST },
 	{ "folds", required_argument, NULL, 'k' },
 	{ "validate-samples", required_argument, NULL, O_VAL_SAMPLES },
 	{ "validate-pdu", required_argument, NULL, O_VAL_PDU },
@@ -103,13 +121,14 @@ struct opts {
 	const char *samples, *pdu, *pdu_cmd, *val_samples, *val_pdu;
 	const char *output, *sysfs, *plot;
 	enum parse_ts_unit unit;
+	enum jt_meter_sem sem;
 	int ts_flags;
-	int64_t offset_ns, max_gap_ns;
+	int64_t offset_ns, max_gap_ns, pdu_timeout_ns;
 	unsigned long max_bad;
 	size_t min_samples;
 	enum fit_method method;
 	unsigned int folds;
-	int apply, progress, quiet;
+	int apply, progress, quiet, no_robust;
 };
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -154,6 +173,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	*o = (struct opts){
 		.sysfs = "/sys/kernel/joules",
 		.max_gap_ns = 5000000000LL,
+		.pdu_timeout_ns = 60000000000LL,
 		.min_samples = 20,
 		.method = FIT_NNLS,
 		.folds = 5,
@@ -176,8 +196,24 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_PDU_LOCAL:
 			o->ts_flags |= PARSE_TS_LOCALTIME;
 			break;
+		case O_METER:
+			if (!strcmp(optarg, "instant"))
+				o->sem = JT_METER_INSTANT;
+			else if (!strcmp(optarg, "average"))
+				o->sem = JT_METER_AVERAGE;
+			else
+				usage_error("--meter '%s': want instant or average",
+					    optarg);
+			break;
 		case O_OFFSET:
 			o->offset_ns = secs_arg("--clock-offset", optarg, 1);
+			break;
+		case O_PDU_TIMEOUT:
+			o->pdu_timeout_ns =
+				secs_arg("--pdu-timeout", optarg, 0);
+			if (o->pdu_timeout_ns > 86400000000000LL)
+				usage_error("--pdu-timeout '%s': more than a day",
+					    optarg);
 			break;
 		case O_MAX_GAP:
 			o->max_gap_ns = secs_arg("--max-gap", optarg, 0);
@@ -196,6 +232,15 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				o->method = FIT_NNLS;
 			else
 				usage_error("--method '%s': want ols or nnls",
+					    optarg);
+			break;
+		case O_ROBUST:
+			if (!strcmp(optarg, "on"))
+				o->no_robust = 0;
+			else if (!strcmp(optarg, "off"))
+				o->no_robust = 1;
+			else
+				usage_error("--robust '%s': want on or off",
 					    optarg);
 			break;
 		case 'k':
@@ -289,6 +334,16 @@ static void close_in(FILE *fp)
 		fclose(fp);
 }
 
+/* a + b, clamped to the int64 range (a --clock-offset may be absurd). */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (!__builtin_add_overflow(a, b, &r))
+		return r;
+	return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
 static void fmt_time(int64_t ns, char *buf, size_t len)
 {
 	time_t t = (time_t)(ns / 1000000000LL);
@@ -318,12 +373,20 @@ static void explain_ranges(const struct jt_samples *s, const struct jt_meter *m,
 	}
 	fmt_time(lo, a, sizeof(a));
 	fmt_time(hi, b, sizeof(b));
-	fmt_time(m->t[0] + offset_ns, c, sizeof(c));
-	fmt_time(m->t[m->n - 1] + offset_ns, d, sizeof(d));
+	fmt_time(sat_add(m->t[0], offset_ns), c, sizeof(c));
+	fmt_time(sat_add(m->t[m->n - 1], offset_ns), d, sizeof(d));
 	fprintf(stderr,
 		"joules-train: samples span %s .. %s, meter readings (with "
 		"--clock-offset) %s .. %s\n",
 		a, b, c, d);
+}
+
+/* Stop after this many bad lines: one more than what is still allowed. */
+static unsigned long bad_budget(const struct opts *o, unsigned long bad)
+{
+	if (o->max_bad == ULONG_MAX)
+		return 0;
+	return o->max_bad + 1 - bad;
 }
 
 /* Read one samples/meter pair; returns 0 or an exit status. */
@@ -337,13 +400,20 @@ static int load(const struct opts *o, const char *sname, const char *pname,
 	fp = open_in(sname);
 	if (!fp)
 		return EXIT_DATA;
+	s->st.stop_after = bad_budget(o, *bad);
 	ret = jt_read_samples(fp, sname, s, pr);
 	close_in(fp);
 	if (ret)
 		return EXIT_DATA;
+	*bad += s->st.bad;
+	if (s->st.stopped)
+		return 0; /* over --max-bad: the caller says so */
 	jt_meter_init(m, o->unit, o->ts_flags);
+	m->sem = o->sem;
+	m->st.stop_after = bad_budget(o, *bad);
 	if (cmd) {
-		ret = jt_read_meter_cmd(cmd, m, pr);
+		ret = jt_read_meter_cmd(cmd, m, pr,
+					(double)o->pdu_timeout_ns * 1e-9);
 	} else {
 		fp = open_in(pname);
 		if (!fp)
@@ -353,7 +423,9 @@ static int load(const struct opts *o, const char *sname, const char *pname,
 	}
 	if (ret)
 		return EXIT_DATA;
-	*bad += s->st.bad + m->st.bad;
+	*bad += m->st.bad;
+	if (m->st.stopped)
+		return 0;
 	if (m->n < 2) {
 		fprintf(stderr,
 			"joules-train: %s: %zu usable meter readings, need at least 2\n",
@@ -386,16 +458,16 @@ int main(int argc, char **argv)
 	unsigned long bad = 0;
 	size_t n = 0, vn = 0, i;
 	struct opts o;
-	char err[512];
+	char err[512], why[256];
+	int ret, implausible = 0;
 	FILE *out;
-	int ret;
 
 	parse_args(argc, argv, &o);
 	jt_progress_init(&pr, o.progress || isatty(STDERR_FILENO),
 			 isatty(STDERR_FILENO));
 
 	ret = load(&o, o.samples, o.pdu, o.pdu_cmd, &s, &m, &pr, &bad);
-	if (!ret && o.val_samples)
+	if (!ret && o.val_samples && bad <= o.max_bad)
 		ret = load(&o, o.val_samples, o.val_pdu, NULL, &vs, &vm, &pr,
 			   &bad);
 	if (ret)
@@ -415,13 +487,22 @@ int main(int argc, char **argv)
 	ret = align(&o, &s, &m, &rows, &n, &rep.al);
 	if (ret)
 		goto out;
-	if (n < o.min_samples)
-		fprintf(stderr,
-			"joules-train: %zu of %zu intervals aligned with meter readings "
-			"(%zu not covered, %zu across gaps > --max-gap)\n",
-			n, s.n, rep.al.uncovered, rep.al.gap);
-	if (!n)
+	if (n < o.min_samples) {
+		if (rep.al.aggregated)
+			fprintf(stderr,
+				"joules-train: %zu sample rows summed into %zu meter "
+				"periods (%zu not fully covered by rows, %zu longer than "
+				"--max-gap)\n",
+				rep.al.rows_in, n, rep.al.uncovered, rep.al.gap);
+		else
+			fprintf(stderr,
+				"joules-train: %zu of %zu intervals aligned with meter "
+				"readings (%zu not covered, %zu across gaps > --max-gap, "
+				"%zu without a reading inside)\n",
+				n, s.n, rep.al.uncovered, rep.al.gap,
+				rep.al.between);
 		explain_ranges(&s, &m, o.offset_ns);
+	}
 
 	pm = malloc((n ? n : 1) * sizeof(*pm));
 	pb = malloc((n ? n : 1) * sizeof(*pb));
@@ -433,11 +514,13 @@ int main(int argc, char **argv)
 	}
 	rep.samples_name = o.samples;
 	rep.pdu_name = o.pdu_cmd ? "pdu-cmd" : o.pdu;
+	rep.meter_lines = m.line;
 	rep.max_gap_s = (double)o.max_gap_ns * 1e-9;
 	to = (struct jt_train_opts){
 		.method = o.method,
 		.folds = o.folds,
 		.min_samples = o.min_samples,
+		.no_robust = o.no_robust,
 		.pr = &pr,
 	};
 	if (jt_train(rows, n, s.present, &to, &rep, pm, pb)) {
@@ -485,6 +568,21 @@ int main(int argc, char **argv)
 	if (o.output && !o.quiet)
 		jt_write_report(stdout, &rep, 0);
 
+	/* Never install a model that fails the plausibility checks. */
+	implausible = jt_model_check(&rep, why, sizeof(why));
+	if (implausible && o.apply) {
+		fprintf(stderr,
+			"joules-train: --apply: refusing to install an implausible "
+			"model: %s\n",
+			why);
+		ret = EXIT_APPLY;
+		goto out;
+	}
+	if (implausible)
+		fprintf(stderr,
+			"joules-train: warning: implausible model (written, but "
+			"--apply would refuse it): %s\n",
+			why);
 	if (o.apply) {
 		if (jt_apply(o.sysfs, &rep.model.coef, err, sizeof(err))) {
 			fprintf(stderr, "joules-train: --apply: %s\n", err);
@@ -511,7 +609,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = 0;
+	ret = implausible ? EXIT_IMPLAUSIBLE : 0;
 out:
 	free(pm);
 	free(pb);

@@ -4,9 +4,14 @@
  * file or from the stdout of a user's reader program.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "csv.h"
@@ -23,8 +28,10 @@ void jt_meter_free(struct jt_meter *m)
 {
 	free(m->t);
 	free(m->w);
+	free(m->line);
 	m->t = NULL;
 	m->w = NULL;
+	m->line = NULL;
 	m->n = m->cap = 0;
 }
 
@@ -46,7 +53,7 @@ int jt_read_meter(FILE *fp, const char *name, struct jt_meter *m,
 
 	snprintf(what, sizeof(what), "reading %s", name);
 	csv_init(&r, fp, name, CSV_SKIP_COMMENTS);
-	while ((n = csv_next(&r)) != 0) {
+	while (!m->st.stopped && (n = csv_next(&r)) != 0) {
 		const char *why_t = NULL, *why_w = NULL;
 		enum parse_ts_kind kind;
 		int rt, rw, was_first = first;
@@ -60,8 +67,10 @@ int jt_read_meter(FILE *fp, const char *name, struct jt_meter *m,
 			continue;
 		}
 		if (n < 0) {
-			fprintf(jt_diag ? jt_diag : stderr,
-				"%s: read error: %s\n", name, strerror(-n));
+			/* A reader's timeout is explained by the caller. */
+			if (n != -ETIMEDOUT)
+				jt_diagf("%s: read error: %s\n", name,
+					 strerror(-n));
 			ret = n;
 			break;
 		}
@@ -97,13 +106,19 @@ int jt_read_meter(FILE *fp, const char *name, struct jt_meter *m,
 				    "watts '%s': negative power", r.field[1]);
 			continue;
 		}
+		if (w > JT_MAX_WATTS) {
+			jt_bad_line(&m->st, name, r.lineno,
+				    "watts '%s': above %g W, not the power of one node",
+				    r.field[1], JT_MAX_WATTS);
+			continue;
+		}
 		if (kind != PARSE_TS_KIND_ISO) {
 			if (!m->kind_set) {
 				m->kind_set = 1;
 				m->kind = kind;
 				if (m->unit == PARSE_TS_AUTO &&
 				    kind == PARSE_TS_KIND_MS)
-					fprintf(jt_diag ? jt_diag : stderr,
+					jt_diagf(
 						"%s:%lu: timestamps look like Unix milliseconds "
 						"(%s); reading them so (--pdu-ms says it "
 						"explicitly)\n",
@@ -128,19 +143,24 @@ int jt_read_meter(FILE *fp, const char *name, struct jt_meter *m,
 		if (m->n == m->cap) {
 			size_t cap = m->cap ? m->cap * 2 : 4096;
 			int64_t *nt = realloc(m->t, cap * sizeof(*nt));
+			unsigned long *nl;
 			double *nw;
 
 			if (nt)
 				m->t = nt;
 			nw = nt ? realloc(m->w, cap * sizeof(*nw)) : NULL;
-			if (!nw) {
+			if (nw)
+				m->w = nw;
+			nl = nw ? realloc(m->line, cap * sizeof(*nl)) : NULL;
+			if (!nl) {
 				ret = -ENOMEM;
 				break;
 			}
-			m->w = nw;
+			m->line = nl;
 			m->cap = cap;
 		}
 		m->t[m->n] = t;
+		m->line[m->n] = r.lineno;
 		m->w[m->n++] = w;
 		prev_line = r.lineno;
 	}
@@ -150,68 +170,187 @@ int jt_read_meter(FILE *fp, const char *name, struct jt_meter *m,
 	return ret;
 }
 
-int jt_read_meter_cmd(const char *cmd, struct jt_meter *m,
-		      struct jt_progress *pr)
+/*
+ * The reader's process group, for the signal handler: joules-train being
+ * terminated must not leave the reader (and whatever it started) running.
+ */
+static volatile sig_atomic_t reader_pgid;
+
+static void reader_signal(int sig)
 {
-	FILE *diag = jt_diag ? jt_diag : stderr;
-	int fd[2], status, ret;
+	if (reader_pgid > 0)
+		kill(-(pid_t)reader_pgid, SIGTERM);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static const int reader_sigs[] = { SIGTERM, SIGINT, SIGHUP };
+
+/* stdio reads the pipe through this, so a silent reader times out. */
+struct cmd_in {
+	int fd;
+	int timeout_ms; /* -1: none */
+	int timed_out;
+};
+
+static ssize_t cmd_read(void *cookie, char *buf, size_t size)
+{
+	struct cmd_in *c = cookie;
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+	ssize_t n;
+	int rc;
+
+	for (;;) {
+		rc = poll(&pfd, 1, c->timeout_ms);
+		if (rc > 0)
+			break;
+		if (rc == 0) {
+			c->timed_out = 1;
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		if (errno != EINTR)
+			return -1;
+	}
+	do
+		n = read(c->fd, buf, size);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+static int cmd_close(void *cookie)
+{
+	return close(((struct cmd_in *)cookie)->fd);
+}
+
+/*
+ * Wait (up to ms, -1: for ever) for the reader to exit without reaping it:
+ * while its zombie holds the pid, the group id cannot be reused, so killing
+ * the group afterwards cannot hit an unrelated process.
+ */
+static void wait_exit(pid_t pid, int ms)
+{
+	siginfo_t si;
+
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si,
+			   WEXITED | WNOWAIT | (ms >= 0 ? WNOHANG : 0))) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		if (si.si_pid == pid || ms <= 0)
+			return;
+		usleep(10000);
+		ms -= 10;
+	}
+}
+
+int jt_read_meter_cmd(const char *cmd, struct jt_meter *m,
+		      struct jt_progress *pr, double timeout_s)
+{
+	struct sigaction sa = { .sa_handler = reader_signal }, old[3];
+	struct cmd_in in = { .fd = -1 };
+	int fd[2], status = 0, ret;
+	unsigned int i;
 	pid_t pid;
 	FILE *fp;
 
-	if (pipe(fd)) {
+	if (pipe2(fd, O_CLOEXEC)) {
 		ret = -errno;
-		fprintf(diag, "pdu-cmd: pipe: %s\n", strerror(errno));
+		jt_diagf("pdu-cmd: pipe: %s\n", strerror(errno));
 		return ret;
 	}
 	fflush(NULL);
+	/* Handlers first: a SIGTERM right after fork must take the reader too. */
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < 3; i++)
+		sigaction(reader_sigs[i], &sa, &old[i]);
 	pid = fork();
 	if (pid < 0) {
 		ret = -errno;
-		fprintf(diag, "pdu-cmd: fork: %s\n", strerror(errno));
+		jt_diagf("pdu-cmd: fork: %s\n", strerror(errno));
 		close(fd[0]);
 		close(fd[1]);
-		return ret;
+		goto restore;
 	}
 	if (!pid) {
-		/* The reader gets our stderr for its own messages, /dev/null-free. */
-		close(fd[0]);
-		if (fd[1] != STDOUT_FILENO) {
-			dup2(fd[1], STDOUT_FILENO);
-			close(fd[1]);
+		int null = open("/dev/null", O_RDONLY);
+
+		for (i = 0; i < 3; i++)
+			sigaction(reader_sigs[i], &old[i], NULL);
+		/* Its own group, so that it and its children can be killed at once. */
+		setpgid(0, 0);
+		/* If joules-train dies by SIGKILL, at least the shell hears of it. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		/* Not our stdin: the samples may be coming from there. */
+		if (null >= 0 && null != STDIN_FILENO) {
+			dup2(null, STDIN_FILENO);
+			close(null);
 		}
+		/* The reader gets our stderr for its own messages. */
+		dup2(fd[1], STDOUT_FILENO);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
+	setpgid(pid, pid); /* also here: no race with the child's own call */
+	reader_pgid = pid;
 	close(fd[1]);
-	fp = fdopen(fd[0], "r");
+	in.fd = fd[0];
+	in.timeout_ms = timeout_s > 0 ? (int)(timeout_s * 1000 + 0.5) : -1;
+	fp = fopencookie(&in, "r",
+			 (cookie_io_functions_t){ .read = cmd_read,
+						  .close = cmd_close });
 	if (!fp) {
 		ret = -errno;
 		close(fd[0]);
-		waitpid(pid, &status, 0);
-		return ret;
+		goto reap;
 	}
 	ret = jt_read_meter(fp, "pdu-cmd", m, pr);
 	fclose(fp);
+	if (in.timed_out)
+		jt_diagf("pdu-cmd: no output for %g s (--pdu-timeout); stopped "
+			 "'%s'\n",
+			 timeout_s, cmd);
+reap:
+	/*
+	 * At EOF the reader is done; otherwise (error, timeout, too many bad
+	 * lines) it is asked to stop, and given a second. Then nothing of its
+	 * group may outlive the reading.
+	 */
+	if (ret || m->st.stopped) {
+		kill(-pid, SIGTERM);
+		wait_exit(pid, 1000);
+	} else {
+		/* It closed its output: it should be exiting now. */
+		wait_exit(pid, in.timeout_ms);
+	}
+	kill(-pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
-			fprintf(diag, "pdu-cmd: waitpid: %s\n",
-				strerror(errno));
-			return -errno;
+			jt_diagf("pdu-cmd: waitpid: %s\n", strerror(errno));
+			if (!ret)
+				ret = -errno;
+			break;
 		}
 	}
-	if (ret)
-		return ret;
+	reader_pgid = 0;
+	if (ret || m->st.stopped)
+		goto restore;
 	if (WIFSIGNALED(status)) {
-		fprintf(diag, "pdu-cmd: '%s' was killed by signal %d\n", cmd,
-			WTERMSIG(status));
-		return -EIO;
-	}
-	if (WEXITSTATUS(status)) {
-		fprintf(diag, "pdu-cmd: '%s' exited with status %d%s\n", cmd,
-			WEXITSTATUS(status),
-			WEXITSTATUS(status) == 127 ? " (command not found?)" :
+		jt_diagf("pdu-cmd: '%s' was killed by signal %d\n", cmd,
+			 WTERMSIG(status));
+		ret = -EIO;
+	} else if (WEXITSTATUS(status)) {
+		jt_diagf("pdu-cmd: '%s' exited with status %d%s\n", cmd,
+			 WEXITSTATUS(status),
+			 WEXITSTATUS(status) == 127 ? " (command not found?)" :
 						     "");
-		return -EIO;
+		ret = -EIO;
 	}
-	return 0;
+restore:
+	for (i = 0; i < 3; i++)
+		sigaction(reader_sigs[i], &old[i], NULL);
+	return ret;
 }

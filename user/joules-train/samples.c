@@ -18,6 +18,16 @@ const char *const jt_feature_cols[JT_NF] = {
 	[JL_F_DISK] = "disk_bytes",
 };
 
+/* 8192 CPUs (x86 MAXSMP) at 10 GHz; 8 instructions per cycle; 1 TB/s. */
+#define JT_MAX_CPUS 8192.0
+const double jt_feature_max_rate[JT_NF] = {
+	[JL_F_CPU_NS] = JT_MAX_CPUS,
+	[JL_F_CYCLES] = JT_MAX_CPUS * 10,
+	[JL_F_INSTR] = JT_MAX_CPUS * 10 * 8,
+	[JL_F_MISSES] = JT_MAX_CPUS * 10,
+	[JL_F_DISK] = 1000,
+};
+
 enum {
 	C_REALTIME,
 	C_MONOTONIC,
@@ -103,8 +113,8 @@ int jt_read_samples(FILE *fp, const char *name, struct jt_samples *out,
 		goto out;
 	}
 
-	while ((n = csv_next(&r)) != 0) {
-		struct jt_sample s = { .energy_uj = -1 };
+	while (!out->st.stopped && (n = csv_next(&r)) != 0) {
+		struct jt_sample s = { .energy_uj = -1, .line = r.lineno };
 		unsigned int present = 0;
 		const char *why = NULL, *bad_col = NULL, *bad_val = NULL;
 		uint64_t v;
@@ -195,6 +205,19 @@ int jt_read_samples(FILE *fp, const char *name, struct jt_samples *out,
 			if (!rc) {
 				present |= 1u << i;
 				s.f[i] = (double)v;
+				if (s.f[i] > jt_feature_max_rate[i] *
+						     s.interval_ns) {
+					jt_bad_line(
+						&out->st, name, r.lineno,
+						"%s: '%s' is %.3g per ns of the %.0f ms "
+						"interval, more than any machine does (%g): a "
+						"wrapped or corrupt counter?",
+						jt_feature_cols[i], r.field[fcol[i]],
+						s.f[i] / s.interval_ns,
+						s.interval_ns * 1e-6,
+						jt_feature_max_rate[i]);
+					goto next;
+				}
 			}
 		}
 		if (col[C_SOURCE] >= 0) {
@@ -215,7 +238,6 @@ int jt_read_samples(FILE *fp, const char *name, struct jt_samples *out,
 				continue;
 			}
 		}
-#undef FIELD
 		/* A feature is absent for the whole recording, never per row. */
 		if (!out->decided) {
 			out->present = present;
@@ -232,6 +254,33 @@ int jt_read_samples(FILE *fp, const char *name, struct jt_samples *out,
 							  "empty",
 				    present & (1u << i) ? "empty" : "set");
 			continue;
+		}
+		/*
+		 * Rows are consecutive intervals: a repeated or earlier end is a
+		 * duplicate, and a start well before the previous end counts
+		 * time (and energy) twice. Both would move the coefficients.
+		 */
+		if (out->n) {
+			const struct jt_sample *p = &out->s[out->n - 1];
+			int64_t start = s.end_ns - (int64_t)s.interval_ns;
+
+			if (s.end_ns <= p->end_ns) {
+				jt_bad_line(
+					&out->st, name, r.lineno,
+					"realtime_ns: '%s' is not after the row on line %lu "
+					"(a duplicate, or rows out of time order)",
+					FIELD(C_REALTIME), p->line);
+				continue;
+			}
+			if (p->end_ns - start > JT_OVERLAP_TOL_NS) {
+				jt_bad_line(
+					&out->st, name, r.lineno,
+					"interval_ns: '%s' overlaps the row on line %lu by "
+					"%.0f ms",
+					FIELD(C_INTERVAL), p->line,
+					(double)(p->end_ns - start) * 1e-6);
+				continue;
+			}
 		}
 		if (out->n == out->cap) {
 			size_t cap = out->cap ? out->cap * 2 : 4096;
@@ -250,7 +299,9 @@ int jt_read_samples(FILE *fp, const char *name, struct jt_samples *out,
 bad:
 		jt_bad_line(&out->st, name, r.lineno, "%s: '%s': %s", bad_col,
 			    bad_val, why);
+next:;
 	}
+#undef FIELD
 out:
 	jt_progress_end(pr);
 	jt_bad_summary(&out->st, name);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,25 +31,31 @@ double jt_coef_unit(unsigned int coef)
 
 double jt_predict_uj(const struct jl_coef *c, const struct jt_row *r)
 {
-	return ((double)c->idle_uw * r->interval_ns +
-		(double)c->cpu_time_uw * r->f[JL_F_CPU_NS]) *
-		       1e-9 +
-	       ((double)c->cycles_pj * r->f[JL_F_CYCLES] +
-		(double)c->instructions_pj * r->f[JL_F_INSTR] +
-		(double)c->cache_miss_pj * r->f[JL_F_MISSES] +
-		(double)c->disk_byte_pj * r->f[JL_F_DISK]) *
-		       1e-6;
+	double e = (double)c->idle_uw * r->interval_ns * 1e-9;
+	unsigned int i;
+
+	for (i = 0; i < JT_NF; i++)
+		e += (double)jl_coef_get(c, i) * r->f[i] / jt_coef_unit(i);
+	return e;
 }
 
-int jt_fit_model(const struct fit_blocks *b, int exclude,
+static FILE *diag(void)
+{
+	return jt_diag ? jt_diag : stderr;
+}
+
+int jt_fit_model(const struct fit_blocks *b, const double *mult,
 		 enum fit_method method, struct jt_model *m)
 {
+	struct fit_solve_opts so = { .method = method,
+				     .mult = mult,
+				     .drop_negative = method == FIT_OLS };
 	struct fit_result res;
 	unsigned int i, j;
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	ret = fit_solve(b, exclude, method, &res);
+	ret = fit_solve_ex(b, &so, &res);
 	if (ret)
 		return ret;
 	m->rcond = res.rcond;
@@ -57,13 +64,20 @@ int jt_fit_model(const struct fit_blocks *b, int exclude,
 		double v = res.beta[j] * jt_coef_unit(ci);
 
 		m->raw[ci] = v;
+		m->vif[ci] = res.vif[j];
 		if (b->scale[j] > 0)
 			m->fitted |= 1u << ci;
-		if (v < 0) {
-			/* The module's coefficients are unsigned: OLS may not fit that. */
-			m->clamped |= 1u << ci;
-			v = 0;
+		if (res.dropped & (1u << j)) {
+			m->dropped |= 1u << ci;
+			m->negative[ci] = res.negative[j] * jt_coef_unit(ci);
 		}
+		if (b->scale[j] > 0 && m->vif[ci] > JT_COLLINEAR_VIF)
+			m->collinear |= 1u << ci;
+		/* Rounding noise of a coefficient fitted exactly at 0. */
+		if (v < 0 && v > -0.5)
+			v = 0;
+		if (!(v >= 0))
+			return -EDOM; /* cannot happen: NNLS, or OLS refitted */
 		v = nearbyint(v);
 		if (v > (double)JL_COEF_MAX)
 			return -ERANGE;
@@ -72,7 +86,41 @@ int jt_fit_model(const struct fit_blocks *b, int exclude,
 	for (i = 0; i < JL_NR_COEF; i++)
 		if (!(m->fitted & (1u << i)))
 			jl_coef_set(&m->coef, i, 0);
+	/*
+	 * Name the whole group that trades off: the coefficients in the
+	 * direction the data determine least, if that direction is weak.
+	 */
+	if (m->collinear)
+		for (j = 0; j < b->ncols; j++)
+			if (b->scale[j] > 0 &&
+			    fabs(res.weakest[j]) >= JT_COLLINEAR_WEIGHT)
+				m->collinear |= 1u << col_coef(b->cols[j]);
 	return 0;
+}
+
+/* Metrics of model and base over rows with weight > 0 (w NULL: all). */
+static void evaluate(const struct jt_row *rows, size_t lo, size_t hi,
+		     const double *w, const struct jl_coef *model,
+		     const struct jl_coef *base, struct fit_acc *am,
+		     struct fit_acc *ab, double *pm, double *pb)
+{
+	size_t i;
+
+	for (i = lo; i < hi; i++) {
+		double watts = jt_row_watts(&rows[i]),
+		       k = 1e3 / rows[i].interval_ns;
+		double m = jt_predict_uj(model, &rows[i]) * k,
+		       b = jt_predict_uj(base, &rows[i]) * k;
+
+		if (pm)
+			pm[i] = m;
+		if (pb)
+			pb[i] = b;
+		if (w && w[i] == 0)
+			continue;
+		fit_acc_add(am, watts, m);
+		fit_acc_add(ab, watts, b);
+	}
 }
 
 void jt_evaluate(const struct jt_row *rows, size_t n,
@@ -80,24 +128,98 @@ void jt_evaluate(const struct jt_row *rows, size_t n,
 		 struct jt_eval *ev)
 {
 	struct fit_acc am, ab;
-	size_t i;
 
 	fit_acc_init(&am);
 	fit_acc_init(&ab);
-	for (i = 0; i < n; i++) {
-		double w = jt_row_watts(&rows[i]),
-		       k = 1e3 / rows[i].interval_ns;
-
-		fit_acc_add(&am, w, jt_predict_uj(model, &rows[i]) * k);
-		fit_acc_add(&ab, w, jt_predict_uj(base, &rows[i]) * k);
-	}
+	evaluate(rows, 0, n, NULL, model, base, &am, &ab, NULL, NULL);
 	fit_acc_result(&am, &ev->model);
 	fit_acc_result(&ab, &ev->base);
 }
 
-static FILE *diag(void)
+static const char *fit_error(int ret)
 {
-	return jt_diag ? jt_diag : stderr;
+	return ret == -ERANGE ? "a coefficient exceeds the module's maximum (1e12)" :
+	       ret == -EDOM   ? "NNLS did not converge" :
+				strerror(-ret);
+}
+
+/* A row that cannot be fitted: say where it came from. */
+static int check_rows(const struct jt_row *rows, size_t n, const char *name)
+{
+	size_t r;
+	unsigned int i;
+
+	for (r = 0; r < n; r++) {
+		int ok = isfinite(rows[r].meter_uj) &&
+			 isfinite(rows[r].interval_ns) &&
+			 rows[r].interval_ns > 0;
+
+		for (i = 0; i < JT_NF; i++)
+			ok &= isfinite(rows[r].f[i]);
+		if (!ok) {
+			jt_diagf("%s:%lu: a value of this interval is not finite "
+				 "after alignment\n",
+				 name ? name : "samples", rows[r].line);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static uint64_t boot_rng(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ULL;
+}
+
+/*
+ * Standard errors by a block bootstrap: the time blocks are drawn with
+ * replacement and refitted (each fit costs microseconds on the blocks' R
+ * factors). Contiguous blocks keep the autocorrelation of neighbouring
+ * intervals, which per-interval formulas would ignore.
+ */
+static void bootstrap(const struct fit_blocks *b, enum fit_method method,
+		      struct jt_model *m)
+{
+	double sum[JL_NR_COEF] = { 0 }, sum2[JL_NR_COEF] = { 0 };
+	double *mult = calloc(b->nblocks, sizeof(*mult));
+	uint64_t rng = 0x2545f4914f6cdd1dULL;
+	unsigned int rep, ok = 0, i, k;
+
+	if (!mult)
+		return;
+	for (rep = 0; rep < JT_BOOT_REPS; rep++) {
+		struct jt_model bm;
+
+		memset(mult, 0, b->nblocks * sizeof(*mult));
+		for (k = 0; k < b->nblocks; k++)
+			mult[(boot_rng(&rng) >> 11) % b->nblocks] += 1;
+		if (jt_fit_model(b, mult, method, &bm))
+			continue;
+		for (i = 0; i < JL_NR_COEF; i++) {
+			sum[i] += bm.raw[i];
+			sum2[i] += bm.raw[i] * bm.raw[i];
+		}
+		ok++;
+	}
+	free(mult);
+	if (ok < JT_BOOT_REPS / 2)
+		return;
+	for (i = 0; i < JL_NR_COEF; i++) {
+		double v = (sum2[i] - sum[i] * sum[i] / ok) / (ok - 1);
+
+		m->se[i] = v > 0 ? sqrt(v) : 0;
+	}
+	m->have_se = 1;
+}
+
+static int out_cmp(const void *pa, const void *pb)
+{
+	const struct jt_outlier *a = pa, *b = pb;
+
+	return (a->line > b->line) - (a->line < b->line);
 }
 
 int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
@@ -105,17 +227,17 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 	     double *cv_model, double *cv_base)
 {
 	unsigned int mcols[JT_NCOL], bcols[2], nm = 0, nb = 0, i, k;
-	unsigned int nblocks = o->folds > 1 ? o->folds : 1;
+	unsigned int nfolds = o->folds > 1 ? o->folds : 1, sub, nblocks;
 	struct fit_blocks bm = { 0 }, bb = { 0 };
 	struct fit_design d;
 	struct fit_acc am, ab;
-	double *x = NULL, *y = NULL;
+	double *x = NULL, *y = NULL, *w = NULL, *rdiv = NULL, *mult = NULL;
 	size_t r;
 	int ret;
 
 	rep->method = o->method;
 	rep->n = n;
-	rep->folds = nblocks;
+	rep->folds = nfolds;
 	rep->present = present;
 	if (n < o->min_samples || n < 2) {
 		fprintf(diag(),
@@ -123,15 +245,32 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 			n, o->min_samples);
 		return -EINVAL;
 	}
-	if (nblocks > 1 && n < 2 * (size_t)nblocks) {
+	if (nfolds > 1 && n < 2 * (size_t)nfolds) {
 		fprintf(diag(),
 			"%zu aligned samples are too few for %u folds (--folds)\n",
-			n, nblocks);
+			n, nfolds);
 		return -EINVAL;
 	}
+	ret = check_rows(rows, n, rep->samples_name);
+	if (ret)
+		return ret;
+	/*
+	 * Each fold is split into `sub` blocks for the bootstrap, of at least
+	 * 10 rows; fold k is then blocks [k sub, (k + 1) sub).
+	 */
+	sub = (JT_BOOT_BLOCKS + nfolds - 1) / nfolds;
+	if (sub > n / (10 * (size_t)nfolds))
+		sub = (unsigned int)(n / (10 * (size_t)nfolds));
+	if (!sub)
+		sub = 1;
+	nblocks = nfolds * sub;
+
 	x = malloc(n * JT_NCOL * sizeof(*x));
 	y = malloc(n * sizeof(*y));
-	if (!x || !y) {
+	w = malloc(n * sizeof(*w));
+	rdiv = malloc(n * sizeof(*rdiv));
+	mult = malloc(nblocks * sizeof(*mult));
+	if (!x || !y || !w || !rdiv || !mult) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -140,6 +279,8 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 		for (i = 0; i < JT_NF; i++)
 			x[r * JT_NCOL + 1 + i] = rows[r].f[i];
 		y[r] = rows[r].meter_uj;
+		rdiv[r] = rows[r].interval_ns;
+		w[r] = 1;
 	}
 	d = (struct fit_design){ .n = n, .stride = JT_NCOL, .x = x, .y = y };
 	mcols[nm++] = JT_COL_IDLE;
@@ -150,67 +291,92 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 	if (present & (1u << JL_F_CPU_NS))
 		bcols[nb++] = 1 + JL_F_CPU_NS;
 
+	if (!o->no_robust) {
+		struct fit_solve_opts so = { .method = o->method,
+					     .drop_negative =
+						     o->method == FIT_OLS };
+		struct fit_robust_info info;
+
+		jt_progress(o->pr, "robust fitting", 0, 0);
+		ret = fit_robust(&d, mcols, nm, rdiv, &so, w, &info);
+		if (ret == -EDOM) {
+			/* Said in the report, not silently: too few rows. */
+			rep->robust_note =
+				"too few intervals (or features all 0) for a robust fit";
+			for (r = 0; r < n; r++)
+				w[r] = 1;
+		} else if (ret) {
+			jt_diagf("robust fit failed: %s\n", strerror(-ret));
+			goto out;
+		} else {
+			rep->robust = 1;
+			rep->robust_scale_w = info.scale * 1e3; /* uJ/ns -> W */
+			rep->robust_iter = info.iter;
+			rep->robust_converged = info.converged;
+			rep->n_rejected = info.rejected;
+			rep->n_down = info.downweighted;
+			d.w = w;
+		}
+	}
+
 	jt_progress(o->pr, "fitting", 0, 0);
 	ret = fit_blocks_build(&d, mcols, nm, nblocks, &bm);
 	if (!ret)
 		ret = fit_blocks_build(&d, bcols, nb, nblocks, &bb);
 	if (ret) {
-		fprintf(diag(), "cannot set up the fit: %s\n", strerror(-ret));
+		jt_diagf("cannot set up the fit: %s\n", strerror(-ret));
 		goto out;
 	}
 	for (i = 1; i < nm; i++)
 		if (bm.scale[i] == 0)
 			rep->zero |= 1u << (mcols[i] - 1);
 
-	ret = jt_fit_model(&bm, -1, o->method, &rep->model);
+	ret = jt_fit_model(&bm, NULL, o->method, &rep->model);
 	if (!ret)
-		ret = jt_fit_model(&bb, -1, o->method, &rep->base);
+		ret = jt_fit_model(&bb, NULL, o->method, &rep->base);
 	if (ret) {
-		fprintf(diag(), "fit failed: %s\n",
-			ret == -ERANGE ?
-				"a coefficient exceeds the module's maximum (1e12)" :
-			ret == -EDOM ? "NNLS did not converge" :
-				       strerror(-ret));
+		jt_diagf("fit failed: %s\n", fit_error(ret));
 		goto out;
 	}
-	jt_evaluate(rows, n, &rep->model.coef, &rep->base.coef, &rep->insample);
+	if (nblocks >= JT_BOOT_MIN_BLOCKS) {
+		jt_progress(o->pr, "bootstrapping", 0, 0);
+		bootstrap(&bm, o->method, &rep->model);
+		rep->se_blocks = nblocks;
+	}
+	fit_acc_init(&am);
+	fit_acc_init(&ab);
+	evaluate(rows, 0, n, d.w, &rep->model.coef, &rep->base.coef, &am, &ab,
+		 NULL, NULL);
+	fit_acc_result(&am, &rep->insample.model);
+	fit_acc_result(&ab, &rep->insample.base);
 
 	fit_acc_init(&am);
 	fit_acc_init(&ab);
-	for (k = 0; k < nblocks; k++) {
+	for (k = 0; k < nfolds; k++) {
 		struct jt_model fm, fb;
 
-		jt_progress(o->pr, "cross-validating", k, nblocks);
-		if (nblocks > 1) {
-			ret = jt_fit_model(&bm, (int)k, o->method, &fm);
+		jt_progress(o->pr, "cross-validating", k, nfolds);
+		if (nfolds > 1) {
+			for (i = 0; i < nblocks; i++)
+				mult[i] = i / sub != k;
+			ret = jt_fit_model(&bm, mult, o->method, &fm);
 			if (!ret)
-				ret = jt_fit_model(&bb, (int)k, o->method, &fb);
+				ret = jt_fit_model(&bb, mult, o->method, &fb);
 			if (ret) {
-				fprintf(diag(), "fit of fold %u failed: %s\n",
-					k + 1, strerror(-ret));
+				jt_diagf("fit of fold %u failed: %s\n", k + 1,
+					 fit_error(ret));
 				goto out;
 			}
 		} else {
 			fm = rep->model;
 			fb = rep->base;
 		}
-		/* Evaluate on the held-out fold only: rows bm.start[k].. */
-		for (r = bm.start[k]; r < bm.start[k + 1]; r++) {
-			double w = jt_row_watts(&rows[r]),
-			       s = 1e3 / rows[r].interval_ns;
-			double pm = jt_predict_uj(&fm.coef, &rows[r]) * s;
-			double pb = jt_predict_uj(&fb.coef, &rows[r]) * s;
-
-			fit_acc_add(&am, w, pm);
-			fit_acc_add(&ab, w, pb);
-			if (cv_model)
-				cv_model[r] = pm;
-			if (cv_base)
-				cv_base[r] = pb;
-		}
+		/* Evaluate on the held-out fold only. */
+		evaluate(rows, bm.start[k * sub], bm.start[(k + 1) * sub], d.w,
+			 &fm.coef, &fb.coef, &am, &ab, cv_model, cv_base);
 	}
 	jt_progress_end(o->pr);
-	if (nblocks > 1) {
+	if (nfolds > 1) {
 		rep->have_cv = 1;
 		fit_acc_result(&am, &rep->cv.model);
 		fit_acc_result(&ab, &rep->cv.base);
@@ -218,14 +384,41 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 
 	{
 		double sm = 0, su = 0;
+		size_t nw = 0;
 
 		for (r = 0; r < n; r++) {
+			if (w[r] == 0) {
+				struct jt_outlier *ol;
+				double watts = jt_row_watts(&rows[r]);
+				double p = jt_predict_uj(&rep->model.coef,
+							 &rows[r]) *
+					   1e3 / rows[r].interval_ns;
+
+				if (rep->n_outliers_kept >= JT_OUTLIERS_SHOWN)
+					continue;
+				ol = &rep->outliers[rep->n_outliers_kept++];
+				ol->line = rows[r].line;
+				ol->last_line = rows[r].last_line;
+				ol->mlo = rows[r].mlo;
+				ol->mhi = rows[r].mhi;
+				ol->measured_w = watts;
+				ol->predicted_w = p;
+				ol->z = rep->robust_scale_w > 0 ?
+						(watts - p) / rep->robust_scale_w :
+						0;
+				continue;
+			}
+			/* y is free now: it collects the fitted powers. */
+			y[nw++] = jt_row_watts(&rows[r]);
 			if (rows[r].module_uj < 0)
 				continue;
 			sm += rows[r].meter_uj;
 			su += rows[r].module_uj;
 		}
 		rep->meter_over_module = su > 0 ? sm / su : 0;
+		rep->median_w = nw ? jt_median(y, nw) : 0;
+		qsort(rep->outliers, rep->n_outliers_kept,
+		      sizeof(rep->outliers[0]), out_cmp);
 	}
 	ret = 0;
 out:
@@ -233,22 +426,229 @@ out:
 	fit_blocks_free(&bb);
 	free(x);
 	free(y);
+	free(w);
+	free(rdiv);
+	free(mult);
 	return ret;
 }
 
-/* Human names and units of the raw (unrounded) coefficients. */
-static const char *const raw_name[JL_NR_COEF] = {
-	"cpu_time", "cycles", "instructions", "cache_miss", "disk_byte", "idle",
-};
-
-static void raw_value(FILE *fp, unsigned int i, double v)
+/* The metrics the headline (and the plausibility check) is about. */
+static const struct jt_eval *headline(const struct jt_report *rep,
+				      const char **name)
 {
-	if (i == 0)
-		fprintf(fp, "%.4g W/CPU", v * 1e-6);
+	if (rep->have_val) {
+		*name = "validation";
+		return &rep->val;
+	}
+	if (rep->have_cv) {
+		*name = "CV";
+		return &rep->cv;
+	}
+	*name = "in-sample";
+	return &rep->insample;
+}
+
+int jt_model_check(const struct jt_report *rep, char *why, size_t len)
+{
+	const struct jt_eval *h;
+	const char *hname;
+	double idle_w = (double)rep->model.coef.idle_uw * 1e-6;
+	unsigned int i;
+	int any = 0;
+
+	*why = '\0';
+	for (i = 0; i < JL_NR_COEF; i++)
+		any |= jl_coef_get(&rep->model.coef, i) != 0;
+	if (!any) {
+		snprintf(why, len, "all coefficients are 0");
+		return -1;
+	}
+	h = headline(rep, &hname);
+	if (!isfinite(h->model.mape) || !isfinite(h->model.rmse) ||
+	    !isfinite(h->model.r2)) {
+		snprintf(why, len,
+			 "the %s metrics are not finite (MAPE %g%%, R2 %g): does the "
+			 "meter read 0, or one value, throughout?",
+			 hname, h->model.mape, h->model.r2);
+		return -1;
+	}
+	if (isfinite(h->base.mape) &&
+	    h->model.mape >
+		    h->base.mape * (1 + JT_WORSE_MARGIN) + JT_WORSE_SLACK) {
+		snprintf(why, len,
+			 "worse than the CPU-only baseline on %s data (MAPE %.2f%% vs "
+			 "%.2f%%)",
+			 hname, h->model.mape, h->base.mape);
+		return -1;
+	}
+	if (idle_w < JT_IDLE_MIN_W) {
+		snprintf(why, len,
+			 "idle power %.3g W is implausible (below %g W): the "
+			 "features do not separate idle from load",
+			 idle_w, JT_IDLE_MIN_W);
+		return -1;
+	}
+	if (rep->median_w > 0 && idle_w > rep->median_w) {
+		snprintf(why, len,
+			 "idle power %.4g W is above the median measured power "
+			 "%.4g W",
+			 idle_w, rep->median_w);
+		return -1;
+	}
+	if (rep->n && (double)rep->n_rejected > JT_MAX_REJECTED * (double)rep->n) {
+		snprintf(why, len,
+			 "%zu of %zu intervals were rejected as outliers: the model "
+			 "does not describe these readings (wrong --meter or "
+			 "--clock-offset?)",
+			 rep->n_rejected, rep->n);
+		return -1;
+	}
+	return 0;
+}
+
+/* "cycles" of "cycles_pj": the coefficient's name without its unit. */
+static void coef_label(unsigned int i, char *buf, size_t len)
+{
+	const char *name = jl_coef_names[i], *us = strrchr(name, '_');
+
+	snprintf(buf, len, "%.*s", us ? (int)(us - name) : (int)strlen(name),
+		 name);
+}
+
+/* A coefficient in readable units: W per CPU, W, or pJ per event. */
+static void coef_value(FILE *fp, unsigned int i, double v, int unit)
+{
+	if (i == JL_F_CPU_NS)
+		fprintf(fp, "%.4g%s", v * 1e-6, unit ? " W/CPU" : "");
 	else if (i == JL_NR_FEATURES)
-		fprintf(fp, "%.4g W", v * 1e-6);
+		fprintf(fp, "%.4g%s", v * 1e-6, unit ? " W" : "");
 	else
-		fprintf(fp, "%.4g pJ", v);
+		fprintf(fp, "%.4g%s", v, unit ? " pJ" : "");
+}
+
+static void coef_list(FILE *fp, unsigned int mask)
+{
+	unsigned int i, k = 0, n = (unsigned int)__builtin_popcount(mask);
+	char label[64];
+
+	for (i = 0; i < JL_NR_COEF; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		coef_label(i, label, sizeof(label));
+		fprintf(fp, "%s%s", k ? (k + 1 == n ? " and " : ", ") : "",
+			label);
+		k++;
+	}
+}
+
+/* The fitted values with their standard errors, one per line. */
+static void fitted_lines(FILE *fp, const struct jt_report *rep)
+{
+	const struct jt_model *m = &rep->model;
+	char label[64];
+	unsigned int i;
+
+	if (m->have_se)
+		fprintf(fp,
+			"# fitted (+- standard error from a block bootstrap: %d "
+			"resamples of %u time blocks); rcond %.3g\n",
+			JT_BOOT_REPS, rep->se_blocks, m->rcond);
+	else
+		fprintf(fp,
+			"# fitted (too few intervals for standard errors); rcond "
+			"%.3g\n",
+			m->rcond);
+	for (i = 0; i < JL_NR_COEF; i++) {
+		if (!(m->fitted & (1u << i)))
+			continue;
+		coef_label(i, label, sizeof(label));
+		fprintf(fp, "#   %-14s ", label);
+		coef_value(fp, i, m->raw[i], 1);
+		if (m->have_se) {
+			fputs(" +- ", fp);
+			coef_value(fp, i, m->se[i], 0);
+			if (m->raw[i] > 0)
+				fprintf(fp, " (%.2g%%)", 100 * m->se[i] / m->raw[i]);
+		}
+		fputc('\n', fp);
+	}
+	for (i = 0; i < JL_NR_COEF; i++)
+		if (m->dropped & (1u << i)) {
+			fprintf(fp, "# warning: %s fit negative (", jl_coef_names[i]);
+			coef_value(fp, i, m->negative[i], 1);
+			fputs(") with OLS: refitted without it (written as 0)\n",
+			      fp);
+		}
+	if (m->collinear) {
+		unsigned int k = 0;
+
+		fputs("# warning: ", fp);
+		coef_list(fp, m->collinear);
+		fputs(" cannot be separated by these data: they vary together "
+		      "(variance inflation",
+		      fp);
+		k = 0;
+		for (i = 0; i < JL_NR_COEF; i++)
+			if (m->collinear & (1u << i))
+				fprintf(fp, "%s %.3g", k++ ? "," : "", m->vif[i]);
+		fputs(")", fp);
+		if (m->have_se) {
+			fputs(", so each alone is uncertain (", fp);
+			k = 0;
+			for (i = 0; i < JL_NR_COEF; i++)
+				if (m->collinear & (1u << i))
+					fprintf(fp, "%s+-%.2g%%", k++ ? ", " : "",
+						m->raw[i] > 0 ?
+							100 * m->se[i] / m->raw[i] :
+							INFINITY);
+			fputs(")", fp);
+		}
+		fputs(" even if the node's power is predicted well; per-process "
+		      "energy depends on them: record a more varied load\n",
+		      fp);
+	}
+}
+
+/* Robust fitting and the rejected intervals, by file and line. */
+static void robust_lines(FILE *fp, const struct jt_report *rep)
+{
+	const char *sn = rep->samples_name ? rep->samples_name : "samples";
+	const char *pn = rep->pdu_name ? rep->pdu_name : "meter";
+	size_t i;
+
+	if (!rep->robust) {
+		fprintf(fp, "# robust fitting off: %s\n",
+			rep->robust_note ? rep->robust_note :
+					   "plain least squares (--robust off)");
+		return;
+	}
+	fprintf(fp,
+		"# robust: bisquare weights from an LTS start, scale %.3g W, %u "
+		"iteration%s%s; %zu interval%s rejected (|residual| > %.4g W), %zu "
+		"weighted below 0.5; the metrics leave the rejected out\n",
+		rep->robust_scale_w, rep->robust_iter,
+		rep->robust_iter == 1 ? "" : "s",
+		rep->robust_converged ? "" : " (not converged)", rep->n_rejected,
+		rep->n_rejected == 1 ? "" : "s",
+		FIT_BISQUARE_C * rep->robust_scale_w, rep->n_down);
+	for (i = 0; i < rep->n_outliers_kept; i++) {
+		const struct jt_outlier *o = &rep->outliers[i];
+
+		fprintf(fp, "# rejected: %s:%lu", sn, o->line);
+		if (o->last_line != o->line)
+			fprintf(fp, "-%lu", o->last_line);
+		if (rep->meter_lines) {
+			fprintf(fp, " (%s:%lu", pn, rep->meter_lines[o->mlo]);
+			if (o->mhi != o->mlo)
+				fprintf(fp, "-%lu", rep->meter_lines[o->mhi]);
+			fputc(')', fp);
+		}
+		fprintf(fp, ": measured %.4g W, predicted %.4g W (%+.3g x scale)\n",
+			o->measured_w, o->predicted_w, o->z);
+	}
+	if (rep->n_rejected > rep->n_outliers_kept)
+		fprintf(fp, "# ... and %zu more rejected intervals\n",
+			rep->n_rejected - rep->n_outliers_kept);
 }
 
 static void metric_line(FILE *fp, const char *what, const struct fit_metrics *m)
@@ -285,8 +685,8 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 {
 	const struct jt_eval *head;
 	const char *head_name;
-	char line[256], hname[64];
-	unsigned int i, absent = ((1u << JT_NF) - 1) & ~rep->present;
+	char line[256], hname[64], why[256];
+	unsigned int absent = ((1u << JT_NF) - 1) & ~rep->present;
 	double gain;
 	int len;
 
@@ -295,9 +695,32 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 		rep->samples_name ? rep->samples_name : "-",
 		rep->pdu_name ? rep->pdu_name : "-");
 	fprintf(fp,
-		"# dropped: %zu intervals not covered by meter readings, %zu across meter "
-		"gaps > %g s\n",
-		rep->al.uncovered, rep->al.gap, rep->max_gap_s);
+		"# meter: readings every %.3g s (median), %s; sample rows %.3g s\n",
+		rep->al.meter_period_ns * 1e-9,
+		rep->al.sem == JT_METER_AVERAGE ?
+			"each the mean over the preceding period (--meter average)" :
+			"each the power at its time (--meter instant)",
+		rep->al.row_ns * 1e-9);
+	if (rep->al.aggregated) {
+		fprintf(fp,
+			"# %zu sample rows summed into %zu meter periods (the meter is "
+			"not faster than the rows)\n",
+			rep->al.rows_in, rep->al.used);
+		fprintf(fp,
+			"# dropped: %zu meter periods not fully covered by sample rows, "
+			"%zu longer than %g s\n",
+			rep->al.uncovered, rep->al.gap, rep->max_gap_s);
+	} else {
+		fprintf(fp,
+			"# dropped: %zu intervals not covered by meter readings, %zu across "
+			"meter gaps > %g s\n",
+			rep->al.uncovered, rep->al.gap, rep->max_gap_s);
+		if (rep->al.between)
+			fprintf(fp,
+				"# %zu sample rows without a reading inside not used (an "
+				"instantaneous reading says nothing about the rows around it)\n",
+				rep->al.between);
+	}
 	fputs("# features: ", fp);
 	feature_list(fp, rep->present & ~rep->zero);
 	fputc('\n', fp);
@@ -313,24 +736,8 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 		feature_list(fp, rep->zero);
 		fputc('\n', fp);
 	}
-	fputs("# fitted:", fp);
-	for (i = 0; i < JL_NR_COEF; i++) {
-		if (!(rep->model.fitted & (1u << i)))
-			continue;
-		fprintf(fp, " %s ", raw_name[i]);
-		raw_value(fp, i, rep->model.raw[i]);
-	}
-	fprintf(fp, "; rcond %.3g\n", rep->model.rcond);
-	for (i = 0; i < JL_NR_COEF; i++)
-		if (rep->model.clamped & (1u << i))
-			fprintf(fp,
-				"# warning: %s fit negative (%.4g), written as 0: use "
-				"--method nnls\n",
-				jl_coef_names[i], rep->model.raw[i]);
-	if (rep->model.rcond < 1e-6)
-		fputs("# warning: features nearly collinear; individual coefficients are not "
-		      "well determined\n",
-		      fp);
+	robust_lines(fp, rep);
+	fitted_lines(fp, rep);
 	fprintf(fp, "# %-26s %8s %12s %8s\n", "", "MAPE", "RMSE", "R2");
 	eval_lines(fp, "in-sample", &rep->insample);
 	if (rep->have_cv) {
@@ -360,6 +767,9 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 	if (rep->meter_over_module > 0)
 		fprintf(fp, "# meter energy is %.2fx the recorded energy_uj\n",
 			rep->meter_over_module);
+	if (jt_model_check(rep, why, sizeof(why)))
+		fprintf(fp, "# warning: implausible model, --apply refuses it: %s\n",
+			why);
 	if (!with_coef)
 		return ferror(fp) ? -EIO : 0;
 	len = jl_coef_format(&rep->model.coef, line, sizeof(line));

@@ -27,10 +27,20 @@ struct jt_input_stats {
 	unsigned long bad;
 	unsigned long first_bad_line;
 	char first_bad_why[160];
+	/*
+	 * Stop reading once this many lines are bad (0: read to the end): an
+	 * input that is over --max-bad cannot be used, and a reader program
+	 * may emit bad lines forever.
+	 */
+	unsigned long stop_after;
+	int stopped; /* reading stopped at stop_after */
 };
 
-/* Count one bad line and print "name:line: reason" (the first JT_BAD_SHOWN). */
-void jt_bad_line(struct jt_input_stats *st, const char *name,
+/*
+ * Count one bad line and print "name:line: reason" (the first JT_BAD_SHOWN).
+ * Returns 1 when st->stop_after is reached (the reader should stop).
+ */
+int jt_bad_line(struct jt_input_stats *st, const char *name,
 		 unsigned long line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* Print the "N more bad lines not shown" note if any were suppressed. */
@@ -43,12 +53,24 @@ struct jt_progress {
 	double last; /* time of the last update, s */
 	const char *what;
 	int shown;
+	FILE *fp; /* NULL: stderr */
 };
+/*
+ * Progress shares the terminal with messages: before printing one, call
+ * jt_progress_clear() so it does not land on top of the progress line (the
+ * next update redraws it). jt_bad_line() and jt_diagf() do this.
+ */
+void jt_progress_clear(void);
+/* printf to jt_diag (stderr), after clearing a progress line. */
+void jt_diagf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void jt_progress_init(struct jt_progress *p, int on, int tty);
 /* done of total (total 0: a count; both 0: just the stage name). */
 void jt_progress(struct jt_progress *p, const char *what,
 		 unsigned long long done, unsigned long long total);
 void jt_progress_end(struct jt_progress *p);
+
+/* Median of v[0..n-1] (n > 0); reorders v. */
+double jt_median(double *v, size_t n);
 
 /* Size of a regular file behind fp, else 0 (pipes: progress by count). */
 unsigned long long jt_file_size(FILE *fp);
@@ -58,11 +80,22 @@ unsigned long long jt_file_size(FILE *fp);
 /* CSV column names of the features, in enum jl_feature order. */
 extern const char *const jt_feature_cols[JT_NF];
 
+/*
+ * Largest plausible rate of each feature, per ns of the interval: a value
+ * above it is a wrapped or corrupt counter, and one such row would poison a
+ * least-squares fit, so it is a bad line. Sized for 8192 CPUs at 10 GHz.
+ */
+extern const double jt_feature_max_rate[JT_NF];
+
+/* Rows may overlap their predecessor by this much (clock slew), not more. */
+#define JT_OVERLAP_TOL_NS 1000000LL
+
 struct jt_sample {
 	int64_t end_ns; /* CLOCK_REALTIME at the end of the interval */
 	double interval_ns;
 	double f[JT_NF]; /* feature deltas; 0 where absent */
 	double energy_uj; /* the module's recorded energy, -1 if empty */
+	unsigned long line; /* in the samples file */
 };
 
 struct jt_samples {
@@ -85,15 +118,26 @@ void jt_samples_free(struct jt_samples *s);
 
 /* ---- meter readings ---- */
 
+/* Above this a reading is not one node's power: a bad line. */
+#define JT_MAX_WATTS 1e6
+
+/* What a meter's reading means. */
+enum jt_meter_sem {
+	JT_METER_INSTANT, /* the power at the reading's time */
+	JT_METER_AVERAGE, /* the mean power since the previous reading */
+};
+
 struct jt_meter {
 	int64_t *t; /* ns since the epoch, strictly increasing */
 	double *w; /* watts */
+	unsigned long *line; /* of each reading in its file (NULL: unknown) */
 	size_t n, cap;
 	enum parse_ts_unit
 		unit; /* as asked; AUTO is resolved on the first line */
 	int ts_flags; /* PARSE_TS_LOCALTIME */
 	int kind_set;
 	enum parse_ts_kind kind; /* kind of the first numeric timestamp */
+	enum jt_meter_sem sem; /* set after jt_meter_init(); default instant */
 	struct jt_input_stats st;
 };
 
@@ -102,14 +146,25 @@ void jt_meter_init(struct jt_meter *m, enum parse_ts_unit unit, int ts_flags);
 /* Read "timestamp,watts" lines (header line optional). */
 int jt_read_meter(FILE *fp, const char *name, struct jt_meter *m,
 		  struct jt_progress *pr);
-/* Run cmd with /bin/sh -c and read its stdout the same way, until EOF. */
+/*
+ * Run cmd with /bin/sh -c in its own process group, its stdin /dev/null,
+ * and read its stdout the same way, until EOF. Gives up when it writes
+ * nothing for timeout_s seconds (0: never). The whole group is killed when
+ * reading ends (EOF, error, timeout, m->st.stop_after) and when
+ * joules-train is terminated by SIGTERM, SIGINT or SIGHUP meanwhile.
+ */
 int jt_read_meter_cmd(const char *cmd, struct jt_meter *m,
-		      struct jt_progress *pr);
+		      struct jt_progress *pr, double timeout_s);
 void jt_meter_free(struct jt_meter *m);
 
 /* ---- alignment ---- */
 
-enum { JT_ALIGN_OK = 0, JT_ALIGN_UNCOVERED = 1, JT_ALIGN_GAP = 2 };
+enum {
+	JT_ALIGN_OK = 0,
+	JT_ALIGN_UNCOVERED = 1,
+	JT_ALIGN_GAP = 2,
+	JT_ALIGN_BETWEEN = 3, /* instant: no reading inside the interval */
+};
 
 /*
  * Meter energy in uJ over [a, b] (ns, meter clock): the exact integral of
@@ -121,23 +176,44 @@ enum { JT_ALIGN_OK = 0, JT_ALIGN_UNCOVERED = 1, JT_ALIGN_GAP = 2 };
 int jt_meter_energy(const struct jt_meter *m, int64_t a, int64_t b,
 		    int64_t max_gap_ns, double *uj);
 
+/* One interval to fit: a sample row, or rows summed into a meter period. */
 struct jt_row {
 	int64_t end_ns;
 	double interval_ns;
 	double f[JT_NF];
 	double meter_uj; /* target */
 	double module_uj; /* recorded energy_uj, -1 if none */
+	unsigned long line, last_line; /* sample rows it came from */
+	size_t mlo, mhi; /* meter readings it used (indexes) */
 };
 
 struct jt_align_stats {
 	size_t used;
-	size_t uncovered;
+	size_t uncovered; /* not covered by meter readings (or by rows) */
 	size_t gap;
+	size_t between; /* instant: rows without a reading inside */
+	size_t rows_in; /* sample rows that went into the used intervals */
+	int aggregated; /* average: rows were summed into meter periods */
+	enum jt_meter_sem sem;
+	double meter_period_ns; /* median time between readings */
+	double row_ns; /* median sample interval */
 };
 
 /*
- * Pair each sample with the meter energy of its interval. offset_ns is
- * added to meter timestamps. Rows come out sorted by end time.
+ * Pair the samples with the meter energy, by the meter's semantics (m->sem):
+ *  - instant: a row's power is the mean of the linear interpolation between
+ *    the readings inside it (one reading: that reading). Readings outside
+ *    a row are other rows' load; a row without a reading inside is not used
+ *    (counted in `between`).
+ *  - average: reading k is the mean over (t[k-1], t[k]]. If the median
+ *    period is at least half the median row, the rows are summed into the
+ *    meter's periods (a row straddling a reading pro rata), and each period
+ *    with its rows is one interval; a period not fully covered by rows is
+ *    not used. Otherwise each row's energy is the exact integral of the
+ *    readings' step function.
+ * Rows touching a span between readings longer than max_gap_ns (> 0) are
+ * dropped. offset_ns is added to meter timestamps. Rows come out sorted by
+ * end time.
  */
 int jt_align(const struct jt_samples *s, const struct jt_meter *m,
 	     int64_t offset_ns, int64_t max_gap_ns, struct jt_row **rows,
@@ -156,15 +232,34 @@ struct jt_model {
 	struct jl_coef coef; /* what is written */
 	double raw[JL_NR_COEF]; /* fitted, module units, unrounded */
 	unsigned int fitted; /* bit per coefficient index that was fitted */
-	unsigned int clamped; /* bit per coefficient that was negative */
+	/* OLS: came out negative, refitted without (0); the first value */
+	unsigned int dropped;
+	double negative[JL_NR_COEF];
 	double rcond; /* reciprocal condition number of the fit */
+	int have_se;
+	double se[JL_NR_COEF]; /* standard error, module units (bootstrap) */
+	double vif[JL_NR_COEF]; /* variance inflation (see fit_result) */
+	/* Coefficients the data cannot separate from each other. */
+	unsigned int collinear;
 };
+
+/*
+ * Coefficients are named as inseparable when one's variance inflation
+ * exceeds JT_COLLINEAR_VIF (others then nearly reproduce its feature):
+ * those, and all that take part in the least determined direction of the
+ * data (|component| >= JT_COLLINEAR_WEIGHT), which trade off against it.
+ */
+#define JT_COLLINEAR_VIF 100.0
+#define JT_COLLINEAR_WEIGHT 0.2
 
 /* Predicted energy (uJ) of a row under coefficients c (double arithmetic). */
 double jt_predict_uj(const struct jl_coef *c, const struct jt_row *r);
 
-/* Fit coefficients over the rows of blocks b (all but `exclude`). */
-int jt_fit_model(const struct fit_blocks *b, int exclude,
+/*
+ * Fit coefficients over the blocks of b, each weighted by mult[] (NULL:
+ * all; see fit_solve_opts). OLS refits without negative coefficients.
+ */
+int jt_fit_model(const struct fit_blocks *b, const double *mult,
 		 enum fit_method method, struct jt_model *m);
 
 /* Model-evaluation metrics in power terms (W per interval). */
@@ -177,8 +272,23 @@ struct jt_train_opts {
 	enum fit_method method;
 	unsigned int folds; /* 0/1: no cross-validation */
 	size_t min_samples;
+	int no_robust; /* plain least squares (--robust off) */
 	struct jt_progress *pr;
 };
+
+/* An interval the robust fit rejected, for the report. */
+struct jt_outlier {
+	unsigned long line, last_line; /* sample rows */
+	size_t mlo, mhi; /* meter readings (indexes) */
+	double measured_w, predicted_w;
+	double z; /* residual in units of the robust scale */
+};
+#define JT_OUTLIERS_SHOWN 20
+
+/* Block bootstrap for the standard errors. */
+#define JT_BOOT_REPS 200
+#define JT_BOOT_BLOCKS 48 /* about this many contiguous time blocks */
+#define JT_BOOT_MIN_BLOCKS 10
 
 struct jt_report {
 	const char *samples_name; /* for the summary */
@@ -200,13 +310,45 @@ struct jt_report {
 	size_t val_n;
 	struct jt_eval val;
 	double meter_over_module; /* sum meter / sum recorded energy_uj, 0 if none */
+	/* robust fitting */
+	int robust; /* 1: bisquare weights used */
+	const char *robust_note; /* why not, if asked for and not done */
+	double robust_scale_w;
+	unsigned int robust_iter;
+	int robust_converged;
+	size_t n_rejected, n_down;
+	size_t n_outliers_kept;
+	struct jt_outlier outliers[JT_OUTLIERS_SHOWN];
+	const unsigned long *meter_lines; /* to name outliers' readings */
+	unsigned int se_blocks; /* time blocks of the bootstrap, 0: none */
+	double median_w; /* median measured power of the fitted intervals */
 };
 
 /*
- * Fit the model and the baseline on rows, cross-validate with contiguous
- * folds, fill rep. If cv_model/cv_base are non-NULL they receive the
- * held-out (or, without CV, in-sample) predicted power in W per row.
- * Returns 0 or a negative errno after printing why to jt_diag.
+ * Plausibility of a trained model, the one place that decides whether it
+ * may be installed: 0, or -1 with the reason in why. A model fails when
+ * all its coefficients are 0, when the headline metrics (validation, else
+ * cross-validation, else in-sample) are not finite, when its MAPE is more
+ * than JT_WORSE_MARGIN (relative) and JT_WORSE_SLACK (percentage points,
+ * for exact data) worse than the CPU-time-only baseline's on them,
+ * when its idle power is below JT_IDLE_MIN_W or above the median measured
+ * power, or when more than JT_MAX_REJECTED of the intervals were rejected
+ * as outliers.
+ */
+#define JT_WORSE_MARGIN 0.10
+#define JT_WORSE_SLACK 0.05
+#define JT_IDLE_MIN_W 0.1
+#define JT_MAX_REJECTED 0.20
+int jt_model_check(const struct jt_report *rep, char *why, size_t len);
+
+/*
+ * Fit the model and the baseline on rows (robustly unless o->no_robust:
+ * both with the model's row weights), cross-validate with contiguous
+ * folds, estimate standard errors by a block bootstrap over time, fill
+ * rep. Rejected rows are left out of the metrics. If cv_model/cv_base are
+ * non-NULL they receive the held-out (or, without CV, in-sample) predicted
+ * power in W per row. Returns 0 or a negative errno after printing why to
+ * jt_diag (naming rep->samples_name and the line for a bad row).
  */
 int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 	     const struct jt_train_opts *o, struct jt_report *rep,

@@ -114,6 +114,19 @@ int csv_next(struct csv_reader *r)
 			r->line[--len] = '\0';
 		if (len && r->line[len - 1] == '\r')
 			r->line[--len] = '\0';
+		if (r->lineno == 1 && len >= 2 &&
+		    ((r->line[0] == '\xff' && r->line[1] == '\xfe') ||
+		     (r->line[0] == '\xfe' && r->line[1] == '\xff'))) {
+			/* Say what it is rather than "NUL byte in line". */
+			r->why = "UTF-16 text (byte-order mark); convert the file to UTF-8";
+			return -EINVAL;
+		}
+		if (r->lineno == 1 && len >= 3 &&
+		    !memcmp(r->line, "\xef\xbb\xbf", 3)) {
+			/* A UTF-8 byte-order mark, as Windows editors write. */
+			memmove(r->line, r->line + 3, (size_t)len - 2);
+			len -= 3;
+		}
 		if (strlen(r->line) != (size_t)len) {
 			r->why = "NUL byte in line";
 			return -EINVAL;

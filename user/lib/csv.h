@@ -3,7 +3,8 @@
  * Line-oriented CSV reading for the joules tools: one record per line
  * (quoted fields may contain commas and doubled quotes, but not newlines),
  * CR LF or LF line ends, blanks around unquoted fields trimmed, empty lines
- * skipped. Every record carries its 1-based line number so that tools can
+ * skipped, a UTF-8 byte-order mark at the start of the file ignored (UTF-16
+ * is reported as a malformed first line). Every record carries its 1-based line number so that tools can
  * report "file:line: reason" for bad input instead of dropping it.
  */
 #ifndef JOULES_CSV_H

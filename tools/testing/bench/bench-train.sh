@@ -34,7 +34,7 @@ echo
 echo "== joules-train end to end: $N samples, CSV in, coefficients out =="
 make -s -C "$top/user" build/joules-train >/dev/null
 $CC -O2 -std=gnu11 -D_GNU_SOURCE -o "$work/gen-train" \
-	"$top/tools/testing/train/gen-train.c" -lm
+	"$top/tools/testing/train/gen-train.c" "$top/tools/testing/train/gen.c" -lm
 printf 'true coefficients: '
 "$work/gen-train" -n "$N" -s "$work/samples.csv" -p "$work/pdu.csv"
 ls -l "$work/samples.csv" "$work/pdu.csv" | awk '{ printf "%s: %d MB\n", $NF, $5 / 1048576 }'

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Synthetic joules-train inputs from known coefficients: a samples CSV in
+ * the `joulesctl record` format and a meter CSV. Shared by gen-train (the
+ * command) and the host unit test, so both exercise the same recordings.
+ *
+ * The node's true power is constant within each sample row (the load
+ * changes at row boundaries) and equal to the linear model of the row's
+ * features. The meter either
+ *  - legacy (meter_ms == 0): two readings 1 ms inside each row's ends, so
+ *    the piecewise-linear trace integrates to the row's energy; noise is on
+ *    the row's energy; or
+ *  - a real meter with its own period: readings every meter_ms (phase not
+ *    tied to the rows), each the instantaneous power at its time
+ *    (GEN_INSTANT) or the mean power over the preceding period
+ *    (GEN_AVERAGE, what most PDUs report); noise is on each reading.
+ */
+#ifndef JOULES_GEN_H
+#define JOULES_GEN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum gen_ts { GEN_TS_S, GEN_TS_MS, GEN_TS_ISO };
+enum gen_meter { GEN_INSTANT, GEN_AVERAGE };
+
+struct gen_opts {
+	long n; /* sample rows */
+	double ivl_ms; /* row length (each row varies by +-5%) */
+	/* cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_byte_pj idle_uw */
+	double truth[6];
+	int pmu; /* 0: cycles, instructions, cache misses are empty */
+	double noise; /* relative gaussian noise (row energy or reading) */
+	enum gen_ts ts;
+	uint64_t seed;
+	double meter_ms; /* 0: legacy trace; else the meter's period */
+	enum gen_meter meter;
+	/*
+	 * Relative spread of the clock frequency and of instructions per
+	 * cycle between load phases; small values make cpu_ns, cycles and
+	 * instructions nearly collinear. < 0: the wide default (1.0-3.5 GHz,
+	 * IPC 0.3-2.5 per row).
+	 */
+	double spread;
+	/* Rows a load phase lasts on average (1: every row independent). */
+	double phase_rows;
+	int64_t t0_ns; /* start of the first row, CLOCK_REALTIME */
+};
+
+/* The defaults of gen-train (a varied, independent load, legacy meter). */
+void gen_defaults(struct gen_opts *o);
+
+/* Write both files; returns 0 or -1 (errno set by stdio). */
+int gen_write(const struct gen_opts *o, FILE *samples, FILE *pdu);
+
+/* The coefficient line the trainer should find ("%.0f" x 6). */
+void gen_truth_line(const struct gen_opts *o, char *buf, size_t len);
+
+#endif /* JOULES_GEN_H */

@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Robust row weights for the fitter (see fit_robust() in fit.h).
+ *
+ * Why this estimator: one bad interval (a meter spike or dropout, a
+ * corrupt counter that is still plausible) moves a least-squares fit
+ * arbitrarily. Huber-type weights do not help against rows with extreme
+ * feature values (leverage points): the least-squares start fits them, so
+ * their residuals look small. So the start is high-breakdown (least trimmed
+ * squares), and the final estimate is Tukey's bisquare M-estimate from that
+ * start with the scale held fixed: an MM-type estimator, efficient on clean
+ * data and unmoved by a minority of bad rows, which get weight 0.
+ *
+ * All work is on scaled columns (unit RMS), and the IRLS steps accumulate
+ * weighted normal equations (q x q) in one pass over the rows each: the
+ * weights need not be exact, and the caller refits with them by QR.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_eigen.h>
+#include <gsl/gsl_linalg.h>
+
+#include "fit.h"
+
+#define SUB_MAX 2000 /* rows of the subsample the start is computed on */
+#define N_START 100 /* elemental starts */
+#define N_KEEP 10 /* best starts refined to convergence */
+#define MAX_CSTEP 30
+#define MAX_IRLS 50
+/*
+ * IRLS first converges on every k-th row (at most this many), then
+ * finishes on all rows from there in a few passes: each pass over a
+ * million rows costs more than the whole subsample phase.
+ */
+#define IRLS_SUB 65536
+#define SCALE_SUB 262144 /* rows the scale's median is taken over */
+#define MAD_NORMAL 1.4826 /* 1 / Phi^-1(3/4): MAD -> sigma under normality */
+#define SCALE_FLOOR 1e-5 /* relative to the median |y|: below any meter's accuracy */
+
+struct rob {
+	const struct fit_design *d;
+	const double *rdiv;
+	unsigned int q;
+	unsigned int col[FIT_MAXCOL]; /* design column of each fitted one */
+	double scale[FIT_MAXCOL];
+	double inv_scale[FIT_MAXCOL];
+	double yscale, inv_yscale;
+	const struct fit_solve_opts *o;
+	uint64_t rng;
+};
+
+static double rnd(struct rob *r)
+{
+	/* xorshift64*, fixed seed: the same fit every run */
+	r->rng ^= r->rng >> 12;
+	r->rng ^= r->rng << 25;
+	r->rng ^= r->rng >> 27;
+	return (double)((r->rng * 2685821657736338717ULL) >> 11) * 0x1.0p-53;
+}
+
+/* Scaled row i into x; returns the scaled target. */
+static double row(const struct rob *r, size_t i, double *x)
+{
+	const double *src = r->d->x + i * r->d->stride;
+	unsigned int j;
+
+	for (j = 0; j < r->q; j++)
+		x[j] = src[r->col[j]] * r->inv_scale[j];
+	return r->d->y[i] * r->inv_yscale;
+}
+
+/* Residual of scaled row (x, y) i, divided by rdiv: powers, not energies. */
+static double resid_x(const struct rob *r, size_t i, const double *x,
+		      double y, const double *beta)
+{
+	double p = 0;
+	unsigned int j;
+
+	for (j = 0; j < r->q; j++)
+		p += x[j] * beta[j];
+	return (y - p) / (r->rdiv ? r->rdiv[i] : 1);
+}
+
+static double resid(const struct rob *r, size_t i, const double *beta)
+{
+	double x[FIT_MAXCOL], y = row(r, i, x);
+
+	return resid_x(r, i, x, y, beta);
+}
+
+static void ne_add(double *a, double *b, unsigned int q, const double *x,
+		   double y, double w)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < q; i++) {
+		double wx = w * x[i];
+
+		for (j = i; j < q; j++)
+			a[i * q + j] += wx * x[j];
+		b[i] += wx * y;
+	}
+}
+
+/*
+ * Solve the normal equations A beta = b (A symmetric, upper triangle
+ * filled) by the method: A = V L V' gives the least-squares system
+ * M = L^1/2 V', z = L^-1/2 V' b with M'M = A, M'z = b, which NNLS and
+ * OLS take as is. unconstrained: plain OLS whatever the method (the
+ * high-breakdown start needs no constraint).
+ */
+static int solve_ne(const struct rob *r, double *a, const double *b,
+		    int unconstrained, double *beta)
+{
+	unsigned int q = r->q, i, j, k;
+	gsl_matrix *am = gsl_matrix_alloc(q, q), *v = gsl_matrix_alloc(q, q);
+	gsl_matrix *m = gsl_matrix_alloc(q, q);
+	gsl_vector *l = gsl_vector_alloc(q), *z = gsl_vector_alloc(q),
+		   *c = gsl_vector_alloc(q);
+	gsl_eigen_symmv_workspace *ws = gsl_eigen_symmv_alloc(q);
+	struct fit_solve_opts o = *r->o;
+	double lmax = 0, neg[FIT_MAXCOL];
+	unsigned int dropped, it;
+	int ret = -ENOMEM;
+
+	if (!am || !v || !m || !l || !z || !c || !ws)
+		goto out;
+	for (i = 0; i < q; i++)
+		for (j = i; j < q; j++) {
+			gsl_matrix_set(am, i, j, a[i * q + j]);
+			gsl_matrix_set(am, j, i, a[i * q + j]);
+		}
+	gsl_eigen_symmv(am, l, v, ws);
+	for (k = 0; k < q; k++)
+		lmax = fmax(lmax, gsl_vector_get(l, k));
+	for (k = 0; k < q; k++) {
+		double lk = gsl_vector_get(l, k), vb = 0;
+		/* Directions the data do not determine carry no information. */
+		double sl = lk > 1e-14 * lmax ? sqrt(lk) : 0;
+
+		for (i = 0; i < q; i++)
+			vb += gsl_matrix_get(v, i, k) * b[i];
+		for (i = 0; i < q; i++)
+			gsl_matrix_set(m, k, i, sl * gsl_matrix_get(v, i, k));
+		gsl_vector_set(z, k, sl > 0 ? vb / sl : 0);
+	}
+	if (unconstrained) {
+		o.method = FIT_OLS;
+		o.drop_negative = 0;
+	}
+	ret = fit_small_solve(m, z, &o, c, &dropped, neg, &it);
+	if (ret == -EDOM)
+		ret = 0; /* NNLS's last feasible point: good enough for weights */
+	for (i = 0; i < q; i++)
+		beta[i] = gsl_vector_get(c, i);
+out:
+	if (ws)
+		gsl_eigen_symmv_free(ws);
+	gsl_vector_free(c);
+	gsl_vector_free(z);
+	gsl_vector_free(l);
+	gsl_matrix_free(m);
+	gsl_matrix_free(v);
+	gsl_matrix_free(am);
+	return ret;
+}
+
+double fit_kth(double *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		double p = v[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (v[i] < p)
+				i++;
+			while (v[j] > p)
+				j--;
+			if (i <= j) {
+				double t = v[i];
+
+				v[i++] = v[j];
+				v[j] = t;
+				if (!j)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[k];
+}
+
+/*
+ * One concentration step on the subsample sub[0..m-1]: least squares on
+ * the h rows with the smallest |residual| under beta. Returns the sum of
+ * those h squared residuals under the old beta (the LTS objective).
+ */
+static double cstep(struct rob *r, const size_t *sub, size_t m, size_t h,
+		    double *beta, double *tmp, int *fail)
+{
+	double a[FIT_MAXCOL * FIT_MAXCOL] = { 0 }, b[FIT_MAXCOL] = { 0 };
+	double thr, obj = 0, x[FIT_MAXCOL], y;
+	size_t i, taken = 0;
+
+	for (i = 0; i < m; i++)
+		tmp[m + i] = tmp[i] = fabs(resid(r, sub[i], beta));
+	thr = fit_kth(tmp + m, m, h - 1);
+	for (i = 0; i < m && taken < h; i++) {
+		if (tmp[i] > thr)
+			continue;
+		y = row(r, sub[i], x);
+		ne_add(a, b, r->q, x, y, 1);
+		obj += tmp[i] * tmp[i];
+		taken++;
+	}
+	*fail = solve_ne(r, a, b, 1, beta) != 0;
+	return obj;
+}
+
+/* An exact fit through q random subsample rows; 0 if they are degenerate. */
+static int elemental(struct rob *r, const size_t *sub, size_t m, double *beta)
+{
+	double a[FIT_MAXCOL * FIT_MAXCOL] = { 0 }, b[FIT_MAXCOL] = { 0 };
+	double x[FIT_MAXCOL], y;
+	size_t pick[FIT_MAXCOL];
+	unsigned int i, j;
+	gsl_matrix *xm;
+	gsl_matrix *v;
+	gsl_vector *s, *w;
+	int ok = 0;
+
+	for (i = 0; i < r->q; i++) {
+	again:
+		pick[i] = (size_t)(rnd(r) * (double)m);
+		for (j = 0; j < i; j++)
+			if (pick[j] == pick[i])
+				goto again;
+	}
+	xm = gsl_matrix_alloc(r->q, r->q);
+	v = gsl_matrix_alloc(r->q, r->q);
+	s = gsl_vector_alloc(r->q);
+	w = gsl_vector_alloc(r->q);
+	if (xm && v && s && w) {
+		for (i = 0; i < r->q; i++) {
+			y = row(r, sub[pick[i]], x);
+			for (j = 0; j < r->q; j++)
+				gsl_matrix_set(xm, i, j, x[j]);
+			ne_add(a, b, r->q, x, y, 1);
+		}
+		gsl_linalg_SV_decomp(xm, v, s, w);
+		ok = gsl_vector_get(s, r->q - 1) >
+		     1e-10 * gsl_vector_get(s, 0);
+	}
+	gsl_vector_free(w);
+	gsl_vector_free(s);
+	gsl_matrix_free(v);
+	gsl_matrix_free(xm);
+	return ok && !solve_ne(r, a, b, 1, beta);
+}
+
+/* Least trimmed squares on an evenly spaced subsample (FAST-LTS style). */
+static int lts_start(struct rob *r, double *beta)
+{
+	size_t n = r->d->n, m = n < SUB_MAX ? n : SUB_MAX, h, i, k;
+	double best[N_KEEP][FIT_MAXCOL], best_obj[N_KEEP];
+	size_t *sub = malloc(m * sizeof(*sub));
+	double *tmp = malloc(2 * m * sizeof(*tmp));
+	unsigned int s, tries = 0, nkeep = 0;
+	int ret = -ENOMEM, fail;
+
+	if (!sub || !tmp)
+		goto out;
+	for (i = 0; i < m; i++)
+		sub[i] = (size_t)((unsigned __int128)i * n / m);
+	h = (m + r->q + 1) / 2;
+	for (s = 0; s < N_START && tries < 10 * N_START; tries++) {
+		double b[FIT_MAXCOL], obj;
+
+		if (!elemental(r, sub, m, b))
+			continue;
+		s++;
+		cstep(r, sub, m, h, b, tmp, &fail);
+		if (fail)
+			continue;
+		obj = cstep(r, sub, m, h, b, tmp, &fail);
+		if (fail)
+			continue;
+		/* Keep the N_KEEP best (insertion into a short sorted list). */
+		for (k = nkeep; k > 0 && best_obj[k - 1] > obj; k--)
+			if (k < N_KEEP) {
+				best_obj[k] = best_obj[k - 1];
+				memcpy(best[k], best[k - 1], sizeof(best[k]));
+			}
+		if (k < N_KEEP) {
+			best_obj[k] = obj;
+			memcpy(best[k], b, sizeof(best[k]));
+			if (nkeep < N_KEEP)
+				nkeep++;
+		}
+	}
+	ret = -EDOM;
+	if (!nkeep)
+		goto out; /* no non-degenerate subset of q rows */
+	for (k = 0; k < nkeep; k++) {
+		double prev = INFINITY, obj = best_obj[k];
+		unsigned int it;
+
+		for (it = 0; it < MAX_CSTEP && obj < prev; it++) {
+			prev = obj;
+			obj = cstep(r, sub, m, h, best[k], tmp, &fail);
+			if (fail)
+				break;
+		}
+		best_obj[k] = obj;
+	}
+	for (i = 0, k = 1; k < nkeep; k++)
+		if (best_obj[k] < best_obj[i])
+			i = k;
+	memcpy(beta, best[i], r->q * sizeof(*beta));
+	ret = 0;
+out:
+	free(tmp);
+	free(sub);
+	return ret;
+}
+
+static double bisquare(double u)
+{
+	double t;
+
+	if (fabs(u) >= 1)
+		return 0;
+	t = 1 - u * u;
+	return t * t;
+}
+
+/*
+ * Bisquare IRLS with the scale fixed (cs = c x scale), over every step-th
+ * row, from beta until it settles. info->iter counts all iterations.
+ */
+static int irls(struct rob *r, size_t step, double cs, double *beta,
+		struct fit_robust_info *info)
+{
+	const struct fit_design *d = r->d;
+	unsigned int it, j;
+	size_t row_i;
+	int ret;
+
+	for (it = 1; it <= MAX_IRLS; it++) {
+		double a[FIT_MAXCOL * FIT_MAXCOL] = { 0 }, b[FIT_MAXCOL] = { 0 };
+		double nb[FIT_MAXCOL], x[FIT_MAXCOL], y, diff = 0, big = 1;
+
+		for (row_i = 0; row_i < d->n; row_i += step) {
+			double wr;
+
+			y = row(r, row_i, x);
+			wr = bisquare(resid_x(r, row_i, x, y, beta) / cs);
+			if (wr > 0)
+				ne_add(a, b, r->q, x, y, wr);
+		}
+		ret = solve_ne(r, a, b, 0, nb);
+		if (ret)
+			return ret;
+		for (j = 0; j < r->q; j++) {
+			diff = fmax(diff, fabs(nb[j] - beta[j]));
+			big = fmax(big, fabs(nb[j]));
+			beta[j] = nb[j];
+		}
+		info->iter++;
+		/*
+		 * The weights need not be exact: the caller refits with them.
+		 * The cheap subsample phase converges tightly, so that the
+		 * passes over all rows start close.
+		 */
+		if (diff <= (step > 1 ? 1e-7 : 1e-6) * big) {
+			info->converged = 1;
+			return 0;
+		}
+	}
+	info->converged = 0;
+	return 0;
+}
+
+int fit_robust(const struct fit_design *d, const unsigned int *cols,
+	       unsigned int ncols, const double *rdiv,
+	       const struct fit_solve_opts *o, double *w,
+	       struct fit_robust_info *info)
+{
+	struct rob r = { .d = d, .rdiv = rdiv, .o = o,
+			 .rng = 0x9e3779b97f4a7c15ULL };
+	double beta[FIT_MAXCOL], ss[FIT_MAXCOL] = { 0 }, yss = 0, scale, cs;
+	double *tmp = NULL;
+	size_t row_i, step, m, k;
+	unsigned int i;
+	int ret;
+
+	memset(info, 0, sizeof(*info));
+	if (ncols > FIT_MAXCOL)
+		return -EINVAL;
+	for (row_i = 0; row_i < d->n; row_i++) {
+		const double *x = d->x + row_i * d->stride;
+
+		for (i = 0; i < ncols; i++)
+			ss[i] += x[cols[i]] * x[cols[i]];
+		yss += d->y[row_i] * d->y[row_i];
+	}
+	for (i = 0; i < ncols; i++)
+		if (ss[i] > 0) {
+			r.col[r.q] = cols[i];
+			r.scale[r.q] = sqrt(ss[i] / (double)d->n);
+			r.inv_scale[r.q] = 1 / r.scale[r.q];
+			r.q++;
+		}
+	r.yscale = yss > 0 ? sqrt(yss / (double)d->n) : 1;
+	r.inv_yscale = 1 / r.yscale;
+	/* An exact fit through half the rows needs more rows than that. */
+	if (!r.q || d->n < 2 * (size_t)r.q + 2)
+		return -EDOM;
+	ret = lts_start(&r, beta);
+	if (ret)
+		return ret;
+
+	/* Medians over evenly spaced rows: plenty for a scale. */
+	step = d->n > SCALE_SUB ? (d->n + SCALE_SUB - 1) / SCALE_SUB : 1;
+	m = (d->n + step - 1) / step;
+	tmp = malloc(m * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	for (k = 0; k < m; k++)
+		tmp[k] = fabs(resid(&r, k * step, beta));
+	scale = MAD_NORMAL * fit_kth(tmp, m, m / 2);
+	for (k = 0; k < m; k++)
+		tmp[k] = fabs(d->y[k * step] / r.yscale /
+			      (rdiv ? rdiv[k * step] : 1));
+	scale = fmax(scale, SCALE_FLOOR * fit_kth(tmp, m, m / 2));
+	free(tmp);
+	if (!(scale > 0))
+		scale = 1e-300; /* all targets 0: every nonzero residual is news */
+	cs = FIT_BISQUARE_C * scale;
+
+	step = d->n > IRLS_SUB ? (d->n + IRLS_SUB - 1) / IRLS_SUB : 1;
+	for (;;) {
+		ret = irls(&r, step, cs, beta, info);
+		if (ret)
+			return ret;
+		if (step == 1)
+			break;
+		step = 1;
+	}
+	for (row_i = 0; row_i < d->n; row_i++) {
+		w[row_i] = bisquare(resid(&r, row_i, beta) / cs);
+		info->rejected += w[row_i] == 0;
+		info->downweighted += w[row_i] > 0 && w[row_i] < 0.5;
+	}
+	info->scale = scale * r.yscale;
+	return 0;
+}
