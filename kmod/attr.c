@@ -333,7 +333,7 @@ static void tick(struct work_struct *work)
 	LIST_HEAD(ready);
 	unsigned long closed;
 	unsigned int pkg, i;
-	u64 now, dt, idle_uj = 0, misses;
+	u64 now, realtime, dt, idle_uj = 0, misses;
 	const struct joules_model *m;
 
 	/*
@@ -389,7 +389,9 @@ static void tick(struct work_struct *work)
 	smp_mb(); /* the flip before reading awake; pairs with switch_in() */
 	on_each_cpu_cond(cpu_awake, flush_cpu, NULL, true);
 	cpus_read_unlock();
+	/* Both clocks at the same instant: consecutive samples tile time. */
 	now = ktime_get_ns();
+	realtime = ktime_get_real_ns();
 	dt = now - last_tick_ns;
 	last_tick_ns = now;
 
@@ -433,7 +435,7 @@ static void tick(struct work_struct *work)
 
 	smp.interval_ns = dt;
 	smp.monotonic_ns = now;
-	smp.realtime_ns = ktime_get_real_ns();
+	smp.realtime_ns = realtime;
 	smp.model_generation = pp.generation;
 	spin_lock(&totals_lock);
 	smp.seq = ++totals.intervals;
