@@ -64,6 +64,20 @@
 	void *data, struct task_struct *t, unsigned long clone_flags
 #endif
 
+/*
+ * exec's lock against readers of a task's counters: exec_update_mutex
+ * became the rw_semaphore exec_update_lock in 5.11 (f7cfd871ae0c,
+ * "exec: Transform exec_update_mutex into a rw_semaphore"). 5.10 is not
+ * compile-tested here.
+ */
+#if JL_KV(5, 11)
+#define jl_exec_lock_killable(sig) down_read_killable(&(sig)->exec_update_lock)
+#define jl_exec_unlock(sig) up_read(&(sig)->exec_update_lock)
+#else
+#define jl_exec_lock_killable(sig) mutex_lock_killable(&(sig)->exec_update_mutex)
+#define jl_exec_unlock(sig) mutex_unlock(&(sig)->exec_update_mutex)
+#endif
+
 /* ---- joulesfs ---- */
 
 /*

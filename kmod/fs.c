@@ -6,26 +6,31 @@
  * binfmt_misc on /proc/sys/fs/binfmt_misc; the installed udev rule mounts
  * it when the module loads:
  *
- *   /proc/energy/<tgid>             the process (all its threads, living
- *                                   and exited); cat(1) reads it
- *   /proc/energy/<tgid>/task/<tid>  one thread
- *   /proc/energy/self               -> the reader's own process
+ *   /proc/energy/<tgid>                 a process (all its threads, living
+ *                                       and exited): a file, cat(1) reads it
+ *   /proc/energy/threads/<tgid>/<tid>   one thread: a file
+ *   /proc/energy/self                   -> <tgid> of the reader
+ *   /proc/energy/thread-self            -> threads/<tgid>/<tid> of the reader
  *
- * <tgid> is a directory (it holds task/) that also answers read(2) with
- * the process's key: value lines, so `cat /proc/energy/<pid>` works. Names
- * are resolved on lookup in the pid namespace of whoever mounted it; a
- * name stays in the dentry cache while its task lives. Only the task's
- * owner and root may read it (the /proc/<pid>/io rule: energy counters are
- * a side channel).
+ * Every path is an ordinary file, directory or link. Pids, in names and in
+ * the files, are those of the pid namespace of whoever mounted it, as in
+ * /proc; uids are printed in the reader's user namespace. Only the task's
+ * owner and root may read a file (perm.c: the /proc/<pid>/io rule). The
+ * mount takes proc's hidepid= and gid= options; without them it follows
+ * the mounter's /proc. A name stays in the dentry cache while its task
+ * lives and the reader may see it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/fs.h>
 #include <linux/fs_context.h>
+#include <linux/fs_parser.h>
+#include <linux/magic.h>
 #include <linux/module.h>
 #include <linux/namei.h>
 #include <linux/pid_namespace.h>
 #include <linux/proc_fs.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -36,17 +41,19 @@
 
 #define JOULESFS_MAGIC 0x4a4f554c	/* "JOUL" */
 
-enum jf_kind { JF_ROOT, JF_PROC, JF_TASKDIR, JF_THREAD, JF_SELF };
+/* Per mount: whose pids, and who sees which (proc's hidepid rules). */
+struct jf_info {
+	struct pid_namespace *ns;
+	int hidepid;		/* enum proc_hidepid */
+	kgid_t gid;		/* exempt from hidepid */
+};
 
 static struct proc_dir_entry *mount_point;
 
-static const struct inode_operations jf_proc_iops, jf_taskdir_iops, jf_root_iops,
-	jf_self_iops;
-static const struct file_operations jf_proc_fops, jf_taskdir_fops, jf_thread_fops,
-	jf_root_fops;
-static const struct dentry_operations jf_pid_dops;
+static const struct inode_operations jf_root_iops, jf_threads_iops, jf_tgdir_iops;
+static const struct file_operations jf_root_fops, jf_threads_fops, jf_tgdir_fops;
 
-static inline struct pid_namespace *sb_ns(struct super_block *sb)
+static inline struct jf_info *sb_info(struct super_block *sb)
 {
 	return sb->s_fs_info;
 }
@@ -97,14 +104,45 @@ static void jf_evict(struct inode *inode)
 	put_pid(inode_pid(inode));
 }
 
+/*
+ * May the current reader see t at all (hidepid at or above level)? Not
+ * about its content: that is joules_may_read() at open and read.
+ */
+static bool jf_visible(struct super_block *sb, struct task_struct *t, int level)
+{
+	struct jf_info *fi = sb_info(sb);
+	struct joules_reader r;
+
+	if (fi->hidepid < level)
+		return true;
+	if (in_group_p(fi->gid))
+		return true;
+	joules_reader_current(&r);
+	return joules_may_read(t, &r);
+}
+
+static int jf_show_options(struct seq_file *m, struct dentry *root)
+{
+	struct jf_info *fi = sb_info(root->d_sb);
+
+	if (fi->hidepid != HIDEPID_OFF)
+		seq_printf(m, ",hidepid=%d", fi->hidepid);
+	if (!gid_eq(fi->gid, GLOBAL_ROOT_GID))
+		seq_printf(m, ",gid=%u", from_kgid_munged(&init_user_ns, fi->gid));
+	return 0;
+}
+
 static const struct super_operations jf_sops = {
 	.statfs = simple_statfs,
 	.drop_inode = jl_drop_inode,
 	.evict_inode = jf_evict,
+	.show_options = jf_show_options,
 };
 
 /*
- * A pid dentry is good while its task is alive (zombies included), so a
+ * A pid dentry is good while its task is alive (zombies included) and,
+ * under hidepid, while the reader may see it: dentries are shared by all
+ * readers, so a name another reader looked up is checked again here. A
  * file read again and again is looked up once, not on every open. The
  * inode's owner follows the task's effective ids, like /proc/<pid>.
  * Safe in RCU walk: the inode and its pid outlive the walk (the inode is
@@ -120,7 +158,7 @@ static int jf_revalidate(JL_D_REVALIDATE_PROTO(dentry, flags))
 
 	if (!inode)
 		return 0;
-	/* Not a pid (the self link): nothing to go stale. */
+	/* Not a pid (a link, threads/): nothing to go stale. */
 	if (!inode_pid(inode))
 		return 1;
 	rcu_read_lock();
@@ -132,6 +170,16 @@ static int jf_revalidate(JL_D_REVALIDATE_PROTO(dentry, flags))
 		alive = 1;
 	}
 	rcu_read_unlock();
+	if (!alive || sb_info(dentry->d_sb)->hidepid < HIDEPID_INVISIBLE)
+		return alive;
+	/* hidepid: the permission check may sleep. */
+	if (flags & LOOKUP_RCU)
+		return -ECHILD;
+	t = get_pid_task(inode_pid(inode), PIDTYPE_PID);
+	if (!t)
+		return 0;
+	alive = jf_visible(dentry->d_sb, t, HIDEPID_INVISIBLE);
+	put_task_struct(t);
 	return alive;
 }
 
@@ -144,7 +192,7 @@ static int jf_delete(const struct dentry *dentry)
 	       (inode_pid(inode) && !pid_has_task(inode_pid(inode), PIDTYPE_PID));
 }
 
-static const struct dentry_operations jf_pid_dops = {
+static const struct dentry_operations jf_dops = {
 	.d_revalidate = jf_revalidate,
 	.d_delete = jf_delete,
 };
@@ -167,12 +215,6 @@ static int name_to_nr(const struct qstr *q)
 	return nr;
 }
 
-/* Get the task of pid (type: PIDTYPE_TGID for a process, PIDTYPE_PID). */
-static struct task_struct *pid_to_task(struct pid *pid, enum pid_type type)
-{
-	return get_pid_task(pid, type);
-}
-
 /* One "key: value" line; cheaper than seq_printf, the file is read often. */
 static void put_u64(struct seq_file *m, const char *key, u64 v)
 {
@@ -180,7 +222,14 @@ static void put_u64(struct seq_file *m, const char *key, u64 v)
 	seq_putc(m, '\n');
 }
 
-static int show_stats(struct seq_file *m, struct task_struct *t, bool process)
+/*
+ * t's key: value lines (process: its whole thread group), pids as seen in
+ * ns. The caller has decided that the reader may see them: joulesfs with
+ * joules_may_read(), /proc/<pid>/energy of a patched kernel with the
+ * kernel's own rule.
+ */
+int joules_print_stats(struct seq_file *m, struct task_struct *t, bool process,
+		       struct pid_namespace *ns)
 {
 	static const char *const dnames[JL_NR_DOMAINS] = {
 		"energy_pkg_uj: ", "energy_core_uj: ", "energy_dram_uj: ",
@@ -198,9 +247,7 @@ static int show_stats(struct seq_file *m, struct task_struct *t, bool process)
 	unsigned int i;
 	int err;
 
-	if (!joules_may_read(t))
-		return -EACCES;
-	err = joules_task_stats(t, process, &st);
+	err = joules_task_stats(t, process, ns, seq_user_ns(m), &st);
 	if (err)
 		return err;
 	seq_put_decimal_ll(m, "pid: ", st.pid);
@@ -241,227 +288,279 @@ static int show_stats(struct seq_file *m, struct task_struct *t, bool process)
 	return 0;
 }
 
-static int jf_show(struct seq_file *m, void *v)
+/* A process file stands for its pid's thread group, a thread file for one task. */
+static struct task_struct *jf_task(struct inode *inode, bool process)
+{
+	return get_pid_task(inode_pid(inode), process ? PIDTYPE_TGID : PIDTYPE_PID);
+}
+
+static int jf_show(struct seq_file *m, bool process)
 {
 	struct inode *inode = m->private;
-	bool process = S_ISDIR(inode->i_mode);
+	struct joules_reader r;
 	struct task_struct *t;
 	int err;
 
-	t = pid_to_task(inode_pid(inode), process ? PIDTYPE_TGID : PIDTYPE_PID);
+	t = jf_task(inode, process);
 	if (!t)
 		return -ESRCH;
-	err = show_stats(m, t, process);
+	joules_reader_current(&r);
+	err = joules_read_lock(t);
+	if (!err) {
+		err = joules_may_read(t, &r) ?
+			joules_print_stats(m, t, process, sb_info(inode->i_sb)->ns) :
+			-EACCES;
+		joules_read_unlock(t);
+	}
 	put_task_struct(t);
 	return err;
 }
 
-static int jf_open(struct inode *inode, struct file *file)
+static int jf_show_process(struct seq_file *m, void *v)
 {
-	bool process = S_ISDIR(inode->i_mode);
+	return jf_show(m, true);
+}
+
+static int jf_show_thread(struct seq_file *m, void *v)
+{
+	return jf_show(m, false);
+}
+
+/* Refused at open already, so that a reader learns it before reading. */
+static int jf_open(struct inode *inode, struct file *file, bool process)
+{
+	struct joules_reader r;
 	struct task_struct *t;
 	bool ok;
 
-	t = pid_to_task(inode_pid(inode), process ? PIDTYPE_TGID : PIDTYPE_PID);
+	t = jf_task(inode, process);
 	if (!t)
 		return -ESRCH;
-	ok = joules_may_read(t);
+	joules_reader_current(&r);
+	ok = joules_may_read(t, &r);
 	put_task_struct(t);
 	if (!ok)
 		return -EACCES;
-	return single_open(file, jf_show, inode);
+	return single_open(file, process ? jf_show_process : jf_show_thread, inode);
 }
 
-/* ---- /proc/energy/<tgid>/task/<tid> ---- */
-
-static struct dentry *jf_taskdir_lookup(struct inode *dir, struct dentry *dentry,
-					unsigned int flags)
+static int jf_open_process(struct inode *inode, struct file *file)
 {
-	struct pid_namespace *ns = sb_ns(dir->i_sb);
-	struct task_struct *leader, *t = NULL;
-	struct inode *inode = NULL;
-	struct pid *pid;
-	int nr = name_to_nr(&dentry->d_name);
-
-	if (nr < 0)
-		goto out;
-	leader = pid_to_task(inode_pid(dir), PIDTYPE_TGID);
-	if (!leader)
-		goto out;
-	rcu_read_lock();
-	pid = find_pid_ns(nr, ns);
-	if (pid) {
-		t = pid_task(pid, PIDTYPE_PID);
-		if (t && same_thread_group(t, leader)) {
-			get_task_struct(t);
-			get_pid(pid);
-		} else {
-			t = NULL;
-		}
-	}
-	rcu_read_unlock();
-	put_task_struct(leader);
-	if (!t)
-		goto out;
-	inode = jf_inode(dir->i_sb, S_IFREG | 0444, pid, t);
-	put_task_struct(t);
-	if (!inode)
-		return ERR_PTR(-ENOMEM);
-	inode->i_fop = &jf_thread_fops;
-out:
-	return d_splice_alias(inode, dentry);
+	return jf_open(inode, file, true);
 }
 
-static int jf_taskdir_readdir(struct file *file, struct dir_context *ctx)
+static int jf_open_thread(struct inode *inode, struct file *file)
 {
-	struct inode *dir = file_inode(file);
-	struct pid_namespace *ns = sb_ns(dir->i_sb);
-	struct task_struct *leader, *t;
-	loff_t i = 2;
-	int nr;
-
-	if (!dir_emit_dots(file, ctx))
-		return 0;
-	leader = pid_to_task(inode_pid(dir), PIDTYPE_TGID);
-	if (!leader)
-		return 0;
-	/* Threads come and go: emit by position, re-walking the list. */
-	rcu_read_lock();
-	for_each_thread(leader, t) {
-		char name[12];
-		int len;
-
-		if (i++ < ctx->pos)
-			continue;
-		nr = task_pid_nr_ns(t, ns);
-		if (nr <= 0) {
-			ctx->pos++;
-			continue;
-		}
-		len = snprintf(name, sizeof(name), "%d", nr);
-		if (!dir_emit(ctx, name, len, 1, DT_REG))
-			break;
-		ctx->pos++;
-	}
-	rcu_read_unlock();
-	put_task_struct(leader);
-	return 0;
+	return jf_open(inode, file, false);
 }
 
-/* ---- /proc/energy/<tgid> ---- */
+static const struct file_operations jf_process_fops = {
+	.open = jf_open_process,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
 
-static struct dentry *jf_proc_lookup(struct inode *dir, struct dentry *dentry,
-				     unsigned int flags)
+static const struct file_operations jf_thread_fops = {
+	.open = jf_open_thread,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+/*
+ * The pid numbered nr in the mount's namespace, if it has a task of type
+ * (PIDTYPE_TGID: a process); a counted pid and task, or NULL.
+ */
+static struct pid *jf_find(struct super_block *sb, int nr, enum pid_type type,
+			   struct task_struct **tp)
 {
-	struct inode *inode = NULL;
-	struct task_struct *t;
-
-	if (dentry->d_name.len == 4 && !memcmp(dentry->d_name.name, "task", 4)) {
-		t = pid_to_task(inode_pid(dir), PIDTYPE_TGID);
-		if (t) {
-			inode = jf_inode(dir->i_sb, S_IFDIR | 0555,
-					 get_pid(inode_pid(dir)), t);
-			put_task_struct(t);
-			if (!inode)
-				return ERR_PTR(-ENOMEM);
-			inode->i_op = &jf_taskdir_iops;
-			inode->i_fop = &jf_taskdir_fops;
-			set_nlink(inode, 2);
-		}
-	}
-	return d_splice_alias(inode, dentry);
-}
-
-static int jf_proc_readdir(struct file *file, struct dir_context *ctx)
-{
-	if (!dir_emit_dots(file, ctx))
-		return 0;
-	if (ctx->pos == 2) {
-		if (!dir_emit(ctx, "task", 4, 2, DT_DIR))
-			return 0;
-		ctx->pos++;
-	}
-	return 0;
-}
-
-/* ---- /proc/energy ---- */
-
-static const char *jf_self_get_link(struct dentry *dentry, struct inode *inode,
-				    struct delayed_call *done)
-{
-	struct pid_namespace *ns = sb_ns(inode->i_sb);
-	pid_t tgid = task_tgid_nr_ns(current, ns);
-	char *name;
-
-	if (!tgid)
-		return ERR_PTR(-ENOENT);
-	name = kasprintf(dentry ? GFP_KERNEL : GFP_ATOMIC, "%d", tgid);
-	if (!name)
-		return dentry ? ERR_PTR(-ENOMEM) : ERR_PTR(-ECHILD);
-	set_delayed_call(done, kfree_link, name);
-	return name;
-}
-
-static struct dentry *jf_root_lookup(struct inode *dir, struct dentry *dentry,
-				     unsigned int flags)
-{
-	struct pid_namespace *ns = sb_ns(dir->i_sb);
-	struct inode *inode = NULL;
 	struct task_struct *t = NULL;
 	struct pid *pid;
-	int nr;
 
-	if (dentry->d_name.len == 4 && !memcmp(dentry->d_name.name, "self", 4)) {
-		inode = jf_inode(dir->i_sb, S_IFLNK | 0777, NULL, NULL);
-		if (!inode)
-			return ERR_PTR(-ENOMEM);
-		inode->i_op = &jf_self_iops;
-		return d_splice_alias(inode, dentry);
-	}
-	nr = name_to_nr(&dentry->d_name);
-	if (nr < 0)
-		goto out;
 	rcu_read_lock();
-	pid = find_pid_ns(nr, ns);
-	/* Processes only, named by their tgid (the thread group leader). */
+	pid = find_pid_ns(nr, sb_info(sb)->ns);
 	if (pid)
-		t = pid_task(pid, PIDTYPE_TGID);
+		t = pid_task(pid, type);
 	if (t) {
 		get_task_struct(t);
 		get_pid(pid);
 	}
 	rcu_read_unlock();
-	if (!t)
-		goto out;
-	inode = jf_inode(dir->i_sb, S_IFDIR | 0555, pid, t);
+	*tp = t;
+	return t ? pid : NULL;
+}
+
+/* A pid file or directory for lookup(); its task is put here. */
+static struct dentry *jf_splice_pid(struct dentry *dentry, struct pid *pid,
+				    struct task_struct *t, umode_t mode,
+				    const struct inode_operations *iops,
+				    const struct file_operations *fops)
+{
+	struct super_block *sb = dentry->d_sb;
+	struct inode *inode;
+
+	if (!jf_visible(sb, t, HIDEPID_INVISIBLE)) {
+		put_task_struct(t);
+		put_pid(pid);
+		return ERR_PTR(-ENOENT);
+	}
+	inode = jf_inode(sb, mode, pid, t);
 	put_task_struct(t);
 	if (!inode)
 		return ERR_PTR(-ENOMEM);
-	inode->i_op = &jf_proc_iops;
-	inode->i_fop = &jf_proc_fops;
-	set_nlink(inode, 3);
-out:
+	if (iops)
+		inode->i_op = iops;
+	inode->i_fop = fops;
+	if (S_ISDIR(mode))
+		set_nlink(inode, 2);
 	return d_splice_alias(inode, dentry);
 }
 
-/* Position: 0 and 1 are dots, 2 is self, then 3 + pid number. */
-static int jf_root_readdir(struct file *file, struct dir_context *ctx)
+/* ---- /proc/energy/threads/<tgid>/<tid> ---- */
+
+static struct dentry *jf_tgdir_lookup(struct inode *dir, struct dentry *dentry,
+				      unsigned int flags)
 {
-	struct pid_namespace *ns = sb_ns(file_inode(file)->i_sb);
+	struct task_struct *leader, *t;
 	struct pid *pid;
-	int nr;
+	int nr = name_to_nr(&dentry->d_name);
+	bool same;
+
+	if (nr < 0)
+		return ERR_PTR(-ENOENT);
+	leader = get_pid_task(inode_pid(dir), PIDTYPE_TGID);
+	if (!leader)
+		return ERR_PTR(-ENOENT);
+	pid = jf_find(dir->i_sb, nr, PIDTYPE_PID, &t);
+	same = pid && same_thread_group(t, leader);
+	put_task_struct(leader);
+	if (!same) {
+		if (pid) {
+			put_task_struct(t);
+			put_pid(pid);
+		}
+		return ERR_PTR(-ENOENT);
+	}
+	return jf_splice_pid(dentry, pid, t, S_IFREG | 0444, NULL, &jf_thread_fops);
+}
+
+/*
+ * The thread at position index of leader's group, with a reference; the
+ * thread list is walked under RCU, never while emitting (dir_emit() copies
+ * to user space and may fault and sleep).
+ */
+static struct task_struct *nth_thread(struct task_struct *leader, loff_t index)
+{
+	struct task_struct *t, *found = NULL;
+	loff_t i = 0;
+
+	rcu_read_lock();
+	if (pid_alive(leader)) {
+		for_each_thread(leader, t) {
+			if (i++ == index) {
+				found = get_task_struct(t);
+				break;
+			}
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/* The thread after t in its group, or NULL at the end (or if t is gone). */
+static struct task_struct *next_thread_ref(struct task_struct *t)
+{
+	struct task_struct *n = NULL;
+
+	rcu_read_lock();
+	if (pid_alive(t)) {
+		n = next_thread(t);
+		if (thread_group_leader(n))
+			n = NULL;	/* wrapped around */
+		else
+			get_task_struct(n);
+	}
+	rcu_read_unlock();
+	return n;
+}
+
+/* Position: 0 and 1 are dots, then 2 + the thread's index in its group. */
+static int jf_tgdir_readdir(struct file *file, struct dir_context *ctx)
+{
+	struct inode *dir = file_inode(file);
+	struct pid_namespace *ns = sb_info(dir->i_sb)->ns;
+	struct task_struct *leader, *t, *n;
 
 	if (!dir_emit_dots(file, ctx))
 		return 0;
-	if (ctx->pos == 2) {
-		if (!dir_emit(ctx, "self", 4, 2, DT_LNK))
-			return 0;
+	leader = get_pid_task(inode_pid(dir), PIDTYPE_TGID);
+	if (!leader)
+		return 0;
+	/* Threads come and go: resume by position, then follow the list. */
+	for (t = nth_thread(leader, ctx->pos - 2); t; t = n) {
+		char name[12];
+		int nr = task_pid_nr_ns(t, ns), len;
+
+		if (nr > 0) {
+			len = snprintf(name, sizeof(name), "%d", nr);
+			if (!dir_emit(ctx, name, len, 1, DT_REG)) {
+				put_task_struct(t);
+				break;
+			}
+		}
 		ctx->pos++;
+		n = next_thread_ref(t);
+		put_task_struct(t);
 	}
-	nr = ctx->pos - 3;
+	put_task_struct(leader);
+	return 0;
+}
+
+/* hidepid=noaccess: another user's thread list is not listed or opened. */
+static int jf_tgdir_open(struct inode *inode, struct file *file)
+{
+	struct task_struct *t = get_pid_task(inode_pid(inode), PIDTYPE_TGID);
+	bool ok;
+
+	if (!t)
+		return -ESRCH;
+	ok = jf_visible(inode->i_sb, t, HIDEPID_NO_ACCESS);
+	put_task_struct(t);
+	return ok ? 0 : -EACCES;
+}
+
+static const struct inode_operations jf_tgdir_iops = {
+	.lookup = jf_tgdir_lookup,
+};
+
+static const struct file_operations jf_tgdir_fops = {
+	.open = jf_tgdir_open,
+	.read = generic_read_dir,
+	.iterate_shared = jf_tgdir_readdir,
+	.llseek = generic_file_llseek,
+};
+
+/* ---- the process lists: /proc/energy and /proc/energy/threads ---- */
+
+/*
+ * Emit every process the reader may see, as regular files (the root) or
+ * directories of threads (threads/), from position first + pid number on.
+ * The pid is found under RCU; the visibility check and dir_emit() run
+ * outside it.
+ */
+static int jf_emit_processes(struct file *file, struct dir_context *ctx,
+			     loff_t first, unsigned int type)
+{
+	struct super_block *sb = file_inode(file)->i_sb;
+	struct pid_namespace *ns = sb_info(sb)->ns;
+	struct task_struct *t;
+	struct pid *pid;
+	int nr = ctx->pos - first;
+
 	for (;;) {
 		char name[12];
-		bool leader;
+		bool show;
 		int len;
 
 		rcu_read_lock();
@@ -471,18 +570,160 @@ static int jf_root_readdir(struct file *file, struct dir_context *ctx)
 			break;
 		}
 		nr = pid_nr_ns(pid, ns);
-		leader = pid_task(pid, PIDTYPE_TGID) != NULL;
+		t = pid_task(pid, PIDTYPE_TGID);
+		if (t)
+			get_task_struct(t);
 		rcu_read_unlock();
-		if (leader) {
-			len = snprintf(name, sizeof(name), "%d", nr);
-			ctx->pos = nr + 3;
-			if (!dir_emit(ctx, name, len, nr + 3, DT_DIR))
-				return 0;
+		if (t) {
+			show = jf_visible(sb, t, HIDEPID_INVISIBLE);
+			put_task_struct(t);
+			if (show) {
+				len = snprintf(name, sizeof(name), "%d", nr);
+				ctx->pos = nr + first;
+				if (!dir_emit(ctx, name, len, nr + first, type))
+					return 0;
+			}
 		}
 		nr++;
 	}
-	ctx->pos = PID_MAX_LIMIT + 3;
+	ctx->pos = PID_MAX_LIMIT + first;
 	return 0;
+}
+
+static struct dentry *jf_threads_lookup(struct inode *dir, struct dentry *dentry,
+					unsigned int flags)
+{
+	struct task_struct *t;
+	struct pid *pid;
+	int nr = name_to_nr(&dentry->d_name);
+
+	if (nr < 0)
+		return ERR_PTR(-ENOENT);
+	pid = jf_find(dir->i_sb, nr, PIDTYPE_TGID, &t);
+	if (!pid)
+		return ERR_PTR(-ENOENT);
+	return jf_splice_pid(dentry, pid, t, S_IFDIR | 0555, &jf_tgdir_iops,
+			     &jf_tgdir_fops);
+}
+
+static int jf_threads_readdir(struct file *file, struct dir_context *ctx)
+{
+	if (!dir_emit_dots(file, ctx))
+		return 0;
+	return jf_emit_processes(file, ctx, 2, DT_DIR);
+}
+
+static const struct inode_operations jf_threads_iops = {
+	.lookup = jf_threads_lookup,
+};
+
+static const struct file_operations jf_threads_fops = {
+	.read = generic_read_dir,
+	.iterate_shared = jf_threads_readdir,
+	.llseek = generic_file_llseek,
+};
+
+/* self -> <tgid>, thread-self -> threads/<tgid>/<tid>, in the mount's ns. */
+static const char *jf_get_link(struct dentry *dentry, struct inode *inode,
+			       struct delayed_call *done, bool thread)
+{
+	struct pid_namespace *ns = sb_info(inode->i_sb)->ns;
+	pid_t tgid = task_tgid_nr_ns(current, ns);
+	pid_t tid = task_pid_nr_ns(current, ns);
+	gfp_t gfp = dentry ? GFP_KERNEL : GFP_ATOMIC;
+	char *name;
+
+	if (!tgid || !tid)
+		return ERR_PTR(-ENOENT);
+	if (thread)
+		name = kasprintf(gfp, "threads/%d/%d", tgid, tid);
+	else
+		name = kasprintf(gfp, "%d", tgid);
+	if (!name)
+		return dentry ? ERR_PTR(-ENOMEM) : ERR_PTR(-ECHILD);
+	set_delayed_call(done, kfree_link, name);
+	return name;
+}
+
+static const char *jf_self_link(struct dentry *dentry, struct inode *inode,
+				struct delayed_call *done)
+{
+	return jf_get_link(dentry, inode, done, false);
+}
+
+static const char *jf_thread_self_link(struct dentry *dentry, struct inode *inode,
+				       struct delayed_call *done)
+{
+	return jf_get_link(dentry, inode, done, true);
+}
+
+static const struct inode_operations jf_self_iops = {
+	.get_link = jf_self_link,
+};
+
+static const struct inode_operations jf_thread_self_iops = {
+	.get_link = jf_thread_self_link,
+};
+
+/* Names in the root that are not pids. */
+static const struct {
+	const char *name;
+	unsigned int type;
+	const struct inode_operations *iops;
+} jf_fixed[] = {
+	{ "self", DT_LNK, &jf_self_iops },
+	{ "thread-self", DT_LNK, &jf_thread_self_iops },
+	{ "threads", DT_DIR, &jf_threads_iops },
+};
+
+static struct dentry *jf_root_lookup(struct inode *dir, struct dentry *dentry,
+				     unsigned int flags)
+{
+	struct super_block *sb = dir->i_sb;
+	struct task_struct *t;
+	struct inode *inode;
+	struct pid *pid;
+	unsigned int i;
+	int nr;
+
+	for (i = 0; i < ARRAY_SIZE(jf_fixed); i++) {
+		if (strcmp(dentry->d_name.name, jf_fixed[i].name))
+			continue;
+		inode = jf_inode(sb, jf_fixed[i].type == DT_DIR ? S_IFDIR | 0555 :
+				 S_IFLNK | 0777, NULL, NULL);
+		if (!inode)
+			return ERR_PTR(-ENOMEM);
+		inode->i_op = jf_fixed[i].iops;
+		if (jf_fixed[i].type == DT_DIR) {
+			inode->i_fop = &jf_threads_fops;
+			set_nlink(inode, 2);
+		}
+		return d_splice_alias(inode, dentry);
+	}
+	nr = name_to_nr(&dentry->d_name);
+	if (nr < 0)
+		return ERR_PTR(-ENOENT);
+	/* Processes only, named by their tgid (the thread group leader). */
+	pid = jf_find(sb, nr, PIDTYPE_TGID, &t);
+	if (!pid)
+		return ERR_PTR(-ENOENT);
+	return jf_splice_pid(dentry, pid, t, S_IFREG | 0444, NULL, &jf_process_fops);
+}
+
+/* Position: 0 and 1 are dots, then the fixed names, then first + pid. */
+static int jf_root_readdir(struct file *file, struct dir_context *ctx)
+{
+	const loff_t first = 2 + ARRAY_SIZE(jf_fixed);
+
+	if (!dir_emit_dots(file, ctx))
+		return 0;
+	for (; ctx->pos < first; ctx->pos++) {
+		const char *name = jf_fixed[ctx->pos - 2].name;
+
+		if (!dir_emit(ctx, name, strlen(name), 2, jf_fixed[ctx->pos - 2].type))
+			return 0;
+	}
+	return jf_emit_processes(file, ctx, first, DT_REG);
 }
 
 static const struct inode_operations jf_root_iops = {
@@ -495,39 +736,51 @@ static const struct file_operations jf_root_fops = {
 	.llseek = generic_file_llseek,
 };
 
-static const struct inode_operations jf_self_iops = {
-	.get_link = jf_self_get_link,
+/* ---- mounting ---- */
+
+enum { OPT_HIDEPID, OPT_GID };
+
+static const struct constant_table jf_hidepid_names[] = {
+	{ "off", HIDEPID_OFF },
+	{ "noaccess", HIDEPID_NO_ACCESS },
+	{ "invisible", HIDEPID_INVISIBLE },
+	{ "ptraceable", HIDEPID_NOT_PTRACEABLE },
+	{}
 };
 
-static const struct inode_operations jf_proc_iops = {
-	.lookup = jf_proc_lookup,
+static const struct fs_parameter_spec jf_params[] = {
+	fsparam_string("hidepid", OPT_HIDEPID),
+	fsparam_u32("gid", OPT_GID),
+	{}
 };
 
-/* A directory that also reads as the process's file (see the top). */
-static const struct file_operations jf_proc_fops = {
-	.open = jf_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-	.iterate_shared = jf_proc_readdir,
-};
+static int jf_parse_param(struct fs_context *fc, struct fs_parameter *param)
+{
+	struct jf_info *fi = fc->fs_private;
+	struct fs_parse_result res;
+	int opt, v;
 
-static const struct inode_operations jf_taskdir_iops = {
-	.lookup = jf_taskdir_lookup,
-};
-
-static const struct file_operations jf_taskdir_fops = {
-	.read = generic_read_dir,
-	.iterate_shared = jf_taskdir_readdir,
-	.llseek = generic_file_llseek,
-};
-
-static const struct file_operations jf_thread_fops = {
-	.open = jf_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-};
+	opt = fs_parse(fc, jf_params, param, &res);
+	if (opt < 0)
+		return opt;
+	if (opt == OPT_GID) {
+		fi->gid = make_kgid(current_user_ns(), res.uint_32);
+		return gid_valid(fi->gid) ? 0 : invalfc(fc, "gid %u is not mapped", res.uint_32);
+	}
+	/* As proc: a number (0, 1, 2, 4) or a name. */
+	if (!kstrtoint(param->string, 10, &v)) {
+		if (v != HIDEPID_OFF && v != HIDEPID_NO_ACCESS &&
+		    v != HIDEPID_INVISIBLE && v != HIDEPID_NOT_PTRACEABLE)
+			return invalfc(fc, "hidepid=%s: not 0, 1, 2 or 4", param->string);
+	} else {
+		v = lookup_constant(jf_hidepid_names, param->string, -1);
+		if (v < 0)
+			return invalfc(fc, "hidepid=%s: not off, noaccess, invisible or ptraceable",
+				       param->string);
+	}
+	fi->hidepid = v;
+	return 0;
+}
 
 static int jf_fill_super(struct super_block *sb, struct fs_context *fc)
 {
@@ -538,48 +791,92 @@ static int jf_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_magic = JOULESFS_MAGIC;
 	sb->s_op = &jf_sops;
 	sb->s_time_gran = 1;
-	sb->s_fs_info = get_pid_ns(task_active_pid_ns(current));
-	/* Every name below the root is a pid (or self, or task) that can go. */
-	jl_set_default_d_op(sb, &jf_pid_dops);
+	sb->s_fs_info = fc->fs_private;
+	fc->fs_private = NULL;
+	/* Every name below the root is a pid, a link or threads/. */
+	jl_set_default_d_op(sb, &jf_dops);
 	root = jf_inode(sb, S_IFDIR | 0555, NULL, NULL);
 	if (!root)
 		return -ENOMEM;
 	root->i_op = &jf_root_iops;
 	root->i_fop = &jf_root_fops;
-	set_nlink(root, 2);
+	set_nlink(root, 3);
 	sb->s_root = d_make_root(root);
 	return sb->s_root ? 0 : -ENOMEM;
 }
 
-/* No mount options: an unknown one fails the mount (fs_context's default). */
+/* Unknown mount options fail the mount (fs_context's default). */
 static int jf_get_tree(struct fs_context *fc)
 {
 	return get_tree_nodev(fc, jf_fill_super);
 }
 
+static void jf_free_info(struct jf_info *fi)
+{
+	if (fi) {
+		put_pid_ns(fi->ns);
+		kfree(fi);
+	}
+}
+
+static void jf_free_fc(struct fs_context *fc)
+{
+	jf_free_info(fc->fs_private);
+}
+
 static const struct fs_context_operations jf_context_ops = {
+	.parse_param = jf_parse_param,
 	.get_tree = jf_get_tree,
+	.free = jf_free_fc,
 };
+
+/*
+ * Without hidepid=/gid= the mount follows the mounter's /proc, so that
+ * /proc/energy hides no less than /proc does.
+ */
+static void jf_inherit_proc(struct jf_info *fi)
+{
+	struct path path;
+
+	if (kern_path("/proc", LOOKUP_FOLLOW, &path))
+		return;
+	if (path.dentry->d_sb->s_magic == PROC_SUPER_MAGIC) {
+		struct proc_fs_info *pi = proc_sb_info(path.dentry->d_sb);
+
+		fi->hidepid = pi->hide_pid;
+		fi->gid = pi->pid_gid;
+	}
+	path_put(&path);
+}
 
 static int jf_init_fs_context(struct fs_context *fc)
 {
+	struct jf_info *fi = kzalloc(sizeof(*fi), GFP_KERNEL);
+
+	if (!fi)
+		return -ENOMEM;
+	fi->ns = get_pid_ns(task_active_pid_ns(current));
+	fi->hidepid = HIDEPID_OFF;
+	fi->gid = GLOBAL_ROOT_GID;	/* as proc's default */
+	jf_inherit_proc(fi);
+	fc->fs_private = fi;
 	fc->ops = &jf_context_ops;
 	return 0;
 }
 
 static void jf_kill_sb(struct super_block *sb)
 {
-	struct pid_namespace *ns = sb_ns(sb);
+	struct jf_info *fi = sb_info(sb);
 
 	kill_anon_super(sb);
-	if (ns)
-		put_pid_ns(ns);
+	jf_free_info(fi);
 }
 
 static struct file_system_type joules_fs_type = {
 	.owner = THIS_MODULE,
 	.name = "joulesfs",
 	.init_fs_context = jf_init_fs_context,
+	.parameters = jf_params,
 	.kill_sb = jf_kill_sb,
 };
 MODULE_ALIAS_FS("joulesfs");

@@ -103,10 +103,26 @@ void joules_tasks_exit(void);
  * (process = true, t may be any thread of it). Returns 0, or -ENOENT when
  * joules has no record of t.
  */
+struct pid_namespace;
+struct user_namespace;
+/* ... with pids as seen in ns and the uid as seen in uns. */
 int joules_task_stats(struct task_struct *t, bool process,
+		      struct pid_namespace *ns, struct user_namespace *uns,
 		      struct joules_stats *st);
-/* The /proc/<pid>/io rule: may the current task read t's counters? */
-bool joules_may_read(struct task_struct *t);
+
+/* perm.c: who may read what (Documentation/admin-guide.rst). */
+struct joules_reader {
+	const struct cred *cred;	/* whose ids */
+	struct file *file;		/* capabilities of its opener (a netlink
+					 * socket), or NULL: the current task's */
+};
+void joules_reader_current(struct joules_reader *r);
+/* The /proc/<pid>/io rule, stricter where a module cannot ask (perm.c). */
+bool joules_may_read(struct task_struct *t, const struct joules_reader *r);
+int joules_read_lock(struct task_struct *t);	/* exec's lock; -EINTR */
+void joules_read_unlock(struct task_struct *t);
+/* Node-wide measured energy: CAP_PERFMON or CAP_SYS_ADMIN. */
+bool joules_may_read_node(const struct joules_reader *r);
 u64 joules_tasks_tracked(void);
 
 /* hooks.c: scheduler tracepoints. */
@@ -122,6 +138,12 @@ void joules_node_get(struct joules_node_totals *nt);
 /* fs.c: joulesfs, mounted on /proc/energy. */
 int joules_fs_init(void);
 void joules_fs_exit(void);
+struct seq_file;
+struct pid_namespace;
+/* The per-pid file's lines, pids as seen in ns; the caller checked the reader. */
+int joules_print_stats(struct seq_file *m, struct task_struct *t, bool process,
+		       struct pid_namespace *ns);
+
 
 /* netlink.c: generic netlink family "joules". */
 int joules_nl_init(void);

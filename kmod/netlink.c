@@ -3,10 +3,17 @@
  * joules: generic netlink family "joules" (Documentation/netlink.rst).
  *
  * Requests: GET_TASK (one process or thread), DUMP_TASKS (every readable
- * process or thread in the caller's pid namespace), GET_NODE (node totals,
- * CAP_NET_ADMIN). Multicast: "samples" (one message per attribution
- * interval) and "exits" (final totals of exited tasks), both CAP_NET_ADMIN
- * because they carry every user's data.
+ * process or thread), GET_NODE (node totals: CAP_PERFMON or CAP_SYS_ADMIN).
+ * Multicast: "samples" (one message per attribution interval) and "exits"
+ * (final totals of exited tasks), both CAP_SYS_ADMIN: measured node energy
+ * and every user's data (the genetlink core checks one capability per
+ * group at join time; CAP_PERFMON cannot be expressed there).
+ *
+ * Who reads: both whoever opened the socket and the task that sends the
+ * request must be allowed (perm.c), so a socket handed to a setuid program
+ * answers with its opener's rights (the CVE-2014-0181 class). Pids are
+ * found and printed in the pid namespace of the task that sent the request
+ * (a dump's, at its start); uids in the socket opener's user namespace.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -20,6 +27,7 @@
 #include <linux/threads.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
+#include <net/sock.h>
 
 #include "compat.h"
 #include "joules.h"
@@ -61,9 +69,9 @@ enum joules_nl_group {
 #if JL_HAVE_GENL_MCAST_CAP
 static const struct genl_multicast_group joules_nl_mcgrps[] = {
 	[JOULES_NL_GRP_SAMPLES] = { .name = JOULES_GENL_MCGRP_SAMPLES,
-				    .flags = GENL_MCAST_CAP_NET_ADMIN },
+				    .flags = GENL_MCAST_CAP_SYS_ADMIN },
 	[JOULES_NL_GRP_EXITS] = { .name = JOULES_GENL_MCGRP_EXITS,
-				  .flags = GENL_MCAST_CAP_NET_ADMIN },
+				  .flags = GENL_MCAST_CAP_SYS_ADMIN },
 };
 #define JOULES_NL_NR_MCGRPS ARRAY_SIZE(joules_nl_mcgrps)
 #else
@@ -115,12 +123,11 @@ static const struct genl_ops joules_nl_ops[] = {
 		.maxattr = JOULES_A_MAX,
 	},
 	{
-		/* Node energy is a side channel on other users' work. */
+		/* Node energy is a side channel: checked in the handler. */
 		.cmd = JOULES_CMD_GET_NODE,
 		.doit = joules_nl_get_node,
 		.policy = joules_nl_node_policy,
 		.maxattr = JOULES_A_MAX,
-		.flags = GENL_ADMIN_PERM,
 	},
 };
 
@@ -356,6 +363,40 @@ static int joules_nl_fill_node(struct sk_buff *skb,
 	return joules_nl_w_end(&w);
 }
 
+/* The socket's opener, who must be allowed as well as the sender. */
+static void joules_nl_opener(struct sk_buff *skb, struct joules_reader *r)
+{
+	struct file *f = NETLINK_CB(skb).sk->sk_socket->file;
+
+	r->cred = f->f_cred;
+	r->file = f;
+}
+
+/*
+ * t's totals for the sender of skb, if both it and the socket's opener
+ * may read them (under exec's lock, like /proc/<pid>/io); -EPERM if not.
+ */
+static int joules_nl_task_stats(struct sk_buff *skb, struct task_struct *t,
+				bool process, struct pid_namespace *ns,
+				struct joules_stats *st)
+{
+	struct joules_reader opener, sender;
+	int err;
+
+	joules_nl_opener(skb, &opener);
+	joules_reader_current(&sender);
+	err = joules_read_lock(t);
+	if (err)
+		return err;
+	if (joules_may_read(t, &opener) && joules_may_read(t, &sender))
+		err = joules_task_stats(t, process, ns,
+					sk_user_ns(NETLINK_CB(skb).sk), st);
+	else
+		err = -EPERM;
+	joules_read_unlock(t);
+	return err;
+}
+
 static int joules_nl_get_task(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *pa = info->attrs[JOULES_A_PID];
@@ -393,17 +434,13 @@ static int joules_nl_get_task(struct sk_buff *skb, struct genl_info *info)
 		return -ESRCH;
 	}
 
-	if (!joules_may_read(t)) {
-		err = -EPERM;
-		NL_SET_ERR_MSG_ATTR(
-			info->extack, which,
-			"not permitted to read this task's counters");
-	} else {
-		err = joules_task_stats(t, process, &st);
-		if (err)
-			NL_SET_ERR_MSG_ATTR(info->extack, which,
-					    "task not tracked by joules");
-	}
+	err = joules_nl_task_stats(skb, t, process, task_active_pid_ns(current), &st);
+	if (err == -EPERM)
+		NL_SET_ERR_MSG_ATTR(info->extack, which,
+				    "not permitted to read this task's counters");
+	else if (err == -ENOENT)
+		NL_SET_ERR_MSG_ATTR(info->extack, which,
+				    "task not tracked by joules");
 	put_task_struct(t);
 	if (err)
 		return err;
@@ -493,9 +530,10 @@ static int joules_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 
 	while ((t = joules_nl_next_task(ctx))) {
 		/* Unreadable and untracked tasks are skipped, not reported. */
-		err = joules_may_read(t) ? joules_task_stats(t, process, &st) :
-					   -EPERM;
+		err = joules_nl_task_stats(cb->skb, t, process, ctx->ns, &st);
 		put_task_struct(t);
+		if (err == -EINTR)
+			return err;
 		if (err) {
 			ctx->next++;
 			continue;
@@ -525,10 +563,18 @@ static int joules_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 
 static int joules_nl_get_node(struct sk_buff *skb, struct genl_info *info)
 {
+	struct joules_reader opener, sender;
 	struct joules_node_totals nt;
 	struct sk_buff *msg;
 	u64 generation;
 	void *hdr;
+
+	joules_nl_opener(skb, &opener);
+	joules_reader_current(&sender);
+	if (!joules_may_read_node(&opener) || !joules_may_read_node(&sender)) {
+		GENL_SET_ERR_MSG(info, "node energy needs CAP_PERFMON or CAP_SYS_ADMIN");
+		return -EPERM;
+	}
 
 	memset(&nt, 0, sizeof(nt));
 	joules_node_get(&nt);

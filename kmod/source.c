@@ -274,12 +274,19 @@ static ssize_t period_ms_show(struct kobject *k, struct kobj_attribute *a, char 
 	return n;
 }
 
-/* Cumulative energy per domain and package, uJ: root-only (PLATYPUS). */
+/*
+ * Cumulative energy per domain and package, uJ: a side channel (PLATYPUS),
+ * so CAP_PERFMON or CAP_SYS_ADMIN, like GET_NODE and the samples.
+ */
 static ssize_t energy_uj_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
+	struct joules_reader r;
 	unsigned int p, d;
 	ssize_t n = 0;
 
+	joules_reader_current(&r);
+	if (!joules_may_read_node(&r))
+		return -EPERM;
 	mutex_lock(&meter_lock);
 	if (!meter) {
 		n = sysfs_emit(buf, "absent\n");
@@ -306,7 +313,7 @@ static struct kobj_attribute rapl_attrs[] = {
 	__ATTR(wraps, 0444, wraps_show, NULL),
 	__ATTR(bogus_reads, 0444, bogus_reads_show, NULL),
 	__ATTR(sampling_period_ms, 0444, period_ms_show, NULL),
-	__ATTR(energy_uj, 0400, energy_uj_show, NULL),
+	__ATTR(energy_uj, 0444, energy_uj_show, NULL),
 };
 
 static struct attribute *rapl_attr_ptrs[ARRAY_SIZE(rapl_attrs) + 1];

@@ -12,8 +12,6 @@
 #include <linux/module.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
-#include <linux/sched/coredump.h>
-#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/topology.h>
 #include <linux/uidgid.h>
@@ -421,46 +419,6 @@ void joules_for_each_entry(void (*cb)(struct joules_entry *e, void *arg),
 	rcu_read_unlock();
 }
 
-/*
- * The /proc/<pid>/io rule (ptrace read access with the caller's fs
- * credentials), written out because ptrace_may_access() is not exported:
- * the same thread group, or matching uids and gids and a dumpable mm, or
- * CAP_SYS_PTRACE in the target's user namespace. A user-namespace root is
- * not root here: its capabilities count only in namespaces it owns.
- */
-bool joules_may_read(struct task_struct *t)
-{
-	const struct cred *cred = current_cred(), *tcred;
-	struct user_namespace *tns;
-	struct mm_struct *mm;
-	bool ok = false, dumpable = true;
-
-	if (same_thread_group(t, current))
-		return true;
-	rcu_read_lock();
-	tcred = __task_cred(t);
-	tns = tcred->user_ns;
-	if (uid_eq(cred->fsuid, tcred->euid) && uid_eq(cred->fsuid, tcred->suid) &&
-	    uid_eq(cred->fsuid, tcred->uid) && gid_eq(cred->fsgid, tcred->egid) &&
-	    gid_eq(cred->fsgid, tcred->sgid) && gid_eq(cred->fsgid, tcred->gid))
-		ok = true;
-	get_user_ns(tns);
-	rcu_read_unlock();
-
-	if (ok) {
-		task_lock(t);
-		mm = t->mm;
-		if (mm && get_dumpable(mm) != SUID_DUMP_USER)
-			dumpable = false;
-		task_unlock(t);
-		ok = dumpable;
-	}
-	if (!ok)
-		ok = ns_capable_noaudit(tns, CAP_SYS_PTRACE);
-	put_user_ns(tns);
-	return ok;
-}
-
 void joules_fill_stats(struct joules_entry *e, const struct joules_totals *t,
 		       struct joules_stats *st)
 {
@@ -487,9 +445,9 @@ void joules_fill_stats(struct joules_entry *e, const struct joules_totals *t,
 }
 
 int joules_task_stats(struct task_struct *t, bool process,
+		      struct pid_namespace *ns, struct user_namespace *uns,
 		      struct joules_stats *st)
 {
-	struct pid_namespace *ns = task_active_pid_ns(current);
 	struct joules_entry *e, *m;
 	struct joules_totals sum, one;
 	struct joules_group *g;
@@ -532,7 +490,7 @@ int joules_task_stats(struct task_struct *t, bool process,
 		return err;
 	st->pid = process ? task_tgid_nr_ns(t, ns) : task_pid_nr_ns(t, ns);
 	st->tgid = task_tgid_nr_ns(t, ns);
-	st->uid = from_kuid_munged(current_user_ns(), task_uid(t));
+	st->uid = from_kuid_munged(uns, task_uid(t));
 	if (!process)
 		memcpy(st->comm, t->comm, TASK_COMM_LEN);
 	st->comm[TASK_COMM_LEN - 1] = 0;

@@ -56,7 +56,7 @@ static void node_usage(FILE *fp)
 		"Usage: joulesctl node [--json]\n\n"
 		"Node totals since the module loaded: energy (idle, tasks, per RAPL\n"
 		"domain), feature totals, source, coefficient generation in force.\n"
-		"Needs CAP_NET_ADMIN (root): node energy includes every user's work.\n\n"
+		"Needs CAP_PERFMON or CAP_SYS_ADMIN (root): node energy includes every user's work.\n\n"
 		"  -j, --json     JSON output\n"
 		"  -h, --help     this help\n");
 }

@@ -31,7 +31,7 @@ static void top_usage(FILE *fp)
 
 struct jc_top {
 	struct jnl *nl;
-	/* The node line needs CAP_NET_ADMIN; without it, the table alone. */
+	/* The node line needs CAP_PERFMON or CAP_SYS_ADMIN; without, the table alone. */
 	bool have_node, started;
 	struct node_rec node, prev_node;
 	uint64_t node_ns, prev_node_ns;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * joulesctl watch / record: subscribers of the module's multicast groups.
- * Both groups need CAP_NET_ADMIN, since samples and exit records carry
+ * Both groups need CAP_SYS_ADMIN, since samples and exit records carry
  * every user's data.
  */
 #include <errno.h>
@@ -16,7 +16,7 @@ static void watch_usage(FILE *fp)
 	fprintf(fp,
 		"Usage: joulesctl watch [--json] [--samples | --exits] [-n COUNT]\n\n"
 		"Print node samples (one per attribution interval) and exit records (a\n"
-		"task's final totals) as they arrive, one line each. Needs CAP_NET_ADMIN.\n\n"
+		"task's final totals) as they arrive, one line each. Needs CAP_SYS_ADMIN.\n\n"
 		"  -j, --json        one JSON object per line (\"type\": \"sample\" or \"exit\")\n"
 		"  -s, --samples     samples only\n"
 		"  -e, --exits       exit records only\n"
@@ -126,7 +126,7 @@ static void record_usage(FILE *fp)
 		"  %s\n"
 		"Energies and features are the interval's deltas; source is rapl or\n"
 		"model; a feature the node cannot count is an empty field. Runs until\n"
-		"N rows, SECS seconds, or SIGINT. Needs CAP_NET_ADMIN.\n\n"
+		"N rows, SECS seconds, or SIGINT. Needs CAP_SYS_ADMIN.\n\n"
 		"  -c, --count N         stop after N rows\n"
 		"  -D, --duration SECS   stop after SECS seconds\n"
 		"  -h, --help            this help\n",

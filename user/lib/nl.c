@@ -449,6 +449,11 @@ static struct nl_msg *jnl_msg(struct jnl *nl, uint8_t cmd, uint8_t version,
 
 int jnl_open(struct jnl **out)
 {
+	return jnl_open_fd(out, -1);
+}
+
+int jnl_open_fd(struct jnl **out, int fd)
+{
 	struct genl_family *fam;
 	struct nl_cache *cache;
 	struct jnl *nl;
@@ -465,7 +470,10 @@ int jnl_open(struct jnl **out)
 		err = -ENOMEM;
 		goto fail;
 	}
-	err = jnl_nlerr(genl_connect(nl->sk));
+	if (fd < 0)
+		err = jnl_nlerr(genl_connect(nl->sk));
+	else
+		err = jnl_nlerr(nl_socket_set_fd(nl->sk, NETLINK_GENERIC, fd));
 	if (err)
 		goto fail;
 	err = jnl_nlerr(genl_ctrl_alloc_cache(nl->sk, &cache));
@@ -569,16 +577,18 @@ const char *jnl_strerror(enum jnl_op op, int err)
 		break;
 	case JNL_OP_GET_NODE:
 		if (err == EPERM)
-			return "permission denied: node totals need CAP_NET_ADMIN (run as "
-			       "root), since they include every user's energy";
+			return "permission denied: node totals need CAP_PERFMON or CAP_SYS_ADMIN "
+			       "(run as root): measured node energy is a side channel on every "
+			       "user's work";
 		break;
 	case JNL_OP_SUBSCRIBE:
 		if (err == EPERM)
 			return "permission denied: the samples and exits groups need "
-			       "CAP_NET_ADMIN (run as root), since they carry every user's data";
+			       "CAP_SYS_ADMIN (run as root), since they carry measured node "
+			       "energy and every user's data";
 		if (err == EOPNOTSUPP)
 			return "the module offers no multicast groups on this kernel (it "
-			       "cannot restrict them to CAP_NET_ADMIN)";
+			       "cannot restrict them to CAP_SYS_ADMIN)";
 		break;
 	case JNL_OP_DUMP:
 		break;
@@ -741,7 +751,7 @@ int jnl_subscribe(struct jnl *nl, unsigned int groups)
 		if (setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &ids[i],
 			       sizeof(ids[i])))
 			return -errno;
-	/* FORCE works for CAP_NET_ADMIN, which every subscriber has. */
+	/* FORCE needs CAP_NET_ADMIN, which a subscriber may lack: then plain. */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)))
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
 	return 0;

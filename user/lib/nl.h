@@ -32,6 +32,12 @@ struct jnl;
  * module is not loaded); other errors are socket errors.
  */
 int jnl_open(struct jnl **out);
+/*
+ * The same on a generic netlink socket opened elsewhere (inherited or
+ * passed over a unix socket); jnl_close() closes it. The module answers
+ * with the rights of whoever opened it, as well as the caller's.
+ */
+int jnl_open_fd(struct jnl **out, int fd);
 void jnl_close(struct jnl *nl);
 
 /* Family version the module reports (JOULES_GENL_VERSION of its build). */
@@ -71,11 +77,11 @@ int jnl_get_task(struct jnl *nl, pid_t id, bool thread, struct task_rec *out);
 int jnl_dump_tasks(struct jnl *nl, bool threads, struct task_rec **recs,
 		   size_t *n);
 
-/* GET_NODE (needs CAP_NET_ADMIN: -EPERM otherwise). */
+/* GET_NODE (needs CAP_PERFMON or CAP_SYS_ADMIN: -EPERM otherwise). */
 int jnl_get_node(struct jnl *nl, struct node_rec *out);
 
 /*
- * Join the groups in `groups` (JNL_GRP_*). -EPERM: not CAP_NET_ADMIN;
+ * Join the groups in `groups` (JNL_GRP_*). -EPERM: not CAP_SYS_ADMIN;
  * -EOPNOTSUPP: the module offers no such group on this kernel. Also raises
  * the socket's receive buffer (as far as allowed) so bursts of exit
  * records are not dropped.

@@ -224,13 +224,13 @@ static void sum_threads(pid_t pid, unsigned long long *e, unsigned long long *ns
 
 	*e = *ns = 0;
 	*n = 0;
-	snprintf(dirpath, sizeof(dirpath), "ls /proc/energy/%d/task", pid);
+	snprintf(dirpath, sizeof(dirpath), "ls /proc/energy/threads/%d", pid);
 	ls = popen(dirpath, "r");
 	if (!ls)
 		return;
 	while (fgets(b, sizeof(b), ls)) {
 		b[strcspn(b, "\n")] = 0;
-		snprintf(path, sizeof(path), "/proc/energy/%d/task/%s", pid, b);
+		snprintf(path, sizeof(path), "/proc/energy/threads/%d/%s", pid, b);
 		{
 			char body[1024];
 
@@ -383,7 +383,7 @@ static void test_unprivileged(void)
 		if (setgid(65534) || setuid(65534))
 			_exit(3);
 		r[0] = st_read("/proc/energy/1", b, sizeof(b));
-		r[1] = st_read("/proc/energy/1/task/1", b, sizeof(b));
+		r[1] = st_read("/proc/energy/threads/1/1", b, sizeof(b));
 		r[2] = st_read("/proc/energy/self", b, sizeof(b));
 		if (write(p[1], r, sizeof(r)) < 0)
 			_exit(4);

@@ -34,7 +34,7 @@ static void note(int r)
 static void *reader(void *arg)
 {
 	static const char *const files[] = {
-		"/proc/energy/self", "/proc/energy/1", "/proc/energy/1/task/1",
+		"/proc/energy/self", "/proc/energy/1", "/proc/energy/threads/1/1",
 		JOULES_SYSFS "/tasks_tracked", JOULES_SYSFS "/model/coefficients",
 		JOULES_SYSFS "/rapl/status",
 	};

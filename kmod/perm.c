@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Who may read what. Energy counters are a side channel (PLATYPUS,
+ * CVE-2020-8694), so per-task counters follow the rule of /proc/<pid>/io
+ * and node-wide measured energy needs CAP_PERFMON or CAP_SYS_ADMIN, as
+ * the kernel's own RAPL counters do. Documentation/admin-guide.rst,
+ * "Security model", states the rules for each interface.
+ *
+ * /proc/<pid>/io asks ptrace_may_access(PTRACE_MODE_READ_FSCREDS), which a
+ * module cannot call (not exported), and it ends in the LSM ptrace hook,
+ * which a module cannot call either. So this is stricter where it cannot
+ * be equal:
+ *  - capabilities count in the initial user namespace only (a user
+ *    namespace's root reads only what its ids allow);
+ *  - a reader with matching ids must also share the target's mount
+ *    namespace: AppArmor and SELinux deny a container (own mount
+ *    namespace, own profile) reading the host's tasks of the same uid,
+ *    which is what an unconfined reader in another mount namespace is
+ *    most likely to be;
+ *  - a non-dumpable target (setuid, prctl(PR_SET_DUMPABLE, 0)) is
+ *    readable only with CAP_SYS_PTRACE.
+ */
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/fs.h>
+#include <linux/nsproxy.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/uidgid.h>
+
+#include "compat.h"
+#include "joules.h"
+
+static bool reader_capable(const struct joules_reader *r, int cap)
+{
+	return r->file ? file_ns_capable(r->file, &init_user_ns, cap) :
+			 ns_capable_noaudit(&init_user_ns, cap);
+}
+
+/* The reader's and t's ids match as ptrace's read check wants them. */
+static bool ids_match(const struct cred *c, struct task_struct *t)
+{
+	const struct cred *tc;
+	bool ok;
+
+	rcu_read_lock();
+	tc = __task_cred(t);
+	ok = uid_eq(c->fsuid, tc->euid) && uid_eq(c->fsuid, tc->suid) &&
+	     uid_eq(c->fsuid, tc->uid) && gid_eq(c->fsgid, tc->egid) &&
+	     gid_eq(c->fsgid, tc->sgid) && gid_eq(c->fsgid, tc->gid);
+	rcu_read_unlock();
+	return ok;
+}
+
+/*
+ * May the reader read t's counters? Process context. For a decision that
+ * holds while the counters are read (no setuid exec in between), call it
+ * between joules_read_lock() and joules_read_unlock().
+ */
+bool joules_may_read(struct task_struct *t, const struct joules_reader *r)
+{
+	struct mnt_namespace *mine;
+	struct mm_struct *mm;
+	bool ok;
+
+	/*
+	 * A task reads its own process; through a socket only if it opened
+	 * it itself, as far as ids tell (a setuid program handed another
+	 * user's socket does not qualify).
+	 */
+	if (same_thread_group(t, current) &&
+	    (!r->file || (uid_eq(r->cred->fsuid, current_fsuid()) &&
+			  gid_eq(r->cred->fsgid, current_fsgid()))))
+		return true;
+	if (reader_capable(r, CAP_SYS_PTRACE))
+		return true;
+	if (!ids_match(r->cred, t))
+		return false;
+	/* current's own nsproxy changes only under current. */
+	mine = current->nsproxy ? current->nsproxy->mnt_ns : NULL;
+	task_lock(t);
+	mm = t->mm;
+	ok = (!mm || get_dumpable(mm) == SUID_DUMP_USER) && t->nsproxy &&
+	     mine && t->nsproxy->mnt_ns == mine;
+	task_unlock(t);
+	return ok;
+}
+
+/* As /proc/<pid>/io: no exec (a setuid one) changes t while it is read. */
+int joules_read_lock(struct task_struct *t)
+{
+	return jl_exec_lock_killable(t->signal);
+}
+
+void joules_read_unlock(struct task_struct *t)
+{
+	jl_exec_unlock(t->signal);
+}
+
+/* Node-wide measured energy: as perf and the kernel's RAPL counters. */
+bool joules_may_read_node(const struct joules_reader *r)
+{
+	return reader_capable(r, CAP_PERFMON) || reader_capable(r, CAP_SYS_ADMIN);
+}
+
+/* The reader of a file (or a sysfs attribute): the current task. */
+void joules_reader_current(struct joules_reader *r)
+{
+	r->cred = current_cred();
+	r->file = NULL;
+}

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The security model (Documentation/admin-guide.rst): who may read what.
+ *  - a netlink socket answers with its opener's rights: one opened by an
+ *    unprivileged user and used by a setuid-root program sees no more;
+ *  - node-wide measured energy needs CAP_PERFMON or CAP_SYS_ADMIN, the
+ *    multicast groups CAP_SYS_ADMIN; CAP_NET_ADMIN alone gets neither;
+ *  - the same uid in another mount namespace (a container) is refused,
+ *    and so is a non-dumpable task of the same uid;
+ *  - hidepid= hides other users' processes from listings and lookups;
+ *  - pids are those of the mount's (files) or the sender's (netlink) pid
+ *    namespace, in names and in contents alike.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include "kselftest_harness.h"
+#include "selftest.h"
+
+#define NOBODY 65534
+#define HELPER "/tmp/85-setuid-helper"
+
+/* Become nobody; dumpable again, as an ordinary user's process is. */
+static void become_nobody(void)
+{
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+		_exit(90);
+	prctl(PR_SET_DUMPABLE, 1);
+}
+
+/* Run fn in a child; its exit status. */
+static int in_child(int (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t p = fork();
+
+	if (p == 0)
+		_exit(fn(arg));
+	if (p < 0 || waitpid(p, &status, 0) != p || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* ---- a socket handed to a setuid program ---- */
+
+/*
+ * The setuid helper (this program, --helper FD): dumps processes on the
+ * inherited socket. Exit 0: no task of uid 0 in the dump and GET_NODE
+ * refused; 1: it saw root's tasks; 2: GET_NODE answered; 3: error.
+ */
+static int helper(int fd)
+{
+	struct task_rec *recs;
+	struct node_rec node;
+	struct jnl *nl;
+	size_t n, i, rooted = 0;
+
+	if (geteuid() != 0 || jnl_open_fd(&nl, fd))
+		return 3;
+	if (jnl_dump_tasks(nl, false, &recs, &n))
+		return 3;
+	for (i = 0; i < n; i++)
+		rooted += recs[i].uid == 0;
+	free(recs);
+	if (rooted)
+		return 1;
+	return jnl_get_node(nl, &node) == -EPERM ? 0 : 2;
+}
+
+static int socket_to_setuid(void *arg)
+{
+	bool as_root = arg != NULL;
+	struct jnl *nl;
+	char fd[16];
+
+	if (!as_root)
+		become_nobody();
+	if (jnl_open(&nl))
+		return 91;
+	/* The socket stays open across exec. */
+	fcntl(jnl_fd(nl), F_SETFD, 0);
+	snprintf(fd, sizeof(fd), "%d", jnl_fd(nl));
+	execl(HELPER, HELPER, "--helper", fd, (char *)NULL);
+	return 92;
+}
+
+TEST(netlink_answers_with_the_openers_rights)
+{
+	ASSERT_EQ(0, st_sh("cp /proc/%d/exe " HELPER " && chown 0:0 " HELPER
+			   " && chmod 4755 " HELPER, getpid()));
+	/* Opened by nobody: the setuid-root helper sees no root task. */
+	EXPECT_EQ(0, in_child(socket_to_setuid, NULL));
+	/* The check can fail: opened by root, the helper sees root's tasks. */
+	EXPECT_EQ(1, in_child(socket_to_setuid, (void *)1));
+	unlink(HELPER);
+}
+
+/* ---- capabilities ---- */
+
+/* Keep uid 0 but only capability cap (-1: none). */
+static int only_cap(int cap)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { 0 };
+
+	if (cap >= 0) {
+		d[cap / 32].effective = d[cap / 32].permitted = 1U << (cap % 32);
+		d[cap / 32].inheritable = 0;
+	}
+	return syscall(SYS_capset, &h, d);
+}
+
+struct capcase {
+	int cap;
+	int node;	/* GET_NODE result */
+	int sub;	/* joining the samples group */
+	int raw;	/* reading rapl/energy_uj: >0 or -errno */
+};
+
+static int probe_caps(void *arg)
+{
+	struct capcase *c = arg;
+	struct node_rec node;
+	struct jnl *nl;
+	char b[4096];
+	int rc = 0;
+
+	if (only_cap(c->cap))
+		return 93;
+	if (jnl_open(&nl))
+		return 94;
+	if (jnl_get_node(nl, &node) != c->node)
+		rc |= 1;
+	if (jnl_subscribe(nl, JNL_GRP_SAMPLES) != c->sub)
+		rc |= 2;
+	jnl_close(nl);
+	if ((st_read(JOULES_SYSFS "/rapl/energy_uj", b, sizeof(b)) > 0) != (c->raw > 0))
+		rc |= 4;
+	return rc;
+}
+
+TEST(node_energy_needs_perfmon_or_sys_admin)
+{
+	struct capcase cases[] = {
+		{ CAP_NET_ADMIN, -EPERM, -EPERM, -EPERM },
+		{ CAP_PERFMON, 0, -EPERM, 1 },
+		{ CAP_SYS_ADMIN, 0, 0, 1 },
+		{ -1, -EPERM, -EPERM, -EPERM },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		int rc = in_child(probe_caps, &cases[i]);
+
+		TH_LOG("cap %d: %s%s%s%s", cases[i].cap, rc ? "wrong:" : "as expected",
+		       rc & 1 ? " GET_NODE" : "", rc & 2 ? " subscribe" : "",
+		       rc & 4 ? " rapl/energy_uj" : "");
+		EXPECT_EQ(0, rc);
+	}
+}
+
+/* ---- the same uid elsewhere ---- */
+
+struct target {
+	pid_t pid;
+	int release[2];
+};
+
+static int block_as_nobody(struct target *t, bool dumpable)
+{
+	int ready[2];
+	char c;
+
+	if (pipe(t->release) || pipe(ready))
+		return -1;
+	t->pid = fork();
+	if (t->pid == 0) {
+		close(t->release[1]);
+		close(ready[0]);
+		become_nobody();
+		prctl(PR_SET_DUMPABLE, dumpable ? 1 : 0);
+		if (write(ready[1], "x", 1) != 1 || read(t->release[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		return -1;
+	close(ready[0]);
+	return 0;
+}
+
+static void release(struct target *t)
+{
+	close(t->release[1]);
+	waitpid(t->pid, NULL, 0);
+}
+
+/* As nobody, optionally in a new user + mount namespace: read pid's file. */
+static int read_as_nobody(void *arg)
+{
+	pid_t pid = *(pid_t *)arg & 0x3fffffff;
+	bool other_mnt = *(pid_t *)arg & 0x40000000;
+	char path[64], b[4096];
+	ssize_t r;
+
+	become_nobody();
+	if (other_mnt && unshare(CLONE_NEWUSER | CLONE_NEWNS))
+		return 95;
+	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
+	r = st_read(path, b, sizeof(b));
+	return r > 0 ? 0 : r == -EACCES ? 1 : 2;
+}
+
+TEST(same_uid_in_another_mount_namespace_is_refused)
+{
+	struct target t;
+	pid_t arg;
+
+	ASSERT_EQ(0, block_as_nobody(&t, true));
+	arg = t.pid;
+	EXPECT_EQ(0, in_child(read_as_nobody, &arg));
+	arg = t.pid | 0x40000000;
+	EXPECT_EQ(1, in_child(read_as_nobody, &arg));
+	release(&t);
+}
+
+TEST(non_dumpable_task_of_the_same_uid_is_refused)
+{
+	struct target t;
+	pid_t arg;
+
+	ASSERT_EQ(0, block_as_nobody(&t, false));
+	arg = t.pid;
+	EXPECT_EQ(1, in_child(read_as_nobody, &arg));
+	release(&t);
+}
+
+/* ---- hidepid ---- */
+
+#define HMNT "/tmp/85-hidepid"
+
+static int list_as_nobody(void *arg)
+{
+	const char *want = arg;	/* "invisible" or "noaccess" */
+	char b[4096], own[64];
+	bool saw1 = false, sawme = false;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	become_nobody();
+	d = opendir(HMNT);
+	if (!d)
+		return 96;
+	snprintf(own, sizeof(own), "%d", getpid());
+	while ((de = readdir(d))) {
+		saw1 |= !strcmp(de->d_name, "1");
+		sawme |= !strcmp(de->d_name, own);
+	}
+	closedir(d);
+	if (!sawme)
+		return 97;
+	if (!strcmp(want, "invisible"))
+		return !saw1 && stat(HMNT "/1", &st) && errno == ENOENT &&
+			       st_read(HMNT "/1", b, sizeof(b)) == -ENOENT ? 0 : 1;
+	/* noaccess: listed, not readable, its threads not listable. */
+	return saw1 && st_read(HMNT "/1", b, sizeof(b)) == -EACCES &&
+		       !opendir(HMNT "/threads/1") && errno == EACCES ? 0 : 1;
+}
+
+TEST(hidepid)
+{
+	char m[4096];
+
+	mkdir(HMNT, 0755);
+	ASSERT_EQ(0, st_sh("mount -t joulesfs -o hidepid=invisible joulesfs " HMNT));
+	EXPECT_EQ(0, in_child(list_as_nobody, "invisible"));
+	EXPECT_LT(0, st_read(HMNT "/1", m, sizeof(m)));	/* root sees all */
+	st_sh("umount " HMNT);
+	ASSERT_EQ(0, st_sh("mount -t joulesfs -o hidepid=noaccess joulesfs " HMNT));
+	EXPECT_EQ(0, in_child(list_as_nobody, "noaccess"));
+	st_sh("umount " HMNT);
+	/* An unknown option fails the mount. */
+	EXPECT_NE(0, st_sh("mount -t joulesfs -o hidepid=maybe joulesfs " HMNT " 2>/dev/null"));
+	EXPECT_NE(0, st_sh("mount -t joulesfs -o bogus joulesfs " HMNT " 2>/dev/null"));
+	/* Without options the mount follows /proc. */
+	ASSERT_EQ(0, st_sh("mount -o remount,hidepid=invisible /proc"));
+	EXPECT_EQ(0, st_sh("mount -t joulesfs joulesfs " HMNT));
+	EXPECT_EQ(0, st_sh("grep -q '^joulesfs " HMNT " joulesfs .*hidepid=2' /proc/mounts"));
+	st_sh("umount " HMNT);
+	st_sh("mount -o remount,hidepid=off /proc");
+}
+
+/* ---- pid namespaces ---- */
+
+/* The test and PID 1 of its new namespace, in step. */
+static int ns_ready[2], ns_done[2];
+
+/* PID 1 of a new pid namespace: what does it see? */
+static int in_pid_ns(void *arg)
+{
+	char b[4096], c[4096];
+	unsigned long long v;
+	struct task_rec *recs;
+	struct task_rec tr;
+	struct jnl *nl;
+	size_t n, i;
+	int go[2], rc = 0;
+	pid_t kid;
+
+	(void)arg;
+	if (getpid() != 1)
+		return 80;
+	/* The first child is pid 2 (before the shell of the mount below). */
+	if (pipe(go))
+		return 82;
+	kid = fork();
+	if (kid == 0) {
+		char x;
+
+		close(go[1]);
+		if (read(go[0], &x, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	if (kid != 2)
+		rc |= 1;
+	/* Our own joulesfs, in our pid namespace, on a private /proc/energy. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    st_sh("mount -t joulesfs joulesfs /proc/energy"))
+		return 81;
+	usleep(3 * st_interval_ms() * 1000);
+	/* The test reads our mount from outside now. */
+	if (write(ns_ready[1], "x", 1) != 1 || read(ns_done[0], b, 1) != 1)
+		return 85;
+	/* Names and contents: namespace pids. */
+	if (st_read("/proc/energy/2", b, sizeof(b)) <= 0 || st_kv(b, "pid", &v) || v != 2)
+		rc |= 2;
+	if (st_read("/proc/energy/self", c, sizeof(c)) <= 0 || st_kv(c, "pid", &v) || v != 1)
+		rc |= 4;
+	/* Netlink: the sender's namespace, for finding and for numbering. */
+	if (jnl_open(&nl))
+		return 83;
+	if (jnl_get_task(nl, 2, false, &tr) || tr.pid != 2)
+		rc |= 8;
+	if (jnl_dump_tasks(nl, false, &recs, &n))
+		return 84;
+	for (i = 0; i < n; i++)
+		if (recs[i].pid != 1 && recs[i].pid != 2)
+			rc |= 16;	/* someone outside, or a host pid */
+	if (n != 2)
+		rc |= 32;
+	free(recs);
+	jnl_close(nl);
+	close(go[1]);
+	waitpid(kid, NULL, 0);
+	umount("/proc/energy");
+	return rc;
+}
+
+TEST(pids_of_the_mount_and_of_the_sender)
+{
+	static char stack[256 * 1024];
+	int status, rc;
+	pid_t p;
+
+	char path[64], b[4096], x;
+	unsigned long long v = 0;
+
+	ASSERT_EQ(0, pipe(ns_ready));
+	ASSERT_EQ(0, pipe(ns_done));
+	p = clone(in_pid_ns, stack + sizeof(stack),
+		  CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, NULL);
+	ASSERT_LT(0, p);
+	/*
+	 * The namespace's mount read from outside, through its root: names
+	 * and contents are still the namespace's pids, not the reader's.
+	 */
+	if (read(ns_ready[0], &x, 1) == 1) {
+		snprintf(path, sizeof(path), "/proc/%d/root/proc/energy/2", p);
+		EXPECT_LT(0, st_read(path, b, sizeof(b)));
+		EXPECT_EQ(0, st_kv(b, "pid", &v));
+		EXPECT_EQ(2, v);
+	}
+	EXPECT_EQ(1, write(ns_done[1], "x", 1));
+	ASSERT_EQ(p, waitpid(p, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	rc = WEXITSTATUS(status);
+	TH_LOG("in the new pid namespace: %d (1: pid, 2: file name, 4: self, 8: GET, 16/32: DUMP)",
+	       rc);
+	EXPECT_EQ(0, rc);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--helper"))
+		return helper(atoi(argv[2]));
+	if (access(JOULES_SYSFS "/version", R_OK)) {
+		printf("1..0 # SKIP joules not loaded\n");
+		return KSFT_SKIP;
+	}
+	return test_harness_run(argc, argv);
+}
