@@ -50,7 +50,9 @@ struct pkg_pass {
 	struct jl_coef coef;
 	u64 generation;
 	bool have_model;
-	unsigned int gamma, delta;	/* read once per tick: both passes agree */
+	/* Read once per tick, so that every charge of the tick agrees. */
+	enum joules_source_mode mode;
+	unsigned int gamma, delta;
 };
 
 /*
@@ -156,8 +158,7 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 	unsigned int i, f;
 
 	/* Always take the meter, so each interval gets only its own energy. */
-	measured = joules_meter_take(pkg, &mt) &&
-		   joules_source_mode != JOULES_MODE_MODEL;
+	measured = joules_meter_take(pkg, &mt) && pp->mode != JOULES_MODE_MODEL;
 
 	/* Pass 1: deltas and weights. */
 	for (n = list; n; n = n->next) {
@@ -169,7 +170,7 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 		for (f = 0; f < JL_NR_FEATURES; f++)
 			smp->feat.v[f] += d.v[f];
 		smp->feat.present |= d.present;
-		e->split_w = pp->have_model ? scale_gamma(pp, jl_model_fj(&pp->coef, &d)) : 0;
+		e->split_w = pp->have_model ? scale_gamma(pp, jl_model_weight(&pp->coef, &d)) : 0;
 		model_wsum = jl_add_sat(model_wsum, e->split_w);
 		wsum = jl_add_sat(wsum, scale_gamma(pp, d.v[JL_F_CPU_NS]));
 		msum = jl_add_sat(msum, mem_weight(pp, &d));
@@ -234,15 +235,14 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 			e->sums.source_mask |= JOULES_SRC_RAPL;
 			if (pp->have_model)
 				e->sums.model_generation = pp->generation;
-		} else if (pp->have_model && joules_source_mode != JOULES_MODE_RAPL) {
-			uj = jl_fj_to_uj(jl_model_fj(&pp->coef, &d),
-					 &e->sums.model_rem_fj);
+		} else if (pp->have_model && pp->mode != JOULES_MODE_RAPL) {
+			uj = jl_model_uj(&pp->coef, &d, &e->sums.model_rem_fj);
 			e->sums.energy_uj += uj;
 			e->sums.source_mask |= JOULES_SRC_MODEL;
 			e->sums.model_generation = pp->generation;
 		}
 		raw_spin_unlock(&g->lock);
-		if (!measured && pp->have_model && joules_source_mode != JOULES_MODE_RAPL) {
+		if (!measured && pp->have_model && pp->mode != JOULES_MODE_RAPL) {
 			smp->energy_uj += uj;
 			smp->source |= JOULES_SRC_MODEL;
 		}
@@ -401,6 +401,7 @@ static void tick(struct work_struct *work)
 	pp.generation = m->generation;
 	rcu_read_unlock();
 	pp.have_model = pp.generation > 0;
+	pp.mode = READ_ONCE(joules_source_mode);
 	pp.gamma = READ_ONCE(joules_gamma_milli);
 	pp.delta = READ_ONCE(joules_delta_milli);
 	pp.smp = &smp;
@@ -412,8 +413,8 @@ static void tick(struct work_struct *work)
 
 	/* Model idle power: the node's own line, once per node. */
 	if (!(smp.source & JOULES_SRC_RAPL) && pp.have_model &&
-	    joules_source_mode != JOULES_MODE_RAPL) {
-		idle_uj = jl_fj_to_uj(jl_power_fj(pp.coef.idle_uw, dt), &idle_rem_fj);
+	    pp.mode != JOULES_MODE_RAPL) {
+		idle_uj = jl_power_uj(pp.coef.idle_uw, dt, &idle_rem_fj);
 		smp.idle_uj += idle_uj;
 		smp.energy_uj += idle_uj;
 		smp.source |= JOULES_SRC_MODEL;

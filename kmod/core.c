@@ -302,6 +302,58 @@ int jl_coef_format(const struct jl_coef *c, char *buf, jl_size size)
 
 /* ---- energy arithmetic ----------------------------------------------- */
 
+/* The model's energy of d in fJ, exactly: each term < 2^104, five of them. */
+static jl_u128 model_fj128(const struct jl_coef *c, const struct jl_feat *d)
+{
+	jl_u128 fj = 0;
+	unsigned int f;
+
+	/* Coefficient index f: the text order follows the features. */
+	for (f = 0; f < JL_NR_FEATURES; f++) {
+		if (!(d->present & (1U << f)))
+			continue;
+		if (f == JL_F_CPU_NS)
+			fj += (jl_u128)c->cpu_time_uw * d->v[f];
+		else
+			fj += (jl_u128)jl_coef_get(c, f) * d->v[f] * FJ_PER_PJ;
+	}
+	return fj;
+}
+
+/*
+ * Whole uJ of fj plus the carried *rem_fj (normalised if out of range);
+ * the new remainder in *rem_fj. Saturates at 2^64 uJ (18 TJ).
+ */
+static jl_u64 fj128_to_uj(jl_u128 fj, jl_u64 *rem_fj)
+{
+	jl_u64 old = *rem_fj, q;
+
+	fj += old % FJ_PER_UJ;
+	q = div_u128_sat(fj, FJ_PER_UJ);
+	if (q == JL_U64_MAX) {
+		*rem_fj = 0;
+		return q;
+	}
+	/* The remainder is below 1e9: the low 64 bits hold it exactly. */
+	*rem_fj = (jl_u64)fj - q * FJ_PER_UJ;
+	return jl_add_sat(q, old / FJ_PER_UJ);
+}
+
+jl_u64 jl_model_uj(const struct jl_coef *c, const struct jl_feat *d, jl_u64 *rem_fj)
+{
+	return fj128_to_uj(model_fj128(c, d), rem_fj);
+}
+
+jl_u64 jl_model_weight(const struct jl_coef *c, const struct jl_feat *d)
+{
+	return div_u128_sat(model_fj128(c, d), 1000000ULL);
+}
+
+jl_u64 jl_power_uj(jl_u64 power_uw, jl_u64 ns, jl_u64 *rem_fj)
+{
+	return fj128_to_uj((jl_u128)power_uw * ns, rem_fj);
+}
+
 jl_u64 jl_model_fj(const struct jl_coef *c, const struct jl_feat *d)
 {
 	static const unsigned char pj_feat[] = { JL_F_CYCLES, JL_F_INSTR,

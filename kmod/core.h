@@ -123,6 +123,27 @@ int jl_coef_format(const struct jl_coef *c, char *buf, jl_size size);
 jl_u64 jl_model_fj(const struct jl_coef *c, const struct jl_feat *d);
 
 /*
+ * The same, exactly, as whole microjoules: the sub-uJ rest is carried in
+ * *rem_fj (< 1e9 after the call); what the kernel charges. Computed in
+ * 128 bits: it saturates only at 2^64 uJ (18 TJ), which no interval of
+ * any coefficient set within JL_COEF_MAX and real counts reaches.
+ */
+jl_u64 jl_model_uj(const struct jl_coef *c, const struct jl_feat *d, jl_u64 *rem_fj);
+
+/*
+ * The model's prediction as a splitting weight, in nJ (saturating at
+ * 2^64 nJ, 18 GJ, which no interval reaches).
+ */
+jl_u64 jl_model_weight(const struct jl_coef *c, const struct jl_feat *d);
+
+/*
+ * Energy of power_uw over ns in whole microjoules, the rest carried in
+ * *rem_fj: exact for every power and interval (jl_power_fj() saturates
+ * at 2^64 fJ, e.g. above 307 W over 60 s).
+ */
+jl_u64 jl_power_uj(jl_u64 power_uw, jl_u64 ns, jl_u64 *rem_fj);
+
+/*
  * Add fJ to an accumulator that carries the sub-uJ remainder: returns the
  * whole microjoules now due and keeps the rest in *rem_fj (< 1e9).
  */

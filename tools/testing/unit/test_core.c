@@ -734,6 +734,85 @@ static void test_power_fj(void)
 	tap_done("power * time in fJ, saturating");
 }
 
+/* The model's fJ without saturation, for the exact functions. */
+static u128 model_ref128(const struct jl_coef *c, const struct jl_feat *d)
+{
+	u128 fj = 0;
+	int f;
+
+	for (f = 0; f < JL_NR_FEATURES; f++) {
+		if (!(d->present & (1U << f)))
+			continue;
+		if (f == JL_F_CPU_NS)
+			fj += (u128)c->cpu_time_uw * d->v[f];
+		else
+			fj += (u128)jl_coef_get(c, (unsigned int)f) * d->v[f] * 1000;
+	}
+	return fj;
+}
+
+/*
+ * What the kernel charges: idle power over long intervals and the model
+ * of big counts, exact in uJ with the sub-uJ rest carried (the fJ path
+ * saturated above 307 W over a 60 s interval).
+ */
+static void test_exact_energy(void)
+{
+	struct jl_coef c = { 0 };
+	struct jl_feat d = { 0 };
+	jl_u64 rem = 0, uj, sum = 0, want;
+	int i, fails = 0;
+
+	/* 1 kW of idle power over the longest interval, 60 s. */
+	tap_check(jl_power_fj(1000000000ULL, 60000000000ULL) == U64MAX,
+		  "the fJ path saturates here");
+	uj = jl_power_uj(1000000000ULL, 60000000000ULL, &rem);
+	tap_check(uj == 60000000000ULL && rem == 0, "1 kW x 60 s = %llu uJ",
+		  (unsigned long long)uj);
+	uj = jl_power_uj(JL_COEF_MAX, 60000000000ULL, &rem);
+	tap_check(uj == 60000000000000ULL, "JL_COEF_MAX x 60 s = %llu uJ",
+		  (unsigned long long)uj);
+	/* The rest carries: 999999999 fJ, then 1 fJ more, is 1 uJ. */
+	rem = 0;
+	tap_check(jl_power_uj(3, 333333333, &rem) == 0 && rem == 999999999,
+		  "rest %llu", (unsigned long long)rem);
+	tap_check(jl_power_uj(1, 1, &rem) == 1 && rem == 0, "carried");
+	/* An out-of-range carry is normalised, not lost. */
+	rem = 2500000000ULL;
+	tap_check(jl_power_uj(0, 0, &rem) == 2 && rem == 500000000, "normalised");
+	/* 10^5 intervals of 1.5 uJ each: exactly 150000 uJ. */
+	rem = 0;
+	for (i = 0; i < 100000; i++)
+		sum += jl_power_uj(1500, 1000000, &rem);
+	tap_check(sum == 150000 && rem == 0, "sum %llu", (unsigned long long)sum);
+
+	/* The model, exact against a 128-bit reference, with the carry. */
+	for (i = 0, rem = 0, sum = 0; i < 200000; i++) {
+		u128 ref;
+		jl_u64 r0 = rem, w;
+		unsigned int f;
+
+		for (f = 0; f < JL_NR_COEF; f++)
+			jl_coef_set(&c, f, rnd_mag() % (JL_COEF_MAX + 1));
+		for (f = 0; f < JL_NR_FEATURES; f++)
+			d.v[f] = rnd_mag() >> (rnd() % 44 + 20);
+		d.present = (jl_u32)rnd();
+		ref = model_ref128(&c, &d);
+		uj = jl_model_uj(&c, &d, &rem);
+		want = sat128((ref + r0) / 1000000000ULL);
+		if ((uj != want ||
+		     (want != U64MAX && rem != (jl_u64)((ref + r0) % 1000000000ULL))) &&
+		    !fails++)
+			tap_check(0, "model %d: %llu want %llu", i, (unsigned long long)uj,
+				  (unsigned long long)want);
+		w = jl_model_weight(&c, &d);
+		if (w != sat128(ref / 1000000) && !fails++)
+			tap_check(0, "weight %d: %llu", i, (unsigned long long)w);
+	}
+	tap_check(fails == 0, "%d mismatches", fails);
+	tap_done("exact energy in uJ: idle over 60 s, model of big counts, carried rest");
+}
+
 /* ---- splitting ------------------------------------------------------- */
 
 /* 192-bit unsigned numbers, only for the error bound of huge weight sums. */
@@ -1291,7 +1370,7 @@ static void test_rapl_bounds(void)
 
 int main(void)
 {
-	tap_plan(21);
+	tap_plan(22);
 	test_version();
 	test_names();
 	test_tap_selftest();
@@ -1304,6 +1383,7 @@ int main(void)
 	test_model();
 	test_fj_to_uj();
 	test_power_fj();
+	test_exact_energy();
 	test_split_hand();
 	test_split_random();
 	test_split_overflow();
