@@ -395,8 +395,8 @@ static void test_monotone(void)
 					1000000 +
 				2;
 		} else {
-			/* Longest time the increments can cover, in us. */
-			u64 us = (t1 - t_prev) / 1000;
+			/* Longest time the increments can cover, in us, rounded up. */
+			u64 us = (t1 - t_prev + 999) / 1000;
 
 			if (cp < pp || cd < pd || pe.uj < pt) {
 				tap_check(

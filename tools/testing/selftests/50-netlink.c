@@ -826,7 +826,8 @@ static void test_exit_record(void)
 	char path[64], body[2048], c;
 	struct jnl *nl;
 	pid_t pid;
-	double deadline;
+	double deadline, t_rel;
+	uint64_t after_ns = 0;
 
 	err = jnl_open(&nl);
 	if (!err)
@@ -857,11 +858,17 @@ static void test_exit_record(void)
 	    !st_kv(body, "cpu_time_ns", &f_cpu))
 		have_file = 1;
 	tap_check(have_file, "read %s", path);
-	/* Release: the child's last action is this read returning and _exit(). */
+	/*
+	 * Release: the child's last action is this read returning and _exit().
+	 * What it runs after the file was read is bounded by the wall time from
+	 * here to its reaping (an exit costs much more under a debug kernel).
+	 */
+	t_rel = st_now();
 	if (write(go[1], "g", 1) != 1)
 		tap_check(0, "release failed");
 	close(go[1]);
 	waitpid(pid, NULL, 0);
+	after_ns = (uint64_t)((st_now() - t_rel) * 1e9) + 1000000;
 	deadline = st_now() + 5 + 20.0 * (double)iv / 1e9;
 	while (!got && st_now() < deadline) {
 		struct jnl_event ev;
@@ -892,14 +899,14 @@ static void test_exit_record(void)
 		tap_check(ex.exited && ex.tgid == (uint32_t)pid,
 			  "exited %d tgid %u", ex.exited, ex.tgid);
 		tap_check(ex.feat[REC_CPU_NS] >= f_cpu &&
-				  ex.feat[REC_CPU_NS] - f_cpu <= iv,
-			  "cpu_ns: exit %llu vs file %llu (one interval %llu)",
+				  ex.feat[REC_CPU_NS] - f_cpu <= after_ns,
+			  "cpu_ns: exit %llu vs file %llu (%llu ns from release to reaping)",
 			  (unsigned long long)ex.feat[REC_CPU_NS], f_cpu,
-			  (unsigned long long)iv);
+			  (unsigned long long)after_ns);
 		tap_check(
 			ex.energy_uj >= f_energy &&
-				ex.energy_uj - f_energy <= max_sample,
-			"energy: exit %llu vs file %llu (one interval's node energy %llu)",
+				ex.energy_uj - f_energy <= max_sample * (after_ns / iv + 2),
+			"energy: exit %llu vs file %llu (largest interval's node energy %llu)",
 			(unsigned long long)ex.energy_uj, f_energy,
 			(unsigned long long)max_sample);
 		tap_check(f_cpu >= 250000000ull,
@@ -909,7 +916,7 @@ static void test_exit_record(void)
 	close(ready[0]);
 	jnl_close(nl);
 	tap_done(
-		"exit record carries the totals of the last per-pid read (within one interval)");
+		"exit record carries the totals of the last per-pid read, and what ran after it");
 }
 
 /* What an unprivileged child could do, reported back through a pipe. */
