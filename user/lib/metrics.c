@@ -301,15 +301,10 @@ static void gather_module(struct jm_state *s, struct jm_snapshot *snap)
 		snap->version[0] = 0;
 	if (jm_read(s, "abi_version", snap->abi, sizeof(snap->abi)) < 0)
 		snap->abi[0] = 0;
-	if (err) {
-		/* Not loaded is a state to report, not a failure to gather. */
-		if (err != -ENOENT)
-			jm_fail(st, jm_reason_of(err), err, "netlink: %s",
-				jnl_strerror(JNL_OP_OPEN, err));
-		return;
-	}
-	snap->loaded = true;
-	snap->nl_version = jnl_version(s->nl);
+	/* Not loaded is a state to report, not a failure to gather. */
+	if (err && err != -ENOENT)
+		jm_fail(st, jm_reason_of(err), err, "netlink: %s",
+			jnl_strerror(JNL_OP_OPEN, err));
 }
 
 static void gather_node(struct jm_state *s, struct jm_snapshot *snap)
@@ -514,6 +509,13 @@ void jm_gather(struct jm_state *s, struct jm_snapshot *snap)
 			s->errors[c]++;
 		jm_log_change(s, c, st);
 	}
+	/*
+	 * Loaded: the family answered this scrape. An open handle alone
+	 * proves nothing: the module may have gone since it was opened, which
+	 * the node request finds out (and then closes the handle).
+	 */
+	snap->loaded = s->nl != NULL;
+	snap->nl_version = s->nl ? jnl_version(s->nl) : 0;
 	/* Counted once, however many signs of it this scrape saw. */
 	if (s->reload_seen)
 		s->reloads++;
