@@ -215,7 +215,12 @@ static char *landing_page(const char *path)
 	return out;
 }
 
-static int listen_socket(const struct exp_addr *a)
+/*
+ * The backlog holds as many connections as may be open at once: a burst of
+ * scrapers whose SYNs were dropped would otherwise come back only after
+ * TCP's retransmission backoff (1, 3, 7, 15 s ...).
+ */
+static int listen_socket(const struct exp_addr *a, unsigned int backlog)
 {
 	int one = 1, zero = 0;
 	int fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -227,7 +232,7 @@ static int listen_socket(const struct exp_addr *a)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY,
 			   a->dual_stack ? &zero : &one, sizeof(int));
 	if (bind(fd, (const struct sockaddr *)&a->ss, a->len) ||
-	    listen(fd, 128)) {
+	    listen(fd, (int)backlog)) {
 		int err = -errno;
 
 		close(fd);
@@ -259,7 +264,7 @@ int exp_serve(const struct exp_config *cfg, const struct exp_addr *addr,
 	signal(SIGPIPE, SIG_IGN);
 
 	/* Our own socket: bind errors are reported with their reason. */
-	fd = listen_socket(addr);
+	fd = listen_socket(addr, cfg->max_connections);
 	if (fd < 0) {
 		exp_log("error", "cannot listen on %s: %s", addr->text,
 			strerror(-fd));

@@ -313,6 +313,7 @@ static void gather_node(struct jm_state *s, struct jm_snapshot *snap)
 	enum jnl_op op = JNL_OP_GET_NODE;
 	struct timespec ts;
 	int err = s->nl ? 0 : -ENOENT;
+	uint64_t up;
 
 	if (s->nl) {
 		err = jnl_get_node(s->nl, &snap->node);
@@ -333,13 +334,25 @@ static void gather_node(struct jm_state *s, struct jm_snapshot *snap)
 			k ? k : "", k ? ")" : "");
 		return;
 	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	snap->realtime_ns =
-		(uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	if (s->seen_node && snap->node.uptime_ns < s->last_uptime_ns)
 		s->reload_seen = true;
 	s->seen_node = true;
 	s->last_uptime_ns = snap->node.uptime_ns;
+	/*
+	 * Load time = now - uptime moves by the request's latency from one
+	 * scrape to the next. Keep the first estimate until the module is
+	 * reloaded or the clock is stepped, so that changes() of it counts
+	 * reloads, not jitter.
+	 */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	up = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	up = up > snap->node.uptime_ns / 1000000 ?
+		     up - snap->node.uptime_ns / 1000000 :
+		     0;
+	if (s->reload_seen || !s->load_time_ms ||
+	    up > s->load_time_ms + 1000 || up + 1000 < s->load_time_ms)
+		s->load_time_ms = up;
+	snap->load_time_ms = s->load_time_ms;
 }
 
 static void gather_model(struct jm_state *s, struct jm_snapshot *snap)
@@ -562,11 +575,11 @@ static void render_node(const struct jm_snapshot *snap, struct prom_writer *w)
 		{ &f_node_misses, REC_CACHE_MISSES, 0 },
 		{ &f_node_disk, REC_DISK_BYTES, 0 },
 	};
-	uint64_t up_ms = n->uptime_ns / 1000000;
-	uint64_t now_ms = snap->realtime_ns / 1000000;
 
-	prom_family(w, &f_load_time);
-	prom_fixed(w, NULL, 0, now_ms > up_ms ? now_ms - up_ms : 0, 3);
+	if (snap->load_time_ms) {
+		prom_family(w, &f_load_time);
+		prom_fixed(w, NULL, 0, snap->load_time_ms, 3);
+	}
 	/* No source has charged anything yet: no energy to show. */
 	if (n->source) {
 		prom_family(w, &f_node_energy);

@@ -78,7 +78,7 @@ struct jm_status {
 struct jm_snapshot {
 	struct jm_status st[JM_NR_COLLECTORS];
 	uint64_t ns; /* the whole gather */
-	uint64_t realtime_ns; /* CLOCK_REALTIME when the node was read */
+	uint64_t load_time_ms; /* Unix time the module loaded, 0: unknown */
 
 	/* module */
 	bool loaded;
@@ -119,6 +119,7 @@ struct jm_state {
 	bool seen_node;
 	uint64_t last_uptime_ns;
 	bool reload_seen; /* this scrape: family id changed, uptime fell */
+	uint64_t load_time_ms; /* the module's load time, kept while loaded */
 	uint64_t reloads; /* module reloads noticed */
 	uint64_t errors[JM_NR_COLLECTORS]; /* failed gathers */
 	enum jm_reason last[JM_NR_COLLECTORS]; /* logged state */
