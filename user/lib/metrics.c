@@ -472,9 +472,10 @@ static void gather_process(struct jm_state *s, struct jm_snapshot *snap)
 	 */
 	if (!jm_capable(CAP_SYS_PTRACE))
 		jm_fail(st, JM_PERMISSION, -EPERM,
-			"DUMP_TASKS: without CAP_SYS_PTRACE only processes of "
-			"uid %u (and dumpable ones) are visible",
-			(unsigned int)getuid());
+			"DUMP_TASKS: without CAP_SYS_PTRACE only this user's "
+			"(uid %u) processes are visible; the top %u is of "
+			"those",
+			(unsigned int)getuid(), s->top);
 }
 
 /* Log a collector's state when it changes: once, not every scrape. */
