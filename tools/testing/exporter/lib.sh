@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers of the exporter tests (run-host.sh, e2e.sh). Source it after
 # setting $work (a scratch directory) and $here (this directory).
-# Results are TAP lines, counted in $n and $failed.
+# Results are TAP lines, counted in $n and $failed. The helpers' own
+# variables start with an underscore: sh has no locals, and a helper that
+# set $port would redirect the caller's next request.
 n=0
 failed=0
 pids=
@@ -24,8 +26,8 @@ hget() { "$here"/build/http-check -g "$2" ${3:+-a "$3"} 127.0.0.1 "$1"; }
 # caller retries if it loses a race).
 free_port() {
 	while :; do
-		p=$((20000 + $(od -An -tu2 -N2 /dev/urandom | tr -d ' ') % 12000))
-		ss -Htan "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+		_fp=$((20000 + $(od -An -tu2 -N2 /dev/urandom | tr -d ' ') % 12000))
+		ss -Htan "sport = :$_fp" 2>/dev/null | grep -q . || { echo "$_fp"; return; }
 	done
 }
 
@@ -33,11 +35,11 @@ free_port() {
 track() { pids="$pids $1"; }
 
 stop_all() {
-	for p in $pids; do kill "$p" 2>/dev/null; done
-	for p in $pids; do
-		i=0
-		while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-		kill -9 "$p" 2>/dev/null
+	for _sp in $pids; do kill "$_sp" 2>/dev/null; done
+	for _sp in $pids; do
+		_si=0
+		while kill -0 "$_sp" 2>/dev/null && [ $_si -lt 50 ]; do sleep 0.1; _si=$((_si + 1)); done
+		kill -9 "$_sp" 2>/dev/null
 	done
 	pids=
 }
@@ -47,12 +49,11 @@ mem_kb() { awk '/^VmRSS/ { r = $2 } /^VmHWM/ { h = $2 } END { print r + 0, h + 0
 
 # Wait up to $2 s for a command (the rest of the arguments) to succeed.
 wait_for() {
-	secs=$1; shift
-	i=0
-	while [ $i -lt $((secs * 10)) ]; do
+	_wf_n=$(($1 * 10)); shift
+	while [ $_wf_n -gt 0 ]; do
 		"$@" >/dev/null 2>&1 && return 0
 		sleep 0.1
-		i=$((i + 1))
+		_wf_n=$((_wf_n - 1))
 	done
 	return 1
 }
@@ -61,9 +62,9 @@ wait_for() {
 # and data directory under DIR, scraping TARGET (host:port) every second.
 # Sets $prom_pid.
 start_prometheus() {
-	dir=$1 port=$2 target=$3
-	mkdir -p "$dir/data"
-	cat > "$dir/prometheus.yml" <<EOF
+	_pd=$1 _pp=$2 _pt=$3
+	mkdir -p "$_pd/data"
+	cat > "$_pd/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
   scrape_timeout: 1s
@@ -71,14 +72,14 @@ global:
 scrape_configs:
   - job_name: joules
     static_configs:
-      - targets: ['$target']
+      - targets: ['$_pt']
 EOF
-	prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
-		--web.listen-address="127.0.0.1:$port" --log.level=warn \
-		--storage.tsdb.retention.time=1h > "$dir/prometheus.log" 2>&1 &
+	prometheus --config.file="$_pd/prometheus.yml" --storage.tsdb.path="$_pd/data" \
+		--web.listen-address="127.0.0.1:$_pp" --log.level=warn \
+		--storage.tsdb.retention.time=1h > "$_pd/prometheus.log" 2>&1 &
 	prom_pid=$!
 	track $prom_pid
-	wait_for 30 hget "$port" /-/ready
+	wait_for 30 hget "$_pp" /-/ready
 }
 
 # The value of a single-result instant query ("" if none).

@@ -24,7 +24,7 @@ for f in "$exporter" "$joulesctl" "$here/build/test_prom" "$here/build/http-chec
 		exit 4
 	fi
 done
-echo "1..15"
+echo "1..17"
 
 "$here"/build/test_prom > "$work/out" 2>&1; rc=$?
 nest < "$work/out"; t $rc "writer, negotiation, flag parsing (test_prom)"
@@ -32,6 +32,15 @@ nest < "$work/out"; t $rc "writer, negotiation, flag parsing (test_prom)"
 mkdir -p "$work/render"
 "$here"/build/test_render "$work/render" > "$work/out" 2>&1; rc=$?
 nest < "$work/out"; t $rc "metric families from made-up snapshots (test_render)"
+
+# The same under AddressSanitizer + UBSan, when built (make check does).
+if [ -x "$here/build-san/test_prom" ] && [ -x "$here/build-san/test_render" ]; then
+	{ "$here"/build-san/test_prom && "$here"/build-san/test_render; } > "$work/out" 2>&1; rc=$?
+	[ $rc = 0 ] || nest < "$work/out"
+	t $rc "test_prom and test_render under ASan + UBSan"
+else
+	echo "ok $((n = n + 1)) sanitizers # SKIP build-san/ not built (make check builds it)"
+fi
 
 if command -v promtool >/dev/null; then
 	rc=0
@@ -181,6 +190,22 @@ left=$(ls -A "$tf" | grep -vc '^joules.prom$')
 diag "textfile: $reads reads, $bad partial, mode $mode, $left stray files"
 [ $reads -gt 10 ] && [ $bad = 0 ] && [ "$mode" = 644 ] && [ "$left" = 0 ]
 t $? "joulesctl export --textfile: atomic replacement, mode 0644, no stray temporary files"
+
+# The systemd unit: valid, and hardened (systemd's exposure score <= 2.0).
+if command -v systemd-analyze >/dev/null; then
+	mkdir -p "$work/unit" "$work/man/man8"
+	sed "s|/usr/local/bin/joules-exporter|$exporter|" "$top/packaging/joules-exporter.service" \
+		> "$work/unit/joules-exporter.service"
+	cp "$top/Documentation/man/joules-exporter.8" "$work/man/man8/"
+	MANPATH=$work/man systemd-analyze verify "$work/unit/joules-exporter.service" > "$work/out" 2>&1; rc=$?
+	nest < "$work/out"
+	score=$(systemd-analyze security --offline=yes "$work/unit/joules-exporter.service" 2>/dev/null |
+		sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+	awk -v s="${score:-99}" 'BEGIN { exit !(s <= 2.0) }'; rc2=$?
+	t $(( rc | rc2 )) "packaging/joules-exporter.service verifies, exposure ${score:-unknown} <= 2.0"
+else
+	echo "ok $((n = n + 1)) systemd unit # SKIP systemd-analyze not installed"
+fi
 
 echo "# exporter tests: $((n - failed)) passed, $failed failed"
 [ $failed = 0 ]
