@@ -99,6 +99,15 @@ power)
 	e1=$(sed -n 's/^energy_uj: //p' /proc/energy/$p); t1=$(cut -d' ' -f1 /proc/uptime)
 	awk -v e0="$e0" -v e1="$e1" -v t0="$t0" -v t1="$t1" \
 		'BEGIN { printf "power %.6f over %.2f s\n", (e1 - e0) / 1e6 / (t1 - t0), t1 - t0 }' ;;
+reload)
+	# The module's counters restart from zero; the model is set again.
+	. /lib/joules/lib.sh
+	if joules_unload && joules_load && echo model > /sys/kernel/joules/source &&
+		cat /tmp/e2e-coef > /sys/kernel/joules/model/coefficients; then
+		echo reloaded
+	else
+		echo "reload failed"
+	fi ;;
 mem) awk '/^VmRSS/ { r = $2 } /^VmHWM/ { h = $2 } END { print "mem", r, h }' /proc/$(cat /tmp/e2e-exporter)/status ;;
 alive) kill -0 "$(cat /tmp/e2e-exporter)" && echo alive || echo dead ;;
 done) touch /tmp/e2e-done; echo bye ;;
@@ -106,6 +115,7 @@ done) touch /tmp/e2e-done; echo bye ;;
 esac
 EOF
 	chmod 0755 /tmp/e2e-ctl.sh
+	echo "$COEF" > /tmp/e2e-coef
 	echo "$burner" > /tmp/e2e-burner
 	echo "$exporter" > /tmp/e2e-exporter
 	rm -f /tmp/e2e-done
