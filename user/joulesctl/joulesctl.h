@@ -18,5 +18,6 @@ int cmd_watch(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_set(int argc, char **argv);
 int cmd_node(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif /* JOULESCTL_H */

@@ -5,14 +5,14 @@
 # compare with) and prints median and spread; a summary of the RESULT lines
 # ends the output. Needs root: it loads and unloads the module.
 #
-#   run-bench.sh [BENCH...]      (ctxsw forkexit pidread nldump idle; default all)
+#   run-bench.sh [BENCH...]      (ctxsw forkexit pidread nldump idle exporter; default all)
 #
 # In the QEMU guest (make bench: modes bench and bench-icount) the module is
 # /lib/joules/joules.ko and the counts are scaled down for software
 # emulation; on bare metal it is $JOULES_KO (default: the joules.ko of this
 # tree, else `modprobe joules`) and the counts are the full ones. Override any count from the environment:
 #   CTXSW_N CTXSW_REPS FORK_N FORK_REPS PIDREAD_BATCH PIDREAD_BATCHES
-#   PIDREAD_REPS DUMP_N DUMP_REPS IDLE_N IDLE_SECS IDLE_REPS
+#   PIDREAD_REPS DUMP_N DUMP_REPS IDLE_N IDLE_SECS IDLE_REPS EXP_N EXP_SCRAPES EXP_REPS
 # Exit status: 0 when every benchmark ran (goals are reported, not enforced),
 # 1 when one failed or the kernel logged a warning.
 set -u
@@ -82,7 +82,9 @@ bench)
 	: "${DUMP_N:=10000}" "${DUMP_REPS:=5}" "${IDLE_N:=1000}" "${IDLE_SECS:=10}" "${IDLE_REPS:=5}" ;;
 esac
 
-benches=${*:-ctxsw forkexit pidread nldump idle}
+benches=${*:-ctxsw forkexit pidread nldump idle exporter}
+# joules-exporter's scrape cost with 10,000 processes (bench/exporter.c).
+: "${EXP_N:=10000}" "${EXP_SCRAPES:=20}" "${EXP_REPS:=5}"
 # In the guest, run-qemu.sh --only REGEX narrows the set (jtests= on the command line).
 only=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^jtests=//p')
 [ -n "$only" ] && benches=$(echo "$benches" | tr ' ' '\n' | grep -E "$only" | tr '\n' ' ')
@@ -102,6 +104,7 @@ for b in $benches; do
 	forkexit) set -- -n "$FORK_N" -r "$FORK_REPS" ;;
 	pidread) set -- -b "$PIDREAD_BATCH" -k "$PIDREAD_BATCHES" -r "$PIDREAD_REPS" ;;
 	nldump) set -- -n "$DUMP_N" -r "$DUMP_REPS" ;;
+	exporter) set -- -n "$EXP_N" -k "$EXP_SCRAPES" -r "$EXP_REPS" ;;
 	idle) set -- -n "$IDLE_N" -s "$IDLE_SECS" -r "$IDLE_REPS" ;;
 	*) echo "run-bench: unknown benchmark '$b'" >&2; rc=1; continue ;;
 	esac

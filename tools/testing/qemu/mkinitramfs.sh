@@ -34,6 +34,35 @@ for ko in $kos; do
 done
 [ -f "$root"/lib/joules/joules.ko ] || { echo "mkinitramfs: joules.ko is not built" >&2; exit 1; }
 
+# The virtio NIC's driver and what it needs, from $JOULES_NET_MODULES (the
+# booted kernel's /lib/modules/RELEASE; run-qemu.sh --hostfwd), decompressed
+# for busybox insmod, with the order to load them in /lib/joules/net/order.
+if [ -n "${JOULES_NET_MODULES:-}" ]; then
+	dep=$JOULES_NET_MODULES/modules.dep
+	mkdir -p "$root"/lib/joules/net
+	: > "$root"/lib/joules/net/order
+	net_deps() {
+		for d in $(grep "^$1:" "$dep" | cut -d: -f2); do net_deps "$d"; done
+		echo "$1"
+	}
+	if [ -f "$dep" ]; then
+		for want in virtio_pci virtio_net; do
+			m=$(grep -oE "^[^:]*/$want\.ko(\.xz|\.gz|\.zst)?:" "$dep" | tr -d :)
+			[ -n "$m" ] && net_deps "$m"
+		done | awk '!seen[$0]++' | while read -r m; do
+			name=$(basename "$m" | sed 's/\.\(xz\|gz\|zst\)$//')
+			case $m in
+			*.xz) xz -dc "$JOULES_NET_MODULES/$m" ;;
+			*.gz) gzip -dc "$JOULES_NET_MODULES/$m" ;;
+			*.zst) zstd -qdc "$JOULES_NET_MODULES/$m" ;;
+			*) cat "$JOULES_NET_MODULES/$m" ;;
+			esac > "$root/lib/joules/net/$name" && echo "$name" >> "$root"/lib/joules/net/order
+		done
+	fi
+	[ -s "$root"/lib/joules/net/order ] ||
+		echo "mkinitramfs: no virtio_net module under $JOULES_NET_MODULES (built in?)" >&2
+fi
+
 # User tools.
 for t in "$top"/user/build/*; do
 	[ -f "$t" ] && [ -x "$t" ] && cp "$t" "$root"/usr/bin/

@@ -11,6 +11,11 @@
 #                                 installed kernel of tools/testing/kernels.conf)
 #               [--modules DIR]  (joules.ko and the test modules; default: the tree's)
 #               [--scale PCT]    (the long tests' sizes, percent of their defaults)
+#               [--hostfwd tcp:127.0.0.1:HOSTPORT-:GUESTPORT]  (repeatable: a user-mode
+#                                 virtio NIC, isolated (restrict=on) but for these
+#                                 forwards from the host's loopback; the guest gets the
+#                                 NIC driver from the booted kernel's /lib/modules)
+#               [--append ARGS]  (more kernel command line, e.g. for one test)
 #
 # Exit status: 0 when every test passed; 1 on any failure, on a kernel panic,
 # on a hang (no end marker within the timeout) or on missing output.
@@ -25,6 +30,8 @@ sockets=1
 kernel=
 modules=
 scale=100
+fwds=
+append=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) mode=$2; shift 2 ;;
@@ -36,8 +43,15 @@ while [ $# -gt 0 ]; do
 	--kernel) kernel=$2; shift 2 ;;
 	--modules) modules=$2; shift 2 ;;
 	--scale) scale=$2; shift 2 ;;
+	--hostfwd)
+		# Loopback only: nothing outside this machine reaches the guest.
+		case $2 in
+		tcp:127.0.0.1:[0-9]*-:[0-9]*) fwds="$fwds,hostfwd=$2"; shift 2 ;;
+		*) echo "run-qemu: --hostfwd takes tcp:127.0.0.1:HOSTPORT-:GUESTPORT" >&2; exit 2 ;;
+		esac ;;
+	--append) append="$append $2"; shift 2 ;;
 	-h|--help)
-		sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0 ;;
 	*) echo "run-qemu: unknown argument '$1'" >&2; exit 2 ;;
 	esac
@@ -63,6 +77,16 @@ case $scale in
 esac
 qemu=$(command -v qemu-system-x86_64 || true)
 [ -n "$qemu" ] || { echo "run-qemu: qemu-system-x86_64 not found (apt-get install qemu-system-x86)" >&2; exit 1; }
+
+net="-net none"
+if [ -n "$fwds" ]; then
+	net="-nic user,model=virtio-net-pci,restrict=on$fwds"
+	# Debian's images are vmlinuz-RELEASE; their modules are in /lib/modules.
+	case $(basename "$kernel") in
+	vmlinuz-*) JOULES_NET_MODULES=/lib/modules/$(basename "$kernel" | sed 's/^vmlinuz-//')
+		export JOULES_NET_MODULES ;;
+	esac
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -90,9 +114,9 @@ if ! flock -n 9; then
 	echo "run-qemu: waiting for another guest to finish ($lock)" >&2
 	flock 9
 fi
-timeout --foreground -k 10 "$tmo" "$qemu" -m 1024 -smp $smp -nographic -no-reboot -net none \
+timeout --foreground -k 10 "$tmo" "$qemu" -m 1024 -smp $smp -nographic -no-reboot $net \
 	-cpu max -kernel "$kernel" -initrd "$work"/initrd.cpio.gz \
-	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 hung_task_panic=1 loglevel=${JOULES_QEMU_LOGLEVEL:-1} quiet slab_nomerge jscale=$scale${only:+ jtests=$only}" \
+	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 hung_task_panic=1 loglevel=${JOULES_QEMU_LOGLEVEL:-1} quiet slab_nomerge jscale=$scale${only:+ jtests=$only}$append" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null 2>&1 | tr -d '\r' | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' | tee "$log" |
 	if [ "$mode" != tests ]; then sed -n '/JOULES-GUEST-START/,$p'; else cat >/dev/null; fi
 qrc=$?

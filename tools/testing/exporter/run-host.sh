@@ -1,0 +1,211 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Host tests of joules-exporter and `joulesctl export`, no module needed
+# (nothing is ever loaded into this machine's kernel): unit tests, promtool
+# on rendered expositions, the exporter's HTTP behaviour under bad clients
+# with its memory watched, a real Prometheus scraping it, the textfile
+# writer. A fake sysfs tree ($JOULES_SYSFS) stands in for the module's.
+# Prints TAP; exit status 0 when everything passed.
+#
+#   run-host.sh            (make -C tools/testing/exporter check)
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
+work=$(mktemp -d)
+. "$here"/lib.sh
+trap 'stop_all; rm -rf "$work"' EXIT INT TERM
+exporter=$top/user/build/joules-exporter
+joulesctl=$top/user/build/joulesctl
+
+echo "TAP version 13"
+for f in "$exporter" "$joulesctl" "$here/build/test_prom" "$here/build/http-check"; do
+	if ! [ -x "$f" ]; then
+		echo "1..0 # SKIP $f not built (make user; make -C tools/testing/exporter)"
+		exit 4
+	fi
+done
+echo "1..17"
+
+"$here"/build/test_prom > "$work/out" 2>&1; rc=$?
+nest < "$work/out"; t $rc "writer, negotiation, flag parsing (test_prom)"
+
+mkdir -p "$work/render"
+"$here"/build/test_render "$work/render" > "$work/out" 2>&1; rc=$?
+nest < "$work/out"; t $rc "metric families from made-up snapshots (test_render)"
+
+# The same under AddressSanitizer + UBSan, when built (make check does).
+if [ -x "$here/build-san/test_prom" ] && [ -x "$here/build-san/test_render" ]; then
+	{ "$here"/build-san/test_prom && "$here"/build-san/test_render; } > "$work/out" 2>&1; rc=$?
+	[ $rc = 0 ] || nest < "$work/out"
+	t $rc "test_prom and test_render under ASan + UBSan"
+else
+	echo "ok $((n = n + 1)) sanitizers # SKIP build-san/ not built (make check builds it)"
+fi
+
+if command -v promtool >/dev/null; then
+	rc=0
+	for f in "$work"/render/*.prom; do
+		if ! promtool check metrics < "$f" > "$work/lint" 2>&1; then
+			rc=1; diag "promtool on $(basename "$f"):"; nest < "$work/lint"
+		fi
+	done
+	t $rc "promtool check metrics on every rendering ($(ls "$work"/render/*.prom | wc -l) files)"
+else
+	echo "ok $((n = n + 1)) promtool check metrics # SKIP promtool not installed (apt-get install prometheus)"
+fi
+
+# A fake /sys/kernel/joules: a model is set, no meter.
+sys=$work/sysfs
+mkdir -p "$sys/model" "$sys/rapl"
+echo 0.1.0 > "$sys/version"
+echo 1 > "$sys/abi_version"
+echo 3 > "$sys/model/generation"
+echo "7000000 0 0 2000 0 15000000" > "$sys/model/coefficients"
+echo "absent: no RAPL: CPU vendor/model not supported (fake sysfs of the host test)" > "$sys/rapl/status"
+export JOULES_SYSFS=$sys
+
+# Start the exporter; retry on another port if one was taken meanwhile.
+start_exporter() {
+	for try in 1 2 3 4 5; do
+		port=$(free_port)
+		"$exporter" --web.listen-address="127.0.0.1:$port" --web.timeout=3 "$@" \
+			> "$work/exporter.log" 2>&1 &
+		exp_pid=$!
+		if wait_for 5 hget "$port" /; then track $exp_pid; return 0; fi
+		kill $exp_pid 2>/dev/null; wait $exp_pid 2>/dev/null
+	done
+	return 1
+}
+
+start_exporter --processes=top=5; t $? "exporter starts on 127.0.0.1"
+hget "$port" /metrics > "$work/metrics.txt"
+rc=$?
+grep -q '^joules_model_power_watts{term="cpu_time"} 7$' "$work/metrics.txt" &&
+	grep -q '^joules_meter_present{reason="no RAPL: CPU vendor/model not supported (fake sysfs of the host test)"} 0$' "$work/metrics.txt" &&
+	grep -q '^joules_exporter_collector_error{collector="node",reason="module_not_loaded"} 1$' "$work/metrics.txt" &&
+	! grep -q '^joules_node_' "$work/metrics.txt"
+t $(( rc | $? )) "model and meter from sysfs, node absent with its reason"
+grep -q 'level=error collector=node msg="joules module not loaded' "$work/exporter.log"
+t $? "the missing module is logged"
+if command -v promtool >/dev/null; then
+	promtool check metrics < "$work/metrics.txt" > "$work/lint" 2>&1; rc=$?
+	nest < "$work/lint"; t $rc "promtool check metrics on the exporter's output"
+else
+	echo "ok $((n = n + 1)) promtool # SKIP promtool not installed"
+fi
+
+# Bad clients, twice: memory must stay bounded and not grow run to run.
+set -- $(mem_kb $exp_pid); rss0=$1
+"$here"/build/http-check -t 3 127.0.0.1 "$port" > "$work/out" 2>&1; rc=$?
+nest < "$work/out"
+set -- $(mem_kb $exp_pid); rss1=$1 hwm1=$2
+"$here"/build/http-check -t 3 127.0.0.1 "$port" > "$work/out" 2>&1; rc2=$?
+set -- $(mem_kb $exp_pid); rss2=$1 hwm2=$2
+diag "exporter RSS: start $rss0 kB, after bad clients $rss1 kB (peak $hwm1), after a second round $rss2 kB (peak $hwm2)"
+t $(( rc | rc2 )) "bad clients (huge headers, 500 connections, unfinished requests): still serving"
+# The allocator settles after a few rounds (valgrind below finds no leak).
+[ "$hwm2" -lt 32768 ] && [ "$hwm2" -le $((hwm1 + 4096)) ]
+t $? "memory bounded: peak $hwm2 kB < 32 MiB, second round grew it by $((hwm2 - hwm1)) kB"
+kill -0 $exp_pid 2>/dev/null && hget "$port" /metrics | grep -q '^joules_module_loaded 0$'
+t $? "the exporter is alive and answering"
+
+# A real Prometheus scrapes it; 2.42 asks for OpenMetrics.
+if command -v prometheus >/dev/null; then
+	pport=$(free_port)
+	if start_prometheus "$work/prom" "$pport" "127.0.0.1:$port"; then
+		wait_for 20 sh -c "[ \"\$(. '$here/lib.sh'; here='$here'; prom_query $pport 'joules_model_generation')\" = 3 ]"
+		rc=$?
+		hget "$pport" /api/v1/targets > "$work/targets.json"
+		grep -q '"health":"up"' "$work/targets.json" && grep -q '"lastError":""' "$work/targets.json"
+		rc2=$?
+		[ $rc2 = 0 ] || nest < "$work/targets.json"
+		t $(( rc | rc2 )) "Prometheus scrapes it (OpenMetrics) without errors"
+	else
+		nest < "$work/prom/prometheus.log"
+		t 1 "Prometheus starts"
+	fi
+else
+	echo "ok $((n = n + 1)) Prometheus scrape # SKIP prometheus not installed"
+fi
+stop_all
+
+# Every allocation of a scrape and of every bad client is freed.
+if command -v valgrind >/dev/null; then
+	vport=$(free_port)
+	valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \
+		"$exporter" --web.listen-address="127.0.0.1:$vport" --web.timeout=3 --processes=top=3 \
+		> "$work/valgrind.log" 2>&1 &
+	vg=$!
+	track $vg
+	wait_for 30 hget "$vport" /
+	"$here"/build/http-check -t 3 -n 100 127.0.0.1 "$vport" > "$work/out" 2>&1; rc=$?
+	kill $vg; wait $vg; vrc=$?
+	pids=
+	grep '^==' "$work/valgrind.log" | nest
+	[ $rc = 0 ] && [ $vrc = 0 ]
+	t $? "under valgrind: no memory errors, no leaks (exit $vrc)"
+else
+	echo "ok $((n = n + 1)) valgrind # SKIP valgrind not installed"
+fi
+
+# Flags: errors say why.
+"$exporter" --web.listen-address=nonsense > "$work/out" 2>&1; rc=$?
+[ $rc = 2 ] && grep -q "bad --web.listen-address 'nonsense'" "$work/out"; r1=$?
+"$exporter" --processes=top=5000 > "$work/out" 2>&1; rc=$?
+[ $rc = 2 ] && grep -q "at most top=1000" "$work/out"; r2=$?
+ss -Hltn | awk '{ print $4 }' | sed -n 's/^127\.0\.0\.1:\([0-9]*\)$/\1/p' | head -n 1 > "$work/busy"
+busy=$(cat "$work/busy")
+if [ -n "$busy" ]; then
+	"$exporter" --web.listen-address="127.0.0.1:$busy" > "$work/out" 2>&1; rc=$?
+	[ $rc = 1 ] && grep -q "cannot listen on 127.0.0.1:$busy: Address already in use" "$work/out"; r3=$?
+else
+	r3=0
+fi
+t $(( r1 | r2 | r3 )) "bad flags and a busy port are refused with the reason"
+
+# joulesctl export: the same families; the textfile appears whole or not at all.
+"$joulesctl" export --processes top=3 > "$work/export.txt" 2> "$work/export.err"; rc=$?
+[ $rc = 1 ] && grep -q '^joules_model_generation 3$' "$work/export.txt" &&
+	grep -q 'node: joules module not loaded' "$work/export.err" &&
+	{ ! command -v promtool >/dev/null || promtool check metrics < "$work/export.txt" >/dev/null 2>&1; }
+t $? "joulesctl export: same metrics, exit 1 while a collector fails"
+
+tf=$work/textfile
+mkdir -p "$tf"
+"$joulesctl" export --textfile "$tf" --interval 0.1 2>/dev/null &
+writer=$!
+track $writer
+# Read it while it is being replaced ten times a second: never partial.
+bad=0 reads=0
+end=$(($(date +%s) + 3))
+while [ "$(date +%s)" -lt $end ]; do
+	if [ -f "$tf/joules.prom" ]; then
+		reads=$((reads + 1))
+		tail -n 1 "$tf/joules.prom" | grep -q '^joules_exporter_scrape_errors_total{collector="meter"} [0-9]*$' || bad=$((bad + 1))
+	fi
+done
+stop_all
+mode=$(stat -c %a "$tf/joules.prom" 2>/dev/null)
+left=$(ls -A "$tf" | grep -vc '^joules.prom$')
+diag "textfile: $reads reads, $bad partial, mode $mode, $left stray files"
+[ $reads -gt 10 ] && [ $bad = 0 ] && [ "$mode" = 644 ] && [ "$left" = 0 ]
+t $? "joulesctl export --textfile: atomic replacement, mode 0644, no stray temporary files"
+
+# The systemd unit: valid, and hardened (systemd's exposure score <= 2.0).
+if command -v systemd-analyze >/dev/null; then
+	mkdir -p "$work/unit" "$work/man/man8"
+	sed "s|/usr/local/bin/joules-exporter|$exporter|" "$top/packaging/joules-exporter.service" \
+		> "$work/unit/joules-exporter.service"
+	cp "$top/Documentation/man/joules-exporter.8" "$work/man/man8/"
+	MANPATH=$work/man systemd-analyze verify "$work/unit/joules-exporter.service" > "$work/out" 2>&1; rc=$?
+	nest < "$work/out"
+	score=$(systemd-analyze security --offline=yes "$work/unit/joules-exporter.service" 2>/dev/null |
+		sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+	awk -v s="${score:-99}" 'BEGIN { exit !(s <= 2.0) }'; rc2=$?
+	t $(( rc | rc2 )) "packaging/joules-exporter.service verifies, exposure ${score:-unknown} <= 2.0"
+else
+	echo "ok $((n = n + 1)) systemd unit # SKIP systemd-analyze not installed"
+fi
+
+echo "# exporter tests: $((n - failed)) passed, $failed failed"
+[ $failed = 0 ]

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit tests of the exposition writer (user/lib/prom.c), the Accept
+ * header negotiation, --web.listen-address and --processes parsing.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "prom.h"
+#include "metrics.h"
+#include "exporter.h"
+
+static const struct prom_family f_cnt = { "t_energy_joules", PROM_COUNTER,
+					  "joules", "Energy." };
+static const struct prom_family f_gauge = { "t_gauge", PROM_GAUGE, NULL,
+					    "A gauge." };
+static const struct prom_family f_info = { "t_build", PROM_INFO, NULL,
+					   "Build." };
+
+/* Render with fn into a string (static buffer), returning prom_finish(). */
+static int render(enum prom_format fmt, size_t limit,
+		  void (*fn)(struct prom_writer *w), char *out, size_t size)
+{
+	struct prom_writer w;
+	int err;
+
+	prom_init(&w, fmt, limit);
+	fn(&w);
+	err = prom_finish(&w);
+	snprintf(out, size, "%s", w.buf ? w.buf : "");
+	prom_free(&w);
+	return err;
+}
+
+static uint64_t g_v;
+static unsigned int g_dec;
+
+static void one_fixed(struct prom_writer *w)
+{
+	prom_family(w, &f_gauge);
+	prom_fixed(w, NULL, 0, g_v, g_dec);
+}
+
+static void test_fixed(void)
+{
+	static const struct {
+		uint64_t v;
+		unsigned int dec;
+		const char *want;
+	} c[] = {
+		{ 0, 6, "t_gauge 0\n" },
+		{ 1234567, 6, "t_gauge 1.234567\n" },
+		{ 1000000, 6, "t_gauge 1\n" },
+		{ 1500000, 6, "t_gauge 1.5\n" },
+		{ 5, 12, "t_gauge 0.000000000005\n" },
+		{ 1000000000000ull, 12, "t_gauge 1\n" },
+		{ 18446744073709551615ull, 0, "t_gauge 18446744073709551615\n" },
+		{ 18446744073709551615ull, 6,
+		  "t_gauge 18446744073709.551615\n" },
+		{ 1, 9, "t_gauge 0.000000001\n" },
+	};
+	char out[4096];
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		const char *body;
+
+		g_v = c[i].v;
+		g_dec = c[i].dec;
+		tap_check(!render(PROM_FMT_TEXT, 0, one_fixed, out,
+				  sizeof(out)),
+			  "render %zu", i);
+		body = strstr(out, "\nt_gauge ");
+		tap_check(body && !strcmp(body + 1, c[i].want),
+			  "%" PRIu64 "/10^%u: got '%s', want '%s'", c[i].v,
+			  c[i].dec, body ? body + 1 : out, c[i].want);
+	}
+	tap_done("fixed-point values are printed exactly");
+}
+
+static void families(struct prom_writer *w)
+{
+	struct prom_label l[] = { { "domain", "pkg" } };
+
+	prom_family(w, &f_cnt);
+	prom_fixed(w, l, 1, 2500000, 6);
+	prom_family(w, &f_info);
+	prom_u64(w, (struct prom_label[]){ { "version", "1.0" } }, 1, 1);
+	prom_family(w, &f_gauge);
+	prom_double(w, NULL, 0, 0.25);
+}
+
+static void test_text_format(void)
+{
+	char out[4096];
+	const char *want =
+		"# HELP t_energy_joules_total Energy.\n"
+		"# TYPE t_energy_joules_total counter\n"
+		"t_energy_joules_total{domain=\"pkg\"} 2.5\n"
+		"# HELP t_build_info Build.\n"
+		"# TYPE t_build_info gauge\n"
+		"t_build_info{version=\"1.0\"} 1\n"
+		"# HELP t_gauge A gauge.\n"
+		"# TYPE t_gauge gauge\n"
+		"t_gauge 0.25\n";
+
+	tap_check(!render(PROM_FMT_TEXT, 0, families, out, sizeof(out)),
+		  "render");
+	tap_check(!strcmp(out, want), "got:\n%s", out);
+	tap_done("text 0.0.4: counters and info named as their samples");
+}
+
+static void test_openmetrics_format(void)
+{
+	char out[4096];
+	const char *want =
+		"# HELP t_energy_joules Energy.\n"
+		"# TYPE t_energy_joules counter\n"
+		"# UNIT t_energy_joules joules\n"
+		"t_energy_joules_total{domain=\"pkg\"} 2.5\n"
+		"# HELP t_build Build.\n"
+		"# TYPE t_build info\n"
+		"t_build_info{version=\"1.0\"} 1\n"
+		"# HELP t_gauge A gauge.\n"
+		"# TYPE t_gauge gauge\n"
+		"t_gauge 0.25\n"
+		"# EOF\n";
+
+	tap_check(!render(PROM_FMT_OPENMETRICS, 0, families, out,
+			  sizeof(out)),
+		  "render");
+	tap_check(!strcmp(out, want), "got:\n%s", out);
+	tap_done("OpenMetrics: family names without suffix, UNIT, # EOF");
+}
+
+static const char *g_label;
+
+static void one_label(struct prom_writer *w)
+{
+	prom_family(w, &f_gauge);
+	prom_u64(w, (struct prom_label[]){ { "comm", g_label } }, 1, 7);
+}
+
+static void test_escaping(void)
+{
+	static const struct {
+		const char *in, *want;
+	} c[] = {
+		{ "plain", "t_gauge{comm=\"plain\"} 7\n" },
+		{ "a\\b", "t_gauge{comm=\"a\\\\b\"} 7\n" },
+		{ "say \"hi\"", "t_gauge{comm=\"say \\\"hi\\\"\"} 7\n" },
+		{ "two\nlines", "t_gauge{comm=\"two\\nlines\"} 7\n" },
+		/* Valid UTF-8 stays, invalid bytes become U+FFFD. */
+		{ "caf\xc3\xa9", "t_gauge{comm=\"caf\xc3\xa9\"} 7\n" },
+		{ "bad\xff", "t_gauge{comm=\"bad\xef\xbf\xbd\"} 7\n" },
+		{ "cut\xe2\x82", "t_gauge{comm=\"cut\xef\xbf\xbd\xef\xbf\xbd\"} 7\n" },
+		{ "overlong\xc0\xaf", "t_gauge{comm=\"overlong\xef\xbf\xbd\xef\xbf\xbd\"} 7\n" },
+		{ "surrogate\xed\xa0\x80",
+		  "t_gauge{comm=\"surrogate\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"} 7\n" },
+		{ "", "t_gauge{comm=\"\"} 7\n" },
+	};
+	char out[4096];
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		const char *body;
+
+		g_label = c[i].in;
+		tap_check(!render(PROM_FMT_TEXT, 0, one_label, out,
+				  sizeof(out)),
+			  "render %zu", i);
+		body = strstr(out, "\nt_gauge{");
+		tap_check(body && !strcmp(body + 1, c[i].want),
+			  "case %zu: got '%s'", i, body ? body + 1 : out);
+	}
+	tap_done("label values escaped, invalid UTF-8 replaced");
+}
+
+static const struct prom_family f_help = { "t_help", PROM_GAUGE, NULL,
+					   "back\\slash \"quoted\"\nnext" };
+
+static void help_fam(struct prom_writer *w)
+{
+	prom_family(w, &f_help);
+	prom_u64(w, NULL, 0, 1);
+}
+
+static void test_help_escaping(void)
+{
+	char out[4096];
+
+	render(PROM_FMT_TEXT, 0, help_fam, out, sizeof(out));
+	tap_check(strstr(out, "# HELP t_help back\\\\slash \"quoted\"\\nnext\n"),
+		  "text: %s", out);
+	render(PROM_FMT_OPENMETRICS, 0, help_fam, out, sizeof(out));
+	tap_check(strstr(out,
+			 "# HELP t_help back\\\\slash \\\"quoted\\\"\\nnext\n"),
+		  "openmetrics: %s", out);
+	tap_done("HELP text escaped per format");
+}
+
+static void empty_family(struct prom_writer *w)
+{
+	prom_family(w, &f_cnt); /* no samples: absent, not zero */
+	prom_family(w, &f_gauge);
+	prom_u64(w, NULL, 0, 3);
+}
+
+static void test_empty_family(void)
+{
+	char out[4096];
+
+	render(PROM_FMT_TEXT, 0, empty_family, out, sizeof(out));
+	tap_check(!strstr(out, "t_energy"), "got %s", out);
+	tap_check(strstr(out, "t_gauge 3\n"), "got %s", out);
+	tap_done("a family without samples is left out entirely");
+}
+
+static void many(struct prom_writer *w)
+{
+	prom_family(w, &f_gauge);
+	for (int i = 0; i < 1000; i++)
+		prom_u64(w, NULL, 0, (uint64_t)i);
+}
+
+static void bad_name(struct prom_writer *w)
+{
+	static const struct prom_family f = { "bad-name", PROM_GAUGE, NULL,
+					      "x" };
+
+	prom_family(w, &f);
+	prom_u64(w, NULL, 0, 1);
+}
+
+static void bad_label(struct prom_writer *w)
+{
+	prom_family(w, &f_gauge);
+	prom_u64(w, (struct prom_label[]){ { "1st", "x" } }, 1, 1);
+}
+
+static void test_errors(void)
+{
+	char out[8192];
+	struct prom_writer w;
+
+	tap_check(render(PROM_FMT_TEXT, 4096, many, out, sizeof(out)) ==
+			  -E2BIG,
+		  "over the limit");
+	prom_init(&w, PROM_FMT_TEXT, 4096);
+	many(&w);
+	tap_check(w.cap <= 4096, "buffer grew to %zu", w.cap);
+	prom_free(&w);
+	tap_check(render(PROM_FMT_TEXT, 0, bad_name, out, sizeof(out)) ==
+			  -EINVAL,
+		  "bad metric name");
+	tap_check(render(PROM_FMT_TEXT, 0, bad_label, out, sizeof(out)) ==
+			  -EINVAL,
+		  "bad label name");
+	tap_check(prom_valid_name("a:b_c9", false), "colon in metric name");
+	tap_check(!prom_valid_name("a:b", true), "no colon in label name");
+	tap_check(!prom_valid_name("9a", false), "no leading digit");
+	tap_done("limit, bad names");
+}
+
+static void test_negotiate(void)
+{
+	static const struct {
+		const char *accept;
+		enum prom_format want;
+	} c[] = {
+		{ NULL, PROM_FMT_TEXT },
+		{ "", PROM_FMT_TEXT },
+		/* Prometheus 2.42's header. */
+		{ "application/openmetrics-text;version=1.0.0,"
+		  "application/openmetrics-text;version=0.0.1;q=0.75,"
+		  "text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+		  PROM_FMT_OPENMETRICS },
+		{ "text/plain", PROM_FMT_TEXT },
+		{ "text/plain;version=0.0.4", PROM_FMT_TEXT },
+		{ "application/openmetrics-text", PROM_FMT_OPENMETRICS },
+		{ "Application/OpenMetrics-Text; Version=\"1.0.0\"",
+		  PROM_FMT_OPENMETRICS },
+		{ "application/openmetrics-text;version=0.0.1", PROM_FMT_TEXT },
+		{ "application/openmetrics-text;q=0", PROM_FMT_TEXT },
+		{ "*/*", PROM_FMT_TEXT },
+		{ "text/plain, application/openmetrics-text", PROM_FMT_TEXT },
+		{ "application/openmetrics-text, text/plain",
+		  PROM_FMT_OPENMETRICS },
+		{ "text/plain;q=0.4, application/openmetrics-text;q=0.5",
+		  PROM_FMT_OPENMETRICS },
+		{ "application/openmetrics-text;q=0.3, */*;q=0.9",
+		  PROM_FMT_TEXT },
+		{ "application/openmetrics-text;q=junk", PROM_FMT_TEXT },
+		{ "application/openmetrics-text;q=2", PROM_FMT_TEXT },
+		{ ",,,;;;===", PROM_FMT_TEXT },
+		{ "application/json", PROM_FMT_TEXT },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		tap_check(prom_negotiate(c[i].accept) == c[i].want,
+			  "'%s': got %d", c[i].accept ? c[i].accept : "(none)",
+			  prom_negotiate(c[i].accept));
+	tap_check(strstr(prom_content_type(PROM_FMT_OPENMETRICS),
+			 "application/openmetrics-text; version=1.0.0"),
+		  "OM content type");
+	tap_check(strstr(prom_content_type(PROM_FMT_TEXT),
+			 "text/plain; version=0.0.4"),
+		  "text content type");
+	tap_done("Accept header negotiation");
+}
+
+static void test_listen(void)
+{
+	static const char *const bad[] = {
+		"9764",	      "127.0.0.1",  "127.0.0.1:",	"127.0.0.1:0",
+		"127.0.0.1:70000", "::1:9764", "[::1]9764", "[::1",
+		"127.0.0.1:12ab", "no.such.host.invalid:80",
+	};
+	struct exp_addr a;
+	const char *why;
+
+	tap_check(!exp_parse_listen("127.0.0.1:9764", &a, &why), "v4");
+	tap_check(a.ss.ss_family == AF_INET &&
+			  ntohs(((struct sockaddr_in *)&a.ss)->sin_port) == 9764,
+		  "v4 port");
+	tap_check(!strcmp(a.text, "127.0.0.1:9764"), "text %s", a.text);
+	tap_check(!exp_parse_listen(":9764", &a, &why) && a.dual_stack &&
+			  a.ss.ss_family == AF_INET6,
+		  "every address");
+	tap_check(!exp_parse_listen("[::1]:9764", &a, &why) &&
+			  a.ss.ss_family == AF_INET6 && !a.dual_stack,
+		  "v6 loopback");
+	tap_check(!strcmp(a.text, "[::1]:9764"), "text %s", a.text);
+	tap_check(!exp_parse_listen("localhost:9764", &a, &why), "localhost");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why = NULL;
+		tap_check(exp_parse_listen(bad[i], &a, &why) == -EINVAL && why,
+			  "'%s' accepted", bad[i]);
+	}
+	tap_done("--web.listen-address parsing");
+}
+
+static void test_processes(void)
+{
+	unsigned int top = 99;
+
+	tap_check(!jm_parse_processes("top=5", &top) && top == 5, "top=5");
+	tap_check(!jm_parse_processes("top=1000", &top) && top == 1000,
+		  "top=1000");
+	tap_check(jm_parse_processes("top=1001", &top) == -ERANGE, "cap");
+	tap_check(!jm_parse_processes("off", &top) && top == 0, "off");
+	tap_check(!jm_parse_processes("0", &top) && top == 0, "0");
+	tap_check(jm_parse_processes("top=0", &top) == -EINVAL, "top=0");
+	tap_check(jm_parse_processes("5", &top) == -EINVAL, "bare 5");
+	tap_check(jm_parse_processes("top=", &top) == -EINVAL, "top=");
+	tap_check(jm_parse_processes("top=-1", &top) == -EINVAL, "top=-1");
+	tap_done("--processes parsing and cap");
+}
+
+int main(void)
+{
+	tap_plan(11);
+	test_fixed();
+	test_text_format();
+	test_openmetrics_format();
+	test_escaping();
+	test_help_escaping();
+	test_empty_family();
+	test_errors();
+	test_negotiate();
+	test_listen();
+	test_processes();
+	{
+		/* The HELP lines of every planned family are valid. */
+		for (int c = 0; c < JM_NR_COLLECTORS; c++)
+			tap_check(prom_valid_name(jm_collectors[c].name, true),
+				  "collector %d", c);
+		tap_done("collector names are valid label values");
+	}
+	return tap_finish();
+}

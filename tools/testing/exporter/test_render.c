@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host tests of the joules metric families (user/lib/metrics.c): made-up
+ * snapshots rendered in both formats and checked for what must and must
+ * not be there. With a directory argument, every rendering is also
+ * written there (NAME.prom in text format, NAME.om in OpenMetrics) for
+ * run-host.sh to check with promtool.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "metrics.h"
+
+static const char *outdir;
+
+static void save(const char *name, const char *ext, const char *buf)
+{
+	char path[512];
+	FILE *fp;
+
+	if (!outdir)
+		return;
+	snprintf(path, sizeof(path), "%s/%s.%s", outdir, name, ext);
+	fp = fopen(path, "w");
+	if (!fp || fputs(buf, fp) < 0 || fclose(fp))
+		tap_diag("cannot write %s", path);
+}
+
+/* Render snap in both formats; *text and *om are malloc()ed. */
+static void render(const char *name, const struct jm_state *s,
+		   const struct jm_snapshot *snap, char **text, char **om)
+{
+	struct prom_writer w;
+	size_t len;
+
+	prom_init(&w, PROM_FMT_TEXT, 0);
+	jm_render(s, snap, &w);
+	tap_check(!prom_finish(&w), "%s: text render failed", name);
+	*text = prom_take(&w, &len);
+	prom_init(&w, PROM_FMT_OPENMETRICS, 0);
+	jm_render(s, snap, &w);
+	tap_check(!prom_finish(&w), "%s: openmetrics render failed", name);
+	*om = prom_take(&w, &len);
+	save(name, "prom", *text);
+	save(name, "om", *om);
+}
+
+/* Does the exposition have a line starting with `line`? */
+static bool has(const char *buf, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
+		if (!strncmp(p, line, n))
+			return true;
+	return false;
+}
+
+static void base_state(struct jm_state *s, unsigned int top)
+{
+	jm_init(s, top, "/nonexistent", NULL);
+}
+
+/* Everything present: RAPL with all domains, PMU, a model, processes. */
+static void full_snapshot(struct jm_snapshot *snap)
+{
+	static struct task_rec procs[3];
+	struct node_rec *n = &snap->node;
+
+	memset(snap, 0, sizeof(*snap));
+	for (int c = 0; c < JM_NR_COLLECTORS; c++)
+		snap->st[c].enabled = !jm_collectors[c].planned;
+	snap->ns = 1234567;
+	snap->load_time_ms = 1799996400123ull;
+	snap->loaded = true;
+	snap->nl_version = 1;
+	strcpy(snap->version, "0.1.0");
+	strcpy(snap->abi, "1");
+	n->source = REC_SRC_RAPL;
+	n->energy_uj = 123456789012;
+	n->idle_uj = 23456789012;
+	n->domains = 0xf;
+	for (int d = 0; d < REC_NR_DOMAINS; d++)
+		n->domain_uj[d] = 1000000ull * (uint64_t)(d + 1) + 1;
+	n->present = 0x1f;
+	for (int f = 0; f < REC_NR_FEATURES; f++)
+		n->feat[f] = 1000000000ull * (uint64_t)(f + 1);
+	n->intervals = 4242;
+	n->tasks_tracked = 321;
+	n->uptime_ns = 3600ull * 1000000000ull;
+	snap->model_generation = 2;
+	snap->coef = (struct jl_coef){ .cpu_time_uw = 7000000,
+				       .cycles_pj = 5,
+				       .instructions_pj = 3,
+				       .cache_miss_pj = 2000,
+				       .disk_byte_pj = 10,
+				       .idle_uw = 15000000 };
+	snap->meter_present = true;
+	strcpy(snap->meter, "intel-rapl-msr");
+	snap->have_wraps = snap->have_bogus = true;
+	snap->wraps = 3;
+	snap->bogus_reads = 1;
+	memset(procs, 0, sizeof(procs));
+	procs[0] = (struct task_rec){ .pid = 4242,
+				      .comm = "burner",
+				      .process = true,
+				      .source = REC_SRC_RAPL,
+				      .energy_uj = 9000000,
+				      .present = REC_F(REC_CPU_NS),
+				      .feat = { [REC_CPU_NS] = 1500000000 } };
+	procs[1] = (struct task_rec){ .pid = 17,
+				      .comm = "we\"ird\\\n\xff",
+				      .process = true,
+				      .source = REC_SRC_RAPL,
+				      .energy_uj = 100,
+				      .present = REC_F(REC_CPU_NS),
+				      .feat = { [REC_CPU_NS] = 1000 } };
+	/* Charged by no source: no energy series, CPU time still shown. */
+	procs[2] = (struct task_rec){ .pid = 18,
+				      .comm = "quiet",
+				      .process = true,
+				      .present = REC_F(REC_CPU_NS),
+				      .feat = { [REC_CPU_NS] = 5 } };
+	snap->procs = procs;
+	snap->nprocs = 3;
+	snap->procs_seen = 10000;
+}
+
+static void test_full(void)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t, *o;
+
+	base_state(&s, 3);
+	s.reloads = 2;
+	s.errors[JM_C_NODE] = 5;
+	full_snapshot(&snap);
+	render("full", &s, &snap, &t, &o);
+	tap_check(has(t, "joules_node_energy_joules_total{source=\"rapl\"} 123456.789012"),
+		  "node energy");
+	tap_check(has(t, "joules_node_idle_energy_joules_total{source=\"rapl\"} 23456.789012"),
+		  "idle energy");
+	tap_check(has(t, "joules_node_rapl_energy_joules_total{domain=\"pkg\"} 1.000001"),
+		  "pkg");
+	tap_check(has(t, "joules_node_rapl_energy_joules_total{domain=\"psys\"} 4.000001"),
+		  "psys");
+	tap_check(has(t, "joules_node_cpu_seconds_total 1\n"), "cpu seconds");
+	tap_check(has(t, "joules_node_cpu_cycles_total 2000000000"), "cycles");
+	tap_check(has(t, "joules_node_storage_bytes_total 5000000000"), "disk");
+	tap_check(has(t, "joules_module_load_time_seconds 1799996400.123"),
+		  "load time");
+	tap_check(has(t, "joules_model_power_watts{term=\"cpu_time\"} 7"),
+		  "cpu W");
+	tap_check(has(t, "joules_model_power_watts{term=\"idle\"} 15"),
+		  "idle W");
+	tap_check(has(t, "joules_model_event_energy_joules{event=\"cache_miss\"} 0.000000002"),
+		  "pJ as J");
+	tap_check(has(t, "joules_meter_present{meter=\"intel-rapl-msr\"} 1"),
+		  "meter");
+	tap_check(has(t, "joules_meter_wraps_total 3"), "wraps");
+	tap_check(has(t, "joules_process_energy_joules_total{pid=\"4242\",comm=\"burner\"} 9"),
+		  "process energy");
+	tap_check(has(t, "joules_process_cpu_seconds_total{pid=\"4242\",comm=\"burner\"} 1.5"),
+		  "process cpu");
+	tap_check(has(t, "joules_process_energy_joules_total{pid=\"17\",comm=\"we\\\"ird\\\\\\n\xef\xbf\xbd\"} 0.0001"),
+		  "escaped comm");
+	tap_check(!has(t, "joules_process_energy_joules_total{pid=\"18\""),
+		  "no energy without a source");
+	tap_check(has(t, "joules_process_cpu_seconds_total{pid=\"18\""),
+		  "cpu of the unpowered process");
+	tap_check(has(t, "joules_exporter_processes_seen 10000"), "seen");
+	tap_check(has(t, "joules_exporter_module_reloads_total 2"), "reloads");
+	tap_check(has(t, "joules_exporter_scrape_errors_total{collector=\"node\"} 5"),
+		  "errors");
+	tap_check(has(t, "joules_exporter_scrape_duration_seconds 0.001234567"),
+		  "duration");
+	tap_check(!strstr(t, "collector_error{"), "no error series");
+	tap_check(!strstr(t, "cgroup"), "planned cgroup collector not shown");
+	tap_check(has(o, "# TYPE joules_node_energy_joules counter"),
+		  "OM counter family");
+	tap_check(has(o, "# UNIT joules_node_energy_joules joules"), "OM unit");
+	tap_check(has(o, "# TYPE joules_module info"), "OM info");
+	tap_check(has(o, "joules_module_info{version=\"0.1.0\",abi_version=\"1\",netlink_version=\"1\"} 1"),
+		  "module info");
+	tap_check(strlen(o) > 6 && !strcmp(o + strlen(o) - 6, "# EOF\n"),
+		  "OM ends with # EOF");
+	free(t);
+	free(o);
+	tap_done("everything present: every family, in base units");
+}
+
+/* QEMU-like: model source, no meter, no PMU, no model set yet. */
+static void test_absent(void)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t, *o;
+
+	base_state(&s, 0);
+	full_snapshot(&snap);
+	snap.st[JM_C_PROCESS].enabled = false;
+	snap.procs = NULL;
+	snap.nprocs = 0;
+	snap.node.source = REC_SRC_MODEL;
+	snap.node.domains = 0;
+	snap.node.present = REC_F(REC_CPU_NS) | REC_F(REC_DISK_BYTES);
+	snap.model_generation = 0;
+	memset(&snap.coef, 0, sizeof(snap.coef));
+	snap.meter_present = false;
+	snap.meter[0] = 0;
+	strcpy(snap.meter_reason,
+	       "no RAPL: CPU vendor/model not supported (AuthenticAMD family 0xf model 0x6b)");
+	snap.have_wraps = snap.have_bogus = false;
+	render("absent", &s, &snap, &t, &o);
+	tap_check(has(t, "joules_node_energy_joules_total{source=\"model\"}"),
+		  "model energy");
+	tap_check(!strstr(t, "joules_node_rapl_energy"), "no domains");
+	tap_check(!strstr(t, "cycles") && !strstr(t, "instructions_total") &&
+			  !strstr(t, "cache_misses"),
+		  "no PMU counters");
+	tap_check(has(t, "joules_model_generation 0"), "generation 0");
+	tap_check(!strstr(t, "joules_model_power_watts") &&
+			  !strstr(t, "joules_model_event"),
+		  "no coefficients without a model");
+	tap_check(has(t, "joules_meter_present{reason=\"no RAPL: CPU vendor/model not supported (AuthenticAMD family 0xf model 0x6b)\"} 0"),
+		  "meter absent with its reason");
+	tap_check(!strstr(t, "joules_meter_wraps"), "no wraps without a meter");
+	tap_check(!strstr(t, "joules_process_"), "no per-process series");
+	free(t);
+	free(o);
+	tap_done("absent hardware is absent, never zero");
+}
+
+/* GET_NODE refused (no CAP_NET_ADMIN), processes only partly visible. */
+static void test_permission(void)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t, *o;
+
+	base_state(&s, 3);
+	full_snapshot(&snap);
+	snap.st[JM_C_NODE].reason = JM_PERMISSION;
+	snap.st[JM_C_PROCESS].reason = JM_PERMISSION;
+	s.errors[JM_C_NODE] = 1;
+	render("permission", &s, &snap, &t, &o);
+	tap_check(!strstr(t, "joules_node_"), "no node series");
+	tap_check(!strstr(t, "joules_module_load_time"), "no load time");
+	tap_check(has(t, "joules_exporter_collector_success{collector=\"node\"} 0"),
+		  "node failed");
+	tap_check(has(t, "joules_exporter_collector_error{collector=\"node\",reason=\"permission\"} 1"),
+		  "node: permission");
+	tap_check(has(t, "joules_exporter_collector_error{collector=\"process\",reason=\"permission\"} 1"),
+		  "process: permission");
+	tap_check(has(t, "joules_process_energy_joules_total{pid=\"4242\""),
+		  "visible processes still shown");
+	tap_check(has(t, "joules_model_generation 2"), "model from sysfs");
+	free(t);
+	free(o);
+	tap_done("missing privilege: error series, no zeros");
+}
+
+static void test_not_loaded(void)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t, *o;
+
+	base_state(&s, 0);
+	memset(&snap, 0, sizeof(snap));
+	snap.st[JM_C_MODULE].enabled = true;
+	for (int c = JM_C_NODE; c <= JM_C_METER; c++) {
+		snap.st[c].enabled = true;
+		snap.st[c].reason = JM_NOT_LOADED;
+	}
+	render("not-loaded", &s, &snap, &t, &o);
+	tap_check(has(t, "joules_module_loaded 0"), "loaded 0");
+	tap_check(!strstr(t, "joules_module_info"), "no version");
+	tap_check(!strstr(t, "joules_node_") && !strstr(t, "joules_model_") &&
+			  !strstr(t, "joules_meter_"),
+		  "no module series");
+	tap_check(has(t, "joules_exporter_collector_error{collector=\"meter\",reason=\"module_not_loaded\"} 1"),
+		  "reason");
+	free(t);
+	free(o);
+	tap_done("module not loaded");
+}
+
+/* The real gather with nothing there: every collector says why. */
+static void test_gather_nothing(void)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+
+	jm_init(&s, 5, "/nonexistent/joules", NULL);
+	jm_gather(&s, &snap);
+	/* The host has no joules module loaded (never loaded by tests). */
+	tap_check(!snap.loaded, "module seen as loaded on the host?");
+	tap_check(snap.st[JM_C_MODEL].reason == JM_NOT_LOADED, "model %d",
+		  snap.st[JM_C_MODEL].reason);
+	tap_check(strstr(snap.st[JM_C_MODEL].msg, "not loaded"), "msg '%s'",
+		  snap.st[JM_C_MODEL].msg);
+	tap_check(snap.st[JM_C_PROCESS].enabled &&
+			  snap.st[JM_C_PROCESS].reason == JM_NOT_LOADED,
+		  "process");
+	tap_check(!snap.st[JM_C_CGROUP].enabled, "cgroup is planned");
+	tap_check(s.errors[JM_C_NODE] == 1, "errors counted");
+	jm_snapshot_free(&snap);
+	jm_close(&s);
+	tap_done("gather without the module");
+}
+
+int main(int argc, char **argv)
+{
+	outdir = argc > 1 ? argv[1] : NULL;
+	tap_plan(5);
+	test_full();
+	test_absent();
+	test_permission();
+	test_not_loaded();
+	test_gather_nothing();
+	return tap_finish();
+}

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * joules-exporter: the energy joules.ko attributes, served to Prometheus
+ * over HTTP. See Documentation/man/joules-exporter.8 and
+ * Documentation/metrics.rst.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "cli.h"
+#include "uapi/joules_netlink.h"
+#include "exporter.h"
+
+/* logfmt: ts=... level=... [collector=...] msg="..." */
+static void exp_vlog(const char *level, const char *collector,
+		     const char *fmt, va_list ap)
+{
+	char msg[1024], ts[40];
+	struct timeval tv;
+	struct tm tm;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	flockfile(stderr);
+	fprintf(stderr, "ts=%s.%03ldZ level=%s ", ts, (long)tv.tv_usec / 1000,
+		level);
+	if (collector)
+		fprintf(stderr, "collector=%s ", collector);
+	fputs("msg=\"", stderr);
+	for (const char *p = msg; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', stderr);
+		fputc(*p == '\n' ? ' ' : *p, stderr);
+	}
+	fputs("\"\n", stderr);
+	funlockfile(stderr);
+}
+
+void exp_log(const char *level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	exp_vlog(level, NULL, fmt, ap);
+	va_end(ap);
+}
+
+static void exp_logc(const char *level, const char *collector,
+		     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void exp_logc(const char *level, const char *collector,
+		     const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	exp_vlog(level, collector, fmt, ap);
+	va_end(ap);
+}
+
+void exp_log_collector(const char *level, const char *collector,
+		       const char *msg)
+{
+	exp_logc(level, collector, "%s", msg);
+}
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+		"Usage: joules-exporter [OPTION]...\n\n"
+		"Serve the energy joules.ko attributes to Prometheus: node energy by\n"
+		"source and RAPL domain, idle energy, the model, the meter's status,\n"
+		"and per-process series on request. Text format 0.0.4, or OpenMetrics\n"
+		"1.0.0 when the scraper asks for it.\n\n"
+		"  --web.listen-address=ADDR   host:port, [v6]:port or :port (every\n"
+		"                              address) to listen on (default %s)\n"
+		"  --web.telemetry-path=PATH   where metrics are served (default %s)\n"
+		"  --web.max-connections=N     connections at once; more are closed\n"
+		"                              (default %u)\n"
+		"  --web.max-requests=N        scrape responses held at once; more get\n"
+		"                              503 (default %u)\n"
+		"  --web.timeout=SECS          close a connection idle this long\n"
+		"                              (default %u)\n"
+		"  --processes=top=N|off       per-process series for the N processes\n"
+		"                              with the most energy, N <= %u (default off:\n"
+		"                              per-pid series explode cardinality)\n"
+		"  --version                   print the version\n"
+		"  -h, --help                  this help\n\n"
+		"Collectors:\n",
+		EXP_DEFAULT_LISTEN, EXP_DEFAULT_PATH,
+		EXP_DEFAULT_MAX_CONNECTIONS, EXP_DEFAULT_MAX_REQUESTS,
+		EXP_DEFAULT_TIMEOUT_S, JM_MAX_TOP);
+	for (int c = 0; c < JM_NR_COLLECTORS; c++)
+		fprintf(fp, "  %-8s %s\n", jm_collectors[c].name,
+			jm_collectors[c].what);
+	fprintf(fp,
+		"\nPrivileges: node energy (GET_NODE) needs CAP_NET_ADMIN today (the\n"
+		"module will move it to CAP_PERFMON or CAP_SYS_ADMIN); other users'\n"
+		"processes need CAP_SYS_PTRACE. Without them the series are left out\n"
+		"and joules_exporter_collector_error{reason=\"permission\"} says so.\n"
+		"See joules-exporter(8).\n");
+}
+
+static int opt_processes(void *dst, const char *cmd, const char *arg)
+{
+	int err = jm_parse_processes(arg, dst);
+
+	if (err == -ERANGE)
+		return cli_usage(cmd, "--processes: at most top=%u", JM_MAX_TOP);
+	if (err)
+		return cli_usage(cmd, "bad --processes '%s' (top=N or off)",
+				 arg);
+	return 0;
+}
+
+static int opt_uint(unsigned int *dst, const char *name, uint64_t v,
+		    uint64_t max)
+{
+	if (v > max)
+		return cli_usage(NULL, "%s: at most %llu", name,
+				 (unsigned long long)max);
+	*dst = (unsigned int)v;
+	return 0;
+}
+
+enum {
+	OPT_LISTEN = 0x100,
+	OPT_PATH,
+	OPT_MAXCONN,
+	OPT_MAXREQ,
+	OPT_TIMEOUT,
+	OPT_PROCESSES,
+	OPT_VERSION,
+};
+
+int main(int argc, char **argv)
+{
+	struct exp_config cfg = {
+		.listen = EXP_DEFAULT_LISTEN,
+		.path = EXP_DEFAULT_PATH,
+	};
+	uint64_t maxconn = EXP_DEFAULT_MAX_CONNECTIONS;
+	uint64_t maxreq = EXP_DEFAULT_MAX_REQUESTS;
+	uint64_t timeout = EXP_DEFAULT_TIMEOUT_S * 1000000000ull;
+	bool version = false;
+	const struct cli_opt opts[] = {
+		CLI_OPT_STR("web.listen-address", OPT_LISTEN, &cfg.listen),
+		CLI_OPT_STR("web.telemetry-path", OPT_PATH, &cfg.path),
+		CLI_OPT_COUNT("web.max-connections", OPT_MAXCONN, &maxconn,
+			      "bad --web.max-connections '%s'"),
+		CLI_OPT_COUNT("web.max-requests", OPT_MAXREQ, &maxreq,
+			      "bad --web.max-requests '%s'"),
+		CLI_OPT_SECS("web.timeout", OPT_TIMEOUT, &timeout, 1000000000ull,
+			     "bad --web.timeout '%s' (seconds, at least 1)"),
+		CLI_OPT_FUNC("processes", OPT_PROCESSES, opt_processes,
+			     &cfg.top),
+		CLI_OPT_FLAG("version", OPT_VERSION, &version),
+		CLI_OPT_END,
+	};
+	const struct cli_cmdline cl = {
+		.cmd = NULL,
+		.opts = opts,
+		.help = usage,
+	};
+	struct exp_addr addr;
+	struct jm_snapshot snap;
+	struct jm_state jm;
+	const char *why;
+	int rc;
+
+	cli_prog = "joules-exporter";
+	rc = cli_getopt(&cl, argc, argv);
+	if (rc != CLI_GO)
+		return rc;
+	if (version) {
+		printf("joules-exporter %s (netlink family version %d)\n",
+		       JL_VERSION, JOULES_GENL_VERSION);
+		return CLI_OK;
+	}
+	/* Connections need file descriptors: keep well inside 1024. */
+	if ((rc = opt_uint(&cfg.max_connections, "--web.max-connections",
+			   maxconn, 900)) ||
+	    (rc = opt_uint(&cfg.max_requests, "--web.max-requests", maxreq,
+			   1000)) ||
+	    (rc = opt_uint(&cfg.timeout_s, "--web.timeout",
+			   timeout / 1000000000ull, 3600)))
+		return rc;
+	if (cfg.path[0] != '/' || !strcmp(cfg.path, "/"))
+		return cli_usage(NULL,
+				 "--web.telemetry-path must start with '/' and "
+				 "not be '/' (the landing page)");
+	if (exp_parse_listen(cfg.listen, &addr, &why))
+		return cli_usage(NULL, "bad --web.listen-address '%s': %s",
+				 cfg.listen, why);
+
+	jm_init(&jm, cfg.top, NULL, exp_log_collector);
+	/* One gather now: a missing module or privilege is logged at once. */
+	if (cfg.top)
+		exp_log("info", "starting joules-exporter %s, processes top=%u",
+			JL_VERSION, cfg.top);
+	else
+		exp_log("info", "starting joules-exporter %s, processes off",
+			JL_VERSION);
+	jm_gather(&jm, &snap);
+	jm_snapshot_free(&snap);
+	rc = exp_serve(&cfg, &addr, &jm);
+	jm_close(&jm);
+	return rc;
+}
