@@ -114,12 +114,24 @@ if ! flock -n 9; then
 	echo "run-qemu: waiting for another guest to finish ($lock)" >&2
 	flock 9
 fi
-timeout --foreground -k 10 "$tmo" "$qemu" -m 1024 -smp $smp -nographic -no-reboot $net \
+# The serial line goes to a file: QEMU's stdio backend has stalled guests'
+# output for good once its pipe filled (seen with the tinyconfig kernels).
+raw=$work/serial.raw
+: > "$raw"
+timeout -k 10 "$tmo" "$qemu" -m 1024 -smp $smp -display none -monitor none \
+	-serial file:"$raw" -no-reboot $net \
 	-cpu max -kernel "$kernel" -initrd "$work"/initrd.cpio.gz \
 	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 hung_task_panic=1 loglevel=${JOULES_QEMU_LOGLEVEL:-1} quiet slab_nomerge jscale=$scale${only:+ jtests=$only}$append" \
-	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null 2>&1 | tr -d '\r' | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' | tee "$log" |
-	if [ "$mode" != tests ]; then sed -n '/JOULES-GUEST-START/,$p'; else cat >/dev/null; fi
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null > "$work"/qemu.out 2>&1 &
+qpid=$!
+# The log grows as the guest writes (a test may read it meanwhile); the
+# demo and the benchmarks are shown as they run. tail ends with QEMU.
+tail -n +1 -s 0.2 --pid=$qpid -f "$raw" 2>/dev/null | tr -d '\r' |
+	sed -u 's/\x1b\[[0-9;?]*[a-zA-Z]//g' | tee "$log" |
+	if [ "$mode" != tests ]; then sed -un '/JOULES-GUEST-START/,$p'; else cat >/dev/null; fi
+wait $qpid
 qrc=$?
+cat "$work"/qemu.out >> "$log"
 
 if [ "$mode" != tests ]; then
 	grep -q 'JOULES-GUEST-END rc=0' "$log"
