@@ -55,6 +55,7 @@ bpf:
 tests: user
 	$(MAKE) -C tools/testing/unit
 	$(MAKE) -C tools/testing/selftests
+	$(MAKE) -C tools/testing/exporter
 
 # Every installed kernel of tools/testing/kernels.conf (KVER= or
 # JOULES_KERNELS= narrows it).
@@ -79,9 +80,13 @@ install: all
 	$(MAKE) -C user install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	install -D -m 0644 packaging/joules-modprobe.conf $(DESTDIR)/etc/modprobe.d/joules.conf
 	install -D -m 0644 packaging/90-joules.rules $(DESTDIR)/etc/udev/rules.d/90-joules.rules
-	install -d $(DESTDIR)$(MAN_DIR)/man1 $(DESTDIR)$(MAN_DIR)/man4
-	for m in Documentation/man/*.1; do [ -f "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MAN_DIR)/man1/ || true; done
-	for m in Documentation/man/*.4; do [ -f "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MAN_DIR)/man4/ || true; done
+	for n in 1 4 8; do \
+		install -d $(DESTDIR)$(MAN_DIR)/man$$n; \
+		for m in Documentation/man/*.$$n; do [ -f "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MAN_DIR)/man$$n/ || true; done; \
+	done
+	sed 's,/usr/local/bin/,$(PREFIX)/bin/,' packaging/joules-exporter.service > joules-exporter.service.tmp
+	install -D -m 0644 joules-exporter.service.tmp $(DESTDIR)/lib/systemd/system/joules-exporter.service
+	rm -f joules-exporter.service.tmp
 
 clean:
 	-[ -d "$(KDIR)" ] && $(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -100,9 +100,9 @@ static void usage(FILE *fp)
 		fprintf(fp, "  %-8s %s\n", jm_collectors[c].name,
 			jm_collectors[c].what);
 	fprintf(fp,
-		"\nPrivileges: node energy (GET_NODE) needs CAP_NET_ADMIN today (the\n"
-		"module will move it to CAP_PERFMON or CAP_SYS_ADMIN); other users'\n"
-		"processes need CAP_SYS_PTRACE. Without them the series are left out\n"
+		"\nPrivileges: node energy (GET_NODE) needs CAP_PERFMON or CAP_SYS_ADMIN;\n"
+		"other users' processes need CAP_SYS_PTRACE. Without them the series\n"
+		"are left out\n"
 		"and joules_exporter_collector_error{reason=\"permission\"} says so.\n"
 		"See joules-exporter(8).\n");
 }

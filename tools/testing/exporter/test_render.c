@@ -236,7 +236,7 @@ static void test_absent(void)
 	tap_done("absent hardware is absent, never zero");
 }
 
-/* GET_NODE refused (no CAP_NET_ADMIN), processes only partly visible. */
+/* GET_NODE refused (no CAP_PERFMON), processes only partly visible. */
 static void test_permission(void)
 {
 	struct jm_snapshot snap;
