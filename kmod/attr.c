@@ -316,9 +316,10 @@ static void emit_exit(struct joules_entry *e)
 	joules_entry_totals(e, &t);
 	raw_spin_unlock(&g->lock);
 	joules_fill_stats(e, &t, &st);
-	st.pid = e->pid;
-	st.tgid = e->tgid;
-	st.uid = from_kuid_munged(&init_user_ns, e->uid);
+	/* Identity as of its exit (probe_exit), like taskstats. */
+	st.pid = READ_ONCE(e->pid);
+	st.tgid = READ_ONCE(e->tgid);
+	st.uid = from_kuid_munged(&init_user_ns, READ_ONCE(e->uid));
 	st.nr_threads = 1;
 	st.exited = true;
 	joules_nl_exit_record(&st);
@@ -347,7 +348,7 @@ static void tick(struct work_struct *work)
 		list_add_tail(&e->wnode, &dying_wait);
 	}
 	list_for_each_entry_safe(e, tmp, &dying_wait, wnode)
-		if (joules_off_cpu(e))
+		if (joules_off_cpu(e) && !joules_leader_waits(e))
 			list_move_tail(&e->wnode, &ready);
 	for (n = llist_del_all(&joules_reaped); n; n = next) {
 		next = n->next;

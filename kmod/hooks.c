@@ -130,13 +130,18 @@ static void probe_free(void *data, struct task_struct *t)
 	joules_untrack(t);
 }
 
-/* Keep comm as of exit: exit records are built after the task is gone. */
+/* Identity as of exit: exit records are built after the task is gone. */
 static void probe_exit(JL_TP_EXIT_PROTO(t))
 {
-	struct joules_entry *e = joules_lookup(t);
+	joules_exit_identity(t);
+}
 
-	if (e)
-		memcpy(e->comm, t->comm, TASK_COMM_LEN - 1);
+/* exec in a non-leader thread swaps pids with the old leader. */
+static void probe_exec(void *data, struct task_struct *t, pid_t old_pid,
+		       struct linux_binprm *bprm)
+{
+	if (old_pid != t->pid)
+		joules_exec_swap(t, old_pid);
 }
 
 struct hook {
@@ -149,6 +154,7 @@ struct hook {
 static struct hook hooks[] = {
 	{ "task_newtask", probe_newtask },
 	{ "sched_process_exit", probe_exit },
+	{ "sched_process_exec", probe_exec },
 	{ "sched_process_free", probe_free },
 	{ "sched_switch", probe_sched_switch },
 };

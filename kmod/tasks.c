@@ -406,6 +406,65 @@ void joules_fold(struct joules_entry *e)
 		call_rcu(&g->rcu, group_free_rcu);
 }
 
+/*
+ * A group leader's exit record waits until every other thread of its group
+ * has died: pid == tgid in a record reads as "the process ended", which a
+ * leader that exits first (pthread_exit() in main) or is replaced by exec
+ * in another thread is not. Worker; e is dead and off its CPU.
+ */
+bool joules_leader_waits(struct joules_entry *e)
+{
+	struct joules_group *g = e->group;
+	struct joules_entry *m;
+	bool wait = false;
+
+	if (READ_ONCE(e->pid) != READ_ONCE(e->tgid))
+		return false;
+	raw_spin_lock(&g->lock);
+	list_for_each_entry(m, &g->members, gnode) {
+		if (m != e && !test_bit(JE_DEAD, &m->flags)) {
+			wait = true;
+			break;
+		}
+	}
+	raw_spin_unlock(&g->lock);
+	return wait;
+}
+
+/*
+ * exec in a non-leader thread (de_thread()): the exec'ing thread t took
+ * the tgid as its pid and the old leader its old tid. Rename both entries
+ * so that the old leader's exit record is a thread's. exec hook.
+ */
+void joules_exec_swap(struct task_struct *t, pid_t old_pid)
+{
+	struct joules_entry *e = joules_lookup(t), *m;
+	struct joules_group *g;
+
+	if (!e)
+		return;
+	g = e->group;
+	raw_spin_lock(&g->lock);
+	list_for_each_entry(m, &g->members, gnode)
+		if (m != e && READ_ONCE(m->pid) == t->tgid)
+			WRITE_ONCE(m->pid, old_pid);
+	WRITE_ONCE(e->pid, t->pid);
+	raw_spin_unlock(&g->lock);
+}
+
+/* Identity at exit, for the exit record: a setuid() since fork shows. */
+void joules_exit_identity(struct task_struct *t)
+{
+	struct joules_entry *e = joules_lookup(t);
+
+	if (!e)
+		return;
+	WRITE_ONCE(e->pid, t->pid);
+	WRITE_ONCE(e->tgid, t->tgid);
+	WRITE_ONCE(e->uid, task_uid(t));
+	memcpy(e->comm, t->comm, TASK_COMM_LEN - 1);
+}
+
 void joules_for_each_entry(void (*cb)(struct joules_entry *e, void *arg),
 			   void *arg)
 {

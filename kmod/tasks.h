@@ -201,6 +201,10 @@ void joules_count(struct joules_entry *e);
 bool joules_off_cpu(struct joules_entry *e);
 /* Irqs off: add this CPU's PMU deltas to e (the task that ran here). */
 void joules_count_hw(struct joules_entry *e, struct joules_cpu *jc);
+/* Exit records: identity at exit, exec's pid swap, leaders last. */
+void joules_exit_identity(struct task_struct *t);
+void joules_exec_swap(struct task_struct *t, pid_t old_pid);
+bool joules_leader_waits(struct joules_entry *e);
 /* Worker: fold a finalised, reaped entry into its group and free it. */
 void joules_fold(struct joules_entry *e);
 /* Worker: totals of one entry (caller holds e->group->lock). */
