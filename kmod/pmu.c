@@ -3,7 +3,9 @@
  * Hardware counters: one pinned kernel perf event per CPU for cycles,
  * instructions and cache misses, read at every context switch. Where the
  * CPU has no PMU (QEMU's software emulation among them) the events cannot
- * be created and the counters are reported absent, never as zero.
+ * be created and the counters are reported absent, never as zero. A CPU
+ * hotplug state creates them (and notes the CPU's package) as CPUs come
+ * online and releases them as CPUs go.
  *
  * perf_event_read_local() is not exported, so the read is done the way it
  * does it: for an event active on this CPU, ask the PMU driver to fold the
@@ -33,7 +35,7 @@ MODULE_PARM_DESC(hw_counters,
 
 u32 joules_pmu_present(void)
 {
-	return present;
+	return READ_ONCE(present);
 }
 
 static bool read_event(struct perf_event *ev, u64 *val)
@@ -48,15 +50,15 @@ static bool read_event(struct perf_event *ev, u64 *val)
 
 u32 joules_pmu_read(struct joules_cpu *jc, u64 *hw)
 {
-	u32 mask = 0;
+	u32 mask = 0, have = READ_ONCE(present);
 	unsigned int i;
 	u64 v;
 
-	if (!present)
+	if (!have)
 		return 0;
 	for (i = 0; i < JOULES_NR_HW; i++) {
 		hw[i] = 0;
-		if (!read_event(jc->hw[i], &v))
+		if (!(have & (1U << hw_feature[i])) || !read_event(jc->hw[i], &v))
 			continue;
 		hw[i] = v - jc->hw_last[i];
 		jc->hw_last[i] = v;
@@ -65,74 +67,102 @@ u32 joules_pmu_read(struct joules_cpu *jc, u64 *hw)
 	return mask;
 }
 
-int joules_pmu_init(void)
+static enum cpuhp_state hp_state;	/* 0 while registering */
+
+/*
+ * A CPU comes online (at registration: every online CPU). Runs on that
+ * CPU, so its per-CPU state is swapped with interrupts off, which the
+ * sched_switch probe (interrupts off too) cannot interleave with. Its
+ * package is looked up now: CPUs come and go.
+ */
+static int joules_cpu_online(unsigned int cpu)
 {
+	struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);
+	struct perf_event *ev[JOULES_NR_HW] = { NULL };
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_HARDWARE,
 		.size = sizeof(attr),
 		.pinned = 1,
 	};
-	unsigned int cpu, i;
-	u32 ok = (1U << hw_feature[0]) | (1U << hw_feature[1]) | (1U << hw_feature[2]);
+	unsigned int i, pkg = topology_logical_package_id(cpu);
+	u32 want = READ_ONCE(present);
 
-	if (!hw_counters) {
+	for (i = 0; i < JOULES_NR_HW; i++) {
+		if (!(want & (1U << hw_feature[i])))
+			continue;
+		attr.config = hw_config[i];
+		ev[i] = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
+		if (IS_ERR(ev[i])) {
+			ev[i] = NULL;
+			/* Missing on one CPU is absent everywhere: no partial sums. */
+			want &= ~(1U << hw_feature[i]);
+			if (hp_state)	/* a CPU that came later; at load: below */
+				pr_info("%s counter unavailable on CPU %u: absent from now on\n",
+					jl_feature_names[hw_feature[i]], cpu);
+		}
+	}
+	WRITE_ONCE(present, want);
+	local_irq_disable();
+	for (i = 0; i < JOULES_NR_HW; i++) {
+		jc->hw[i] = ev[i];
+		jc->hw_last[i] = 0;
+	}
+	jc->pkg = pkg < joules_nr_pkgs ? pkg : 0;
+	jc->cur = NULL;
+	jc->awake = true;	/* the next flush finds what runs here */
+	local_irq_enable();
+	return 0;
+}
+
+/* A CPU goes down (and, at unregistration, every CPU): on that CPU. */
+static int joules_cpu_offline(unsigned int cpu)
+{
+	struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);
+	struct perf_event *ev[JOULES_NR_HW];
+	unsigned int i;
+
+	local_irq_disable();
+	for (i = 0; i < JOULES_NR_HW; i++) {
+		ev[i] = jc->hw[i];
+		jc->hw[i] = NULL;
+	}
+	jc->cur = NULL;
+	local_irq_enable();
+	for (i = 0; i < JOULES_NR_HW; i++)
+		if (ev[i])
+			perf_event_release_kernel(ev[i]);
+	return 0;
+}
+
+int joules_pmu_init(void)
+{
+	int ret;
+
+	if (!hw_counters)
 		pr_info("hardware counters off (hw_counters=0): cycles, instructions and cache misses are absent\n");
-		return 0;
-	}
-	cpus_read_lock();
-	for_each_online_cpu(cpu) {
-		struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);
-
-		for (i = 0; i < JOULES_NR_HW; i++) {
-			struct perf_event *ev;
-
-			if (!(ok & (1U << hw_feature[i])))
-				continue;
-			attr.config = hw_config[i];
-			ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
-			if (IS_ERR(ev)) {
-				ok &= ~(1U << hw_feature[i]);
-				continue;
-			}
-			jc->hw[i] = ev;
-		}
-	}
-	cpus_read_unlock();
-	/* A counter missing on any CPU is absent everywhere: no partial sums. */
-	for_each_possible_cpu(cpu) {
-		struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);
-
-		for (i = 0; i < JOULES_NR_HW; i++) {
-			if (jc->hw[i] && !(ok & (1U << hw_feature[i]))) {
-				perf_event_release_kernel(jc->hw[i]);
-				jc->hw[i] = NULL;
-			}
-		}
-	}
-	present = ok;
+	present = hw_counters ? (1U << hw_feature[0]) | (1U << hw_feature[1]) |
+				(1U << hw_feature[2]) : 0;
+	/* Brings every online CPU up: its package, and its counters. */
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "joules:online",
+				joules_cpu_online, joules_cpu_offline);
+	if (ret < 0)
+		return ret;
+	hp_state = ret;
 	/* Before the hooks exist: nothing runs the code being patched. */
 	if (present)
 		static_branch_enable(&joules_hw_on);
-	if (!present)
+	else if (hw_counters)
 		pr_info("no hardware counters (no PMU): cycles, instructions and cache misses are absent\n");
 	return 0;
 }
 
 void joules_pmu_exit(void)
 {
-	unsigned int cpu, i;
-
 	/* The hooks are gone: no probe reads the events any more. */
-	if (present)
+	if (static_key_enabled(&joules_hw_on))
 		static_branch_disable(&joules_hw_on);
+	if (hp_state > 0)
+		cpuhp_remove_state(hp_state);
+	hp_state = 0;
 	present = 0;
-	for_each_possible_cpu(cpu) {
-		struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);
-
-		for (i = 0; i < JOULES_NR_HW; i++) {
-			if (jc->hw[i])
-				perf_event_release_kernel(jc->hw[i]);
-			jc->hw[i] = NULL;
-		}
-	}
 }

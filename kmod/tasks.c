@@ -582,12 +582,8 @@ int joules_tasks_init(void)
 	for_each_possible_cpu(cpu) {
 		struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);
 
+		/* Packages and counters: as CPUs come online (pmu.c). */
 		memset(jc, 0, sizeof(*jc));
-		/* The first flush finds what runs now (see flush_cpu()). */
-		jc->awake = true;
-		jc->pkg = topology_logical_package_id(cpu);
-		if (jc->pkg >= joules_nr_pkgs)
-			jc->pkg = 0;
 	}
 	joules_gen = 1;
 	/* Before the hooks exist: nothing runs the code being patched. */

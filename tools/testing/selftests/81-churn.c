@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Churn: 100,000 processes and threads are created and exit while readers
- * loop over /proc/energy and a netlink subscriber listens. Afterwards the
+ * loop over /proc/energy, another lists the churning threads, and a
+ * netlink subscriber listens. Afterwards the
  * module's object count is back to its baseline, its task table matches
  * the tasks that exist, and its slab holds no more than before.
  *
@@ -64,6 +65,35 @@ static void *reader(void *arg)
 		closedir(d);
 		/* Readers keep up the pressure without starving the churn. */
 		usleep(20000);
+	}
+	return NULL;
+}
+
+/*
+ * List this process's threads, which come and go by the thousand: the
+ * listing emits names outside RCU (dir_emit() may fault and sleep; a
+ * debug kernel reports it if it does not).
+ */
+static void *thread_lister(void *arg)
+{
+	char path[64];
+
+	(void)arg;
+	snprintf(path, sizeof(path), "/proc/energy/threads/%d", getpid());
+	while (!stop_readers) {
+		DIR *d = opendir(path);
+
+		if (!d) {
+			__sync_fetch_and_add(&reads_bad, 1);
+			last_bad_errno = errno;
+			usleep(1000);
+			continue;
+		}
+		while (readdir(d))
+			;
+		closedir(d);
+		__sync_fetch_and_add(&reads_ok, 1);
+		usleep(5000);
 	}
 	return NULL;
 }
@@ -185,7 +215,7 @@ int main(int argc, char **argv)
 	unsigned long nthr = argc > 2 ? strtoul(argv[2], NULL, 10) : st_scaled(80000);
 	unsigned long long base_obj, obj, tracked, misses0;
 	long per = 0, slab0, slab1, tasks;
-	pthread_t rd[2];
+	pthread_t rd[3];
 	pid_t sub = -1, forker;
 	int status, i;
 	double t0;
@@ -209,6 +239,7 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < 2; i++)
 		pthread_create(&rd[i], NULL, reader, NULL);
+	pthread_create(&rd[2], NULL, thread_lister, NULL);
 	usleep(500000);
 	base_obj = wait_objects(sysfs_u64("objects"), 0);
 	slab0 = slab_active(&per);
@@ -238,7 +269,7 @@ int main(int argc, char **argv)
 	       base_obj);
 
 	stop_readers = 1;
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 3; i++)
 		pthread_join(rd[i], NULL);
 	tap_ok(reads_bad == 0 && reads_ok > 0,
 	       "readers: %lu reads, %lu of exited tasks (ENOENT/ESRCH), %lu other errors (last %s)",
