@@ -132,6 +132,19 @@
 #define jl_drop_inode generic_delete_inode
 #endif
 
+/*
+ * /proc/<pid>/energy exists only in kernels patched with
+ * packaging/kernel-patches/ (include/linux/proc_energy.h); a module built
+ * against such a tree registers as its provider at load (kmod/procpid.c).
+ * Kbuild looks for the header (sparse has no __has_include) and defines
+ * JL_HAVE_PROC_ENERGY=1 where it exists.
+ */
+#ifdef JL_HAVE_PROC_ENERGY
+#include <linux/proc_energy.h>
+#else
+#define JL_HAVE_PROC_ENERGY 0
+#endif
+
 /* ---- netlink ---- */
 
 /*

@@ -144,6 +144,10 @@ struct pid_namespace;
 int joules_print_stats(struct seq_file *m, struct task_struct *t, bool process,
 		       struct pid_namespace *ns);
 
+/* procpid.c: /proc/<pid>/energy of patched kernels. */
+void joules_procpid_init(void);
+void joules_procpid_exit(void);
+ssize_t joules_procpid_status(char *buf);
 
 /* netlink.c: generic netlink family "joules". */
 int joules_nl_init(void);

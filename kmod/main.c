@@ -63,6 +63,7 @@ static int __init joules_init(void)
 	err = joules_fs_init();
 	if (err)
 		goto out_attr;
+	joules_procpid_init();
 
 	pr_info("version %s loaded (abi %d)\n", JL_VERSION, JL_ABI_VERSION);
 	return 0;
@@ -96,6 +97,7 @@ out_model:
 
 static void __exit joules_exit(void)
 {
+	joules_procpid_exit();
 	joules_fs_exit();
 	joules_stop();
 	joules_sysfs_exit();

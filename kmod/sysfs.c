@@ -65,6 +65,12 @@ static ssize_t hw_counters_show(struct kobject *k, struct kobj_attribute *a, cha
 }
 static struct kobj_attribute hw_counters_attr = __ATTR_RO(hw_counters);
 
+static ssize_t proc_pid_energy_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	return joules_procpid_status(buf);
+}
+static struct kobj_attribute proc_pid_energy_attr = __ATTR_RO(proc_pid_energy);
+
 /* A u32 setting with bounds; changed(old) runs after a successful write. */
 #define RW_UINT(name, var, lo, hi, changed)                                  \
 	static ssize_t name##_show(struct kobject *k, struct kobj_attribute *a, \
@@ -223,6 +229,7 @@ static struct attribute *joules_attrs[] = {
 	&alloc_failures_attr.attr,
 	&packages_attr.attr,
 	&hw_counters_attr.attr,
+	&proc_pid_energy_attr.attr,
 	NULL,
 };
 

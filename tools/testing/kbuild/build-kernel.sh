@@ -1,0 +1,84 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Build a test kernel from Debian's linux-source-6.12 package:
+#
+#   build-kernel.sh FLAVOUR            build it (or find it in the cache)
+#   build-kernel.sh --print-dir FLAVOUR  print its cache directory if built
+#
+# FLAVOUR.config (next to this script) is a config fragment merged over
+# tinyconfig plus base.config; FLAVOUR.patches, if present, lists patches
+# (paths relative to the repository) applied to the source first. The result
+# is cached outside any clone in $JOULES_KERNEL_CACHE (default
+# /var/cache/joules/kernels)/FLAVOUR-HASH, HASH covering the source
+# package's version, the fragments, the patches and this script, so a second
+# run costs nothing. The directory holds bzImage, the kernel's config and
+# build/ (the tree out-of-tree modules are built against).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
+cache=${JOULES_KERNEL_CACHE:-/var/cache/joules/kernels}
+tarball=${JOULES_KERNEL_SOURCE:-/usr/src/linux-source-6.12.tar.xz}
+print=0
+if [ "${1:-}" = --print-dir ]; then
+	print=1
+	shift
+fi
+flavour=${1:?usage: build-kernel.sh [--print-dir] FLAVOUR}
+frag=$here/$flavour.config
+[ -r "$frag" ] || { echo "build-kernel: no config fragment $frag" >&2; exit 2; }
+patches=
+if [ -r "$here/$flavour.patches" ]; then
+	for p in $(grep -v '^#' "$here/$flavour.patches"); do
+		[ -r "$top/$p" ] || { echo "build-kernel: patch $p not found" >&2; exit 2; }
+		patches="$patches $top/$p"
+	done
+fi
+srcver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)
+if [ -z "$srcver" ] || ! [ -r "$tarball" ]; then
+	echo "build-kernel: linux-source-6.12 is not installed (apt-get install linux-source-6.12)" >&2
+	exit 1
+fi
+key=$( { echo "$srcver"; cat "$here/base.config" "$frag" "$0" $patches; } | sha256sum | cut -c1-16)
+dir=$cache/$flavour-$key
+if [ $print = 1 ]; then
+	[ -r "$dir/bzImage" ] && echo "$dir"
+	exit 0
+fi
+if [ -r "$dir/bzImage" ]; then
+	echo "build-kernel: $flavour is cached in $dir"
+	exit 0
+fi
+
+mkdir -p "$cache"
+tmp=$(mktemp -d "$cache/.$flavour-$key.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+echo "build-kernel: building $flavour from linux-source-6.12 $srcver in $tmp"
+start=$(date +%s)
+tar -xf "$tarball" -C "$tmp"
+mv "$tmp"/linux-source-6.12 "$tmp"/build
+src=$tmp/build
+for p in $patches; do
+	echo "build-kernel: applying $(basename "$p")"
+	patch -d "$src" -p1 --quiet --forward < "$p"
+done
+make -s -C "$src" tinyconfig > /dev/null
+"$src"/scripts/kconfig/merge_config.sh -m -O "$src" "$src"/.config "$here"/base.config "$frag" > "$tmp/merge.log"
+make -s -C "$src" olddefconfig > /dev/null
+# Every option asked for must be in the result: Kconfig drops what it
+# cannot satisfy silently, and a debug kernel without its checkers would
+# pass everything.
+missing=$(cat "$here"/base.config "$frag" | grep -E '^(CONFIG_[A-Z0-9_]+=|# CONFIG_[A-Z0-9_]+ is not set)' |
+	while read -r line; do grep -qxF "$line" "$src/.config" || echo "$line"; done)
+if [ -n "$missing" ]; then
+	echo "build-kernel: Kconfig did not keep:" >&2
+	echo "$missing" | sed 's/^/  /' >&2
+	exit 1
+fi
+make -s -C "$src" -j"$(nproc)" bzImage modules
+cp "$src"/arch/x86/boot/bzImage "$src"/.config "$tmp"/
+# Out-of-tree builds need the tree, not the kernel's own objects (vmlinux
+# stays: scripts/decode_stacktrace.sh reads it).
+find "$src" -name '*.o' ! -path "$src/scripts/*" ! -path "$src/tools/*" -delete
+trap - EXIT
+mv "$tmp" "$dir"
+echo "build-kernel: $flavour built in $(($(date +%s) - start)) s: $dir"
