@@ -799,10 +799,10 @@ static void test_interval_change(void)
 		/* One sample after the write: the 60 s tick is queued now. */
 		tap_check(st_write(JOULES_SYSFS "/interval_ms", "60000", 5) == 0,
 			  "set 60000 ms");
-		tap_check(st_samples(nl, s, 1) == 1, "a sample after setting 60 s");
+		tap_check(st_fresh_samples(nl, s, 1) == 1, "a sample after setting 60 s");
 		tap_check(st_write(JOULES_SYSFS "/interval_ms", "100", 3) == 0, "set 100 ms");
 		t0 = st_now();
-		tap_check(st_samples(nl, s, 2) == 2, "two samples after setting 100 ms");
+		tap_check(st_fresh_samples(nl, s, 2) == 2, "two samples after setting 100 ms");
 		tap_check(st_now() - t0 < 2.0, "they came in %.2f s, not after the 60 s interval",
 			  st_now() - t0);
 		jnl_close(nl);

@@ -60,13 +60,13 @@ TEST(offline_and_back)
 	close(ready[1]);
 	EXPECT_EQ(0, set_online(0));
 	/* Intervals go on with one CPU. */
-	EXPECT_EQ(2, st_samples(nl, s, 2));
+	EXPECT_EQ(2, st_fresh_samples(nl, s, 2));
 	EXPECT_EQ(1, read(ready[0], &c, 1));
 	EXPECT_EQ(0, set_online(1));
 	EXPECT_EQ(1, write(go[1], "g", 1));
 	EXPECT_EQ(1, read(ready[0], &c, 1));
 	/* Blocked now: let the worker charge what it has not yet. */
-	EXPECT_EQ(3, st_samples(nl, s, 3));
+	EXPECT_EQ(3, st_fresh_samples(nl, s, 3));
 
 	snprintf(path, sizeof(path), "/proc/energy/%d", p);
 	ASSERT_LT(0, st_read(path, b, sizeof(b)));

@@ -180,6 +180,20 @@ static inline int st_samples(struct jnl *nl, struct sample_rec *s, int n)
 	return got;
 }
 
+/*
+ * The same, of intervals that end after this call: samples queued on the
+ * socket meanwhile are dropped first (a subscriber that was busy would
+ * otherwise get old ones at once, and wait for nothing).
+ */
+static inline int st_fresh_samples(struct jnl *nl, struct sample_rec *s, int n)
+{
+	struct jnl_event ev;
+
+	while (jnl_next_event(nl, &ev, 0) == 1)
+		jnl_event_free(&ev);
+	return st_samples(nl, s, n);
+}
+
 #define ST_METER "/lib/joules/joules_testmeter.ko"
 
 /*
