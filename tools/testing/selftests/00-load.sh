@@ -8,6 +8,10 @@ failed=0
 echo "TAP version 13"
 echo "1..7"
 joules_unload >/dev/null 2>&1
+# The plain path first: nothing else on sched_switch (the runner keeps
+# the trace event on for everyone else).
+tr=/sys/kernel/tracing
+echo 0 > $tr/events/sched/sched_switch/enable 2>/dev/null
 dmesg -c >/dev/null
 insmod "$JOULES_KO"; t $? "insmod joules.ko"
 v=$(cat /sys/kernel/joules/version 2>/dev/null)
@@ -22,7 +26,6 @@ joules_unload; t $? "unload"
 # software emulation that patching has livelocked the guest (see
 # Documentation/testing.rst and 82-reload-stress). The loads above and the
 # harness's own, one per test program, still take the patching path.
-tr=/sys/kernel/tracing
 [ -d $tr/events ] || mount -t tracefs tracefs $tr 2>/dev/null
 echo 64 > $tr/buffer_size_kb 2>/dev/null
 echo 1 > $tr/events/sched/sched_switch/enable 2>/dev/null ||
