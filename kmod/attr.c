@@ -137,6 +137,32 @@ static void take_deltas(struct joules_entry *e, unsigned int pkg,
 	}
 }
 
+/* The same charge to e's cgroup and its ancestors. */
+static void charge_cgroup(struct joules_entry *e, const struct jl_feat *d, u64 uj,
+			  const u64 *part, u32 domains, u32 source, u64 generation)
+{
+	struct joules_totals c = { 0 };
+	u64 rd = READ_ONCE(e->io_read), wr = READ_ONCE(e->io_write);
+	unsigned int i;
+
+	if (!e->cg)
+		return;
+	c.s.energy_uj = uj;
+	for (i = 0; i < JL_NR_DOMAINS; i++)
+		c.s.domain_uj[i] = part[i];
+	c.s.domains = domains;
+	c.s.source_mask = source;
+	if (source)
+		c.s.model_generation = generation;
+	memcpy(c.feat, d->v, sizeof(c.feat));
+	c.hw_present = d->present & ~((1U << JL_F_CPU_NS) | (1U << JL_F_DISK));
+	c.read_bytes = rd - e->cg_read;
+	c.write_bytes = wr - e->cg_write;
+	e->cg_read = rd;
+	e->cg_write = wr;
+	joules_cg_charge(e, &c);
+}
+
 static inline struct joules_slot *node_slot(struct llist_node *n,
 					    unsigned int par)
 {
@@ -166,6 +192,7 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 		struct jl_feat d;
 
 		joules_count(e);
+		joules_cg_update(e);
 		take_deltas(e, pkg, &d);
 		for (f = 0; f < JL_NR_FEATURES; f++)
 			smp->feat.v[f] += d.v[f];
@@ -246,6 +273,9 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 			smp->energy_uj += uj;
 			smp->source |= JOULES_SRC_MODEL;
 		}
+		charge_cgroup(e, &d, uj, part, measured ? mt.domains : 0,
+			      measured ? JOULES_SRC_RAPL : uj ? JOULES_SRC_MODEL : 0,
+			      pp->generation);
 	}
 	/*
 	 * The parts add up to each share exactly when the weights are the
@@ -283,6 +313,11 @@ static void give_idle(struct joules_entry *e, void *arg)
 	e->sums.idle_uj += part;
 	e->sums.energy_uj += part;
 	raw_spin_unlock(&g->lock);
+	if (e->cg) {
+		struct joules_totals c = { .s = { .energy_uj = part, .idle_uj = part } };
+
+		joules_cg_charge(e, &c);
+	}
 }
 
 /* GreenPipe's rule: idle energy split evenly by the number of live tasks. */
@@ -367,6 +402,7 @@ static void tick(struct work_struct *work)
 			continue;
 		set_bit(JE_DEAD, &e->flags);
 		set_bit(JE_FINAL, &e->flags);
+		joules_cg_task_gone(e);
 	}
 
 	/* A task ran that joules does not know: have the sweep find it. */
@@ -427,6 +463,7 @@ static void tick(struct work_struct *work)
 		list_del_init(&e->wnode);
 		emit_exit(e);
 		set_bit(JE_FINAL, &e->flags);
+		joules_cg_task_gone(e);
 	}
 	list_for_each_entry_safe(e, tmp, &reaped_wait, rwait) {
 		if (!test_bit(JE_FINAL, &e->flags))
@@ -455,6 +492,7 @@ static void tick(struct work_struct *work)
 	spin_unlock(&totals_lock);
 
 	joules_nl_sample(&smp);
+	joules_cg_tick();
 
 	if (!READ_ONCE(stopping))
 		queue_delayed_work(system_unbound_wq, &tick_work,

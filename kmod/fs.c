@@ -11,6 +11,9 @@
  *   /proc/energy/threads/<tgid>/<tid>   one thread: a file
  *   /proc/energy/self                   -> <tgid> of the reader
  *   /proc/energy/thread-self            -> threads/<tgid>/<tid> of the reader
+ *   /proc/energy/cgroup/<path>/energy.stat  a cgroup (v2), with its
+ *                                       descendants (fs_cgroup.c);
+ *                                       cgroup -> cgroupns/<reader's cgroup ns>
  *
  * Every path is an ordinary file, directory or link. Pids, in names and in
  * the files, are those of the pid namespace of whoever mounted it, as in
@@ -37,26 +40,15 @@
 #include <linux/string.h>
 
 #include "compat.h"
+#include "fs.h"
 #include "tasks.h"
 
 #define JOULESFS_MAGIC 0x4a4f554c	/* "JOUL" */
-
-/* Per mount: whose pids, and who sees which (proc's hidepid rules). */
-struct jf_info {
-	struct pid_namespace *ns;
-	int hidepid;		/* enum proc_hidepid */
-	kgid_t gid;		/* exempt from hidepid */
-};
 
 static struct proc_dir_entry *mount_point;
 
 static const struct inode_operations jf_root_iops, jf_threads_iops, jf_tgdir_iops;
 static const struct file_operations jf_root_fops, jf_threads_fops, jf_tgdir_fops;
-
-static inline struct jf_info *sb_info(struct super_block *sb)
-{
-	return sb->s_fs_info;
-}
 
 /* The pid an inode stands for lives in i_private (a counted reference). */
 static inline struct pid *inode_pid(struct inode *inode)
@@ -71,8 +63,8 @@ static inline struct pid *inode_pid(struct inode *inode)
  * reference does not keep a pid alive: once the task is reaped its pid is
  * freed after a grace period, task_struct or not.
  */
-static struct inode *jf_inode(struct super_block *sb, umode_t mode,
-			      struct pid *pid, struct task_struct *t)
+struct inode *jf_inode(struct super_block *sb, umode_t mode, struct pid *pid,
+		       struct task_struct *t)
 {
 	struct inode *inode = new_inode(sb);
 
@@ -101,7 +93,10 @@ static void jf_evict(struct inode *inode)
 {
 	truncate_inode_pages_final(&inode->i_data);
 	clear_inode(inode);
-	put_pid(inode_pid(inode));
+	if (jf_cg_inode(inode))
+		jf_cg_evict(inode);
+	else
+		put_pid(inode_pid(inode));
 }
 
 /*
@@ -158,6 +153,8 @@ static int jf_revalidate(JL_D_REVALIDATE_PROTO(dentry, flags))
 
 	if (!inode)
 		return 0;
+	if (jf_cg_inode(inode))
+		return jf_cg_revalidate(dentry, inode, flags);
 	/* Not a pid (a link, threads/): nothing to go stale. */
 	if (!inode_pid(inode))
 		return 1;
@@ -183,13 +180,17 @@ static int jf_revalidate(JL_D_REVALIDATE_PROTO(dentry, flags))
 	return alive;
 }
 
-/* Dentries whose task is gone are not kept once unused. */
+/*
+ * Dentries whose task is gone are not kept once unused, nor cgroup ones
+ * (each holds its cgroup).
+ */
 static int jf_delete(const struct dentry *dentry)
 {
 	struct inode *inode = d_inode(dentry);
 
-	return !inode ||
-	       (inode_pid(inode) && !pid_has_task(inode_pid(inode), PIDTYPE_PID));
+	if (!inode || jf_cg_inode(inode))
+		return 1;
+	return inode_pid(inode) && !pid_has_task(inode_pid(inode), PIDTYPE_PID);
 }
 
 static const struct dentry_operations jf_dops = {
@@ -222,14 +223,8 @@ static void put_u64(struct seq_file *m, const char *key, u64 v)
 	seq_putc(m, '\n');
 }
 
-/*
- * t's key: value lines (process: its whole thread group), pids as seen in
- * ns. The caller has decided that the reader may see them: joulesfs with
- * joules_may_read(), /proc/<pid>/energy of a patched kernel with the
- * kernel's own rule.
- */
-int joules_print_stats(struct seq_file *m, struct task_struct *t, bool process,
-		       struct pid_namespace *ns)
+/* The lines every energy file has, from source: to write_bytes. */
+void jf_print_energy(struct seq_file *m, const struct joules_stats *st)
 {
 	static const char *const dnames[JL_NR_DOMAINS] = {
 		"energy_pkg_uj: ", "energy_core_uj: ", "energy_dram_uj: ",
@@ -243,8 +238,48 @@ int joules_print_stats(struct seq_file *m, struct task_struct *t, bool process,
 		{ "instructions: ", JL_F_INSTR },
 		{ "cache_misses: ", JL_F_MISSES },
 	};
-	struct joules_stats st;
 	unsigned int i;
+
+	if (!st->source_mask) {
+		/* Nothing has charged it: no meter and no model set. */
+		seq_puts(m, "source: none\nenergy_uj: absent\n");
+	} else {
+		seq_puts(m, st->source_mask == (JOULES_SRC_RAPL | JOULES_SRC_MODEL) ?
+			 "source: rapl,model\n" : st->source_mask & JOULES_SRC_RAPL ?
+			 "source: rapl\n" : "source: model\n");
+		put_u64(m, "energy_uj: ", st->energy_uj);
+	}
+	for (i = 0; i < JL_NR_DOMAINS; i++)
+		if (st->domains & (1U << i))
+			put_u64(m, dnames[i], st->domain_uj[i]);
+	if (joules_idle_split || st->idle_uj)
+		put_u64(m, "idle_uj: ", st->idle_uj);
+	put_u64(m, "model_generation: ", st->model_generation);
+	put_u64(m, "cpu_time_ns: ", st->cpu_ns);
+	/* Counters no PMU counted are absent, not 0. */
+	for (i = 0; i < ARRAY_SIZE(hw); i++) {
+		if (st->hw_present & (1U << hw[i].feature)) {
+			put_u64(m, hw[i].name, i == 0 ? st->cycles :
+					       i == 1 ? st->instructions : st->cache_misses);
+		} else {
+			seq_puts(m, hw[i].name);
+			seq_puts(m, "absent\n");
+		}
+	}
+	put_u64(m, "read_bytes: ", st->read_bytes);
+	put_u64(m, "write_bytes: ", st->write_bytes);
+}
+
+/*
+ * t's key: value lines (process: its whole thread group), pids as seen in
+ * ns. The caller has decided that the reader may see them: joulesfs with
+ * joules_may_read(), /proc/<pid>/energy of a patched kernel with the
+ * kernel's own rule.
+ */
+int joules_print_stats(struct seq_file *m, struct task_struct *t, bool process,
+		       struct pid_namespace *ns)
+{
+	struct joules_stats st;
 	int err;
 
 	err = joules_task_stats(t, process, ns, seq_user_ns(m), &st);
@@ -257,34 +292,7 @@ int joules_print_stats(struct seq_file *m, struct task_struct *t, bool process,
 	if (process)
 		seq_put_decimal_ull(m, "\nthreads: ", st.nr_threads);
 	seq_puts(m, st.exited ? "\nstate: exited\n" : "\nstate: alive\n");
-	if (!st.source_mask) {
-		/* Nothing has charged this task: no meter and no model set. */
-		seq_puts(m, "source: none\nenergy_uj: absent\n");
-	} else {
-		seq_puts(m, st.source_mask == (JOULES_SRC_RAPL | JOULES_SRC_MODEL) ?
-			 "source: rapl,model\n" : st.source_mask & JOULES_SRC_RAPL ?
-			 "source: rapl\n" : "source: model\n");
-		put_u64(m, "energy_uj: ", st.energy_uj);
-	}
-	for (i = 0; i < JL_NR_DOMAINS; i++)
-		if (st.domains & (1U << i))
-			put_u64(m, dnames[i], st.domain_uj[i]);
-	if (joules_idle_split || st.idle_uj)
-		put_u64(m, "idle_uj: ", st.idle_uj);
-	put_u64(m, "model_generation: ", st.model_generation);
-	put_u64(m, "cpu_time_ns: ", st.cpu_ns);
-	/* Counters this task's CPUs had no PMU for are absent, not 0. */
-	for (i = 0; i < ARRAY_SIZE(hw); i++) {
-		if (st.hw_present & (1U << hw[i].feature)) {
-			put_u64(m, hw[i].name, i == 0 ? st.cycles :
-					       i == 1 ? st.instructions : st.cache_misses);
-		} else {
-			seq_puts(m, hw[i].name);
-			seq_puts(m, "absent\n");
-		}
-	}
-	put_u64(m, "read_bytes: ", st.read_bytes);
-	put_u64(m, "write_bytes: ", st.write_bytes);
+	jf_print_energy(m, &st);
 	return 0;
 }
 
@@ -674,6 +682,8 @@ static const struct {
 	{ "self", DT_LNK, &jf_self_iops },
 	{ "thread-self", DT_LNK, &jf_thread_self_iops },
 	{ "threads", DT_DIR, &jf_threads_iops },
+	{ "cgroup", DT_LNK, &jf_cg_link_iops },
+	{ "cgroupns", DT_DIR, &jf_cg_ns_iops },
 };
 
 static struct dentry *jf_root_lookup(struct inode *dir, struct dentry *dentry,
@@ -695,7 +705,8 @@ static struct dentry *jf_root_lookup(struct inode *dir, struct dentry *dentry,
 			return ERR_PTR(-ENOMEM);
 		inode->i_op = jf_fixed[i].iops;
 		if (jf_fixed[i].type == DT_DIR) {
-			inode->i_fop = &jf_threads_fops;
+			inode->i_fop = jf_fixed[i].iops == &jf_cg_ns_iops ?
+				       &jf_cg_ns_fops : &jf_threads_fops;
 			set_nlink(inode, 2);
 		}
 		return d_splice_alias(inode, dentry);

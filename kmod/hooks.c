@@ -144,6 +144,12 @@ static void probe_exec(void *data, struct task_struct *t, pid_t old_pid,
 		joules_exec_swap(t, old_pid);
 }
 
+/* A cgroup directory goes (cgroup_mutex held): its final record follows. */
+static void probe_cgroup_rmdir(void *data, struct cgroup *cgrp, const char *path)
+{
+	joules_cg_rmdir(cgrp);
+}
+
 struct hook {
 	const char *name;
 	void *probe;
@@ -155,6 +161,7 @@ static struct hook hooks[] = {
 	{ "task_newtask", probe_newtask },
 	{ "sched_process_exit", probe_exit },
 	{ "sched_process_exec", probe_exec },
+	{ "cgroup_rmdir", probe_cgroup_rmdir },
 	{ "sched_process_free", probe_free },
 	{ "sched_switch", probe_sched_switch },
 };

@@ -63,6 +63,14 @@ struct joules_node_sample {
 	u32 nr_tasks;		/* tasks charged this interval */
 };
 
+/* A cgroup's totals (its own tasks' and its descendants'), for a reader. */
+struct joules_cg_stats {
+	u64 id;			/* cgroup id (the cgroupfs inode number) */
+	const char *path;	/* relative to a cgroup namespace's root */
+	u32 nr_tasks;		/* live tasks in it and below */
+	struct joules_stats st;	/* energy and counters; no pid, tgid, uid, comm */
+};
+
 /* Cumulative node totals since load (netlink GET_NODE, sysfs). */
 struct joules_node_totals {
 	u64 intervals;
@@ -123,6 +131,9 @@ int joules_read_lock(struct task_struct *t);	/* exec's lock; -EINTR */
 void joules_read_unlock(struct task_struct *t);
 /* Node-wide measured energy: CAP_PERFMON or CAP_SYS_ADMIN. */
 bool joules_may_read_node(const struct joules_reader *r);
+struct cgroup;
+/* A cgroup's totals: as node energy, or the owner of its directory. */
+bool joules_may_read_cgroup(struct cgroup *cgrp, const struct joules_reader *r);
 u64 joules_tasks_tracked(void);
 
 /* hooks.c: scheduler tracepoints. */
@@ -155,9 +166,9 @@ void joules_nl_exit(void);
 /* Called from the attribution worker (process context, may sleep). */
 void joules_nl_sample(const struct joules_node_sample *s);
 void joules_nl_exit_record(const struct joules_stats *st);
+void joules_nl_cgroup_exit(const struct joules_cg_stats *cs);
 bool joules_nl_exits_wanted(void);
 
-#endif /* JOULES_H */
 
 /*
  * Energy sources (source.c). A meter gives per-package, per-domain energy
@@ -209,3 +220,5 @@ int joules_source_sysfs(struct kobject *parent);
 int joules_rapl_init(void);
 void joules_rapl_exit(void);
 const char *joules_rapl_absent_reason(void);
+
+#endif /* JOULES_H */

@@ -35,9 +35,12 @@ static int __init joules_init(void)
 	err = joules_tasks_init();
 	if (err)
 		goto out_model;
-	err = joules_track_init();
+	err = joules_cg_init();
 	if (err)
 		goto out_tasks;
+	err = joules_track_init();
+	if (err)
+		goto out_cg;
 	err = joules_pmu_init();
 	if (err)
 		goto out_track;
@@ -88,6 +91,10 @@ out_pmu:
 out_track:
 	/* A second call after joules_stop() is a no-op. */
 	joules_track_exit();
+out_cg:
+	joules_tasks_exit();
+	joules_cg_exit();
+	goto out_model;
 out_tasks:
 	joules_tasks_exit();
 out_model:
@@ -105,6 +112,7 @@ static void __exit joules_exit(void)
 	joules_source_exit();
 	joules_pmu_exit();
 	joules_tasks_exit();
+	joules_cg_exit();
 	joules_model_exit();
 	pr_info("unloaded\n");
 }

@@ -28,9 +28,12 @@
 #include <net/genetlink.h>
 #include <net/netlink.h>
 #include <net/sock.h>
+#include <linux/cgroup.h>
+#include <linux/kernfs.h>
+#include <linux/slab.h>
 
 #include "compat.h"
-#include "joules.h"
+#include "tasks.h"
 #include "uapi/joules_netlink.h"
 
 /* The uapi bits are the module's bits; keep them from drifting apart. */
@@ -100,11 +103,26 @@ static const struct nla_policy joules_nl_node_policy[JOULES_A_MAX + 1] = {
 	[JOULES_A_PAD] = { .type = NLA_REJECT },
 };
 
+/* GET_CGROUP: by id or by path (relative to the sender's cgroup namespace). */
+static const struct nla_policy joules_nl_get_cgroup_policy[JOULES_A_MAX + 1] = {
+	[JOULES_A_CGROUP_ID] = { .type = NLA_U64 },
+	[JOULES_A_CGROUP_PATH] = { .type = NLA_NUL_STRING, .len = PATH_MAX - 1 },
+};
+
+/* DUMP_CGROUPS takes no attributes. */
+static const struct nla_policy joules_nl_dump_cgroups_policy[JOULES_A_MAX + 1] = {
+	[JOULES_A_PAD] = { .type = NLA_REJECT },
+};
+
 static int joules_nl_get_task(struct sk_buff *skb, struct genl_info *info);
 static int joules_nl_dump_start(struct netlink_callback *cb);
 static int joules_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);
 static int joules_nl_dump_done(struct netlink_callback *cb);
 static int joules_nl_get_node(struct sk_buff *skb, struct genl_info *info);
+static int joules_nl_get_cgroup(struct sk_buff *skb, struct genl_info *info);
+static int joules_nl_cg_dump_start(struct netlink_callback *cb);
+static int joules_nl_cg_dump(struct sk_buff *skb, struct netlink_callback *cb);
+static int joules_nl_cg_dump_done(struct netlink_callback *cb);
 
 /* .validate is 0: strict parsing for do and dump (no GENL_DONT_VALIDATE_*). */
 static const struct genl_ops joules_nl_ops[] = {
@@ -127,6 +145,20 @@ static const struct genl_ops joules_nl_ops[] = {
 		.cmd = JOULES_CMD_GET_NODE,
 		.doit = joules_nl_get_node,
 		.policy = joules_nl_node_policy,
+		.maxattr = JOULES_A_MAX,
+	},
+	{
+		.cmd = JOULES_CMD_GET_CGROUP,
+		.doit = joules_nl_get_cgroup,
+		.policy = joules_nl_get_cgroup_policy,
+		.maxattr = JOULES_A_MAX,
+	},
+	{
+		.cmd = JOULES_CMD_DUMP_CGROUPS,
+		.start = joules_nl_cg_dump_start,
+		.dumpit = joules_nl_cg_dump,
+		.done = joules_nl_cg_dump_done,
+		.policy = joules_nl_dump_cgroups_policy,
 		.maxattr = JOULES_A_MAX,
 	},
 };
@@ -277,10 +309,26 @@ static void joules_nl_w_feat(struct joules_nl_w *w, const jl_u64 *v,
 	joules_nl_w_u32(w, JOULES_A_PRESENT, present);
 }
 
-/* A task record; @process and @exited add those flags. */
-static int joules_nl_fill_stats(struct sk_buff *skb,
-				const struct joules_stats *st, bool process,
-				bool exited)
+/* A string of any length: one that does not fit drops the record. */
+static void joules_nl_w_str(struct joules_nl_w *w, int type, const char *s)
+{
+	int len = strlen(s) + 1;
+	struct nlattr *nla;
+
+	if (w->full || w->end - w->p < nla_total_size(len)) {
+		w->full = true;
+		return;
+	}
+	nla = (struct nlattr *)w->p;
+	nla->nla_type = type;
+	nla->nla_len = nla_attr_size(len);
+	memcpy(nla_data(nla), s, len);
+	memset((u8 *)nla_data(nla) + len, 0, nla_padlen(len));
+	w->p += nla_total_size(len);
+}
+
+/* The energy and counters of a task or cgroup record. */
+static void joules_nl_w_energy(struct joules_nl_w *w, const struct joules_stats *st)
 {
 	jl_u64 feat[JL_NR_FEATURES] = {
 		[JL_F_CPU_NS] = st->cpu_ns,
@@ -288,8 +336,24 @@ static int joules_nl_fill_stats(struct sk_buff *skb,
 		[JL_F_INSTR] = st->instructions,
 		[JL_F_MISSES] = st->cache_misses,
 	};
-	/* Task records carry read/write bytes separately, not DISK_BYTES. */
+	/* These records carry read/write bytes separately, not DISK_BYTES. */
 	u32 present = JOULES_FEAT_CPU_NS | (st->hw_present & JOULES_FEAT_HW);
+
+	joules_nl_w_u64(w, JOULES_A_ENERGY_UJ, st->energy_uj);
+	joules_nl_w_u64(w, JOULES_A_IDLE_UJ, st->idle_uj);
+	joules_nl_w_domains(w, st->domains, st->domain_uj);
+	joules_nl_w_u32(w, JOULES_A_SOURCE, st->source_mask);
+	joules_nl_w_u64(w, JOULES_A_MODEL_GEN, st->model_generation);
+	joules_nl_w_feat(w, feat, present);
+	joules_nl_w_u64(w, JOULES_A_READ_BYTES, st->read_bytes);
+	joules_nl_w_u64(w, JOULES_A_WRITE_BYTES, st->write_bytes);
+}
+
+/* A task record; @process and @exited add those flags. */
+static int joules_nl_fill_stats(struct sk_buff *skb,
+				const struct joules_stats *st, bool process,
+				bool exited)
+{
 	struct joules_nl_w w;
 
 	if (!joules_nl_w_start(&w, skb))
@@ -303,14 +367,23 @@ static int joules_nl_fill_stats(struct sk_buff *skb,
 		joules_nl_w_flag(&w, JOULES_A_PROCESS);
 	if (exited)
 		joules_nl_w_flag(&w, JOULES_A_EXITED);
-	joules_nl_w_u64(&w, JOULES_A_ENERGY_UJ, st->energy_uj);
-	joules_nl_w_u64(&w, JOULES_A_IDLE_UJ, st->idle_uj);
-	joules_nl_w_domains(&w, st->domains, st->domain_uj);
-	joules_nl_w_u32(&w, JOULES_A_SOURCE, st->source_mask);
-	joules_nl_w_u64(&w, JOULES_A_MODEL_GEN, st->model_generation);
-	joules_nl_w_feat(&w, feat, present);
-	joules_nl_w_u64(&w, JOULES_A_READ_BYTES, st->read_bytes);
-	joules_nl_w_u64(&w, JOULES_A_WRITE_BYTES, st->write_bytes);
+	joules_nl_w_energy(&w, st);
+	return joules_nl_w_end(&w);
+}
+
+/* A cgroup record. */
+static int joules_nl_fill_cgroup(struct sk_buff *skb, const struct joules_cg_stats *cs)
+{
+	struct joules_nl_w w;
+
+	if (!joules_nl_w_start(&w, skb))
+		return -EMSGSIZE;
+	joules_nl_w_u64(&w, JOULES_A_CGROUP_ID, cs->id);
+	joules_nl_w_str(&w, JOULES_A_CGROUP_PATH, cs->path);
+	joules_nl_w_u32(&w, JOULES_A_NR_TASKS, cs->nr_tasks);
+	if (cs->st.exited)
+		joules_nl_w_flag(&w, JOULES_A_EXITED);
+	joules_nl_w_energy(&w, &cs->st);
 	return joules_nl_w_end(&w);
 }
 
@@ -596,6 +669,194 @@ static int joules_nl_get_node(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_reply(msg, info);
 }
 
+/*
+ * A cgroup's totals for the sender of skb, path relative to root, if both
+ * the sender and the socket's opener may read them (perm.c).
+ */
+static int joules_nl_cgroup_stats(struct sk_buff *skb, struct cgroup *cgrp,
+				  struct cgroup *root, char *path,
+				  struct joules_cg_stats *cs)
+{
+	struct joules_reader opener, sender;
+	struct joules_cg *cg;
+	int n;
+
+	joules_nl_opener(skb, &opener);
+	joules_reader_current(&sender);
+	if (!joules_may_read_cgroup(cgrp, &opener) ||
+	    !joules_may_read_cgroup(cgrp, &sender))
+		return -EPERM;
+	n = kernfs_path_from_node(cgrp->kn, root->kn, path, PATH_MAX);
+	if (n < 0 || n >= PATH_MAX)
+		return -ENAMETOOLONG;
+	cg = joules_cg_get(cgrp);
+	if (!cg)
+		return -ENOMEM;
+	joules_cg_stats(cg, cs);
+	joules_cg_put(cg);
+	cs->path = path;
+	return 0;
+}
+
+static int joules_nl_get_cgroup(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *ia = info->attrs[JOULES_A_CGROUP_ID];
+	struct nlattr *pa = info->attrs[JOULES_A_CGROUP_PATH];
+	struct cgroup *root = joules_cg_ns_root(), *cgrp;
+	struct joules_cg_stats cs;
+	struct sk_buff *msg;
+	char *path;
+	void *hdr;
+	int err;
+
+	if (!ia == !pa) {
+		GENL_SET_ERR_MSG(info,
+				 "exactly one of JOULES_A_CGROUP_ID or JOULES_A_CGROUP_PATH is required");
+		return -EINVAL;
+	}
+	if (ia) {
+		cgrp = cgroup_get_from_id(nla_get_u64(ia));
+		/* Outside the sender's cgroup namespace is as good as absent. */
+		if (!IS_ERR_OR_NULL(cgrp) && !cgroup_is_descendant(cgrp, root)) {
+			cgroup_put(cgrp);
+			cgrp = NULL;
+		}
+	} else {
+		cgrp = joules_cg_by_path(root, nla_data(pa));
+	}
+	if (IS_ERR_OR_NULL(cgrp)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, ia ? ia : pa, "no such cgroup (v2)");
+		return -ENOENT;
+	}
+	path = kmalloc(PATH_MAX, GFP_KERNEL);
+	err = path ? joules_nl_cgroup_stats(skb, cgrp, root, path, &cs) : -ENOMEM;
+	cgroup_put(cgrp);
+	if (err == -EPERM)
+		NL_SET_ERR_MSG_ATTR(info->extack, ia ? ia : pa,
+				    "a cgroup's energy needs CAP_PERFMON or CAP_SYS_ADMIN, or owning its directory");
+	if (err)
+		goto out;
+	err = -ENOMEM;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		goto out;
+	hdr = genlmsg_put_reply(msg, info, &joules_nl_family, 0, JOULES_CMD_CGROUP);
+	if (!hdr || joules_nl_fill_cgroup(msg, &cs)) {
+		nlmsg_free(msg);
+		err = -EMSGSIZE;
+		goto out;
+	}
+	genlmsg_end(msg, hdr);
+	err = genlmsg_reply(msg, info);
+out:
+	kfree(path);
+	return err;
+}
+
+/*
+ * A cgroup dump works from the ids of every cgroup in the sender's cgroup
+ * namespace, taken at its start (a cgroup removed meanwhile is skipped),
+ * so that later parts of it need no cursor into a changing tree.
+ */
+struct joules_nl_cg_ctx {
+	u64 *ids;
+	u32 n, next;
+	struct cgroup *root;	/* referenced: paths are relative to it */
+};
+static_assert(sizeof(struct joules_nl_cg_ctx) <= sizeof_field(struct netlink_callback, ctx));
+
+static struct joules_nl_cg_ctx *joules_nl_cg_ctx(struct netlink_callback *cb)
+{
+	return (struct joules_nl_cg_ctx *)cb->ctx;
+}
+
+static int joules_nl_cg_dump_start(struct netlink_callback *cb)
+{
+	struct joules_nl_cg_ctx *ctx = joules_nl_cg_ctx(cb);
+	struct cgroup *root = joules_cg_ns_root();
+	struct cgroup_subsys_state *pos;
+	u32 n = 0, cap = 256;
+	u64 *ids;
+
+	for (;;) {
+		ids = kvmalloc_array(cap, sizeof(*ids), GFP_KERNEL);
+		if (!ids)
+			return -ENOMEM;
+		n = 0;
+		rcu_read_lock();
+		css_for_each_descendant_pre(pos, &root->self) {
+			if (n == cap)
+				break;
+			ids[n++] = cgroup_id(pos->cgroup);
+		}
+		rcu_read_unlock();
+		if (n < cap)
+			break;
+		/* More cgroups than room: twice the room, walk again. */
+		kvfree(ids);
+		cap *= 2;
+	}
+	cgroup_get(root);
+	ctx->root = root;
+	ctx->ids = ids;
+	ctx->n = n;
+	ctx->next = 0;
+	return 0;
+}
+
+static int joules_nl_cg_dump_done(struct netlink_callback *cb)
+{
+	struct joules_nl_cg_ctx *ctx = joules_nl_cg_ctx(cb);
+
+	kvfree(ctx->ids);
+	ctx->ids = NULL;
+	if (ctx->root)
+		cgroup_put(ctx->root);
+	ctx->root = NULL;
+	return 0;
+}
+
+static int joules_nl_cg_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct joules_nl_cg_ctx *ctx = joules_nl_cg_ctx(cb);
+	struct joules_cg_stats cs;
+	struct cgroup *cgrp;
+	bool more = false;
+	char *path;
+	void *hdr;
+	int err;
+
+	path = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!path)
+		return -ENOMEM;
+	for (; ctx->next < ctx->n; ctx->next++) {
+		cgrp = cgroup_get_from_id(ctx->ids[ctx->next]);
+		if (IS_ERR_OR_NULL(cgrp))
+			continue;	/* removed since the dump began */
+		err = joules_nl_cgroup_stats(cb->skb, cgrp, ctx->root, path, &cs);
+		cgroup_put(cgrp);
+		/* Unreadable cgroups are skipped, not reported. */
+		if (err)
+			continue;
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+				  &joules_nl_family, NLM_F_MULTI, JOULES_CMD_CGROUP);
+		if (!hdr) {
+			more = true;
+			break;
+		}
+		if (joules_nl_fill_cgroup(skb, &cs)) {
+			genlmsg_cancel(skb, hdr);
+			more = true;
+			break;
+		}
+		genlmsg_end(skb, hdr);
+	}
+	kfree(path);
+	if (more && !skb->len)
+		return -EMSGSIZE;
+	return skb->len;
+}
+
 /* Multicast one message built by fill(); nothing is built without listeners. */
 static void joules_nl_multicast(unsigned int group, u8 cmd,
 				int (*fill)(struct sk_buff *skb,
@@ -656,6 +917,18 @@ void joules_nl_exit_record(const struct joules_stats *st)
 {
 	joules_nl_multicast(JOULES_NL_GRP_EXITS, JOULES_CMD_EXIT,
 			    joules_nl_exit_fill, st);
+}
+
+static int joules_nl_cgroup_exit_fill(struct sk_buff *skb, const void *arg)
+{
+	return joules_nl_fill_cgroup(skb, arg);
+}
+
+/* A removed cgroup's final totals (worker). */
+void joules_nl_cgroup_exit(const struct joules_cg_stats *cs)
+{
+	joules_nl_multicast(JOULES_NL_GRP_EXITS, JOULES_CMD_CGROUP_EXIT,
+			    joules_nl_cgroup_exit_fill, cs);
 }
 
 int joules_nl_init(void)

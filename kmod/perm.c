@@ -21,8 +21,12 @@
  *    readable only with CAP_SYS_PTRACE.
  */
 #include <linux/capability.h>
+#include <linux/cgroup.h>
 #include <linux/cred.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
+#include <linux/namei.h>
+#include <linux/slab.h>
 #include <linux/nsproxy.h>
 #include <linux/sched/coredump.h>
 #include <linux/sched/mm.h>
@@ -102,6 +106,41 @@ void joules_read_unlock(struct task_struct *t)
 bool joules_may_read_node(const struct joules_reader *r)
 {
 	return reader_capable(r, CAP_PERFMON) || reader_capable(r, CAP_SYS_ADMIN);
+}
+
+/*
+ * A cgroup's totals hold every task's in it: CAP_PERFMON or CAP_SYS_ADMIN,
+ * as node energy, or the owner of the cgroup's directory (a delegated
+ * cgroup). Ownership is read from that directory where the reader's mount
+ * namespace has it, /sys/fs/cgroup/<path in the reader's cgroup
+ * namespace>, and counts only if it is that very cgroup (cgroup2, inode
+ * number = cgroup id): kernfs keeps owners private. May sleep.
+ */
+bool joules_may_read_cgroup(struct cgroup *cgrp, const struct joules_reader *r)
+{
+	static const char mnt[] = "/sys/fs/cgroup";
+	struct inode *inode;
+	struct path path;
+	bool ok = false;
+	char *buf;
+
+	if (joules_may_read_node(r))
+		return true;
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!buf)
+		return false;
+	strcpy(buf, mnt);
+	if (cgroup_path_ns(cgrp, buf + sizeof(mnt) - 1, PATH_MAX - sizeof(mnt),
+			   current->nsproxy->cgroup_ns) > 0 &&
+	    !kern_path(buf, LOOKUP_FOLLOW, &path)) {
+		inode = d_inode(path.dentry);
+		ok = inode->i_sb->s_magic == CGROUP2_SUPER_MAGIC &&
+		     inode->i_ino == cgroup_id(cgrp) &&
+		     uid_eq(inode->i_uid, r->cred->fsuid);
+		path_put(&path);
+	}
+	kfree(buf);
+	return ok;
 }
 
 /* The reader of a file (or a sysfs attribute): the current task. */

@@ -401,6 +401,8 @@ void joules_fold(struct joules_entry *e)
 	list_del(&e->gnode);
 	last = --g->nr_members == 0;
 	raw_spin_unlock(&g->lock);
+	/* Outside the raw lock: the cgroup side takes a sleeping lock on RT. */
+	joules_cg_entry_free(e);
 	call_rcu(&e->rcu, entry_free_rcu);
 	if (last)
 		call_rcu(&g->rcu, group_free_rcu);

@@ -81,6 +81,7 @@ enum {
 	JE_FINAL,	/* exit record emitted, totals final */
 	JE_REAPED,	/* released by the kernel; unhashed */
 	JE_FOLDED,	/* totals moved to the group; entry about to be freed */
+	JE_CG_GONE,	/* no longer counted as a task of its cgroup */
 };
 
 struct joules_entry {
@@ -115,6 +116,8 @@ struct joules_entry {
 
 	/* Worker side. */
 	struct joules_sums sums;	/* under group->lock */
+	struct joules_cg *cg;		/* its cgroup (a reference), from its first charge */
+	u64 cg_read, cg_write;		/* io_read/io_write already charged to cg */
 	struct llist_node rnode;	/* joules_reaped */
 	struct llist_node dnode;	/* joules_dying */
 	struct list_head wnode;		/* worker: dying_wait, ready */
@@ -214,6 +217,28 @@ void joules_for_each_entry(void (*cb)(struct joules_entry *e, void *arg),
 			   void *arg);
 void joules_fill_stats(struct joules_entry *e, const struct joules_totals *t,
 		       struct joules_stats *st);
+
+/* cgroup.c: energy per cgroup (v2), charged by the worker. */
+struct cgroup;
+struct joules_cg;
+int joules_cg_init(void);
+void joules_cg_exit(void);
+struct joules_cg *joules_cg_get(struct cgroup *cgrp);	/* may sleep */
+void joules_cg_put(struct joules_cg *cg);
+void joules_cg_rmdir(struct cgroup *cgrp);		/* tracepoint */
+void joules_cg_update(struct joules_entry *e);		/* worker */
+void joules_cg_charge(struct joules_entry *e, const struct joules_totals *d);
+void joules_cg_task_gone(struct joules_entry *e);
+void joules_cg_entry_free(struct joules_entry *e);
+void joules_cg_tick(void);
+/* Its totals as a reader sees them (cs->path is the caller's). */
+void joules_cg_stats(struct joules_cg *cg, struct joules_cg_stats *cs);
+u64 joules_cg_id(const struct joules_cg *cg);
+struct cgroup *joules_cg_cgroup(const struct joules_cg *cg);
+bool joules_cg_removed(const struct joules_cg *cg);
+u64 joules_cg_objects(void);
+struct cgroup *joules_cg_ns_root(void);
+struct cgroup *joules_cg_by_path(struct cgroup *root, const char *path);
 
 /* pmu.c: per-CPU kernel counters for cycles, instructions, cache misses. */
 int joules_pmu_init(void);

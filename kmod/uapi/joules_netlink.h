@@ -39,6 +39,11 @@ enum joules_cmd {
 	JOULES_CMD_NODE, /* cumulative node totals */
 	JOULES_CMD_SAMPLE, /* "samples" group: one attribution interval */
 	JOULES_CMD_EXIT, /* "exits" group: final totals of an exited task */
+	/* cgroups (v2), their totals including their descendants'. */
+	JOULES_CMD_GET_CGROUP, /* do: CGROUP_ID or CGROUP_PATH -> one CGROUP */
+	JOULES_CMD_DUMP_CGROUPS, /* dump: each readable cgroup -> CGROUP */
+	JOULES_CMD_CGROUP, /* one cgroup's totals */
+	JOULES_CMD_CGROUP_EXIT, /* "exits" group: final totals of a removed cgroup */
 	__JOULES_CMD_MAX,
 };
 #define JOULES_CMD_MAX (__JOULES_CMD_MAX - 1)
@@ -107,6 +112,19 @@ enum joules_attr {
 	JOULES_A_TASK_UJ, /* energy charged to tasks */
 	JOULES_A_TASKS_TRACKED, /* live task entries */
 	JOULES_A_UPTIME_NS, /* since the module loaded */
+
+	/*
+	 * CGROUP / CGROUP_EXIT records, and GET_CGROUP requests. A cgroup
+	 * record also carries NR_TASKS (live tasks in it and below), EXITED
+	 * (final totals), and the energy and feature attributes of a task
+	 * record (READ_BYTES, WRITE_BYTES too).
+	 */
+	JOULES_A_CGROUP_ID, /* u64: the cgroup's id (its cgroupfs inode number) */
+	/*
+	 * string: the cgroup's path, "/" being the root of the sender's
+	 * cgroup namespace (of the hierarchy's root in CGROUP_EXIT records)
+	 */
+	JOULES_A_CGROUP_PATH,
 
 	__JOULES_A_MAX,
 };

@@ -87,6 +87,8 @@ static struct nla_policy jnl_policy[JOULES_A_MAX + 1] = {
 	[JOULES_A_TASK_UJ] = { .type = NLA_U64 },
 	[JOULES_A_TASKS_TRACKED] = { .type = NLA_U64 },
 	[JOULES_A_UPTIME_NS] = { .type = NLA_U64 },
+	[JOULES_A_CGROUP_ID] = { .type = NLA_U64 },
+	[JOULES_A_CGROUP_PATH] = { .type = NLA_STRING },
 };
 
 static const int jnl_feat_attr[REC_NR_FEATURES] = {
@@ -230,6 +232,25 @@ static int jnl_parse_task(struct nlmsghdr *nlh, struct task_rec *t)
 	return 0;
 }
 
+static int jnl_parse_cgroup(struct nlmsghdr *nlh, struct cgroup_rec *c)
+{
+	struct nlattr *tb[JOULES_A_MAX + 1];
+	int err = jnl_parse(nlh, tb, JOULES_A_CGROUP_ID, c, sizeof(*c));
+
+	if (err)
+		return err;
+	if (!tb[JOULES_A_CGROUP_PATH])
+		return -EPROTO;
+	c->id = jnl_u64(tb, JOULES_A_CGROUP_ID);
+	nla_strlcpy(c->path, tb[JOULES_A_CGROUP_PATH], sizeof(c->path));
+	c->nr_tasks = jnl_u32(tb, JOULES_A_NR_TASKS);
+	c->exited = tb[JOULES_A_EXITED] != NULL;
+	JNL_ENERGY_FIELDS(tb, c);
+	c->read_bytes = jnl_u64(tb, JOULES_A_READ_BYTES);
+	c->write_bytes = jnl_u64(tb, JOULES_A_WRITE_BYTES);
+	return 0;
+}
+
 static int jnl_parse_sample(struct nlmsghdr *nlh, struct sample_rec *s)
 {
 	struct nlattr *tb[JOULES_A_MAX + 1];
@@ -283,6 +304,13 @@ static void jnl_queue_event(struct jnl *nl, struct nlmsghdr *nlh)
 	case JOULES_CMD_EXIT:
 		ev.type = JNL_EV_EXIT;
 		err = jnl_parse_task(nlh, &ev.exit);
+		break;
+	case JOULES_CMD_CGROUP_EXIT:
+		ev.type = JNL_EV_CGROUP_EXIT;
+		ev.cgroup = malloc(sizeof(*ev.cgroup));
+		err = ev.cgroup ? jnl_parse_cgroup(nlh, ev.cgroup) : -ENOMEM;
+		if (err)
+			free(ev.cgroup);
 		break;
 	default:
 		return;
@@ -590,6 +618,13 @@ const char *jnl_strerror(enum jnl_op op, int err)
 			return "the module offers no multicast groups on this kernel (it "
 			       "cannot restrict them to CAP_SYS_ADMIN)";
 		break;
+	case JNL_OP_GET_CGROUP:
+		if (err == ENOENT)
+			return "no such cgroup (v2; paths are relative to your cgroup namespace)";
+		if (err == EPERM)
+			return "permission denied: a cgroup's energy needs CAP_PERFMON or "
+			       "CAP_SYS_ADMIN, or owning the cgroup's directory";
+		break;
 	case JNL_OP_DUMP:
 		break;
 	}
@@ -689,6 +724,93 @@ int jnl_dump_tasks(struct jnl *nl, bool threads, struct task_rec **recs,
 	*recs = d.recs;
 	*n = d.n;
 	return 0;
+}
+
+static int jnl_cgroup_fn(struct jnl *nl, struct nlmsghdr *nlh, void *arg)
+{
+	(void)nl;
+	if (jnl_genlhdr(nlh)->cmd != JOULES_CMD_CGROUP)
+		return -EPROTO;
+	return jnl_parse_cgroup(nlh, arg);
+}
+
+int jnl_get_cgroup(struct jnl *nl, const char *path, uint64_t id,
+		   struct cgroup_rec *out)
+{
+	struct nl_msg *msg =
+		jnl_msg(nl, JOULES_CMD_GET_CGROUP, JOULES_GENL_VERSION, 0);
+	int n;
+
+	if (!msg)
+		return -ENOMEM;
+	if ((path ? nla_put_string(msg, JOULES_A_CGROUP_PATH, path) :
+		    nla_put_u64(msg, JOULES_A_CGROUP_ID, id)) < 0) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
+	n = jnl_transact(nl, msg, jnl_cgroup_fn, out);
+	if (n < 0)
+		return n;
+	return n == 1 ? 0 : -EPROTO;
+}
+
+struct jnl_cg_dump {
+	struct cgroup_rec *recs;
+	size_t n, cap;
+};
+
+static int jnl_cg_dump_fn(struct jnl *nl, struct nlmsghdr *nlh, void *arg)
+{
+	struct jnl_cg_dump *d = arg;
+
+	(void)nl;
+	if (jnl_genlhdr(nlh)->cmd != JOULES_CMD_CGROUP)
+		return -EPROTO;
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 64;
+		struct cgroup_rec *r = realloc(d->recs, cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		d->recs = r;
+		d->cap = cap;
+	}
+	return jnl_parse_cgroup(nlh, &d->recs[d->n++]);
+}
+
+static int jnl_cmp_path(const void *a, const void *b)
+{
+	return strcmp(((const struct cgroup_rec *)a)->path,
+		      ((const struct cgroup_rec *)b)->path);
+}
+
+int jnl_dump_cgroups(struct jnl *nl, struct cgroup_rec **recs, size_t *n)
+{
+	struct jnl_cg_dump d = { 0 };
+	struct nl_msg *msg;
+	int err;
+
+	*recs = NULL;
+	*n = 0;
+	msg = jnl_msg(nl, JOULES_CMD_DUMP_CGROUPS, JOULES_GENL_VERSION, NLM_F_DUMP);
+	if (!msg)
+		return -ENOMEM;
+	err = jnl_transact(nl, msg, jnl_cg_dump_fn, &d);
+	if (err < 0) {
+		free(d.recs);
+		return err;
+	}
+	qsort(d.recs, d.n, sizeof(*d.recs), jnl_cmp_path);
+	*recs = d.recs;
+	*n = d.n;
+	return 0;
+}
+
+void jnl_event_free(struct jnl_event *ev)
+{
+	if (ev->type == JNL_EV_CGROUP_EXIT)
+		free(ev->cgroup);
+	ev->cgroup = NULL;
 }
 
 static int jnl_node_fn(struct jnl *nl, struct nlmsghdr *nlh, void *arg)

@@ -52,6 +52,7 @@ enum jnl_op {
 	JNL_OP_DUMP,
 	JNL_OP_GET_NODE,
 	JNL_OP_SUBSCRIBE,
+	JNL_OP_GET_CGROUP,
 };
 
 /*
@@ -77,6 +78,17 @@ int jnl_get_task(struct jnl *nl, pid_t id, bool thread, struct task_rec *out);
 int jnl_dump_tasks(struct jnl *nl, bool threads, struct task_rec **recs,
 		   size_t *n);
 
+/*
+ * GET_CGROUP: the cgroup (v2) at path (relative to the caller's cgroup
+ * namespace; "/" is its root), or, with path NULL, the one with this id.
+ * -ENOENT: no such cgroup; -EPERM: neither CAP_PERFMON/CAP_SYS_ADMIN nor
+ * the owner of its directory.
+ */
+int jnl_get_cgroup(struct jnl *nl, const char *path, uint64_t id,
+		   struct cgroup_rec *out);
+/* DUMP_CGROUPS: every cgroup the caller may read, sorted by path; free(). */
+int jnl_dump_cgroups(struct jnl *nl, struct cgroup_rec **recs, size_t *n);
+
 /* GET_NODE (needs CAP_PERFMON or CAP_SYS_ADMIN: -EPERM otherwise). */
 int jnl_get_node(struct jnl *nl, struct node_rec *out);
 
@@ -91,6 +103,7 @@ int jnl_subscribe(struct jnl *nl, unsigned int groups);
 enum jnl_event_type {
 	JNL_EV_SAMPLE = 1,
 	JNL_EV_EXIT,
+	JNL_EV_CGROUP_EXIT,	/* a removed cgroup's final totals */
 };
 
 struct jnl_event {
@@ -98,8 +111,12 @@ struct jnl_event {
 	union {
 		struct sample_rec sample;
 		struct task_rec exit;
+		struct cgroup_rec *cgroup;	/* JNL_EV_CGROUP_EXIT: jnl_event_free() */
 	};
 };
+
+/* Frees what an event holds (a cgroup record); safe for every event. */
+void jnl_event_free(struct jnl_event *ev);
 
 /*
  * Wait up to timeout_ms (< 0: forever) for the next event. Returns 1 and

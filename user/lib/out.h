@@ -78,6 +78,28 @@ struct sample_rec {
 	uint64_t feat[REC_NR_FEATURES];
 };
 
+/*
+ * One cgroup's totals, its descendants' included (GET_CGROUP,
+ * DUMP_CGROUPS, cgroup exit records). Energy and feature fields as in
+ * task_rec.
+ */
+struct cgroup_rec {
+	uint64_t id;
+	char path[4096]; /* "/" is the root of the reader's cgroup namespace */
+	uint32_t nr_tasks; /* live tasks in it and below */
+	bool exited; /* final totals of a removed cgroup */
+	uint32_t source;
+	uint32_t domains;
+	uint32_t present;
+	uint64_t energy_uj;
+	uint64_t idle_uj;
+	uint64_t domain_uj[REC_NR_DOMAINS];
+	uint64_t model_generation;
+	uint64_t feat[REC_NR_FEATURES];
+	uint64_t read_bytes;
+	uint64_t write_bytes;
+};
+
 /* Cumulative node totals since the module loaded. */
 struct node_rec {
 	uint32_t version; /* netlink family version, 0 if unknown */

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Energy per cgroup (v2, the default hierarchy), kept in the kernel: every
+ * charge the worker makes to a task also goes to the task's cgroup and
+ * all its ancestors, so a cgroup's totals include its descendants (like
+ * cpu.stat's usage_usec) and keep the work of tasks that exited, and of
+ * child cgroups that were removed.
+ *
+ * A task is charged to the cgroup it is in when the worker closes the
+ * interval: a task that moves is charged where it was at each interval's
+ * end, at interval granularity. A task that exited is charged to its last
+ * cgroup.
+ *
+ * Lifetime: an entry is made the first time a task of the cgroup is
+ * charged, or a reader asks for it. It holds a reference on its struct
+ * cgroup and on its parent's entry; task entries and readers hold
+ * references on it. When the cgroup is removed (the cgroup_rmdir
+ * tracepoint), the worker unhashes it; once nothing refers to it any more
+ * (the last exited task folded), its final totals go out once on the
+ * exits multicast group and it is freed.
+ *
+ * Totals are written by the worker only, under cg_seq; readers retry.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cgroup.h>
+#include <linux/hash.h>
+#include <linux/kernfs.h>
+#include <linux/mutex.h>
+#include <linux/seqlock.h>
+#include <linux/slab.h>
+
+#include "tasks.h"
+
+#define CG_HASH_BITS 10
+
+enum {
+	CG_REMOVED,	/* rmdir seen */
+	CG_UNHASHED,	/* the worker has taken it out of the table */
+};
+
+struct joules_cg {
+	struct hlist_node hnode;
+	u64 id;
+	struct cgroup *cgrp;		/* referenced until freed */
+	struct joules_cg *parent;	/* referenced; NULL for the root */
+	refcount_t ref;
+	unsigned long flags;		/* CG_* */
+	struct llist_node rmnode;	/* cg_removed */
+	struct llist_node dnode;	/* cg_dead */
+	char *path;			/* as of removal, for the exit record */
+	u32 nr_tasks;			/* live tasks here and below */
+	struct joules_totals t;		/* under cg_seq */
+	struct rcu_head rcu;
+};
+
+static struct hlist_head cg_table[1 << CG_HASH_BITS];
+static DEFINE_MUTEX(cg_lock);	/* table inserts and removals */
+static DEFINE_SEQLOCK(cg_seq);	/* totals and task counts */
+static LLIST_HEAD(cg_removed);
+static LLIST_HEAD(cg_dead);
+static atomic64_t cg_objects;
+static bool cg_up;
+
+u64 joules_cg_objects(void)
+{
+	return atomic64_read(&cg_objects);
+}
+
+static struct hlist_head *bucket_of(u64 id)
+{
+	return &cg_table[hash_64(id, CG_HASH_BITS)];
+}
+
+/* An entry with a reference, or NULL; caller holds RCU. */
+static struct joules_cg *cg_find(u64 id)
+{
+	struct joules_cg *cg;
+
+	hlist_for_each_entry_rcu(cg, bucket_of(id), hnode)
+		if (cg->id == id && !test_bit(CG_UNHASHED, &cg->flags) &&
+		    refcount_inc_not_zero(&cg->ref))
+			return cg;
+	return NULL;
+}
+
+/* Drop a reference; the last one hands the entry to the worker. */
+void joules_cg_put(struct joules_cg *cg)
+{
+	if (cg && refcount_dec_and_test(&cg->ref))
+		llist_add(&cg->dnode, &cg_dead);
+}
+
+/*
+ * The entry of cgrp (on the default hierarchy), made with its ancestors if
+ * need be; a reference. Process context, may sleep.
+ */
+struct joules_cg *joules_cg_get(struct cgroup *cgrp)
+{
+	struct joules_cg *cg, *parent = NULL;
+	u64 id = cgroup_id(cgrp);
+
+	rcu_read_lock();
+	cg = cg_find(id);
+	rcu_read_unlock();
+	if (cg)
+		return cg;
+	/* The parent first: it outlives its children. */
+	if (cgroup_parent(cgrp)) {
+		parent = joules_cg_get(cgroup_parent(cgrp));
+		if (!parent)
+			return NULL;
+	}
+	mutex_lock(&cg_lock);
+	rcu_read_lock();
+	cg = cg_find(id);	/* someone else made it meanwhile */
+	rcu_read_unlock();
+	if (cg)
+		goto out;
+	cg = kzalloc(sizeof(*cg), GFP_KERNEL);
+	if (!cg)
+		goto out;
+	cg->id = id;
+	cgroup_get(cgrp);
+	cg->cgrp = cgrp;
+	cg->parent = parent;
+	parent = NULL;		/* the entry keeps that reference */
+	refcount_set(&cg->ref, 2);	/* the table's and the caller's */
+	atomic64_inc(&cg_objects);
+	hlist_add_head_rcu(&cg->hnode, bucket_of(id));
+out:
+	mutex_unlock(&cg_lock);
+	joules_cg_put(parent);
+	return cg;
+}
+
+/* rmdir of a cgroup (tracepoint; cgroup_mutex held, atomic context). */
+void joules_cg_rmdir(struct cgroup *cgrp)
+{
+	struct joules_cg *cg;
+
+	if (cgrp->root != &cgrp_dfl_root)
+		return;
+	rcu_read_lock();
+	cg = cg_find(cgroup_id(cgrp));
+	rcu_read_unlock();
+	if (!cg)
+		return;
+	if (!test_and_set_bit(CG_REMOVED, &cg->flags))
+		llist_add(&cg->rmnode, &cg_removed);	/* the reference goes along */
+	else
+		joules_cg_put(cg);
+}
+
+/* Add n live tasks (n may be negative) to cg and its ancestors. */
+static void count_tasks(struct joules_cg *cg, int n)
+{
+	write_seqlock(&cg_seq);
+	for (; cg; cg = cg->parent)
+		cg->nr_tasks += n;
+	write_sequnlock(&cg_seq);
+}
+
+/*
+ * Worker, pass 1 of a tick: which cgroup is e's task in now? Moves e's
+ * reference (and its place in the task counts) when the task moved.
+ */
+void joules_cg_update(struct joules_entry *e)
+{
+	struct joules_cg *cur = e->cg, *cg;
+	struct cgroup *cgrp = NULL;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&e->acct_lock, flags);
+	if (e->task) {
+		rcu_read_lock();
+		cgrp = task_dfl_cgroup(e->task);
+		if (cur && cur->id == cgroup_id(cgrp))
+			cgrp = NULL;	/* where it was */
+		else if (!cgroup_tryget(cgrp))
+			cgrp = NULL;	/* being removed: stays where it was */
+		rcu_read_unlock();
+	}
+	raw_spin_unlock_irqrestore(&e->acct_lock, flags);
+	if (!cgrp)
+		return;
+	cg = joules_cg_get(cgrp);
+	cgroup_put(cgrp);
+	if (!cg)
+		return;		/* no memory: charged where it was */
+	if (!test_bit(JE_DEAD, &e->flags)) {
+		if (cur && !test_bit(JE_CG_GONE, &e->flags))
+			count_tasks(cur, -1);
+		count_tasks(cg, 1);
+	}
+	e->cg = cg;
+	joules_cg_put(cur);
+}
+
+/* Worker: e's task died; it no longer counts as a task of its cgroup. */
+void joules_cg_task_gone(struct joules_entry *e)
+{
+	if (e->cg && !test_and_set_bit(JE_CG_GONE, &e->flags))
+		count_tasks(e->cg, -1);
+}
+
+/* Worker, at fold. */
+void joules_cg_entry_free(struct joules_entry *e)
+{
+	joules_cg_task_gone(e);
+	joules_cg_put(e->cg);
+	e->cg = NULL;
+}
+
+/* Worker: what e was charged just now goes to its cgroup and up. */
+void joules_cg_charge(struct joules_entry *e, const struct joules_totals *d)
+{
+	struct joules_cg *cg;
+	unsigned int i;
+
+	if (!e->cg)
+		return;
+	write_seqlock(&cg_seq);
+	for (cg = e->cg; cg; cg = cg->parent) {
+		struct joules_totals *t = &cg->t;
+
+		t->s.energy_uj += d->s.energy_uj;
+		t->s.idle_uj += d->s.idle_uj;
+		for (i = 0; i < JL_NR_DOMAINS; i++)
+			t->s.domain_uj[i] += d->s.domain_uj[i];
+		t->s.domains |= d->s.domains;
+		t->s.source_mask |= d->s.source_mask;
+		if (d->s.model_generation > t->s.model_generation)
+			t->s.model_generation = d->s.model_generation;
+		for (i = 0; i < JL_NR_FEATURES; i++)
+			t->feat[i] += d->feat[i];
+		t->read_bytes += d->read_bytes;
+		t->write_bytes += d->write_bytes;
+		t->hw_present |= d->hw_present;
+	}
+	write_sequnlock(&cg_seq);
+}
+
+/* Totals of cg, consistent with each other. */
+void joules_cg_stats(struct joules_cg *cg, struct joules_cg_stats *cs)
+{
+	struct joules_totals t;
+	unsigned int seq;
+
+	do {
+		seq = read_seqbegin(&cg_seq);
+		t = cg->t;
+		cs->nr_tasks = cg->nr_tasks;
+	} while (read_seqretry(&cg_seq, seq));
+	memset(&cs->st, 0, sizeof(cs->st));
+	joules_fill_stats(NULL, &t, &cs->st);
+	cs->id = cg->id;
+}
+
+u64 joules_cg_id(const struct joules_cg *cg)
+{
+	return cg->id;
+}
+
+struct cgroup *joules_cg_cgroup(const struct joules_cg *cg)
+{
+	return cg->cgrp;
+}
+
+bool joules_cg_removed(const struct joules_cg *cg)
+{
+	return test_bit(CG_REMOVED, &cg->flags);
+}
+
+/* The root of the current task's cgroup namespace, on the default hierarchy. */
+struct cgroup *joules_cg_ns_root(void)
+{
+	return current->nsproxy->cgroup_ns->root_cset->dfl_cgrp;
+}
+
+/*
+ * The cgroup at path, relative to root ("/" or "" is root itself; ".." is
+ * just a name, which no cgroup has): a reference, or an ERR_PTR.
+ */
+struct cgroup *joules_cg_by_path(struct cgroup *root, const char *path)
+{
+	struct cgroup *cgrp;
+	char *buf;
+	int n;
+
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	n = kernfs_path_from_node(root->kn, NULL, buf, PATH_MAX);
+	if (n < 0 || n + 1 + strlen(path) >= PATH_MAX) {
+		kfree(buf);
+		return ERR_PTR(-ENAMETOOLONG);
+	}
+	strcat(buf, "/");
+	strcat(buf, path);
+	cgrp = cgroup_get_from_path(buf);
+	kfree(buf);
+	return cgrp ? cgrp : ERR_PTR(-ENOENT);	/* before 6.0: NULL */
+}
+
+static void cg_free_rcu(struct rcu_head *rcu)
+{
+	struct joules_cg *cg = container_of(rcu, struct joules_cg, rcu);
+
+	kfree(cg->path);
+	kfree(cg);
+}
+
+/* A removed cgroup's final record, once nothing charges it any more. */
+static void cg_report(struct joules_cg *cg)
+{
+	struct joules_cg_stats cs;
+
+	if (!test_bit(CG_REMOVED, &cg->flags) || !READ_ONCE(cg_up) ||
+	    !joules_nl_exits_wanted())
+		return;
+	joules_cg_stats(cg, &cs);
+	cs.path = cg->path ? cg->path : "";
+	cs.st.exited = true;
+	joules_nl_cgroup_exit(&cs);
+}
+
+/*
+ * Worker, each tick: removed cgroups leave the table (their path noted
+ * for the exit record); entries nothing refers to any more are reported
+ * and freed, which may release their parents in turn.
+ */
+void joules_cg_tick(void)
+{
+	struct joules_cg *cg, *next;
+	struct llist_node *n;
+	char *buf;
+
+	n = llist_del_all(&cg_removed);
+	buf = n ? kmalloc(PATH_MAX, GFP_KERNEL) : NULL;
+	llist_for_each_entry_safe(cg, next, n, rmnode) {
+		/* The path from the hierarchy's root (init_cgroup_ns is not exported). */
+		if (buf && kernfs_path_from_node(cg->cgrp->kn, NULL, buf, PATH_MAX) > 0)
+			cg->path = kstrdup(buf, GFP_KERNEL);
+		mutex_lock(&cg_lock);
+		set_bit(CG_UNHASHED, &cg->flags);
+		hlist_del_rcu(&cg->hnode);
+		mutex_unlock(&cg_lock);
+		joules_cg_put(cg);	/* rmdir's reference */
+		joules_cg_put(cg);	/* the table's */
+	}
+	kfree(buf);
+	/* Freeing a child may release its parent: until none is left. */
+	while ((n = llist_del_all(&cg_dead))) {
+		llist_for_each_entry_safe(cg, next, n, dnode) {
+			cg_report(cg);
+			/* A cgroup never removed is only dropped at unload. */
+			if (!test_bit(CG_UNHASHED, &cg->flags)) {
+				mutex_lock(&cg_lock);
+				hlist_del_rcu(&cg->hnode);
+				mutex_unlock(&cg_lock);
+			}
+			joules_cg_put(cg->parent);
+			cgroup_put(cg->cgrp);
+			atomic64_dec(&cg_objects);
+			call_rcu(&cg->rcu, cg_free_rcu);
+		}
+	}
+}
+
+int joules_cg_init(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cg_table); i++)
+		INIT_HLIST_HEAD(&cg_table[i]);
+	WRITE_ONCE(cg_up, true);
+	return 0;
+}
+
+/*
+ * Hooks and worker are stopped, every task entry is folded: drop the
+ * table's references; the entries go as their counts reach zero.
+ */
+void joules_cg_exit(void)
+{
+	struct joules_cg *cg;
+	struct hlist_node *tmp;
+	unsigned int i;
+
+	WRITE_ONCE(cg_up, false);
+	joules_cg_tick();
+	for (i = 0; i < ARRAY_SIZE(cg_table); i++) {
+		hlist_for_each_entry_safe(cg, tmp, &cg_table[i], hnode) {
+			set_bit(CG_UNHASHED, &cg->flags);
+			hlist_del_rcu(&cg->hnode);
+			clear_bit(CG_REMOVED, &cg->flags);	/* no exit records now */
+			joules_cg_put(cg);
+		}
+	}
+	joules_cg_tick();
+	rcu_barrier();
+	WARN_ON(atomic64_read(&cg_objects));
+}

@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Energy per cgroup (v2), kept by the module: cgroups named like the
+ * container runtimes' (a kubepods pod with a cri-containerd scope, a
+ * docker scope), burners at a known CPU ratio under a model of 10 W per
+ * CPU. A cgroup's energy equals the sum of its tasks' (exited ones too)
+ * exactly, a parent its own tasks' plus its children's, a task that moves
+ * is charged where it ran, rmdir sends one final record, 1,000 cgroups
+ * come and go without leaving objects behind, an unprivileged user reads
+ * only cgroups it owns, bad names are ENOENT, the root cgroup plus idle is
+ * the node's energy, and /proc/energy/cgroup is the tree of the reader's
+ * cgroup namespace.
+ */
+#include <dirent.h>
+#include <grp.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "kselftest_harness.h"
+#include "selftest.h"
+
+#define CG "/sys/fs/cgroup"
+#define POD "kubepods.slice/kubepods-burstable.slice/" \
+	    "kubepods-burstable-pod1a2b3c4d_5e6f_7a8b_9c0d_1e2f3a4b5c6d.slice"
+#define CTR POD "/cri-containerd-" \
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope"
+#define DOCKER "system.slice/docker-" \
+	       "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope"
+#define NOBODY 65534
+#define WATTS 10	/* the model: 10 W per CPU */
+
+static char coef_saved[128];
+
+/* Once, before the tests: cgroup2 mounted, the model set (5 W idle). */
+static int setup(void)
+{
+	static const char model[] = "10000000 0 0 0 0 5000000";
+
+	if (st_sh("grep -q ' " CG " cgroup2 ' /proc/mounts || mount -t cgroup2 none " CG))
+		return -1;
+	st_read(JOULES_SYSFS "/model/coefficients", coef_saved, sizeof(coef_saved));
+	return st_write(JOULES_SYSFS "/model/coefficients", model, strlen(model));
+}
+
+static int mkcg(const char *rel)
+{
+	return st_sh("mkdir -p " CG "/%s", rel);
+}
+
+/*
+ * Start a child in cgroup rel from its first instruction (clone3 with
+ * CLONE_INTO_CGROUP): nothing of it is charged anywhere else. Returns 0
+ * in the child.
+ */
+static pid_t spawn_in(const char *rel)
+{
+	struct clone_args args = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD };
+	char path[512];
+	pid_t p;
+	int fd;
+
+	snprintf(path, sizeof(path), CG "/%s", rel);
+	fd = open(path, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return -1;
+	args.cgroup = fd;
+	p = syscall(SYS_clone3, &args, sizeof(args));
+	if (p != 0)
+		close(fd);
+	return p;
+}
+
+/* Run a burner of sec CPU seconds in cgroup rel; its pid (reaped). */
+static pid_t burn_in(const char *rel, double sec)
+{
+	pid_t p = spawn_in(rel);
+
+	if (p == 0) {
+		st_burn_cpu(sec);
+		_exit(0);
+	}
+	if (p > 0)
+		waitpid(p, NULL, 0);
+	return p;
+}
+
+/* A cgroup's totals by path through netlink, and by its file. */
+static int cg_get(const char *rel, struct cgroup_rec *r)
+{
+	struct jnl *nl;
+	int err = jnl_open(&nl);
+
+	if (!err) {
+		err = jnl_get_cgroup(nl, rel, 0, r);
+		jnl_close(nl);
+	}
+	return err;
+}
+
+static unsigned long long file_energy(const char *rel)
+{
+	char path[512], b[4096];
+	unsigned long long v = ~0ULL;
+
+	snprintf(path, sizeof(path), "/proc/energy/cgroup/%s/energy.stat", rel);
+	if (st_read(path, b, sizeof(b)) > 0)
+		st_kv(b, "energy_uj", &v);
+	return v;
+}
+
+/* Let the worker charge the intervals the burners ran in. */
+static void settle(void)
+{
+	usleep(3 * st_interval_ms() * 1000 + 100000);
+}
+
+/* Exit records of pids, their energies summed. */
+static unsigned long long exits_energy(struct jnl *nl, const pid_t *pids, int n)
+{
+	unsigned long long sum = 0;
+	double end = st_now() + 5;
+	int got = 0;
+
+	while (got < n && st_now() < end) {
+		struct jnl_event ev;
+
+		if (jnl_next_event(nl, &ev, 200) != 1)
+			continue;
+		if (ev.type == JNL_EV_EXIT)
+			for (int i = 0; i < n; i++)
+				if (ev.exit.pid == (uint32_t)pids[i]) {
+					sum += ev.exit.energy_uj;
+					got++;
+				}
+		jnl_event_free(&ev);
+	}
+	return got == n ? sum : ~0ULL;
+}
+
+TEST(sums_of_tasks_and_of_children)
+{
+	struct cgroup_rec ctr, pod, dock, kube;
+	unsigned long long e_ctr, e_pod;
+	pid_t c[2], p[1];
+	struct jnl *nl;
+
+	ASSERT_EQ(0, mkcg(CTR));
+	ASSERT_EQ(0, mkcg(DOCKER));
+	ASSERT_EQ(0, jnl_open(&nl));
+	ASSERT_EQ(0, jnl_subscribe(nl, JNL_GRP_EXITS));
+	c[0] = burn_in(CTR, 0.2);
+	c[1] = burn_in(CTR, 0.1);
+	p[0] = burn_in(POD, 0.1);
+	burn_in(DOCKER, 0.1);
+	settle();
+	e_ctr = exits_energy(nl, c, 2);
+	e_pod = exits_energy(nl, p, 1);
+	ASSERT_EQ(0, cg_get(CTR, &ctr));
+	ASSERT_EQ(0, cg_get(POD, &pod));
+	ASSERT_EQ(0, cg_get(DOCKER, &dock));
+	ASSERT_EQ(0, cg_get("kubepods.slice", &kube));
+	TH_LOG("container %llu uJ (tasks %llu), pod %llu (own %llu), docker %llu", (unsigned long long)ctr.energy_uj,
+	       e_ctr, (unsigned long long)pod.energy_uj, e_pod, (unsigned long long)dock.energy_uj);
+	/* Exactly its tasks', exited ones included. */
+	EXPECT_EQ(e_ctr, ctr.energy_uj);
+	/* A parent: its own tasks plus its children. */
+	EXPECT_EQ(e_pod + ctr.energy_uj, pod.energy_uj);
+	EXPECT_EQ(pod.energy_uj, kube.energy_uj);
+	/* The known ratio, 3:1, within 5%; energy from the model. */
+	EXPECT_LT(ctr.energy_uj * 100, dock.energy_uj * 315);
+	EXPECT_GT(ctr.energy_uj * 100, dock.energy_uj * 285);
+	EXPECT_EQ(REC_SRC_MODEL, ctr.source);
+	EXPECT_EQ(0, ctr.nr_tasks);
+	/* The file says the same. */
+	EXPECT_EQ(ctr.energy_uj, file_energy(CTR));
+	EXPECT_STREQ("/" CTR, ctr.path);
+	jnl_close(nl);
+}
+
+TEST(a_task_that_moves_is_charged_where_it_ran)
+{
+	struct cgroup_rec a, b;
+	struct jnl *nl;
+	pid_t pid;
+
+	ASSERT_EQ(0, mkcg("move.slice/a"));
+	ASSERT_EQ(0, mkcg("move.slice/b"));
+	ASSERT_EQ(0, jnl_open(&nl));
+	ASSERT_EQ(0, jnl_subscribe(nl, JNL_GRP_EXITS));
+	pid = spawn_in("move.slice/a");
+	ASSERT_LT(-1, pid);
+	if (pid == 0) {
+		char me[16];
+
+		snprintf(me, sizeof(me), "%d", getpid());
+		st_burn_cpu(0.3);
+		if (st_write(CG "/move.slice/b/cgroup.procs", me, strlen(me)))
+			_exit(2);
+		st_burn_cpu(0.3);
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	settle();
+	ASSERT_EQ(0, cg_get("move.slice/a", &a));
+	ASSERT_EQ(0, cg_get("move.slice/b", &b));
+	TH_LOG("a %llu uJ, b %llu uJ", (unsigned long long)a.energy_uj,
+	       (unsigned long long)b.energy_uj);
+	/* All of it, split where it ran, to one interval either way. */
+	EXPECT_EQ(exits_energy(nl, &pid, 1), a.energy_uj + b.energy_uj);
+	EXPECT_LT(a.energy_uj, (0.3 + st_interval_ms() / 1000.0) * WATTS * 1e6);
+	EXPECT_GT(a.energy_uj, (0.3 - st_interval_ms() / 1000.0) * WATTS * 1e6);
+	jnl_close(nl);
+}
+
+TEST(rmdir_sends_one_final_record)
+{
+	struct cgroup_rec last;
+	struct jnl *nl;
+	double end;
+	int records = 0;
+	uint64_t energy = 0;
+
+	ASSERT_EQ(0, mkcg("gone.scope"));
+	burn_in("gone.scope", 0.1);
+	settle();
+	ASSERT_EQ(0, cg_get("gone.scope", &last));
+	ASSERT_EQ(0, jnl_open(&nl));
+	ASSERT_EQ(0, jnl_subscribe(nl, JNL_GRP_EXITS));
+	ASSERT_EQ(0, rmdir(CG "/gone.scope"));
+	end = st_now() + 2 + 5 * st_interval_ms() / 1000.0;
+	while (st_now() < end) {
+		struct jnl_event ev;
+
+		if (jnl_next_event(nl, &ev, 200) != 1)
+			continue;
+		if (ev.type == JNL_EV_CGROUP_EXIT && ev.cgroup->id == last.id) {
+			records++;
+			energy = ev.cgroup->energy_uj;
+			EXPECT_TRUE(ev.cgroup->exited);
+			EXPECT_STREQ("/gone.scope", ev.cgroup->path);
+		}
+		jnl_event_free(&ev);
+	}
+	EXPECT_EQ(1, records);
+	EXPECT_EQ(last.energy_uj, energy);
+	EXPECT_LT(0, energy);
+	jnl_close(nl);
+}
+
+TEST(cgroups_come_and_go_without_a_leak)
+{
+	unsigned long long base, now = 0;
+	unsigned long i, n = st_scaled(1000);
+	char rel[96], b[64];
+	double end;
+
+	settle();
+	ASSERT_LT(0, st_read(JOULES_SYSFS "/cgroups", b, sizeof(b)));
+	base = strtoull(b, NULL, 10);
+	for (i = 0; i < n; i++) {
+		snprintf(rel, sizeof(rel), "churn.slice/c%lu", i);
+		ASSERT_EQ(0, mkcg(rel));
+		burn_in(rel, 0.002);
+	}
+	settle();
+	/* A cgroup is busy until its last task is released: retry. */
+	for (i = 0; i < n; i++) {
+		snprintf(rel, sizeof(rel), CG "/churn.slice/c%lu", i);
+		for (end = st_now() + 2; rmdir(rel) && errno == EBUSY && st_now() < end;)
+			usleep(10000);
+	}
+	EXPECT_EQ(0, rmdir(CG "/churn.slice"));
+	end = st_now() + 10;
+	while (st_now() < end) {
+		st_read(JOULES_SYSFS "/cgroups", b, sizeof(b));
+		now = strtoull(b, NULL, 10);
+		if (now <= base)
+			break;
+		usleep(200000);
+	}
+	TH_LOG("%lu cgroups: objects %llu -> %llu", n, base, now);
+	EXPECT_LE(now, base);
+}
+
+/* As nobody: what of the owned cgroup and of another one can be read? */
+static int unpriv_probe(void *arg)
+{
+	struct cgroup_rec r, *recs;
+	struct jnl *nl;
+	size_t n, i;
+	char b[4096];
+	int rc = 0;
+
+	(void)arg;
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+		return 90;
+	if (st_read("/proc/energy/cgroup/owned.scope/energy.stat", b, sizeof(b)) <= 0)
+		rc |= 1;
+	if (st_read("/proc/energy/cgroup/" DOCKER "/energy.stat", b, sizeof(b)) != -EACCES)
+		rc |= 2;
+	if (jnl_open(&nl))
+		return 91;
+	if (jnl_get_cgroup(nl, "owned.scope", 0, &r))
+		rc |= 4;
+	if (jnl_get_cgroup(nl, DOCKER, 0, &r) != -EPERM)
+		rc |= 8;
+	if (jnl_dump_cgroups(nl, &recs, &n))
+		return 92;
+	for (i = 0; i < n; i++)
+		if (strcmp(recs[i].path, "/owned.scope"))
+			rc |= 16;
+	if (n != 1)
+		rc |= 32;
+	free(recs);
+	jnl_close(nl);
+	return rc;
+}
+
+TEST(an_unprivileged_user_reads_only_what_it_owns)
+{
+	int status;
+	pid_t p;
+
+	ASSERT_EQ(0, mkcg("owned.scope"));
+	ASSERT_EQ(0, mkcg(DOCKER));
+	ASSERT_EQ(0, st_sh("chown %d " CG "/owned.scope", NOBODY));
+	p = fork();
+	if (p == 0)
+		_exit(unpriv_probe(NULL));
+	ASSERT_EQ(p, waitpid(p, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	TH_LOG("nobody: %d (1: own file, 2: other file, 4: own GET, 8: other GET, 16/32: DUMP)",
+	       WEXITSTATUS(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	rmdir(CG "/owned.scope");
+}
+
+TEST(bad_names_are_enoent)
+{
+	struct cgroup_rec r;
+	struct jnl *nl;
+	char b[256];
+
+	EXPECT_EQ(-ENOENT, st_read("/proc/energy/cgroup/no/such/energy.stat", b, sizeof(b)));
+	EXPECT_EQ(-ENOENT, st_read("/proc/energy/cgroup/cgroup.procs/energy.stat", b, sizeof(b)));
+	ASSERT_EQ(0, jnl_open(&nl));
+	EXPECT_EQ(-ENOENT, jnl_get_cgroup(nl, "no/such", 0, &r));
+	EXPECT_EQ(-ENOENT, jnl_get_cgroup(nl, "../etc", 0, &r));
+	EXPECT_EQ(-ENOENT, jnl_get_cgroup(nl, "cgroup.procs", 0, &r));
+	EXPECT_EQ(-ENOENT, jnl_get_cgroup(nl, NULL, 0, &r));
+	EXPECT_EQ(-ENOENT, jnl_get_cgroup(nl, NULL, ~0ULL, &r));
+	jnl_close(nl);
+}
+
+TEST(root_cgroup_and_idle_are_the_node)
+{
+	struct node_rec n0, n1;
+	struct cgroup_rec r0, r1;
+	struct sample_rec s;
+	struct jnl *nl, *ev;
+	int attempt, ok = 0;
+
+	ASSERT_EQ(0, jnl_open(&nl));
+	ASSERT_EQ(0, jnl_open(&ev));
+	ASSERT_EQ(0, jnl_subscribe(ev, JNL_GRP_SAMPLES));
+	/* Both reads inside one interval, twice, a few intervals apart. */
+	for (attempt = 0; attempt < 10 && !ok; attempt++) {
+		uint64_t seq;
+
+		if (st_fresh_samples(ev, &s, 1) != 1)
+			break;
+		seq = s.seq;
+		if (jnl_get_node(nl, &n0) || jnl_get_cgroup(nl, "/", 0, &r0))
+			break;
+		st_burn_cpu(0.2);
+		usleep(2 * st_interval_ms() * 1000);
+		if (st_fresh_samples(ev, &s, 1) != 1)
+			break;
+		seq = s.seq - seq;
+		if (jnl_get_node(nl, &n1) || jnl_get_cgroup(nl, "/", 0, &r1))
+			break;
+		/* No tick between the two reads of each pair. */
+		ok = n0.intervals + seq == n1.intervals;
+	}
+	ASSERT_TRUE(ok);
+	TH_LOG("node +%llu uJ, idle +%llu, root cgroup +%llu",
+	       (unsigned long long)(n1.energy_uj - n0.energy_uj),
+	       (unsigned long long)(n1.idle_uj - n0.idle_uj),
+	       (unsigned long long)(r1.energy_uj - r0.energy_uj));
+	EXPECT_EQ(n1.energy_uj - n0.energy_uj,
+		  (n1.idle_uj - n0.idle_uj) + (r1.energy_uj - r0.energy_uj));
+	jnl_close(ev);
+	jnl_close(nl);
+}
+
+TEST(the_cgroup_link_follows_the_readers_namespace)
+{
+	char link[512], want[64], b[4096], s[64];
+	struct stat ns;
+	ssize_t r;
+	int status;
+	pid_t p;
+
+	ASSERT_EQ(0, mkcg(DOCKER));
+	p = fork();
+	if (p == 0) {
+		snprintf(s, sizeof(s), "%d", getpid());
+		if (st_write(CG "/" DOCKER "/cgroup.procs", s, strlen(s)) ||
+		    unshare(CLONE_NEWCGROUP))
+			_exit(1);
+		/* The link names this namespace's tree, and nothing above it is there. */
+		if (stat("/proc/self/ns/cgroup", &ns))
+			_exit(4);
+		snprintf(want, sizeof(want), "cgroupns/%lu", (unsigned long)ns.st_ino);
+		memset(link, 0, sizeof(link));
+		if (readlink("/proc/energy/cgroup", link, sizeof(link) - 1) < 0 ||
+		    strcmp(link, want))
+			_exit(2);
+		if (st_read("/proc/energy/cgroup/" DOCKER "/energy.stat", b, sizeof(b)) != -ENOENT)
+			_exit(5);
+		r = st_read("/proc/energy/cgroup/energy.stat", b, sizeof(b));
+		if (r <= 0 || !strstr(b, "path: /\n")) {
+			fprintf(stderr, "# energy.stat in the namespace: %s\n",
+				r > 0 ? b : strerror((int)-r));
+			_exit(3);
+		}
+		_exit(0);
+	}
+	ASSERT_EQ(p, waitpid(p, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+int main(int argc, char **argv)
+{
+	int rc;
+
+	if (access(JOULES_SYSFS "/cgroups", R_OK)) {
+		printf("1..0 # SKIP joules without cgroups\n");
+		return KSFT_SKIP;
+	}
+	if (setup()) {
+		printf("1..0 # SKIP no cgroup2 here, or no model\n");
+		return KSFT_SKIP;
+	}
+	rc = test_harness_run(argc, argv);
+	if (coef_saved[0])
+		st_write(JOULES_SYSFS "/model/coefficients", coef_saved, strlen(coef_saved));
+	return rc;
+}
