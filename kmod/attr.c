@@ -32,7 +32,11 @@ u64 joules_meter_idle_uw[JL_NR_DOMAINS];
 
 static struct delayed_work tick_work;
 static DEFINE_MUTEX(tick_lock);
-static bool stopping;
+/*
+ * No tick to move until joules_attr_init() has set it up: sysfs (and so
+ * interval_ms) appears earlier in module init.
+ */
+static bool stopping = true;
 static u64 last_tick_ns, load_ns;
 static u64 idle_rem_fj;
 static u64 misses_seen;
@@ -511,10 +515,12 @@ void joules_node_get(struct joules_node_totals *nt)
 int joules_attr_init(void)
 {
 	load_ns = last_tick_ns = ktime_get_ns();
-	stopping = false;
 	INIT_DELAYED_WORK(&tick_work, tick);
+	mutex_lock(&tick_lock);
+	stopping = false;
 	queue_delayed_work(system_unbound_wq, &tick_work,
-			   msecs_to_jiffies(joules_interval_ms));
+			   msecs_to_jiffies(READ_ONCE(joules_interval_ms)));
+	mutex_unlock(&tick_lock);
 	return 0;
 }
 
