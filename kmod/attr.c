@@ -8,6 +8,12 @@
  *
  * Conservation: per interval, idle + sum of task charges equals the node
  * energy exactly; fractions of a microjoule are carried, never dropped.
+ *
+ * A model with frequency bands uses one band per interval for the whole
+ * node, picked from the node's effective frequency after every package's
+ * deltas are taken and before anything is charged: the trainer fits node
+ * power against node-level samples, so the band must be a function of
+ * what a sample records (its freq_mhz), not of any one package.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -15,6 +21,7 @@
 #include <linux/mutex.h>
 #include <linux/cred.h>
 #include <linux/sched/task.h>
+#include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
@@ -51,13 +58,20 @@ static LIST_HEAD(reaped_wait);
 /* Per-interval scratch, worker only. */
 struct pkg_pass {
 	struct joules_node_sample *smp;
-	struct jl_coef coef;
+	struct jl_coef coef;	/* the band's set */
 	u64 generation;
 	bool have_model;
 	/* Read once per tick, so that every charge of the tick agrees. */
 	enum joules_source_mode mode;
 	unsigned int gamma, delta;
 };
+
+/* Per package, between the two passes of a tick. */
+struct pkg_work {
+	struct llist_node *list;
+	u64 wsum, msum;		/* CPU-time and memory weight sums */
+};
+static struct pkg_work *pkg_work;	/* joules_nr_pkgs of them */
 
 /*
  * On every awake CPU, after the generation moved on (interrupts off, so no
@@ -133,7 +147,8 @@ static void take_deltas(struct joules_entry *e, unsigned int pkg,
 	unsigned int f;
 	u64 c;
 
-	d->present = (1U << JL_F_CPU_NS) | (1U << JL_F_DISK) | READ_ONCE(e->hw_seen);
+	d->present = (1U << JL_F_CPU_NS) | (1U << JL_F_DISK) |
+		     READ_ONCE(e->hw_seen) | joules_opt_avail;
 	for (f = 0; f < JL_NR_FEATURES; f++) {
 		c = READ_ONCE(s->cum[f]);
 		d->v[f] = c - s->charged[f];
@@ -159,7 +174,7 @@ static void charge_cgroup(struct joules_entry *e, const struct jl_feat *d, u64 u
 	if (source)
 		c.s.model_generation = generation;
 	memcpy(c.feat, d->v, sizeof(c.feat));
-	c.hw_present = d->present & ~((1U << JL_F_CPU_NS) | (1U << JL_F_DISK));
+	c.opt_present = d->present & ~((1U << JL_F_CPU_NS) | (1U << JL_F_DISK));
 	c.read_bytes = rd - e->cg_read;
 	c.write_bytes = wr - e->cg_write;
 	e->cg_read = rd;
@@ -174,24 +189,17 @@ static inline struct joules_slot *node_slot(struct llist_node *n,
 		     container_of(n, struct joules_slot, lnode[0]);
 }
 
-static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
-			struct llist_node *list, unsigned int par, u64 dt)
+/* Pass 1: count and take every queued task's deltas; no charge yet. */
+static void take_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par)
 {
 	struct joules_node_sample *smp = pp->smp;
-	struct jl_splitter split[JL_NR_DOMAINS];
-	struct joules_meter_take mt;
+	struct pkg_work *pw = &pkg_work[pkg];
 	struct llist_node *n;
-	u64 wsum = 0, model_wsum = 0, msum = 0, share[JL_NR_DOMAINS];
-	bool by_model;
-	bool measured = false;
-	u32 edoms = 0;
-	unsigned int i, f;
+	unsigned int f;
 
-	/* Always take the meter, so each interval gets only its own energy. */
-	measured = joules_meter_take(pkg, &mt) && pp->mode != JOULES_MODE_MODEL;
-
-	/* Pass 1: deltas and weights. */
-	for (n = list; n; n = n->next) {
+	pw->wsum = 0;
+	pw->msum = 0;
+	for (n = pw->list; n; n = n->next) {
 		struct joules_entry *e = slot_entry(node_slot(n, par), pkg);
 		struct jl_feat d;
 
@@ -201,15 +209,41 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 		for (f = 0; f < JL_NR_FEATURES; f++)
 			smp->feat.v[f] += d.v[f];
 		smp->feat.present |= d.present;
-		e->split_w = pp->have_model ? scale_gamma(pp, jl_model_weight(&pp->coef, &d)) : 0;
-		model_wsum = jl_add_sat(model_wsum, e->split_w);
-		wsum = jl_add_sat(wsum, scale_gamma(pp, d.v[JL_F_CPU_NS]));
-		msum = jl_add_sat(msum, mem_weight(pp, &d));
+		pw->wsum = jl_add_sat(pw->wsum, scale_gamma(pp, d.v[JL_F_CPU_NS]));
+		pw->msum = jl_add_sat(pw->msum, mem_weight(pp, &d));
 		memcpy(e->scratch, d.v, sizeof(e->scratch));
 		e->scratch_present = d.present;
 		smp->nr_tasks++;
 	}
+}
 
+/* Pass 2, once the band is known: weigh, then charge, in the same order. */
+static void charge_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par,
+		       u64 dt)
+{
+	struct joules_node_sample *smp = pp->smp;
+	struct pkg_work *pw = &pkg_work[pkg];
+	struct jl_splitter split[JL_NR_DOMAINS];
+	struct joules_meter_take mt;
+	struct llist_node *n;
+	u64 wsum = pw->wsum, model_wsum = 0, msum = pw->msum, share[JL_NR_DOMAINS];
+	bool by_model;
+	bool measured = false;
+	u32 edoms = 0;
+	unsigned int i;
+
+	/* Always take the meter, so each interval gets only its own energy. */
+	measured = joules_meter_take(pkg, &mt) && pp->mode != JOULES_MODE_MODEL;
+
+	for (n = pw->list; pp->have_model && n; n = n->next) {
+		struct joules_entry *e = slot_entry(node_slot(n, par), pkg);
+		struct jl_feat d;
+
+		memcpy(d.v, e->scratch, sizeof(d.v));
+		d.present = e->scratch_present;
+		e->split_w = scale_gamma(pp, jl_model_weight(&pp->coef, &d));
+		model_wsum = jl_add_sat(model_wsum, e->split_w);
+	}
 	by_model = model_wsum > 0;
 	if (by_model)
 		wsum = model_wsum;
@@ -236,8 +270,7 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 		}
 	}
 
-	/* Pass 2: charge, in the same order. */
-	for (n = list; n; n = n->next) {
+	for (n = pw->list; n; n = n->next) {
 		struct joules_entry *e = slot_entry(node_slot(n, par), pkg);
 		struct joules_group *g = e->group;
 		struct jl_feat d;
@@ -283,7 +316,7 @@ static void process_pkg(struct pkg_pass *pp, unsigned int pkg,
 	}
 	/*
 	 * The parts add up to each share exactly when the weights are the
-	 * same in both passes (they are); whatever a saturated weight sum left
+	 * same in both walks (they are); whatever a saturated weight sum left
 	 * unhanded is idle energy, so idle + tasks still equals the measured.
 	 */
 	if (measured)
@@ -372,7 +405,7 @@ static void tick(struct work_struct *work)
 	struct llist_node *n, *next;
 	LIST_HEAD(ready);
 	unsigned long closed;
-	unsigned int pkg, i;
+	unsigned int pkg, i, band;
 	u64 now, realtime, dt, idle_uj = 0, misses;
 	const struct joules_model *m;
 
@@ -436,21 +469,37 @@ static void tick(struct work_struct *work)
 	dt = now - last_tick_ns;
 	last_tick_ns = now;
 
-	rcu_read_lock();
-	m = joules_model_get();
-	pp.coef = m->coef;
-	pp.generation = m->generation;
-	rcu_read_unlock();
-	pp.have_model = pp.generation > 0;
 	pp.mode = READ_ONCE(joules_source_mode);
 	pp.gamma = READ_ONCE(joules_gamma_milli);
 	pp.delta = READ_ONCE(joules_delta_milli);
 	pp.smp = &smp;
 
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
-		n = llist_del_all(&joules_pkgs[pkg].list[closed & 1]);
-		process_pkg(&pp, pkg, n, closed & 1, dt);
+		pkg_work[pkg].list = llist_del_all(&joules_pkgs[pkg].list[closed & 1]);
+		take_pkg(&pp, pkg, closed & 1);
 	}
+
+	/*
+	 * The band: from this interval's frequency; when it is unknown (no
+	 * CPU time to measure it by) the band in force stays.
+	 */
+	smp.freq_mhz = joules_freq_now(&smp.feat);
+	WRITE_ONCE(joules_freq_mhz_now, smp.freq_mhz);
+	rcu_read_lock();
+	m = joules_model_get();
+	band = smp.freq_mhz ? jl_band_pick(&m->bands, smp.freq_mhz) :
+			      READ_ONCE(joules_band_now);
+	if (band >= m->bands.nr)
+		band = 0;
+	pp.coef = m->bands.set[band];
+	pp.generation = m->generation;
+	rcu_read_unlock();
+	pp.have_model = pp.generation > 0;
+	smp.band = band;
+	WRITE_ONCE(joules_band_now, band);
+
+	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
+		charge_pkg(&pp, pkg, closed & 1, dt);
 
 	/* Model idle power: the node's own line, once per node. */
 	if (!(smp.source & JOULES_SRC_RAPL) && pp.have_model &&
@@ -514,6 +563,9 @@ void joules_node_get(struct joules_node_totals *nt)
 
 int joules_attr_init(void)
 {
+	pkg_work = kcalloc(joules_nr_pkgs, sizeof(*pkg_work), GFP_KERNEL);
+	if (!pkg_work)
+		return -ENOMEM;
 	load_ns = last_tick_ns = ktime_get_ns();
 	INIT_DELAYED_WORK(&tick_work, tick);
 	mutex_lock(&tick_lock);
@@ -560,4 +612,6 @@ void joules_attr_exit(void)
 		list_del(&e->rwait);
 		joules_fold(e);
 	}
+	kfree(pkg_work);
+	pkg_work = NULL;
 }

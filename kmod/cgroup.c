@@ -236,7 +236,7 @@ void joules_cg_charge(struct joules_entry *e, const struct joules_totals *d)
 			t->feat[i] += d->feat[i];
 		t->read_bytes += d->read_bytes;
 		t->write_bytes += d->write_bytes;
-		t->hw_present |= d->hw_present;
+		t->opt_present |= d->opt_present;
 	}
 	write_sequnlock(&cg_seq);
 }

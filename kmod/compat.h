@@ -65,6 +65,16 @@
 #endif
 
 /*
+ * Socket byte counts: the sock_send_length and sock_recv_length events
+ * (include/trace/events/sock.h, fired from sock_sendmsg_nosec() and
+ * sock_recvmsg_nosec()) were added in 6.3. They are looked up by name at
+ * load, so on an older kernel (6.1 here) the two features are absent; the
+ * prototype is the same in every kernel that has them (6.12 checked).
+ */
+#define JL_TP_SOCK_LEN_PROTO(sk, ret, flags)                                \
+	void *data, struct sock *sk, int ret, int flags
+
+/*
  * exec's lock against readers of a task's counters: exec_update_mutex
  * became the rw_semaphore exec_update_lock in 5.11 (f7cfd871ae0c,
  * "exec: Transform exec_update_mutex into a rw_semaphore"). 5.10 is not

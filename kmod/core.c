@@ -20,12 +20,14 @@ typedef unsigned __int128 jl_u128;
 const char *const jl_feature_names[JL_NR_FEATURES] = {
 	[JL_F_CPU_NS] = "cpu_ns",      [JL_F_CYCLES] = "cycles",
 	[JL_F_INSTR] = "instructions", [JL_F_MISSES] = "cache_misses",
-	[JL_F_DISK] = "disk_bytes",
+	[JL_F_DISK] = "disk_bytes",    [JL_F_NET_TX] = "net_tx_bytes",
+	[JL_F_NET_RX] = "net_rx_bytes", [JL_F_PAGECACHE] = "pagecache_bytes",
 };
 
 const char *const jl_coef_names[JL_NR_COEF] = {
-	"cpu_time_uw",	 "cycles_pj",	 "instructions_pj",
-	"cache_miss_pj", "disk_byte_pj", "idle_uw",
+	"cpu_time_uw",	  "cycles_pj",	    "instructions_pj",
+	"cache_miss_pj",  "disk_byte_pj",   "net_tx_byte_pj",
+	"net_rx_byte_pj", "pagecache_byte_pj", "idle_uw",
 };
 
 const char *const jl_domain_names[JL_NR_DOMAINS] = {
@@ -124,47 +126,31 @@ jl_u64 jl_muldiv(jl_u64 a, jl_u64 b, jl_u64 c)
 
 /* ---- coefficient set ------------------------------------------------- */
 
+/* The coefficients in text order: index i of the text form. */
+static jl_u64 *coef_slot(struct jl_coef *c, unsigned int i)
+{
+	jl_u64 *const slots[JL_NR_COEF] = {
+		&c->cpu_time_uw,    &c->cycles_pj,	&c->instructions_pj,
+		&c->cache_miss_pj,  &c->disk_byte_pj,	&c->net_tx_byte_pj,
+		&c->net_rx_byte_pj, &c->pagecache_byte_pj, &c->idle_uw,
+	};
+
+	return i < JL_NR_COEF ? slots[i] : (jl_u64 *)0;
+}
+
 jl_u64 jl_coef_get(const struct jl_coef *c, unsigned int i)
 {
-	switch (i) {
-	case 0:
-		return c->cpu_time_uw;
-	case 1:
-		return c->cycles_pj;
-	case 2:
-		return c->instructions_pj;
-	case 3:
-		return c->cache_miss_pj;
-	case 4:
-		return c->disk_byte_pj;
-	case 5:
-		return c->idle_uw;
-	}
-	return 0;
+	jl_u64 *p = coef_slot((struct jl_coef *)c, i);
+
+	return p ? *p : 0;
 }
 
 void jl_coef_set(struct jl_coef *c, unsigned int i, jl_u64 v)
 {
-	switch (i) {
-	case 0:
-		c->cpu_time_uw = v;
-		break;
-	case 1:
-		c->cycles_pj = v;
-		break;
-	case 2:
-		c->instructions_pj = v;
-		break;
-	case 3:
-		c->cache_miss_pj = v;
-		break;
-	case 4:
-		c->disk_byte_pj = v;
-		break;
-	case 5:
-		c->idle_uw = v;
-		break;
-	}
+	jl_u64 *p = coef_slot(c, i);
+
+	if (p)
+		*p = v;
 }
 
 /* ---- parsing --------------------------------------------------------- */
@@ -211,7 +197,7 @@ int jl_coef_parse(const char *buf, jl_size len, struct jl_coef *out)
 	jl_u64 v[JL_NR_COEF];
 	jl_size pos = 0;
 	int range = 0;
-	unsigned int i;
+	unsigned int i, n;
 
 	/* Comment lines: '#' in column 0, each closed by a newline. */
 	while (pos < len && buf[pos] == '#') {
@@ -223,14 +209,16 @@ int jl_coef_parse(const char *buf, jl_size len, struct jl_coef *out)
 		pos++;
 	}
 
-	for (i = 0; i < JL_NR_COEF; i++) {
+	for (n = 0; n < JL_NR_COEF; n++) {
 		jl_size start = pos;
 
 		while (pos < len && is_blank(buf[pos]))
 			pos++;
-		if (i && pos == start)
+		if (pos == len || buf[pos] == '\n')
+			break;
+		if (n && pos == start)
 			return -JL_EINVAL; /* fields must be blank-separated */
-		if (parse_digits(buf, len, &pos, JL_COEF_MAX, &v[i], &range))
+		if (parse_digits(buf, len, &pos, JL_COEF_MAX, &v[n], &range))
 			return -JL_EINVAL;
 	}
 	while (pos < len && is_blank(buf[pos]))
@@ -238,12 +226,17 @@ int jl_coef_parse(const char *buf, jl_size len, struct jl_coef *out)
 	if (pos < len && buf[pos] == '\n')
 		pos++;
 	if (pos != len)
-		return -JL_EINVAL; /* junk, a 7th field, NUL, a second line */
+		return -JL_EINVAL; /* junk, a 10th field, NUL, a second line */
+	if (n != JL_NR_COEF && n != JL_NR_COEF_V1)
+		return -JL_EINVAL;
 	if (range)
 		return -JL_ERANGE;
 
+	/* The six-field form: five features, then idle_uw; the rest 0. */
 	for (i = 0; i < JL_NR_COEF; i++)
-		jl_coef_set(out, i, v[i]);
+		jl_coef_set(out, i, n == JL_NR_COEF ? v[i] :
+				    i < JL_NR_COEF_V1 - 1 ? v[i] :
+				    i == JL_NR_COEF - 1 ? v[JL_NR_COEF_V1 - 1] : 0);
 	return 0;
 }
 
@@ -282,7 +275,7 @@ static jl_size put_u64(char *buf, jl_size pos, jl_u64 v)
 
 int jl_coef_format(const struct jl_coef *c, char *buf, jl_size size)
 {
-	/* 6 fields of at most 20 digits, 5 blanks, the newline. */
+	/* JL_NR_COEF fields of at most 20 digits, blanks, the newline. */
 	char tmp[JL_NR_COEF * 21];
 	jl_size len = 0, i;
 
@@ -300,9 +293,156 @@ int jl_coef_format(const struct jl_coef *c, char *buf, jl_size size)
 	return (int)len;
 }
 
+/* ---- frequency bands ------------------------------------------------- */
+
+void jl_bands_single(struct jl_bands *b, const struct jl_coef *c)
+{
+	unsigned int i;
+
+	b->nr = 1;
+	for (i = 0; i < JL_MAX_BANDS; i++)
+		b->upper_mhz[i] = 0;
+	b->set[0] = *c;
+	for (i = 1; i < JL_MAX_BANDS; i++)
+		b->set[i] = *c;
+}
+
+/* "max" at buf[*pos], as a whole word. */
+static int is_max_word(const char *buf, jl_size len, jl_size pos)
+{
+	return pos + 3 <= len && buf[pos] == 'm' && buf[pos + 1] == 'a' &&
+	       buf[pos + 2] == 'x' && (pos + 3 == len || is_blank(buf[pos + 3]) ||
+				       buf[pos + 3] == '\n');
+}
+
+int jl_bands_parse(const char *buf, jl_size len, struct jl_bands *out)
+{
+	struct jl_bands b;
+	jl_size pos = 0;
+	int range = 0, open = 0;
+	unsigned int n = 0, f;
+
+	while (pos < len && buf[pos] == '#') {
+		for (; pos < len && buf[pos] != '\n'; pos++)
+			if (!buf[pos])
+				return -JL_EINVAL;
+		if (pos == len)
+			return -JL_EINVAL;
+		pos++;
+	}
+	while (pos < len && !open) {
+		jl_u64 v[JL_NR_COEF];
+
+		if (n == JL_MAX_BANDS)
+			return -JL_EINVAL;
+		while (pos < len && is_blank(buf[pos]))
+			pos++;
+		if (is_max_word(buf, len, pos)) {
+			open = 1;
+			pos += 3;
+			b.upper_mhz[n] = 0;
+		} else {
+			if (parse_digits(buf, len, &pos, JL_MHZ_MAX, &b.upper_mhz[n],
+					 &range))
+				return -JL_EINVAL;
+			if (!b.upper_mhz[n])
+				range = 1;	/* no band ends at 0 MHz */
+		}
+		for (f = 0; f < JL_NR_COEF; f++) {
+			jl_size start = pos;
+
+			while (pos < len && is_blank(buf[pos]))
+				pos++;
+			if (pos == start)
+				return -JL_EINVAL;
+			if (parse_digits(buf, len, &pos, JL_COEF_MAX, &v[f], &range))
+				return -JL_EINVAL;
+		}
+		while (pos < len && is_blank(buf[pos]))
+			pos++;
+		if (pos < len && buf[pos] != '\n')
+			return -JL_EINVAL;	/* an 11th field, junk, NUL */
+		if (pos < len)
+			pos++;
+		for (f = 0; f < JL_NR_COEF; f++)
+			jl_coef_set(&b.set[n], f, v[f]);
+		n++;
+	}
+	if (pos != len || !open)
+		return -JL_EINVAL;	/* a line after "max", or no "max" */
+	if (range)
+		return -JL_ERANGE;
+	for (f = 1; f + 1 < n; f++)
+		if (b.upper_mhz[f] <= b.upper_mhz[f - 1])
+			return -JL_EINVAL;	/* edges must ascend */
+	b.nr = n;
+	for (f = n; f < JL_MAX_BANDS; f++) {
+		b.upper_mhz[f] = 0;
+		b.set[f] = b.set[n - 1];
+	}
+	*out = b;
+	return 0;
+}
+
+int jl_bands_format(const struct jl_bands *b, char *buf, jl_size size)
+{
+	char line[JL_COEF_TEXT_MAX], edge[21];
+	jl_size len = 0, need = 0, k;
+	unsigned int i;
+	int n;
+
+	if (b->nr < 1 || b->nr > JL_MAX_BANDS)
+		return -JL_EINVAL;
+	/* Measure first: nothing is written unless all of it fits. */
+	for (i = 0; i < b->nr; i++) {
+		n = jl_coef_format(&b->set[i], line, sizeof(line));
+		if (n < 0)
+			return n;
+		need += (i + 1 < b->nr ? put_u64(edge, 0, b->upper_mhz[i]) : 3) +
+			1 + (jl_size)n;
+	}
+	if (!buf || size < need + 1)
+		return -JL_ERANGE;
+	for (i = 0; i < b->nr; i++) {
+		if (i + 1 < b->nr) {
+			len = put_u64(buf, len, b->upper_mhz[i]);
+		} else {
+			buf[len++] = 'm';
+			buf[len++] = 'a';
+			buf[len++] = 'x';
+		}
+		buf[len++] = ' ';
+		n = jl_coef_format(&b->set[i], line, sizeof(line));
+		for (k = 0; k < (jl_size)n; k++)
+			buf[len++] = line[k];
+	}
+	buf[len] = '\0';
+	return (int)len;
+}
+
+unsigned int jl_band_pick(const struct jl_bands *b, jl_u64 mhz)
+{
+	unsigned int i;
+
+	for (i = 0; i + 1 < b->nr; i++)
+		if (mhz < b->upper_mhz[i])
+			return i;
+	return b->nr ? b->nr - 1 : 0;
+}
+
+jl_u64 jl_freq_mhz(jl_u64 cycles, jl_u64 cpu_ns)
+{
+	jl_u64 mhz;
+
+	if (!cpu_ns)
+		return 0;
+	mhz = jl_muldiv(cycles, 1000, cpu_ns);
+	return mhz > JL_MHZ_MAX ? 0 : mhz;
+}
+
 /* ---- energy arithmetic ----------------------------------------------- */
 
-/* The model's energy of d in fJ, exactly: each term < 2^104, five of them. */
+/* The model's energy of d in fJ, exactly: each term < 2^104, eight of them. */
 static jl_u128 model_fj128(const struct jl_coef *c, const struct jl_feat *d)
 {
 	jl_u128 fj = 0;
@@ -356,21 +496,15 @@ jl_u64 jl_power_uj(jl_u64 power_uw, jl_u64 ns, jl_u64 *rem_fj)
 
 jl_u64 jl_model_fj(const struct jl_coef *c, const struct jl_feat *d)
 {
-	static const unsigned char pj_feat[] = { JL_F_CYCLES, JL_F_INSTR,
-						 JL_F_MISSES, JL_F_DISK };
 	jl_u64 fj = 0, pj = 0;
-	unsigned int i;
+	unsigned int f;
 
 	if (d->present & (1U << JL_F_CPU_NS))
 		fj = jl_mul_sat(c->cpu_time_uw, d->v[JL_F_CPU_NS]);
-	for (i = 0; i < sizeof(pj_feat); i++) {
-		unsigned int f = pj_feat[i];
-
-		/* Coefficient index f: the text order follows the features. */
-		if (d->present & (1U << f))
-			pj = jl_add_sat(pj,
-					jl_mul_sat(jl_coef_get(c, f), d->v[f]));
-	}
+	/* Coefficient index f: the text order follows the features. */
+	for (f = 0; f < JL_NR_FEATURES; f++)
+		if (f != JL_F_CPU_NS && (d->present & (1U << f)))
+			pj = jl_add_sat(pj, jl_mul_sat(jl_coef_get(c, f), d->v[f]));
 	/* A saturated pJ sum is >= 2^64 pJ, so the fJ sum saturates too. */
 	return jl_add_sat(fj, jl_mul_sat(pj, FJ_PER_PJ));
 }

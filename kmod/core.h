@@ -37,15 +37,21 @@ enum jl_feature {
 	JL_F_INSTR,	/* retired instructions */
 	JL_F_MISSES,	/* last-level cache misses */
 	JL_F_DISK,	/* storage bytes read + written */
+	JL_F_NET_TX,	/* bytes sent on sockets (6.3+: sock_send_length) */
+	JL_F_NET_RX,	/* bytes received on sockets (sock_recv_length) */
+	JL_F_PAGECACHE,	/* bytes read(2) from files without storage I/O */
 	JL_NR_FEATURES
 };
 
 /*
  * Coefficients, one per feature, plus the node's idle power. The on-wire
- * text form (sysfs `coefficients`, trainer output files) is these six
+ * text form (sysfs `coefficients`, trainer output files) is these nine
  * unsigned decimal integers, in this order, separated by blanks:
- *   cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_byte_pj idle_uw
- * Lines starting with '#' are comments.
+ *   cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_byte_pj
+ *   net_tx_byte_pj net_rx_byte_pj pagecache_byte_pj idle_uw
+ * The six-field form of earlier versions (the first five and idle_uw) is
+ * still read, the three newer ones then 0. Lines starting with '#' are
+ * comments.
  */
 struct jl_coef {
 	jl_u64 cpu_time_uw;	/* uW while on a CPU: uJ per CPU-second */
@@ -53,9 +59,13 @@ struct jl_coef {
 	jl_u64 instructions_pj;	/* pJ per instruction */
 	jl_u64 cache_miss_pj;	/* pJ per cache miss */
 	jl_u64 disk_byte_pj;	/* pJ per byte of storage I/O */
+	jl_u64 net_tx_byte_pj;	/* pJ per byte sent */
+	jl_u64 net_rx_byte_pj;	/* pJ per byte received */
+	jl_u64 pagecache_byte_pj;	/* pJ per byte read from the page cache */
 	jl_u64 idle_uw;		/* node idle (static) power, uW */
 };
-#define JL_NR_COEF 6
+#define JL_NR_COEF (JL_NR_FEATURES + 1)
+#define JL_NR_COEF_V1 6	/* the six-field form: five features and idle_uw */
 
 /* Largest accepted coefficient: 1e12 (1 MW, or 1 J per event). */
 #define JL_COEF_MAX 1000000000000ULL
@@ -93,7 +103,8 @@ void jl_coef_set(struct jl_coef *c, unsigned int i, jl_u64 v);
  * JL_COEF_MAX or u64 overflow). *out is untouched on error. buf need not be
  * NUL-terminated; len bytes are examined.
  * Accepted: any number of comment lines ('#' in column 0, each ending in
- * '\n'), then one data line of exactly six decimal fields separated by
+ * '\n'), then one data line of exactly nine (or, the earlier form, six)
+ * decimal fields separated by
  * spaces/tabs (blanks before the first and after the last are allowed),
  * then at most one '\n'. Leading zeros are fine. A malformed line gives
  * -JL_EINVAL even if it also holds an out-of-range number.
@@ -112,8 +123,53 @@ int jl_parse_u64(const char *buf, jl_size len, jl_u64 max, jl_u64 *out);
  * returns the length without the NUL, or -JL_ERANGE if buf cannot hold it
  * (JL_COEF_TEXT_MAX bytes always suffice). Nothing is written on error.
  */
-#define JL_COEF_TEXT_MAX 127
+#define JL_COEF_TEXT_MAX 190
 int jl_coef_format(const struct jl_coef *c, char *buf, jl_size size);
+
+/*
+ * Frequency bands: up to JL_MAX_BANDS coefficient sets, each for a band of
+ * the node's effective clock frequency. Band i covers [upper_mhz[i - 1],
+ * upper_mhz[i]) (band 0 from 0); the last band has no upper edge. One set
+ * is a one-band model: every frequency, and no frequency at all.
+ *
+ * Text form (sysfs `model/bands`, trainer output): optional '#' comment
+ * lines, then one line per band, lowest first:
+ *   UPPER_MHZ cpu_time_uw cycles_pj ... idle_uw     (nine coefficients)
+ * where UPPER_MHZ is the band's upper edge, 1..JL_MHZ_MAX, strictly
+ * ascending, and is the word "max" on the last line (only there).
+ */
+#define JL_MAX_BANDS 4
+#define JL_MHZ_MAX 100000ULL	/* 100 GHz: far above any clock */
+struct jl_bands {
+	unsigned int nr;			/* 1..JL_MAX_BANDS */
+	jl_u64 upper_mhz[JL_MAX_BANDS];		/* [nr - 1] unused */
+	struct jl_coef set[JL_MAX_BANDS];
+};
+
+/* A one-band model of c. */
+void jl_bands_single(struct jl_bands *b, const struct jl_coef *c);
+
+/*
+ * Parse the text form into *out: 0, -JL_EINVAL (malformed: a line not of
+ * ten fields, edges not ascending, "max" missing or early, more than
+ * JL_MAX_BANDS lines, junk) or -JL_ERANGE (a coefficient above
+ * JL_COEF_MAX, an edge above JL_MHZ_MAX or 0). *out is untouched on error.
+ */
+int jl_bands_parse(const char *buf, jl_size len, struct jl_bands *out);
+
+/* Text form, as jl_coef_format(); JL_BANDS_TEXT_MAX bytes always suffice. */
+#define JL_BANDS_TEXT_MAX (JL_MAX_BANDS * (JL_COEF_TEXT_MAX + 7))
+int jl_bands_format(const struct jl_bands *b, char *buf, jl_size size);
+
+/* The band of a frequency (MHz): the first whose upper edge is above it. */
+unsigned int jl_band_pick(const struct jl_bands *b, jl_u64 mhz);
+
+/*
+ * Effective frequency in MHz from cycles counted over cpu_ns of on-CPU
+ * time (cycles per ns are GHz); 0 (unknown) when cpu_ns is 0 or the result
+ * is above JL_MHZ_MAX (a bogus count).
+ */
+jl_u64 jl_freq_mhz(jl_u64 cycles, jl_u64 cpu_ns);
 
 /*
  * Model energy of one interval's feature deltas, in fJ:

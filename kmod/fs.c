@@ -223,20 +223,37 @@ static void put_u64(struct seq_file *m, const char *key, u64 v)
 	seq_putc(m, '\n');
 }
 
-/* The lines every energy file has, from source: to write_bytes. */
+/* An optional counter: its value, or "absent" where nothing counted it. */
+static void put_opt(struct seq_file *m, const struct joules_stats *st,
+		    const char *key, unsigned int feature, u64 v)
+{
+	if (st->opt_present & (1U << feature)) {
+		put_u64(m, key, v);
+	} else {
+		seq_puts(m, key);
+		seq_puts(m, "absent\n");
+	}
+}
+
+/* The lines every energy file has, from source: to pagecache_bytes. */
 void jf_print_energy(struct seq_file *m, const struct joules_stats *st)
 {
 	static const char *const dnames[JL_NR_DOMAINS] = {
 		"energy_pkg_uj: ", "energy_core_uj: ", "energy_dram_uj: ",
 		"energy_psys_uj: "
 	};
-	static const struct {
+	const struct {
 		const char *name;
 		unsigned int feature;
+		u64 v;
 	} hw[] = {
-		{ "cycles: ", JL_F_CYCLES },
-		{ "instructions: ", JL_F_INSTR },
-		{ "cache_misses: ", JL_F_MISSES },
+		{ "cycles: ", JL_F_CYCLES, st->cycles },
+		{ "instructions: ", JL_F_INSTR, st->instructions },
+		{ "cache_misses: ", JL_F_MISSES, st->cache_misses },
+	}, later[] = {
+		{ "net_tx_bytes: ", JL_F_NET_TX, st->net_tx_bytes },
+		{ "net_rx_bytes: ", JL_F_NET_RX, st->net_rx_bytes },
+		{ "pagecache_bytes: ", JL_F_PAGECACHE, st->pagecache_bytes },
 	};
 	unsigned int i;
 
@@ -257,17 +274,13 @@ void jf_print_energy(struct seq_file *m, const struct joules_stats *st)
 	put_u64(m, "model_generation: ", st->model_generation);
 	put_u64(m, "cpu_time_ns: ", st->cpu_ns);
 	/* Counters no PMU counted are absent, not 0. */
-	for (i = 0; i < ARRAY_SIZE(hw); i++) {
-		if (st->hw_present & (1U << hw[i].feature)) {
-			put_u64(m, hw[i].name, i == 0 ? st->cycles :
-					       i == 1 ? st->instructions : st->cache_misses);
-		} else {
-			seq_puts(m, hw[i].name);
-			seq_puts(m, "absent\n");
-		}
-	}
+	for (i = 0; i < ARRAY_SIZE(hw); i++)
+		put_opt(m, st, hw[i].name, hw[i].feature, hw[i].v);
 	put_u64(m, "read_bytes: ", st->read_bytes);
 	put_u64(m, "write_bytes: ", st->write_bytes);
+	/* Added after the first layout: appended, so old parsers still work. */
+	for (i = 0; i < ARRAY_SIZE(later); i++)
+		put_opt(m, st, later[i].name, later[i].feature, later[i].v);
 }
 
 /*

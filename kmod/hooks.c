@@ -10,6 +10,10 @@
  * switch, so it does the least it can (see tasks.h): remember the incoming
  * task's entry and queue it once per interval; the worker counts CPU time
  * and I/O from the task itself. notrace: no ftrace call sites on this path.
+ *
+ * Socket bytes come from the sock_send_length/sock_recv_length tracepoints
+ * (added in 6.3, called from sock_sendmsg()/sock_recvmsg()): optional
+ * hooks, whose absence makes those features absent, not zero.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -17,6 +21,7 @@
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
+#include <net/sock.h>
 
 #include "compat.h"
 #include "tasks.h"
@@ -150,14 +155,44 @@ static void probe_cgroup_rmdir(void *data, struct cgroup *cgrp, const char *path
 	joules_cg_rmdir(cgrp);
 }
 
+/*
+ * Network bytes: IPv4/IPv6 sockets only (a Unix socket is IPC, not the
+ * network), bytes actually moved (ret > 0), not a peek that leaves them
+ * queued. Task context only: the task asked for them.
+ */
+static bool net_bytes(struct sock *sk, int ret, int flags)
+{
+	unsigned short family;
+
+	if (ret <= 0 || (flags & MSG_PEEK) || !sk || !in_task())
+		return false;
+	family = READ_ONCE(sk->sk_family);
+	return family == AF_INET || family == AF_INET6;
+}
+
+static notrace void probe_send(JL_TP_SOCK_LEN_PROTO(sk, ret, flags))
+{
+	if (net_bytes(sk, ret, flags))
+		joules_count_net(JL_F_NET_TX, ret);
+}
+
+static notrace void probe_recv(JL_TP_SOCK_LEN_PROTO(sk, ret, flags))
+{
+	if (net_bytes(sk, ret, flags))
+		joules_count_net(JL_F_NET_RX, ret);
+}
+
 struct hook {
 	const char *name;
 	void *probe;
+	u32 feature;	/* 0: required; else the JL_F_* bit it makes present */
 	struct tracepoint *tp;
 	bool registered;
 };
 
 static struct hook hooks[] = {
+	{ "sock_send_length", probe_send, 1U << JL_F_NET_TX },
+	{ "sock_recv_length", probe_recv, 1U << JL_F_NET_RX },
 	{ "task_newtask", probe_newtask },
 	{ "sched_process_exit", probe_exit },
 	{ "sched_process_exec", probe_exec },
@@ -184,6 +219,7 @@ void joules_hooks_exit(void)
 			continue;
 		tracepoint_probe_unregister(hooks[i].tp, hooks[i].probe, NULL);
 		hooks[i].registered = false;
+		joules_opt_avail &= ~hooks[i].feature;
 	}
 	/* No probe is running or will run once this returns. */
 	tracepoint_synchronize_unregister();
@@ -201,13 +237,18 @@ int joules_hooks_init(void)
 
 	for_each_kernel_tracepoint(find_tp, NULL);
 	for (i = 0; i < ARRAY_SIZE(hooks); i++) {
-		if (!hooks[i].tp) {
+		if (!hooks[i].tp && hooks[i].feature) {
+			pr_info("no tracepoint %s: %s absent\n", hooks[i].name,
+				jl_feature_names[__ffs(hooks[i].feature)]);
+		} else if (!hooks[i].tp) {
 			pr_err("tracepoint %s not found\n", hooks[i].name);
 			err = -ENOENT;
 			goto fail;
 		}
 	}
 	for (i = 0; i < ARRAY_SIZE(hooks); i++) {
+		if (!hooks[i].tp)
+			continue;
 		if (i == ARRAY_SIZE(hooks) - 1)
 			joules_sweep();
 		err = tracepoint_probe_register(hooks[i].tp, hooks[i].probe, NULL);
@@ -216,6 +257,7 @@ int joules_hooks_init(void)
 			goto fail;
 		}
 		hooks[i].registered = true;
+		joules_opt_avail |= hooks[i].feature;
 	}
 	return 0;
 fail:

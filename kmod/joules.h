@@ -37,9 +37,13 @@ struct joules_stats {
 	u64 cycles;
 	u64 instructions;
 	u64 cache_misses;
+	u64 net_tx_bytes;
+	u64 net_rx_bytes;
+	u64 pagecache_bytes;
 	u64 read_bytes;
 	u64 write_bytes;
-	u32 hw_present;		/* JL_F_* bits counted by a PMU for this task */
+	u32 opt_present;	/* JL_F_* bits of optional counters counted:
+				 * the PMU's, socket bytes (6.3+), page cache */
 	u32 domains;		/* JL_D_* bits this task was charged from */
 	u32 source_mask;	/* JOULES_SRC_* */
 	u32 nr_threads;		/* threads summed (1 for a task) */
@@ -61,6 +65,8 @@ struct joules_node_sample {
 	u64 domain_uj[JL_NR_DOMAINS];
 	struct jl_feat feat;	/* feature deltas summed over all tasks */
 	u32 nr_tasks;		/* tasks charged this interval */
+	u32 freq_mhz;		/* node's effective frequency; 0: unknown */
+	u32 band;		/* the model's band used this interval */
 };
 
 /* A cgroup's totals (its own tasks' and its descendants'), for a reader. */
@@ -91,9 +97,12 @@ extern struct kobject *joules_kobj;
 int joules_sysfs_init(void);
 void joules_sysfs_exit(void);
 
-/* model.c: the coefficient set, swapped atomically for readers (RCU). */
+/*
+ * model.c: the coefficient sets (one per frequency band), swapped
+ * atomically for readers (RCU); every set bumps the generation once.
+ */
 struct joules_model {
-	struct jl_coef coef;
+	struct jl_bands bands;
 	u64 generation;
 	struct rcu_head rcu;
 };
@@ -101,7 +110,34 @@ int joules_model_init(void);
 void joules_model_exit(void);
 /* Caller holds rcu_read_lock(); never NULL. */
 const struct joules_model *joules_model_get(void);
-int joules_model_set(const struct jl_coef *c);	/* bumps generation */
+int joules_model_set(const struct jl_coef *c);	/* a one-band model */
+int joules_model_set_bands(const struct jl_bands *b);
+/* One coefficient of a one-band model; -EBUSY with several bands. */
+int joules_model_set_coef(unsigned int i, u64 v);
+/*
+ * The set of the band the worker used last (the one in force now): what
+ * the single-set files show. Caller holds rcu_read_lock().
+ */
+const struct jl_coef *joules_model_coef(const struct joules_model *m);
+extern unsigned int joules_band_now;	/* written by the worker */
+extern u32 joules_freq_mhz_now;		/* 0: unknown */
+
+/*
+ * freq.c: the node's effective frequency, which picks the band. A module
+ * may register a source (the selftests' test meter); otherwise the PMU's
+ * cycles, or cpufreq.
+ */
+struct joules_freq_source {
+	const char *name;
+	/* MHz now, or an error (the frequency is then unknown); may sleep. */
+	int (*read_mhz)(struct joules_freq_source *s, u32 *mhz);
+	void *priv;
+};
+int joules_freq_register(struct joules_freq_source *s);
+void joules_freq_unregister(struct joules_freq_source *s);
+bool joules_freq_source(char *buf, size_t size);
+/* Worker: this interval's frequency (MHz, 0: unknown), node deltas given. */
+u64 joules_freq_now(const struct jl_feat *node);
 
 /* tasks.c: the per-task table. */
 int joules_tasks_init(void);

@@ -52,11 +52,18 @@ static_assert(JOULES_FEAT_CPU_NS == BIT(JL_F_CPU_NS) &&
 static_assert(JOULES_FEAT_INSTRUCTIONS == BIT(JL_F_INSTR));
 static_assert(JOULES_FEAT_CACHE_MISSES == BIT(JL_F_MISSES));
 static_assert(JOULES_FEAT_DISK_BYTES == BIT(JL_F_DISK));
+static_assert(JOULES_FEAT_NET_TX_BYTES == BIT(JL_F_NET_TX) &&
+	      JOULES_FEAT_NET_RX_BYTES == BIT(JL_F_NET_RX));
+static_assert(JOULES_FEAT_PAGECACHE_BYTES == BIT(JL_F_PAGECACHE));
 
-/* Counters a PMU may lack: absent, never faked as zero. */
-#define JOULES_FEAT_HW                                   \
-	(JOULES_FEAT_CYCLES | JOULES_FEAT_INSTRUCTIONS | \
-	 JOULES_FEAT_CACHE_MISSES)
+/*
+ * Counters a PMU or a kernel may lack (socket bytes before 6.3, page-cache
+ * reads without CONFIG_TASK_XACCT): absent, never faked as zero.
+ */
+#define JOULES_FEAT_OPT                                                   \
+	(JOULES_FEAT_CYCLES | JOULES_FEAT_INSTRUCTIONS |                  \
+	 JOULES_FEAT_CACHE_MISSES | JOULES_FEAT_NET_TX_BYTES |            \
+	 JOULES_FEAT_NET_RX_BYTES | JOULES_FEAT_PAGECACHE_BYTES)
 
 enum joules_nl_group {
 	JOULES_NL_GRP_SAMPLES,
@@ -300,6 +307,9 @@ static void joules_nl_w_feat(struct joules_nl_w *w, const jl_u64 *v,
 		[JL_F_INSTR] = JOULES_A_INSTRUCTIONS,
 		[JL_F_MISSES] = JOULES_A_CACHE_MISSES,
 		[JL_F_DISK] = JOULES_A_DISK_BYTES,
+		[JL_F_NET_TX] = JOULES_A_NET_TX_BYTES,
+		[JL_F_NET_RX] = JOULES_A_NET_RX_BYTES,
+		[JL_F_PAGECACHE] = JOULES_A_PAGECACHE_BYTES,
 	};
 	int f;
 
@@ -335,9 +345,12 @@ static void joules_nl_w_energy(struct joules_nl_w *w, const struct joules_stats 
 		[JL_F_CYCLES] = st->cycles,
 		[JL_F_INSTR] = st->instructions,
 		[JL_F_MISSES] = st->cache_misses,
+		[JL_F_NET_TX] = st->net_tx_bytes,
+		[JL_F_NET_RX] = st->net_rx_bytes,
+		[JL_F_PAGECACHE] = st->pagecache_bytes,
 	};
 	/* These records carry read/write bytes separately, not DISK_BYTES. */
-	u32 present = JOULES_FEAT_CPU_NS | (st->hw_present & JOULES_FEAT_HW);
+	u32 present = JOULES_FEAT_CPU_NS | (st->opt_present & JOULES_FEAT_OPT);
 
 	joules_nl_w_u64(w, JOULES_A_ENERGY_UJ, st->energy_uj);
 	joules_nl_w_u64(w, JOULES_A_IDLE_UJ, st->idle_uj);
@@ -390,7 +403,7 @@ static int joules_nl_fill_cgroup(struct sk_buff *skb, const struct joules_cg_sta
 /* Presence of the features the module always counts. */
 static u32 joules_nl_feat_present(const struct jl_feat *f)
 {
-	return (f->present & JOULES_FEAT_HW) | JOULES_FEAT_CPU_NS |
+	return (f->present & JOULES_FEAT_OPT) | JOULES_FEAT_CPU_NS |
 	       JOULES_FEAT_DISK_BYTES;
 }
 
@@ -412,6 +425,10 @@ static int joules_nl_fill_sample(struct sk_buff *skb,
 	joules_nl_w_domains(&w, s->domains, s->domain_uj);
 	joules_nl_w_feat(&w, s->feat.v, joules_nl_feat_present(&s->feat));
 	joules_nl_w_u32(&w, JOULES_A_NR_TASKS, s->nr_tasks);
+	joules_nl_w_u32(&w, JOULES_A_BAND, s->band);
+	/* No frequency source: absent, not 0 MHz. */
+	if (s->freq_mhz)
+		joules_nl_w_u32(&w, JOULES_A_FREQ_MHZ, s->freq_mhz);
 	return joules_nl_w_end(&w);
 }
 

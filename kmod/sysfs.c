@@ -9,6 +9,7 @@
 #include <linux/kobject.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
+#include <linux/slab.h>
 #include <linux/sysfs.h>
 
 #include "tasks.h"
@@ -247,7 +248,7 @@ static ssize_t coefficients_show(struct kobject *k, struct kobj_attribute *a, ch
 	int n;
 
 	rcu_read_lock();
-	c = joules_model_get()->coef;
+	c = *joules_model_coef(joules_model_get());
 	rcu_read_unlock();
 	n = jl_coef_format(&c, buf, PAGE_SIZE);
 	return n < 0 ? -EIO : n;
@@ -269,6 +270,75 @@ static ssize_t coefficients_store(struct kobject *k, struct kobj_attribute *a,
 	return err ? err : len;
 }
 static struct kobj_attribute coefficients_attr = __ATTR_RW(coefficients);
+
+static ssize_t bands_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	struct jl_bands b;
+	int n;
+
+	rcu_read_lock();
+	b = joules_model_get()->bands;
+	rcu_read_unlock();
+	n = jl_bands_format(&b, buf, PAGE_SIZE);
+	return n < 0 ? -EIO : n;
+}
+
+/*
+ * Every band's set and the edges in one write, one generation. Several
+ * bands need a frequency to choose between them: without any source the
+ * write is refused (EOPNOTSUPP) rather than silently using one band.
+ */
+static ssize_t bands_store(struct kobject *k, struct kobj_attribute *a,
+			   const char *buf, size_t len)
+{
+	struct jl_bands *b;
+	char src[32];
+	int err = may_write();
+
+	if (err)
+		return err;
+	b = kmalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	/* Bad input is EINVAL, out of range too, as for `coefficients`. */
+	err = jl_bands_parse(buf, len, b) ? -EINVAL : 0;
+	if (!err && b->nr > 1 && !joules_freq_source(src, sizeof(src)))
+		err = -EOPNOTSUPP;
+	if (!err) {
+		mutex_lock(&settings_lock);
+		err = joules_model_set_bands(b);
+		mutex_unlock(&settings_lock);
+	}
+	kfree(b);
+	return err ? err : len;
+}
+static struct kobj_attribute bands_attr = __ATTR_RW(bands);
+
+static ssize_t band_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(joules_band_now));
+}
+static struct kobj_attribute band_attr = __ATTR_RO(band);
+
+static ssize_t frequency_source_show(struct kobject *k, struct kobj_attribute *a,
+				     char *buf)
+{
+	char src[32];
+
+	joules_freq_source(src, sizeof(src));
+	return sysfs_emit(buf, "%s\n", src);
+}
+static struct kobj_attribute frequency_source_attr = __ATTR_RO(frequency_source);
+
+/* The node's effective frequency in the last interval. */
+static ssize_t frequency_mhz_show(struct kobject *k, struct kobj_attribute *a,
+				  char *buf)
+{
+	u32 mhz = READ_ONCE(joules_freq_mhz_now);
+
+	return mhz ? sysfs_emit(buf, "%u\n", mhz) : sysfs_emit(buf, "unknown\n");
+}
+static struct kobj_attribute frequency_mhz_attr = __ATTR_RO(frequency_mhz);
 
 static ssize_t generation_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
@@ -299,17 +369,19 @@ static ssize_t coef_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 	if (i < 0)
 		return -EINVAL;
 	rcu_read_lock();
-	v = jl_coef_get(&joules_model_get()->coef, i);
+	v = jl_coef_get(joules_model_coef(joules_model_get()), i);
 	rcu_read_unlock();
 	return sysfs_emit(buf, "%llu\n", v);
 }
 
-/* One coefficient: a new set with that value (and a new generation). */
+/*
+ * One coefficient: a new set with that value (and a new generation). With
+ * several bands it is ambiguous which set is meant: EBUSY, write `bands`.
+ */
 static ssize_t coef_store(struct kobject *k, struct kobj_attribute *a,
 			  const char *buf, size_t len)
 {
 	int i = coef_index(a), err = may_write();
-	struct jl_coef c;
 	u64 v;
 
 	if (err)
@@ -317,17 +389,21 @@ static ssize_t coef_store(struct kobject *k, struct kobj_attribute *a,
 	if (i < 0 || parse_u64(buf, len, JL_COEF_MAX, &v))
 		return -EINVAL;
 	mutex_lock(&settings_lock);
-	rcu_read_lock();
-	c = joules_model_get()->coef;
-	rcu_read_unlock();
-	jl_coef_set(&c, i, v);
-	err = joules_model_set(&c);
+	err = joules_model_set_coef(i, v);
 	mutex_unlock(&settings_lock);
 	return err ? err : len;
 }
 
+static struct attribute *model_fixed_attrs[] = {
+	&coefficients_attr.attr,
+	&generation_attr.attr,
+	&bands_attr.attr,
+	&band_attr.attr,
+	&frequency_source_attr.attr,
+	&frequency_mhz_attr.attr,
+};
 static struct kobj_attribute coef_attrs[JL_NR_COEF];
-static struct attribute *model_attrs[JL_NR_COEF + 3];
+static struct attribute *model_attrs[JL_NR_COEF + ARRAY_SIZE(model_fixed_attrs) + 1];
 static const struct attribute_group model_group = {
 	.attrs = model_attrs,
 };
@@ -356,9 +432,9 @@ int joules_sysfs_init(void)
 		coef_attrs[i].store = coef_store;
 		model_attrs[i] = &coef_attrs[i].attr;
 	}
-	model_attrs[JL_NR_COEF] = &coefficients_attr.attr;
-	model_attrs[JL_NR_COEF + 1] = &generation_attr.attr;
-	model_attrs[JL_NR_COEF + 2] = NULL;
+	for (i = 0; i < ARRAY_SIZE(model_fixed_attrs); i++)
+		model_attrs[JL_NR_COEF + i] = model_fixed_attrs[i];
+	model_attrs[JL_NR_COEF + i] = NULL;
 	err = sysfs_create_group(model_kobj, &model_group);
 	if (err)
 		goto fail;

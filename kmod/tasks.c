@@ -34,6 +34,7 @@ static atomic64_t nr_tracked;
 DEFINE_PER_CPU(struct joules_cpu, joules_cpus);
 unsigned long joules_gen = 1;	/* slots' qg[] start at 0: first entry queues */
 DEFINE_STATIC_KEY_FALSE(joules_multi_pkg);
+u32 joules_opt_avail = IS_ENABLED(CONFIG_TASK_XACCT) ? 1U << JL_F_PAGECACHE : 0;
 struct joules_pkg *joules_pkgs;
 unsigned int joules_nr_pkgs;
 LLIST_HEAD(joules_reaped);
@@ -58,6 +59,31 @@ static inline u64 grown(u64 now, u64 last)
 	return now > last ? now - last : 0;
 }
 
+/*
+ * Bytes the read(2) family delivered (ioac.rchar). Without
+ * CONFIG_TASK_XACCT the kernel keeps no such count: page-cache reads are
+ * then absent (joules_opt_avail).
+ */
+static inline u64 task_rchar(struct task_struct *t)
+{
+#ifdef CONFIG_TASK_XACCT
+	return READ_ONCE(t->ioac.rchar);
+#else
+	return 0;
+#endif
+}
+
+/*
+ * Page-cache reads: bytes read(2) returned minus bytes read from storage,
+ * per count. Storage reads of mmap faults and readahead are not in rchar,
+ * so the difference can be negative over a short span: clamped, not
+ * carried (Documentation/model.rst).
+ */
+static inline u64 pagecache_of(u64 d_rchar, u64 d_read)
+{
+	return d_rchar > d_read ? d_rchar - d_read : 0;
+}
+
 /* Move what e's task did since it was last counted into s (acct_lock held). */
 static void count_into(struct joules_entry *e, struct joules_slot *s)
 {
@@ -65,9 +91,11 @@ static void count_into(struct joules_entry *e, struct joules_slot *s)
 	u64 rt = READ_ONCE(t->se.sum_exec_runtime);
 	u64 rd = READ_ONCE(t->ioac.read_bytes);
 	u64 wr = READ_ONCE(t->ioac.write_bytes);
+	u64 rc = task_rchar(t);
 	u64 d_rt = grown(rt, e->last_exec);
 	u64 d_rd = grown(rd, e->last_read);
 	u64 d_wr = grown(wr, e->last_write);
+	u64 d_pc = pagecache_of(grown(rc, e->last_rchar), d_rd);
 
 	if (d_rt) {
 		WRITE_ONCE(s->cum[JL_F_CPU_NS], s->cum[JL_F_CPU_NS] + d_rt);
@@ -82,6 +110,9 @@ static void count_into(struct joules_entry *e, struct joules_slot *s)
 		if (d_wr)
 			e->last_write = wr;
 	}
+	if (d_pc)
+		WRITE_ONCE(s->cum[JL_F_PAGECACHE], s->cum[JL_F_PAGECACHE] + d_pc);
+	e->last_rchar = rc;
 }
 
 /*
@@ -193,6 +224,7 @@ void joules_entry_init(struct joules_entry *e, struct task_struct *t,
 		e->last_exec = READ_ONCE(t->se.sum_exec_runtime);
 		e->last_read = READ_ONCE(t->ioac.read_bytes);
 		e->last_write = READ_ONCE(t->ioac.write_bytes);
+		e->last_rchar = task_rchar(t);
 	}
 	INIT_LIST_HEAD(&e->wnode);
 }
@@ -335,6 +367,24 @@ void notrace joules_count_hw(struct joules_entry *e, struct joules_cpu *jc)
 }
 
 /*
+ * Socket bytes of current, from its own syscall (task context, preemption
+ * off): current runs here, so jc->cur is its entry, queued on this package
+ * for this interval (switch_in(), or the flush IPI after a flip). Only the
+ * CPU current runs on writes these counts.
+ */
+void notrace joules_count_net(unsigned int feature, u64 bytes)
+{
+	struct joules_cpu *jc = this_cpu_ptr(&joules_cpus);
+	struct joules_entry *e = jc->cur;
+	struct joules_slot *s;
+
+	if (!e || e->task != current)
+		return;	/* untracked: counted as a lookup miss already */
+	s = &e->slot[jc->pkg];
+	WRITE_ONCE(s->cum[feature], s->cum[feature] + bytes);
+}
+
+/*
  * Caller holds e->group->lock. CPU time and I/O bytes are as of now: what
  * the worker has not counted yet is read from the task while it exists, so
  * a reader need not wait for an interval.
@@ -342,7 +392,7 @@ void notrace joules_count_hw(struct joules_entry *e, struct joules_cpu *jc)
 void joules_entry_totals(struct joules_entry *e, struct joules_totals *t)
 {
 	struct task_struct *task;
-	u64 d_rt = 0, d_rd = 0, d_wr = 0;
+	u64 d_rt = 0, d_rd = 0, d_wr = 0, d_pc = 0;
 	unsigned long flags;
 	unsigned int p, f;
 
@@ -359,13 +409,15 @@ void joules_entry_totals(struct joules_entry *e, struct joules_totals *t)
 		d_rt = grown(READ_ONCE(task->se.sum_exec_runtime), e->last_exec);
 		d_rd = grown(READ_ONCE(task->ioac.read_bytes), e->last_read);
 		d_wr = grown(READ_ONCE(task->ioac.write_bytes), e->last_write);
+		d_pc = pagecache_of(grown(task_rchar(task), e->last_rchar), d_rd);
 	}
 	t->read_bytes = e->io_read + d_rd;
 	t->write_bytes = e->io_write + d_wr;
 	raw_spin_unlock_irqrestore(&e->acct_lock, flags);
 	t->feat[JL_F_CPU_NS] += d_rt;
 	t->feat[JL_F_DISK] += d_rd + d_wr;
-	t->hw_present = READ_ONCE(e->hw_seen);
+	t->feat[JL_F_PAGECACHE] += d_pc;
+	t->opt_present = READ_ONCE(e->hw_seen) | joules_opt_avail;
 }
 
 static void totals_add(struct joules_totals *a, const struct joules_totals *b)
@@ -384,7 +436,7 @@ static void totals_add(struct joules_totals *a, const struct joules_totals *b)
 		a->feat[i] += b->feat[i];
 	a->read_bytes += b->read_bytes;
 	a->write_bytes += b->write_bytes;
-	a->hw_present |= b->hw_present;
+	a->opt_present |= b->opt_present;
 }
 
 void joules_fold(struct joules_entry *e)
@@ -493,9 +545,12 @@ void joules_fill_stats(struct joules_entry *e, const struct joules_totals *t,
 	st->cycles = t->feat[JL_F_CYCLES];
 	st->instructions = t->feat[JL_F_INSTR];
 	st->cache_misses = t->feat[JL_F_MISSES];
+	st->net_tx_bytes = t->feat[JL_F_NET_TX];
+	st->net_rx_bytes = t->feat[JL_F_NET_RX];
+	st->pagecache_bytes = t->feat[JL_F_PAGECACHE];
 	st->read_bytes = t->read_bytes;
 	st->write_bytes = t->write_bytes;
-	st->hw_present = t->hw_present;
+	st->opt_present = t->opt_present;
 	st->domains = t->s.domains;
 	st->source_mask = t->s.source_mask;
 	st->model_generation = t->s.model_generation;

@@ -64,7 +64,7 @@ struct joules_totals {
 	u64 feat[JL_NR_FEATURES];
 	u64 read_bytes;
 	u64 write_bytes;
-	u32 hw_present;
+	u32 opt_present;
 };
 
 struct joules_group {
@@ -109,6 +109,7 @@ struct joules_entry {
 	u64 last_exec;			/* se.sum_exec_runtime last counted */
 	u64 last_read;			/* ioac.read_bytes last counted */
 	u64 last_write;
+	u64 last_rchar;			/* ioac.rchar last counted */
 	u64 io_read;			/* since tracked */
 	u64 io_write;
 	/* Written only by the CPU switching the task out. */
@@ -163,6 +164,12 @@ extern unsigned long joules_gen;
 DECLARE_STATIC_KEY_FALSE(joules_multi_pkg);
 /* Hardware counters exist: the probe reads them at every switch. */
 DECLARE_STATIC_KEY_FALSE(joules_hw_on);
+/*
+ * JL_F_* bits of optional features this kernel lets joules count for every
+ * task (socket bytes where the hooks attached, page-cache reads where the
+ * kernel keeps read(2) totals); the PMU's are per task (hw_seen).
+ */
+extern u32 joules_opt_avail;
 extern struct joules_pkg *joules_pkgs;
 extern unsigned int joules_nr_pkgs;
 extern struct llist_head joules_reaped;	/* entries released by the kernel */
@@ -198,6 +205,8 @@ extern atomic64_t joules_fork_deferred;
  */
 void joules_enter(struct joules_entry *e, struct joules_cpu *jc,
 		  unsigned long gen);
+/* Socket hooks: bytes current sent or received (task context). */
+void joules_count_net(unsigned int feature, u64 bytes);
 /* Worker: count CPU time and I/O of e's task since last counted. */
 void joules_count(struct joules_entry *e);
 /* Worker: has e's task left its CPU for good (or been released)? */

@@ -126,6 +126,19 @@ enum joules_attr {
 	 */
 	JOULES_A_CGROUP_PATH,
 
+	/*
+	 * Model features added later (in every record with features):
+	 * socket bytes (kernels with the sock_*_length tracepoints, 6.3+;
+	 * absent before) and bytes read(2) from files without storage I/O.
+	 */
+	JOULES_A_NET_TX_BYTES,
+	JOULES_A_NET_RX_BYTES,
+	JOULES_A_PAGECACHE_BYTES,
+
+	/* SAMPLE: the model's frequency band this interval (bands in sysfs). */
+	JOULES_A_BAND, /* u32: index of the coefficient set used */
+	JOULES_A_FREQ_MHZ, /* u32: effective frequency; absent: no source */
+
 	__JOULES_A_MAX,
 };
 #define JOULES_A_MAX (__JOULES_A_MAX - 1)
@@ -147,5 +160,8 @@ enum joules_attr {
 #define JOULES_FEAT_INSTRUCTIONS 0x4
 #define JOULES_FEAT_CACHE_MISSES 0x8
 #define JOULES_FEAT_DISK_BYTES 0x10
+#define JOULES_FEAT_NET_TX_BYTES 0x20
+#define JOULES_FEAT_NET_RX_BYTES 0x40
+#define JOULES_FEAT_PAGECACHE_BYTES 0x80
 
 #endif /* _UAPI_JOULES_NETLINK_H */

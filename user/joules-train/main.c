@@ -67,7 +67,8 @@ static const char usage_text[] =
 	"  -V, --version               version\n"
 	"\n"
 	"Output: '#' summary lines, then one line\n"
-	"  cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_byte_pj idle_uw\n"
+	"  cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_byte_pj\n"
+	"  net_tx_byte_pj net_rx_byte_pj pagecache_byte_pj idle_uw\n"
 	"Exit status: 0 ok, 1 bad data or failed fit, 2 usage, 3 --apply failed or\n"
 	"refused an implausible model, 4 written but implausible (see the warning).\n";
 

@@ -15,7 +15,8 @@
 const char *const jt_feature_cols[JT_NF] = {
 	[JL_F_CPU_NS] = "cpu_ns",      [JL_F_CYCLES] = "cycles",
 	[JL_F_INSTR] = "instructions", [JL_F_MISSES] = "cache_misses",
-	[JL_F_DISK] = "disk_bytes",
+	[JL_F_DISK] = "disk_bytes",    [JL_F_NET_TX] = "net_tx_bytes",
+	[JL_F_NET_RX] = "net_rx_bytes", [JL_F_PAGECACHE] = "pagecache_bytes",
 };
 
 /* 8192 CPUs (x86 MAXSMP) at 10 GHz; 8 instructions per cycle; 1 TB/s. */
@@ -26,6 +27,9 @@ const double jt_feature_max_rate[JT_NF] = {
 	[JL_F_INSTR] = JT_MAX_CPUS * 10 * 8,
 	[JL_F_MISSES] = JT_MAX_CPUS * 10,
 	[JL_F_DISK] = 1000,
+	[JL_F_NET_TX] = 1000,
+	[JL_F_NET_RX] = 1000,
+	[JL_F_PAGECACHE] = 1000,
 };
 
 enum {

@@ -775,8 +775,11 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 	len = jl_coef_format(&rep->model.coef, line, sizeof(line));
 	if (len < 0)
 		return len;
-	fprintf(fp,
-		"# cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_byte_pj idle_uw\n");
+	/* The field names, from the core's table: they cannot drift. */
+	fputc('#', fp);
+	for (unsigned int i = 0; i < JL_NR_COEF; i++)
+		fprintf(fp, " %s", jl_coef_names[i]);
+	fputc('\n', fp);
 	fputs(line, fp);
 	return ferror(fp) ? -EIO : 0;
 }

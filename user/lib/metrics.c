@@ -70,6 +70,12 @@ f_node_misses = { "joules_node_cache_misses", PROM_COUNTER, NULL,
 	"Last-level cache misses of the tasks joules charged (only where a PMU counts them)" },
 f_node_disk = { "joules_node_storage_bytes", PROM_COUNTER, "bytes",
 	"Storage bytes read and written by the tasks joules charged" },
+f_node_net_tx = { "joules_node_network_transmit_bytes", PROM_COUNTER, "bytes",
+	"IPv4/IPv6 socket bytes sent by the tasks joules charged (kernels with the sock_send_length tracepoint, 6.3+)" },
+f_node_net_rx = { "joules_node_network_receive_bytes", PROM_COUNTER, "bytes",
+	"IPv4/IPv6 socket bytes received by the tasks joules charged (kernels with the sock_recv_length tracepoint, 6.3+)" },
+f_node_pagecache = { "joules_node_pagecache_read_bytes", PROM_COUNTER, "bytes",
+	"Bytes the tasks joules charged read(2) without storage reads (page-cache hits)" },
 f_node_intervals = { "joules_node_attribution_intervals", PROM_COUNTER, NULL,
 	"Attribution intervals closed since the module loaded" },
 f_node_tasks = { "joules_node_tasks_tracked", PROM_GAUGE, NULL,
@@ -575,6 +581,9 @@ static void render_node(const struct jm_snapshot *snap, struct prom_writer *w)
 		{ &f_node_instr, REC_INSTRUCTIONS, 0 },
 		{ &f_node_misses, REC_CACHE_MISSES, 0 },
 		{ &f_node_disk, REC_DISK_BYTES, 0 },
+		{ &f_node_net_tx, REC_NET_TX_BYTES, 0 },
+		{ &f_node_net_rx, REC_NET_RX_BYTES, 0 },
+		{ &f_node_pagecache, REC_PAGECACHE_BYTES, 0 },
 	};
 
 	if (snap->load_time_ms) {
@@ -611,10 +620,14 @@ static void render_node(const struct jm_snapshot *snap, struct prom_writer *w)
 static void render_model(const struct jm_snapshot *snap, struct prom_writer *w)
 {
 	const struct jl_coef *c = &snap->coef;
-	static const char *const events[] = { "cycle", "instruction",
-					      "cache_miss", "disk_byte" };
-	const uint64_t pj[] = { c->cycles_pj, c->instructions_pj,
-				c->cache_miss_pj, c->disk_byte_pj };
+	static const char *const events[] = {
+		"cycle", "instruction", "cache_miss", "disk_byte",
+		"net_tx_byte", "net_rx_byte", "pagecache_byte",
+	};
+	const uint64_t pj[] = { c->cycles_pj,	   c->instructions_pj,
+				c->cache_miss_pj,  c->disk_byte_pj,
+				c->net_tx_byte_pj, c->net_rx_byte_pj,
+				c->pagecache_byte_pj };
 	struct prom_label cpu[] = { { "term", "cpu_time" } };
 	struct prom_label idle[] = { { "term", "idle" } };
 

@@ -89,6 +89,11 @@ static struct nla_policy jnl_policy[JOULES_A_MAX + 1] = {
 	[JOULES_A_UPTIME_NS] = { .type = NLA_U64 },
 	[JOULES_A_CGROUP_ID] = { .type = NLA_U64 },
 	[JOULES_A_CGROUP_PATH] = { .type = NLA_STRING },
+	[JOULES_A_NET_TX_BYTES] = { .type = NLA_U64 },
+	[JOULES_A_NET_RX_BYTES] = { .type = NLA_U64 },
+	[JOULES_A_PAGECACHE_BYTES] = { .type = NLA_U64 },
+	[JOULES_A_BAND] = { .type = NLA_U32 },
+	[JOULES_A_FREQ_MHZ] = { .type = NLA_U32 },
 };
 
 static const int jnl_feat_attr[REC_NR_FEATURES] = {
@@ -97,13 +102,17 @@ static const int jnl_feat_attr[REC_NR_FEATURES] = {
 	[REC_INSTRUCTIONS] = JOULES_A_INSTRUCTIONS,
 	[REC_CACHE_MISSES] = JOULES_A_CACHE_MISSES,
 	[REC_DISK_BYTES] = JOULES_A_DISK_BYTES,
+	[REC_NET_TX_BYTES] = JOULES_A_NET_TX_BYTES,
+	[REC_NET_RX_BYTES] = JOULES_A_NET_RX_BYTES,
+	[REC_PAGECACHE_BYTES] = JOULES_A_PAGECACHE_BYTES,
 };
 
 _Static_assert(REC_NR_DOMAINS == JOULES_NR_DOMAINS, "domain count");
 _Static_assert(REC_SRC_RAPL == JOULES_SOURCE_RAPL &&
 		       REC_SRC_MODEL == JOULES_SOURCE_MODEL,
 	       "source bits");
-_Static_assert(REC_F(REC_CACHE_MISSES) == JOULES_FEAT_CACHE_MISSES,
+_Static_assert(REC_F(REC_CACHE_MISSES) == JOULES_FEAT_CACHE_MISSES &&
+		       REC_F(REC_PAGECACHE_BYTES) == JOULES_FEAT_PAGECACHE_BYTES,
 	       "feature bits");
 
 /* libnl's error codes, back to errno where there is one. */
@@ -264,6 +273,8 @@ static int jnl_parse_sample(struct nlmsghdr *nlh, struct sample_rec *s)
 	s->interval_ns = jnl_u64(tb, JOULES_A_INTERVAL_NS);
 	JNL_ENERGY_FIELDS(tb, s);
 	s->nr_tasks = jnl_u32(tb, JOULES_A_NR_TASKS);
+	s->freq_mhz = jnl_u32(tb, JOULES_A_FREQ_MHZ);
+	s->band = jnl_u32(tb, JOULES_A_BAND);
 	return 0;
 }
 

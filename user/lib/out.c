@@ -14,6 +14,9 @@ const char *const rec_feature_names[REC_NR_FEATURES] = {
 	[REC_INSTRUCTIONS] = "instructions",
 	[REC_CACHE_MISSES] = "cache_misses",
 	[REC_DISK_BYTES] = "disk_bytes",
+	[REC_NET_TX_BYTES] = "net_tx_bytes",
+	[REC_NET_RX_BYTES] = "net_rx_bytes",
+	[REC_PAGECACHE_BYTES] = "pagecache_bytes",
 };
 
 const char *const rec_domain_names[REC_NR_DOMAINS] = {
@@ -40,6 +43,19 @@ const char *out_source_name(uint32_t source)
 
 static const int hw_feats[] = { REC_CYCLES, REC_INSTRUCTIONS,
 				REC_CACHE_MISSES };
+/* Added after the first layout: after write_bytes in every format. */
+static const int later_feats[] = { REC_NET_TX_BYTES, REC_NET_RX_BYTES,
+				   REC_PAGECACHE_BYTES };
+#define NR_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* "name: value" or "name: absent". */
+static void text_feat(FILE *fp, uint32_t present, const uint64_t *feat, int f)
+{
+	if (present & REC_F(f))
+		fprintf(fp, "%s: %" PRIu64 "\n", rec_feature_names[f], feat[f]);
+	else
+		fprintf(fp, "%s: absent\n", rec_feature_names[f]);
+}
 
 /*
  * Same keys and order as /proc/energy/<pid> (kmod/fs.c), plus uid, so a
@@ -66,17 +82,12 @@ void out_task_text(FILE *fp, const struct task_rec *t)
 	fprintf(fp, "idle_uj: %" PRIu64 "\n", t->idle_uj);
 	fprintf(fp, "model_generation: %" PRIu64 "\n", t->model_generation);
 	fprintf(fp, "cpu_time_ns: %" PRIu64 "\n", t->feat[REC_CPU_NS]);
-	for (size_t i = 0; i < sizeof(hw_feats) / sizeof(hw_feats[0]); i++) {
-		int f = hw_feats[i];
-
-		if (t->present & REC_F(f))
-			fprintf(fp, "%s: %" PRIu64 "\n", rec_feature_names[f],
-				t->feat[f]);
-		else
-			fprintf(fp, "%s: absent\n", rec_feature_names[f]);
-	}
+	for (size_t i = 0; i < NR_OF(hw_feats); i++)
+		text_feat(fp, t->present, t->feat, hw_feats[i]);
 	fprintf(fp, "read_bytes: %" PRIu64 "\n", t->read_bytes);
 	fprintf(fp, "write_bytes: %" PRIu64 "\n", t->write_bytes);
+	for (size_t i = 0; i < NR_OF(later_feats); i++)
+		text_feat(fp, t->present, t->feat, later_feats[i]);
 }
 
 void out_json_string(FILE *fp, const char *s)
@@ -139,10 +150,12 @@ static void json_task_body(FILE *fp, const struct task_rec *t)
 	fprintf(fp, ",\"idle_uj\":%" PRIu64 ",\"model_generation\":%" PRIu64,
 		t->idle_uj, t->model_generation);
 	json_feat(fp, t->present | REC_F(REC_CPU_NS), t->feat, REC_CPU_NS);
-	for (size_t i = 0; i < sizeof(hw_feats) / sizeof(hw_feats[0]); i++)
+	for (size_t i = 0; i < NR_OF(hw_feats); i++)
 		json_feat(fp, t->present, t->feat, hw_feats[i]);
 	fprintf(fp, ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64,
 		t->read_bytes, t->write_bytes);
+	for (size_t i = 0; i < NR_OF(later_feats); i++)
+		json_feat(fp, t->present, t->feat, later_feats[i]);
 }
 
 void out_task_json(FILE *fp, const struct task_rec *t)
@@ -185,10 +198,13 @@ void out_task_line(FILE *fp, const struct task_rec *t)
 				t->domain_uj[d]);
 	fprintf(fp, " model_generation=%" PRIu64, t->model_generation);
 	line_feat(fp, t->present | REC_F(REC_CPU_NS), t->feat, REC_CPU_NS);
-	for (size_t i = 0; i < sizeof(hw_feats) / sizeof(hw_feats[0]); i++)
+	for (size_t i = 0; i < NR_OF(hw_feats); i++)
 		line_feat(fp, t->present, t->feat, hw_feats[i]);
-	fprintf(fp, " read_bytes=%" PRIu64 " write_bytes=%" PRIu64 "\n",
+	fprintf(fp, " read_bytes=%" PRIu64 " write_bytes=%" PRIu64,
 		t->read_bytes, t->write_bytes);
+	for (size_t i = 0; i < NR_OF(later_feats); i++)
+		line_feat(fp, t->present, t->feat, later_feats[i]);
+	fputc('\n', fp);
 }
 
 void out_sample_line(FILE *fp, const struct sample_rec *s)
@@ -207,7 +223,12 @@ void out_sample_line(FILE *fp, const struct sample_rec *s)
 				s->domain_uj[d]);
 	for (int f = 0; f < REC_NR_FEATURES; f++)
 		line_feat(fp, s->present, s->feat, f);
-	fprintf(fp, " tasks=%" PRIu32 "\n", s->nr_tasks);
+	fprintf(fp, " tasks=%" PRIu32, s->nr_tasks);
+	if (s->freq_mhz)
+		fprintf(fp, " freq_mhz=%" PRIu32, s->freq_mhz);
+	else
+		fputs(" freq_mhz=-", fp);
+	fprintf(fp, " band=%" PRIu32 "\n", s->band);
 }
 
 void out_sample_json(FILE *fp, const struct sample_rec *s)
@@ -224,7 +245,12 @@ void out_sample_json(FILE *fp, const struct sample_rec *s)
 	json_domains(fp, s->domains, s->domain_uj);
 	for (int f = 0; f < REC_NR_FEATURES; f++)
 		json_feat(fp, s->present, s->feat, f);
-	fprintf(fp, ",\"tasks\":%" PRIu32 "}\n", s->nr_tasks);
+	fprintf(fp, ",\"tasks\":%" PRIu32, s->nr_tasks);
+	if (s->freq_mhz)
+		fprintf(fp, ",\"freq_mhz\":%" PRIu32, s->freq_mhz);
+	else
+		fputs(",\"freq_mhz\":null", fp);
+	fprintf(fp, ",\"band\":%" PRIu32 "}\n", s->band);
 }
 
 void out_node_text(FILE *fp, const struct node_rec *n)
@@ -295,6 +321,15 @@ static const char *record_source(uint32_t source)
 	return "none";
 }
 
+/* ",value", or "," for an absent feature. */
+static void csv_feat(FILE *fp, const struct sample_rec *s, int f)
+{
+	if (s->present & REC_F(f))
+		fprintf(fp, ",%" PRIu64, s->feat[f]);
+	else
+		fputc(',', fp);
+}
+
 int out_record_row(FILE *fp, const struct sample_rec *s)
 {
 	static const int cols[] = { REC_CPU_NS, REC_CYCLES, REC_INSTRUCTIONS,
@@ -306,13 +341,17 @@ int out_record_row(FILE *fp, const struct sample_rec *s)
 		s->realtime_ns, s->monotonic_ns, s->interval_ns,
 		record_source(s->source), s->model_generation, s->energy_uj,
 		s->idle_uj);
-	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
-		if (s->present & REC_F(cols[i]))
-			fprintf(fp, ",%" PRIu64, s->feat[cols[i]]);
-		else
-			fputc(',', fp);
-	}
-	fprintf(fp, ",%" PRIu32 "\n", s->nr_tasks);
+	for (size_t i = 0; i < NR_OF(cols); i++)
+		csv_feat(fp, s, cols[i]);
+	fprintf(fp, ",%" PRIu32, s->nr_tasks);
+	for (size_t i = 0; i < NR_OF(later_feats); i++)
+		csv_feat(fp, s, later_feats[i]);
+	/* Frequency: empty when unknown, as an absent feature. */
+	if (s->freq_mhz)
+		fprintf(fp, ",%" PRIu32, s->freq_mhz);
+	else
+		fputc(',', fp);
+	fprintf(fp, ",%" PRIu32 "\n", s->band);
 	return out_flush(fp);
 }
 

@@ -7,8 +7,9 @@
  * joules-bpf fills them from its BPF maps, so `show`, `top`, `watch` and
  * `record` print the same way whatever the source.
  *
- * Absent is not zero: a counter the hardware did not count (cycles,
- * instructions, cache misses without a PMU) has its REC_F_* bit clear in
+ * Absent is not zero: a counter the hardware or kernel did not count
+ * (cycles, instructions, cache misses without a PMU; socket bytes before
+ * 6.3; page-cache reads without CONFIG_TASK_XACCT) has its REC_F_* bit clear in
  * `present` and is printed as absent (no text line, JSON null, empty CSV
  * field); a RAPL domain is printed only when its bit is set in `domains`.
  */
@@ -26,6 +27,9 @@ enum rec_feature {
 	REC_INSTRUCTIONS,
 	REC_CACHE_MISSES,
 	REC_DISK_BYTES,
+	REC_NET_TX_BYTES,
+	REC_NET_RX_BYTES,
+	REC_PAGECACHE_BYTES,
 	REC_NR_FEATURES
 };
 #define REC_F(f) (1u << (f))
@@ -76,6 +80,13 @@ struct sample_rec {
 	uint64_t idle_uj;
 	uint64_t domain_uj[REC_NR_DOMAINS];
 	uint64_t feat[REC_NR_FEATURES];
+	/*
+	 * The node's effective clock frequency this interval (MHz; 0:
+	 * unknown, no frequency source) and the model's frequency band the
+	 * module used (0 with a one-band model).
+	 */
+	uint32_t freq_mhz;
+	uint32_t band;
 };
 
 /*
@@ -140,13 +151,15 @@ void out_json_string(FILE *fp, const char *s);
 
 /*
  * The trainer's CSV (`joulesctl record`): header, then one row per sample.
- * Absent features are empty fields. Both return 0 or -errno (EIO and the
+ * Absent features are empty fields. Columns added after the first layout
+ * are appended (the trainer finds columns by name). Both return 0 or -errno (EIO and the
  * like: the row is flushed so a crash loses at most the current line).
  */
 #define OUT_RECORD_HEADER                                               \
 	"realtime_ns,monotonic_ns,interval_ns,source,model_generation," \
 	"energy_uj,idle_uj,cpu_ns,cycles,instructions,cache_misses,"    \
-	"disk_bytes,tasks"
+	"disk_bytes,tasks,net_tx_bytes,net_rx_bytes,pagecache_bytes,"  \
+	"freq_mhz,band"
 int out_record_header(FILE *fp);
 int out_record_row(FILE *fp, const struct sample_rec *s);
 

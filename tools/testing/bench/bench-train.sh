@@ -33,7 +33,7 @@ $pin "$work/bench_train" -n "$N" -p "$P" -k 5 --direct
 echo
 echo "== joules-train end to end: $N samples, CSV in, coefficients out =="
 make -s -C "$top/user" build/joules-train >/dev/null
-$CC -O2 -std=gnu11 -D_GNU_SOURCE -o "$work/gen-train" \
+$CC -O2 -std=gnu11 -D_GNU_SOURCE -I"$top/kmod" -o "$work/gen-train" \
 	"$top/tools/testing/train/gen-train.c" "$top/tools/testing/train/gen.c" -lm
 printf 'true coefficients: '
 "$work/gen-train" -n "$N" -s "$work/samples.csv" -p "$work/pdu.csv"

@@ -15,6 +15,10 @@
  * below the wrap, so tests see wraps within seconds. `energy_uj` gives the
  * exact energy since load in rapl/energy_uj's layout, for comparing the
  * two.
+ *
+ * Loaded with freq_mhz > 0 it is also the node's frequency source (QEMU
+ * has no PMU and no cpufreq): the frequency it reports is the parameter's
+ * value at each interval, settable at runtime; 0 then means unknown.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -281,6 +285,23 @@ MODULE_PARM_DESC(energy_uj, "Exact energy since load, uJ (read-only)");
 module_param_cb(counters, &counters_ops, NULL, 0444);
 MODULE_PARM_DESC(counters, "Raw 32-bit counters and read count (read-only)");
 
+static unsigned int freq_mhz;
+module_param(freq_mhz, uint, 0644);
+MODULE_PARM_DESC(freq_mhz,
+		 "Node frequency to report, MHz (0 at load: not a frequency source)");
+static bool freq_registered;
+
+static int tm_read_mhz(struct joules_freq_source *s, u32 *mhz)
+{
+	*mhz = READ_ONCE(freq_mhz);
+	return *mhz ? 0 : -ENODATA;
+}
+
+static struct joules_freq_source tm_freq = {
+	.name = "joules_testmeter",
+	.read_mhz = tm_read_mhz,
+};
+
 static int __init tm_init(void)
 {
 	u64 now, r;
@@ -330,11 +351,21 @@ static int __init tm_init(void)
 		spin_unlock(&tm_lock);
 		return err;
 	}
+	if (freq_mhz) {
+		err = joules_freq_register(&tm_freq);
+		if (err) {
+			joules_meter_unregister(&tm);
+			return err;
+		}
+		freq_registered = true;
+	}
 	return 0;
 }
 
 static void __exit tm_exit(void)
 {
+	if (freq_registered)
+		joules_freq_unregister(&tm_freq);
 	joules_meter_unregister(&tm);
 }
 

@@ -48,7 +48,7 @@ TEST(sqpoll_thread_is_tracked_and_charged)
 {
 	struct io_uring_params p = { .flags = IORING_SETUP_SQPOLL, .sq_thread_idle = 3000 };
 	unsigned long long cpu = 0, energy = 0, sched;
-	char path[96], b[2048], coef[128];
+	char path[96], b[2048], coef[256];
 	struct io_uring ring;
 	pid_t tid;
 	int err, i;

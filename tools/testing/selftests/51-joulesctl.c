@@ -18,7 +18,9 @@
 #define ERR "/tmp/jc.err"
 #define CSV_HEADER                                                                        \
 	"realtime_ns,monotonic_ns,interval_ns,source,model_generation,energy_uj,idle_uj," \
-	"cpu_ns,cycles,instructions,cache_misses,disk_bytes,tasks"
+	"cpu_ns,cycles,instructions,cache_misses,disk_bytes,tasks,"                         \
+	"net_tx_bytes,net_rx_bytes,pagecache_bytes,freq_mhz,band"
+#define CSV_FIELDS 18
 
 static const char *jc = "/usr/bin/joulesctl";
 static char out[65536], err[4096];
@@ -139,7 +141,7 @@ static void test_record(void)
 	*next++ = 0;
 	tap_check(!strcmp(line, CSV_HEADER), "header '%s'", line);
 	for (line = next; *line; line = next) {
-		char *f[16];
+		char *f[CSV_FIELDS + 2];
 		int n;
 
 		next = strchr(line, '\n');
@@ -148,14 +150,14 @@ static void test_record(void)
 			break;
 		}
 		*next++ = 0;
-		n = split(line, f, 16);
+		n = split(line, f, CSV_FIELDS + 2);
 		rows++;
-		if (n != 13) {
+		if (n != CSV_FIELDS) {
 			tap_check(0, "row %d has %d fields", rows, n);
 			bad++;
 			continue;
 		}
-		for (int i = 0; i < 13; i++) {
+		for (int i = 0; i < CSV_FIELDS; i++) {
 			size_t len = strlen(f[i]);
 
 			if (i == 3) {
@@ -164,8 +166,11 @@ static void test_record(void)
 					bad += !tap_check(0,
 							  "row %d source '%s'",
 							  rows, f[i]);
-			} else if (i >= 8 && i <= 10) {
-				/* PMU counters: a number or empty (absent). */
+			} else if ((i >= 8 && i <= 10) || (i >= 13 && i <= 16)) {
+				/*
+				 * PMU counters, socket bytes (6.3+), the
+				 * frequency: a number or empty (absent).
+				 */
 				if (len && !all_digits(f[i], len))
 					bad += !tap_check(
 						0, "row %d field %d '%s'", rows,
@@ -419,7 +424,7 @@ static void test_node(void)
 
 static void test_set(void)
 {
-	unsigned long long g0 = 0, g1 = 0, c[6];
+	unsigned long long g0 = 0, g1 = 0, c[9];
 	char buf[256], *p;
 	int rc;
 
@@ -438,10 +443,13 @@ static void test_set(void)
 	p = buf;
 	while (*p == '#' && strchr(p, '\n'))
 		p = strchr(p, '\n') + 1;
-	tap_check(sscanf(p, "%llu %llu %llu %llu %llu %llu", &c[0], &c[1],
-			 &c[2], &c[3], &c[4], &c[5]) == 6 &&
+	/* Read back in the nine-field form; the six-field write left 0s. */
+	tap_check(sscanf(p, "%llu %llu %llu %llu %llu %llu %llu %llu %llu",
+			 &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6],
+			 &c[7], &c[8]) == 9 &&
 			  c[0] == 1000000 && c[1] == 7 && c[2] == 2 &&
-			  c[3] == 3 && c[4] == 4 && c[5] == 250000,
+			  c[3] == 3 && c[4] == 4 && !c[5] && !c[6] && !c[7] &&
+			  c[8] == 250000,
 		  "coefficients now '%s'", p);
 	rc = RUN(0, "set", "bogus=1");
 	tap_check(rc == 2 && strstr(err, "unknown coefficient"),

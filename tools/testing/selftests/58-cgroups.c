@@ -32,7 +32,7 @@
 #define NOBODY 65534
 #define WATTS 10	/* the model: 10 W per CPU */
 
-static char coef_saved[128];
+static char coef_saved[256];
 
 /* Once, before the tests: cgroup2 mounted, the model set (5 W idle). */
 static int setup(void)

@@ -575,12 +575,12 @@ static void test_record(void)
 			tap_check(!strcmp(head, OUT_RECORD_HEADER "\n"),
 				  "header: %s", head);
 		while (fgets(line, sizeof(line), fp)) {
-			char *f[16];
+			char *f[20];
 			unsigned long long iv, e, idle, ns, disk, task;
-			int n = split_csv(line, f, 16);
+			int n = split_csv(line, f, 20);
 
 			rows++;
-			if (!tap_check(n == 13, "13 fields (%d)", n))
+			if (!tap_check(n == 18, "18 fields (%d)", n))
 				continue;
 			iv = strtoull(f[2], NULL, 10);
 			e = strtoull(f[5], NULL, 10);

@@ -20,6 +20,7 @@ struct attr {
 	enum kind kind;
 	unsigned long long lo, hi;	/* K_UINT bounds; K_FIELDS per-field max */
 	unsigned int fields;		/* K_FIELDS count */
+	unsigned int alt_fields;	/* another accepted count (0: none) */
 	bool comments;			/* K_FIELDS: '#' lines allowed first */
 	const char *const *words;	/* K_WORD */
 	unsigned long tried, good, bad, wrong;
@@ -34,13 +35,17 @@ static struct attr attrs[] = {
 	{ .path = JOULES_SYSFS "/delta_milli", .kind = K_UINT, .lo = 1, .hi = 1000 },
 	{ .path = JOULES_SYSFS "/source", .kind = K_WORD, .words = source_words },
 	{ .path = JOULES_SYSFS "/meter_idle_uw", .kind = K_FIELDS, .hi = MAXV, .fields = 4 },
-	{ .path = JOULES_SYSFS "/model/coefficients", .kind = K_FIELDS, .hi = MAXV, .fields = 6,
-	  .comments = true },
+	/* Nine fields, or the six of the first layout. */
+	{ .path = JOULES_SYSFS "/model/coefficients", .kind = K_FIELDS, .hi = MAXV, .fields = 9,
+	  .alt_fields = 6, .comments = true },
 	{ .path = JOULES_SYSFS "/model/cpu_time_uw", .kind = K_UINT, .hi = MAXV },
 	{ .path = JOULES_SYSFS "/model/cycles_pj", .kind = K_UINT, .hi = MAXV },
 	{ .path = JOULES_SYSFS "/model/instructions_pj", .kind = K_UINT, .hi = MAXV },
 	{ .path = JOULES_SYSFS "/model/cache_miss_pj", .kind = K_UINT, .hi = MAXV },
 	{ .path = JOULES_SYSFS "/model/disk_byte_pj", .kind = K_UINT, .hi = MAXV },
+	{ .path = JOULES_SYSFS "/model/net_tx_byte_pj", .kind = K_UINT, .hi = MAXV },
+	{ .path = JOULES_SYSFS "/model/net_rx_byte_pj", .kind = K_UINT, .hi = MAXV },
+	{ .path = JOULES_SYSFS "/model/pagecache_byte_pj", .kind = K_UINT, .hi = MAXV },
 	{ .path = JOULES_SYSFS "/model/idle_uw", .kind = K_UINT, .hi = MAXV },
 };
 #define NR_ATTRS (sizeof(attrs) / sizeof(attrs[0]))
@@ -126,7 +131,7 @@ static bool oracle(const struct attr *a, const char *buf, size_t len)
 				return false;
 			f++;
 		}
-		return f == a->fields;
+		return f == a->fields || (a->alt_fields && f == a->alt_fields);
 	}
 	return false;
 }
@@ -182,7 +187,8 @@ static size_t gen_valid_like(const struct attr *a, char *b, size_t cap)
 		if (a->comments && rnd() % 4 == 0)
 			n += snprintf(b + n, cap - n, "# fuzz %llu\n",
 				      (unsigned long long)(rnd() % 1000));
-		fields = a->fields + (rnd() % 5 == 0 ? (rnd() % 3) - 1 : 0);
+		fields = a->alt_fields && rnd() % 2 ? a->alt_fields : a->fields;
+		fields += rnd() % 5 == 0 ? (rnd() % 3) - 1 : 0;
 		for (f = 0; f < fields && n + 30 < cap; f++) {
 			if (f || rnd() % 8 == 0)
 				b[n++] = rnd() % 6 ? ' ' : '\t';

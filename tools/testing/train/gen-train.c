@@ -4,10 +4,11 @@
  * gen.h for the node and meter it simulates). Prints the true coefficient
  * line.
  *
- *   gen-train -n N -s SAMPLES.csv -p PDU.csv [--no-pmu] [--ts s|ms|iso]
+ *   gen-train -n N -s SAMPLES.csv -p PDU.csv [--no-pmu] [--extra] [--ts s|ms|iso]
  *             [--noise FRACTION] [--seed N] [--interval-ms MS]
  *             [--meter-ms MS] [--meter instant|average] [--spread S]
- *             [--phase-rows R] [--truth "CPU CYC INS MISS DISK IDLE"]
+ *             [--phase-rows R] [--truth "CPU CYC INS MISS DISK [TX RX PC] IDLE"]
+ * --extra also generates socket bytes and page-cache reads.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +18,10 @@
 
 static void usage(void)
 {
-	fputs("usage: gen-train -n N -s SAMPLES.csv -p PDU.csv [--no-pmu] "
+	fputs("usage: gen-train -n N -s SAMPLES.csv -p PDU.csv [--no-pmu] [--extra] "
 	      "[--ts s|ms|iso] [--noise F] [--seed N] [--interval-ms MS] "
 	      "[--meter-ms MS] [--meter instant|average] [--spread S] "
-	      "[--phase-rows R] [--truth \"CPU CYC INS MISS DISK IDLE\"]\n",
+	      "[--phase-rows R] [--truth \"CPU CYC INS MISS DISK [TX RX PC] IDLE\"]\n",
 	      stderr);
 	exit(2);
 }
@@ -39,6 +40,10 @@ int main(int argc, char **argv)
 
 		if (!strcmp(opt, "--no-pmu")) {
 			o.pmu = 0;
+			continue;
+		}
+		if (!strcmp(opt, "--extra")) {
+			o.extra = 1;
 			continue;
 		}
 		if (!v)
@@ -66,10 +71,20 @@ int main(int argc, char **argv)
 		else if (!strcmp(opt, "--phase-rows"))
 			o.phase_rows = strtod(v, NULL);
 		else if (!strcmp(opt, "--truth")) {
-			if (sscanf(v, "%lf %lf %lf %lf %lf %lf", &o.truth[0],
-				   &o.truth[1], &o.truth[2], &o.truth[3],
-				   &o.truth[4], &o.truth[5]) != 6)
+			double t[JL_NR_COEF];
+			int k = sscanf(v, "%lf %lf %lf %lf %lf %lf %lf %lf %lf",
+				       &t[0], &t[1], &t[2], &t[3], &t[4], &t[5],
+				       &t[6], &t[7], &t[8]);
+
+			/* Nine fields, or the six of the first layout. */
+			if (k == JL_NR_COEF) {
+				memcpy(o.truth, t, sizeof(t));
+			} else if (k == JL_NR_COEF_V1) {
+				memcpy(o.truth, t, 5 * sizeof(t[0]));
+				o.truth[GEN_IDLE] = t[5];
+			} else {
 				usage();
+			}
 		} else if (!strcmp(opt, "--ts"))
 			o.ts = !strcmp(v, "ms")	 ? GEN_TS_MS :
 			       !strcmp(v, "iso") ? GEN_TS_ISO :

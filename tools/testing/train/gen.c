@@ -8,8 +8,15 @@
 
 #include "gen.h"
 
-/* The defaults: 6 W per busy CPU, 40 W idle, every feature mattering. */
-static const double default_truth[6] = { 6e6, 1000, 500, 50000, 10000, 40e6 };
+/*
+ * The defaults: 6 W per busy CPU, 40 W idle, every feature mattering; the
+ * later features' costs apply only with extra set.
+ */
+static const double default_truth[JL_NR_COEF] = {
+	[0] = 6e6,     [JL_F_CYCLES] = 1000, [JL_F_INSTR] = 500,
+	[JL_F_MISSES] = 50000, [JL_F_DISK] = 10000, [JL_F_NET_TX] = 20000,
+	[JL_F_NET_RX] = 15000, [JL_F_PAGECACHE] = 2000, [GEN_IDLE] = 40e6,
+};
 
 struct rng {
 	uint64_t s;
@@ -47,11 +54,35 @@ void gen_defaults(struct gen_opts *o)
 	o->t0_ns = 1796220916000000000LL;
 }
 
+/* Whether feature f's column has values. */
+static int has_feat(const struct gen_opts *o, int f)
+{
+	if (f == JL_F_CYCLES || f == JL_F_INSTR || f == JL_F_MISSES)
+		return o->pmu;
+	if (f >= JL_F_NET_TX)
+		return o->extra;
+	return 1;
+}
+
+void gen_effective_truth(const struct gen_opts *o, double *truth)
+{
+	int i;
+
+	for (i = 0; i < JL_NR_COEF; i++)
+		truth[i] = i == GEN_IDLE || has_feat(o, i) ? o->truth[i] : 0;
+}
+
 void gen_truth_line(const struct gen_opts *o, char *buf, size_t len)
 {
-	snprintf(buf, len, "%.0f %.0f %.0f %.0f %.0f %.0f", o->truth[0],
-		 o->pmu ? o->truth[1] : 0, o->pmu ? o->truth[2] : 0,
-		 o->pmu ? o->truth[3] : 0, o->truth[4], o->truth[5]);
+	double t[JL_NR_COEF];
+	size_t pos = 0;
+	int i;
+
+	gen_effective_truth(o, t);
+	buf[0] = 0;
+	for (i = 0; i < JL_NR_COEF && pos < len; i++)
+		pos += (size_t)snprintf(buf + pos, len - pos, "%s%.0f",
+					i ? " " : "", t[i]);
 }
 
 static void put_ts(FILE *fp, int64_t ns, enum gen_ts ts)
@@ -144,7 +175,7 @@ static double energy(const struct trace *tr, long *hint, int64_t a, int64_t b)
 int gen_write(const struct gen_opts *o, FILE *s, FILE *p)
 {
 	struct rng r = { o->seed * 0x9e3779b97f4a7c15ULL + 0x2545f4914f6cdd1dULL };
-	struct trace tr = { .n = o->n, .idle_w = o->truth[5] * 1e-6 };
+	struct trace tr = { .n = o->n, .idle_w = o->truth[GEN_IDLE] * 1e-6 };
 	int64_t t = o->t0_ns;
 	struct phase ph;
 	long i, left = 0;
@@ -160,12 +191,12 @@ int gen_write(const struct gen_opts *o, FILE *s, FILE *p)
 	}
 	fputs("realtime_ns,monotonic_ns,interval_ns,source,model_generation,"
 	      "energy_uj,idle_uj,cpu_ns,cycles,instructions,cache_misses,"
-	      "disk_bytes,tasks\n",
+	      "disk_bytes,tasks,net_tx_bytes,net_rx_bytes,pagecache_bytes\n",
 	      s);
 	fputs("timestamp,watts\n", p);
 	for (i = 0; i < o->n; i++) {
 		double len = nearbyint(o->ivl_ms * 1e6 * unif(&r, 0.95, 1.05));
-		double busy, f[5], e, w, freq, ipc;
+		double busy, f[JL_NR_FEATURES] = { 0 }, e, w, freq, ipc;
 		int64_t end = t + (int64_t)len;
 		int j;
 
@@ -196,8 +227,16 @@ int gen_write(const struct gen_opts *o, FILE *s, FILE *p)
 			       nearbyint(ph.disk * len * 1e-9);
 		if (!o->pmu)
 			f[1] = f[2] = f[3] = 0;
-		e = (o->truth[5] * len + o->truth[0] * f[0]) * 1e-9;
-		for (j = 1; j < 5; j++)
+		if (o->extra) {
+			/* Sockets busy in a third of the rows; reads cached. */
+			int net = unif(&r, 0, 1) < 0.33;
+
+			f[JL_F_NET_TX] = net ? nearbyint(unif(&r, 0, 2e8) * len * 1e-9) : 0;
+			f[JL_F_NET_RX] = net ? nearbyint(unif(&r, 0, 3e8) * len * 1e-9) : 0;
+			f[JL_F_PAGECACHE] = nearbyint(unif(&r, 0, 2e9) * len * 1e-9);
+		}
+		e = (o->truth[GEN_IDLE] * len + o->truth[0] * f[0]) * 1e-9;
+		for (j = 1; j < JL_NR_FEATURES; j++)
 			e += o->truth[j] * f[j] * 1e-6;
 		if (o->meter_ms <= 0)
 			e *= 1 + o->noise * gauss(&r);
@@ -209,7 +248,12 @@ int gen_write(const struct gen_opts *o, FILE *s, FILE *p)
 			fprintf(s, "%.0f,%.0f,%.0f,", f[1], f[2], f[3]);
 		else
 			fputs(",,,", s);
-		fprintf(s, "%.0f,%d\n", f[4], 3 + (int)(i % 5));
+		fprintf(s, "%.0f,%d", f[4], 3 + (int)(i % 5));
+		if (o->extra)
+			fprintf(s, ",%.0f,%.0f,%.0f\n", f[JL_F_NET_TX],
+				f[JL_F_NET_RX], f[JL_F_PAGECACHE]);
+		else
+			fputs(",,,\n", s);
 		if (o->meter_ms <= 0) {
 			put_ts(p, t + 1000000, o->ts);
 			fprintf(p, ",%.4f\n", w);

@@ -21,15 +21,26 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core.h"
+
+/* Index of idle_uw in truth[] (the coefficient text order). */
+#define GEN_IDLE (JL_NR_COEF - 1)
+
 enum gen_ts { GEN_TS_S, GEN_TS_MS, GEN_TS_ISO };
 enum gen_meter { GEN_INSTANT, GEN_AVERAGE };
 
 struct gen_opts {
 	long n; /* sample rows */
 	double ivl_ms; /* row length (each row varies by +-5%) */
-	/* cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_byte_pj idle_uw */
-	double truth[6];
+	/* In the coefficient text order (kmod/core.h), idle_uw last. */
+	double truth[JL_NR_COEF];
 	int pmu; /* 0: cycles, instructions, cache misses are empty */
+	/*
+	 * 1: socket bytes and page-cache reads are generated; 0: their columns
+	 * are empty (a 6.1 kernel), and the load is the same as before they
+	 * existed (same random sequence).
+	 */
+	int extra;
 	double noise; /* relative gaussian noise (row energy or reading) */
 	enum gen_ts ts;
 	uint64_t seed;
@@ -53,7 +64,10 @@ void gen_defaults(struct gen_opts *o);
 /* Write both files; returns 0 or -1 (errno set by stdio). */
 int gen_write(const struct gen_opts *o, FILE *samples, FILE *pdu);
 
-/* The coefficient line the trainer should find ("%.0f" x 6). */
+/* The truth a fit can find: 0 for the features whose columns are empty. */
+void gen_effective_truth(const struct gen_opts *o, double *truth);
+
+/* The coefficient line the trainer should find (the nine-field form). */
 void gen_truth_line(const struct gen_opts *o, char *buf, size_t len);
 
 #endif /* JOULES_GEN_H */

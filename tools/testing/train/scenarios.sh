@@ -11,7 +11,7 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 jt=${1:-$top/user/build/joules-train}
 w=$(mktemp -d /tmp/jt-scen.XXXXXX)
 trap 'rm -rf "$w"' EXIT INT TERM
-cc -O2 -std=gnu11 -D_GNU_SOURCE -o "$w/gen" "$top/tools/testing/train/gen-train.c" \
+cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$top/kmod" -o "$w/gen" "$top/tools/testing/train/gen-train.c" \
 	"$top/tools/testing/train/gen.c" -lm || exit 1
 cd "$w" || exit 1
 

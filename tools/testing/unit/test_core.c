@@ -45,11 +45,15 @@ static jl_u64 rnd_below(jl_u64 n)
 
 static void test_names(void)
 {
-	static const char *const feat[] = { "cpu_ns", "cycles", "instructions",
-					    "cache_misses", "disk_bytes" };
-	static const char *const coef[] = { "cpu_time_uw",     "cycles_pj",
-					    "instructions_pj", "cache_miss_pj",
-					    "disk_byte_pj",    "idle_uw" };
+	static const char *const feat[] = {
+		"cpu_ns",	"cycles",	"instructions",	   "cache_misses",
+		"disk_bytes",	"net_tx_bytes", "net_rx_bytes",	   "pagecache_bytes",
+	};
+	static const char *const coef[] = {
+		"cpu_time_uw",	  "cycles_pj",	    "instructions_pj",
+		"cache_miss_pj",  "disk_byte_pj",   "net_tx_byte_pj",
+		"net_rx_byte_pj", "pagecache_byte_pj", "idle_uw",
+	};
 	static const char *const dom[] = { "pkg", "core", "dram", "psys" };
 	unsigned int i;
 
@@ -204,7 +208,8 @@ static void test_coef_getset(void)
 	tap_check(c.cpu_time_uw == 1000 && c.cycles_pj == 1001 &&
 			  c.instructions_pj == 1002 &&
 			  c.cache_miss_pj == 1003 && c.disk_byte_pj == 1004 &&
-			  c.idle_uw == 1005,
+			  c.net_tx_byte_pj == 1005 && c.net_rx_byte_pj == 1006 &&
+			  c.pagecache_byte_pj == 1007 && c.idle_uw == 1008,
 		  "fields in text order");
 	for (i = 0; i < JL_NR_COEF; i++)
 		tap_check(jl_coef_get(&c, i) == 1000 + i, "get %u", i);
@@ -272,6 +277,11 @@ static void test_coef_parse_bad(void)
 		{ "1 2 3 4 5\n", 0, -JL_EINVAL },
 		{ "1 2 3 4 5 6 7", 0, -JL_EINVAL },
 		{ "1 2 3 4 5 6 7\n", 0, -JL_EINVAL },
+		{ "1 2 3 4 5 6 7 8", 0, -JL_EINVAL },
+		{ "1 2 3 4 5 6 7 8 9 10", 0, -JL_EINVAL },
+		{ "1 2 3 4 5 6 7 8 9 10\n", 0, -JL_EINVAL },
+		{ "1 2 3 4 5 6 7 8 9 junk", 0, -JL_EINVAL },
+		{ "1 2 3 4 5 6 7 8 9\n10", 0, -JL_EINVAL },
 		{ "-1 2 3 4 5 6", 0, -JL_EINVAL },
 		{ "+1 2 3 4 5 6", 0, -JL_EINVAL },
 		{ "1 2 3 4 5 -6", 0, -JL_EINVAL },
@@ -304,6 +314,9 @@ static void test_coef_parse_bad(void)
 		{ "1 2 3 4 5 1000000000001", 0, -JL_ERANGE },
 		{ "1 2 3 4 5 18446744073709551615", 0, -JL_ERANGE },
 		{ "1 2 3 4 5 18446744073709551616", 0, -JL_ERANGE },
+		{ "1 2 3 4 5 6 7 8 1000000000001", 0, -JL_ERANGE },
+		{ "1 2 3 4 5 1000000000001 7 8 9", 0, -JL_ERANGE },
+		{ "1 2 3 4 5 1000000000001 7 8", 0, -JL_EINVAL },
 		{ "1 2 3 4 5 99999999999999999999999999999999", 0, -JL_ERANGE },
 		/* malformed wins over out of range */
 		{ "99999999999999999999 2 3 4 5", 0, -JL_EINVAL },
@@ -339,28 +352,35 @@ struct good_input {
 
 static void test_coef_parse_good(void)
 {
+	/* The six-field form fills the five features and idle_uw. */
 	static const struct good_input good[] = {
-		{ "1 2 3 4 5 6", 0, { 1, 2, 3, 4, 5, 6 } },
-		{ "1 2 3 4 5 6\n", 0, { 1, 2, 3, 4, 5, 6 } },
-		{ "0 0 0 0 0 0\n", 0, { 0, 0, 0, 0, 0, 0 } },
+		{ "1 2 3 4 5 6", 0, { 1, 2, 3, 4, 5, 0, 0, 0, 6 } },
+		{ "1 2 3 4 5 6\n", 0, { 1, 2, 3, 4, 5, 0, 0, 0, 6 } },
+		{ "1 2 3 4 5 6 7 8 9", 0, { 1, 2, 3, 4, 5, 6, 7, 8, 9 } },
+		{ "1 2 3 4 5 6 7 8 9\n", 0, { 1, 2, 3, 4, 5, 6, 7, 8, 9 } },
+		{ "0 0 0 0 0 0\n", 0, { 0 } },
+		{ "0 0 0 0 0 0 0 0 0\n", 0, { 0 } },
 		{ "007 0 00 1 010 0000000000000000000000000042",
 		  0,
-		  { 7, 0, 0, 1, 10, 42 } },
-		{ "1\t2 \t 3\t\t4  5   6", 0, { 1, 2, 3, 4, 5, 6 } },
-		{ "  1 2 3 4 5 6 \t\n", 0, { 1, 2, 3, 4, 5, 6 } },
+		  { 7, 0, 0, 1, 10, 0, 0, 0, 42 } },
+		{ "1\t2 \t 3\t\t4  5   6", 0, { 1, 2, 3, 4, 5, 0, 0, 0, 6 } },
+		{ "  1 2 3 4 5 6 7 8 9 \t\n", 0, { 1, 2, 3, 4, 5, 6, 7, 8, 9 } },
 		{ "# trained 2024-01-01, MAPE 7.1%\n# cpu cyc ins miss disk idle\n"
 		  "4200000 12 80 31000 5 3500000\n",
 		  0,
-		  { 4200000, 12, 80, 31000, 5, 3500000 } },
-		{ "#\n1 2 3 4 5 6", 0, { 1, 2, 3, 4, 5, 6 } },
+		  { 4200000, 12, 80, 31000, 5, 0, 0, 0, 3500000 } },
+		{ "#\n1 2 3 4 5 6 7 8 9", 0, { 1, 2, 3, 4, 5, 6, 7, 8, 9 } },
 		{ "1000000000000 1000000000000 1000000000000 1000000000000 "
-		  "1000000000000 1000000000000\n",
+		  "1000000000000 1000000000000 1000000000000 1000000000000 "
+		  "1000000000000\n",
 		  0,
 		  { JL_COEF_MAX, JL_COEF_MAX, JL_COEF_MAX, JL_COEF_MAX,
-		    JL_COEF_MAX, JL_COEF_MAX } },
+		    JL_COEF_MAX, JL_COEF_MAX, JL_COEF_MAX, JL_COEF_MAX,
+		    JL_COEF_MAX } },
 		/* len stops before the junk: bytes past len are never read */
-		{ "1 2 3 4 5 6 7", 11, { 1, 2, 3, 4, 5, 6 } },
-		{ "1 2 3 4 5 6\nxyz", 12, { 1, 2, 3, 4, 5, 6 } },
+		{ "1 2 3 4 5 6 7", 11, { 1, 2, 3, 4, 5, 0, 0, 0, 6 } },
+		{ "1 2 3 4 5 6 7 8 9 10", 17, { 1, 2, 3, 4, 5, 6, 7, 8, 9 } },
+		{ "1 2 3 4 5 6\nxyz", 12, { 1, 2, 3, 4, 5, 0, 0, 0, 6 } },
 	};
 	struct jl_coef c;
 	unsigned int i, k;
@@ -389,8 +409,8 @@ static void test_coef_format(void)
 	for (k = 0; k < JL_NR_COEF; k++)
 		jl_coef_set(&c, (unsigned int)k, (jl_u64)k * 10 + 1);
 	n = jl_coef_format(&c, buf, sizeof(buf));
-	tap_check(n == 17 && !strcmp(buf, "1 11 21 31 41 51\n"), "%d \"%s\"", n,
-		  buf);
+	tap_check(n == 26 && !strcmp(buf, "1 11 21 31 41 51 61 71 81\n"),
+		  "%d \"%s\"", n, buf);
 
 	/* Longest form: every field 20 digits. */
 	for (k = 0; k < JL_NR_COEF; k++)
@@ -411,10 +431,10 @@ static void test_coef_format(void)
 	for (k = 0; k < JL_NR_COEF; k++)
 		jl_coef_set(&c, (unsigned int)k, 0);
 	memset(small, 'x', sizeof(small));
-	tap_check(jl_coef_format(&c, small, 12) == -JL_ERANGE, "too small");
+	tap_check(jl_coef_format(&c, small, 18) == -JL_ERANGE, "too small");
 	tap_check(small[0] == 'x', "written on error");
-	tap_check(jl_coef_format(&c, small, 13) == 12, "exact fit");
-	tap_check(!strcmp(small, "0 0 0 0 0 0\n"), "%s", small);
+	tap_check(jl_coef_format(&c, small, 19) == 18, "exact fit");
+	tap_check(!strcmp(small, "0 0 0 0 0 0 0 0 0\n"), "%s", small);
 	tap_check(jl_coef_format(&c, NULL, 0) == -JL_ERANGE, "NULL");
 
 	/* Round trip of random sets in range. */
@@ -1368,9 +1388,191 @@ static void test_rapl_bounds(void)
 	tap_done("rapl wrap period and plausibility bound");
 }
 
+/* ---- frequency bands ------------------------------------------------- */
+
+static int bands_parse_exact(const char *s, size_t len, struct jl_bands *out)
+{
+	char *b = malloc(len ? len : 1);
+	int r;
+
+	memcpy(b, s, len);
+	r = jl_bands_parse(b, len, out);
+	free(b);
+	return r;
+}
+
+static void test_bands_parse(void)
+{
+	static const struct {
+		const char *s;
+		int err;
+	} bad[] = {
+		{ "", -JL_EINVAL },
+		{ "\n", -JL_EINVAL },
+		{ "# only a comment\n", -JL_EINVAL },
+		/* no "max" line, or "max" not last */
+		{ "1800 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
+		{ "max 1 2 3 4 5 6 7 8 9\n2000 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
+		/* field counts: the six-field form is not a band */
+		{ "max 1 2 3 4 5 6\n", -JL_EINVAL },
+		{ "max 1 2 3 4 5 6 7 8\n", -JL_EINVAL },
+		{ "max 1 2 3 4 5 6 7 8 9 10\n", -JL_EINVAL },
+		{ "max\n", -JL_EINVAL },
+		{ "1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
+		/* words */
+		{ "maxi 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
+		{ "MAX 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
+		{ "inf 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
+		{ "1.8e3 1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
+		{ "-1800 1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
+		/* edges must ascend strictly */
+		{ "2000 1 2 3 4 5 6 7 8 9\n1800 1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n",
+		  -JL_EINVAL },
+		{ "2000 1 2 3 4 5 6 7 8 9\n2000 1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n",
+		  -JL_EINVAL },
+		/* five bands */
+		{ "1 1 2 3 4 5 6 7 8 9\n2 1 2 3 4 5 6 7 8 9\n3 1 2 3 4 5 6 7 8 9\n"
+		  "4 1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n",
+		  -JL_EINVAL },
+		/* layout */
+		{ "max 1 2 3 4 5 6 7 8 9\n\n", -JL_EINVAL },
+		{ "max 1 2 3 4 5 6 7 8 9\r\n", -JL_EINVAL },
+		{ "max 1 2 3 4 5 6 7 8 9 # c\n", -JL_EINVAL },
+		{ "1800 1 2 3 4 5 6 7 8 9\n# c\nmax 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
+		{ "1800,1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
+		/* out of range, once well formed */
+		{ "0 1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n", -JL_ERANGE },
+		{ "100001 1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n", -JL_ERANGE },
+		{ "max 1 2 3 4 5 6 7 8 1000000000001\n", -JL_ERANGE },
+		{ "1800 1000000000001 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n",
+		  -JL_ERANGE },
+		/* malformed wins over out of range */
+		{ "0 1 2 3 4 5 6 7 8\nmax 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
+	};
+	struct jl_bands b, s;
+	unsigned int i;
+	int r;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		memset(&b, 0xa5, sizeof(b));
+		s = b;
+		r = bands_parse_exact(bad[i].s, strlen(bad[i].s), &b);
+		tap_check(r == bad[i].err, "bad %u \"%s\": %d want %d", i, bad[i].s, r,
+			  bad[i].err);
+		tap_check(!memcmp(&b, &s, sizeof(b)), "bad %u: *out modified", i);
+	}
+
+	/* One band; comments; blanks; no final newline. */
+	{
+		static const char one[] = "# trained\n  max\t1 2 3 4 5 6 7 8 9 ";
+
+		r = bands_parse_exact(one, strlen(one), &b);
+	}
+	tap_check(r == 0 && b.nr == 1 && b.set[0].cpu_time_uw == 1 &&
+			  b.set[0].pagecache_byte_pj == 8 && b.set[0].idle_uw == 9,
+		  "one band: %d nr %u", r, b.nr);
+	/* Four bands, the limit; each set in its place. */
+	{
+		static const char four[] = "1200 10 0 0 0 0 0 0 0 1\n"
+					   "2000 20 0 0 0 0 0 0 0 2\n"
+					   "2800 30 0 0 0 0 0 0 0 3\n"
+					   "max 40 0 0 0 0 0 0 0 4\n";
+
+		r = bands_parse_exact(four, strlen(four), &b);
+	}
+	tap_check(r == 0 && b.nr == 4 && b.upper_mhz[0] == 1200 &&
+			  b.upper_mhz[1] == 2000 && b.upper_mhz[2] == 2800,
+		  "four bands: %d nr %u", r, b.nr);
+	for (i = 0; i < 4 && r == 0; i++)
+		tap_check(b.set[i].cpu_time_uw == 10 * (i + 1) &&
+				  b.set[i].idle_uw == i + 1,
+			  "band %u set", i);
+	/* len stops before a second "max": bytes past len are never read. */
+	r = bands_parse_exact("max 1 2 3 4 5 6 7 8 9\nmax 1", 22, &b);
+	tap_check(r == 0 && b.nr == 1, "len respected: %d", r);
+	tap_done("bands parse: %zu bad inputs refused with *out unchanged, 1-4 bands read",
+		 ARRAY_SIZE(bad));
+}
+
+static void test_bands_format_pick(void)
+{
+	char buf[JL_BANDS_TEXT_MAX], small[64];
+	struct jl_bands b, back;
+	struct jl_coef c;
+	unsigned int i, k, fails = 0;
+	int n;
+
+	memset(&c, 0, sizeof(c));
+	c.cpu_time_uw = 5;
+	c.idle_uw = 7;
+	jl_bands_single(&b, &c);
+	n = jl_bands_format(&b, buf, sizeof(buf));
+	tap_check(n == 22 && !strcmp(buf, "max 5 0 0 0 0 0 0 0 7\n"), "%d '%s'", n, buf);
+	tap_check(jl_band_pick(&b, 0) == 0 && jl_band_pick(&b, 99999) == 0,
+		  "one band covers everything");
+
+	/* Longest text: four bands, top edges, every coefficient 20 digits. */
+	b.nr = JL_MAX_BANDS;
+	for (i = 0; i < JL_MAX_BANDS; i++) {
+		b.upper_mhz[i] = JL_MHZ_MAX - (JL_MAX_BANDS - 1 - i);
+		for (k = 0; k < JL_NR_COEF; k++)
+			jl_coef_set(&b.set[i], k, U64MAX);
+	}
+	n = jl_bands_format(&b, buf, sizeof(buf));
+	tap_check(n > 0 && n < JL_BANDS_TEXT_MAX, "longest %d of %d", n, JL_BANDS_TEXT_MAX);
+	memset(small, 'x', sizeof(small));
+	tap_check(jl_bands_format(&b, small, sizeof(small)) == -JL_ERANGE && small[0] == 'x',
+		  "too small: nothing written");
+
+	/* Edges: [0, 1200) [1200, 2000) [2000, 2800) [2800, ...). */
+	b.upper_mhz[0] = 1200;
+	b.upper_mhz[1] = 2000;
+	b.upper_mhz[2] = 2800;
+	tap_check(jl_band_pick(&b, 0) == 0 && jl_band_pick(&b, 1199) == 0 &&
+			  jl_band_pick(&b, 1200) == 1 && jl_band_pick(&b, 1999) == 1 &&
+			  jl_band_pick(&b, 2000) == 2 && jl_band_pick(&b, 2800) == 3 &&
+			  jl_band_pick(&b, ~0ULL) == 3,
+		  "pick at and around every edge");
+	b.nr = 2;
+	tap_check(jl_band_pick(&b, 5000) == 1 && jl_band_pick(&b, 100) == 0,
+		  "two bands: the second edge unused");
+
+	/* Round trips of random banded models. */
+	for (i = 0; i < 3000; i++) {
+		unsigned int nr = 1 + (unsigned int)rnd_below(JL_MAX_BANDS);
+		jl_u64 e = 0;
+
+		memset(&b, 0, sizeof(b));
+		b.nr = nr;
+		for (k = 0; k + 1 < nr; k++) {
+			e += 1 + rnd_below(20000);
+			b.upper_mhz[k] = e;
+		}
+		for (k = 0; k < nr; k++)
+			for (unsigned int f = 0; f < JL_NR_COEF; f++)
+				jl_coef_set(&b.set[k], f, rnd_mag() % (JL_COEF_MAX + 1));
+		n = jl_bands_format(&b, buf, sizeof(buf));
+		memset(&back, 0, sizeof(back));
+		if (n <= 0 || bands_parse_exact(buf, (size_t)n, &back) || back.nr != nr ||
+		    memcmp(back.upper_mhz, b.upper_mhz, (nr - 1) * sizeof(jl_u64)) ||
+		    memcmp(back.set, b.set, nr * sizeof(struct jl_coef))) {
+			if (!fails++)
+				tap_diag("round trip %u failed: '%s'", i, buf);
+		}
+	}
+	tap_check(!fails, "%u of 3000 round trips failed", fails);
+
+	/* Effective frequency: cycles per ns are GHz. */
+	tap_check(jl_freq_mhz(2400000000ULL, 1000000000ULL) == 2400, "2.4 GHz");
+	tap_check(jl_freq_mhz(123, 0) == 0, "no CPU time: unknown");
+	tap_check(jl_freq_mhz(~0ULL, 1) == 0, "bogus count: unknown");
+	tap_check(jl_freq_mhz(999, 1000000) == 0, "under 1 MHz rounds to 0 (unknown)");
+	tap_done("bands format, pick at the edges, round trips, effective frequency");
+}
+
 int main(void)
 {
-	tap_plan(22);
+	tap_plan(24);
 	test_version();
 	test_names();
 	test_tap_selftest();
@@ -1378,6 +1580,8 @@ int main(void)
 	test_coef_parse_bad();
 	test_coef_parse_good();
 	test_coef_format();
+	test_bands_parse();
+	test_bands_format_pick();
 	test_parse_u64();
 	test_sat_muldiv();
 	test_model();
