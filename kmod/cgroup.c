@@ -188,7 +188,14 @@ void joules_cg_update(struct joules_entry *e)
 	cgroup_put(cgrp);
 	if (!cg)
 		return;		/* no memory: charged where it was */
-	if (!test_bit(JE_DEAD, &e->flags)) {
+	if (test_bit(JE_DEAD, &e->flags)) {
+		/*
+		 * It died before the worker saw it here: uncounted where it
+		 * was counted, and never counted in cg (nor uncounted later).
+		 */
+		joules_cg_task_gone(e);
+		set_bit(JE_CG_GONE, &e->flags);
+	} else {
 		if (cur && !test_bit(JE_CG_GONE, &e->flags))
 			count_tasks(cur, -1);
 		count_tasks(cg, 1);
