@@ -12,8 +12,8 @@ echo "source: $(cat /sys/kernel/joules/source)   RAPL: $(cat /sys/kernel/joules/
 say "QEMU has no RAPL, so energy comes from a model; setting demo coefficients"
 # 8 W per busy CPU, 1 nJ per storage byte, 20 W idle: a made-up model for
 # the demo. On a real machine joules-train learns these from a power meter.
-echo "8000000 0 0 0 1000 20000000" > /sys/kernel/joules/model/coefficients
-printf 'coefficients (cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_byte_pj idle_uw): %s\n' \
+echo "8000000 0 0 0 1000 0 0 0 20000000" > /sys/kernel/joules/model/coefficients
+printf 'coefficients (cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_byte_pj net_tx_byte_pj net_rx_byte_pj pagecache_byte_pj idle_uw): %s\n' \
 	"$(cat /sys/kernel/joules/model/coefficients)"
 echo "generation: $(cat /sys/kernel/joules/model/generation)"
 

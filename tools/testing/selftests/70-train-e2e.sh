@@ -63,7 +63,7 @@ gen1=$(cat /sys/kernel/joules/model/generation)
 [ $rc -eq 0 ] && [ "$gen1" -gt "$gen0" ]; t $? "joules-train fitted and applied (generation $gen0 -> $gen1)"
 
 set -- $(cat /sys/kernel/joules/model/coefficients)
-cpu=$1 idle=$6
+cpu=$1 idle=$9
 echo "# applied: $*"
 awk -v got=$cpu -v want=$CPU_UW 'BEGIN { d = got - want; if (d < 0) d = -d; exit !(d <= want * 0.02) }'
 t $? "cpu_time_uw $cpu within 2% of $CPU_UW"

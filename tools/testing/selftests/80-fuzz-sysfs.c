@@ -12,8 +12,11 @@
 #include "selftest.h"
 
 #define MAXV 1000000000000ULL	/* JL_COEF_MAX */
+#define MAX_MHZ 100000ULL	/* JL_MHZ_MAX */
+#define MAX_BANDS 4		/* JL_MAX_BANDS */
+#define NR_COEF 9
 
-enum kind { K_UINT, K_WORD, K_FIELDS };
+enum kind { K_UINT, K_WORD, K_FIELDS, K_BANDS };
 
 struct attr {
 	const char *path;
@@ -47,8 +50,15 @@ static struct attr attrs[] = {
 	{ .path = JOULES_SYSFS "/model/net_rx_byte_pj", .kind = K_UINT, .hi = MAXV },
 	{ .path = JOULES_SYSFS "/model/pagecache_byte_pj", .kind = K_UINT, .hi = MAXV },
 	{ .path = JOULES_SYSFS "/model/idle_uw", .kind = K_UINT, .hi = MAXV },
+	/* Last: its value is several lines (see snapshot()). */
+	{ .path = JOULES_SYSFS "/model/bands", .kind = K_BANDS, .hi = MAXV },
 };
 #define NR_ATTRS (sizeof(attrs) / sizeof(attrs[0]))
+/* The settings, through model/coefficients: what is put back at the end. */
+#define NR_RESTORE 7
+
+/* Does the node have a frequency source (else several bands are refused)? */
+static bool have_freq;
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
@@ -87,6 +97,70 @@ static bool blank(char c)
 	return c == ' ' || c == '\t';
 }
 
+/*
+ * model/bands: '#' lines first, then 1..MAX_BANDS lines of ten blank-
+ * separated tokens: an upper edge in MHz (1..MAX_MHZ, ascending) or, on
+ * the last line only, "max"; then NR_COEF coefficients. Every line but the
+ * last ends in a newline; the last may. *nr: the number of bands.
+ */
+static bool oracle_bands(const char *buf, size_t len, unsigned int *nr)
+{
+	unsigned long long edge, prev = 0, v;
+	size_t i = 0;
+	unsigned int n = 0;
+
+	while (i < len && buf[i] == '#') {
+		const char *nl = memchr(buf + i, '\n', len - i);
+
+		if (!nl)
+			return false;
+		i = nl - buf + 1;
+	}
+	for (;;) {
+		const char *nl = memchr(buf + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - buf) : len;
+		unsigned int t = 0;
+		bool max = false;
+
+		if (n == MAX_BANDS)
+			return false;
+		while (i < end) {
+			size_t s;
+
+			while (i < end && blank(buf[i]))
+				i++;
+			if (i == end)
+				break;
+			s = i;
+			while (i < end && !blank(buf[i]))
+				i++;
+			if (t == 0 && i - s == 3 && !memcmp(buf + s, "max", 3))
+				max = true;
+			else if (t == 0 && !(valid_uint(buf + s, i - s, MAX_MHZ, &edge) &&
+					     edge > prev))
+				return false;
+			else if (t > 0 && !valid_uint(buf + s, i - s, MAXV, &v))
+				return false;
+			if (t == 0 && !max)
+				prev = edge;
+			t++;
+		}
+		if (t != NR_COEF + 1)
+			return false;
+		n++;
+		i = end + (nl ? 1 : 0);
+		if (max) {
+			*nr = n;
+			return i == len;
+		}
+		if (!nl)
+			return false;	/* no "max" line */
+	}
+}
+
+/* What a write must give: 0, or the error it must fail with. */
+static int expected(const struct attr *a, const char *buf, size_t len);
+
 static bool oracle(const struct attr *a, const char *buf, size_t len)
 {
 	unsigned long long v;
@@ -109,6 +183,8 @@ static bool oracle(const struct attr *a, const char *buf, size_t len)
 	if (memchr(buf + i, '\n', n - i) || memchr(buf + i, '\r', n - i))
 		return false;
 	switch (a->kind) {
+	case K_BANDS:
+		return false;	/* expected() */
 	case K_UINT:
 		return valid_uint(buf, n, a->hi, &v) && v >= a->lo;
 	case K_WORD:
@@ -134,6 +210,18 @@ static bool oracle(const struct attr *a, const char *buf, size_t len)
 		return f == a->fields || (a->alt_fields && f == a->alt_fields);
 	}
 	return false;
+}
+
+static int expected(const struct attr *a, const char *buf, size_t len)
+{
+	unsigned int nr;
+
+	if (a->kind != K_BANDS)
+		return oracle(a, buf, len) ? 0 : -EINVAL;
+	if (memchr(buf, 0, len) || !oracle_bands(buf, len, &nr))
+		return -EINVAL;
+	/* Several bands need a frequency to choose by. */
+	return nr > 1 && !have_freq ? -EOPNOTSUPP : 0;
 }
 
 /* ---- input generators ---- */
@@ -183,6 +271,36 @@ static size_t gen_valid_like(const struct attr *a, char *b, size_t cap)
 	case K_WORD:
 		n = snprintf(b, cap, "%s", a->words[rnd() % 3]);
 		break;
+	case K_BANDS: {
+		unsigned int nr = rnd() % 2 ? 1 : 1 + rnd() % (MAX_BANDS + 1);
+		unsigned long long edge = 0;
+
+		if (rnd() % 4 == 0)
+			n += snprintf(b + n, cap - n, "# fuzz\n");
+		for (unsigned int l = 0; l < nr && n + 260 < cap; l++) {
+			if (rnd() % 8 == 0)
+				b[n++] = ' ';
+			if (l + 1 == nr && rnd() % 6)
+				n += snprintf(b + n, cap - n, "max");
+			else if (rnd() % 5)
+				n += snprintf(b + n, cap - n, "%llu",
+					      edge += 1 + rnd() % 3000);
+			else
+				n += gen_number(b + n, cap - n - 1);
+			fields = NR_COEF + (rnd() % 6 == 0 ? (rnd() % 3) - 1 : 0);
+			for (f = 0; f < fields; f++) {
+				b[n++] = rnd() % 6 ? ' ' : '\t';
+				if (rnd() % 3)
+					n += snprintf(b + n, cap - n, "%llu",
+						      (unsigned long long)(rnd() % (MAXV + 1)));
+				else
+					n += gen_number(b + n, cap - n - 1);
+			}
+			if (l + 1 < nr)
+				b[n++] = '\n';
+		}
+		break;
+	}
 	case K_FIELDS:
 		if (a->comments && rnd() % 4 == 0)
 			n += snprintf(b + n, cap - n, "# fuzz %llu\n",
@@ -337,6 +455,8 @@ int main(int argc, char **argv)
 		return KSFT_SKIP;
 	}
 	tap_plan(NR_ATTRS + 3);
+	have_freq = st_read(JOULES_SYSFS "/model/frequency_source", b, sizeof(b)) > 0 &&
+		    strcmp(b, "none\n");
 	snapshot(saved, sizeof(saved));
 	for (i = 0; i < NR_ATTRS; i++) {
 		struct attr *a = &attrs[i];
@@ -345,15 +465,14 @@ int main(int argc, char **argv)
 		state_of(a, before, sizeof(before));
 		for (k = 0; k < per; k++) {
 			size_t n = gen_input(a, b, sizeof(b) - 1);
-			bool ok;
-			int r;
+			int want, r;
 
 			if (!n)
 				continue;	/* a 0-byte write never reaches the kernel */
-			ok = oracle(a, b, n);
+			want = expected(a, b, n);
 			r = write_attr(a->path, b, n);
 			a->tried++;
-			if (ok) {
+			if (!want) {
 				a->good++;
 				if (r != 0) {
 					a->wrong++;
@@ -365,7 +484,7 @@ int main(int argc, char **argv)
 			} else {
 				a->bad++;
 				state_of(a, after, sizeof(after));
-				if (r != -EINVAL || strcmp(before, after)) {
+				if (r != want || strcmp(before, after)) {
 					a->wrong++;
 					if (a->wrong < 5)
 						tap_diag("%s: invalid '%.*s' gave %d%s", a->path,
@@ -386,7 +505,7 @@ int main(int argc, char **argv)
 	{
 		char *line = saved;
 
-		for (i = 0; i < NR_ATTRS - 6; i++) {
+		for (i = 0; i < NR_RESTORE; i++) {
 			char *nl = strchr(line, '\n');
 			char word[64];
 
