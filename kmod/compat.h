@@ -178,13 +178,15 @@
 #endif
 
 /*
- * Per-group CAP_NET_ADMIN for multicast (GENL_MCAST_CAP_NET_ADMIN, 6.7,
- * "genetlink: add CAP_NET_ADMIN test for multicast bind") was backported
- * to the 6.1 and 6.6 stable series, so it is tested by its flag, not a
- * version: include <net/genetlink.h> first. Without it the groups would be
- * open to every user, so joules offers none.
+ * Per-group capability checks for multicast came in 6.7 ("genetlink: add
+ * CAP_NET_ADMIN test for multicast bind" and, for the flag joules uses,
+ * "drop_monitor: Require 'CAP_SYS_ADMIN' when joining "events" group",
+ * which added GENL_MCAST_CAP_SYS_ADMIN) and were backported to the 6.1
+ * and 6.6 stable series, so they are tested by the flag, not a version:
+ * include <net/genetlink.h> first. Without it the groups would be open to
+ * every user, so joules offers none.
  */
-#ifdef GENL_MCAST_CAP_NET_ADMIN
+#ifdef GENL_MCAST_CAP_SYS_ADMIN
 #define JL_HAVE_GENL_MCAST_CAP 1
 #else
 #define JL_HAVE_GENL_MCAST_CAP 0

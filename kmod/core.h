@@ -20,7 +20,7 @@ typedef __SIZE_TYPE__ jl_size;
 
 /* ABI constants shared by the module, the tools and the docs. */
 #define JL_VERSION "0.1.0"
-#define JL_ABI_VERSION 1
+#define JL_ABI_VERSION 2
 
 /* The same constants as compiled into this copy of the core. */
 const char *jl_version(void);

@@ -6,7 +6,7 @@
 #   jk_get NAME FIELD        release | suffix | boots | scale
 #   jk_image NAME            the kernel image to boot ("" if there is none)
 #   jk_kdir NAME             the kbuild tree modules are built against ("" if none)
-#   jk_name_of RELEASE       the NAME whose release (or built release) it is
+#   jk_name_of RELEASE       the NAME whose release field is RELEASE
 #   jk_default               the first installed kernel's NAME ("" if none)
 #
 # Set jk_testing to the tools/testing directory before sourcing.
