@@ -102,7 +102,7 @@ f_procs_seen = { "joules_exporter_processes_seen", PROM_GAUGE, NULL,
 f_cg_energy = { "joules_cgroup_energy_joules", PROM_COUNTER, "joules",
 	"Energy charged to the cgroup and its descendants since the module loaded, exited tasks included" },
 f_cg_idle = { "joules_cgroup_idle_energy_joules", PROM_COUNTER, "joules",
-	"Idle share of the cgroup's energy (idle energy is split by live task count)" },
+	"Idle share of the cgroup's energy: the node's idle energy split evenly among live tasks (with idle_split=1)" },
 f_cg_cpu = { "joules_cgroup_cpu_seconds", PROM_COUNTER, "seconds",
 	"On-CPU time of the cgroup's tasks and its descendants', exited ones included" },
 f_cg_read = { "joules_cgroup_storage_read_bytes", PROM_COUNTER, "bytes",
@@ -589,6 +589,12 @@ static void gather_cgroup(struct jm_state *s, struct jm_snapshot *snap)
 				kmsg ? kmsg : "", kmsg ? ")" : "");
 		return;
 	}
+	/* Without it idle energy is the node's alone: a cgroup has no share. */
+	{
+		uint64_t v = 0;
+
+		snap->idle_split = !jm_read_u64(s, "idle_split", &v) && v;
+	}
 	snap->cgroups_seen = n;
 	snap->cgroups = malloc((n ? n : 1) * sizeof(*snap->cgroups));
 	if (!snap->cgroups)
@@ -905,6 +911,10 @@ static void render_cgroup(const struct jm_snapshot *snap, struct prom_writer *w)
 			if ((fams[f].needs_source && !c->source) ||
 			    (c->present & fams[f].needs_present) !=
 				    fams[f].needs_present)
+				continue;
+			/* As energy.stat: an idle share only where idle is shared. */
+			if (fams[f].f == &f_cg_idle && !snap->idle_split &&
+			    !c->idle_uj)
 				continue;
 			nl = cg_labels(c, &names[i], l);
 			prom_fixed(w, l, nl,

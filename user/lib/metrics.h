@@ -114,6 +114,7 @@ struct jm_snapshot {
 	struct jm_cgroup *cgroups;
 	size_t ncgroups;
 	size_t cgroups_seen; /* records in the dump */
+	bool idle_split; /* sysfs idle_split: idle energy is shared out to tasks */
 };
 
 /* What the cgroup families need of a cgroup record (those are 4 KiB). */

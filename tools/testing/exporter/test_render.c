@@ -107,6 +107,7 @@ static void cgroup_snapshot(struct jm_snapshot *snap)
 	snap->cgroups = cgroups;
 	snap->ncgroups = sizeof(c) / sizeof(c[0]);
 	snap->cgroups_seen = 40;
+	snap->idle_split = true;
 }
 
 /* Everything present: RAPL with all domains, PMU, a model, processes, cgroups. */
@@ -273,6 +274,9 @@ static void test_cgroups(void)
 	tap_check(has(t, "joules_cgroup_energy_joules_total{cgroup=\"/odd \\\"name\\\\\\n\xef\xbf\xbd\",kind=\"other\"} 0.000001\n"),
 		  "odd path escaped");
 	tap_check(has(t, "joules_exporter_cgroups_seen 40\n"), "seen");
+	/* Idle shared out: a cgroup's share, 0 included ("odd" had none yet). */
+	tap_check(has(t, "joules_cgroup_idle_energy_joules_total{cgroup=\"/odd \\\"name\\\\\\n\xef\xbf\xbd\",kind=\"other\"} 0\n"),
+		  "idle 0 while split");
 	tap_check(has(o, "# TYPE joules_cgroup_energy_joules counter\n"), "OM type");
 	tap_check(has(o, "joules_cgroup_energy_joules_total{cgroup=\"/\",kind=\"root\"} 100000\n"),
 		  "OM sample");
@@ -288,6 +292,16 @@ static void test_cgroups(void)
 	}
 	free(t);
 	free(o);
+
+	/* Idle not shared (the default): no idle series where there is no share. */
+	snap.idle_split = false;
+	render("cgroups-idle-unsplit", &s, &snap, &t, &o);
+	tap_check(!strstr(t, "joules_cgroup_idle_energy_joules_total{cgroup=\"/odd") &&
+			  has(t, "joules_cgroup_idle_energy_joules_total{cgroup=\"/\",kind=\"root\"} 20000\n"),
+		  "idle unsplit: only nonzero shares");
+	free(t);
+	free(o);
+	snap.idle_split = true;
 
 	/* Off: the collector is not run and nothing of it shows. */
 	snap.st[JM_C_CGROUP].enabled = false;
