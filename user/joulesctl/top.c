@@ -19,7 +19,8 @@ static void top_usage(FILE *fp)
 {
 	fprintf(fp,
 		"Usage: joulesctl top [-d SECS] [-n ITERATIONS] [-b] [-H] [-m ROWS]\n"
-		"       joulesctl top --cgroups [--depth N] [-d SECS] [-n ITERATIONS] [-b] [-m ROWS]\n\n"
+		"       joulesctl top --cgroups [--depth N] [--cgroups-match REGEX]\n"
+		"                     [-d SECS] [-n ITERATIONS] [-b] [-m ROWS]\n\n"
 		"Processes sorted by power (energy used per second over the last\n"
 		"refresh interval), like top(1). Without a terminal, or with -b, frames\n"
 		"are printed one after another; -n stops after ITERATIONS frames.\n"
@@ -37,6 +38,10 @@ static void top_usage(FILE *fp)
 		"  -c, --cgroups           one row per cgroup instead of per process\n"
 		"  -D, --depth N           with --cgroups: cgroups at most N levels below\n"
 		"                          the root, \"/\" being 0 (default 3)\n"
+		"  -M, --cgroups-match REGEX\n"
+		"                          with --cgroups: only cgroups whose path matches\n"
+		"                          REGEX (POSIX extended, unanchored; e.g.\n"
+		"                          '^/kubepods')\n"
 		"  -m, --max-rows ROWS     at most ROWS rows per frame (default: screen\n"
 		"                          height on a terminal, all otherwise)\n"
 		"  -h, --help              this help\n");
@@ -156,10 +161,13 @@ int cmd_top(int argc, char **argv)
 	struct top_args a = TOP_ARGS_INIT;
 	bool cgroups = false;
 	unsigned int depth = 3;
+	const char *match = NULL;
+	char why[128];
 	const struct cli_opt opts[] = {
 		TOP_OPTS(&a),
 		CLI_OPT_FLAG("cgroups", 'c', &cgroups),
 		CLI_OPT_FUNC("depth", 'D', opt_depth, &depth),
+		CLI_OPT_STR("cgroups-match", 'M', &match),
 		CLI_OPT_END,
 	};
 	const struct cli_cmdline cl = { .cmd = "top",
@@ -174,14 +182,30 @@ int cmd_top(int argc, char **argv)
 		return rc;
 	if (cgroups && a.threads)
 		return cli_usage("top", "--cgroups and --threads do not go together");
-	if (jc_open(&t.nl))
+	/* Silently showing every process would hide the mistake. */
+	if (match && !cgroups)
+		return cli_usage("top", "--cgroups-match needs --cgroups");
+	if (cgroups) {
+		/* On failure nothing was allocated: no cgtop_free() needed. */
+		cgtop_init(&t.cg, depth);
+		rc = match ? cgtop_set_match(&t.cg, match, why, sizeof(why)) : 0;
+		if (rc == -EINVAL)
+			return cli_usage("top", "bad --cgroups-match '%s': %s",
+					 match, why);
+		if (rc) {
+			cli_err("out of memory");
+			return CLI_FAIL;
+		}
+	}
+	if (jc_open(&t.nl)) {
+		cgtop_free(&t.cg);
 		return CLI_FAIL;
+	}
 	cli_catch_signals();
 	if (cgroups) {
 		struct top_source cg = src;
 
 		cg.snapshot = cg_snapshot;
-		cgtop_init(&t.cg, depth);
 		rc = top_run_rows(&a, &cg, cg_print);
 		cgtop_free(&t.cg);
 	} else {

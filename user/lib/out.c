@@ -639,9 +639,42 @@ void cgtop_init(struct cgtop_state *ts, unsigned int max_depth)
 
 void cgtop_free(struct cgtop_state *ts)
 {
+	if (ts->match_src)
+		regfree(&ts->match);
+	free(ts->match_src);
 	free(ts->snap);
 	free(ts->rows);
 	memset(ts, 0, sizeof(*ts));
+}
+
+int cgtop_set_match(struct cgtop_state *ts, const char *re, char *why,
+		    size_t size)
+{
+	char *src = strdup(re);
+	regex_t r;
+	int err;
+
+	if (!src)
+		return -ENOMEM;
+	err = regcomp(&r, re, REG_EXTENDED | REG_NOSUB);
+	if (err) {
+		regerror(err, &r, why, size);
+		free(src);
+		return -EINVAL;
+	}
+	if (ts->match_src)
+		regfree(&ts->match);
+	free(ts->match_src);
+	ts->match = r;
+	ts->match_src = src;
+	return 0;
+}
+
+bool cgtop_wanted(const struct cgtop_state *ts, const char *path)
+{
+	if (cgname_depth(path) > ts->max_depth)
+		return false;
+	return !ts->match_src || !regexec(&ts->match, path, 0, NULL, 0);
 }
 
 static int cmp_cg_id(const void *a, const void *b)
@@ -669,12 +702,12 @@ int cgtop_update(struct cgtop_state *ts, const struct cgroup_rec *recs,
 {
 	struct cgroup_rec *snap;
 	struct cgtop_row *rows;
-	size_t k = 0;
+	size_t k = 0, kmax;
 	double dt;
 
 	/* Only the rows to show are kept: records are 4 KiB each. */
 	for (size_t i = 0; i < n; i++)
-		if (cgname_depth(recs[i].path) <= ts->max_depth)
+		if (cgtop_wanted(ts, recs[i].path))
 			k++;
 	snap = malloc((k ? k : 1) * sizeof(*snap));
 	rows = malloc((k ? k : 1) * sizeof(*rows));
@@ -683,9 +716,10 @@ int cgtop_update(struct cgtop_state *ts, const struct cgroup_rec *recs,
 		free(rows);
 		return -ENOMEM;
 	}
+	kmax = k;
 	k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (cgname_depth(recs[i].path) <= ts->max_depth)
+	for (size_t i = 0; i < n && k < kmax; i++)
+		if (cgtop_wanted(ts, recs[i].path))
 			snap[k++] = recs[i];
 	qsort(snap, k, sizeof(*snap), cmp_cg_id);
 	dt = ts->frames && now_ns > ts->prev_ns ?
@@ -733,8 +767,11 @@ void cgtop_print(const struct cgtop_state *ts, FILE *fp, size_t max_rows,
 
 	if (summary)
 		fprintf(fp, "%s\n", summary);
-	fprintf(fp, "cgroups: %zu shown of %zu (depth <= %u); a row includes the rows below it",
-		ts->nrows, ts->seen, ts->max_depth);
+	fprintf(fp, "cgroups: %zu shown of %zu (depth <= %u", ts->nrows,
+		ts->seen, ts->max_depth);
+	if (ts->match_src)
+		fprintf(fp, ", matching '%s'", ts->match_src);
+	fprintf(fp, "); a row includes the rows below it");
 	for (size_t i = 0; i < ts->nrows; i++)
 		if (ts->rows[i].name.kind == CGN_ROOT && ts->rows[i].power_w >= 0)
 			fprintf(fp, "; root %.3f W", ts->rows[i].power_w);

@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <regex.h>
+
 #include "cgname.h"
 
 /* Features, in the model's order (kmod/core.h enum jl_feature). */
@@ -228,6 +230,8 @@ struct cgtop_row {
 
 struct cgtop_state {
 	unsigned int max_depth; /* rows: cgroups at most this deep ("/" is 0) */
+	char *match_src; /* the match's text, for the count line; NULL: none */
+	regex_t match; /* rows: only paths that match, if match_src */
 	struct cgroup_rec *snap; /* this snapshot's rows' records, by id */
 	size_t nsnap;
 	struct cgtop_row *rows; /* power descending */
@@ -239,6 +243,15 @@ struct cgtop_state {
 
 void cgtop_init(struct cgtop_state *ts, unsigned int max_depth);
 void cgtop_free(struct cgtop_state *ts);
+/*
+ * Rows only for cgroups whose path matches re, a POSIX extended regular
+ * expression, unanchored (as joules-exporter's --cgroups.match), on top of
+ * the depth. 0, -EINVAL with the reason in why[size], or -ENOMEM.
+ */
+int cgtop_set_match(struct cgtop_state *ts, const char *re, char *why,
+		    size_t size);
+/* Does the cgroup at path get a row (depth and match)? */
+bool cgtop_wanted(const struct cgtop_state *ts, const char *path);
 /* recs[0..n) is a full snapshot taken at now_ns; returns 0 or -ENOMEM. */
 int cgtop_update(struct cgtop_state *ts, const struct cgroup_rec *recs,
 		 size_t n, uint64_t now_ns);

@@ -300,8 +300,20 @@ TEST(top_shows_a_burners_power_and_names)
 	EXPECT_EQ(0, rc);
 	EXPECT_EQ(0, find_row(out, "/" POD, row, sizeof(row)));
 	EXPECT_EQ(-1, find_row(out, "/" CTR, row, sizeof(row)));
+	/* --cgroups-match: the pod's subtree alone, the depth still applying. */
+	rc = RUN(0, "top", "--cgroups", "--depth", "4", "--cgroups-match", "besteffort-pod" UID_,
+		 "-b", "-n", "1", "-d", "0.5");
+	EXPECT_EQ(0, rc) TH_LOG("stderr: %s", err);
+	EXPECT_NE(NULL, strstr(out, "matching 'besteffort-pod" UID_ "'")) TH_LOG("%s", out);
+	EXPECT_EQ(0, find_row(out, "/" POD, row, sizeof(row))) TH_LOG("%s", out);
+	EXPECT_EQ(0, find_row(out, "/" CTR, row, sizeof(row)));
+	EXPECT_EQ(-1, find_row(out, "/", row, sizeof(row)));
+	EXPECT_EQ(-1, find_row(out, "/" QOS, row, sizeof(row)));
 	EXPECT_EQ(2, RUN(0, "top", "--cgroups", "--threads"));
 	EXPECT_EQ(2, RUN(0, "top", "--cgroups", "--depth", "x"));
+	EXPECT_EQ(2, RUN(0, "top", "--cgroups", "--cgroups-match", "("));
+	EXPECT_NE(NULL, strstr(err, "bad --cgroups-match '('")) TH_LOG("%s", err);
+	EXPECT_EQ(2, RUN(0, "top", "--cgroups-match", "x"));
 }
 
 TEST(watch_prints_a_removed_cgroups_exit_record)

@@ -4,6 +4,7 @@
  * key: value layout of energy.stat with the recognized names, JSON, event
  * lines, and the `top --cgroups` table's power, matching, depth and order.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,11 +225,66 @@ static void test_top(void)
 	tap_done("top --cgroups: power by id over the interval, new and reset cgroups '-', depth");
 }
 
+/* --cgroups-match: rows only where the path matches, on top of the depth. */
+static void test_top_match(void)
+{
+	struct cgroup_rec s[5];
+	struct cgtop_state ts;
+	char why[128] = "", *t = NULL;
+
+	rec(&s[0], 1, "/", 10000000, 0);
+	rec(&s[1], 2, "/kubepods.slice", 5000000, 0);
+	rec(&s[2], 3, CTR, 2000000, 0);
+	rec(&s[3], 4, "/system.slice/nginx.service", 1000000, 0);
+	rec(&s[4], 5, "/user.slice/kubepods.slice", 1000000, 0);
+
+	cgtop_init(&ts, 9);
+	tap_check(cgtop_wanted(&ts, "/anything") && cgtop_wanted(&ts, "/"),
+		  "no match: every path within the depth");
+	tap_check(!cgtop_set_match(&ts, "^/kubepods", why, sizeof(why)), "set: %s", why);
+	tap_check(cgtop_wanted(&ts, CTR) && !cgtop_wanted(&ts, "/") &&
+			  !cgtop_wanted(&ts, "/user.slice/kubepods.slice"),
+		  "anchored match");
+	tap_check(!cgtop_update(&ts, s, 5, 1000000000), "update");
+	tap_check(ts.nrows == 2 && ts.seen == 5, "rows %zu seen %zu", ts.nrows, ts.seen);
+	CAPTURE(t, cgtop_print(&ts, fp, 0, NULL));
+	tap_check(starts(t, "cgroups: 2 shown of 5 (depth <= 9, matching '^/kubepods'); a row includes"),
+		  "%s", t);
+	tap_check(t && strstr(t, " /kubepods.slice\n") && strstr(t, " " CTR "\n") &&
+			  !strstr(t, "nginx") && !strstr(t, " /\n"),
+		  "%s", t);
+	free(t);
+
+	/* Unanchored; a second match replaces the first; depth still applies. */
+	ts.max_depth = 2;
+	tap_check(!cgtop_set_match(&ts, "kubepods|nginx", why, sizeof(why)), "reset: %s", why);
+	cgtop_update(&ts, s, 5, 2000000000);
+	tap_check(ts.nrows == 3, "unanchored, depth 2: rows %zu", ts.nrows);
+
+	/* A bad expression: the reason, and the previous match stays. */
+	why[0] = 0;
+	tap_check(cgtop_set_match(&ts, "(", why, sizeof(why)) == -EINVAL && why[0],
+		  "bad: %s", why);
+	tap_check(ts.match_src && !strcmp(ts.match_src, "kubepods|nginx"),
+		  "previous match kept");
+	/* Nothing matches: no rows, the count line still says why. */
+	tap_check(!cgtop_set_match(&ts, "^/nothing$", why, sizeof(why)), "none");
+	cgtop_update(&ts, s, 5, 3000000000);
+	t = NULL;
+	CAPTURE(t, cgtop_print(&ts, fp, 0, NULL));
+	tap_check(ts.nrows == 0 && starts(t, "cgroups: 0 shown of 5 (depth <= 2, matching '^/nothing$')"),
+		  "%s", t);
+	free(t);
+	cgtop_free(&ts);
+	tap_done("top --cgroups-match: rows where the path matches, with the depth");
+}
+
 int main(void)
 {
-	tap_plan(3);
+	tap_plan(4);
 	test_text();
 	test_json_and_line();
 	test_top();
+	test_top_match();
 	return tap_finish();
 }
