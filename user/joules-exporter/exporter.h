@@ -19,8 +19,9 @@
 #define EXP_CONNECTION_MEMORY (16 * 1024)
 /*
  * The largest exposition: top=1000 is about 250 KiB, a cgroup about 2 KiB
- * (five series with its path, container id and pod UID): room for some
- * 15,000 cgroups. Only what a scrape renders is allocated.
+ * (five series with its path, container id and pod UID; up to 3 KiB with
+ * the socket and page-cache ones): room for some 10,000 cgroups. Only
+ * what a scrape renders is allocated.
  */
 #define EXP_MAX_RESPONSE (32u << 20)
 

@@ -109,6 +109,12 @@ f_cg_read = { "joules_cgroup_storage_read_bytes", PROM_COUNTER, "bytes",
 	"Storage bytes read by the cgroup's tasks and its descendants'" },
 f_cg_write = { "joules_cgroup_storage_written_bytes", PROM_COUNTER, "bytes",
 	"Storage bytes written by the cgroup's tasks and its descendants'" },
+f_cg_net_tx = { "joules_cgroup_network_transmit_bytes", PROM_COUNTER, "bytes",
+	"IPv4/IPv6 socket bytes sent by the cgroup's tasks and its descendants' (kernels with sock_send_length, 6.3+)" },
+f_cg_net_rx = { "joules_cgroup_network_receive_bytes", PROM_COUNTER, "bytes",
+	"IPv4/IPv6 socket bytes received by the cgroup's tasks and its descendants' (kernels with sock_recv_length, 6.3+)" },
+f_cg_pagecache = { "joules_cgroup_pagecache_read_bytes", PROM_COUNTER, "bytes",
+	"Bytes the cgroup's tasks and its descendants' read(2) without storage reads (page-cache hits)" },
 f_cgroups_seen = { "joules_exporter_cgroups_seen", PROM_GAUGE, NULL,
 	"Cgroups in the module's dump this scrape (those the exporter may read, in its cgroup namespace)" },
 f_build = { "joules_exporter_build", PROM_INFO, NULL,
@@ -615,6 +621,9 @@ static void gather_cgroup(struct jm_state *s, struct jm_snapshot *snap)
 		c->cpu_ns = r->feat[REC_CPU_NS];
 		c->read_bytes = r->read_bytes;
 		c->write_bytes = r->write_bytes;
+		c->net_tx_bytes = r->feat[REC_NET_TX_BYTES];
+		c->net_rx_bytes = r->feat[REC_NET_RX_BYTES];
+		c->pagecache_bytes = r->feat[REC_PAGECACHE_BYTES];
 		snap->ncgroups = ++k;
 	}
 	free(recs);
@@ -872,7 +881,7 @@ static size_t cg_labels(const struct jm_cgroup *c, const struct cgname *n,
 
 static void render_cgroup(const struct jm_snapshot *snap, struct prom_writer *w)
 {
-	/* Absent is not zero: energy needs a source, CPU time a count. */
+	/* Absent is not zero: energy needs a source, counters a count. */
 	static const struct {
 		const struct prom_family *f;
 		size_t off;
@@ -885,6 +894,13 @@ static void render_cgroup(const struct jm_snapshot *snap, struct prom_writer *w)
 		  REC_F(REC_CPU_NS) },
 		{ &f_cg_read, offsetof(struct jm_cgroup, read_bytes), 0, 0, 0 },
 		{ &f_cg_write, offsetof(struct jm_cgroup, write_bytes), 0, 0, 0 },
+		/* Kernels without the tracepoints or TASK_XACCT: no series. */
+		{ &f_cg_net_tx, offsetof(struct jm_cgroup, net_tx_bytes), 0, 0,
+		  REC_F(REC_NET_TX_BYTES) },
+		{ &f_cg_net_rx, offsetof(struct jm_cgroup, net_rx_bytes), 0, 0,
+		  REC_F(REC_NET_RX_BYTES) },
+		{ &f_cg_pagecache, offsetof(struct jm_cgroup, pagecache_bytes), 0,
+		  0, REC_F(REC_PAGECACHE_BYTES) },
 	};
 	struct cgname *names;
 

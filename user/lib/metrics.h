@@ -121,8 +121,9 @@ struct jm_snapshot {
 struct jm_cgroup {
 	char *path; /* malloc()ed; "/" is the root of the exporter's cgroup namespace */
 	uint32_t source; /* 0: nothing charged it, no energy to show */
-	uint32_t present; /* REC_F(REC_CPU_NS) when CPU time was counted */
+	uint32_t present; /* REC_F() of the features counted (CPU time, socket bytes, ...) */
 	uint64_t energy_uj, idle_uj, cpu_ns, read_bytes, write_bytes;
+	uint64_t net_tx_bytes, net_rx_bytes, pagecache_bytes; /* where present */
 };
 
 /* Log callback: level is "error", "warn" or "info". */

@@ -11,10 +11,10 @@
  *   rss         - exporter resident memory after the trial (goal: < 20 MB);
  *   peak        - its peak resident memory (VmHWM) so far;
  *   body        - bytes per exposition.
- * Run three times: the defaults (node, and every cgroup: five series each;
- * per-process series off; where the goals apply), --cgroups=off (node
- * only, for comparison), and --processes=top=100 (a dump of every process
- * each scrape as well; no goal).
+ * Run three times: the defaults (node, and every cgroup: five series each,
+ * eight on 6.3+ kernels; per-process series off; where the goals apply),
+ * --cgroups=off (node only, for comparison), and --processes=top=100 (a
+ * dump of every process each scrape as well; no goal).
  *
  *   bench-exporter [-n TASKS] [-g CGROUPS] [-k SCRAPES] [-r TRIALS] [-x EXPORTER] [-q]
  */

@@ -104,6 +104,10 @@ static void cgroup_snapshot(struct jm_snapshot *snap)
 						 .read_bytes = c[i].rd,
 						 .write_bytes = c[i].wr };
 	}
+	/* The container on a 6.3+ kernel: socket bytes counted, page-cache reads not. */
+	cgroups[2].present |= REC_F(REC_NET_TX_BYTES) | REC_F(REC_NET_RX_BYTES);
+	cgroups[2].net_tx_bytes = 1500;
+	cgroups[2].net_rx_bytes = 9000;
 	snap->cgroups = cgroups;
 	snap->ncgroups = sizeof(c) / sizeof(c[0]);
 	snap->cgroups_seen = 40;
@@ -264,6 +268,13 @@ static void test_cgroups(void)
 		  "container read");
 	tap_check(has(t, "joules_cgroup_storage_written_bytes_total{cgroup=\"/system.slice/docker-" DID ".scope\",kind=\"container\",runtime=\"docker\",container_id=\"" DID "\"} 512\n"),
 		  "docker written");
+	tap_check(has(t, "joules_cgroup_network_transmit_bytes_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 1500\n") &&
+			  has(t, "joules_cgroup_network_receive_bytes_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 9000\n"),
+		  "container network bytes");
+	/* Absent is not zero: only the container counted sockets; nobody page-cache reads. */
+	tap_check(!strstr(t, "joules_cgroup_network_transmit_bytes_total{cgroup=\"/\"") &&
+			  !strstr(t, "joules_cgroup_pagecache_read_bytes_total{"),
+		  "absent network and page-cache bytes have no series");
 	tap_check(has(t, "joules_cgroup_energy_joules_total{cgroup=\"/system.slice/docker-" DID ".scope\",kind=\"container\",runtime=\"docker\",container_id=\"" DID "\"} 0.000007\n"),
 		  "docker energy, exact");
 	/* Nothing charged it: no energy series, the rest still there. */
