@@ -17,8 +17,13 @@
 #define EXP_DEFAULT_TIMEOUT_S 10
 /* Request line and headers of one connection: far above any scraper's. */
 #define EXP_CONNECTION_MEMORY (16 * 1024)
-/* The largest exposition: top=1000 is about 250 KiB. */
-#define EXP_MAX_RESPONSE (8u << 20)
+/*
+ * The largest exposition: top=1000 is about 250 KiB, a cgroup about 2 KiB
+ * (five series with its path, container id and pod UID; up to 3 KiB with
+ * the socket and page-cache ones): room for some 10,000 cgroups. Only
+ * what a scrape renders is allocated.
+ */
+#define EXP_MAX_RESPONSE (32u << 20)
 
 struct exp_config {
 	const char *listen;

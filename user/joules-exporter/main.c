@@ -76,7 +76,8 @@ static void usage(FILE *fp)
 		"Usage: joules-exporter [OPTION]...\n\n"
 		"Serve the energy joules.ko attributes to Prometheus: node energy by\n"
 		"source and RAPL domain, idle energy, the model, the meter's status,\n"
-		"and per-process series on request. Text format 0.0.4, or OpenMetrics\n"
+		"energy and CPU time per cgroup (with container id and pod UID), and\n"
+		"per-process series on request. Text format 0.0.4, or OpenMetrics\n"
 		"1.0.0 when the scraper asks for it.\n\n"
 		"  --web.listen-address=ADDR   host:port, [v6]:port or :port (every\n"
 		"                              address) to listen on (default %s)\n"
@@ -90,6 +91,11 @@ static void usage(FILE *fp)
 		"  --processes=top=N|off       per-process series for the N processes\n"
 		"                              with the most energy, N <= %u (default off:\n"
 		"                              per-pid series explode cardinality)\n"
+		"  --cgroups=all|off|depth=N   per-cgroup series: every cgroup (default),\n"
+		"                              none, or those at most N levels below the\n"
+		"                              root (\"/\" is level 0)\n"
+		"  --cgroups.match=REGEX       only cgroups whose path matches REGEX (POSIX\n"
+		"                              extended, unanchored; e.g. '^/kubepods')\n"
 		"  --version                   print the version\n"
 		"  -h, --help                  this help\n\n"
 		"Collectors:\n",
@@ -100,11 +106,12 @@ static void usage(FILE *fp)
 		fprintf(fp, "  %-8s %s\n", jm_collectors[c].name,
 			jm_collectors[c].what);
 	fprintf(fp,
-		"\nPrivileges: node energy (GET_NODE) needs CAP_PERFMON or CAP_SYS_ADMIN;\n"
-		"other users' processes need CAP_SYS_PTRACE. Without them the series\n"
-		"are left out\n"
-		"and joules_exporter_collector_error{reason=\"permission\"} says so.\n"
-		"See joules-exporter(8).\n");
+		"\nPrivileges: node energy (GET_NODE) and every cgroup need CAP_PERFMON or\n"
+		"CAP_SYS_ADMIN; other users' processes need CAP_SYS_PTRACE. Without them\n"
+		"the series are left out (cgroups: only those whose directories the\n"
+		"exporter owns) and joules_exporter_collector_error{reason=\"permission\"}\n"
+		"says so. Cgroups are those of the exporter's cgroup namespace: run it in\n"
+		"the host's. See joules-exporter(8).\n");
 }
 
 static int opt_processes(void *dst, const char *cmd, const char *arg)
@@ -115,6 +122,14 @@ static int opt_processes(void *dst, const char *cmd, const char *arg)
 		return cli_usage(cmd, "--processes: at most top=%u", JM_MAX_TOP);
 	if (err)
 		return cli_usage(cmd, "bad --processes '%s' (top=N or off)",
+				 arg);
+	return 0;
+}
+
+static int opt_cgroups(void *dst, const char *cmd, const char *arg)
+{
+	if (jm_parse_cgroups(arg, dst))
+		return cli_usage(cmd, "bad --cgroups '%s' (all, off or depth=N)",
 				 arg);
 	return 0;
 }
@@ -136,6 +151,8 @@ enum {
 	OPT_MAXREQ,
 	OPT_TIMEOUT,
 	OPT_PROCESSES,
+	OPT_CGROUPS,
+	OPT_CGMATCH,
 	OPT_VERSION,
 };
 
@@ -149,6 +166,9 @@ int main(int argc, char **argv)
 	uint64_t maxreq = EXP_DEFAULT_MAX_REQUESTS;
 	uint64_t timeout = EXP_DEFAULT_TIMEOUT_S * 1000000000ull;
 	bool version = false;
+	int cg_depth = JM_CG_ALL;
+	const char *cg_match = NULL;
+	char why_re[128];
 	const struct cli_opt opts[] = {
 		CLI_OPT_STR("web.listen-address", OPT_LISTEN, &cfg.listen),
 		CLI_OPT_STR("web.telemetry-path", OPT_PATH, &cfg.path),
@@ -160,6 +180,8 @@ int main(int argc, char **argv)
 			     "bad --web.timeout '%s' (seconds, at least 1)"),
 		CLI_OPT_FUNC("processes", OPT_PROCESSES, opt_processes,
 			     &cfg.top),
+		CLI_OPT_FUNC("cgroups", OPT_CGROUPS, opt_cgroups, &cg_depth),
+		CLI_OPT_STR("cgroups.match", OPT_CGMATCH, &cg_match),
 		CLI_OPT_FLAG("version", OPT_VERSION, &version),
 		CLI_OPT_END,
 	};
@@ -200,13 +222,22 @@ int main(int argc, char **argv)
 				 cfg.listen, why);
 
 	jm_init(&jm, cfg.top, NULL, exp_log_collector);
+	if (jm_set_cgroups(&jm, cg_depth, cg_match, why_re, sizeof(why_re))) {
+		jm_close(&jm);
+		return cli_usage(NULL, "bad --cgroups.match '%s': %s", cg_match,
+				 why_re);
+	}
 	/* One gather now: a missing module or privilege is logged at once. */
-	if (cfg.top)
-		exp_log("info", "starting joules-exporter %s, processes top=%u",
-			JL_VERSION, cfg.top);
-	else
-		exp_log("info", "starting joules-exporter %s, processes off",
-			JL_VERSION);
+	{
+		char procs[32], cgs[32];
+
+		snprintf(procs, sizeof(procs), cfg.top ? "top=%u" : "off", cfg.top);
+		snprintf(cgs, sizeof(cgs), cg_depth == JM_CG_ALL ? "all" :
+			 cg_depth == JM_CG_OFF ? "off" : "depth=%d", cg_depth);
+		exp_log("info", "starting joules-exporter %s, processes %s, cgroups %s%s%s",
+			JL_VERSION, procs, cgs, cg_match ? " matching " : "",
+			cg_match ? cg_match : "");
+	}
 	jm_gather(&jm, &snap);
 	jm_snapshot_free(&snap);
 	rc = exp_serve(&cfg, &addr, &jm);

@@ -23,6 +23,7 @@ static void export_usage(FILE *fp)
 {
 	fprintf(fp,
 		"Usage: joulesctl export [--textfile DIR] [--processes top=N|off]\n"
+		"                        [--cgroups all|off|depth=N] [--cgroups-match REGEX]\n"
 		"                        [--openmetrics] [--interval SECS]\n\n"
 		"The metrics joules-exporter serves (Documentation/metrics.rst), in the\n"
 		"Prometheus text format on standard output, or written atomically to\n"
@@ -33,13 +34,19 @@ static void export_usage(FILE *fp)
 		" instead of standard output\n"
 		"  -p, --processes top=N    per-process series for the N processes with\n"
 		"                           the most energy (N <= %u; default off)\n"
+		"  -c, --cgroups all|off|depth=N\n"
+		"                           per-cgroup series: every cgroup (default), none,\n"
+		"                           or those at most N levels below the root\n"
+		"  -M, --cgroups-match REGEX only cgroups whose path matches REGEX (POSIX\n"
+		"                           extended, e.g. '^/kubepods')\n"
 		"  -o, --openmetrics        OpenMetrics 1.0.0 (not with --textfile: the\n"
 		"                           textfile collector reads the text format)\n"
 		"  -i, --interval SECS      write again every SECS until stopped\n"
 		"  -h, --help               this help\n\n"
-		"Node energy needs CAP_NET_ADMIN (root); other users' processes need\n"
-		"CAP_SYS_PTRACE. A collector that fails leaves its series out and is\n"
-		"named in joules_exporter_collector_error; the exit status is then 1.\n",
+		"Node energy and every cgroup need CAP_PERFMON or CAP_SYS_ADMIN (root);\n"
+		"other users' processes need CAP_SYS_PTRACE. A collector that fails\n"
+		"leaves its series out and is named in joules_exporter_collector_error;\n"
+		"the exit status is then 1.\n",
 		JM_MAX_TOP);
 }
 
@@ -51,6 +58,14 @@ static int opt_processes(void *dst, const char *cmd, const char *arg)
 		return cli_usage(cmd, "--processes: at most top=%u", JM_MAX_TOP);
 	if (err)
 		return cli_usage(cmd, "bad --processes '%s' (top=N or off)",
+				 arg);
+	return 0;
+}
+
+static int opt_cgroups(void *dst, const char *cmd, const char *arg)
+{
+	if (jm_parse_cgroups(arg, dst))
+		return cli_usage(cmd, "bad --cgroups '%s' (all, off or depth=N)",
 				 arg);
 	return 0;
 }
@@ -116,13 +131,17 @@ static int write_textfile(const char *dir, const char *buf, size_t len)
 
 int cmd_export(int argc, char **argv)
 {
-	const char *dir = NULL;
+	const char *dir = NULL, *cg_match = NULL;
+	int cg_depth = JM_CG_ALL;
+	char why[128];
 	unsigned int top = 0;
 	bool om = false;
 	uint64_t interval = 0;
 	const struct cli_opt opts[] = {
 		CLI_OPT_STR("textfile", 'd', &dir),
 		CLI_OPT_FUNC("processes", 'p', opt_processes, &top),
+		CLI_OPT_FUNC("cgroups", 'c', opt_cgroups, &cg_depth),
+		CLI_OPT_STR("cgroups-match", 'M', &cg_match),
 		CLI_OPT_FLAG("openmetrics", 'o', &om),
 		CLI_OPT_SECS("interval", 'i', &interval, 100000000ull,
 			     "bad interval '%s' (seconds, at least 0.1)"),
@@ -151,6 +170,11 @@ int cmd_export(int argc, char **argv)
 	if (interval)
 		cli_catch_signals();
 	jm_init(&jm, top, NULL, export_log);
+	if (jm_set_cgroups(&jm, cg_depth, cg_match, why, sizeof(why))) {
+		jm_close(&jm);
+		return cli_usage("export", "bad --cgroups-match '%s': %s",
+				 cg_match, why);
+	}
 	do {
 		struct prom_writer w;
 		size_t len;

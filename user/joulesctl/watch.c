@@ -14,12 +14,17 @@
 static void watch_usage(FILE *fp)
 {
 	fprintf(fp,
-		"Usage: joulesctl watch [--json] [--samples | --exits] [-n COUNT]\n\n"
-		"Print node samples (one per attribution interval) and exit records (a\n"
-		"task's final totals) as they arrive, one line each. Needs CAP_SYS_ADMIN.\n\n"
-		"  -j, --json        one JSON object per line (\"type\": \"sample\" or \"exit\")\n"
+		"Usage: joulesctl watch [--json] [--samples | --exits | --cgroups] [-n COUNT]\n\n"
+		"Print node samples (one per attribution interval) and exit records as\n"
+		"they arrive, one line each: a task's final totals when it exits, a\n"
+		"cgroup's (its descendants' included) once it is removed and nothing\n"
+		"refers to it any more, its path then from the root of the hierarchy.\n"
+		"Needs CAP_SYS_ADMIN.\n\n"
+		"  -j, --json        one JSON object per line (\"type\": \"sample\", \"exit\"\n"
+		"                    or \"cgroup_exit\")\n"
 		"  -s, --samples     samples only\n"
-		"  -e, --exits       exit records only\n"
+		"  -e, --exits       exit records only (tasks and cgroups)\n"
+		"  -c, --cgroups     cgroup exit records only\n"
 		"  -n, --count COUNT stop after COUNT records\n"
 		"  -h, --help        this help\n");
 }
@@ -62,11 +67,12 @@ int cmd_watch(int argc, char **argv)
 {
 	unsigned int groups = 0;
 	uint64_t count = 0, seen = 0;
-	bool json = false;
+	bool json = false, cgroups = false;
 	const struct cli_opt opts[] = {
 		CLI_OPT_FLAG("json", 'j', &json),
 		CLI_OPT_BITS("samples", 's', &groups, JNL_GRP_SAMPLES),
 		CLI_OPT_BITS("exits", 'e', &groups, JNL_GRP_EXITS),
+		CLI_OPT_FLAG("cgroups", 'c', &cgroups),
 		CLI_OPT_COUNT("count", 'n', &count, "bad count '%s'"),
 		CLI_OPT_END,
 	};
@@ -79,6 +85,10 @@ int cmd_watch(int argc, char **argv)
 	rc = cli_getopt(&cl, argc, argv);
 	if (rc != CLI_GO)
 		return rc;
+	if (cgroups && groups)
+		return cli_usage("watch", "--cgroups and --samples or --exits do not go together");
+	if (cgroups)
+		groups = JNL_GRP_EXITS;
 	if (!groups)
 		groups = JNL_GRP_SAMPLES | JNL_GRP_EXITS;
 
@@ -100,12 +110,26 @@ int cmd_watch(int argc, char **argv)
 		}
 		if (r == 0)
 			continue;
-		if (ev.type == JNL_EV_SAMPLE)
+		switch (ev.type) {
+		case JNL_EV_SAMPLE:
 			json ? out_sample_json(stdout, &ev.sample) :
 			       out_sample_line(stdout, &ev.sample);
-		else
+			break;
+		case JNL_EV_EXIT:
+			if (cgroups)
+				continue;
 			json ? out_exit_json(stdout, &ev.exit) :
 			       out_task_line(stdout, &ev.exit);
+			break;
+		case JNL_EV_CGROUP_EXIT:
+			json ? out_cgroup_exit_json(stdout, ev.cgroup) :
+			       out_cgroup_line(stdout, ev.cgroup);
+			jnl_event_free(&ev);
+			break;
+		default:
+			jnl_event_free(&ev);
+			continue;
+		}
 		seen++;
 		/* Line by line, so a pipe sees each record when it happens. */
 		if (fflush(stdout)) {
@@ -157,8 +181,12 @@ static int record_next(void *ctx, uint64_t end_ns, struct sample_rec *s)
 	r = next_event(ctx, &ev, timeout, ": a row is missing");
 	if (r < 0)
 		return RECORD_FAIL;
-	if (r == 0 || ev.type != JNL_EV_SAMPLE)
+	if (r == 0)
 		return RECORD_NONE;
+	if (ev.type != JNL_EV_SAMPLE) {
+		jnl_event_free(&ev);
+		return RECORD_NONE;
+	}
 	*s = ev.sample;
 	return RECORD_SAMPLE;
 }

@@ -22,15 +22,20 @@ int show_getopt(const struct cli_opt *opts, void (*help)(FILE *fp), int argc,
 	};
 	int rc = cli_getopt(&cl, argc, argv);
 
+	return rc == CLI_GO ? show_check_pids(optind, argc, argv) : rc;
+}
+
+int show_check_pids(int first, int argc, char **argv)
+{
 	/* All PIDs are checked before any is looked up. */
-	for (int i = optind; rc == CLI_GO && i < argc; i++) {
+	for (int i = first; i < argc; i++) {
 		pid_t pid;
 
 		if (cli_parse_pid(argv[i], &pid))
-			rc = cli_usage("show", "'%s' is not a process id",
-				       argv[i]);
+			return cli_usage("show", "'%s' is not a process id",
+					 argv[i]);
 	}
-	return rc;
+	return CLI_GO;
 }
 
 int show_run(const struct show_args *a, int n, char **pids, show_get_fn get,
@@ -67,6 +72,12 @@ static int top_end(int err)
 }
 
 int top_run(const struct top_args *a, const struct top_source *src)
+{
+	return top_run_rows(a, src, NULL);
+}
+
+int top_run_rows(const struct top_args *a, const struct top_source *src,
+		 top_print_fn print)
 {
 	bool interactive = !a->batch && isatty(STDOUT_FILENO);
 	struct top_state ts;
@@ -110,7 +121,10 @@ int top_run(const struct top_args *a, const struct top_source *src)
 		} else if (i) {
 			putchar('\n');
 		}
-		top_print(&ts, stdout, rows, summary);
+		if (print)
+			print(src->ctx, stdout, rows, summary);
+		else
+			top_print(&ts, stdout, rows, summary);
 		if (fflush(stdout)) {
 			rc = cli_stop ? CLI_OK : CLI_FAIL;
 			break;

@@ -36,6 +36,12 @@ struct show_args {
  */
 int show_getopt(const struct cli_opt *opts, void (*help)(FILE *fp), int argc,
 		char **argv);
+/*
+ * The operand check of show_getopt(), for a tool whose options may make
+ * the operands something else (joulesctl show --cgroup PATH...): are
+ * argv[first..argc) all process ids? CLI_GO, or CLI_USAGE with the reason.
+ */
+int show_check_pids(int first, int argc, char **argv);
 
 /*
  * One record of process `pid` (thread = false) or thread `pid`: 0, or
@@ -93,6 +99,16 @@ struct top_source {
  * batch). Returns the exit status.
  */
 int top_run(const struct top_args *a, const struct top_source *src);
+
+/*
+ * The same for a source whose rows are not tasks (joulesctl top
+ * --cgroups): print(ctx, ...) prints each frame, summary line first,
+ * instead of top_print() of the snapshot's tasks.
+ */
+typedef void (*top_print_fn)(void *ctx, FILE *fp, size_t max_rows,
+			     const char *summary);
+int top_run_rows(const struct top_args *a, const struct top_source *src,
+		 top_print_fn print);
 
 /* record [-c N] [-D SECS] FILE */
 struct record_args {

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #include <linux/capability.h>
 
+#include "cgname.h"
 #include "nl.h"
 #include "parse.h"
 #include "metrics.h"
@@ -30,9 +32,8 @@ const struct jm_collector_info jm_collectors[JM_NR_COLLECTORS] = {
 	[JM_C_PROCESS] = { "process",
 			   "top N processes by energy (--processes top=N)" },
 	[JM_C_CGROUP] = { "cgroup",
-			  "per-cgroup energy and CPU time (planned: needs the "
-			  "module's cgroup netlink API)",
-			  true },
+			  "per-cgroup (v2) energy, idle share, CPU time, storage "
+			  "bytes, with container id and pod UID (--cgroups)" },
 };
 
 const char *const jm_reason_names[JM_NR_REASONS] = {
@@ -98,6 +99,24 @@ f_proc_cpu = { "joules_process_cpu_seconds", PROM_COUNTER, "seconds",
 	"On-CPU time of the process (all its threads), top N by energy" },
 f_procs_seen = { "joules_exporter_processes_seen", PROM_GAUGE, NULL,
 	"Processes in the module's dump this scrape (those the exporter may read)" },
+f_cg_energy = { "joules_cgroup_energy_joules", PROM_COUNTER, "joules",
+	"Energy charged to the cgroup and its descendants since the module loaded, exited tasks included" },
+f_cg_idle = { "joules_cgroup_idle_energy_joules", PROM_COUNTER, "joules",
+	"Idle share of the cgroup's energy: the node's idle energy split evenly among live tasks (with idle_split=1)" },
+f_cg_cpu = { "joules_cgroup_cpu_seconds", PROM_COUNTER, "seconds",
+	"On-CPU time of the cgroup's tasks and its descendants', exited ones included" },
+f_cg_read = { "joules_cgroup_storage_read_bytes", PROM_COUNTER, "bytes",
+	"Storage bytes read by the cgroup's tasks and its descendants'" },
+f_cg_write = { "joules_cgroup_storage_written_bytes", PROM_COUNTER, "bytes",
+	"Storage bytes written by the cgroup's tasks and its descendants'" },
+f_cg_net_tx = { "joules_cgroup_network_transmit_bytes", PROM_COUNTER, "bytes",
+	"IPv4/IPv6 socket bytes sent by the cgroup's tasks and its descendants' (kernels with sock_send_length, 6.3+)" },
+f_cg_net_rx = { "joules_cgroup_network_receive_bytes", PROM_COUNTER, "bytes",
+	"IPv4/IPv6 socket bytes received by the cgroup's tasks and its descendants' (kernels with sock_recv_length, 6.3+)" },
+f_cg_pagecache = { "joules_cgroup_pagecache_read_bytes", PROM_COUNTER, "bytes",
+	"Bytes the cgroup's tasks and its descendants' read(2) without storage reads (page-cache hits)" },
+f_cgroups_seen = { "joules_exporter_cgroups_seen", PROM_GAUGE, NULL,
+	"Cgroups in the module's dump this scrape (those the exporter may read, in its cgroup namespace)" },
 f_build = { "joules_exporter_build", PROM_INFO, NULL,
 	"Version of the joules exporter" },
 f_scrape_dur = { "joules_exporter_scrape_duration_seconds", PROM_GAUGE, "seconds",
@@ -122,12 +141,58 @@ void jm_init(struct jm_state *s, unsigned int top, const char *sysfs,
 	s->sysfs = sysfs ? sysfs : env && *env ? env : "/sys/kernel/joules";
 	s->log = log;
 	s->family = -1;
+	s->cg_depth = JM_CG_ALL;
 }
 
 void jm_close(struct jm_state *s)
 {
 	jnl_close(s->nl);
 	s->nl = NULL;
+	if (s->cg_have_match)
+		regfree(&s->cg_match);
+	s->cg_have_match = false;
+}
+
+int jm_set_cgroups(struct jm_state *s, int depth, const char *match,
+		   char *why, size_t size)
+{
+	regex_t re;
+	int err;
+
+	if (match) {
+		err = regcomp(&re, match, REG_EXTENDED | REG_NOSUB);
+		if (err) {
+			regerror(err, &re, why, size);
+			return -EINVAL;
+		}
+	}
+	if (s->cg_have_match)
+		regfree(&s->cg_match);
+	s->cg_have_match = match != NULL;
+	if (match)
+		s->cg_match = re;
+	s->cg_depth = depth;
+	return 0;
+}
+
+int jm_parse_cgroups(const char *arg, int *depth)
+{
+	const char *why;
+	uint64_t n;
+
+	if (!strcmp(arg, "all")) {
+		*depth = JM_CG_ALL;
+		return 0;
+	}
+	if (!strcmp(arg, "off")) {
+		*depth = JM_CG_OFF;
+		return 0;
+	}
+	if (strncmp(arg, "depth=", 6) || parse_u64(arg + 6, &n, &why) ||
+	    n >= JM_CG_ALL)
+		return -EINVAL;
+	*depth = (int)n;
+	return 0;
 }
 
 void jm_snapshot_free(struct jm_snapshot *snap)
@@ -135,6 +200,11 @@ void jm_snapshot_free(struct jm_snapshot *snap)
 	free(snap->procs);
 	snap->procs = NULL;
 	snap->nprocs = 0;
+	for (size_t i = 0; i < snap->ncgroups; i++)
+		free(snap->cgroups[i].path);
+	free(snap->cgroups);
+	snap->cgroups = NULL;
+	snap->ncgroups = 0;
 }
 
 int jm_parse_processes(const char *arg, unsigned int *top)
@@ -484,6 +554,97 @@ static void gather_process(struct jm_state *s, struct jm_snapshot *snap)
 			(unsigned int)getuid(), s->top);
 }
 
+bool jm_cgroup_wanted(const struct jm_state *s, const char *path)
+{
+	if ((int)cgname_depth(path) > s->cg_depth)
+		return false;
+	return !s->cg_have_match || !regexec(&s->cg_match, path, 0, NULL, 0);
+}
+
+static void gather_cgroup(struct jm_state *s, struct jm_snapshot *snap)
+{
+	struct jm_status *st = &snap->st[JM_C_CGROUP];
+	enum jnl_op op = JNL_OP_DUMP;
+	struct cgroup_rec *recs;
+	size_t n, k = 0;
+	int err;
+
+	if (!s->nl) {
+		jm_fail(st, JM_NOT_LOADED, -ENOENT, "%s",
+			jnl_strerror(JNL_OP_OPEN, -ENOENT));
+		return;
+	}
+	err = jnl_dump_cgroups(s->nl, &recs, &n);
+	if (err) {
+		err = jm_retry(s, err, &op);
+		if (err == 1)
+			err = jnl_dump_cgroups(s->nl, &recs, &n);
+	}
+	if (err) {
+		const char *kmsg = s->nl ? jnl_kernel_msg(s->nl) : NULL;
+
+		/* A module from before cgroups does not know the command. */
+		if (err == -EOPNOTSUPP && op != JNL_OP_OPEN)
+			jm_fail(st, JM_UNSUPPORTED, err,
+				"DUMP_CGROUPS: the loaded module has no cgroup "
+				"interface (older than the exporter?)");
+		else
+			jm_fail(st, jm_reason_of(err), err, "%s%s%s%s%s",
+				op == JNL_OP_OPEN ? "" : "DUMP_CGROUPS: ",
+				jnl_strerror(op, err), kmsg ? " (module: " : "",
+				kmsg ? kmsg : "", kmsg ? ")" : "");
+		return;
+	}
+	/* Without it idle energy is the node's alone: a cgroup has no share. */
+	{
+		uint64_t v = 0;
+
+		snap->idle_split = !jm_read_u64(s, "idle_split", &v) && v;
+	}
+	snap->cgroups_seen = n;
+	snap->cgroups = malloc((n ? n : 1) * sizeof(*snap->cgroups));
+	if (!snap->cgroups)
+		goto nomem;
+	for (size_t i = 0; i < n; i++) {
+		const struct cgroup_rec *r = &recs[i];
+		struct jm_cgroup *c = &snap->cgroups[k];
+
+		if (!jm_cgroup_wanted(s, r->path))
+			continue;
+		c->path = strdup(r->path);
+		if (!c->path)
+			goto nomem;
+		c->source = r->source;
+		c->present = r->present;
+		c->energy_uj = r->energy_uj;
+		c->idle_uj = r->idle_uj;
+		c->cpu_ns = r->feat[REC_CPU_NS];
+		c->read_bytes = r->read_bytes;
+		c->write_bytes = r->write_bytes;
+		c->net_tx_bytes = r->feat[REC_NET_TX_BYTES];
+		c->net_rx_bytes = r->feat[REC_NET_RX_BYTES];
+		c->pagecache_bytes = r->feat[REC_PAGECACHE_BYTES];
+		snap->ncgroups = ++k;
+	}
+	free(recs);
+	/*
+	 * Without CAP_PERFMON or CAP_SYS_ADMIN the dump holds only the
+	 * cgroups whose directories the exporter owns: shown, but flagged
+	 * as a part that must not pass for the whole.
+	 */
+	if (!jm_capable(CAP_PERFMON) && !jm_capable(CAP_SYS_ADMIN))
+		jm_fail(st, JM_PERMISSION, -EPERM,
+			"DUMP_CGROUPS: without CAP_PERFMON or CAP_SYS_ADMIN "
+			"only cgroups whose directories uid %u owns are "
+			"visible (%zu)",
+			(unsigned int)getuid(), n);
+	return;
+nomem:
+	free(recs);
+	jm_snapshot_free(snap);
+	jm_fail(st, JM_FAILED, -ENOMEM, "out of memory");
+}
+
 /* Log a collector's state when it changes: once, not every scrape. */
 static void jm_log_change(struct jm_state *s, int c, const struct jm_status *st)
 {
@@ -507,7 +668,7 @@ static const jm_gather_fn jm_gather_fns[JM_NR_COLLECTORS] = {
 	[JM_C_MODEL] = gather_model,
 	[JM_C_METER] = gather_meter,
 	[JM_C_PROCESS] = gather_process,
-	/* JM_C_CGROUP: planned. */
+	[JM_C_CGROUP] = gather_cgroup,
 };
 
 void jm_gather(struct jm_state *s, struct jm_snapshot *snap)
@@ -519,7 +680,8 @@ void jm_gather(struct jm_state *s, struct jm_snapshot *snap)
 		struct jm_status *st = &snap->st[c];
 		uint64_t t;
 
-		if (!jm_gather_fns[c] || (c == JM_C_PROCESS && !s->top))
+		if (!jm_gather_fns[c] || (c == JM_C_PROCESS && !s->top) ||
+		    (c == JM_C_CGROUP && s->cg_depth == JM_CG_OFF))
 			continue;
 		st->enabled = true;
 		t = jm_now();
@@ -694,6 +856,91 @@ static void render_process(const struct jm_snapshot *snap,
 	}
 }
 
+/*
+ * Labels of a cgroup: its path, and what the path names (cgname); empty
+ * ones are left out, which Prometheus reads the same as "".
+ */
+#define JM_CG_LABELS 6
+static size_t cg_labels(const struct jm_cgroup *c, const struct cgname *n,
+			struct prom_label *l)
+{
+	size_t k = 0;
+
+	l[k++] = (struct prom_label){ "cgroup", c->path };
+	l[k++] = (struct prom_label){ "kind", cgn_kind_names[n->kind] };
+	if (n->runtime)
+		l[k++] = (struct prom_label){ "runtime", n->runtime };
+	if (n->container_id[0])
+		l[k++] = (struct prom_label){ "container_id", n->container_id };
+	if (n->pod_uid[0])
+		l[k++] = (struct prom_label){ "pod_uid", n->pod_uid };
+	if (n->qos)
+		l[k++] = (struct prom_label){ "qos", n->qos };
+	return k;
+}
+
+static void render_cgroup(const struct jm_snapshot *snap, struct prom_writer *w)
+{
+	/* Absent is not zero: energy needs a source, counters a count. */
+	static const struct {
+		const struct prom_family *f;
+		size_t off;
+		unsigned int decimals;
+		uint32_t needs_source, needs_present;
+	} fams[] = {
+		{ &f_cg_energy, offsetof(struct jm_cgroup, energy_uj), 6, ~0u, 0 },
+		{ &f_cg_idle, offsetof(struct jm_cgroup, idle_uj), 6, ~0u, 0 },
+		{ &f_cg_cpu, offsetof(struct jm_cgroup, cpu_ns), 9, 0,
+		  REC_F(REC_CPU_NS) },
+		{ &f_cg_read, offsetof(struct jm_cgroup, read_bytes), 0, 0, 0 },
+		{ &f_cg_write, offsetof(struct jm_cgroup, write_bytes), 0, 0, 0 },
+		/* Kernels without the tracepoints or TASK_XACCT: no series. */
+		{ &f_cg_net_tx, offsetof(struct jm_cgroup, net_tx_bytes), 0, 0,
+		  REC_F(REC_NET_TX_BYTES) },
+		{ &f_cg_net_rx, offsetof(struct jm_cgroup, net_rx_bytes), 0, 0,
+		  REC_F(REC_NET_RX_BYTES) },
+		{ &f_cg_pagecache, offsetof(struct jm_cgroup, pagecache_bytes), 0,
+		  0, REC_F(REC_PAGECACHE_BYTES) },
+	};
+	struct cgname *names;
+
+	prom_family(w, &f_cgroups_seen);
+	prom_u64(w, NULL, 0, snap->cgroups_seen);
+	if (!snap->ncgroups)
+		return;
+	/* Each family's samples are contiguous: name every cgroup once first. */
+	names = malloc(snap->ncgroups * sizeof(*names));
+	if (!names) {
+		if (!w->err)
+			w->err = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < snap->ncgroups; i++)
+		cgname_parse(snap->cgroups[i].path, &names[i]);
+	for (size_t f = 0; f < NL(fams); f++) {
+		prom_family(w, fams[f].f);
+		for (size_t i = 0; i < snap->ncgroups; i++) {
+			const struct jm_cgroup *c = &snap->cgroups[i];
+			struct prom_label l[JM_CG_LABELS];
+			size_t nl;
+
+			if ((fams[f].needs_source && !c->source) ||
+			    (c->present & fams[f].needs_present) !=
+				    fams[f].needs_present)
+				continue;
+			/* As energy.stat: an idle share only where idle is shared. */
+			if (fams[f].f == &f_cg_idle && !snap->idle_split &&
+			    !c->idle_uj)
+				continue;
+			nl = cg_labels(c, &names[i], l);
+			prom_fixed(w, l, nl,
+				   *(const uint64_t *)((const char *)c + fams[f].off),
+				   fams[f].decimals);
+		}
+	}
+	free(names);
+}
+
 static void render_exporter(const struct jm_state *s,
 			    const struct jm_snapshot *snap,
 			    struct prom_writer *w)
@@ -753,6 +1000,9 @@ void jm_render(const struct jm_state *s, const struct jm_snapshot *snap,
 	if (st[JM_C_PROCESS].enabled && (st[JM_C_PROCESS].reason == JM_OK ||
 					 st[JM_C_PROCESS].reason == JM_PERMISSION))
 		render_process(snap, w);
+	if (st[JM_C_CGROUP].enabled && (st[JM_C_CGROUP].reason == JM_OK ||
+					st[JM_C_CGROUP].reason == JM_PERMISSION))
+		render_cgroup(snap, w);
 	render_exporter(s, snap, w);
 }
 

@@ -10,10 +10,9 @@
  * exposition without any I/O, so the host tests render made-up snapshots
  * and check them with promtool.
  *
- * Collectors are a table (jm_collectors[]): a new source of series (the
- * per-cgroup families once the module has a cgroup netlink API) is one more
- * entry, one gather function and one render function. A collector that
- * fails leaves its families out -- never zeros -- and says why in
+ * Collectors are a table (jm_collectors[]): a new source of series is one
+ * more entry, one gather function and one render function. A collector
+ * that fails leaves its families out -- never zeros -- and says why in
  * joules_exporter_collector_success/_error and in one log line per change.
  *
  * Counters are the module's own totals since it loaded. A module reload
@@ -26,6 +25,8 @@
 #ifndef JOULES_METRICS_H
 #define JOULES_METRICS_H
 
+#include <limits.h>
+#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,7 +43,7 @@ enum jm_collector {
 	JM_C_MODEL, /* joules_model_*: sysfs model/ */
 	JM_C_METER, /* joules_meter_*: sysfs rapl/ */
 	JM_C_PROCESS, /* joules_process_*: DUMP_TASKS, only with top N */
-	JM_C_CGROUP, /* planned: needs the module's cgroup netlink API */
+	JM_C_CGROUP, /* joules_cgroup_*: DUMP_CGROUPS, unless --cgroups=off */
 	JM_NR_COLLECTORS
 };
 
@@ -66,6 +67,10 @@ extern const char *const jm_reason_names[JM_NR_REASONS];
 
 /* Largest --processes top=N: per-pid series are the cardinality risk. */
 #define JM_MAX_TOP 1000
+
+/* --cgroups: off, or the deepest level exported ("/" is 0). */
+#define JM_CG_OFF (-1)
+#define JM_CG_ALL INT_MAX
 
 struct jm_status {
 	bool enabled; /* gathered this scrape */
@@ -104,6 +109,21 @@ struct jm_snapshot {
 	struct task_rec *procs;
 	size_t nprocs;
 	size_t procs_seen; /* records in the dump */
+
+	/* cgroup: those within the depth and the match, by path */
+	struct jm_cgroup *cgroups;
+	size_t ncgroups;
+	size_t cgroups_seen; /* records in the dump */
+	bool idle_split; /* sysfs idle_split: idle energy is shared out to tasks */
+};
+
+/* What the cgroup families need of a cgroup record (those are 4 KiB). */
+struct jm_cgroup {
+	char *path; /* malloc()ed; "/" is the root of the exporter's cgroup namespace */
+	uint32_t source; /* 0: nothing charged it, no energy to show */
+	uint32_t present; /* REC_F() of the features counted (CPU time, socket bytes, ...) */
+	uint64_t energy_uj, idle_uj, cpu_ns, read_bytes, write_bytes;
+	uint64_t net_tx_bytes, net_rx_bytes, pagecache_bytes; /* where present */
 };
 
 /* Log callback: level is "error", "warn" or "info". */
@@ -112,6 +132,9 @@ typedef void (*jm_log_fn)(const char *level, const char *collector,
 
 struct jm_state {
 	unsigned int top; /* per-process series for the top N; 0: none */
+	int cg_depth; /* JM_CG_OFF, or the deepest cgroup level exported */
+	bool cg_have_match;
+	regex_t cg_match; /* only cgroups whose path matches, if cg_have_match */
 	const char *sysfs; /* the module's sysfs directory */
 	jm_log_fn log; /* may be NULL */
 	struct jnl *nl; /* reopened when a request fails */
@@ -130,10 +153,26 @@ struct jm_state {
 /*
  * top: per-process series for the top N processes by energy (0: none; at
  * most JM_MAX_TOP). sysfs: NULL for $JOULES_SYSFS or /sys/kernel/joules.
+ * Every cgroup is exported until jm_set_cgroups() says otherwise.
  */
 void jm_init(struct jm_state *s, unsigned int top, const char *sysfs,
 	     jm_log_fn log);
+/* Frees the netlink handle and the cgroup match. */
 void jm_close(struct jm_state *s);
+
+/*
+ * Which cgroups get series: depth JM_CG_OFF (none, the collector is off),
+ * JM_CG_ALL, or the deepest level; match NULL, or a POSIX extended
+ * regular expression the path ("/kubepods.slice/...") must match. 0, or
+ * -EINVAL with the reason in why[size] (a bad expression).
+ */
+int jm_set_cgroups(struct jm_state *s, int depth, const char *match,
+		   char *why, size_t size);
+
+/* Parse a --cgroups argument: "all", "off" or "depth=N". 0 or -EINVAL. */
+int jm_parse_cgroups(const char *arg, int *depth);
+/* Does the cgroup at path get series (depth and match)? */
+bool jm_cgroup_wanted(const struct jm_state *s, const char *path);
 
 /* Gather every collector into *snap (free it with jm_snapshot_free()). */
 void jm_gather(struct jm_state *s, struct jm_snapshot *snap);

@@ -58,11 +58,51 @@ static void text_feat(FILE *fp, uint32_t present, const uint64_t *feat, int f)
 }
 
 /*
+ * The energy and counter fields that task and cgroup records share, so
+ * that each output is written once for both.
+ */
+struct energy_view {
+	uint32_t source, domains, present;
+	uint64_t energy_uj, idle_uj, model_generation, read_bytes, write_bytes;
+	const uint64_t *domain_uj, *feat;
+};
+#define ENERGY_VIEW(r)                                                    \
+	((struct energy_view){ (r)->source, (r)->domains, (r)->present,   \
+			       (r)->energy_uj, (r)->idle_uj,              \
+			       (r)->model_generation, (r)->read_bytes,    \
+			       (r)->write_bytes, (r)->domain_uj, (r)->feat })
+
+/* The per-pid file's (and energy.stat's) lines from source on. */
+static void text_energy(FILE *fp, const struct energy_view *e)
+{
+	fprintf(fp, "source: %s\n", out_source_name(e->source));
+	if (e->source)
+		fprintf(fp, "energy_uj: %" PRIu64 "\n", e->energy_uj);
+	else
+		fprintf(fp, "energy_uj: absent\n");
+	for (int d = 0; d < REC_NR_DOMAINS; d++)
+		if (e->domains & (1u << d))
+			fprintf(fp, "energy_%s_uj: %" PRIu64 "\n",
+				rec_domain_names[d], e->domain_uj[d]);
+	fprintf(fp, "idle_uj: %" PRIu64 "\n", e->idle_uj);
+	fprintf(fp, "model_generation: %" PRIu64 "\n", e->model_generation);
+	fprintf(fp, "cpu_time_ns: %" PRIu64 "\n", e->feat[REC_CPU_NS]);
+	for (size_t i = 0; i < NR_OF(hw_feats); i++)
+		text_feat(fp, e->present, e->feat, hw_feats[i]);
+	fprintf(fp, "read_bytes: %" PRIu64 "\n", e->read_bytes);
+	fprintf(fp, "write_bytes: %" PRIu64 "\n", e->write_bytes);
+	for (size_t i = 0; i < NR_OF(later_feats); i++)
+		text_feat(fp, e->present, e->feat, later_feats[i]);
+}
+
+/*
  * Same keys and order as /proc/energy/<pid> (kmod/fs.c), plus uid, so a
  * script can parse either.
  */
 void out_task_text(FILE *fp, const struct task_rec *t)
 {
+	struct energy_view e = ENERGY_VIEW(t);
+
 	fprintf(fp, "pid: %" PRIu32 "\n", t->pid);
 	fprintf(fp, "tgid: %" PRIu32 "\n", t->tgid);
 	fprintf(fp, "uid: %" PRIu32 "\n", t->uid);
@@ -70,24 +110,7 @@ void out_task_text(FILE *fp, const struct task_rec *t)
 	if (t->process)
 		fprintf(fp, "threads: %" PRIu32 "\n", t->nr_threads);
 	fprintf(fp, "state: %s\n", t->exited ? "exited" : "alive");
-	fprintf(fp, "source: %s\n", out_source_name(t->source));
-	if (t->source)
-		fprintf(fp, "energy_uj: %" PRIu64 "\n", t->energy_uj);
-	else
-		fprintf(fp, "energy_uj: absent\n");
-	for (int d = 0; d < REC_NR_DOMAINS; d++)
-		if (t->domains & (1u << d))
-			fprintf(fp, "energy_%s_uj: %" PRIu64 "\n",
-				rec_domain_names[d], t->domain_uj[d]);
-	fprintf(fp, "idle_uj: %" PRIu64 "\n", t->idle_uj);
-	fprintf(fp, "model_generation: %" PRIu64 "\n", t->model_generation);
-	fprintf(fp, "cpu_time_ns: %" PRIu64 "\n", t->feat[REC_CPU_NS]);
-	for (size_t i = 0; i < NR_OF(hw_feats); i++)
-		text_feat(fp, t->present, t->feat, hw_feats[i]);
-	fprintf(fp, "read_bytes: %" PRIu64 "\n", t->read_bytes);
-	fprintf(fp, "write_bytes: %" PRIu64 "\n", t->write_bytes);
-	for (size_t i = 0; i < NR_OF(later_feats); i++)
-		text_feat(fp, t->present, t->feat, later_feats[i]);
+	text_energy(fp, &e);
 }
 
 void out_json_string(FILE *fp, const char *s)
@@ -130,8 +153,31 @@ static void json_domains(FILE *fp, uint32_t domains, const uint64_t *uj)
 	fputc('}', fp);
 }
 
+/* The JSON members shared by task and cgroup records, from "source" on. */
+static void json_energy(FILE *fp, const struct energy_view *e)
+{
+	fprintf(fp, ",\"source\":\"%s\",\"energy_uj\":",
+		out_source_name(e->source));
+	if (e->source)
+		fprintf(fp, "%" PRIu64, e->energy_uj);
+	else
+		fputs("null", fp);
+	json_domains(fp, e->domains, e->domain_uj);
+	fprintf(fp, ",\"idle_uj\":%" PRIu64 ",\"model_generation\":%" PRIu64,
+		e->idle_uj, e->model_generation);
+	json_feat(fp, e->present | REC_F(REC_CPU_NS), e->feat, REC_CPU_NS);
+	for (size_t i = 0; i < NR_OF(hw_feats); i++)
+		json_feat(fp, e->present, e->feat, hw_feats[i]);
+	fprintf(fp, ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64,
+		e->read_bytes, e->write_bytes);
+	for (size_t i = 0; i < NR_OF(later_feats); i++)
+		json_feat(fp, e->present, e->feat, later_feats[i]);
+}
+
 static void json_task_body(FILE *fp, const struct task_rec *t)
 {
+	struct energy_view e = ENERGY_VIEW(t);
+
 	fprintf(fp,
 		"\"pid\":%" PRIu32 ",\"tgid\":%" PRIu32 ",\"uid\":%" PRIu32
 		",\"comm\":",
@@ -140,22 +186,7 @@ static void json_task_body(FILE *fp, const struct task_rec *t)
 	fprintf(fp, ",\"process\":%s,\"threads\":%" PRIu32 ",\"exited\":%s",
 		t->process ? "true" : "false", t->nr_threads,
 		t->exited ? "true" : "false");
-	fprintf(fp, ",\"source\":\"%s\",\"energy_uj\":",
-		out_source_name(t->source));
-	if (t->source)
-		fprintf(fp, "%" PRIu64, t->energy_uj);
-	else
-		fputs("null", fp);
-	json_domains(fp, t->domains, t->domain_uj);
-	fprintf(fp, ",\"idle_uj\":%" PRIu64 ",\"model_generation\":%" PRIu64,
-		t->idle_uj, t->model_generation);
-	json_feat(fp, t->present | REC_F(REC_CPU_NS), t->feat, REC_CPU_NS);
-	for (size_t i = 0; i < NR_OF(hw_feats); i++)
-		json_feat(fp, t->present, t->feat, hw_feats[i]);
-	fprintf(fp, ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64,
-		t->read_bytes, t->write_bytes);
-	for (size_t i = 0; i < NR_OF(later_feats); i++)
-		json_feat(fp, t->present, t->feat, later_feats[i]);
+	json_energy(fp, &e);
 }
 
 void out_task_json(FILE *fp, const struct task_rec *t)
@@ -181,30 +212,134 @@ static void line_feat(FILE *fp, uint32_t present, const uint64_t *feat, int f)
 		fprintf(fp, " %s=-", rec_feature_names[f]);
 }
 
+/* A word of a line: quoted only when it holds blanks, so simple ones stay greppable. */
+static void line_word(FILE *fp, const char *s)
+{
+	if (strpbrk(s, " \t\n\"\\") || !s[0])
+		out_json_string(fp, s);
+	else
+		fputs(s, fp);
+}
+
+/* " source=... energy_uj=... ... pagecache_bytes=...\n" */
+static void line_energy(FILE *fp, const struct energy_view *e)
+{
+	fprintf(fp, " source=%s energy_uj=%" PRIu64 " idle_uj=%" PRIu64,
+		out_source_name(e->source), e->energy_uj, e->idle_uj);
+	for (int d = 0; d < REC_NR_DOMAINS; d++)
+		if (e->domains & (1u << d))
+			fprintf(fp, " %s_uj=%" PRIu64, rec_domain_names[d],
+				e->domain_uj[d]);
+	fprintf(fp, " model_generation=%" PRIu64, e->model_generation);
+	line_feat(fp, e->present | REC_F(REC_CPU_NS), e->feat, REC_CPU_NS);
+	for (size_t i = 0; i < NR_OF(hw_feats); i++)
+		line_feat(fp, e->present, e->feat, hw_feats[i]);
+	fprintf(fp, " read_bytes=%" PRIu64 " write_bytes=%" PRIu64,
+		e->read_bytes, e->write_bytes);
+	for (size_t i = 0; i < NR_OF(later_feats); i++)
+		line_feat(fp, e->present, e->feat, later_feats[i]);
+	fputc('\n', fp);
+}
+
 void out_task_line(FILE *fp, const struct task_rec *t)
 {
+	struct energy_view e = ENERGY_VIEW(t);
+
 	fprintf(fp, "%s pid=%" PRIu32 " tgid=%" PRIu32 " uid=%" PRIu32 " comm=",
 		t->exited ? "exit" : "task", t->pid, t->tgid, t->uid);
-	/* comm may hold blanks: quote it only then, so simple cases stay greppable. */
-	if (strpbrk(t->comm, " \t\"\\") || !t->comm[0])
-		out_json_string(fp, t->comm);
+	line_word(fp, t->comm);
+	line_energy(fp, &e);
+}
+
+/* --- cgroups --- */
+
+void out_cgroup_text(FILE *fp, const struct cgroup_rec *c)
+{
+	struct energy_view e = ENERGY_VIEW(c);
+	struct cgname n;
+
+	cgname_parse(c->path, &n);
+	fprintf(fp, "path: %s\n", c->path);
+	fprintf(fp, "id: %" PRIu64 "\n", c->id);
+	fprintf(fp, "tasks: %" PRIu32 "\n", c->nr_tasks);
+	if (c->exited)
+		fprintf(fp, "state: removed\n");
+	text_energy(fp, &e);
+	fprintf(fp, "kind: %s\n", cgn_kind_names[n.kind]);
+	if (n.runtime)
+		fprintf(fp, "runtime: %s\n", n.runtime);
+	if (n.container_id[0])
+		fprintf(fp, "container_id: %s\n", n.container_id);
+	if (n.pod_uid[0])
+		fprintf(fp, "pod_uid: %s\n", n.pod_uid);
+	if (n.qos)
+		fprintf(fp, "qos: %s\n", n.qos);
+	if (n.unit[0])
+		fprintf(fp, "unit: %s\n", n.unit);
+}
+
+/* ,"name":"value" or ,"name":null */
+static void json_opt(FILE *fp, const char *name, const char *v)
+{
+	fprintf(fp, ",\"%s\":", name);
+	if (v && *v)
+		out_json_string(fp, v);
 	else
-		fputs(t->comm, fp);
-	fprintf(fp, " source=%s energy_uj=%" PRIu64 " idle_uj=%" PRIu64,
-		out_source_name(t->source), t->energy_uj, t->idle_uj);
-	for (int d = 0; d < REC_NR_DOMAINS; d++)
-		if (t->domains & (1u << d))
-			fprintf(fp, " %s_uj=%" PRIu64, rec_domain_names[d],
-				t->domain_uj[d]);
-	fprintf(fp, " model_generation=%" PRIu64, t->model_generation);
-	line_feat(fp, t->present | REC_F(REC_CPU_NS), t->feat, REC_CPU_NS);
-	for (size_t i = 0; i < NR_OF(hw_feats); i++)
-		line_feat(fp, t->present, t->feat, hw_feats[i]);
-	fprintf(fp, " read_bytes=%" PRIu64 " write_bytes=%" PRIu64,
-		t->read_bytes, t->write_bytes);
-	for (size_t i = 0; i < NR_OF(later_feats); i++)
-		line_feat(fp, t->present, t->feat, later_feats[i]);
-	fputc('\n', fp);
+		fputs("null", fp);
+}
+
+static void json_cgroup_body(FILE *fp, const struct cgroup_rec *c)
+{
+	struct energy_view e = ENERGY_VIEW(c);
+	struct cgname n;
+
+	cgname_parse(c->path, &n);
+	fputs("\"path\":", fp);
+	out_json_string(fp, c->path);
+	fprintf(fp, ",\"id\":%" PRIu64 ",\"tasks\":%" PRIu32 ",\"removed\":%s",
+		c->id, c->nr_tasks, c->exited ? "true" : "false");
+	json_energy(fp, &e);
+	json_opt(fp, "kind", cgn_kind_names[n.kind]);
+	json_opt(fp, "runtime", n.runtime);
+	json_opt(fp, "container_id", n.container_id);
+	json_opt(fp, "pod_uid", n.pod_uid);
+	json_opt(fp, "qos", n.qos);
+	json_opt(fp, "unit", n.unit);
+}
+
+void out_cgroup_json(FILE *fp, const struct cgroup_rec *c)
+{
+	fputc('{', fp);
+	json_cgroup_body(fp, c);
+	fputs("}\n", fp);
+}
+
+void out_cgroup_exit_json(FILE *fp, const struct cgroup_rec *c)
+{
+	fputs("{\"type\":\"cgroup_exit\",", fp);
+	json_cgroup_body(fp, c);
+	fputs("}\n", fp);
+}
+
+void out_cgroup_line(FILE *fp, const struct cgroup_rec *c)
+{
+	struct energy_view e = ENERGY_VIEW(c);
+	struct cgname n;
+
+	cgname_parse(c->path, &n);
+	fprintf(fp, "%s path=", c->exited ? "cgroup-exit" : "cgroup");
+	line_word(fp, c->path);
+	fprintf(fp, " id=%" PRIu64 " kind=%s", c->id, cgn_kind_names[n.kind]);
+	if (n.runtime)
+		fprintf(fp, " runtime=%s", n.runtime);
+	if (n.container_id[0])
+		fprintf(fp, " container_id=%s", n.container_id);
+	if (n.pod_uid[0])
+		fprintf(fp, " pod_uid=%s", n.pod_uid);
+	if (n.qos)
+		fprintf(fp, " qos=%s", n.qos);
+	fprintf(fp, " tasks=%" PRIu32, c->nr_tasks);
+	line_energy(fp, &e);
 }
 
 void out_sample_line(FILE *fp, const struct sample_rec *s)
@@ -491,5 +626,177 @@ void top_print(const struct top_state *ts, FILE *fp, size_t max_rows,
 			r->rec.pid, top_user(r->rec.uid, ubuf, sizeof(ubuf)),
 			pw, cpu, (double)r->rec.energy_uj / 1e6,
 			out_source_name(r->rec.source), r->rec.comm);
+	}
+}
+
+/* --- top --cgroups --- */
+
+void cgtop_init(struct cgtop_state *ts, unsigned int max_depth)
+{
+	memset(ts, 0, sizeof(*ts));
+	ts->max_depth = max_depth;
+}
+
+void cgtop_free(struct cgtop_state *ts)
+{
+	if (ts->match_src)
+		regfree(&ts->match);
+	free(ts->match_src);
+	free(ts->snap);
+	free(ts->rows);
+	memset(ts, 0, sizeof(*ts));
+}
+
+int cgtop_set_match(struct cgtop_state *ts, const char *re, char *why,
+		    size_t size)
+{
+	char *src = strdup(re);
+	regex_t r;
+	int err;
+
+	if (!src)
+		return -ENOMEM;
+	err = regcomp(&r, re, REG_EXTENDED | REG_NOSUB);
+	if (err) {
+		regerror(err, &r, why, size);
+		free(src);
+		return -EINVAL;
+	}
+	if (ts->match_src)
+		regfree(&ts->match);
+	free(ts->match_src);
+	ts->match = r;
+	ts->match_src = src;
+	return 0;
+}
+
+bool cgtop_wanted(const struct cgtop_state *ts, const char *path)
+{
+	if (cgname_depth(path) > ts->max_depth)
+		return false;
+	return !ts->match_src || !regexec(&ts->match, path, 0, NULL, 0);
+}
+
+static int cmp_cg_id(const void *a, const void *b)
+{
+	const struct cgroup_rec *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_cg_row(const void *a, const void *b)
+{
+	const struct cgtop_row *x = a, *y = b;
+
+	if (x->power_w != y->power_w)
+		return x->power_w > y->power_w ? -1 : 1;
+	if (x->cpu_pct != y->cpu_pct)
+		return x->cpu_pct > y->cpu_pct ? -1 : 1;
+	if (x->rec->energy_uj != y->rec->energy_uj)
+		return x->rec->energy_uj > y->rec->energy_uj ? -1 : 1;
+	return strcmp(x->rec->path, y->rec->path);
+}
+
+int cgtop_update(struct cgtop_state *ts, const struct cgroup_rec *recs,
+		 size_t n, uint64_t now_ns)
+{
+	struct cgroup_rec *snap;
+	struct cgtop_row *rows;
+	size_t k = 0, kmax;
+	double dt;
+
+	/* Only the rows to show are kept: records are 4 KiB each. */
+	for (size_t i = 0; i < n; i++)
+		if (cgtop_wanted(ts, recs[i].path))
+			k++;
+	snap = malloc((k ? k : 1) * sizeof(*snap));
+	rows = malloc((k ? k : 1) * sizeof(*rows));
+	if (!snap || !rows) {
+		free(snap);
+		free(rows);
+		return -ENOMEM;
+	}
+	kmax = k;
+	k = 0;
+	for (size_t i = 0; i < n && k < kmax; i++)
+		if (cgtop_wanted(ts, recs[i].path))
+			snap[k++] = recs[i];
+	qsort(snap, k, sizeof(*snap), cmp_cg_id);
+	dt = ts->frames && now_ns > ts->prev_ns ?
+		     (double)(now_ns - ts->prev_ns) / 1e9 :
+		     0;
+	for (size_t i = 0; i < k; i++) {
+		const struct cgroup_rec *c = &snap[i], *p = NULL;
+
+		/* ts->snap is still the previous snapshot. */
+		if (dt > 0 && ts->nsnap)
+			p = bsearch(c, ts->snap, ts->nsnap, sizeof(*ts->snap),
+				    cmp_cg_id);
+		/* Ids are not reused while a cgroup lives; counters never go back. */
+		if (p && (p->energy_uj > c->energy_uj ||
+			  p->feat[REC_CPU_NS] > c->feat[REC_CPU_NS]))
+			p = NULL;
+		rows[i].rec = c;
+		cgname_parse(c->path, &rows[i].name);
+		/* Nothing charged it: no energy to take a rate of. */
+		rows[i].power_w = p && c->source ?
+				  (double)(c->energy_uj - p->energy_uj) / 1e6 / dt :
+				  -1;
+		rows[i].cpu_pct = p ? (double)(c->feat[REC_CPU_NS] -
+					       p->feat[REC_CPU_NS]) / 1e7 / dt :
+				      -1;
+	}
+	qsort(rows, k, sizeof(*rows), cmp_cg_row);
+	free(ts->snap);
+	free(ts->rows);
+	ts->snap = snap;
+	ts->nsnap = k;
+	ts->rows = rows;
+	ts->nrows = k;
+	ts->seen = n;
+	ts->prev_ns = now_ns;
+	ts->now_ns = now_ns;
+	ts->frames++;
+	return 0;
+}
+
+void cgtop_print(const struct cgtop_state *ts, FILE *fp, size_t max_rows,
+		 const char *summary)
+{
+	size_t n = ts->nrows;
+
+	if (summary)
+		fprintf(fp, "%s\n", summary);
+	fprintf(fp, "cgroups: %zu shown of %zu (depth <= %u", ts->nrows,
+		ts->seen, ts->max_depth);
+	if (ts->match_src)
+		fprintf(fp, ", matching '%s'", ts->match_src);
+	fprintf(fp, "); a row includes the rows below it");
+	for (size_t i = 0; i < ts->nrows; i++)
+		if (ts->rows[i].name.kind == CGN_ROOT && ts->rows[i].power_w >= 0)
+			fprintf(fp, "; root %.3f W", ts->rows[i].power_w);
+	fprintf(fp, "\n\n%9s %6s %12s %5s %-12s %-36s %-10s %s\n", "POWER_W",
+		"CPU%", "ENERGY_J", "TASKS", "CONTAINER", "POD_UID", "QOS",
+		"CGROUP");
+	if (max_rows && n > max_rows)
+		n = max_rows;
+	for (size_t i = 0; i < n; i++) {
+		const struct cgtop_row *r = &ts->rows[i];
+		char pw[16] = "-", cpu[16] = "-", energy[24] = "-", id[16] = "-";
+
+		if (r->power_w >= 0)
+			snprintf(pw, sizeof(pw), "%.3f", r->power_w);
+		if (r->cpu_pct >= 0)
+			snprintf(cpu, sizeof(cpu), "%.1f", r->cpu_pct);
+		if (r->rec->source)
+			snprintf(energy, sizeof(energy), "%.3f",
+				 (double)r->rec->energy_uj / 1e6);
+		if (r->name.container_id[0])
+			snprintf(id, sizeof(id), "%.*s", CGN_SHORT_ID_LEN,
+				 r->name.container_id);
+		fprintf(fp, "%9s %6s %12s %5" PRIu32 " %-12s %-36s %-10s %s\n",
+			pw, cpu, energy, r->rec->nr_tasks, id,
+			r->name.pod_uid[0] ? r->name.pod_uid : "-",
+			r->name.qos ? r->name.qos : "-", r->rec->path);
 	}
 }

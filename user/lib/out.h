@@ -20,6 +20,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <regex.h>
+
+#include "cgname.h"
+
 /* Features, in the model's order (kmod/core.h enum jl_feature). */
 enum rec_feature {
 	REC_CPU_NS,
@@ -146,6 +150,20 @@ void out_sample_json(FILE *fp, const struct sample_rec *s);
 void out_node_text(FILE *fp, const struct node_rec *n);
 void out_node_json(FILE *fp, const struct node_rec *n);
 
+/*
+ * Cgroup record as energy.stat's "key: value" lines (path, id, tasks, then
+ * the per-pid file's energy lines), followed by what cgname recognizes in
+ * the path: kind always; runtime, container_id, pod_uid, qos and unit when
+ * known. A removed cgroup's final record adds "state: removed".
+ */
+void out_cgroup_text(FILE *fp, const struct cgroup_rec *c);
+/* The same as one JSON object (unknown names are null) and a newline. */
+void out_cgroup_json(FILE *fp, const struct cgroup_rec *c);
+/* The same with a leading "type":"cgroup_exit" member, for event streams. */
+void out_cgroup_exit_json(FILE *fp, const struct cgroup_rec *c);
+/* One line: "cgroup-exit path=... id=... container_id=... energy_uj=...". */
+void out_cgroup_line(FILE *fp, const struct cgroup_rec *c);
+
 /* Write a JSON string literal (quotes and escapes included). */
 void out_json_string(FILE *fp, const char *s);
 
@@ -196,5 +214,53 @@ int top_update(struct top_state *ts, const struct task_rec *recs, size_t n,
  */
 void top_print(const struct top_state *ts, FILE *fp, size_t max_rows,
 	       const char *summary);
+
+/*
+ * The `top --cgroups` table: one row per cgroup (its descendants included),
+ * power over the time since the previous snapshot, matched by cgroup id.
+ * Cgroup totals are hierarchical, so rows are not to be summed: a parent's
+ * row holds its children's.
+ */
+struct cgtop_row {
+	const struct cgroup_rec *rec; /* in cgtop_state.snap */
+	struct cgname name;
+	double power_w; /* < 0: no previous snapshot of this cgroup */
+	double cpu_pct; /* of one CPU */
+};
+
+struct cgtop_state {
+	unsigned int max_depth; /* rows: cgroups at most this deep ("/" is 0) */
+	char *match_src; /* the match's text, for the count line; NULL: none */
+	regex_t match; /* rows: only paths that match, if match_src */
+	struct cgroup_rec *snap; /* this snapshot's rows' records, by id */
+	size_t nsnap;
+	struct cgtop_row *rows; /* power descending */
+	size_t nrows;
+	size_t seen; /* cgroups in the snapshot, at any depth */
+	uint64_t prev_ns, now_ns;
+	unsigned int frames;
+};
+
+void cgtop_init(struct cgtop_state *ts, unsigned int max_depth);
+void cgtop_free(struct cgtop_state *ts);
+/*
+ * Rows only for cgroups whose path matches re, a POSIX extended regular
+ * expression, unanchored (as joules-exporter's --cgroups.match), on top of
+ * the depth. 0, -EINVAL with the reason in why[size], or -ENOMEM.
+ */
+int cgtop_set_match(struct cgtop_state *ts, const char *re, char *why,
+		    size_t size);
+/* Does the cgroup at path get a row (depth and match)? */
+bool cgtop_wanted(const struct cgtop_state *ts, const char *path);
+/* recs[0..n) is a full snapshot taken at now_ns; returns 0 or -ENOMEM. */
+int cgtop_update(struct cgtop_state *ts, const struct cgroup_rec *recs,
+		 size_t n, uint64_t now_ns);
+/*
+ * Print the summary line (may be NULL), a count line, a header and at most
+ * max_rows rows (0: all). Unknown names and power not yet measured are "-";
+ * container ids are shown by their first 12 digits.
+ */
+void cgtop_print(const struct cgtop_state *ts, FILE *fp, size_t max_rows,
+		 const char *summary);
 
 #endif /* JOULES_OUT_H */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * joules-exporter's cost with N sleeping processes (default 10,000): the
- * exporter is started on 127.0.0.1, scraped K times per trial (GET
+ * joules-exporter's cost with N sleeping processes (default 10,000) spread
+ * over G cgroups (default 1,000; -g 0 for none): the exporter is started
+ * on 127.0.0.1, scraped K times per trial (GET
  * /metrics, one connection each, like Prometheus without keep-alive), and
  * its own CPU time is read from /proc/<pid>/task/<tid>/schedstat (ns, all
  * its threads). Per trial:
@@ -10,12 +11,12 @@
  *   rss         - exporter resident memory after the trial (goal: < 20 MB);
  *   peak        - its peak resident memory (VmHWM) so far;
  *   body        - bytes per exposition.
- * Run twice: per-process series off (the default, where the goals apply)
- * and with --processes=top=100 (a dump of every process each scrape; no
- * goal). The per-cgroup families do not exist yet (they need the module's
- * cgroup API); their case, 1,000 cgroups, is left for then.
+ * Run three times: the defaults (node, and every cgroup: five series each,
+ * eight on 6.3+ kernels; per-process series off; where the goals apply),
+ * --cgroups=off (node only, for comparison), and --processes=top=100 (a
+ * dump of every process each scrape as well; no goal).
  *
- *   bench-exporter [-n TASKS] [-k SCRAPES] [-r TRIALS] [-x EXPORTER] [-q]
+ *   bench-exporter [-n TASKS] [-g CGROUPS] [-k SCRAPES] [-r TRIALS] [-x EXPORTER] [-q]
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -34,6 +35,8 @@
 
 struct xb {
 	unsigned long n;
+	unsigned long cgroups;
+	const char *cg; /* --cgroups= value */
 	unsigned int scrapes;
 	const char *exe;
 	const char *procs; /* --processes= value */
@@ -149,11 +152,12 @@ static long scrape(unsigned short port)
 
 static int start_exporter(struct xb *x)
 {
-	char listen[64], procs[64];
+	char listen[64], procs[64], cg[64];
 
 	snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%u",
 		 x->port);
 	snprintf(procs, sizeof(procs), "--processes=%s", x->procs);
+	snprintf(cg, sizeof(cg), "--cgroups=%s", x->cg);
 	x->pid = fork();
 	if (x->pid < 0)
 		return -1;
@@ -162,7 +166,7 @@ static int start_exporter(struct xb *x)
 
 		if (fd >= 0)
 			dup2(fd, STDERR_FILENO);
-		execl(x->exe, x->exe, listen, procs, (char *)NULL);
+		execl(x->exe, x->exe, listen, procs, cg, (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 200; i++) {
@@ -221,21 +225,29 @@ int main(int argc, char **argv)
 		{ "rss", "MB", 20 },	    { "peak", "MB", 0 },
 		{ "body", "bytes", 0 },
 	};
+	static const struct bench_metric nocg_metrics[] = {
+		{ "scrape_cpu", "ms", 0 }, { "scrape_wall", "ms", 0 },
+		{ "rss", "MB", 0 },	   { "peak", "MB", 0 },
+		{ "body", "bytes", 0 },
+	};
 	static const struct bench_metric top_metrics[] = {
 		{ "scrape_cpu", "ms", 0 }, { "scrape_wall", "ms", 0 },
 		{ "rss", "MB", 0 },	   { "peak", "MB", 0 },
 		{ "body", "bytes", 0 },
 	};
-	struct xb x = { .n = 10000, .scrapes = 50, .exe = NULL };
+	struct xb x = { .n = 10000, .cgroups = 1000, .scrapes = 50, .exe = NULL };
 	unsigned int reps = 5;
 	long long old_threads, old_pids;
-	int c, rc, rc2;
+	int c, rc, rc2, rc3;
 	double t0;
 
-	while ((c = getopt(argc, argv, "n:k:r:x:q")) != -1) {
+	while ((c = getopt(argc, argv, "n:g:k:r:x:q")) != -1) {
 		switch (c) {
 		case 'n':
 			x.n = strtoul(optarg, NULL, 10);
+			break;
+		case 'g':
+			x.cgroups = strtoul(optarg, NULL, 10);
 			break;
 		case 'k':
 			x.scrapes = (unsigned int)strtoul(optarg, NULL, 10);
@@ -251,7 +263,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-				"usage: bench-exporter [-n TASKS] [-k SCRAPES] [-r TRIALS] [-x EXPORTER] [-q]\n");
+				"usage: bench-exporter [-n TASKS] [-g CGROUPS] [-k SCRAPES] [-r TRIALS] [-x EXPORTER] [-q]\n");
 			return 2;
 		}
 	}
@@ -281,16 +293,31 @@ int main(int argc, char **argv)
 	old_threads = raise_limit(THREADS_MAX, x.n);
 	old_pids = raise_limit(PID_MAX, x.n);
 	t0 = bench_now();
-	if (bench_spawn_sleepers(x.n, false)) {
+	if (bench_spawn_sleepers(x.n, false) ||
+	    (x.cgroups && bench_cgroups_make(x.cgroups))) {
 		bench_reap_sleepers();
+		bench_cgroups_remove(x.cgroups);
 		return 1;
 	}
-	printf("== exporter: %s, %lu sleeping processes (spawned in %.1f s), %u scrapes per trial ==\n",
-	       x.exe, x.n, bench_now() - t0, x.scrapes);
+	/* The processes spread over the cgroups, as on a node's containers. */
+	if (x.cgroups) {
+		unsigned long np;
+		const pid_t *pids = bench_sleeper_pids(&np);
+
+		for (unsigned long i = 0; i < np; i++)
+			if (bench_cgroup_move(pids[i], (long)(i % x.cgroups))) {
+				bench_reap_sleepers();
+				bench_cgroups_remove(x.cgroups);
+				return 1;
+			}
+	}
+	printf("== exporter: %s, %lu sleeping processes in %lu cgroups (set up in %.1f s), %u scrapes per trial ==\n",
+	       x.exe, x.n, x.cgroups, bench_now() - t0, x.scrapes);
 	fflush(stdout);
 
 	x.port = 19764;
 	x.procs = "off";
+	x.cg = "all";
 	{
 		struct bench_def d = { .name = "exporter",
 				       .metrics = off_metrics,
@@ -302,8 +329,22 @@ int main(int argc, char **argv)
 		rc = bench_run_loaded(&d);
 	}
 	stop_exporter(&x);
+	x.port = 19766;
+	x.cg = "off";
+	{
+		struct bench_def d = { .name = "exporter-nocgroups",
+				       .metrics = nocg_metrics,
+				       .nr_metrics = 5,
+				       .reps = reps,
+				       .trial = trial,
+				       .arg = &x };
+
+		rc3 = bench_run_loaded(&d);
+	}
+	stop_exporter(&x);
 	x.port = 19765;
 	x.procs = "top=100";
+	x.cg = "all";
 	{
 		struct bench_def d = { .name = "exporter-top100",
 				       .metrics = top_metrics,
@@ -317,9 +358,11 @@ int main(int argc, char **argv)
 	stop_exporter(&x);
 	bench_set_loaded(false);
 	bench_reap_sleepers();
+	if (x.cgroups)
+		bench_cgroups_remove(x.cgroups);
 	restore_limit(THREADS_MAX, old_threads);
 	restore_limit(PID_MAX, old_pids);
-	if (rc < 0 || rc2 < 0)
+	if (rc < 0 || rc2 < 0 || rc3 < 0)
 		return 1;
 	return rc;
 }

@@ -395,6 +395,18 @@ static int sleeper(void *arg)
 	return 0;
 }
 
+/* A period (ns) for the tickers: every clone shares this memory. */
+static struct timespec ticker_period;
+
+static int ticker(void *arg)
+{
+	(void)arg;
+	syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	for (;;)
+		syscall(SYS_nanosleep, &ticker_period, NULL);
+	return 0;
+}
+
 static void *sleeper_thread(void *arg)
 {
 	(void)arg;
@@ -403,10 +415,24 @@ static void *sleeper_thread(void *arg)
 	return NULL;
 }
 
+static int spawn_clones(unsigned long n, int (*fn)(void *));
+
+int bench_spawn_tickers(unsigned long n, double period)
+{
+	ticker_period.tv_sec = (time_t)period;
+	ticker_period.tv_nsec = (long)((period - (double)(time_t)period) * 1e9);
+	return spawn_clones(n, ticker);
+}
+
+const pid_t *bench_sleeper_pids(unsigned long *n)
+{
+	*n = nr_sleepers;
+	return sleeper_pids;
+}
+
 int bench_spawn_sleepers(unsigned long n, bool threads)
 {
 	pthread_attr_t attr;
-	char *stacks;
 	unsigned long i;
 	int err;
 
@@ -427,15 +453,25 @@ int bench_spawn_sleepers(unsigned long n, bool threads)
 		}
 		return 0;
 	}
+	return spawn_clones(n, sleeper);
+}
+
+static int spawn_clones(unsigned long n, int (*fn)(void *))
+{
+	pid_t *pids;
+	char *stacks;
+	unsigned long i;
+
 	stacks = mmap(NULL, n * SLEEPER_STACK, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	sleeper_pids = calloc(n, sizeof(*sleeper_pids));
-	if (stacks == MAP_FAILED || !sleeper_pids) {
+	pids = realloc(sleeper_pids, (nr_sleepers + n) * sizeof(*pids));
+	if (stacks == MAP_FAILED || !pids) {
 		perror("bench: sleepers");
 		return -1;
 	}
+	sleeper_pids = pids;
 	for (i = 0; i < n; i++) {
-		pid_t pid = clone(sleeper, stacks + (i + 1) * SLEEPER_STACK,
+		pid_t pid = clone(fn, stacks + (i + 1) * SLEEPER_STACK,
 				  CLONE_VM | CLONE_FS | CLONE_FILES | SIGCHLD,
 				  NULL);
 
@@ -458,4 +494,82 @@ void bench_reap_sleepers(void)
 	for (i = 0; i < nr_sleepers; i++)
 		waitpid(sleeper_pids[i], NULL, 0);
 	nr_sleepers = 0;
+}
+
+#define CG_ROOT "/sys/fs/cgroup"
+#define CG_TREE CG_ROOT "/jbench.slice"
+
+/* Leaf i: jbench.slice/pod<i / 100>.slice/ctr<i>.scope, or its slice (leaf = false). */
+static void cg_path(unsigned long i, bool leaf, char *buf, size_t size)
+{
+	if (leaf)
+		snprintf(buf, size, CG_TREE "/pod%lu.slice/ctr%lu.scope", i / 100, i);
+	else
+		snprintf(buf, size, CG_TREE "/pod%lu.slice", i / 100);
+}
+
+int bench_cgroups_make(unsigned long n)
+{
+	char path[256], mounts[16384];
+	unsigned long i;
+
+	if (bench_read_file("/proc/mounts", mounts, sizeof(mounts)) < 0 ||
+	    (!strstr(mounts, " " CG_ROOT " cgroup2 ") &&
+	     system("mount -t cgroup2 none " CG_ROOT))) {
+		fprintf(stderr, "bench: no cgroup2 at %s\n", CG_ROOT);
+		return -1;
+	}
+	if (mkdir(CG_TREE, 0755) && errno != EEXIST)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		if (i % 100 == 0) {
+			cg_path(i, false, path, sizeof(path));
+			if (mkdir(path, 0755) && errno != EEXIST)
+				goto fail;
+		}
+		cg_path(i, true, path, sizeof(path));
+		if (mkdir(path, 0755) && errno != EEXIST)
+			goto fail;
+	}
+	return 0;
+fail:
+	fprintf(stderr, "bench: mkdir %s: %s\n", path, strerror(errno));
+	return -1;
+}
+
+int bench_cgroup_move(pid_t pid, long i)
+{
+	char path[256], s[32];
+
+	if (i < 0)
+		snprintf(path, sizeof(path), CG_ROOT "/cgroup.procs");
+	else {
+		cg_path((unsigned long)i, true, path, sizeof(path));
+		strcat(path, "/cgroup.procs");
+	}
+	snprintf(s, sizeof(s), "%d", (int)pid);
+	if (bench_write_file(path, s)) {
+		fprintf(stderr, "bench: %d into %s: %s\n", (int)pid, path,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void bench_cgroups_remove(unsigned long n)
+{
+	char path[256];
+	unsigned long i;
+
+	for (i = 0; i < n; i++) {
+		cg_path(i, true, path, sizeof(path));
+		/* Busy until the last task that was in it is released. */
+		for (int k = 0; rmdir(path) && errno == EBUSY && k < 100; k++)
+			bench_sleep(0.01);
+		if (i % 100 == 99 || i == n - 1) {
+			cg_path(i, false, path, sizeof(path));
+			rmdir(path);
+		}
+	}
+	rmdir(CG_TREE);
 }

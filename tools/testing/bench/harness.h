@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define BENCH_MAX_METRICS 6
 #define BENCH_MAX_REPS 64
@@ -92,7 +93,27 @@ long bench_slab_active(long *per_slab);
  * stack and one page of user stack each), or threads of this process.
  */
 int bench_spawn_sleepers(unsigned long n, bool threads);
+/*
+ * The same kind of processes, each waking every `period` seconds and
+ * going back to sleep at once: tasks that run in every interval. Reaped
+ * with the sleepers.
+ */
+int bench_spawn_tickers(unsigned long n, double period);
 void bench_reap_sleepers(void);
+/* The pids of the processes spawned so far (not threads), and their count. */
+const pid_t *bench_sleeper_pids(unsigned long *n);
+
+/*
+ * n leaf cgroups (v2) shaped like a Kubernetes node's, under
+ * /sys/fs/cgroup/jbench.slice: n / 100 pod-like slices of up to 100
+ * container-like scopes each (depth 3), cgroup2 mounted first if need be.
+ * 0, or -1 with the reason printed.
+ */
+int bench_cgroups_make(unsigned long n);
+/* Move pid into leaf i, or into the root cgroup when i < 0; 0 or -1. */
+int bench_cgroup_move(pid_t pid, long i);
+/* Remove the tree bench_cgroups_make(n) made (move its tasks out first). */
+void bench_cgroups_remove(unsigned long n);
 
 /* Print no per-trial lines, only the summaries. */
 extern bool bench_quiet;

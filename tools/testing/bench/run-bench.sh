@@ -5,14 +5,17 @@
 # compare with) and prints median and spread; a summary of the RESULT lines
 # ends the output. Needs root: it loads and unloads the module.
 #
-#   run-bench.sh [BENCH...]      (ctxsw forkexit pidread nldump idle exporter; default all)
+#   run-bench.sh [BENCH...]      (ctxsw forkexit pidread nldump idle exporter cgroups;
+#                                 default all)
 #
 # In the QEMU guest (make bench: modes bench and bench-icount) the module is
 # /lib/joules/joules.ko and the counts are scaled down for software
 # emulation; on bare metal it is $JOULES_KO (default: the joules.ko of this
 # tree, else `modprobe joules`) and the counts are the full ones. Override any count from the environment:
 #   CTXSW_N CTXSW_REPS FORK_N FORK_REPS PIDREAD_BATCH PIDREAD_BATCHES
-#   PIDREAD_REPS DUMP_N DUMP_REPS IDLE_N IDLE_SECS IDLE_REPS EXP_N EXP_SCRAPES EXP_REPS
+#   PIDREAD_REPS DUMP_N DUMP_REPS IDLE_N IDLE_SECS IDLE_REPS EXP_N EXP_CGROUPS
+#   EXP_SCRAPES EXP_REPS CG_N CG_SECS CG_REPS CG_DUMPS
+#   CG_MODE (worker, dump or both: which half of the cgroups benchmark)
 # Exit status: 0 when every benchmark ran (goals are reported, not enforced),
 # 1 when one failed or the kernel logged a warning.
 set -u
@@ -45,7 +48,7 @@ case ${1:-} in
 	! [ -d /sys/module/joules ] || rmmod joules
 	exit $? ;;
 -h|--help)
-	sed -n '2,18p' "$self" | sed 's/^# \{0,1\}//'
+	sed -n '2,20p' "$self" | sed 's/^# \{0,1\}//'
 	exit 0 ;;
 esac
 
@@ -82,9 +85,11 @@ bench)
 	: "${DUMP_N:=10000}" "${DUMP_REPS:=5}" "${IDLE_N:=1000}" "${IDLE_SECS:=10}" "${IDLE_REPS:=5}" ;;
 esac
 
-benches=${*:-ctxsw forkexit pidread nldump idle exporter}
-# joules-exporter's scrape cost with 10,000 processes (bench/exporter.c).
-: "${EXP_N:=10000}" "${EXP_SCRAPES:=20}" "${EXP_REPS:=5}"
+benches=${*:-ctxsw forkexit pidread nldump idle exporter cgroups}
+# joules-exporter's scrape cost with 10,000 processes in 1,000 cgroups (bench/exporter.c).
+: "${EXP_N:=10000}" "${EXP_CGROUPS:=1000}" "${EXP_SCRAPES:=20}" "${EXP_REPS:=5}"
+# Per-cgroup totals: the worker with 1,000 busy cgroups, a dump of them (bench/cgroups.c).
+: "${CG_N:=1000}" "${CG_SECS:=5}" "${CG_REPS:=5}" "${CG_DUMPS:=20}" "${CG_MODE:=both}"
 # In the guest, run-qemu.sh --only REGEX narrows the set (jtests= on the command line).
 only=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^jtests=//p')
 [ -n "$only" ] && benches=$(echo "$benches" | tr ' ' '\n' | grep -E "$only" | tr '\n' ' ')
@@ -104,7 +109,8 @@ for b in $benches; do
 	forkexit) set -- -n "$FORK_N" -r "$FORK_REPS" ;;
 	pidread) set -- -b "$PIDREAD_BATCH" -k "$PIDREAD_BATCHES" -r "$PIDREAD_REPS" ;;
 	nldump) set -- -n "$DUMP_N" -r "$DUMP_REPS" ;;
-	exporter) set -- -n "$EXP_N" -k "$EXP_SCRAPES" -r "$EXP_REPS" ;;
+	exporter) set -- -n "$EXP_N" -g "$EXP_CGROUPS" -k "$EXP_SCRAPES" -r "$EXP_REPS" ;;
+	cgroups) set -- -n "$CG_N" -s "$CG_SECS" -r "$CG_REPS" -d "$CG_DUMPS" -m "$CG_MODE" ;;
 	idle) set -- -n "$IDLE_N" -s "$IDLE_SECS" -r "$IDLE_REPS" ;;
 	*) echo "run-bench: unknown benchmark '$b'" >&2; rc=1; continue ;;
 	esac
@@ -112,7 +118,8 @@ for b in $benches; do
 	start=$(date +%s)
 	{ "$bin/bench-$b" "$@"; echo $? > "$out.rc"; } | tee -a "$out"
 	brc=$(cat "$out.rc")
-	grep -q "^RESULT $b " "$out" || brc=1
+	# bench-cgroups -m dump reports as cgroups-dump only.
+	grep -Eq "^RESULT $b(-[a-z0-9]+)? " "$out" || brc=1
 	echo "run-bench: $b took $(($(date +%s) - start)) s"
 	[ $brc -eq 0 ] || { echo "run-bench: $b FAILED"; rc=1; }
 done

@@ -8,8 +8,10 @@
 #   e2e.sh [KERNEL-NAME]   (a name of tools/testing/kernels.conf; default:
 #                           the first one installed)
 #
-# Checks: promtool on the real exposition; a burner's rate() of energy in
-# Prometheus within 5% of its power from /proc/energy/PID; a module reload
+# Checks: promtool on the real exposition; the rate() of energy of a
+# burner's cgroup (named like a docker container) in Prometheus within 5%
+# of its power from the cgroup's energy.stat, and the burner's own within
+# 5% of its /proc/energy/PID; a module reload
 # is a counter reset to Prometheus, with no impossible rate; bad HTTP
 # clients (huge headers, 500 connections, unfinished requests) leave the
 # exporter serving with bounded memory. Everything started is stopped; all
@@ -45,7 +47,7 @@ name=${1:-$(jk_default)}
 image=$(jk_image "$name")
 kdir=$(jk_kdir "$name")
 [ -n "$image" ] && [ -n "$kdir" ] || skip "kernel $name not installed"
-echo "1..8"
+echo "1..9"
 
 "$testing"/build-module.sh "$kdir" "$work/mod" > "$work/build.log" 2>&1
 t $? "module built for $name"
@@ -80,8 +82,9 @@ while ! ctl info > "$work/info" 2>/dev/null || ! grep -q '^burner ' "$work/info"
 done
 set -- $(cat "$work/info" 2>/dev/null)
 burner=${2:-}
-[ -n "$burner" ] && hget "$port" / >/dev/null
-t $? "guest booted, exporter reachable on 127.0.0.1:$port (burner pid $burner)"
+cgroup=${6:-}
+[ -n "$burner" ] && [ -n "$cgroup" ] && hget "$port" / >/dev/null
+t $? "guest booted, exporter reachable on 127.0.0.1:$port (burner pid $burner in $cgroup)"
 if [ -z "$burner" ]; then
 	diag "guest output:"; tail -n 40 "$work/serial.log" 2>/dev/null | nest; tail -n 5 "$work/qemu.out" | nest
 	exit 1
@@ -91,7 +94,8 @@ sleep 2
 hget "$port" /metrics > "$work/metrics.txt" &&
 	promtool check metrics < "$work/metrics.txt" > "$work/lint" 2>&1 &&
 	grep -q '^joules_node_energy_joules_total{source="model"} ' "$work/metrics.txt" &&
-	grep -q "^joules_process_energy_joules_total{pid=\"$burner\"," "$work/metrics.txt"
+	grep -q "^joules_process_energy_joules_total{pid=\"$burner\"," "$work/metrics.txt" &&
+	grep -q "^joules_cgroup_energy_joules_total{cgroup=\"$cgroup\",kind=\"container\",runtime=\"docker\",container_id=\"[0-9a-f]\{64\}\"} " "$work/metrics.txt"
 rc=$?
 nest < "$work/lint"
 [ $rc = 0 ] || grep -v '^#' "$work/metrics.txt" | head -n 40 | nest
@@ -104,16 +108,23 @@ rc=$?
 wait_for 60 sh -c "n=\$(. '$here/lib.sh'; here='$here'; prom_query $pport 'count_over_time(joules_module_loaded[1m])'); [ \"\${n:-0}\" -ge 10 ]"
 t $(( rc | $? )) "Prometheus on 127.0.0.1:$pport scrapes the guest every second"
 
-# Power from the energy file, measured in the guest over 20 s, against
-# Prometheus' rate() over the same 20 s.
+# Power from the energy files, measured in the guest over 20 s, against
+# Prometheus' rate() over the same 20 s. The cgroup is selected by the
+# labels its path gives (kind, container_id), not by the path alone.
 set -- $(ctl power 20)
 t1=$(date +%s.%N)
-p_file=${2:-0}
+c_file=${2:-0}
+p_file=${3:-0}
 sleep 3
+c_prom=$(prom_query "$pport" "rate(joules_cgroup_energy_joules_total{cgroup=\"$cgroup\",kind=\"container\",container_id!=\"\"}[20s])" "$t1")
 p_prom=$(prom_query "$pport" "rate(joules_process_energy_joules_total{pid=\"$burner\"}[20s])" "$t1")
 p_node=$(prom_query "$pport" "rate(joules_node_energy_joules_total[20s])" "$t1")
-diag "burner: ${p_file} W from /proc/energy/$burner, ${p_prom:-none} W from rate() in Prometheus; node ${p_node:-none} W"
-awk -v a="$p_file" -v b="${p_prom:-0}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 1 && d <= 0.05 * a) }'
+diag "burner's cgroup: ${c_file} W from its energy.stat, ${c_prom:-none} W from rate() in Prometheus"
+diag "burner: ${p_file} W from /proc/energy/$burner, ${p_prom:-none} W from rate(); node ${p_node:-none} W"
+within5() { awk -v a="$1" -v b="${2:-0}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 1 && d <= 0.05 * a) }'; }
+within5 "$c_file" "$c_prom"
+t $? "the burner's cgroup's rate() in Prometheus is within 5% of its power from energy.stat"
+within5 "$p_file" "$p_prom"
 t $? "the burner's rate() in Prometheus is within 5% of its power from its energy file"
 
 # A reload: a counter reset to Prometheus, never a negative or huge rate.

@@ -83,8 +83,9 @@ rc=$?
 grep -q '^joules_model_power_watts{term="cpu_time"} 7$' "$work/metrics.txt" &&
 	grep -q '^joules_meter_present{reason="no RAPL: CPU vendor/model not supported (fake sysfs of the host test)"} 0$' "$work/metrics.txt" &&
 	grep -q '^joules_exporter_collector_error{collector="node",reason="module_not_loaded"} 1$' "$work/metrics.txt" &&
-	! grep -q '^joules_node_' "$work/metrics.txt"
-t $(( rc | $? )) "model and meter from sysfs, node absent with its reason"
+	grep -q '^joules_exporter_collector_error{collector="cgroup",reason="module_not_loaded"} 1$' "$work/metrics.txt" &&
+	! grep -q '^joules_node_' "$work/metrics.txt" && ! grep -q '^joules_cgroup_' "$work/metrics.txt"
+t $(( rc | $? )) "model and meter from sysfs, node and cgroups absent with their reason"
 grep -q 'level=error collector=node msg="joules module not loaded' "$work/exporter.log"
 t $? "the missing module is logged"
 if command -v promtool >/dev/null; then
@@ -153,6 +154,10 @@ fi
 [ $rc = 2 ] && grep -q "bad --web.listen-address 'nonsense'" "$work/out"; r1=$?
 "$exporter" --processes=top=5000 > "$work/out" 2>&1; rc=$?
 [ $rc = 2 ] && grep -q "at most top=1000" "$work/out"; r2=$?
+"$exporter" --cgroups=depth=x > "$work/out" 2>&1; rc=$?
+[ $rc = 2 ] && grep -q "bad --cgroups 'depth=x' (all, off or depth=N)" "$work/out" || r2=1
+"$exporter" --cgroups.match='(' > "$work/out" 2>&1; rc=$?
+[ $rc = 2 ] && grep -q "bad --cgroups.match '(': " "$work/out" || r2=1
 ss -Hltn | awk '{ print $4 }' | sed -n 's/^127\.0\.0\.1:\([0-9]*\)$/\1/p' | head -n 1 > "$work/busy"
 busy=$(cat "$work/busy")
 if [ -n "$busy" ]; then
@@ -164,11 +169,14 @@ fi
 t $(( r1 | r2 | r3 )) "bad flags and a busy port are refused with the reason"
 
 # joulesctl export: the same families; the textfile appears whole or not at all.
+"$joulesctl" export --cgroups off > "$work/export-off.txt" 2>/dev/null
+grep -q 'collector="node"' "$work/export-off.txt" && ! grep -q 'collector="cgroup"' "$work/export-off.txt"
+roff=$?
 "$joulesctl" export --processes top=3 > "$work/export.txt" 2> "$work/export.err"; rc=$?
-[ $rc = 1 ] && grep -q '^joules_model_generation 3$' "$work/export.txt" &&
+[ $rc = 1 ] && [ $roff = 0 ] && grep -q '^joules_model_generation 3$' "$work/export.txt" &&
 	grep -q 'node: joules module not loaded' "$work/export.err" &&
 	{ ! command -v promtool >/dev/null || promtool check metrics < "$work/export.txt" >/dev/null 2>&1; }
-t $? "joulesctl export: same metrics, exit 1 while a collector fails"
+t $? "joulesctl export: same metrics, exit 1 while a collector fails; --cgroups off"
 
 tf=$work/textfile
 mkdir -p "$tf"
@@ -181,7 +189,7 @@ end=$(($(date +%s) + 3))
 while [ "$(date +%s)" -lt $end ]; do
 	if [ -f "$tf/joules.prom" ]; then
 		reads=$((reads + 1))
-		tail -n 1 "$tf/joules.prom" | grep -q '^joules_exporter_scrape_errors_total{collector="meter"} [0-9]*$' || bad=$((bad + 1))
+		tail -n 1 "$tf/joules.prom" | grep -q '^joules_exporter_scrape_errors_total{collector="cgroup"} [0-9]*$' || bad=$((bad + 1))
 	fi
 done
 stop_all

@@ -359,9 +359,50 @@ static void test_processes(void)
 	tap_done("--processes parsing and cap");
 }
 
+static void test_cgroups(void)
+{
+	struct jm_state s;
+	char why[128] = "";
+	int d = 7;
+
+	tap_check(!jm_parse_cgroups("all", &d) && d == JM_CG_ALL, "all");
+	tap_check(!jm_parse_cgroups("off", &d) && d == JM_CG_OFF, "off");
+	tap_check(!jm_parse_cgroups("depth=0", &d) && d == 0, "depth=0");
+	tap_check(!jm_parse_cgroups("depth=4", &d) && d == 4, "depth=4");
+	tap_check(jm_parse_cgroups("depth=", &d) == -EINVAL, "depth=");
+	tap_check(jm_parse_cgroups("depth=-1", &d) == -EINVAL, "depth=-1");
+	tap_check(jm_parse_cgroups("4", &d) == -EINVAL, "bare 4");
+	tap_check(jm_parse_cgroups("depth=99999999999", &d) == -EINVAL, "huge");
+
+	jm_init(&s, 0, "/nonexistent", NULL);
+	tap_check(s.cg_depth == JM_CG_ALL, "default all");
+	tap_check(jm_cgroup_wanted(&s, "/a/b/c/d/e/f"), "all: deep");
+	tap_check(!jm_set_cgroups(&s, 2, NULL, why, sizeof(why)), "depth 2");
+	tap_check(jm_cgroup_wanted(&s, "/") && jm_cgroup_wanted(&s, "/a/b") &&
+			  !jm_cgroup_wanted(&s, "/a/b/c"),
+		  "depth 2 filter");
+	tap_check(!jm_set_cgroups(&s, JM_CG_ALL, "^/kubepods", why, sizeof(why)),
+		  "match");
+	tap_check(jm_cgroup_wanted(&s, "/kubepods.slice/x") &&
+			  !jm_cgroup_wanted(&s, "/system.slice/kubepods") &&
+			  !jm_cgroup_wanted(&s, "/"),
+		  "match filter");
+	/* A bad expression leaves the old settings in force. */
+	tap_check(jm_set_cgroups(&s, 1, "(", why, sizeof(why)) == -EINVAL && why[0],
+		  "bad regex accepted");
+	tap_check(s.cg_depth == JM_CG_ALL && jm_cgroup_wanted(&s, "/kubepods.slice/x") &&
+			  !jm_cgroup_wanted(&s, "/x"),
+		  "old settings kept");
+	tap_check(!jm_set_cgroups(&s, JM_CG_ALL, NULL, why, sizeof(why)) &&
+			  jm_cgroup_wanted(&s, "/x"),
+		  "match removed");
+	jm_close(&s);
+	tap_done("--cgroups parsing, depth and match filters");
+}
+
 int main(void)
 {
-	tap_plan(11);
+	tap_plan(12);
 	test_fixed();
 	test_text_format();
 	test_openmetrics_format();
@@ -372,6 +413,7 @@ int main(void)
 	test_negotiate();
 	test_listen();
 	test_processes();
+	test_cgroups();
 	{
 		/* The HELP lines of every planned family are valid. */
 		for (int c = 0; c < JM_NR_COLLECTORS; c++)

@@ -1,14 +1,16 @@
 #!/bin/sh
 # joules-exporter and `joulesctl export` against the real module: every
-# family agrees with the module's own numbers (netlink, /proc/energy),
-# absent hardware stays absent, an unprivileged exporter reports the
-# missing privilege instead of zeros, a module reload is noticed and the
-# exporter keeps serving.
+# family agrees with the module's own numbers (netlink, /proc/energy, a
+# cgroup's energy.stat), absent hardware stays absent, a removed cgroup
+# stops being exported, an unprivileged exporter reports the missing
+# privilege instead of zeros, a module reload is noticed and the exporter
+# keeps serving.
 #
 # With jexporter_e2e=PORT,CTLPORT on the kernel command line (set by
 # tools/testing/exporter/e2e.sh through run-qemu.sh) it is instead the
-# guest half of the end-to-end test: network up, a burner and the exporter
-# on PORT, and a control port for the host (see e2e_guest below).
+# guest half of the end-to-end test: network up, a burner in a container's
+# cgroup and the exporter on PORT, and a control port for the host (see
+# e2e_guest below).
 . /lib/joules/lib.sh
 n=0
 failed=0
@@ -62,6 +64,15 @@ wait_up() {
 set_model() {
 	echo model > $sys/source && echo "$COEF" > $sys/model/coefficients
 }
+# A docker-named cgroup for a burner: what container_id, runtime and kind come from.
+CGROOT=/sys/fs/cgroup
+CTRID=e2e0000000000000000000000000000000000000000000000000000000000056
+CGREL=e2e.slice/docker-$CTRID.scope
+mount_cgroup2() {
+	grep -q " $CGROOT cgroup2 " /proc/mounts || mount -t cgroup2 none $CGROOT
+}
+# Energy in joules of a cgroup's energy.stat ("" if unreadable).
+cg_j() { awk '/^energy_uj:/ { printf "%.6f\n", $2 / 1e6 }' "/proc/energy/cgroup/$1/energy.stat" 2>/dev/null; }
 
 # The guest half of tools/testing/exporter/e2e.sh.
 e2e_guest() {
@@ -76,9 +87,12 @@ e2e_guest() {
 	while ! [ -d /sys/class/net/eth0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 || { t 1 "network up"; return 1; }
 	set_model || { t 1 "model coefficients"; return 1; }
+	mount_cgroup2 && mkdir -p "$CGROOT/$CGREL" || { t 1 "cgroup2 and $CGREL"; return 1; }
 	sh -c 'while :; do :; done' &
 	burner=$!
 	pids="$pids $burner"
+	# The burner is the container's only task.
+	echo "$burner" > "$CGROOT/$CGREL/cgroup.procs" || { t 1 "burner into $CGREL"; return 1; }
 	# Every address of the guest: QEMU forwards to 10.0.2.15.
 	joules-exporter --web.listen-address=":$port" --processes=top=5 --web.timeout=5 \
 		> /tmp/exporter.log 2>&1 &
@@ -90,15 +104,19 @@ e2e_guest() {
 #!/bin/sh
 read -r cmd arg
 case $cmd in
-info) echo "burner $(cat /tmp/e2e-burner) exporter $(cat /tmp/e2e-exporter)" ;;
+info) echo "burner $(cat /tmp/e2e-burner) exporter $(cat /tmp/e2e-exporter) cgroup /$(cat /tmp/e2e-cgroup)" ;;
 power)
-	# The burner's power from its own energy file over ARG seconds.
+	# The burner's cgroup's power from its energy.stat, and the burner's
+	# from its own energy file, over ARG seconds.
 	p=$(cat /tmp/e2e-burner)
-	e0=$(sed -n 's/^energy_uj: //p' /proc/energy/$p); t0=$(cut -d' ' -f1 /proc/uptime)
+	f=/proc/energy/cgroup/$(cat /tmp/e2e-cgroup)/energy.stat
+	c0=$(sed -n 's/^energy_uj: //p' $f); e0=$(sed -n 's/^energy_uj: //p' /proc/energy/$p)
+	t0=$(cut -d' ' -f1 /proc/uptime)
 	sleep "$arg"
-	e1=$(sed -n 's/^energy_uj: //p' /proc/energy/$p); t1=$(cut -d' ' -f1 /proc/uptime)
-	awk -v e0="$e0" -v e1="$e1" -v t0="$t0" -v t1="$t1" \
-		'BEGIN { printf "power %.6f over %.2f s\n", (e1 - e0) / 1e6 / (t1 - t0), t1 - t0 }' ;;
+	c1=$(sed -n 's/^energy_uj: //p' $f); e1=$(sed -n 's/^energy_uj: //p' /proc/energy/$p)
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	awk -v c0="$c0" -v c1="$c1" -v e0="$e0" -v e1="$e1" -v t0="$t0" -v t1="$t1" \
+		'BEGIN { printf "power %.6f %.6f over %.2f s\n", (c1 - c0) / 1e6 / (t1 - t0), (e1 - e0) / 1e6 / (t1 - t0), t1 - t0 }' ;;
 reload)
 	# The module's counters restart from zero; the model is set again.
 	. /lib/joules/lib.sh
@@ -118,8 +136,9 @@ EOF
 	echo "$COEF" > /tmp/e2e-coef
 	echo "$burner" > /tmp/e2e-burner
 	echo "$exporter" > /tmp/e2e-exporter
+	echo "$CGREL" > /tmp/e2e-cgroup
 	rm -f /tmp/e2e-done
-	echo "# e2e: exporter on :$port (pid $exporter), burner pid $burner, control on :$ctl"
+	echo "# e2e: exporter on :$port (pid $exporter), burner pid $burner in /$CGREL, control on :$ctl"
 	# Bounded even if the host goes away: at most 15 minutes.
 	start=$(cut -d. -f1 /proc/uptime)
 	while ! [ -f /tmp/e2e-done ] && [ $(($(cut -d. -f1 /proc/uptime) - start)) -lt 900 ]; do
@@ -139,12 +158,14 @@ if [ -n "$e2e" ]; then
 	exit $?
 fi
 
-echo "1..12"
+echo "1..14"
 joules_load || { echo "# cannot load the module"; exit 1; }
 set_model; t $? "model source, coefficients set"
+mount_cgroup2 && mkdir -p "$CGROOT/$CGREL"
 sh -c 'while :; do :; done' &
 burner=$!
 pids="$pids $burner"
+echo "$burner" > "$CGROOT/$CGREL/cgroup.procs"
 P=9764
 joules-exporter --web.listen-address=127.0.0.1:$P --processes=top=5 --web.timeout=3 \
 	> /tmp/exporter.log 2>&1 &
@@ -154,9 +175,9 @@ wait_up $P; t $? "exporter serving on 127.0.0.1:$P"
 sleep 2
 
 # Sandwiched between the module's own numbers read before and after.
-n0=$(node_j); b0=$(pid_j $burner)
+n0=$(node_j); b0=$(pid_j $burner); c0=$(cg_j $CGREL)
 scrape $P > /tmp/m1
-n1=$(node_j); b1=$(pid_j $burner)
+n1=$(node_j); b1=$(pid_j $burner); c1=$(cg_j $CGREL)
 ok=0
 [ "$(val /tmp/m1 joules_module_loaded)" = 1 ] || ok=1
 grep -q "^joules_module_info{version=\"$(cat $sys/version)\",abi_version=\"$(cat $sys/abi_version)\",netlink_version=\"1\"} 1$" /tmp/m1 || ok=1
@@ -200,6 +221,39 @@ le "$sum" "$ne" || ok=1
 echo "# $np process series of $seen processes, summing to $sum J of the node's $ne J"
 t $ok "per-process: the burner's energy agrees with /proc/energy, top 5 only"
 
+# The burner's container: energy.stat's numbers, the names from its path.
+ok=0
+labels="cgroup=\"/$CGREL\",kind=\"container\",runtime=\"docker\",container_id=\"$CTRID\""
+ce=$(val /tmp/m1 "joules_cgroup_energy_joules_total{$labels}") || ok=1
+echo "# burner's cgroup: energy.stat $c0 <= exported $ce <= energy.stat $c1 J"
+le "$c0" "$ce" "$c1" || ok=1
+# Hierarchical: the slice holds it, the root holds everything.
+se=$(val /tmp/m1 'joules_cgroup_energy_joules_total{cgroup="/e2e.slice",kind="slice"}') && le "$ce" "$se" || ok=1
+re=$(val /tmp/m1 'joules_cgroup_energy_joules_total{cgroup="/",kind="root"}') && le "$se" "$re" "$ne" || ok=1
+val /tmp/m1 "joules_cgroup_cpu_seconds_total{$labels}" >/dev/null || ok=1
+val /tmp/m1 "joules_cgroup_idle_energy_joules_total{$labels}" >/dev/null || ok=1
+val /tmp/m1 "joules_cgroup_storage_read_bytes_total{$labels}" >/dev/null || ok=1
+[ "$(val /tmp/m1 joules_exporter_cgroups_seen)" -ge 3 ] || ok=1
+[ "$(val /tmp/m1 'joules_exporter_collector_success{collector="cgroup"}')" = 1 ] || ok=1
+[ $ok = 0 ] || grep '^joules_cgroup_energy' /tmp/m1 | sed 's/^/# /'
+t $ok "per-cgroup: the burner's container agrees with its energy.stat, names from its path"
+
+# A removed cgroup is no longer exported; its energy stays in its parent.
+ok=0
+mkdir -p "$CGROOT/e2e.slice/short.scope" || ok=1
+sh -c "echo \$\$ > $CGROOT/e2e.slice/short.scope/cgroup.procs; i=0; while [ \$i -lt 20000 ]; do i=\$((i + 1)); done" || ok=1
+sleep 1
+scrape $P > /tmp/m5 || ok=1
+se0=$(val /tmp/m5 'joules_cgroup_energy_joules_total{cgroup="/e2e.slice",kind="slice"}') || ok=1
+sh0=$(val /tmp/m5 'joules_cgroup_energy_joules_total{cgroup="/e2e.slice/short.scope",kind="scope"}') || ok=1
+for i in 1 2 3 4 5 6 7 8 9 10; do rmdir "$CGROOT/e2e.slice/short.scope" 2>/dev/null && break; sleep 0.2; done
+! [ -d "$CGROOT/e2e.slice/short.scope" ] || ok=1
+scrape $P > /tmp/m6 || ok=1
+! grep -q 'short.scope' /tmp/m6 || ok=1
+se1=$(val /tmp/m6 'joules_cgroup_energy_joules_total{cgroup="/e2e.slice",kind="slice"}') && le "$se0" "$se1" || ok=1
+echo "# short.scope had $sh0 J; e2e.slice $se0 -> $se1 J after its removal"
+t $ok "a removed cgroup is no longer exported, its parent keeps its energy"
+
 scrape $P application/openmetrics-text > /tmp/m-om
 tail -n 1 /tmp/m-om | grep -q '^# EOF$' && grep -q '^# TYPE joules_node_energy_joules counter$' /tmp/m-om
 t $? "OpenMetrics when asked"
@@ -216,11 +270,13 @@ scrape 9766 > /tmp/m2 || ok=1
 grep -q '^joules_exporter_collector_error{collector="node",reason="permission"} 1$' /tmp/m2 || ok=1
 grep -q '^joules_exporter_collector_success{collector="node"} 0$' /tmp/m2 || ok=1
 grep -q '^joules_exporter_collector_error{collector="process",reason="permission"} 1$' /tmp/m2 || ok=1
+grep -q '^joules_exporter_collector_error{collector="cgroup",reason="permission"} 1$' /tmp/m2 || ok=1
+! grep -q '^joules_cgroup_' /tmp/m2 || ok=1
 ! grep -q "joules_process_energy_joules_total{pid=\"$burner\"" /tmp/m2 || ok=1
 grep -q 'level=error collector=node msg="GET_NODE: permission denied' /tmp/exporter-nobody.log || ok=1
 grep -q '^joules_model_generation ' /tmp/m2 || ok=1
 [ $ok = 0 ] || { sed 's/^/# nobody: /' /tmp/exporter-nobody.log; grep -E '^joules_(exporter_collector|node)' /tmp/m2 | sed 's/^/# /'; }
-t $ok "unprivileged: node and others' processes reported as permission errors, not zeros"
+t $ok "unprivileged: node, others' processes and cgroups reported as permission errors, not zeros"
 kill $nobody
 
 # A reload: counters restart from zero, the exporter notices and serves on.
@@ -247,8 +303,9 @@ joulesctl export --textfile /tmp/tf > /tmp/export.out 2>&1; rc=$?
 ok=0
 [ $rc = 0 ] || { ok=1; sed 's/^/# /' /tmp/export.out; }
 grep -q '^joules_node_energy_joules_total{source="model"} ' /tmp/tf/joules.prom || ok=1
+grep -q "^joules_cgroup_energy_joules_total{cgroup=\"/$CGREL\"," /tmp/tf/joules.prom || ok=1
 [ "$(ls -A /tmp/tf)" = joules.prom ] || ok=1
-t $ok "joulesctl export --textfile writes the node families"
+t $ok "joulesctl export --textfile writes the node and cgroup families"
 
 kill $exporter; wait $exporter; rc=$?
 grep -q 'msg="stopping on SIGTERM"' /tmp/exporter.log
@@ -256,6 +313,8 @@ t $(( rc | $? )) "exporter stops on SIGTERM (exit $rc)"
 [ $failed = 0 ] || sed 's/^/# exporter: /' /tmp/exporter.log | head -n 40
 
 cleanup
+for i in 1 2 3 4 5 6 7 8 9 10; do rmdir "$CGROOT/$CGREL" 2>/dev/null && break; sleep 0.2; done
+rmdir "$CGROOT/e2e.slice" 2>/dev/null
 # Leave the module as the next test expects to find it: freshly loaded.
 joules_unload
 t $? "unload"

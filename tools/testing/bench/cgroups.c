@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What per-cgroup totals cost.
+ *
+ * Worker (bench "cgroups"): N tasks (default 1,000) that each wake once
+ * per attribution interval, so the worker charges every one of them every
+ * interval, first all in the root cgroup ("flat": no cgroup but the root
+ * to charge), then one per leaf of N cgroups three levels deep, like a
+ * Kubernetes node's containers ("spread": each charge also goes to a
+ * container, a pod and the slice above it). Per trial, over S seconds
+ * each, in alternating order: the kworkers' CPU time (schedstat; the
+ * worker runs on system_unbound_wq) with the module unloaded, loaded and
+ * flat, loaded and spread. The worker's cost per interval is the loaded
+ * figure minus the unloaded one (what else the kworkers do):
+ *   worker_flat, worker_cg - us of worker CPU per interval;
+ *   ratio                  - worker_cg / worker_flat (goal: <= 1.20).
+ *
+ * Dump (bench "cgroups-dump"): DUMP_CGROUPS of those N cgroups (and the
+ * rest of the tree), D dumps per trial:
+ *   kernel   - system CPU time per dump through libjoules (getrusage
+ *              ru_stime over the D dumps; goal: <= 5 ms);
+ *   raw_cpu  - this thread's CPU time per dump that only counts the
+ *              records (jnl_raw_request): the kernel, the socket, recv;
+ *   lib_cpu  - its CPU time per jnl_dump_cgroups(): that plus libjoules'
+ *              parsing and sorting by path, what a tool pays;
+ *   lib_wall - wall time per jnl_dump_cgroups().
+ *
+ *   bench-cgroups [-n CGROUPS] [-s SECONDS] [-r TRIALS] [-d DUMPS] [-q]
+ *                 [-m worker|dump|both]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/netlink.h>
+
+#include "harness.h"
+#include "nl.h"
+#include "uapi/joules_netlink.h"
+
+struct cgb {
+	unsigned long n;
+	double secs;
+	unsigned int dumps;
+	unsigned int interval_ms;
+	size_t records;
+};
+
+/* Put every ticker in the root cgroup (spread = false) or in its own leaf. */
+static int layout(bool spread)
+{
+	unsigned long n;
+	const pid_t *pids = bench_sleeper_pids(&n);
+
+	for (unsigned long i = 0; i < n; i++)
+		if (bench_cgroup_move(pids[i], spread ? (long)i : -1))
+			return -1;
+	return 0;
+}
+
+/* Kworker CPU time (us) per interval over c->secs. */
+static double kworker_per_interval(const struct cgb *c)
+{
+	double k0, k1, t0, t1;
+
+	k0 = bench_kworker_ns();
+	t0 = bench_now();
+	bench_sleep(c->secs);
+	t1 = bench_now();
+	k1 = bench_kworker_ns();
+	if (k0 < 0 || k1 < 0)
+		return -1;
+	return (k1 - k0) / 1e3 / ((t1 - t0) * 1e3 / c->interval_ms);
+}
+
+static int worker_trial(void *arg, bool loaded, double *out)
+{
+	static unsigned int rep;
+	struct cgb *c = arg;
+	double off, flat = 0, cg = 0;
+	bool spread_first = rep++ & 1;
+
+	(void)loaded;
+	/* The kworkers' own business, without the module (tasks flat). */
+	if (layout(false) || bench_set_loaded(false))
+		return -1;
+	bench_sleep(0.5);
+	off = kworker_per_interval(c);
+	if (bench_set_loaded(true))
+		return -1;
+	for (int k = 0; k < 2; k++) {
+		bool spread = spread_first ? k == 0 : k == 1;
+		double v;
+
+		if (layout(spread))
+			return -1;
+		/* Moved tasks' new cgroups get their entries in the next interval or two. */
+		bench_sleep(1);
+		v = kworker_per_interval(c);
+		if (v < 0)
+			return -1;
+		*(spread ? &cg : &flat) = v;
+	}
+	if (off < 0)
+		return -1;
+	out[0] = flat - off;
+	out[1] = cg - off;
+	/*
+	 * Kworker noise can exceed a cheap worker: then there is no ratio
+	 * to take, and a -1 would pass for a met goal, so say so.
+	 */
+	out[2] = out[0] > 0 ? out[1] / out[0] : -1;
+	if (out[0] <= 0)
+		fprintf(stderr, "bench-cgroups: worker_flat %.4g us is not above the kworkers' own cost: no ratio this trial\n",
+			out[0]);
+	out[3] = off;
+	return 0;
+}
+
+/* CPU time of the calling thread, seconds. */
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double stime(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+static int dump_trial(void *arg, bool loaded, double *out)
+{
+	struct cgb *c = arg;
+	double raw = 0, lib = 0, wall = 0, s0, s1;
+	struct cgroup_rec *recs;
+	struct jnl *nl;
+	size_t n = 0;
+	int err;
+
+	(void)loaded;
+	err = jnl_open(&nl);
+	if (err) {
+		fprintf(stderr, "bench-cgroups: %s\n", jnl_strerror(JNL_OP_OPEN, err));
+		return -1;
+	}
+	for (unsigned int k = 0; k < c->dumps; k++) {
+		double t0 = thread_cpu();
+
+		err = jnl_raw_request(nl, JOULES_CMD_DUMP_CGROUPS, JOULES_GENL_VERSION,
+				      NLM_F_DUMP, NULL, 0);
+		raw += thread_cpu() - t0;
+		if (err < 0)
+			goto fail;
+		c->records = (size_t)err;
+	}
+	s0 = stime();
+	for (unsigned int k = 0; k < c->dumps; k++) {
+		double t0 = thread_cpu(), w0 = bench_now();
+
+		err = jnl_dump_cgroups(nl, &recs, &n);
+		lib += thread_cpu() - t0;
+		wall += bench_now() - w0;
+		if (err < 0)
+			goto fail;
+		free(recs);
+	}
+	s1 = stime();
+	jnl_close(nl);
+	if (n < c->n) {
+		fprintf(stderr, "bench-cgroups: the dump has %zu cgroups, fewer than %lu\n",
+			n, c->n);
+		return -1;
+	}
+	out[0] = (s1 - s0) * 1e3 / c->dumps;
+	out[1] = raw * 1e3 / c->dumps;
+	out[2] = lib * 1e3 / c->dumps;
+	out[3] = wall * 1e3 / c->dumps;
+	return 0;
+fail:
+	fprintf(stderr, "bench-cgroups: DUMP_CGROUPS: %s\n", jnl_strerror(JNL_OP_DUMP, err));
+	jnl_close(nl);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct bench_metric worker_metrics[] = {
+		{ "worker_flat", "us/interval", 0 },
+		{ "worker_cg", "us/interval", 0 },
+		{ "ratio", "x", 1.20 },
+		{ "kworkers_unloaded", "us/interval", 0 },
+	};
+	static const struct bench_metric dump_metrics[] = {
+		{ "kernel", "ms", 5 },
+		{ "raw_cpu", "ms", 0 },
+		{ "lib_cpu", "ms", 0 },
+		{ "lib_wall", "ms", 0 },
+	};
+	struct cgb c = { .n = 1000, .secs = 5, .dumps = 20 };
+	unsigned int reps = 5;
+	const char *mode = "both";
+	long long iv;
+	int o, rc = 0, rc2 = 0;
+	double t0;
+
+	while ((o = getopt(argc, argv, "n:s:r:d:m:q")) != -1) {
+		switch (o) {
+		case 'n':
+			c.n = strtoul(optarg, NULL, 10);
+			break;
+		case 's':
+			c.secs = strtod(optarg, NULL);
+			break;
+		case 'r':
+			reps = (unsigned int)strtoul(optarg, NULL, 10);
+			break;
+		case 'd':
+			c.dumps = (unsigned int)strtoul(optarg, NULL, 10);
+			break;
+		case 'm':
+			mode = optarg;
+			break;
+		case 'q':
+			bench_quiet = true;
+			break;
+		default:
+			fprintf(stderr,
+				"usage: bench-cgroups [-n CGROUPS] [-s SECONDS] [-r TRIALS] [-d DUMPS] [-m worker|dump|both] [-q]\n");
+			return 2;
+		}
+	}
+	if (!c.n || c.secs <= 0 || !reps || !c.dumps ||
+	    (strcmp(mode, "worker") && strcmp(mode, "dump") && strcmp(mode, "both"))) {
+		fprintf(stderr, "bench-cgroups: bad -n, -s, -r, -d or -m\n");
+		return 2;
+	}
+	if (bench_set_loaded(true))
+		return 1;
+	iv = bench_read_ll("/sys/kernel/joules/interval_ms");
+	c.interval_ms = iv > 0 ? (unsigned int)iv : 100;
+	t0 = bench_now();
+	if (bench_cgroups_make(c.n) ||
+	    bench_spawn_tickers(c.n, c.interval_ms / 1e3)) {
+		bench_reap_sleepers();
+		bench_cgroups_remove(c.n);
+		return 1;
+	}
+	printf("== cgroups: %lu tasks waking every %u ms interval, %lu cgroups 3 deep (made in %.1f s), %.0f s windows, %u trials, %u dumps per trial ==\n",
+	       c.n, c.interval_ms, c.n, bench_now() - t0, c.secs, reps, c.dumps);
+	fflush(stdout);
+	if (strcmp(mode, "dump")) {
+		struct bench_def d = { .name = "cgroups",
+				       .metrics = worker_metrics,
+				       .nr_metrics = 4,
+				       .reps = reps,
+				       .trial = worker_trial,
+				       .arg = &c,
+				       .no_warmup = true };
+
+		rc = bench_run_loaded(&d);
+	}
+	if (strcmp(mode, "worker")) {
+		struct bench_def d = { .name = "cgroups-dump",
+				       .metrics = dump_metrics,
+				       .nr_metrics = 4,
+				       .reps = reps,
+				       .trial = dump_trial,
+				       .arg = &c };
+
+		/* The tasks in their containers, as on a node. */
+		if (bench_set_loaded(true) || layout(true))
+			rc2 = -1;
+		else
+			rc2 = bench_run_loaded(&d);
+		printf("cgroups-dump: %zu records per dump\n", c.records);
+	}
+	layout(false);
+	bench_reap_sleepers();
+	bench_cgroups_remove(c.n);
+	bench_set_loaded(false);
+	return rc < 0 || rc2 < 0 ? 1 : 0;
+}
