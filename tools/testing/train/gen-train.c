@@ -8,7 +8,10 @@
  *             [--noise FRACTION] [--seed N] [--interval-ms MS]
  *             [--meter-ms MS] [--meter instant|average] [--spread S]
  *             [--phase-rows R] [--truth "CPU CYC INS MISS DISK [TX RX PC] IDLE"]
- * --extra also generates socket bytes and page-cache reads.
+ *             [--bands "MHZ c0 .. c8;..;max c0 .. c8"]
+ * --extra also generates socket bytes and page-cache reads. --bands makes
+ * the truth depend on the row's clock frequency (one set per band, the
+ * jl_bands text form with ';' for newlines) and prints that form.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +24,8 @@ static void usage(void)
 	fputs("usage: gen-train -n N -s SAMPLES.csv -p PDU.csv [--no-pmu] [--extra] "
 	      "[--ts s|ms|iso] [--noise F] [--seed N] [--interval-ms MS] "
 	      "[--meter-ms MS] [--meter instant|average] [--spread S] "
-	      "[--phase-rows R] [--truth \"CPU CYC INS MISS DISK [TX RX PC] IDLE\"]\n",
+	      "[--phase-rows R] [--truth \"CPU CYC INS MISS DISK [TX RX PC] IDLE\"] "
+	      "[--bands \"MHZ c0 .. c8;..;max c0 .. c8\"]\n",
 	      stderr);
 	exit(2);
 }
@@ -70,7 +74,10 @@ int main(int argc, char **argv)
 			o.spread = strtod(v, NULL);
 		else if (!strcmp(opt, "--phase-rows"))
 			o.phase_rows = strtod(v, NULL);
-		else if (!strcmp(opt, "--truth")) {
+		else if (!strcmp(opt, "--bands")) {
+			if (gen_parse_bands(&o, v))
+				usage();
+		} else if (!strcmp(opt, "--truth")) {
 			double t[JL_NR_COEF];
 			int k = sscanf(v, "%lf %lf %lf %lf %lf %lf %lf %lf %lf",
 				       &t[0], &t[1], &t[2], &t[3], &t[4], &t[5],
@@ -103,6 +110,19 @@ int main(int argc, char **argv)
 	if (gen_write(&o, s, p) | fclose(s) | fclose(p)) {
 		perror("gen-train");
 		return 1;
+	}
+	if (o.nbands >= 2) {
+		/* The truth as the trainer writes it. */
+		for (a = 0; a < o.nbands; a++) {
+			if (a + 1 < o.nbands)
+				printf("%.0f", o.band_upper[a]);
+			else
+				fputs("max", stdout);
+			for (int i = 0; i < JL_NR_COEF; i++)
+				printf(" %.0f", o.band_truth[a][i]);
+			putchar('\n');
+		}
+		return 0;
 	}
 	gen_truth_line(&o, line, sizeof(line));
 	puts(line);
