@@ -451,8 +451,9 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 	min_rows = (size_t)ceil(JT_BAND_MIN_SHARE * (double)n);
 	if (min_rows < o->min_samples)
 		min_rows = o->min_samples;
-	if (min_rows < 2 * (size_t)K + JT_NCOL)
-		min_rows = 2 * (size_t)K + JT_NCOL;
+	/* Ten intervals per coefficient: a band fitted on less is a guess. */
+	if (min_rows < 10 * JT_NCOL)
+		min_rows = 10 * JT_NCOL;
 	/*
 	 * Which rows the search may trust: the single fit's, unless it
 	 * rejected so many that it does not describe the data (a whole band

@@ -26,6 +26,8 @@
 
 static const char usage_text[] =
 	"Usage: joules-train [OPTION]... -s SAMPLES.csv {-p PDU.csv | -c COMMAND}\n"
+	"       joules-train --follow [OPTION]... [-s SAMPLES.csv] {-p PDU.csv | -c COMMAND}\n"
+	"                    {--apply | -o FILE}\n"
 	"Fit the joules module's energy model to an external power meter.\n"
 	"\n"
 	"Inputs:\n"
@@ -60,6 +62,18 @@ static const char usage_text[] =
 	"                              (default) chooses up to 4; written only if better\n"
 	"                              on held-out data than one set, every band plausible\n"
 	"      --band-edges MHZ[,MHZ..] fixed band edges instead of searching them\n"
+	"Follow (recalibrate continuously):\n"
+	"      --follow                read samples as they come (the module's netlink\n"
+	"                              samples without -s; -s FILE or - streams CSV) and\n"
+	"                              meter readings (-c, or -p FILE or -), refit every\n"
+	"                              --refit on the last --window; install a new set\n"
+	"                              only if better on the newest, held-out part of the\n"
+	"                              window by --margin, plausible, the meter healthy\n"
+	"      --window SECONDS        sliding window (default 3600)\n"
+	"      --refit SECONDS         refit period (default 300)\n"
+	"      --holdout FRACTION      newest part of the window judged, not fitted (0.2)\n"
+	"      --margin PCT            held-out MAPE must be PCT%% lower (default 5)\n"
+	"      --log FILE              decision log, one line per refit (default stderr)\n"
 	"Output:\n"
 	"  -o, --output FILE           write the coefficients there (default stdout)\n"
 	"      --apply                 install them in the running module\n"
@@ -76,7 +90,9 @@ static const char usage_text[] =
 	"or, for a banded model (model/bands), one such line per band, each led by\n"
 	"its upper edge in MHz ('max' for the last).\n"
 	"Exit status: 0 ok, 1 bad data or failed fit, 2 usage, 3 --apply failed or\n"
-	"refused an implausible model, 4 written but implausible (see the warning).\n";
+	"refused an implausible model, 4 written but implausible (see the warning).\n"
+	"--follow: 0 at the end of the samples or on SIGTERM/SIGINT, 1 an input\n"
+	"failed, 2 usage.\n";
 
 enum {
 	O_PDU_MS = 256,
@@ -96,6 +112,12 @@ enum {
 	O_ROBUST,
 	O_BANDS,
 	O_BAND_EDGES,
+	O_FOLLOW,
+	O_WINDOW,
+	O_REFIT,
+	O_HOLDOUT,
+	O_MARGIN,
+	O_LOG,
 };
 
 static const struct option long_opts[] = {
@@ -113,6 +135,12 @@ static const struct option long_opts[] = {
 	{ "method", required_argument, NULL, 'm' },
 	{ "robust", required_argument, NULL, O_ROBUST },
 	{ "bands", required_argument, NULL, O_BANDS },
+	{ "follow", no_argument, NULL, O_FOLLOW },
+	{ "window", required_argument, NULL, O_WINDOW },
+	{ "refit", required_argument, NULL, O_REFIT },
+	{ "holdout", required_argument, NULL, O_HOLDOUT },
+	{ "margin", required_argument, NULL, O_MARGIN },
+	{ "log", required_argument, NULL, O_LOG },
 	{ "band-edges", required_argument, NULL, O_BAND_EDGES },
 	{ "folds", required_argument, NULL, 'k' },
 	{ "validate-samples", required_argument, NULL, O_VAL_SAMPLES },
@@ -141,6 +169,10 @@ struct opts {
 	unsigned int folds;
 	int apply, progress, quiet, no_robust;
 	struct jt_band_opts bands;
+	int follow;
+	int64_t window_ns, refit_ns;
+	double holdout, margin;
+	const char *log;
 };
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -175,6 +207,18 @@ static int64_t secs_arg(const char *opt, const char *s, int allow_neg)
 		usage_error("%s '%s': %s", opt, s, why);
 	if (!allow_neg && v < 0)
 		usage_error("%s '%s': must not be negative", opt, s);
+	return v;
+}
+
+static double frac_arg(const char *opt, const char *s, double lo, double hi)
+{
+	const char *why;
+	double v;
+
+	if (parse_double(s, &v, &why))
+		usage_error("%s '%s': %s", opt, s, why);
+	if (!(v >= lo && v <= hi))
+		usage_error("%s '%s': want %g..%g", opt, s, lo, hi);
 	return v;
 }
 
@@ -214,6 +258,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		.method = FIT_NNLS,
 		.folds = 5,
 		.bands = { .max_bands = JL_MAX_BANDS },
+		.window_ns = 3600000000000LL,
+		.refit_ns = 300000000000LL,
+		.holdout = 0.2,
+		.margin = 0.05,
 	};
 	while ((c = getopt_long(argc, argv, "s:p:c:m:k:o:qhV", long_opts,
 				NULL)) != -1) {
@@ -293,6 +341,24 @@ static void parse_args(int argc, char **argv, struct opts *o)
 						    optarg, JL_MAX_BANDS);
 			}
 			break;
+		case O_FOLLOW:
+			o->follow = 1;
+			break;
+		case O_WINDOW:
+			o->window_ns = secs_arg("--window", optarg, 0);
+			break;
+		case O_REFIT:
+			o->refit_ns = secs_arg("--refit", optarg, 0);
+			break;
+		case O_HOLDOUT:
+			o->holdout = frac_arg("--holdout", optarg, 0.01, 0.9);
+			break;
+		case O_MARGIN:
+			o->margin = frac_arg("--margin", optarg, 0, 100) / 100;
+			break;
+		case O_LOG:
+			o->log = optarg;
+			break;
 		case O_BAND_EDGES:
 			band_edges(optarg, &o->bands);
 			break;
@@ -337,8 +403,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
-	if (!o->samples)
+	if (o->follow) {
+		if (!o->apply == !o->output)
+			usage_error("--follow needs exactly one of --apply and -o FILE");
+		if (o->refit_ns <= 0 || o->window_ns < o->refit_ns)
+			usage_error("--follow: want 0 < --refit <= --window");
+		if (o->val_samples || o->plot)
+			usage_error("--follow takes no --validate-* or --plot");
+	} else if (!o->samples) {
 		usage_error("no samples given (-s FILE)");
+	}
 	if (o->bands.nedges && o->bands.exact &&
 	    o->bands.max_bands != o->bands.nedges + 1)
 		usage_error("--bands %u and %u --band-edges disagree",
@@ -348,7 +422,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	if (!o->val_samples != !o->val_pdu)
 		usage_error(
 			"--validate-samples and --validate-pdu go together");
-	if (!strcmp(o->samples, "-") && o->pdu && !strcmp(o->pdu, "-"))
+	if (o->samples && !strcmp(o->samples, "-") && o->pdu && !strcmp(o->pdu, "-"))
 		usage_error(
 			"samples and meter readings cannot both come from stdin");
 	if (o->val_samples &&
@@ -521,6 +595,32 @@ int main(int argc, char **argv)
 	FILE *out;
 
 	parse_args(argc, argv, &o);
+	if (o.follow) {
+		struct jt_follow_opts fo = {
+			.samples = o.samples,
+			.pdu = o.pdu,
+			.pdu_cmd = o.pdu_cmd,
+			.unit = o.unit,
+			.ts_flags = o.ts_flags,
+			.sem = o.sem,
+			.offset_ns = o.offset_ns,
+			.max_gap_ns = o.max_gap_ns,
+			.pdu_timeout_ns = o.pdu_timeout_ns,
+			.window_ns = o.window_ns,
+			.refit_ns = o.refit_ns,
+			.holdout = o.holdout,
+			.margin = o.margin,
+			.train = { .method = o.method, .folds = o.folds,
+				   .min_samples = o.min_samples,
+				   .no_robust = o.no_robust },
+			.bands = o.bands,
+			.sysfs = o.apply ? o.sysfs : NULL,
+			.output = o.output,
+			.log = o.log,
+		};
+
+		return jt_follow(&fo) ? EXIT_DATA : 0;
+	}
 	jt_progress_init(&pr, o.progress || isatty(STDERR_FILENO),
 			 isatty(STDERR_FILENO));
 

@@ -386,7 +386,8 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef);
  * held-out MAPE (the same contiguous folds, the same intervals) is lower
  * than the single model's by JT_BAND_MARGIN (relative) and JT_BAND_SLACK
  * (percentage points), and every band passes jt_model_check(). Each band
- * needs JT_BAND_MIN_SHARE of the intervals (and --min-samples); a band
+ * needs JT_BAND_MIN_SHARE of the intervals, --min-samples and ten per
+ * coefficient; a band
  * more is kept only if it gains JT_BAND_MARGIN again. Edges are searched
  * among JT_BAND_BINS quantiles of the observed frequencies.
  */
@@ -447,6 +448,34 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
  */
 int jt_write_bands_report(FILE *fp, const struct jt_report *rep,
 			  const struct jt_band_result *br, int with_model);
+
+/* ---- --follow ---- */
+
+/* A reading off the window's median by this factor (or <= 0 W) is a glitch. */
+#define JT_GLITCH_RATIO 5.0
+
+struct jt_follow_opts {
+	const char *samples; /* CSV file or "-"; NULL: the module's netlink */
+	const char *pdu, *pdu_cmd; /* one of them */
+	enum parse_ts_unit unit;
+	int ts_flags;
+	enum jt_meter_sem sem;
+	int64_t offset_ns, max_gap_ns, pdu_timeout_ns;
+	int64_t window_ns, refit_ns;
+	double holdout; /* newest share of the window kept out of the fit */
+	double margin; /* relative held-out MAPE gain needed to replace */
+	struct jt_train_opts train;
+	struct jt_band_opts bands;
+	const char *sysfs; /* install there (--apply), or */
+	const char *output; /* replace this file atomically */
+	const char *log; /* decision log (NULL: stderr) */
+};
+
+/*
+ * Run until the samples end (or SIGTERM/SIGINT). Returns 0, or a negative
+ * errno when an input could not be opened or read.
+ */
+int jt_follow(const struct jt_follow_opts *o);
 
 /* ---- output targets ---- */
 

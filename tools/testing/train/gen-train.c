@@ -9,9 +9,14 @@
  *             [--meter-ms MS] [--meter instant|average] [--spread S]
  *             [--phase-rows R] [--truth "CPU CYC INS MISS DISK [TX RX PC] IDLE"]
  *             [--bands "MHZ c0 .. c8;..;max c0 .. c8"]
+ *             [--change-row ROW --truth2 "c0 .. c8"] [--bogus ROW:N:WATTS]
+ *             [--stall ROW:N]
  * --extra also generates socket bytes and page-cache reads. --bands makes
  * the truth depend on the row's clock frequency (one set per band, the
  * jl_bands text form with ';' for newlines) and prints that form.
+ * For --follow tests: --change-row switches the truth to --truth2 from
+ * that row on; --bogus makes the meter read WATTS for N rows, --stall
+ * drops their readings.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,7 +79,24 @@ int main(int argc, char **argv)
 			o.spread = strtod(v, NULL);
 		else if (!strcmp(opt, "--phase-rows"))
 			o.phase_rows = strtod(v, NULL);
-		else if (!strcmp(opt, "--bands")) {
+		else if (!strcmp(opt, "--change-row"))
+			o.change_row = strtol(v, NULL, 10);
+		else if (!strcmp(opt, "--truth2")) {
+			double *t = o.truth2;
+
+			if (sscanf(v, "%lf %lf %lf %lf %lf %lf %lf %lf %lf", &t[0],
+				   &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7],
+				   &t[8]) != JL_NR_COEF)
+				usage();
+		} else if (!strcmp(opt, "--bogus")) {
+			if (sscanf(v, "%ld:%ld:%lf", &o.bogus_row, &o.bogus_n,
+				   &o.bogus_w) != 3)
+				usage();
+		} else if (!strcmp(opt, "--stall")) {
+			if (sscanf(v, "%ld:%ld", &o.bogus_row, &o.bogus_n) != 2)
+				usage();
+			o.stall = 1;
+		} else if (!strcmp(opt, "--bands")) {
 			if (gen_parse_bands(&o, v))
 				usage();
 		} else if (!strcmp(opt, "--truth")) {
