@@ -5,6 +5,7 @@
  * exact for a linear function) over each interval.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,6 +206,7 @@ static size_t align_rows(const struct jt_samples *s, const struct jt_meter *m,
 		r->interval_ns = x->interval_ns;
 		memcpy(r->f, x->f, sizeof(r->f));
 		r->module_uj = x->energy_uj;
+		r->freq_mhz = x->freq_mhz;
 		r->line = r->last_line = x->line;
 		n++;
 	}
@@ -234,7 +236,7 @@ static size_t align_periods(const struct jt_sample *x, size_t ns,
 
 	for (k = 1; k < m->n && n < cap; k++) {
 		struct jt_row r = { .module_uj = 0 };
-		double covered = 0, tol;
+		double covered = 0, tol, fsum = 0, fcpu = 0;
 		int64_t a, b;
 		size_t j;
 		int first = 1;
@@ -263,6 +265,10 @@ static size_t align_periods(const struct jt_sample *x, size_t ns,
 			covered += (double)(hi - lo);
 			for (f = 0; f < JT_NF; f++)
 				r.f[f] += frac * x[j].f[f];
+			if (x[j].freq_mhz > 0) {
+				fsum += frac * x[j].f[JL_F_CPU_NS] * x[j].freq_mhz;
+				fcpu += frac * x[j].f[JL_F_CPU_NS];
+			}
 			if (x[j].energy_uj < 0 || r.module_uj < 0)
 				r.module_uj = -1;
 			else
@@ -284,6 +290,7 @@ static size_t align_periods(const struct jt_sample *x, size_t ns,
 		}
 		r.end_ns = b;
 		r.interval_ns = (double)(b - a);
+		r.freq_mhz = fcpu > 0 ? floor(fsum / fcpu) : 0;
 		r.meter_uj = m->w[k] * (double)(b - a) * 1e-3;
 		r.mlo = r.mhi = k;
 		out[n++] = r;

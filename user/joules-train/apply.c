@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Installing a trained set in the running module: one write of the whole
- * set to model/coefficients (the module swaps it in atomically and bumps
- * model/generation), then a check that the generation moved, so a write
+ * set to model/coefficients, or of a banded model to model/bands (the
+ * module swaps it in atomically and bumps model/generation), then a check that the generation moved, so a write
  * that was silently ignored cannot pass for success.
  */
 #include <errno.h>
@@ -45,29 +45,29 @@ static int read_gen(const char *path, uint64_t *gen, char *err, size_t errlen)
 	return 0;
 }
 
-int jt_apply(const char *dir, const struct jl_coef *c, char *err, size_t errlen)
+/*
+ * Write text to DIR/model/ATTR in one write(2) and check that the
+ * generation moved: the one path by which every model is installed.
+ */
+static int apply_text(const char *dir, const char *attr, const char *line,
+		      int len, char *err, size_t errlen)
 {
-	char coef_path[4096], gen_path[4096], line[256];
+	char coef_path[4096], gen_path[4096];
 	uint64_t before, after;
 	struct stat st;
 	ssize_t n;
-	int fd, len, ret, e;
+	int fd, ret, e;
 
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
 		snprintf(err, errlen,
 			 "%s: not there: the joules module is not loaded", dir);
 		return -ENOENT;
 	}
-	snprintf(coef_path, sizeof(coef_path), "%s/model/coefficients", dir);
+	snprintf(coef_path, sizeof(coef_path), "%s/model/%s", dir, attr);
 	snprintf(gen_path, sizeof(gen_path), "%s/model/generation", dir);
 	ret = read_gen(gen_path, &before, err, errlen);
 	if (ret)
 		return ret;
-	len = jl_coef_format(c, line, sizeof(line));
-	if (len < 0) {
-		snprintf(err, errlen, "coefficients out of range");
-		return -ERANGE;
-	}
 	/* O_TRUNC as a shell's "echo >" would; sysfs ignores it. */
 	fd = open(coef_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0) {
@@ -75,6 +75,8 @@ int jt_apply(const char *dir, const struct jl_coef *c, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s%s", coef_path, strerror(e),
 			 e == EACCES || e == EPERM ?
 				 " (setting coefficients needs root)" :
+			 e == ENOENT && !strcmp(attr, "bands") ?
+				 " (a module without frequency bands? wrong --sysfs?)" :
 			 e == ENOENT ?
 				 " (module without a model? wrong --sysfs?)" :
 				 "");
@@ -113,4 +115,33 @@ int jt_apply(const char *dir, const struct jl_coef *c, char *err, size_t errlen)
 		return -EAGAIN;
 	}
 	return 0;
+}
+
+int jt_apply(const char *dir, const struct jl_coef *c, char *err, size_t errlen)
+{
+	char line[JL_COEF_TEXT_MAX];
+	int len = jl_coef_format(c, line, sizeof(line));
+
+	if (len < 0) {
+		snprintf(err, errlen, "coefficients out of range");
+		return -ERANGE;
+	}
+	return apply_text(dir, "coefficients", line, len, err, errlen);
+}
+
+int jt_apply_bands(const char *dir, const struct jl_bands *b, char *err,
+		   size_t errlen)
+{
+	char text[JL_BANDS_TEXT_MAX];
+	int len;
+
+	/* One band is the single-set model: keep the attribute every module has. */
+	if (b->nr == 1)
+		return jt_apply(dir, &b->set[0], err, errlen);
+	len = jl_bands_format(b, text, sizeof(text));
+	if (len < 0) {
+		snprintf(err, errlen, "banded model out of range");
+		return -ERANGE;
+	}
+	return apply_text(dir, "bands", text, len, err, errlen);
 }

@@ -54,7 +54,7 @@ int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
 	int ret = -ENOMEM;
 
 	memset(b, 0, sizeof(*b));
-	if (ncols > FIT_MAXCOL || !nblocks || d->n < nblocks)
+	if (ncols > FIT_MAXCOL || !nblocks || (!d->bounds && d->n < nblocks))
 		return -EINVAL;
 	for (i = 0; i < ncols; i++)
 		if (cols[i] >= d->stride)
@@ -92,7 +92,17 @@ int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
 	if (!b->start || !b->r || !w || !tau)
 		goto out;
 	for (blk = 0; blk <= nblocks; blk++)
-		b->start[blk] = fit_fold_start(d->n, blk, nblocks);
+		b->start[blk] = d->bounds ? d->bounds[blk] :
+					    fit_fold_start(d->n, blk, nblocks);
+	if (b->start[0] || b->start[nblocks] != d->n) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (blk = 0; blk < nblocks; blk++)
+		if (b->start[blk] > b->start[blk + 1]) {
+			ret = -EINVAL;
+			goto out;
+		}
 
 	for (blk = 0; blk < nblocks; blk++) {
 		double *r = b->r + (size_t)blk * k * k;

@@ -32,6 +32,11 @@ struct fit_design {
 	const double *x; /* row-major, n x stride */
 	const double *y; /* n targets */
 	const double *w; /* n row weights >= 0 (NULL: all 1); 0 leaves a row out */
+	/*
+	 * nblocks + 1 row boundaries for fit_blocks_build() (NULL: equal
+	 * blocks): blocks that are not equal, e.g. one per fold and band.
+	 */
+	const size_t *bounds;
 };
 
 struct fit_blocks {

@@ -26,6 +26,8 @@
 
 static const char usage_text[] =
 	"Usage: joules-train [OPTION]... -s SAMPLES.csv {-p PDU.csv | -c COMMAND}\n"
+	"       joules-train --follow [OPTION]... [-s SAMPLES.csv] {-p PDU.csv | -c COMMAND}\n"
+	"                    {--apply | -o FILE}\n"
 	"Fit the joules module's energy model to an external power meter.\n"
 	"\n"
 	"Inputs:\n"
@@ -56,6 +58,22 @@ static const char usage_text[] =
 	"                              0 or 1: none)\n"
 	"      --validate-samples FILE held-out samples to report accuracy on\n"
 	"      --validate-pdu FILE     meter readings for --validate-samples\n"
+	"      --bands auto|1|2|3|4    coefficient sets per clock-frequency band: auto\n"
+	"                              (default) chooses up to 4; written only if better\n"
+	"                              on held-out data than one set, every band plausible\n"
+	"      --band-edges MHZ[,MHZ..] fixed band edges instead of searching them\n"
+	"Follow (recalibrate continuously):\n"
+	"      --follow                read samples as they come (the module's netlink\n"
+	"                              samples without -s; -s FILE or - streams CSV) and\n"
+	"                              meter readings (-c, or -p FILE or -), refit every\n"
+	"                              --refit on the last --window; install a new set\n"
+	"                              only if better on the newest, held-out part of the\n"
+	"                              window by --margin, plausible, the meter healthy\n"
+	"      --window SECONDS        sliding window (default 3600)\n"
+	"      --refit SECONDS         refit period (default 300)\n"
+	"      --holdout FRACTION      newest part of the window judged, not fitted (0.2)\n"
+	"      --margin PCT            held-out MAPE must be PCT%% lower (default 5)\n"
+	"      --log FILE              decision log, one line per refit (default stderr)\n"
 	"Output:\n"
 	"  -o, --output FILE           write the coefficients there (default stdout)\n"
 	"      --apply                 install them in the running module\n"
@@ -69,8 +87,12 @@ static const char usage_text[] =
 	"Output: '#' summary lines, then one line\n"
 	"  cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_byte_pj\n"
 	"  net_tx_byte_pj net_rx_byte_pj pagecache_byte_pj idle_uw\n"
+	"or, for a banded model (model/bands), one such line per band, each led by\n"
+	"its upper edge in MHz ('max' for the last).\n"
 	"Exit status: 0 ok, 1 bad data or failed fit, 2 usage, 3 --apply failed or\n"
-	"refused an implausible model, 4 written but implausible (see the warning).\n";
+	"refused an implausible model, 4 written but implausible (see the warning).\n"
+	"--follow: 0 at the end of the samples or on SIGTERM/SIGINT, 1 an input\n"
+	"failed, 2 usage.\n";
 
 enum {
 	O_PDU_MS = 256,
@@ -88,6 +110,14 @@ enum {
 	O_PDU_TIMEOUT,
 	O_METER,
 	O_ROBUST,
+	O_BANDS,
+	O_BAND_EDGES,
+	O_FOLLOW,
+	O_WINDOW,
+	O_REFIT,
+	O_HOLDOUT,
+	O_MARGIN,
+	O_LOG,
 };
 
 static const struct option long_opts[] = {
@@ -104,6 +134,14 @@ static const struct option long_opts[] = {
 	{ "min-samples", required_argument, NULL, O_MIN_SAMPLES },
 	{ "method", required_argument, NULL, 'm' },
 	{ "robust", required_argument, NULL, O_ROBUST },
+	{ "bands", required_argument, NULL, O_BANDS },
+	{ "follow", no_argument, NULL, O_FOLLOW },
+	{ "window", required_argument, NULL, O_WINDOW },
+	{ "refit", required_argument, NULL, O_REFIT },
+	{ "holdout", required_argument, NULL, O_HOLDOUT },
+	{ "margin", required_argument, NULL, O_MARGIN },
+	{ "log", required_argument, NULL, O_LOG },
+	{ "band-edges", required_argument, NULL, O_BAND_EDGES },
 	{ "folds", required_argument, NULL, 'k' },
 	{ "validate-samples", required_argument, NULL, O_VAL_SAMPLES },
 	{ "validate-pdu", required_argument, NULL, O_VAL_PDU },
@@ -130,6 +168,11 @@ struct opts {
 	enum fit_method method;
 	unsigned int folds;
 	int apply, progress, quiet, no_robust;
+	struct jt_band_opts bands;
+	int follow;
+	int64_t window_ns, refit_ns;
+	double holdout, margin;
+	const char *log;
 };
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -167,6 +210,42 @@ static int64_t secs_arg(const char *opt, const char *s, int allow_neg)
 	return v;
 }
 
+static double frac_arg(const char *opt, const char *s, double lo, double hi)
+{
+	const char *why;
+	double v;
+
+	if (parse_double(s, &v, &why))
+		usage_error("%s '%s': %s", opt, s, why);
+	if (!(v >= lo && v <= hi))
+		usage_error("%s '%s': want %g..%g", opt, s, lo, hi);
+	return v;
+}
+
+/* "MHZ,MHZ,..": ascending upper edges, at most JL_MAX_BANDS - 1. */
+static void band_edges(const char *arg, struct jt_band_opts *b)
+{
+	char buf[256], *tok, *save = NULL;
+
+	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
+		usage_error("--band-edges '%s': too long", arg);
+	b->nedges = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		unsigned long v = num_arg("--band-edges", tok, JL_MHZ_MAX);
+
+		if (b->nedges == JL_MAX_BANDS - 1)
+			usage_error("--band-edges '%s': at most %d edges", arg,
+				    JL_MAX_BANDS - 1);
+		if (!v || (b->nedges && v <= b->edges[b->nedges - 1]))
+			usage_error("--band-edges '%s': want ascending MHz above 0",
+				    arg);
+		b->edges[b->nedges++] = v;
+	}
+	if (!b->nedges)
+		usage_error("--band-edges '%s': no edge", arg);
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	int c;
@@ -178,6 +257,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		.min_samples = 20,
 		.method = FIT_NNLS,
 		.folds = 5,
+		.bands = { .max_bands = JL_MAX_BANDS },
+		.window_ns = 3600000000000LL,
+		.refit_ns = 300000000000LL,
+		.holdout = 0.2,
+		.margin = 0.05,
 	};
 	while ((c = getopt_long(argc, argv, "s:p:c:m:k:o:qhV", long_opts,
 				NULL)) != -1) {
@@ -244,6 +328,40 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				usage_error("--robust '%s': want on or off",
 					    optarg);
 			break;
+		case O_BANDS:
+			if (!strcmp(optarg, "auto")) {
+				o->bands.max_bands = JL_MAX_BANDS;
+				o->bands.exact = 0;
+			} else {
+				o->bands.max_bands = (unsigned int)num_arg(
+					"--bands", optarg, JL_MAX_BANDS);
+				o->bands.exact = 1;
+				if (!o->bands.max_bands)
+					usage_error("--bands '%s': want auto or 1..%d",
+						    optarg, JL_MAX_BANDS);
+			}
+			break;
+		case O_FOLLOW:
+			o->follow = 1;
+			break;
+		case O_WINDOW:
+			o->window_ns = secs_arg("--window", optarg, 0);
+			break;
+		case O_REFIT:
+			o->refit_ns = secs_arg("--refit", optarg, 0);
+			break;
+		case O_HOLDOUT:
+			o->holdout = frac_arg("--holdout", optarg, 0.01, 0.9);
+			break;
+		case O_MARGIN:
+			o->margin = frac_arg("--margin", optarg, 0, 100) / 100;
+			break;
+		case O_LOG:
+			o->log = optarg;
+			break;
+		case O_BAND_EDGES:
+			band_edges(optarg, &o->bands);
+			break;
 		case 'k':
 			o->folds =
 				(unsigned int)num_arg("--folds", optarg, 1000);
@@ -285,14 +403,26 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
-	if (!o->samples)
+	if (o->follow) {
+		if (!o->apply == !o->output)
+			usage_error("--follow needs exactly one of --apply and -o FILE");
+		if (o->refit_ns <= 0 || o->window_ns < o->refit_ns)
+			usage_error("--follow: want 0 < --refit <= --window");
+		if (o->val_samples || o->plot)
+			usage_error("--follow takes no --validate-* or --plot");
+	} else if (!o->samples) {
 		usage_error("no samples given (-s FILE)");
+	}
+	if (o->bands.nedges && o->bands.exact &&
+	    o->bands.max_bands != o->bands.nedges + 1)
+		usage_error("--bands %u and %u --band-edges disagree",
+			    o->bands.max_bands, o->bands.nedges);
 	if (!!o->pdu + !!o->pdu_cmd != 1)
 		usage_error("give exactly one of -p FILE and -c COMMAND");
 	if (!o->val_samples != !o->val_pdu)
 		usage_error(
 			"--validate-samples and --validate-pdu go together");
-	if (!strcmp(o->samples, "-") && o->pdu && !strcmp(o->pdu, "-"))
+	if (o->samples && !strcmp(o->samples, "-") && o->pdu && !strcmp(o->pdu, "-"))
 		usage_error(
 			"samples and meter readings cannot both come from stdin");
 	if (o->val_samples &&
@@ -453,9 +583,10 @@ int main(int argc, char **argv)
 	struct jt_meter m = { 0 }, vm = { 0 };
 	struct jt_row *rows = NULL, *vrows = NULL;
 	struct jt_report rep = { 0 };
+	static struct jt_band_result br;
 	struct jt_progress pr;
 	struct jt_train_opts to;
-	double *pm = NULL, *pb = NULL, *meas = NULL;
+	double *pm = NULL, *pb = NULL, *meas = NULL, *wt = NULL;
 	unsigned long bad = 0;
 	size_t n = 0, vn = 0, i;
 	struct opts o;
@@ -464,6 +595,32 @@ int main(int argc, char **argv)
 	FILE *out;
 
 	parse_args(argc, argv, &o);
+	if (o.follow) {
+		struct jt_follow_opts fo = {
+			.samples = o.samples,
+			.pdu = o.pdu,
+			.pdu_cmd = o.pdu_cmd,
+			.unit = o.unit,
+			.ts_flags = o.ts_flags,
+			.sem = o.sem,
+			.offset_ns = o.offset_ns,
+			.max_gap_ns = o.max_gap_ns,
+			.pdu_timeout_ns = o.pdu_timeout_ns,
+			.window_ns = o.window_ns,
+			.refit_ns = o.refit_ns,
+			.holdout = o.holdout,
+			.margin = o.margin,
+			.train = { .method = o.method, .folds = o.folds,
+				   .min_samples = o.min_samples,
+				   .no_robust = o.no_robust },
+			.bands = o.bands,
+			.sysfs = o.apply ? o.sysfs : NULL,
+			.output = o.output,
+			.log = o.log,
+		};
+
+		return jt_follow(&fo) ? EXIT_DATA : 0;
+	}
 	jt_progress_init(&pr, o.progress || isatty(STDERR_FILENO),
 			 isatty(STDERR_FILENO));
 
@@ -508,7 +665,8 @@ int main(int argc, char **argv)
 	pm = malloc((n ? n : 1) * sizeof(*pm));
 	pb = malloc((n ? n : 1) * sizeof(*pb));
 	meas = malloc((n ? n : 1) * sizeof(*meas));
-	if (!pm || !pb || !meas) {
+	wt = malloc((n ? n : 1) * sizeof(*wt));
+	if (!pm || !pb || !meas || !wt) {
 		fprintf(stderr, "joules-train: out of memory\n");
 		ret = EXIT_DATA;
 		goto out;
@@ -523,10 +681,21 @@ int main(int argc, char **argv)
 		.min_samples = o.min_samples,
 		.no_robust = o.no_robust,
 		.pr = &pr,
+		.weights = wt,
 	};
 	if (jt_train(rows, n, s.present, &to, &rep, pm, pb)) {
 		ret = EXIT_DATA;
 		goto out;
+	}
+	to.weights = NULL;
+	if (jt_train_bands(rows, n, s.present, &to, &o.bands, &rep, wt, &br)) {
+		ret = EXIT_DATA;
+		goto out;
+	}
+	if ((o.bands.exact && o.bands.max_bands > 1) || o.bands.nedges) {
+		if (!br.banded)
+			fprintf(stderr, "joules-train: banded model not written: %s\n",
+				br.why);
 	}
 
 	if (o.val_samples) {
@@ -559,7 +728,7 @@ int main(int argc, char **argv)
 		ret = EXIT_DATA;
 		goto out;
 	}
-	if (jt_write_report(out, &rep, 1) ||
+	if (jt_write_bands_report(out, &rep, &br, 1) ||
 	    (o.output ? fclose(out) : fflush(out))) {
 		fprintf(stderr, "joules-train: writing %s: %s\n",
 			o.output ? o.output : "stdout", strerror(errno));
@@ -567,10 +736,13 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (o.output && !o.quiet)
-		jt_write_report(stdout, &rep, 0);
+		jt_write_bands_report(stdout, &rep, &br, 0);
 
-	/* Never install a model that fails the plausibility checks. */
-	implausible = jt_model_check(&rep, why, sizeof(why));
+	/*
+	 * Never install a model that fails the plausibility checks: a banded
+	 * one is only chosen when every band passed them.
+	 */
+	implausible = br.banded ? 0 : jt_model_check(&rep, why, sizeof(why));
 	if (implausible && o.apply) {
 		fprintf(stderr,
 			"joules-train: --apply: refusing to install an implausible "
@@ -585,14 +757,15 @@ int main(int argc, char **argv)
 			"--apply would refuse it): %s\n",
 			why);
 	if (o.apply) {
-		if (jt_apply(o.sysfs, &rep.model.coef, err, sizeof(err))) {
+		if (jt_apply_bands(o.sysfs, &br.model, err, sizeof(err))) {
 			fprintf(stderr, "joules-train: --apply: %s\n", err);
 			ret = EXIT_APPLY;
 			goto out;
 		}
 		if (!o.quiet)
 			fprintf(stderr,
-				"joules-train: coefficients installed in %s\n",
+				"joules-train: %s installed in %s\n",
+				br.banded ? "banded model" : "coefficients",
 				o.sysfs);
 	}
 
@@ -615,6 +788,7 @@ out:
 	free(pm);
 	free(pb);
 	free(meas);
+	free(wt);
 	free(rows);
 	free(vrows);
 	jt_samples_free(&s);

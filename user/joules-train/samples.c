@@ -41,12 +41,14 @@ enum {
 	C_ENERGY,
 	C_IDLE,
 	C_TASKS,
+	C_FREQ,
 	C_NR
 };
 
 static const char *const col_names[C_NR] = {
 	"realtime_ns",	    "monotonic_ns", "interval_ns", "source",
 	"model_generation", "energy_uj",    "idle_uj",	   "tasks",
+	"freq_mhz",
 };
 
 void jt_samples_free(struct jt_samples *s)
@@ -186,6 +188,19 @@ int jt_read_samples(FILE *fp, const char *name, struct jt_samples *out,
 			bad_col = "tasks";
 			bad_val = FIELD(C_TASKS);
 			goto bad;
+		}
+		/* Unknown frequency: empty (joulesctl record) or "-". */
+		if (col[C_FREQ] >= 0 && strcmp(FIELD(C_FREQ), "-")) {
+			rc = opt_u64(FIELD(C_FREQ), &v, &why);
+			if (!rc && v > JL_MHZ_MAX)
+				rc = -ERANGE, why = "above 100 GHz";
+			if (rc < 0) {
+				bad_col = "freq_mhz";
+				bad_val = FIELD(C_FREQ);
+				goto bad;
+			}
+			if (!rc)
+				s.freq_mhz = (double)v;
 		}
 		if (col[C_ENERGY] >= 0) {
 			rc = opt_u64(FIELD(C_ENERGY), &v, &why);

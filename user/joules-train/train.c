@@ -420,6 +420,8 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 		qsort(rep->outliers, rep->n_outliers_kept,
 		      sizeof(rep->outliers[0]), out_cmp);
 	}
+	if (o->weights)
+		memcpy(o->weights, w, n * sizeof(*w));
 	ret = 0;
 out:
 	fit_blocks_free(&bm);
@@ -690,6 +692,8 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 	double gain;
 	int len;
 
+	if (with_coef == 2)
+		goto coef; /* after a report written before */
 	fprintf(fp, "# joules-train %s: %s fit of %zu intervals (%s, %s)\n",
 		JL_VERSION, rep->method == FIT_OLS ? "ols" : "nnls", rep->n,
 		rep->samples_name ? rep->samples_name : "-",
@@ -772,6 +776,7 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 			why);
 	if (!with_coef)
 		return ferror(fp) ? -EIO : 0;
+coef:
 	len = jl_coef_format(&rep->model.coef, line, sizeof(line));
 	if (len < 0)
 		return len;

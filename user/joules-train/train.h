@@ -95,6 +95,7 @@ struct jt_sample {
 	double interval_ns;
 	double f[JT_NF]; /* feature deltas; 0 where absent */
 	double energy_uj; /* the module's recorded energy, -1 if empty */
+	double freq_mhz; /* recorded effective clock frequency, 0: unknown */
 	unsigned long line; /* in the samples file */
 };
 
@@ -183,6 +184,12 @@ struct jt_row {
 	double f[JT_NF];
 	double meter_uj; /* target */
 	double module_uj; /* recorded energy_uj, -1 if none */
+	/*
+	 * Effective clock frequency, MHz (0: unknown): recorded, else from
+	 * cycles per ns of CPU time (jt_rows_freq()); CPU-time weighted over
+	 * the rows of a meter period.
+	 */
+	double freq_mhz;
 	unsigned long line, last_line; /* sample rows it came from */
 	size_t mlo, mhi; /* meter readings it used (indexes) */
 };
@@ -274,6 +281,7 @@ struct jt_train_opts {
 	size_t min_samples;
 	int no_robust; /* plain least squares (--robust off) */
 	struct jt_progress *pr;
+	double *weights; /* non-NULL: gets each row's robust weight (0: rejected) */
 };
 
 /* An interval the robust fit rejected, for the report. */
@@ -365,8 +373,109 @@ static inline double jt_row_watts(const struct jt_row *r)
 	return r->meter_uj / r->interval_ns * 1e3;
 }
 
-/* Write the '#' summary lines and, if with_coef, the coefficient line. */
+/*
+ * Write the '#' summary lines and, if with_coef, the coefficient line
+ * (with_coef 2: only the coefficient lines, after a report).
+ */
 int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef);
+
+/* ---- frequency bands ---- */
+
+/*
+ * The write rule: a banded model replaces the single set only when its
+ * held-out MAPE (the same contiguous folds, the same intervals) is lower
+ * than the single model's by JT_BAND_MARGIN (relative) and JT_BAND_SLACK
+ * (percentage points), and every band passes jt_model_check(). Each band
+ * needs JT_BAND_MIN_SHARE of the intervals, --min-samples and ten per
+ * coefficient; a band
+ * more is kept only if it gains JT_BAND_MARGIN again. Edges are searched
+ * among JT_BAND_BINS quantiles of the observed frequencies.
+ */
+#define JT_BAND_MARGIN 0.05
+#define JT_BAND_SLACK 0.01
+#define JT_BAND_MIN_SHARE 0.05
+#define JT_BAND_BINS 40
+
+struct jt_band_opts {
+	unsigned int max_bands; /* 1: single only; up to JL_MAX_BANDS */
+	int exact; /* max_bands exactly (--bands N), else up to it (auto) */
+	unsigned int nedges; /* --band-edges: these edges, nedges + 1 bands */
+	uint64_t edges[JL_MAX_BANDS - 1];
+};
+
+struct jt_band_result {
+	int tried; /* banded candidates were evaluated */
+	int banded; /* 1: write the banded model, 0: the single set */
+	char why[384]; /* the decision, in words */
+	size_t n_freq; /* intervals with a known frequency */
+	unsigned int candidates; /* edge sets evaluated */
+	struct jl_bands model; /* what to write (nr 1: the single set) */
+	/* The best banded candidate (nb >= 2 when tried) */
+	unsigned int nb;
+	uint64_t upper_mhz[JL_MAX_BANDS];
+	size_t nrows[JL_MAX_BANDS];
+	struct jt_report band[JL_MAX_BANDS]; /* each band's own fit */
+	int band_ok[JL_MAX_BANDS];
+	char band_why[JL_MAX_BANDS][256]; /* jt_model_check() of a failed band */
+	/* Held-out power metrics over the same intervals (both accepted). */
+	struct fit_metrics cv_single, cv_banded, cv_base;
+};
+
+/*
+ * Effective frequency of every row into mhz[] (MHz): the recorded one,
+ * else cycles per ns of CPU time (jl_freq_mhz()) when cycles are present;
+ * a row without either (no CPU time) keeps the previous row's, as the
+ * module keeps the band in force then (0 before any). Returns the number
+ * of rows whose own frequency is known.
+ */
+size_t jt_rows_freq(const struct jt_row *rows, size_t n, unsigned int present,
+		    double *mhz);
+
+/*
+ * Fit and judge a banded model against the single one (rep, from
+ * jt_train() on the same rows with o->weights = w_single). Fills res;
+ * res->model is what to write. Returns 0 (res->banded says which) or a
+ * negative errno (out of memory, a failed fit) after printing why.
+ */
+int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
+		   const struct jt_train_opts *o, const struct jt_band_opts *bo,
+		   const struct jt_report *rep, const double *w_single,
+		   struct jt_band_result *res);
+
+/*
+ * The report of a banded fit ('#' lines); with_model also writes the
+ * model: the jl_bands text when banded, else the coefficient line.
+ */
+int jt_write_bands_report(FILE *fp, const struct jt_report *rep,
+			  const struct jt_band_result *br, int with_model);
+
+/* ---- --follow ---- */
+
+/* A reading off the window's median by this factor (or <= 0 W) is a glitch. */
+#define JT_GLITCH_RATIO 5.0
+
+struct jt_follow_opts {
+	const char *samples; /* CSV file or "-"; NULL: the module's netlink */
+	const char *pdu, *pdu_cmd; /* one of them */
+	enum parse_ts_unit unit;
+	int ts_flags;
+	enum jt_meter_sem sem;
+	int64_t offset_ns, max_gap_ns, pdu_timeout_ns;
+	int64_t window_ns, refit_ns;
+	double holdout; /* newest share of the window kept out of the fit */
+	double margin; /* relative held-out MAPE gain needed to replace */
+	struct jt_train_opts train;
+	struct jt_band_opts bands;
+	const char *sysfs; /* install there (--apply), or */
+	const char *output; /* replace this file atomically */
+	const char *log; /* decision log (NULL: stderr) */
+};
+
+/*
+ * Run until the samples end (or SIGTERM/SIGINT). Returns 0, or a negative
+ * errno when an input could not be opened or read.
+ */
+int jt_follow(const struct jt_follow_opts *o);
 
 /* ---- output targets ---- */
 
@@ -377,6 +486,9 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef);
  */
 int jt_apply(const char *sysfs_dir, const struct jl_coef *c, char *err,
 	     size_t errlen);
+/* A banded model to DIR/model/bands the same way (one band: jt_apply()). */
+int jt_apply_bands(const char *sysfs_dir, const struct jl_bands *b, char *err,
+		   size_t errlen);
 
 /* Full path of prog in $PATH into buf; 0 if found, -ENOENT if not. */
 int jt_which(const char *prog, char *buf, size_t len);

@@ -8,7 +8,15 @@
  *             [--noise FRACTION] [--seed N] [--interval-ms MS]
  *             [--meter-ms MS] [--meter instant|average] [--spread S]
  *             [--phase-rows R] [--truth "CPU CYC INS MISS DISK [TX RX PC] IDLE"]
- * --extra also generates socket bytes and page-cache reads.
+ *             [--bands "MHZ c0 .. c8;..;max c0 .. c8"]
+ *             [--change-row ROW --truth2 "c0 .. c8"] [--bogus ROW:N:WATTS]
+ *             [--stall ROW:N]
+ * --extra also generates socket bytes and page-cache reads. --bands makes
+ * the truth depend on the row's clock frequency (one set per band, the
+ * jl_bands text form with ';' for newlines) and prints that form.
+ * For --follow tests: --change-row switches the truth to --truth2 from
+ * that row on; --bogus makes the meter read WATTS for N rows, --stall
+ * drops their readings.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +29,8 @@ static void usage(void)
 	fputs("usage: gen-train -n N -s SAMPLES.csv -p PDU.csv [--no-pmu] [--extra] "
 	      "[--ts s|ms|iso] [--noise F] [--seed N] [--interval-ms MS] "
 	      "[--meter-ms MS] [--meter instant|average] [--spread S] "
-	      "[--phase-rows R] [--truth \"CPU CYC INS MISS DISK [TX RX PC] IDLE\"]\n",
+	      "[--phase-rows R] [--truth \"CPU CYC INS MISS DISK [TX RX PC] IDLE\"] "
+	      "[--bands \"MHZ c0 .. c8;..;max c0 .. c8\"]\n",
 	      stderr);
 	exit(2);
 }
@@ -70,7 +79,27 @@ int main(int argc, char **argv)
 			o.spread = strtod(v, NULL);
 		else if (!strcmp(opt, "--phase-rows"))
 			o.phase_rows = strtod(v, NULL);
-		else if (!strcmp(opt, "--truth")) {
+		else if (!strcmp(opt, "--change-row"))
+			o.change_row = strtol(v, NULL, 10);
+		else if (!strcmp(opt, "--truth2")) {
+			double *t = o.truth2;
+
+			if (sscanf(v, "%lf %lf %lf %lf %lf %lf %lf %lf %lf", &t[0],
+				   &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7],
+				   &t[8]) != JL_NR_COEF)
+				usage();
+		} else if (!strcmp(opt, "--bogus")) {
+			if (sscanf(v, "%ld:%ld:%lf", &o.bogus_row, &o.bogus_n,
+				   &o.bogus_w) != 3)
+				usage();
+		} else if (!strcmp(opt, "--stall")) {
+			if (sscanf(v, "%ld:%ld", &o.bogus_row, &o.bogus_n) != 2)
+				usage();
+			o.stall = 1;
+		} else if (!strcmp(opt, "--bands")) {
+			if (gen_parse_bands(&o, v))
+				usage();
+		} else if (!strcmp(opt, "--truth")) {
 			double t[JL_NR_COEF];
 			int k = sscanf(v, "%lf %lf %lf %lf %lf %lf %lf %lf %lf",
 				       &t[0], &t[1], &t[2], &t[3], &t[4], &t[5],
@@ -103,6 +132,19 @@ int main(int argc, char **argv)
 	if (gen_write(&o, s, p) | fclose(s) | fclose(p)) {
 		perror("gen-train");
 		return 1;
+	}
+	if (o.nbands >= 2) {
+		/* The truth as the trainer writes it. */
+		for (a = 0; a < o.nbands; a++) {
+			if (a + 1 < o.nbands)
+				printf("%.0f", o.band_upper[a]);
+			else
+				fputs("max", stdout);
+			for (int i = 0; i < JL_NR_COEF; i++)
+				printf(" %.0f", o.band_truth[a][i]);
+			putchar('\n');
+		}
+		return 0;
 	}
 	gen_truth_line(&o, line, sizeof(line));
 	puts(line);

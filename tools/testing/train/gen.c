@@ -85,6 +85,39 @@ void gen_truth_line(const struct gen_opts *o, char *buf, size_t len)
 					i ? " " : "", t[i]);
 }
 
+int gen_parse_bands(struct gen_opts *o, const char *spec)
+{
+	const char *p = spec;
+	int nb = 0, k, used;
+
+	while (*p) {
+		double *t;
+		char edge[32];
+
+		if (nb == GEN_MAX_BANDS)
+			return -1;
+		t = o->band_truth[nb];
+		k = sscanf(p, " %31s %lf %lf %lf %lf %lf %lf %lf %lf %lf%n", edge,
+			   &t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7],
+			   &t[8], &used);
+		if (k != 1 + JL_NR_COEF)
+			return -1;
+		o->band_upper[nb] = strcmp(edge, "max") ? strtod(edge, NULL) : 0;
+		nb++;
+		p += used;
+		while (*p == ' ' || *p == ';' || *p == '\n')
+			p++;
+		if (!strcmp(edge, "max"))
+			break;
+	}
+	if (nb < 2 || *p || o->band_upper[nb - 1] != 0)
+		return -1;
+	o->nbands = nb;
+	/* Idle between and around the rows: the lowest band's. */
+	o->truth[GEN_IDLE] = o->band_truth[0][GEN_IDLE];
+	return 0;
+}
+
 static void put_ts(FILE *fp, int64_t ns, enum gen_ts ts)
 {
 	if (ts == GEN_TS_S) {
@@ -179,6 +212,7 @@ int gen_write(const struct gen_opts *o, FILE *s, FILE *p)
 	int64_t t = o->t0_ns;
 	struct phase ph;
 	long i, left = 0;
+	int band = 0;
 
 	if (o->meter_ms > 0) {
 		tr.start = malloc((size_t)(o->n + 1) * sizeof(*tr.start));
@@ -191,12 +225,14 @@ int gen_write(const struct gen_opts *o, FILE *s, FILE *p)
 	}
 	fputs("realtime_ns,monotonic_ns,interval_ns,source,model_generation,"
 	      "energy_uj,idle_uj,cpu_ns,cycles,instructions,cache_misses,"
-	      "disk_bytes,tasks,net_tx_bytes,net_rx_bytes,pagecache_bytes\n",
+	      "disk_bytes,tasks,net_tx_bytes,net_rx_bytes,pagecache_bytes,"
+	      "freq_mhz,band\n",
 	      s);
 	fputs("timestamp,watts\n", p);
 	for (i = 0; i < o->n; i++) {
 		double len = nearbyint(o->ivl_ms * 1e6 * unif(&r, 0.95, 1.05));
-		double busy, f[JL_NR_FEATURES] = { 0 }, e, w, freq, ipc;
+		double busy, f[JL_NR_FEATURES] = { 0 }, e, w, freq, ipc, mhz;
+		const double *c;
 		int64_t end = t + (int64_t)len;
 		int j;
 
@@ -235,9 +271,19 @@ int gen_write(const struct gen_opts *o, FILE *s, FILE *p)
 			f[JL_F_NET_RX] = net ? nearbyint(unif(&r, 0, 3e8) * len * 1e-9) : 0;
 			f[JL_F_PAGECACHE] = nearbyint(unif(&r, 0, 2e9) * len * 1e-9);
 		}
-		e = (o->truth[GEN_IDLE] * len + o->truth[0] * f[0]) * 1e-9;
+		/* The node's clock, known when it ran at all (as the module's). */
+		mhz = f[0] > 0 ? floor(nearbyint(busy * freq) * 1e3 / f[0]) : 0;
+		if (o->nbands >= 2 && mhz > 0)
+			for (band = 0; band + 1 < o->nbands &&
+				       mhz >= o->band_upper[band];
+			     band++)
+				;
+		c = o->nbands >= 2 ? o->band_truth[band] :
+		    o->change_row > 0 && i >= o->change_row ? o->truth2 :
+							      o->truth;
+		e = (c[GEN_IDLE] * len + c[0] * f[0]) * 1e-9;
 		for (j = 1; j < JL_NR_FEATURES; j++)
-			e += o->truth[j] * f[j] * 1e-6;
+			e += c[j] * f[j] * 1e-6;
 		if (o->meter_ms <= 0)
 			e *= 1 + o->noise * gauss(&r);
 		w = e / len * 1e3;
@@ -250,11 +296,23 @@ int gen_write(const struct gen_opts *o, FILE *s, FILE *p)
 			fputs(",,,", s);
 		fprintf(s, "%.0f,%d", f[4], 3 + (int)(i % 5));
 		if (o->extra)
-			fprintf(s, ",%.0f,%.0f,%.0f\n", f[JL_F_NET_TX],
+			fprintf(s, ",%.0f,%.0f,%.0f", f[JL_F_NET_TX],
 				f[JL_F_NET_RX], f[JL_F_PAGECACHE]);
 		else
-			fputs(",,,\n", s);
-		if (o->meter_ms <= 0) {
+			fputs(",,,", s);
+		if (mhz > 0)
+			fprintf(s, ",%.0f,%d\n", mhz, band);
+		else
+			fprintf(s, ",,%d\n", band);
+		if (o->meter_ms <= 0 && o->bogus_n > 0 && i >= o->bogus_row &&
+		    i < o->bogus_row + o->bogus_n) {
+			if (!o->stall) {
+				put_ts(p, t + 1000000, o->ts);
+				fprintf(p, ",%.4f\n", o->bogus_w);
+				put_ts(p, end - 1000000, o->ts);
+				fprintf(p, ",%.4f\n", o->bogus_w);
+			}
+		} else if (o->meter_ms <= 0) {
 			put_ts(p, t + 1000000, o->ts);
 			fprintf(p, ",%.4f\n", w);
 			put_ts(p, end - 1000000, o->ts);

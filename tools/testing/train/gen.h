@@ -23,6 +23,8 @@
 
 #include "core.h"
 
+#define GEN_MAX_BANDS 4
+
 /* Index of idle_uw in truth[] (the coefficient text order). */
 #define GEN_IDLE (JL_NR_COEF - 1)
 
@@ -56,6 +58,27 @@ struct gen_opts {
 	/* Rows a load phase lasts on average (1: every row independent). */
 	double phase_rows;
 	int64_t t0_ns; /* start of the first row, CLOCK_REALTIME */
+	/*
+	 * A frequency-dependent truth: with nbands >= 2, a row whose effective
+	 * frequency (cycles per ns of CPU time, in whole MHz) is below
+	 * band_upper[b] (and not below the previous edge) follows
+	 * band_truth[b]; the last band has no upper edge. A row without CPU
+	 * time stays in the previous row's band, as the module does. truth[]
+	 * then only sets the idle power outside the rows.
+	 */
+	int nbands;
+	double band_upper[GEN_MAX_BANDS];
+	double band_truth[GEN_MAX_BANDS][JL_NR_COEF];
+	/* From row change_row on (> 0), the node follows truth2 instead. */
+	long change_row;
+	double truth2[JL_NR_COEF];
+	/*
+	 * Meter faults (legacy meter): the readings of rows [bogus_row,
+	 * bogus_row + bogus_n) read bogus_w watts, or (stall) are missing.
+	 */
+	long bogus_row, bogus_n;
+	double bogus_w;
+	int stall;
 };
 
 /* The defaults of gen-train (a varied, independent load, legacy meter). */
@@ -66,6 +89,12 @@ int gen_write(const struct gen_opts *o, FILE *samples, FILE *pdu);
 
 /* The truth a fit can find: 0 for the features whose columns are empty. */
 void gen_effective_truth(const struct gen_opts *o, double *truth);
+
+/*
+ * Parse "UPPER c0 .. c8;UPPER ..;max c0 .. c8" into o's bands: 0 or -1.
+ * (No core.c here: gen-train builds from this file alone.)
+ */
+int gen_parse_bands(struct gen_opts *o, const char *spec);
 
 /* The coefficient line the trainer should find (the nine-field form). */
 void gen_truth_line(const struct gen_opts *o, char *buf, size_t len);

@@ -1910,6 +1910,25 @@ static char *slurp(const char *path)
 
 static char *cli_out, *cli_err;
 
+static void unlink_tmp(const char *name)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	unlink(path);
+}
+
+/* A file of tmpdir, or NULL. */
+static char *slurp_tmp(const char *name)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	if (access(path, R_OK))
+		return NULL;
+	return slurp(path);
+}
+
 static int run_cli(const char *args)
 {
 	char cmd[8192];
@@ -2550,6 +2569,384 @@ static void test_cli_degenerate(void)
 		 "with a warning (exit 4); collinearity named (cases 2, 5)");
 }
 
+
+/* ---- frequency bands ---- */
+
+static const char band_truth[] =
+	"2000 4000000 1000 500 50000 10000 20000 15000 2000 40000000;"
+	"max 9000000 1500 500 50000 10000 20000 15000 2000 55000000";
+
+/* gen_write() into memory, read back and aligned as the CLI does. */
+static struct jt_row *gen_rows(const struct gen_opts *g, size_t *n,
+			       unsigned int *present)
+{
+	char *sb = NULL, *pb = NULL;
+	size_t sl = 0, pl = 0;
+	FILE *s = open_memstream(&sb, &sl), *p = open_memstream(&pb, &pl);
+	struct jt_samples smp = { 0 };
+	struct jt_meter m;
+	struct jt_align_stats st;
+	struct jt_row *rows = NULL;
+
+	*n = 0;
+	gen_write(g, s, p);
+	fclose(s);
+	fclose(p);
+	s = mem_in(sb);
+	p = mem_in(pb);
+	jt_meter_init(&m, PARSE_TS_AUTO, 0);
+	if (!jt_read_samples(s, "s", &smp, NULL) &&
+	    !jt_read_meter(p, "p", &m, NULL))
+		jt_align(&smp, &m, 0, 5000000000LL, &rows, n, &st);
+	*present = smp.present;
+	fclose(s);
+	fclose(p);
+	jt_samples_free(&smp);
+	jt_meter_free(&m);
+	free(sb);
+	free(pb);
+	return rows;
+}
+
+/* Single fit, then the banded one, as main() does. */
+static int train_banded(const struct jt_row *rows, size_t n,
+			unsigned int present, const struct jt_band_opts *bo,
+			struct jt_report *rep, struct jt_band_result *br)
+{
+	double *w = malloc(n * sizeof(*w));
+	struct jt_train_opts o = { .method = FIT_NNLS, .folds = 5,
+				   .min_samples = 20, .weights = w };
+	int ret;
+
+	memset(rep, 0, sizeof(*rep));
+	ret = jt_train(rows, n, present, &o, rep, NULL, NULL);
+	o.weights = NULL;
+	if (!ret)
+		ret = jt_train_bands(rows, n, present, &o, bo, rep, w, br);
+	free(w);
+	return ret;
+}
+
+/* Largest relative error of band b of the model against the truth's. */
+static double band_err(const struct jl_bands *m, unsigned int b,
+		       const struct gen_opts *g, unsigned int *worst)
+{
+	double t[JL_NR_COEF];
+	unsigned int i;
+
+	for (i = 0; i < JL_NR_COEF; i++)
+		t[i] = i == GEN_IDLE || !(i >= JL_F_NET_TX && !g->extra) ?
+			       g->band_truth[b][i] :
+			       0;
+	return coef_err(&m->set[b], t, ALL_COEFS, worst);
+}
+
+static void test_bands(void)
+{
+	static struct jt_band_result br;
+	struct jt_band_opts bo = { .max_bands = JL_MAX_BANDS };
+	struct jt_report rep;
+	struct gen_opts g;
+	struct jt_row *rows;
+	unsigned int present, wi = 0, b;
+	size_t n, i, known;
+	double *mhz, e;
+	int ret;
+
+	gen_defaults(&g);
+	g.n = 8000;
+	g.noise = 0.003;
+	tap_check(gen_parse_bands(&g, band_truth) == 0 && g.nbands == 2,
+		  "truth parses");
+	rows = gen_rows(&g, &n, &present);
+	tap_check(n > 7900, "aligned %zu", n);
+
+	/* Frequencies: recorded, and the same from cycles / cpu_ns. */
+	mhz = malloc(n * sizeof(*mhz));
+	known = jt_rows_freq(rows, n, present, mhz);
+	tap_check(known == n, "every row has a frequency: %zu of %zu", known, n);
+	for (i = 0; i < n; i++)
+		rows[i].freq_mhz = 0;
+	known = jt_rows_freq(rows, n, present, mhz);
+	tap_check(known == n, "from cycles: %zu of %zu", known, n);
+	tap_check(jt_rows_freq(rows, n, present & ~(1u << JL_F_CYCLES), mhz) == 0,
+		  "neither: unknown");
+	free(mhz);
+
+	ret = train_banded(rows, n, present, &bo, &rep, &br);
+	tap_check(ret == 0 && br.banded && br.model.nr == 2, "banded chosen: %d %s",
+		  ret, br.why);
+	tap_check(br.nb == 2 && br.upper_mhz[0] >= 1925 && br.upper_mhz[0] <= 2075,
+		  "edge %llu near the true 2000 MHz",
+		  (unsigned long long)br.upper_mhz[0]);
+	tap_check(br.cv_banded.mape < 0.5 * br.cv_single.mape &&
+			  br.cv_banded.n == br.cv_single.n,
+		  "held out: banded %.3f%% vs single %.3f%% on %zu intervals",
+		  br.cv_banded.mape, br.cv_single.mape, br.cv_banded.n);
+	for (b = 0; b < br.model.nr; b++) {
+		e = band_err(&br.model, b, &g, &wi);
+		tap_check(e < 0.02, "auto: band %u %s off by %.2f%%", b,
+			  jl_coef_names[wi], e * 100);
+	}
+
+	/* Fixed edges at the truth's. */
+	bo.nedges = 1;
+	bo.edges[0] = 2000;
+	ret = train_banded(rows, n, present, &bo, &rep, &br);
+	tap_check(ret == 0 && br.banded && br.model.upper_mhz[0] == 2000,
+		  "fixed edge: %d %s", ret, br.why);
+	for (b = 0; b < br.model.nr; b++) {
+		e = band_err(&br.model, b, &g, &wi);
+		tap_check(e < 0.02, "fixed: band %u %s off by %.2f%%", b,
+			  jl_coef_names[wi], e * 100);
+	}
+	free(rows);
+
+	/* One truth at every frequency: the single set stays. */
+	gen_defaults(&g);
+	g.n = 8000;
+	bo.nedges = 0;
+	rows = gen_rows(&g, &n, &present);
+	ret = train_banded(rows, n, present, &bo, &rep, &br);
+	tap_check(ret == 0 && !br.banded && br.model.nr == 1 &&
+			  !memcmp(&br.model.set[0], &rep.model.coef,
+				  sizeof(rep.model.coef)) &&
+			  strstr(br.why, "not better"),
+		  "frequency-independent truth keeps one set: %s", br.why);
+	/* Even forced to bands, the rule still says single. */
+	bo.max_bands = 3;
+	bo.exact = 1;
+	ret = train_banded(rows, n, present, &bo, &rep, &br);
+	tap_check(ret == 0 && !br.banded, "--bands 3: %s", br.why);
+	free(rows);
+	tap_done("bands: edge found near the truth's, each band within 2%%, "
+		 "beats one set held out; one truth keeps one set");
+}
+
+/* The CLI writes a banded model that jl_bands_parse() reads back. */
+static void test_cli_bands(void)
+{
+	struct jl_bands b;
+	struct gen_opts g;
+	const char *p;
+	int rc;
+
+	if (!find_cli()) {
+		tap_skip("joules-train not built (make -C user)",
+			 "cli: banded output");
+		return;
+	}
+	gen_defaults(&g);
+	g.n = 6000;
+	g.noise = 0.003;
+	gen_parse_bands(&g, band_truth);
+	gen_files("sb.csv", "pb.csv", &g);
+	rc = run_cli("-s sb.csv -p pb.csv -o model.txt -q");
+	p = slurp_tmp("model.txt");
+	tap_check(rc == 0 && p && !jl_bands_parse(p, strlen(p), &b) && b.nr == 2,
+		  "banded output parses: %d %s", rc, cli_err);
+	tap_check(p && strstr(p, "# written: 2 bands"), "says why");
+	tap_check(b.set[1].idle_uw > 54000000 && b.set[1].idle_uw < 56000000,
+		  "upper band's idle %llu", (unsigned long long)b.set[1].idle_uw);
+	free((void *)p);
+	/* --apply goes to model/bands (a file here: the generation stays). */
+	{
+		char cmd[1024];
+
+		snprintf(cmd, sizeof(cmd),
+			 "mkdir -p '%s/fk/model' && echo 1 > '%s/fk/model/generation' "
+			 "&& : > '%s/fk/model/bands'",
+			 tmpdir, tmpdir, tmpdir);
+		rc = system(cmd);
+	}
+	rc = run_cli("-s sb.csv -p pb.csv --apply --sysfs fk");
+	p = slurp_tmp("fk/model/bands");
+	tap_check(rc == 3 && strstr(cli_err, "stayed at 1") && p &&
+			  !jl_bands_parse(p, strlen(p), &b) && b.nr == 2,
+		  "--apply wrote model/bands: %d %s", rc, cli_err);
+	free((void *)p);
+	rc = run_cli("-s sb.csv -p pb.csv --bands 1");
+	tap_check(rc == 4 || rc == 0, "--bands 1: %d", rc);
+	tap_check(strstr(cli_out, "single set (--bands 1)") &&
+			  cli_coef(&(struct jl_coef){ 0 }),
+		  "--bands 1 writes one set");
+	rc = run_cli("-s sb.csv -p pb.csv --band-edges 3000,2000");
+	tap_check(rc == 2 && strstr(cli_err, "ascending"), "bad edges: %d %s", rc,
+		  cli_err);
+	/* No frequency at all: said, and one set written. */
+	g.nbands = 0;
+	gen_files("sb.csv", "pb.csv", &g);
+	rc = run_cli("-s sb.csv -p pb.csv --bands 2");
+	tap_check(rc == 0 && cli_coef(&(struct jl_coef){ 0 }) &&
+			  strstr(cli_err, "banded model not written"),
+		  "--bands 2 on one truth: %d %s", rc, cli_err);
+	tap_done("cli: banded output parses with jl_bands_parse, --bands 1, bad edges");
+}
+
+/* ---- --follow ---- */
+
+/* Coefficients of the last line of a file (the single form), 0 if none. */
+static int file_coef(const char *name, struct jl_coef *c)
+{
+	char *t = slurp_tmp(name), *p, *last = NULL;
+	int ok;
+
+	for (p = t; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "")
+		if (*p != '#')
+			last = p;
+	ok = last && !jl_coef_parse(last, strlen(last), c);
+	free(t);
+	return ok;
+}
+
+static void test_cli_follow(void)
+{
+	static const double truth2[JL_NR_COEF] = { 9e6, 1500, 800, 60000, 10000,
+						   0, 0, 0, 55e6 };
+	const char *args = "--follow -s fs.csv -p fp.csv -o fm.txt --log fl.txt "
+			   "--window 250 --refit 100 --bands 1";
+	char *log, *before, *after, *line;
+	unsigned int wi = 0, after_change = 0, applied_at = 0;
+	struct gen_opts g;
+	struct jl_coef c;
+	double t[JL_NR_COEF], e = 1;
+	int rc;
+
+	if (!find_cli()) {
+		tap_skip("joules-train not built (make -C user)", "cli: --follow");
+		return;
+	}
+	/* The node changes at row 1500 (about 1500 s in: refit 15). */
+	gen_defaults(&g);
+	g.n = 2200;
+	g.noise = 0.003;
+	g.change_row = 1500;
+	memcpy(g.truth2, truth2, sizeof(truth2));
+	gen_files("fs.csv", "fp.csv", &g);
+	unlink_tmp("fm.txt");
+	unlink_tmp("fl.txt");
+	rc = run_cli(args);
+	log = slurp_tmp("fl.txt");
+	tap_check(rc == 0 && log && strstr(log, "end of input"), "ran: %d %s", rc,
+		  cli_err);
+	/* Which refit after the change applied the first new set. */
+	for (line = log; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
+		unsigned int k;
+
+		if (sscanf(line, "%*s refit %u:", &k) != 1 || k <= 15)
+			continue;
+		after_change = k - 15;
+		if (!strncmp(strchr(line, ':') ? strstr(line, ": ") + 2 : "", "applied", 7)) {
+			applied_at = after_change;
+			break;
+		}
+	}
+	tap_check(applied_at >= 1 && applied_at <= 3,
+		  "applied %u refits after the change", applied_at);
+	memcpy(t, truth2, sizeof(t));
+	if (file_coef("fm.txt", &c))
+		e = coef_err(&c, t, ALL_COEFS, &wi);
+	tap_check(e < 0.05, "follows the new truth: %s off by %.2f%%",
+		  jl_coef_names[wi], e * 100);
+	free(log);
+
+	/* A burst of 0 W readings after the model settled: never applied. */
+	g.change_row = 0;
+	g.n = 1230;
+	gen_files("fs.csv", "fp.csv", &g);
+	unlink_tmp("fm.txt");
+	unlink_tmp("fl.txt");
+	rc = run_cli(args);
+	before = slurp_tmp("fm.txt");
+	g.n = 1400;
+	g.bogus_row = 1240;
+	g.bogus_n = 20;
+	g.bogus_w = 0;
+	gen_files("fs.csv", "fp.csv", &g);
+	unlink_tmp("fl.txt");
+	rc = run_cli(args);
+	after = slurp_tmp("fm.txt");
+	log = slurp_tmp("fl.txt");
+	tap_check(rc == 0 && before && after && !strcmp(before, after),
+		  "output unchanged by the burst: %d", rc);
+	tap_check(log && strstr(log, "refit 13: rejected: meter glitch") &&
+			  !strstr(strstr(log, "refit 13:"), "applied:"),
+		  "log: %s", log ? log : "");
+	free(log);
+	free(after);
+
+	/* 10 kW spikes, then a stall across a refit. */
+	g.bogus_w = 10000;
+	gen_files("fs.csv", "fp.csv", &g);
+	unlink_tmp("fl.txt");
+	rc = run_cli(args);
+	after = slurp_tmp("fm.txt");
+	log = slurp_tmp("fl.txt");
+	tap_check(rc == 0 && after && !strcmp(before, after) && log &&
+			  strstr(log, "refit 13: rejected: meter glitch"),
+		  "10 kW: %d %s", rc, log ? log : "");
+	free(log);
+	free(after);
+	g.stall = 1;
+	g.bogus_row = 1270;
+	g.bogus_n = 40;
+	gen_files("fs.csv", "fp.csv", &g);
+	unlink_tmp("fl.txt");
+	rc = run_cli(args);
+	after = slurp_tmp("fm.txt");
+	log = slurp_tmp("fl.txt");
+	tap_check(rc == 0 && after && !strcmp(before, after) && log &&
+			  strstr(log, "rejected: meter stalled"),
+		  "stall: %d %s", rc, log ? log : "");
+	free(log);
+	free(after);
+	free(before);
+
+	/* SIGTERM ends it cleanly; a missing meter input is an error. */
+	rc = run_cli("--follow -s - -p fp.csv -o fm.txt --window 250 --refit 100 "
+		     "< /dev/null");
+	tap_check(rc == 0, "empty samples: %d %s", rc, cli_err);
+	rc = run_cli("--follow -s fs.csv -p nonexistent.csv -o fm.txt");
+	tap_check(rc == 1 && strstr(cli_err, "nonexistent"), "no meter: %d", rc);
+	rc = run_cli("--follow -s fs.csv -p fp.csv");
+	tap_check(rc == 2, "--follow needs a target: %d", rc);
+	{
+		char logp[600];
+		int in[2], st = -1;
+		pid_t pid = -1;
+		double t0;
+
+		snprintf(logp, sizeof(logp), "%s/fs.log", tmpdir);
+		unlink(logp);
+		if (pipe(in) == 0 && (pid = fork()) == 0) {
+			dup2(in[0], STDIN_FILENO);
+			close(in[1]);
+			if (chdir(tmpdir))
+				_exit(126);
+			execl(cli, cli, "--follow", "-s", "-", "-c", "sleep 600", "-o",
+			      "fm.txt", "--log", "fs.log", (char *)NULL);
+			_exit(127);
+		} else if (pid > 0) {
+			close(in[0]);
+			usleep(500000);
+			kill(pid, SIGTERM);
+			t0 = now_s();
+			while (waitpid(pid, &st, WNOHANG) == 0 && now_s() - t0 < 10)
+				usleep(10000);
+			if (now_s() - t0 >= 10)
+				kill(pid, SIGKILL), waitpid(pid, &st, 0);
+			close(in[1]);
+		}
+		log = slurp(logp);
+		tap_check(WIFEXITED(st) && WEXITSTATUS(st) == 0 && log &&
+				  strstr(log, "stopped by signal 15"),
+			  "SIGTERM: status %d, log %s", st, log ? log : "");
+		free(log);
+	}
+	tap_done("cli: --follow follows a changed node within 3 refits; 0 W, "
+		 "10 kW and a stall are rejected, the model kept");
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/test_train.XXXXXX";
@@ -2560,7 +2957,7 @@ int main(void)
 		return 1;
 	}
 	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
-	tap_plan(26);
+	tap_plan(29);
 	test_parse_numbers();
 	test_parse_timestamps();
 	test_csv_split();
@@ -2587,6 +2984,9 @@ int main(void)
 	test_cli_features();
 	test_cli_robust();
 	test_cli_degenerate();
+	test_bands();
+	test_cli_bands();
+	test_cli_follow();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd))
 		tap_diag("could not remove %s", tmpdir);
