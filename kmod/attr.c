@@ -211,8 +211,8 @@ static void take_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par)
 		smp->feat.present |= d.present;
 		pw->wsum = jl_add_sat(pw->wsum, scale_gamma(pp, d.v[JL_F_CPU_NS]));
 		pw->msum = jl_add_sat(pw->msum, mem_weight(pp, &d));
-		memcpy(e->scratch, d.v, sizeof(e->scratch));
-		e->scratch_present = d.present;
+		memcpy(e->slot[pkg].delta, d.v, sizeof(d.v));
+		e->slot[pkg].delta_present = d.present;
 		smp->nr_tasks++;
 	}
 }
@@ -239,8 +239,8 @@ static void charge_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par,
 		struct joules_entry *e = slot_entry(node_slot(n, par), pkg);
 		struct jl_feat d;
 
-		memcpy(d.v, e->scratch, sizeof(d.v));
-		d.present = e->scratch_present;
+		memcpy(d.v, e->slot[pkg].delta, sizeof(d.v));
+		d.present = e->slot[pkg].delta_present;
 		e->split_w = scale_gamma(pp, jl_model_weight(&pp->coef, &d));
 		model_wsum = jl_add_sat(model_wsum, e->split_w);
 	}
@@ -276,8 +276,8 @@ static void charge_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par,
 		struct jl_feat d;
 		u64 part[JL_NR_DOMAINS] = { 0 }, uj = 0;
 
-		memcpy(d.v, e->scratch, sizeof(d.v));
-		d.present = e->scratch_present;
+		memcpy(d.v, e->slot[pkg].delta, sizeof(d.v));
+		d.present = e->slot[pkg].delta_present;
 		if (measured) {
 			for (i = 0; i < JL_NR_DOMAINS; i++) {
 				if (!(mt.domains & (1U << i)))

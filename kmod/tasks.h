@@ -45,6 +45,12 @@ struct joules_slot {
 	unsigned long qg[2];		/* generation each lnode was queued in */
 	u64 cum[JL_NR_FEATURES];	/* cumulative counts on this package */
 	u64 charged[JL_NR_FEATURES];	/* worker side: already charged */
+	/*
+	 * Worker scratch between a tick's two passes: this package's deltas.
+	 * Per slot, since a task that ran on two packages is on both lists.
+	 */
+	u64 delta[JL_NR_FEATURES];
+	u32 delta_present;
 };
 
 /* Energy charged so far (worker side, under the group lock). */
@@ -123,9 +129,7 @@ struct joules_entry {
 	struct llist_node dnode;	/* joules_dying */
 	struct list_head wnode;		/* worker: dying_wait, ready */
 	struct list_head rwait;		/* worker: reaped_wait */
-	u64 split_w;			/* scratch: this interval's weight */
-	u64 scratch[JL_NR_FEATURES];	/* scratch: this interval's deltas */
-	u32 scratch_present;
+	u64 split_w;			/* scratch: this package's weight */
 	struct rcu_head rcu;
 	struct joules_slot slot[];	/* one per package */
 };
