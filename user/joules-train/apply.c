@@ -145,3 +145,52 @@ int jt_apply_bands(const char *dir, const struct jl_bands *b, char *err,
 	}
 	return apply_text(dir, "bands", text, len, err, errlen);
 }
+
+/* Read DIR/model/NAME whole (a sysfs file is one page at most). */
+static int read_model_file(const char *dir, const char *name, char *buf,
+			   size_t size)
+{
+	char path[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/model/%s", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+int jt_read_model(const char *dir, struct jl_bands *b, char *err, size_t errlen)
+{
+	char gen_path[4096], text[4096];
+	struct jl_coef c;
+	uint64_t gen;
+	int n, ret;
+
+	snprintf(gen_path, sizeof(gen_path), "%s/model/generation", dir);
+	ret = read_gen(gen_path, &gen, err, errlen);
+	if (ret)
+		return ret;
+	if (!gen)
+		return 0;	/* no model set: nothing in force */
+	n = read_model_file(dir, "bands", text, sizeof(text));
+	if (n >= 0 && !jl_bands_parse(text, (size_t)n, b))
+		return 1;
+	/* A module from before frequency bands has only the one set. */
+	n = read_model_file(dir, "coefficients", text, sizeof(text));
+	if (n >= 0 && !jl_coef_parse(text, (size_t)n, &c)) {
+		jl_bands_single(b, &c);
+		return 1;
+	}
+	snprintf(err, errlen, "%s/model: the model in force cannot be read (%s)",
+		 dir, n < 0 ? strerror(-n) : "it does not parse");
+	return n < 0 ? n : -EINVAL;
+}

@@ -237,14 +237,23 @@ static int install(const struct jt_follow_opts *o, const struct jt_report *rep,
 	return 0;
 }
 
-/* The set in force at start: the output file's, if it parses. */
+/*
+ * The set in force at start: the module's (with --apply), else the output
+ * file's, if it parses. A new set must beat it before it replaces it.
+ */
 static int load_current(const struct jt_follow_opts *o, struct jl_bands *cur)
 {
-	char *text = NULL;
+	char *text = NULL, err[512];
 	size_t len = 0;
 	FILE *fp;
 	int ok = 0;
 
+	if (o->sysfs) {
+		ok = jt_read_model(o->sysfs, cur, err, sizeof(err));
+		if (ok < 0)
+			jt_diagf("joules-train: %s\n", err);
+		return ok;
+	}
 	if (!o->output)
 		return 0;
 	fp = fopen(o->output, "r");
@@ -538,6 +547,12 @@ int jt_follow(const struct jt_follow_opts *o)
 		}
 	}
 	f.have_cur = load_current(o, &f.cur);
+	if (f.have_cur < 0) {
+		/* Never replace a model it cannot compare with. */
+		if (f.log != stderr)
+			fclose(f.log);
+		return f.have_cur;
+	}
 	jt_meter_init(&f.m, o->unit, o->ts_flags);
 	f.m.sem = o->sem;
 	if (!o->samples) {

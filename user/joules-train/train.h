@@ -490,6 +490,12 @@ int jt_apply(const char *sysfs_dir, const struct jl_coef *c, char *err,
 int jt_apply_bands(const char *sysfs_dir, const struct jl_bands *b, char *err,
 		   size_t errlen);
 
+/*
+ * The model in force in the module at DIR: 1 and *b, 0 when none is set
+ * (generation 0), or -errno with the reason in err.
+ */
+int jt_read_model(const char *dir, struct jl_bands *b, char *err, size_t errlen);
+
 /* Full path of prog in $PATH into buf; 0 if found, -ENOENT if not. */
 int jt_which(const char *prog, char *buf, size_t len);
 

@@ -2,7 +2,7 @@
 /*
  * joulesctl set: change some model coefficients. The whole set is read,
  * the named keys replaced and the set written back in one write(2) to
- * model/coefficients, so the module swaps all six values at once (one new
+ * model/coefficients, so the module swaps all nine values at once (one new
  * generation) instead of passing through a mixed set key by key.
  */
 #include <errno.h>
@@ -79,6 +79,7 @@ int cmd_set(int argc, char **argv)
 		.in_order = true,
 	};
 	char path[512], buf[JL_COEF_TEXT_MAX + 1], gen[64];
+	char bbuf[JL_BANDS_TEXT_MAX + 1];
 	bool given[JL_NR_COEF] = { false };
 	uint64_t val[JL_NR_COEF];
 	struct jl_coef coef;
@@ -113,6 +114,21 @@ int cmd_set(int argc, char **argv)
 		given[i] = true;
 	}
 
+	/*
+	 * A model of several frequency bands has no one set to edit, and
+	 * writing `coefficients` would silently make it a one-band model.
+	 */
+	snprintf(path, sizeof(path), "%s/model/bands", sysfs_root());
+	n = read_small(path, bbuf, sizeof(bbuf));
+	if (n > 0) {
+		struct jl_bands bands;
+
+		if (!jl_bands_parse(bbuf, (jl_size)n, &bands) && bands.nr > 1) {
+			cli_err("the model has %u frequency bands: one coefficient is ambiguous; "
+				"write %s whole (joules-train --apply)", bands.nr, path);
+			return CLI_FAIL;
+		}
+	}
 	snprintf(path, sizeof(path), "%s/model/coefficients", sysfs_root());
 	n = read_small(path, buf, sizeof(buf));
 	if (n < 0) {
@@ -144,7 +160,7 @@ int cmd_set(int argc, char **argv)
 			cli_err("%s: %s", path, strerror(errno));
 		return CLI_FAIL;
 	}
-	/* One write: the module parses and installs the six values together. */
+	/* One write: the module parses and installs the nine values together. */
 	if (write(fd, buf, (size_t)n) != n) {
 		int e = errno;
 

@@ -192,6 +192,8 @@ TEST_F(model, bands_follow_the_frequency)
 	/* One coefficient of several sets is ambiguous; bad text changes nothing. */
 	g = generation();
 	EXPECT_EQ(-EBUSY, wr(MODEL "/cpu_time_uw", "1"));
+	/* joulesctl set refuses too, rather than make it a one-band model. */
+	EXPECT_NE(0, st_sh("joulesctl set cpu_time_uw=1 2>/dev/null"));
 	EXPECT_EQ(-EINVAL, wr(MODEL "/bands", "3000 1 0 0 0 0 0 0 0 1\n"
 					      "2000 1 0 0 0 0 0 0 0 1\n"
 					      "max 1 0 0 0 0 0 0 0 1\n"));

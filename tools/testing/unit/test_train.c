@@ -2943,8 +2943,50 @@ static void test_cli_follow(void)
 			  "SIGTERM: status %d, log %s", st, log ? log : "");
 		free(log);
 	}
+
+	/*
+	 * With --apply the module's model is the set in force: the truth
+	 * itself is kept; a bad one is replaced (the fake sysfs's generation
+	 * never moves, so the install is seen to fail); no module, no run.
+	 */
+	{
+		char truth[400], cmd[1200];
+		const char *fargs = "--follow -s fs.csv -p fp.csv --apply --sysfs fsys "
+				    "--log fl2.txt --window 250 --refit 100 --bands 1";
+
+		gen_defaults(&g);
+		g.n = 800;
+		g.noise = 0.003;
+		gen_files("fs.csv", "fp.csv", &g);
+		gen_truth_line(&g, truth, sizeof(truth));
+		snprintf(cmd, sizeof(cmd),
+			 "cd '%s' && mkdir -p fsys/model && echo 1 > fsys/model/generation && "
+			 "echo 'max %s' > fsys/model/bands && : > fsys/model/coefficients", tmpdir, truth);
+		tap_check(system(cmd) == 0, "fake sysfs");
+		unlink_tmp("fl2.txt");
+		rc = run_cli(fargs);
+		log = slurp_tmp("fl2.txt");
+		tap_check(rc == 0 && log && strstr(log, "kept:") && !strstr(log, "applied:") &&
+				  !strstr(log, "install failed"),
+			  "the truth in force is kept: %d %s", rc, log ? log : "");
+		free(log);
+		snprintf(cmd, sizeof(cmd),
+			 "cd '%s' && echo 'max 1000000 0 0 0 0 0 0 0 1000000' > fsys/model/bands",
+			 tmpdir);
+		tap_check(system(cmd) == 0, "fake sysfs, bad set");
+		unlink_tmp("fl2.txt");
+		rc = run_cli(fargs);
+		log = slurp_tmp("fl2.txt");
+		tap_check(log && strstr(log, "install failed") && strstr(log, "stayed at 1"),
+			  "a bad set in force is replaced: %d %s", rc, log ? log : "");
+		free(log);
+		rc = run_cli("--follow -s fs.csv -p fp.csv --apply --sysfs nosuchdir");
+		tap_check(rc != 0 && strstr(cli_err, "nosuchdir"),
+			  "no module: %d %s", rc, cli_err);
+	}
 	tap_done("cli: --follow follows a changed node within 3 refits; 0 W, "
-		 "10 kW and a stall are rejected, the model kept");
+		 "10 kW and a stall are rejected, the model kept; the module's set "
+		 "is the one in force");
 }
 
 int main(void)
