@@ -50,33 +50,10 @@ static int mkcg(const char *rel)
 	return st_sh("mkdir -p " CG "/%s", rel);
 }
 
-/*
- * Start a child in cgroup rel from its first instruction (clone3 with
- * CLONE_INTO_CGROUP): nothing of it is charged anywhere else. Returns 0
- * in the child.
- */
-static pid_t spawn_in(const char *rel)
-{
-	struct clone_args args = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD };
-	char path[512];
-	pid_t p;
-	int fd;
-
-	snprintf(path, sizeof(path), CG "/%s", rel);
-	fd = open(path, O_RDONLY | O_DIRECTORY);
-	if (fd < 0)
-		return -1;
-	args.cgroup = fd;
-	p = syscall(SYS_clone3, &args, sizeof(args));
-	if (p != 0)
-		close(fd);
-	return p;
-}
-
 /* Run a burner of sec CPU seconds in cgroup rel; its pid (reaped). */
 static pid_t burn_in(const char *rel, double sec)
 {
-	pid_t p = spawn_in(rel);
+	pid_t p = st_spawn_in(CG, rel);
 
 	if (p == 0) {
 		st_burn_cpu(sec);
@@ -241,7 +218,7 @@ TEST(a_task_that_moves_is_charged_where_it_ran)
 	ASSERT_EQ(0, mkcg("move.slice/b"));
 	ASSERT_EQ(0, jnl_open(&nl));
 	ASSERT_EQ(0, jnl_subscribe(nl, JNL_GRP_EXITS));
-	pid = spawn_in("move.slice/a");
+	pid = st_spawn_in(CG, "move.slice/a");
 	ASSERT_LT(-1, pid);
 	if (pid == 0) {
 		char me[16];

@@ -105,29 +105,10 @@ static int finish(pid_t pid, double sec)
 
 #define RUN(uid, ...) finish(start(uid, (const char *const[]){ __VA_ARGS__, NULL }), 60)
 
-/* A child in cgroup rel from its first instruction (clone3 CLONE_INTO_CGROUP); 0 in it. */
-static pid_t spawn_in(const char *rel)
-{
-	struct clone_args args = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD };
-	char path[512];
-	pid_t p;
-	int fd;
-
-	snprintf(path, sizeof(path), CG "/%s", rel);
-	fd = open(path, O_RDONLY | O_DIRECTORY);
-	if (fd < 0)
-		return -1;
-	args.cgroup = fd;
-	p = syscall(SYS_clone3, &args, sizeof(args));
-	if (p != 0)
-		close(fd);
-	return p;
-}
-
 /* A burner of sec CPU seconds in rel, reaped; or (sec < 0) one that runs until killed. */
 static pid_t burn_in(const char *rel, double sec)
 {
-	pid_t p = spawn_in(rel);
+	pid_t p = st_spawn_in(CG, rel);
 
 	if (p == 0) {
 		if (sec < 0)

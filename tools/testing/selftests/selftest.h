@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <linux/sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -248,6 +250,29 @@ static inline void st_burn_cpu(double sec)
 		if (ts.tv_sec + ts.tv_nsec / 1e9 - start >= sec)
 			break;
 	}
+}
+
+/*
+ * A child in cgroup rel under the cgroup2 mount root from its first
+ * instruction (clone3 with CLONE_INTO_CGROUP): 0 in the child, its pid in
+ * the parent, -1 on error.
+ */
+static inline pid_t st_spawn_in(const char *root, const char *rel)
+{
+	struct clone_args args = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD };
+	char path[512];
+	pid_t p;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	fd = open(path, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return -1;
+	args.cgroup = fd;
+	p = syscall(SYS_clone3, &args, sizeof(args));
+	if (p != 0)
+		close(fd);
+	return p;
 }
 
 #endif /* JOULES_SELFTEST_H */
