@@ -42,8 +42,8 @@ struct joules_stats {
 	u64 pagecache_bytes;
 	u64 read_bytes;
 	u64 write_bytes;
-	u32 opt_present;	/* JL_F_* bits of optional counters counted:
-				 * the PMU's, socket bytes (6.3+), page cache */
+	/* JL_F_* bits of optional counters: PMU, socket bytes (6.3+), page cache */
+	u32 opt_present;
 	u32 domains;		/* JL_D_* bits this task was charged from */
 	u32 source_mask;	/* JOULES_SRC_* */
 	u32 nr_threads;		/* threads summed (1 for a task) */
