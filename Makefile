@@ -5,7 +5,7 @@
 #   make KVER=6.1.0-57-amd64 | KDIR=/path/to/build   pick the kernel
 #   make check         host unit tests + selftests in QEMU-booted kernels (kernels.conf)
 #   make demo          boot QEMU, load the module, run a workload, show energy
-#   make bench         module benchmarks (loaded vs not) in a QEMU-booted kernel
+#   make bench         benchmarks (module, BPF collector, neither) in a QEMU-booted kernel
 #   make install       module (modules_install), tools, man pages, mount glue
 #
 # Kbuild (the file next to this one) lists the module objects; when kbuild
@@ -66,11 +66,12 @@ demo: module user
 	KVER=$(KVER) tools/testing/demo
 
 # Speed goals live here, never in `make check`: wall clock on 2 CPUs, then
-# instruction counts on one (QEMU -icount). Takes about 40 minutes.
-bench: module user
+# instruction counts on one (QEMU -icount). Takes about 40 minutes. The
+# kernel booted is KVER's (or KDIR's), with joules.ko built for it in a
+# scratch copy; joules-bpf (user, bpf) is measured next to it.
+bench: user bpf
 	$(MAKE) -C tools/testing/bench
-	KVER=$(KVER) tools/testing/qemu/run-qemu.sh --mode bench --timeout $${JOULES_QEMU_TIMEOUT:-3600}
-	KVER=$(KVER) tools/testing/qemu/run-qemu.sh --mode bench-icount --timeout $${JOULES_QEMU_TIMEOUT:-3600}
+	KVER=$(KVER) KDIR=$(KDIR) tools/testing/bench/qemu-bench.sh
 
 modules_install: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install

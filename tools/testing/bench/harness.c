@@ -203,7 +203,7 @@ bool bench_module_loaded(void)
 	return !stat("/sys/module/joules", &st);
 }
 
-int bench_set_loaded(bool on)
+static int module_switch(bool on)
 {
 	const char *cmd =
 		getenv(on ? "JOULES_BENCH_LOAD" : "JOULES_BENCH_UNLOAD");
@@ -212,19 +212,113 @@ int bench_set_loaded(bool on)
 	if (!cmd)
 		cmd = on ? ". /lib/joules/lib.sh && joules_load" :
 			   ". /lib/joules/lib.sh && joules_unload";
-	if (bench_module_loaded() == on)
-		return 0;
 	rc = system(cmd);
 	if (rc || bench_module_loaded() != on) {
 		fprintf(stderr, "bench: '%s' failed (status %d)\n", cmd, rc);
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * Whether the collector is attached: ours to track, since it is a user
+ * process holding BPF links, not something sysfs shows. run-bench.sh
+ * starts from a detached collector.
+ */
+static bool bpf_attached;
+
+/*
+ * Attach the collector. Its command says why it could not on stdout (and
+ * whatever else on stderr), so that the first failure can be reported as
+ * the reason the bpf side is skipped. 0, or -1 with why[] filled.
+ */
+static int bpf_attach(char *why, size_t size)
+{
+	const char *cmd = getenv("JOULES_BENCH_BPF_ON");
+	char line[256];
+	FILE *p;
+	int rc;
+
+	why[0] = 0;
+	if (!cmd || !*cmd) {
+		snprintf(why, size, "JOULES_BENCH_BPF_ON is not set (run-bench.sh sets it)");
+		return -1;
+	}
+	fflush(stdout);
+	p = popen(cmd, "r");
+	if (!p) {
+		snprintf(why, size, "popen: %s", strerror(errno));
+		return -1;
+	}
+	/* The last non-empty line is the reason. */
+	while (fgets(line, sizeof(line), p)) {
+		line[strcspn(line, "\n")] = 0;
+		if (line[0])
+			snprintf(why, size, "%s", line);
+	}
+	rc = pclose(p);
+	if (rc) {
+		if (!why[0])
+			snprintf(why, size, "'%s' failed (status %d)", cmd, rc);
+		return -1;
+	}
+	bpf_attached = true;
+	return 0;
+}
+
+static int bpf_detach(void)
+{
+	const char *cmd = getenv("JOULES_BENCH_BPF_OFF");
+	int rc;
+
+	if (!cmd || !*cmd) {
+		fprintf(stderr, "bench: JOULES_BENCH_BPF_OFF is not set\n");
+		return -1;
+	}
+	rc = system(cmd);
+	if (rc) {
+		fprintf(stderr, "bench: '%s' failed (status %d)\n", cmd, rc);
+		return -1;
+	}
+	bpf_attached = false;
+	return 0;
+}
+
+int bench_set_state(enum bench_state s)
+{
+	bool changed = false;
+	char why[256];
+
+	if (s != BENCH_BPF && bpf_attached) {
+		if (bpf_detach())
+			return -1;
+		changed = true;
+	}
+	if (bench_module_loaded() != (s == BENCH_MODULE)) {
+		if (module_switch(s == BENCH_MODULE))
+			return -1;
+		changed = true;
+	}
+	if (s == BENCH_BPF && !bpf_attached) {
+		if (bpf_attach(why, sizeof(why))) {
+			fprintf(stderr, "bench: BPF collector: %s\n", why);
+			return -1;
+		}
+		changed = true;
+	}
 	/*
 	 * Let the switch settle: after a load the worker's first intervals,
-	 * after an unload the RCU callbacks that free the table.
+	 * after an unload the RCU callbacks that free the table, after a
+	 * detach the links' and maps' deferred release.
 	 */
-	bench_sleep(0.5);
+	if (changed)
+		bench_sleep(0.5);
 	return 0;
+}
+
+int bench_set_loaded(bool on)
+{
+	return bench_set_state(on ? BENCH_MODULE : BENCH_OFF);
 }
 
 struct spread {
@@ -249,67 +343,122 @@ static struct spread spread_of(const double *v, unsigned int n)
 	return r;
 }
 
-static const char *order_name(unsigned int rep)
+static const char *const state_name[BENCH_NR_STATES] = { "off", "on", "bpf" };
+
+/*
+ * The order of the sides in round r is orders[r % 6]: over six rounds
+ * every side comes first, second and last twice, so slow drift hits the
+ * three alike. Without the bpf side the rows reduce to off,on then on,off
+ * alternately, the pairs of the two-sided benchmark.
+ */
+static const enum bench_state orders[6][BENCH_NR_STATES] = {
+	{ BENCH_OFF, BENCH_MODULE, BENCH_BPF },
+	{ BENCH_BPF, BENCH_MODULE, BENCH_OFF },
+	{ BENCH_OFF, BENCH_BPF, BENCH_MODULE },
+	{ BENCH_MODULE, BENCH_OFF, BENCH_BPF },
+	{ BENCH_BPF, BENCH_OFF, BENCH_MODULE },
+	{ BENCH_MODULE, BENCH_BPF, BENCH_OFF },
+};
+
+static void order_name(unsigned int rep, bool bpf, char *buf, size_t size)
 {
-	return rep & 1 ? "on,off" : "off,on";
+	size_t len = 0;
+	unsigned int k;
+
+	buf[0] = 0;
+	for (k = 0; k < BENCH_NR_STATES; k++) {
+		enum bench_state st = orders[rep % 6][k];
+
+		if (st == BENCH_BPF && !bpf)
+			continue;
+		len += (size_t)snprintf(buf + len, size - len, "%s%s",
+					len ? "," : "", state_name[st]);
+	}
+}
+
+/* Per-round ratios a/b and differences a-b of one metric. */
+static void ratios(const double *a, const double *b, unsigned int n,
+		   double *ratio, double *diff)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		ratio[i] = b[i] > 0 ? a[i] / b[i] : NAN;
+		diff[i] = a[i] - b[i];
+	}
 }
 
 int bench_run_ab(const struct bench_def *d)
 {
-	double off[BENCH_MAX_METRICS][BENCH_MAX_REPS],
-		on[BENCH_MAX_METRICS][BENCH_MAX_REPS];
-	double ratio[BENCH_MAX_METRICS][BENCH_MAX_REPS],
-		diff[BENCH_MAX_METRICS][BENCH_MAX_REPS];
+	static double v[BENCH_NR_STATES][BENCH_MAX_METRICS][BENCH_MAX_REPS];
+	double ratio[BENCH_MAX_REPS], diff[BENCH_MAX_REPS];
 	double out[BENCH_MAX_METRICS];
 	unsigned int rep, k, m, reps = d->reps;
+	char bpf_skip[256] = "", order[32];
+	bool bpf = d->with_bpf;
 	int missed = 0;
 
 	if (reps > BENCH_MAX_REPS)
 		reps = BENCH_MAX_REPS;
+	/*
+	 * Whether the collector can be attached here at all: if not, its side
+	 * is skipped with the reason, and the module's pairs run as before.
+	 */
+	if (bpf && bench_set_loaded(false) == 0 &&
+	    bpf_attach(bpf_skip, sizeof(bpf_skip))) {
+		printf("%s: BPF collector side skipped: %s\n", d->name, bpf_skip);
+		bpf = false;
+	}
 	/* A warm-up trial, discarded: page cache, slab caches, branch predictors. */
-	if (bench_set_loaded(false) ||
+	if (bench_set_state(BENCH_OFF) ||
 	    (!d->no_warmup && d->trial(d->arg, false, out)))
 		return -1;
 	for (rep = 0; rep < reps; rep++) {
-		for (k = 0; k < 2; k++) {
-			/* off,on then on,off: each side leads half the time. */
-			bool loaded = (rep & 1) ? k == 0 : k == 1;
+		for (k = 0; k < BENCH_NR_STATES; k++) {
+			enum bench_state st = orders[rep % 6][k];
+			bool loaded = st == BENCH_MODULE;
 
-			if (bench_set_loaded(loaded) ||
-			    d->trial(d->arg, loaded, out))
+			if (st == BENCH_BPF && !bpf)
+				continue;
+			if (bench_set_state(st) || d->trial(d->arg, loaded, out))
 				return -1;
 			for (m = 0; m < d->nr_metrics; m++)
-				(loaded ? on : off)[m][rep] = out[m];
+				v[st][m][rep] = out[m];
 			if (loaded && d->after_loaded &&
 			    d->after_loaded(d->arg))
 				missed = 1;
 		}
-		for (m = 0; m < d->nr_metrics; m++) {
-			ratio[m][rep] = off[m][rep] > 0 ?
-						on[m][rep] / off[m][rep] :
-						NAN;
-			diff[m][rep] = on[m][rep] - off[m][rep];
-		}
 		if (bench_quiet)
 			continue;
-		printf("pair %2u (%s):", rep + 1, order_name(rep));
-		for (m = 0; m < d->nr_metrics; m++)
-			printf("  %s off %.4g on %.4g %s (x%.4f)",
-			       d->metrics[m].name, off[m][rep], on[m][rep],
-			       d->metrics[m].unit, ratio[m][rep]);
+		order_name(rep, bpf, order, sizeof(order));
+		printf("%s %2u (%s):", bpf ? "round" : "pair", rep + 1, order);
+		for (m = 0; m < d->nr_metrics; m++) {
+			double a = v[BENCH_OFF][m][rep], b = v[BENCH_MODULE][m][rep];
+
+			printf("  %s off %.4g on %.4g", d->metrics[m].name, a, b);
+			if (bpf)
+				printf(" bpf %.4g", v[BENCH_BPF][m][rep]);
+			printf(" %s (x%.4f", d->metrics[m].unit, a > 0 ? b / a : NAN);
+			if (bpf)
+				printf(", bpf x%.4f",
+				       a > 0 ? v[BENCH_BPF][m][rep] / a : NAN);
+			printf(")");
+		}
 		printf("\n");
 		fflush(stdout);
 	}
-	if (bench_set_loaded(false))
+	if (bench_set_state(BENCH_OFF))
 		return -1;
 
 	for (m = 0; m < d->nr_metrics; m++) {
 		const struct bench_metric *bm = &d->metrics[m];
-		struct spread a = spread_of(off[m], reps),
-			      b = spread_of(on[m], reps);
-		struct spread r = spread_of(ratio[m], reps),
-			      df = spread_of(diff[m], reps);
+		const double *off = v[BENCH_OFF][m], *on = v[BENCH_MODULE][m];
+		struct spread a = spread_of(off, reps), b = spread_of(on, reps);
+		struct spread r, df;
 
+		ratios(on, off, reps, ratio, diff);
+		r = spread_of(ratio, reps);
+		df = spread_of(diff, reps);
 		printf("%s: %s (%s), %u pairs: off median %.4g [%.4g .. %.4g], on median %.4g [%.4g .. %.4g]\n",
 		       d->name, bm->name, bm->unit, reps, a.med, a.min, a.max,
 		       b.med, b.min, b.max);
@@ -329,6 +478,42 @@ int bench_run_ab(const struct bench_def *d)
 		}
 		printf("\n");
 	}
+	if (!d->with_bpf)
+		goto done;
+	/*
+	 * The collector's side: no goal (the goals are the module's), and
+	 * never a number when it could not run.
+	 */
+	for (m = 0; m < d->nr_metrics; m++) {
+		const struct bench_metric *bm = &d->metrics[m];
+		const double *off = v[BENCH_OFF][m], *on = v[BENCH_MODULE][m];
+		const double *c = v[BENCH_BPF][m];
+		struct spread a, cs, r, df, vm;
+
+		if (!bpf) {
+			printf("RESULT %s-bpf %s %s status=skipped reason=%s\n",
+			       d->name, bm->name, bm->unit, bpf_skip);
+			continue;
+		}
+		a = spread_of(off, reps);
+		cs = spread_of(c, reps);
+		ratios(c, off, reps, ratio, diff);
+		r = spread_of(ratio, reps);
+		df = spread_of(diff, reps);
+		printf("%s: %s (%s), %u rounds: bpf median %.4g [%.4g .. %.4g]\n",
+		       d->name, bm->name, bm->unit, reps, cs.med, cs.min,
+		       cs.max);
+		printf("%s: %s: bpf/off ratio median %.4f [%.4f .. %.4f], bpf-off median %+.4g %s [%+.4g .. %+.4g]\n",
+		       d->name, bm->name, r.med, r.min, r.max, df.med, bm->unit,
+		       df.min, df.max);
+		printf("RESULT %s-bpf %s %s off=%.6g bpf=%.6g ratio=%.6g ratio_min=%.6g ratio_max=%.6g diff=%.6g",
+		       d->name, bm->name, bm->unit, a.med, cs.med, r.med, r.min,
+		       r.max, df.med);
+		ratios(c, on, reps, ratio, diff);
+		vm = spread_of(ratio, reps);
+		printf(" vs_module=%.6g\n", vm.med);
+	}
+done:
 	fflush(stdout);
 	return missed;
 }

@@ -6,16 +6,29 @@
  * loaded (B), alternating A B B A A B ... so that slow drift of the machine
  * (other guests on the host, thermal state) hits both sides alike, and
  * reports per metric the median and the spread of each side and of the
- * per-pair ratio B/A. A loaded-only benchmark runs its trial with the module
- * loaded and reports median and spread of each metric.
+ * per-pair ratio B/A. With bench_def.with_bpf there is a third side, C:
+ * the module unloaded and joules-bpf's collector attached; the three are
+ * run in rounds whose order rotates (bench_run_ab()). A loaded-only
+ * benchmark runs its trial with the module loaded and reports median and
+ * spread of each metric.
  *
- * The module is loaded and unloaded by shell commands taken from the
- * environment (JOULES_BENCH_LOAD, JOULES_BENCH_UNLOAD), so the same programs
- * run in the QEMU guest (guest-lib.sh's joules_load) and on bare metal
- * (insmod or modprobe). Every summary ends in one machine-readable line:
+ * The module is loaded and unloaded, and the collector attached and
+ * detached, by shell commands taken from the environment
+ * (JOULES_BENCH_LOAD, JOULES_BENCH_UNLOAD, JOULES_BENCH_BPF_ON,
+ * JOULES_BENCH_BPF_OFF), so the same programs run in the QEMU guest and on
+ * bare metal. Every summary ends in machine-readable lines:
  *
  *   RESULT <bench> <metric> <unit> off=<median> on=<median> ratio=<median>
- *          ratio_min=<min> ratio_max=<max> [goal=<g> status=met|missed]
+ *          ratio_min=<min> ratio_max=<max> diff=<median>
+ *          [goal=<g> status=met|missed]
+ *   RESULT <bench>-bpf <metric> <unit> off=<median> bpf=<median>
+ *          ratio=<median> ratio_min=<min> ratio_max=<max> diff=<median>
+ *          vs_module=<median of bpf/on>
+ *   RESULT <bench>-bpf <metric> <unit> status=skipped reason=<text>
+ *
+ * The -bpf lines only with with_bpf; "skipped" when the collector could
+ * not be attached at all (no joules-bpf, no BTF, no BPF in the kernel):
+ * that is a property of the machine, not a failure of the benchmark.
  */
 #ifndef JOULES_BENCH_HARNESS_H
 #define JOULES_BENCH_HARNESS_H
@@ -38,20 +51,37 @@ struct bench_metric {
 	double goal;
 };
 
+/* What is measuring the system during a trial. */
+enum bench_state {
+	BENCH_OFF, /* neither joules.ko nor joules-bpf */
+	BENCH_MODULE, /* joules.ko loaded */
+	BENCH_BPF, /* joules-bpf's collector attached, joules.ko unloaded */
+	BENCH_NR_STATES,
+};
+
 struct bench_def {
 	const char *name;
 	const struct bench_metric *metrics;
 	unsigned int nr_metrics;
 	unsigned int reps; /* pairs (A/B) or trials (loaded-only) */
-	/* One trial; fills out[nr_metrics]. Returns 0, or -1 to abort. */
+	/*
+	 * One trial; fills out[nr_metrics]. Returns 0, or -1 to abort.
+	 * loaded: the module is loaded (false for the collector's trials).
+	 */
 	int (*trial)(void *arg, bool loaded, double *out);
 	void *arg;
 	/* Optional: called after each loaded trial (leak checks and such). */
 	int (*after_loaded)(void *arg);
 	bool no_warmup; /* skip the discarded first trial */
+	bool with_bpf; /* A/B only: the collector as a third side */
 };
 
-/* Load or unload joules.ko with the environment's commands; 0 or -1. */
+/*
+ * Switch to a state with the environment's commands (leaving the others
+ * first: the module and the collector are never both on); 0 or -1.
+ * bench_set_loaded(on) is bench_set_state(on ? BENCH_MODULE : BENCH_OFF).
+ */
+int bench_set_state(enum bench_state s);
 int bench_set_loaded(bool on);
 bool bench_module_loaded(void);
 

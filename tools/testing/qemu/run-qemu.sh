@@ -72,6 +72,16 @@ if [ -z "$kernel" ] || ! [ -r "$kernel" ]; then
 	echo "run-qemu: no kernel image '${kernel}' (apt-get install linux-image-amd64, or pass --kernel/KVER)" >&2
 	exit 1
 fi
+# joules.ko must be the booted kernel's: a module built for another kernel
+# (the tree's last build, with several kernels installed) fails only inside
+# the guest, late. Checked where both releases can be read.
+ko=${modules:-$here/../../..}/joules.ko
+img_rel=$(file -bL "$kernel" 2>/dev/null | sed -n 's/.*, version \([^ ]*\) .*/\1/p')
+ko_rel=$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)
+if [ -n "$img_rel" ] && [ -n "$ko_rel" ] && [ "$img_rel" != "$ko_rel" ]; then
+	echo "run-qemu: $ko is built for $ko_rel, $kernel is $img_rel (make KVER=$img_rel, or --modules)" >&2
+	exit 1
+fi
 case $scale in
 ''|*[!0-9]*) echo "run-qemu: --scale takes a percentage" >&2; exit 2 ;;
 esac
