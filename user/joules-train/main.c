@@ -72,7 +72,7 @@ static const char usage_text[] =
 	"      --window SECONDS        sliding window (default 3600)\n"
 	"      --refit SECONDS         refit period (default 300)\n"
 	"      --holdout FRACTION      newest part of the window judged, not fitted (0.2)\n"
-	"      --margin PCT            held-out MAPE must be PCT%% lower (default 5)\n"
+	"      --margin PCT            held-out MAPE must be PCT% lower (default 5)\n"
 	"      --log FILE              decision log, one line per refit (default stderr)\n"
 	"Output:\n"
 	"  -o, --output FILE           write the coefficients there (default stdout)\n"
