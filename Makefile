@@ -85,9 +85,11 @@ install: all
 		install -d $(DESTDIR)$(MAN_DIR)/man$$n; \
 		for m in Documentation/man/*.$$n; do [ -f "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MAN_DIR)/man$$n/ || true; done; \
 	done
-	sed 's,/usr/local/bin/,$(PREFIX)/bin/,' packaging/joules-exporter.service > joules-exporter.service.tmp
-	install -D -m 0644 joules-exporter.service.tmp $(DESTDIR)/lib/systemd/system/joules-exporter.service
-	rm -f joules-exporter.service.tmp
+	for u in joules-exporter joules-train-follow; do \
+		sed 's,/usr/local/bin/,$(PREFIX)/bin/,' packaging/$$u.service > $$u.service.tmp && \
+		install -D -m 0644 $$u.service.tmp $(DESTDIR)/lib/systemd/system/$$u.service && \
+		rm -f $$u.service.tmp || exit 1; \
+	done
 
 clean:
 	-[ -d "$(KDIR)" ] && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
