@@ -102,11 +102,18 @@ nest < "$work/out"
 set -- $(mem_kb $exp_pid); rss1=$1 hwm1=$2
 "$here"/build/http-check -t 3 127.0.0.1 "$port" > "$work/out" 2>&1; rc2=$?
 set -- $(mem_kb $exp_pid); rss2=$1 hwm2=$2
-diag "exporter RSS: start $rss0 kB, after bad clients $rss1 kB (peak $hwm1), after a second round $rss2 kB (peak $hwm2)"
-t $(( rc | rc2 )) "bad clients (huge headers, 500 connections, unfinished requests): still serving"
-# The allocator settles after a few rounds (valgrind below finds no leak).
-[ "$hwm2" -lt 32768 ] && [ "$hwm2" -le $((hwm1 + 4096)) ]
-t $? "memory bounded: peak $hwm2 kB < 32 MiB, second round grew it by $((hwm2 - hwm1)) kB"
+"$here"/build/http-check -t 3 127.0.0.1 "$port" > "$work/out" 2>&1; rc3=$?
+set -- $(mem_kb $exp_pid); rss3=$1 hwm3=$2
+"$here"/build/http-check -t 3 127.0.0.1 "$port" > "$work/out" 2>&1; rc4=$?
+"$here"/build/http-check -t 3 127.0.0.1 "$port" > "$work/out" 2>&1; rc5=$?
+set -- $(mem_kb $exp_pid); rss5=$1 hwm5=$2
+diag "exporter RSS: start $rss0 kB, after rounds of bad clients 1: $rss1 kB (peak $hwm1), 2: $rss2 ($hwm2), 3: $rss3 ($hwm3), 5: $rss5 ($hwm5)"
+t $(( rc | rc2 | rc3 | rc4 | rc5 )) "bad clients (huge headers, 500 connections, unfinished requests): still serving"
+# The allocator's arenas settle over the first rounds, by a few MB each on a
+# loaded machine; a leak grows every round (valgrind below finds none). So:
+# bounded, and rounds 4 and 5 together add less than 1 MB.
+[ "$hwm5" -lt 32768 ] && [ "$hwm5" -le $((hwm3 + 1024)) ]
+t $? "memory bounded: peak $hwm5 kB < 32 MiB, rounds 4-5 grew it by $((hwm5 - hwm3)) kB"
 kill -0 $exp_pid 2>/dev/null && hget "$port" /metrics | grep -q '^joules_module_loaded 0$'
 t $? "the exporter is alive and answering"
 
