@@ -19,7 +19,12 @@
  * (the last exited task folded), its final totals go out once on the
  * exits multicast group and it is freed.
  *
- * Totals are written by the worker only, under cg_seq; readers retry.
+ * Charges are summed per cgroup (pend) and marked there, the way the
+ * kernel's rstat keeps cpu.stat: the worker pays one addition per task
+ * charged, whatever the depth, and the sums go up the tree only when
+ * someone reads a cgroup (or one is freed), once per cgroup charged since
+ * the last read. Totals, pending sums and the list of charged cgroups
+ * are under cg_seq's writer lock; readers flush, then read and retry.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -50,7 +55,10 @@ struct joules_cg {
 	struct llist_node dnode;	/* cg_dead */
 	char *path;			/* as of removal, for the exit record */
 	u32 nr_tasks;			/* live tasks here and below */
-	struct joules_totals t;		/* under cg_seq */
+	struct joules_totals t;		/* under cg_seq, as of the last flush */
+	struct joules_totals pend;	/* charged here, not yet in any t */
+	struct list_head dirty_node;	/* on cg_dirty while pend has charges */
+	bool dirty;
 	struct rcu_head rcu;
 };
 
@@ -59,6 +67,7 @@ static DEFINE_MUTEX(cg_lock);	/* table inserts and removals */
 static DEFINE_SEQLOCK(cg_seq);	/* totals and task counts */
 static LLIST_HEAD(cg_removed);
 static LLIST_HEAD(cg_dead);
+static LIST_HEAD(cg_dirty);		/* under cg_seq */
 static atomic64_t cg_objects;
 static bool cg_up;
 
@@ -219,31 +228,56 @@ void joules_cg_entry_free(struct joules_entry *e)
 	e->cg = NULL;
 }
 
-/* Worker: what e was charged just now goes to its cgroup and up. */
-void joules_cg_charge(struct joules_entry *e, const struct joules_totals *d)
+static void totals_add(struct joules_totals *t, const struct joules_totals *d)
 {
-	struct joules_cg *cg;
 	unsigned int i;
 
-	if (!e->cg)
+	t->s.energy_uj += d->s.energy_uj;
+	t->s.idle_uj += d->s.idle_uj;
+	for (i = 0; i < JL_NR_DOMAINS; i++)
+		t->s.domain_uj[i] += d->s.domain_uj[i];
+	t->s.domains |= d->s.domains;
+	t->s.source_mask |= d->s.source_mask;
+	if (d->s.model_generation > t->s.model_generation)
+		t->s.model_generation = d->s.model_generation;
+	for (i = 0; i < JL_NR_FEATURES; i++)
+		t->feat[i] += d->feat[i];
+	t->read_bytes += d->read_bytes;
+	t->write_bytes += d->write_bytes;
+	t->opt_present |= d->opt_present;
+}
+
+/* Worker: what e was charged just now, pending in its cgroup. */
+void joules_cg_charge(struct joules_entry *e, const struct joules_totals *d)
+{
+	struct joules_cg *cg = e->cg;
+
+	if (!cg)
 		return;
 	write_seqlock(&cg_seq);
-	for (cg = e->cg; cg; cg = cg->parent) {
-		struct joules_totals *t = &cg->t;
+	totals_add(&cg->pend, d);
+	if (!cg->dirty) {
+		cg->dirty = true;
+		list_add_tail(&cg->dirty_node, &cg_dirty);
+	}
+	write_sequnlock(&cg_seq);
+}
 
-		t->s.energy_uj += d->s.energy_uj;
-		t->s.idle_uj += d->s.idle_uj;
-		for (i = 0; i < JL_NR_DOMAINS; i++)
-			t->s.domain_uj[i] += d->s.domain_uj[i];
-		t->s.domains |= d->s.domains;
-		t->s.source_mask |= d->s.source_mask;
-		if (d->s.model_generation > t->s.model_generation)
-			t->s.model_generation = d->s.model_generation;
-		for (i = 0; i < JL_NR_FEATURES; i++)
-			t->feat[i] += d->feat[i];
-		t->read_bytes += d->read_bytes;
-		t->write_bytes += d->write_bytes;
-		t->opt_present |= d->opt_present;
+/* Every pending sum into its cgroup's totals and its ancestors'. */
+static void cg_flush(void)
+{
+	struct joules_cg *cg, *tmp, *a;
+
+	/* Nothing charged since the last flush: no writer lock for readers. */
+	if (list_empty_careful(&cg_dirty))
+		return;
+	write_seqlock(&cg_seq);
+	list_for_each_entry_safe(cg, tmp, &cg_dirty, dirty_node) {
+		for (a = cg; a; a = a->parent)
+			totals_add(&a->t, &cg->pend);
+		memset(&cg->pend, 0, sizeof(cg->pend));
+		cg->dirty = false;
+		list_del(&cg->dirty_node);
 	}
 	write_sequnlock(&cg_seq);
 }
@@ -254,6 +288,7 @@ void joules_cg_stats(struct joules_cg *cg, struct joules_cg_stats *cs)
 	struct joules_totals t;
 	unsigned int seq;
 
+	cg_flush();
 	do {
 		seq = read_seqbegin(&cg_seq);
 		t = cg->t;
@@ -359,6 +394,8 @@ void joules_cg_tick(void)
 	kfree(buf);
 	/* Freeing a child may release its parent: until none is left. */
 	while ((n = llist_del_all(&cg_dead))) {
+		/* Their pending sums go up before they do. */
+		cg_flush();
 		llist_for_each_entry_safe(cg, next, n, dnode) {
 			cg_report(cg);
 			/* A cgroup never removed is only dropped at unload. */
