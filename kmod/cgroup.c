@@ -228,25 +228,6 @@ void joules_cg_entry_free(struct joules_entry *e)
 	e->cg = NULL;
 }
 
-static void totals_add(struct joules_totals *t, const struct joules_totals *d)
-{
-	unsigned int i;
-
-	t->s.energy_uj += d->s.energy_uj;
-	t->s.idle_uj += d->s.idle_uj;
-	for (i = 0; i < JL_NR_DOMAINS; i++)
-		t->s.domain_uj[i] += d->s.domain_uj[i];
-	t->s.domains |= d->s.domains;
-	t->s.source_mask |= d->s.source_mask;
-	if (d->s.model_generation > t->s.model_generation)
-		t->s.model_generation = d->s.model_generation;
-	for (i = 0; i < JL_NR_FEATURES; i++)
-		t->feat[i] += d->feat[i];
-	t->read_bytes += d->read_bytes;
-	t->write_bytes += d->write_bytes;
-	t->opt_present |= d->opt_present;
-}
-
 /* Worker: what e was charged just now, pending in its cgroup. */
 void joules_cg_charge(struct joules_entry *e, const struct joules_totals *d)
 {
@@ -255,7 +236,7 @@ void joules_cg_charge(struct joules_entry *e, const struct joules_totals *d)
 	if (!cg)
 		return;
 	write_seqlock(&cg_seq);
-	totals_add(&cg->pend, d);
+	joules_totals_add(&cg->pend, d);
 	if (!cg->dirty) {
 		cg->dirty = true;
 		list_add_tail(&cg->dirty_node, &cg_dirty);
@@ -274,7 +255,7 @@ static void cg_flush(void)
 	write_seqlock(&cg_seq);
 	list_for_each_entry_safe(cg, tmp, &cg_dirty, dirty_node) {
 		for (a = cg; a; a = a->parent)
-			totals_add(&a->t, &cg->pend);
+			joules_totals_add(&a->t, &cg->pend);
 		memset(&cg->pend, 0, sizeof(cg->pend));
 		cg->dirty = false;
 		list_del(&cg->dirty_node);

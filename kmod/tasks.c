@@ -77,7 +77,7 @@ static inline u64 task_rchar(struct task_struct *t)
  * Page-cache reads: bytes read(2) returned minus bytes read from storage,
  * per count. Storage reads of mmap faults and readahead are not in rchar,
  * so the difference can be negative over a short span: clamped, not
- * carried (Documentation/model.rst).
+ * carried (Documentation/admin-guide.rst, "The model's features").
  */
 static inline u64 pagecache_of(u64 d_rchar, u64 d_read)
 {
@@ -420,7 +420,8 @@ void joules_entry_totals(struct joules_entry *e, struct joules_totals *t)
 	t->opt_present = READ_ONCE(e->hw_seen) | joules_opt_avail;
 }
 
-static void totals_add(struct joules_totals *a, const struct joules_totals *b)
+/* a += b: sums, flags or-ed, the newer generation. Tasks and cgroups alike. */
+void joules_totals_add(struct joules_totals *a, const struct joules_totals *b)
 {
 	unsigned int i;
 
@@ -447,7 +448,7 @@ void joules_fold(struct joules_entry *e)
 
 	raw_spin_lock(&g->lock);
 	joules_entry_totals(e, &t);
-	totals_add(&g->dead, &t);
+	joules_totals_add(&g->dead, &t);
 	g->nr_dead++;
 	set_bit(JE_FOLDED, &e->flags);
 	list_del(&e->gnode);
@@ -586,7 +587,7 @@ int joules_task_stats(struct task_struct *t, bool process,
 		st->exited = true;
 		list_for_each_entry(m, &g->members, gnode) {
 			joules_entry_totals(m, &one);
-			totals_add(&sum, &one);
+			joules_totals_add(&sum, &one);
 			st->nr_threads++;
 			if (!test_bit(JE_DEAD, &m->flags))
 				st->exited = false;

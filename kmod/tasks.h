@@ -237,6 +237,7 @@ struct joules_cg;
 int joules_cg_init(void);
 void joules_cg_exit(void);
 struct joules_cg *joules_cg_get(struct cgroup *cgrp);	/* may sleep */
+void joules_totals_add(struct joules_totals *a, const struct joules_totals *b);
 void joules_cg_put(struct joules_cg *cg);
 void joules_cg_rmdir(struct cgroup *cgrp);		/* tracepoint */
 void joules_cg_update(struct joules_entry *e);		/* worker */
