@@ -28,8 +28,9 @@ void jb_opts_init(struct jb_opts *o)
 }
 
 static const char coef_form[] =
-	"six unsigned integers: cpu_time_uw cycles_pj instructions_pj cache_miss_pj "
-	"disk_byte_pj idle_uw";
+	"nine unsigned integers: cpu_time_uw cycles_pj instructions_pj cache_miss_pj "
+	"disk_byte_pj net_tx_byte_pj net_rx_byte_pj pagecache_byte_pj idle_uw "
+	"(or the six of the first layout: the first five and idle_uw)";
 
 static int coef_text(struct jb_opts *o, const char *cmd, const char *what,
 		     const char *buf, size_t len)
