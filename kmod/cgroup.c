@@ -101,45 +101,62 @@ void joules_cg_put(struct joules_cg *cg)
 }
 
 /*
+ * A new entry for cgrp below parent, whose reference it keeps: in the
+ * table, with the table's reference and the caller's. cg_lock held.
+ */
+static struct joules_cg *cg_new(struct cgroup *cgrp, struct joules_cg *parent)
+{
+	struct joules_cg *cg = kzalloc(sizeof(*cg), GFP_KERNEL);
+
+	if (!cg)
+		return NULL;
+	cg->id = cgroup_id(cgrp);
+	cgroup_get(cgrp);
+	cg->cgrp = cgrp;
+	cg->parent = parent;
+	refcount_set(&cg->ref, 2);
+	atomic64_inc(&cg_objects);
+	hlist_add_head_rcu(&cg->hnode, bucket_of(cg->id));
+	return cg;
+}
+
+/*
  * The entry of cgrp (on the default hierarchy), made with its ancestors if
  * need be; a reference. Process context, may sleep.
+ *
+ * Missing entries are made top-down from the nearest ancestor that has
+ * one, in a loop: cgroup v2's depth is unbounded by default and any
+ * delegated subtree can be deeper than a kernel stack could recurse.
  */
 struct joules_cg *joules_cg_get(struct cgroup *cgrp)
 {
 	struct joules_cg *cg, *parent = NULL;
-	u64 id = cgroup_id(cgrp);
+	struct cgroup *a;
+	int level;
 
 	rcu_read_lock();
-	cg = cg_find(id);
+	cg = cg_find(cgroup_id(cgrp));
 	rcu_read_unlock();
 	if (cg)
 		return cg;
-	/* The parent first: it outlives its children. */
-	if (cgroup_parent(cgrp)) {
-		parent = joules_cg_get(cgroup_parent(cgrp));
-		if (!parent)
-			return NULL;
-	}
 	mutex_lock(&cg_lock);
 	rcu_read_lock();
-	cg = cg_find(id);	/* someone else made it meanwhile */
+	for (a = cgrp; a; a = cgroup_parent(a)) {
+		parent = cg_find(cgroup_id(a));
+		if (parent)
+			break;
+	}
 	rcu_read_unlock();
-	if (cg)
-		goto out;
-	cg = kzalloc(sizeof(*cg), GFP_KERNEL);
-	if (!cg)
-		goto out;
-	cg->id = id;
-	cgroup_get(cgrp);
-	cg->cgrp = cgrp;
-	cg->parent = parent;
-	parent = NULL;		/* the entry keeps that reference */
-	refcount_set(&cg->ref, 2);	/* the table's and the caller's */
-	atomic64_inc(&cg_objects);
-	hlist_add_head_rcu(&cg->hnode, bucket_of(id));
-out:
+	cg = parent;		/* cgrp's own, if someone made it meanwhile */
+	for (level = a ? a->level + 1 : 0; level <= cgrp->level; level++) {
+		cg = cg_new(cgroup_ancestor(cgrp, level), parent);
+		if (!cg)
+			break;
+		parent = cg;	/* the child made next keeps this reference */
+	}
 	mutex_unlock(&cg_lock);
-	joules_cg_put(parent);
+	if (!cg)
+		joules_cg_put(parent);
 	return cg;
 }
 

@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <sys/syscall.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "kselftest_harness.h"
@@ -311,6 +312,108 @@ TEST(cgroups_come_and_go_without_a_leak)
 	}
 	TH_LOG("%lu cgroups: objects %llu -> %llu", n, base, now);
 	EXPECT_LE(now, base);
+}
+
+/*
+ * A chain deeper than any stack could recurse (cgroup v2's default
+ * cgroup.max.depth is unbounded, and a delegated subtree lets any user
+ * build one): a busy task at the bottom, then its energy.stat. Each level
+ * is made and removed through its parent's descriptor (a walk of the
+ * whole path per level costs minutes under emulation).
+ */
+#define DEEP 2000
+
+/* "d/d/.../d" of depth levels, then tail: under PATH_MAX for DEEP. */
+static const char *deep_path(int depth, const char *tail)
+{
+	static char p[2 * DEEP + 64];
+	int i;
+
+	for (i = 0; i < depth; i++)
+		memcpy(p + 2 * i, "d/", 2);
+	snprintf(p + 2 * depth - 1, sizeof(p) - 2 * depth, "%s", tail);
+	return p;
+}
+
+/* Making and removing 2,000 cgroups takes longer than a test's default 30 s. */
+FIXTURE(deep) {
+	int fd[DEEP + 1];	/* fd[i]: the cgroup at depth i below deep.slice */
+};
+
+FIXTURE_SETUP(deep)
+{
+	struct rlimit rl = { DEEP + 64, DEEP + 64 };
+	int i;
+
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	ASSERT_EQ(0, mkcg("deep.slice"));
+	self->fd[0] = open(CG "/deep.slice", O_RDONLY | O_DIRECTORY);
+	ASSERT_LE(0, self->fd[0]);
+	for (i = 1; i <= DEEP; i++)
+		self->fd[i] = -1;
+}
+
+FIXTURE_TEARDOWN(deep)
+{
+	int i;
+
+	/* Bottom up; a cgroup stays busy until its last task is released. */
+	for (i = DEEP; i >= 1; i--) {
+		double end = st_now() + 2;
+
+		if (self->fd[i] < 0)
+			continue;
+		close(self->fd[i]);
+		while (unlinkat(self->fd[i - 1], "d", AT_REMOVEDIR) && errno == EBUSY &&
+		       st_now() < end)
+			usleep(10000);
+	}
+	close(self->fd[0]);
+	EXPECT_EQ(0, rmdir(CG "/deep.slice")) TH_LOG("rmdir deep.slice: %m");
+}
+
+TEST_F_TIMEOUT(deep, a_chain_deeper_than_any_stack, 300)
+{
+	unsigned long long energy = 0, tasks = ~0ULL;
+	int fd, i, status;
+	double t0 = st_now();
+	char b[4096];
+	ssize_t n;
+	pid_t p;
+
+	for (i = 1; i <= DEEP; i++) {
+		ASSERT_EQ(0, mkdirat(self->fd[i - 1], "d", 0755))
+			TH_LOG("mkdir at depth %d: %m", i);
+		self->fd[i] = openat(self->fd[i - 1], "d", O_RDONLY | O_DIRECTORY);
+		ASSERT_LE(0, self->fd[i]);
+	}
+	TH_LOG("%d mkdirs: %.1f s", DEEP, st_now() - t0);
+	p = fork();
+	if (p == 0) {
+		int procs = openat(self->fd[DEEP], "cgroup.procs", O_WRONLY);
+
+		if (procs < 0 || write(procs, "0", 1) != 1)
+			_exit(1);
+		st_burn_cpu(3 * st_interval_ms() / 1000.0 + 0.1);
+		_exit(0);
+	}
+	ASSERT_EQ(p, waitpid(p, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	settle();
+	fd = open("/proc/energy/cgroup/deep.slice", O_RDONLY | O_DIRECTORY);
+	ASSERT_LE(0, fd);
+	i = openat(fd, deep_path(DEEP, "/energy.stat"), O_RDONLY);
+	close(fd);
+	ASSERT_LE(0, i) TH_LOG("energy.stat at depth %d: %m", DEEP);
+	n = read(i, b, sizeof(b) - 1);
+	close(i);
+	ASSERT_LT(0, n);
+	b[n] = 0;
+	EXPECT_EQ(0, st_kv(b, "energy_uj", &energy));
+	EXPECT_EQ(0, st_kv(b, "tasks", &tasks));
+	TH_LOG("depth %d: %llu uJ, %llu tasks", DEEP, energy, tasks);
+	EXPECT_LT(0, energy);
+	EXPECT_EQ(0, tasks);
 }
 
 /* As nobody: what of the owned cgroup and of another one can be read? */
