@@ -35,7 +35,8 @@
 #include <linux/seqlock.h>
 #include <linux/slab.h>
 
-#include "tasks.h"
+#include "cgroup.h"
+#include "report.h"
 
 #define CG_HASH_BITS 10
 
@@ -179,7 +180,7 @@ void joules_cg_rmdir(struct cgroup *cgrp)
 }
 
 /* Add n live tasks (n may be negative) to cg and its ancestors. */
-static void count_tasks(struct joules_cg *cg, int n)
+void joules_cg_count(struct joules_cg *cg, int n)
 {
 	write_seqlock(&cg_seq);
 	for (; cg; cg = cg->parent)
@@ -187,71 +188,9 @@ static void count_tasks(struct joules_cg *cg, int n)
 	write_sequnlock(&cg_seq);
 }
 
-/*
- * Worker, pass 1 of a tick: which cgroup is e's task in now? Moves e's
- * reference (and its place in the task counts) when the task moved.
- */
-void joules_cg_update(struct joules_entry *e)
+/* Worker: a charge to a task of cg, pending in cg until someone reads. */
+void joules_cg_charge(struct joules_cg *cg, const struct joules_totals *d)
 {
-	struct joules_cg *cur = e->cg, *cg;
-	struct cgroup *cgrp = NULL;
-	unsigned long flags;
-
-	raw_spin_lock_irqsave(&e->acct_lock, flags);
-	if (e->task) {
-		rcu_read_lock();
-		cgrp = task_dfl_cgroup(e->task);
-		if (cur && cur->id == cgroup_id(cgrp))
-			cgrp = NULL;	/* where it was */
-		else if (!cgroup_tryget(cgrp))
-			cgrp = NULL;	/* being removed: stays where it was */
-		rcu_read_unlock();
-	}
-	raw_spin_unlock_irqrestore(&e->acct_lock, flags);
-	if (!cgrp)
-		return;
-	cg = joules_cg_get(cgrp);
-	cgroup_put(cgrp);
-	if (!cg)
-		return;		/* no memory: charged where it was */
-	if (test_bit(JE_DEAD, &e->flags)) {
-		/*
-		 * It died before the worker saw it here: uncounted where it
-		 * was counted, and never counted in cg (nor uncounted later).
-		 */
-		joules_cg_task_gone(e);
-		set_bit(JE_CG_GONE, &e->flags);
-	} else {
-		if (cur && !test_bit(JE_CG_GONE, &e->flags))
-			count_tasks(cur, -1);
-		count_tasks(cg, 1);
-	}
-	e->cg = cg;
-	joules_cg_put(cur);
-}
-
-/* Worker: e's task died; it no longer counts as a task of its cgroup. */
-void joules_cg_task_gone(struct joules_entry *e)
-{
-	if (e->cg && !test_and_set_bit(JE_CG_GONE, &e->flags))
-		count_tasks(e->cg, -1);
-}
-
-/* Worker, at fold. */
-void joules_cg_entry_free(struct joules_entry *e)
-{
-	joules_cg_task_gone(e);
-	joules_cg_put(e->cg);
-	e->cg = NULL;
-}
-
-/* Worker: what e was charged just now, pending in its cgroup. */
-void joules_cg_charge(struct joules_entry *e, const struct joules_totals *d)
-{
-	struct joules_cg *cg = e->cg;
-
-	if (!cg)
-		return;
 	write_seqlock(&cg_seq);
 	joules_totals_add(&cg->pend, d);
 	if (!cg->dirty) {
@@ -293,7 +232,7 @@ void joules_cg_stats(struct joules_cg *cg, struct joules_cg_stats *cs)
 		cs->nr_tasks = cg->nr_tasks;
 	} while (read_seqretry(&cg_seq, seq));
 	memset(&cs->st, 0, sizeof(cs->st));
-	joules_fill_stats(NULL, &t, &cs->st);
+	joules_totals_stats(&t, &cs->st);
 	cs->id = cg->id;
 }
 
@@ -357,12 +296,12 @@ static void cg_report(struct joules_cg *cg)
 	struct joules_cg_stats cs;
 
 	if (!test_bit(CG_REMOVED, &cg->flags) || !READ_ONCE(cg_up) ||
-	    !joules_nl_exits_wanted())
+	    !joules_report_exits_wanted())
 		return;
 	joules_cg_stats(cg, &cs);
 	cs.path = cg->path ? cg->path : "";
 	cs.st.exited = true;
-	joules_nl_cgroup_exit(&cs);
+	joules_report_cgroup_exit(&cs);
 }
 
 /*

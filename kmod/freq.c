@@ -18,7 +18,8 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 
-#include "tasks.h"
+#include "freq.h"
+#include "pmu.h"
 
 static DEFINE_MUTEX(freq_lock);
 static struct joules_freq_source *registered;

@@ -41,7 +41,11 @@
 
 #include "compat.h"
 #include "fs.h"
+#include "fs_cgroup.h"
+#include "fs_inode.h"
+#include "perm.h"
 #include "tasks.h"
+#include "worker.h"
 
 #define JOULESFS_MAGIC 0x4a4f554c	/* "JOUL" */
 
@@ -54,39 +58,6 @@ static const struct file_operations jf_root_fops, jf_threads_fops, jf_tgdir_fops
 static inline struct pid *inode_pid(struct inode *inode)
 {
 	return inode->i_private;
-}
-
-/*
- * @pid is a counted reference the inode takes over (put here on failure).
- * Callers take it where the pid is known to be live: under the RCU read
- * lock in which they found it, or from an inode that holds one. A task
- * reference does not keep a pid alive: once the task is reaped its pid is
- * freed after a grace period, task_struct or not.
- */
-struct inode *jf_inode(struct super_block *sb, umode_t mode, struct pid *pid,
-		       struct task_struct *t)
-{
-	struct inode *inode = new_inode(sb);
-
-	if (!inode) {
-		put_pid(pid);
-		return NULL;
-	}
-	inode->i_ino = get_next_ino();
-	inode->i_mode = mode;
-	jl_inode_init_ts(inode);
-	inode->i_private = pid;
-	if (t) {
-		/* Owned by the task's effective ids, like /proc/<pid>. */
-		const struct cred *c;
-
-		rcu_read_lock();
-		c = __task_cred(t);
-		inode->i_uid = c->euid;
-		inode->i_gid = c->egid;
-		rcu_read_unlock();
-	}
-	return inode;
 }
 
 static void jf_evict(struct inode *inode)
@@ -214,73 +185,6 @@ static int name_to_nr(const struct qstr *q)
 			return -1;
 	}
 	return nr;
-}
-
-/* One "key: value" line; cheaper than seq_printf, the file is read often. */
-static void put_u64(struct seq_file *m, const char *key, u64 v)
-{
-	seq_put_decimal_ull(m, key, v);
-	seq_putc(m, '\n');
-}
-
-/* An optional counter: its value, or "absent" where nothing counted it. */
-static void put_opt(struct seq_file *m, const struct joules_stats *st,
-		    const char *key, unsigned int feature, u64 v)
-{
-	if (st->opt_present & (1U << feature)) {
-		put_u64(m, key, v);
-	} else {
-		seq_puts(m, key);
-		seq_puts(m, "absent\n");
-	}
-}
-
-/* The lines every energy file has, from source: to pagecache_bytes. */
-void jf_print_energy(struct seq_file *m, const struct joules_stats *st)
-{
-	static const char *const dnames[JL_NR_DOMAINS] = {
-		"energy_pkg_uj: ", "energy_core_uj: ", "energy_dram_uj: ",
-		"energy_psys_uj: "
-	};
-	const struct {
-		const char *name;
-		unsigned int feature;
-		u64 v;
-	} hw[] = {
-		{ "cycles: ", JL_F_CYCLES, st->cycles },
-		{ "instructions: ", JL_F_INSTR, st->instructions },
-		{ "cache_misses: ", JL_F_MISSES, st->cache_misses },
-	}, later[] = {
-		{ "net_tx_bytes: ", JL_F_NET_TX, st->net_tx_bytes },
-		{ "net_rx_bytes: ", JL_F_NET_RX, st->net_rx_bytes },
-		{ "pagecache_bytes: ", JL_F_PAGECACHE, st->pagecache_bytes },
-	};
-	unsigned int i;
-
-	if (!st->source_mask) {
-		/* Nothing has charged it: no meter and no model set. */
-		seq_puts(m, "source: none\nenergy_uj: absent\n");
-	} else {
-		seq_puts(m, st->source_mask == (JOULES_SRC_RAPL | JOULES_SRC_MODEL) ?
-			 "source: rapl,model\n" : st->source_mask & JOULES_SRC_RAPL ?
-			 "source: rapl\n" : "source: model\n");
-		put_u64(m, "energy_uj: ", st->energy_uj);
-	}
-	for (i = 0; i < JL_NR_DOMAINS; i++)
-		if (st->domains & (1U << i))
-			put_u64(m, dnames[i], st->domain_uj[i]);
-	if (joules_idle_split || st->idle_uj)
-		put_u64(m, "idle_uj: ", st->idle_uj);
-	put_u64(m, "model_generation: ", st->model_generation);
-	put_u64(m, "cpu_time_ns: ", st->cpu_ns);
-	/* Counters no PMU counted are absent, not 0. */
-	for (i = 0; i < ARRAY_SIZE(hw); i++)
-		put_opt(m, st, hw[i].name, hw[i].feature, hw[i].v);
-	put_u64(m, "read_bytes: ", st->read_bytes);
-	put_u64(m, "write_bytes: ", st->write_bytes);
-	/* Added after the first layout: appended, so old parsers still work. */
-	for (i = 0; i < ARRAY_SIZE(later); i++)
-		put_opt(m, st, later[i].name, later[i].feature, later[i].v);
 }
 
 /*

@@ -24,8 +24,10 @@
 #include <linux/nsproxy.h>
 #include <linux/slab.h>
 
-#include "fs.h"
-#include "tasks.h"
+#include "cgroup.h"
+#include "fs_cgroup.h"
+#include "fs_inode.h"
+#include "perm.h"
 
 #define STAT_NAME "energy.stat"
 

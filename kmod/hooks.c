@@ -24,7 +24,11 @@
 #include <net/sock.h>
 
 #include "compat.h"
+#include "cgroup.h"
+#include "hooks.h"
+#include "pmu.h"
 #include "tasks.h"
+#include "track.h"
 
 /* Cache miss: the table, then queue for this interval and cache. */
 static noinline notrace void switch_in_slow(struct joules_cpu *jc,

@@ -10,7 +10,7 @@
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 
-#include "joules.h"
+#include "model.h"
 
 static struct joules_model __rcu *cur_model;
 static DEFINE_MUTEX(model_lock);

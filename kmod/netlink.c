@@ -33,6 +33,11 @@
 #include <linux/slab.h>
 
 #include "compat.h"
+#include "cgroup.h"
+#include "model.h"
+#include "netlink.h"
+#include "perm.h"
+#include "report.h"
 #include "tasks.h"
 #include "uapi/joules_netlink.h"
 
@@ -916,21 +921,21 @@ static int joules_nl_exit_fill(struct sk_buff *skb, const void *arg)
 	return joules_nl_fill_stats(skb, st, false, true);
 }
 
-void joules_nl_sample(const struct joules_node_sample *s)
+static void joules_nl_sample(const struct joules_node_sample *s)
 {
 	joules_nl_multicast(JOULES_NL_GRP_SAMPLES, JOULES_CMD_SAMPLE,
 			    joules_nl_sample_fill, s);
 }
 
 /* Worth building exit records? Unlocked: a listener may join just after. */
-bool joules_nl_exits_wanted(void)
+static bool joules_nl_exits_wanted(void)
 {
 	return JOULES_NL_NR_MCGRPS &&
 	       genl_has_listeners(&joules_nl_family, &init_net,
 				  JOULES_NL_GRP_EXITS);
 }
 
-void joules_nl_exit_record(const struct joules_stats *st)
+static void joules_nl_exit_record(const struct joules_stats *st)
 {
 	joules_nl_multicast(JOULES_NL_GRP_EXITS, JOULES_CMD_EXIT,
 			    joules_nl_exit_fill, st);
@@ -942,11 +947,18 @@ static int joules_nl_cgroup_exit_fill(struct sk_buff *skb, const void *arg)
 }
 
 /* A removed cgroup's final totals (worker). */
-void joules_nl_cgroup_exit(const struct joules_cg_stats *cs)
+static void joules_nl_cgroup_exit(const struct joules_cg_stats *cs)
 {
 	joules_nl_multicast(JOULES_NL_GRP_EXITS, JOULES_CMD_CGROUP_EXIT,
 			    joules_nl_cgroup_exit_fill, cs);
 }
+
+static const struct joules_report_ops joules_nl_report = {
+	.sample = joules_nl_sample,
+	.exit_record = joules_nl_exit_record,
+	.cgroup_exit = joules_nl_cgroup_exit,
+	.exits_wanted = joules_nl_exits_wanted,
+};
 
 int joules_nl_init(void)
 {
@@ -963,11 +975,13 @@ int joules_nl_init(void)
 	mutex_lock(&joules_nl_lock);
 	joules_nl_up = true;
 	mutex_unlock(&joules_nl_lock);
+	joules_report_register(&joules_nl_report);
 	return 0;
 }
 
 void joules_nl_exit(void)
 {
+	joules_report_unregister();
 	mutex_lock(&joules_nl_lock);
 	joules_nl_up = false;
 	mutex_unlock(&joules_nl_lock);

@@ -34,7 +34,7 @@
 #include <linux/uidgid.h>
 
 #include "compat.h"
-#include "joules.h"
+#include "perm.h"
 
 static bool reader_capable(const struct joules_reader *r, int cap)
 {

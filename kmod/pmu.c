@@ -16,7 +16,8 @@
 #include <linux/cpu.h>
 #include <linux/perf_event.h>
 
-#include "tasks.h"
+#include "core.h"
+#include "pmu.h"
 
 static const u64 hw_config[JOULES_NR_HW] = {
 	PERF_COUNT_HW_CPU_CYCLES,
@@ -48,8 +49,16 @@ static bool read_event(struct perf_event *ev, u64 *val)
 	return true;
 }
 
-u32 joules_pmu_read(struct joules_cpu *jc, u64 *hw)
+/* Per CPU: its events, and their counts at the last read. */
+struct pmu_cpu {
+	struct perf_event *hw[JOULES_NR_HW];
+	u64 hw_last[JOULES_NR_HW];
+};
+static DEFINE_PER_CPU(struct pmu_cpu, pmu_cpus);
+
+u32 joules_pmu_read(u64 *hw)
 {
+	struct pmu_cpu *jc = this_cpu_ptr(&pmu_cpus);
 	u32 mask = 0, have = READ_ONCE(present);
 	unsigned int i;
 	u64 v;
@@ -71,21 +80,20 @@ static enum cpuhp_state hp_state;	/* 0 while registering */
 
 /*
  * A CPU comes online (at registration: every online CPU). Runs on that
- * CPU, so its per-CPU state is swapped with interrupts off, which the
- * sched_switch probe (interrupts off too) cannot interleave with. Its
- * package is looked up now: CPUs come and go.
+ * CPU, so its events are swapped in with interrupts off, which the
+ * sched_switch probe (interrupts off too) cannot interleave with.
  */
-static int joules_cpu_online(unsigned int cpu)
+static int pmu_cpu_online(unsigned int cpu)
 {
-	struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);
+	struct pmu_cpu *jc = per_cpu_ptr(&pmu_cpus, cpu);
 	struct perf_event *ev[JOULES_NR_HW] = { NULL };
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_HARDWARE,
 		.size = sizeof(attr),
 		.pinned = 1,
 	};
-	unsigned int i, pkg = topology_logical_package_id(cpu);
 	u32 want = READ_ONCE(present);
+	unsigned int i;
 
 	for (i = 0; i < JOULES_NR_HW; i++) {
 		if (!(want & (1U << hw_feature[i])))
@@ -107,17 +115,14 @@ static int joules_cpu_online(unsigned int cpu)
 		jc->hw[i] = ev[i];
 		jc->hw_last[i] = 0;
 	}
-	jc->pkg = pkg < joules_nr_pkgs ? pkg : 0;
-	jc->cur = NULL;
-	jc->awake = true;	/* the next flush finds what runs here */
 	local_irq_enable();
 	return 0;
 }
 
 /* A CPU goes down (and, at unregistration, every CPU): on that CPU. */
-static int joules_cpu_offline(unsigned int cpu)
+static int pmu_cpu_offline(unsigned int cpu)
 {
-	struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);
+	struct pmu_cpu *jc = per_cpu_ptr(&pmu_cpus, cpu);
 	struct perf_event *ev[JOULES_NR_HW];
 	unsigned int i;
 
@@ -126,7 +131,6 @@ static int joules_cpu_offline(unsigned int cpu)
 		ev[i] = jc->hw[i];
 		jc->hw[i] = NULL;
 	}
-	jc->cur = NULL;
 	local_irq_enable();
 	for (i = 0; i < JOULES_NR_HW; i++)
 		if (ev[i])
@@ -142,9 +146,9 @@ int joules_pmu_init(void)
 		pr_info("hardware counters off (hw_counters=0): cycles, instructions and cache misses are absent\n");
 	present = hw_counters ? (1U << hw_feature[0]) | (1U << hw_feature[1]) |
 				(1U << hw_feature[2]) : 0;
-	/* Brings every online CPU up: its package, and its counters. */
-	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "joules:online",
-				joules_cpu_online, joules_cpu_offline);
+	/* Brings every online CPU's counters up. */
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "joules:pmu",
+				pmu_cpu_online, pmu_cpu_offline);
 	if (ret < 0)
 		return ret;
 	hp_state = ret;

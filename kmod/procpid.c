@@ -16,6 +16,9 @@
 #include <linux/sysfs.h>
 
 #include "compat.h"
+#include "fs.h"
+#include "perm.h"
+#include "procpid.h"
 #include "tasks.h"
 
 #if JL_HAVE_PROC_ENERGY

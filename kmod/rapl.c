@@ -39,8 +39,8 @@
 #include <asm/processor.h>
 
 #include "compat.h"
-#include "joules.h"
 #include "rapl.h"
+#include "source.h"
 
 static bool rapl_msr = true;
 module_param(rapl_msr, bool, 0444);
@@ -73,11 +73,6 @@ static bool have_core_mask;
 static DEFINE_PER_CPU(u64, core_raw);
 static DEFINE_PER_CPU(int, core_err);
 static char reason[160] = "no RAPL: not probed";
-
-const char *joules_rapl_absent_reason(void)
-{
-	return READ_ONCE(registered) ? "" : reason;
-}
 
 static int first_cpu_of(unsigned int pkg)
 {
@@ -218,10 +213,12 @@ static void free_state(void)
 	have_core_mask = false;
 }
 
-static void set_reason(int code, const char *detail)
+/* "No RAPL" is -ENODEV with the reason set, so callers see one convention. */
+static int absent(int code, const char *detail)
 {
 	snprintf(reason, sizeof(reason), "no RAPL: %s%s",
 		 jl_rapl_absent_text(code), detail ? detail : "");
+	return -ENODEV;
 }
 
 /* Domains for the load message, e.g. "pkg core dram(esu 16)". */
@@ -242,21 +239,15 @@ static void domain_list(const struct joules_meter *m, char *buf, size_t size)
 	}
 }
 
-/* Returns 0, or a JL_RAPL_NO_* code with `reason` set. */
-static int probe(void)
+/* The CPU's RAPL flavour (driver_data), or -ENODEV with the reason set. */
+static int probe_cpu(unsigned long *data)
 {
 	struct cpuinfo_x86 *c = &boot_cpu_data;
 	const struct x86_cpu_id *id;
-	unsigned int p, d, nr_pkgs;
-	u64 unit, v, v2, info, bound = 0;
-	u32 data, cand, unit_msr, pkg_msr;
 	char detail[96];
-	int esu, cpu0;
 
-	if (!rapl_msr) {
-		set_reason(JL_RAPL_NO_DISABLED, NULL);
-		return JL_RAPL_NO_DISABLED;
-	}
+	if (!rapl_msr)
+		return absent(JL_RAPL_NO_DISABLED, NULL);
 	is_amd = c->x86_vendor == X86_VENDOR_AMD ||
 		 c->x86_vendor == X86_VENDOR_HYGON;
 	id = x86_match_cpu(rapl_cpus);
@@ -271,69 +262,67 @@ static int probe(void)
 					       "unknown vendor",
 			 c->x86, c->x86_model,
 			 noflag ? ", no RAPL feature flag" : "");
-		set_reason(JL_RAPL_NO_MODEL, detail);
-		return JL_RAPL_NO_MODEL;
+		return absent(JL_RAPL_NO_MODEL, detail);
 	}
-	data = id->driver_data;
-	nr_pkgs = topology_max_packages();
-	if (!nr_pkgs)
-		nr_pkgs = 1;
-	/* Intel multi-die packages (Cascade Lake-AP) have RAPL per die. */
-	if (!is_amd && several_dies(nr_pkgs)) {
-		set_reason(JL_RAPL_NO_MULTI_DIE, NULL);
-		return JL_RAPL_NO_MULTI_DIE;
-	}
-	pkg_cpu = kcalloc(nr_pkgs, sizeof(*pkg_cpu), GFP_KERNEL);
-	if (!pkg_cpu)
-		return -ENOMEM;
-	for (p = 0; p < nr_pkgs; p++)
-		pkg_cpu[p] = first_cpu_of(p);
-	cpu0 = pkg_cpu[0];
-	if (cpu0 < 0)
-		cpu0 = 0;
+	*data = id->driver_data;
+	return 0;
+}
 
-	unit_msr = is_amd ? JL_MSR_AMD_RAPL_POWER_UNIT : JL_MSR_RAPL_POWER_UNIT;
-	unit = 0;
-	esu = jl_rapl_check_unit(jl_rdmsr_safe_on_cpu(cpu0, unit_msr, &unit),
-				 unit);
-	if (esu < 0) {
-		if (esu == -JL_RAPL_NO_UNIT_BAD)
-			snprintf(detail, sizeof(detail), " (MSR 0x%x = 0x%llx)",
-				 unit_msr, unit);
-		else
-			snprintf(detail, sizeof(detail), " (MSR 0x%x)",
-				 unit_msr);
-		set_reason(-esu, detail);
-		return -esu;
-	}
+/* The energy status unit (esu) from the unit MSR, or -ENODEV. */
+static int probe_unit(int cpu0, u64 *unit)
+{
+	u32 unit_msr = is_amd ? JL_MSR_AMD_RAPL_POWER_UNIT : JL_MSR_RAPL_POWER_UNIT;
+	char detail[96];
+	int esu;
 
-	/* The package counter must exist on every package, and count. */
-	pkg_msr = is_amd ? JL_MSR_AMD_PKG_ENERGY_STATUS :
-			   JL_MSR_PKG_ENERGY_STATUS;
+	*unit = 0;
+	esu = jl_rapl_check_unit(jl_rdmsr_safe_on_cpu(cpu0, unit_msr, unit), *unit);
+	if (esu >= 0)
+		return esu;
+	if (esu == -JL_RAPL_NO_UNIT_BAD)
+		snprintf(detail, sizeof(detail), " (MSR 0x%x = 0x%llx)", unit_msr, *unit);
+	else
+		snprintf(detail, sizeof(detail), " (MSR 0x%x)", unit_msr);
+	return absent(-esu, detail);
+}
+
+/* The package counter must exist on every package, and count. */
+static int probe_pkg_counter(unsigned int nr_pkgs, u32 pkg_msr, int cpu0)
+{
+	char detail[96];
+	unsigned int p;
+	u64 v, v2;
+
 	for (p = 0; p < nr_pkgs; p++) {
-		snprintf(detail, sizeof(detail), " (MSR 0x%x, package %u)",
-			 pkg_msr, p);
-		if (read_one(pkg_cpu[p], pkg_msr, JL_D_PKG, &v)) {
-			set_reason(JL_RAPL_NO_PKG_FAULT, detail);
-			return JL_RAPL_NO_PKG_FAULT;
-		}
-		if (!(v & 0xffffffffULL)) {
-			set_reason(JL_RAPL_NO_PKG_ZERO, detail);
-			return JL_RAPL_NO_PKG_ZERO;
-		}
+		snprintf(detail, sizeof(detail), " (MSR 0x%x, package %u)", pkg_msr, p);
+		if (read_one(pkg_cpu[p], pkg_msr, JL_D_PKG, &v))
+			return absent(JL_RAPL_NO_PKG_FAULT, detail);
+		if (!(v & 0xffffffffULL))
+			return absent(JL_RAPL_NO_PKG_ZERO, detail);
 	}
 	read_one(cpu0, pkg_msr, JL_D_PKG, &v);
 	msleep(30); /* RAPL counters update about every millisecond */
 	if (read_one(cpu0, pkg_msr, JL_D_PKG, &v2) || v2 == v) {
 		snprintf(detail, sizeof(detail), " (MSR 0x%x)", pkg_msr);
-		set_reason(JL_RAPL_NO_PKG_STUCK, detail);
-		return JL_RAPL_NO_PKG_STUCK;
+		return absent(JL_RAPL_NO_PKG_STUCK, detail);
 	}
+	return 0;
+}
 
-	/* Other domains: candidates of the model whose counter reads non-zero. */
+/* Other domains: candidates of the model whose counter reads non-zero. */
+static int probe_domains(unsigned long data, u32 pkg_msr, int cpu0)
+{
+	static const u32 intel_msr[JL_NR_DOMAINS] = {
+		[JL_D_CORE] = JL_MSR_PP0_ENERGY_STATUS,
+		[JL_D_DRAM] = JL_MSR_DRAM_ENERGY_STATUS,
+		[JL_D_PSYS] = JL_MSR_PLATFORM_ENERGY_STATUS,
+	};
+	u32 cand = data & JL_RAPL_DOMAINS;
+	unsigned int d;
+	u64 v;
+
 	memset(dom_msr, 0, sizeof(dom_msr));
 	dom_msr[JL_D_PKG] = pkg_msr;
-	cand = data & JL_RAPL_DOMAINS;
 	rapl_meter.domains = JL_RAPL_PKG;
 	if (is_amd) {
 		if (!zalloc_cpumask_var(&core_mask, GFP_KERNEL))
@@ -343,36 +332,36 @@ static int probe(void)
 		if ((cand & JL_RAPL_CORE) && !amd_core_sum(0, &v) && v)
 			rapl_meter.domains |= JL_RAPL_CORE;
 		mutex_unlock(&msr_lock);
-	} else {
-		static const u32 intel_msr[JL_NR_DOMAINS] = {
-			[JL_D_CORE] = JL_MSR_PP0_ENERGY_STATUS,
-			[JL_D_DRAM] = JL_MSR_DRAM_ENERGY_STATUS,
-			[JL_D_PSYS] = JL_MSR_PLATFORM_ENERGY_STATUS,
-		};
-
-		for (d = 0; d < JL_NR_DOMAINS; d++) {
-			if (d == JL_D_PKG || !(cand & (1U << d)))
-				continue;
-			if (read_one(cpu0, intel_msr[d], d, &v) ||
-			    !(v & 0xffffffffULL))
-				continue;
-			dom_msr[d] = intel_msr[d];
-			rapl_meter.domains |= 1U << d;
-		}
+		return 0;
 	}
+	for (d = 0; d < JL_NR_DOMAINS; d++) {
+		if (d == JL_D_PKG || !(cand & (1U << d)))
+			continue;
+		if (read_one(cpu0, intel_msr[d], d, &v) || !(v & 0xffffffffULL))
+			continue;
+		dom_msr[d] = intel_msr[d];
+		rapl_meter.domains |= 1U << d;
+	}
+	return 0;
+}
+
+/* Units and the plausible-power bound of the meter found. */
+static void fill_meter(unsigned long data, int esu, u64 unit, int cpu0,
+		       unsigned int nr_pkgs)
+{
+	unsigned int d;
+	u64 info, bound = 0;
 
 	rapl_meter.esu = esu;
 	rapl_meter.esu_mask = 0;
 	for (d = 0; d < JL_NR_DOMAINS; d++) {
 		unsigned int e = jl_rapl_domain_esu(data, d, esu);
 
-		if ((rapl_meter.domains & (1U << d)) &&
-		    e != (unsigned int)esu) {
+		if ((rapl_meter.domains & (1U << d)) && e != (unsigned int)esu) {
 			rapl_meter.esu_mask |= 1U << d;
 			rapl_meter.domain_esu[d] = e;
 		}
 	}
-
 	if (is_amd) {
 		bound = JL_RAPL_AMD_BOUND_UW;
 	} else {
@@ -381,14 +370,46 @@ static int probe(void)
 		if (!bound)
 			bound = JL_RAPL_FALLBACK_UW;
 	}
-
 	rapl_meter.name = is_amd ? "amd-rapl-msr" : "intel-rapl-msr";
 	rapl_meter.owner = THIS_MODULE;
 	rapl_meter.nr_pkgs = nr_pkgs;
 	rapl_meter.bits = 32;
 	rapl_meter.max_power_uw = bound;
 	rapl_meter.read = rapl_read;
-	return 0;
+}
+
+/* 0 with rapl_meter filled in; -ENODEV (reason set) or -ENOMEM. */
+static int probe(void)
+{
+	unsigned long data;
+	unsigned int p, nr_pkgs;
+	u32 pkg_msr;
+	int err, esu, cpu0;
+	u64 unit;
+
+	err = probe_cpu(&data);
+	if (err)
+		return err;
+	nr_pkgs = topology_max_packages() ?: 1;
+	/* Intel multi-die packages (Cascade Lake-AP) have RAPL per die. */
+	if (!is_amd && several_dies(nr_pkgs))
+		return absent(JL_RAPL_NO_MULTI_DIE, NULL);
+	pkg_cpu = kcalloc(nr_pkgs, sizeof(*pkg_cpu), GFP_KERNEL);
+	if (!pkg_cpu)
+		return -ENOMEM;
+	for (p = 0; p < nr_pkgs; p++)
+		pkg_cpu[p] = first_cpu_of(p);
+	cpu0 = pkg_cpu[0] < 0 ? 0 : pkg_cpu[0];
+	esu = probe_unit(cpu0, &unit);
+	if (esu < 0)
+		return esu;
+	pkg_msr = is_amd ? JL_MSR_AMD_PKG_ENERGY_STATUS : JL_MSR_PKG_ENERGY_STATUS;
+	err = probe_pkg_counter(nr_pkgs, pkg_msr, cpu0);
+	if (!err)
+		err = probe_domains(data, pkg_msr, cpu0);
+	if (!err)
+		fill_meter(data, esu, unit, cpu0, nr_pkgs);
+	return err;
 }
 
 int joules_rapl_init(void)
@@ -400,19 +421,21 @@ int joules_rapl_init(void)
 
 	registered = false;
 	err = probe();
-	if (err < 0)
-		goto out_free; /* -ENOMEM */
-	if (err) {
+	if (err == -ENODEV) {
 		/* Not an error: joules runs on the model. Say why, once. */
 		pr_info("%s; energy comes from the model\n", reason);
+		joules_meter_absent(reason);
 		err = 0;
 		goto out_free;
 	}
+	if (err)
+		goto out_free; /* -ENOMEM */
 	err = joules_meter_register(&rapl_meter);
 	if (err) {
 		snprintf(reason, sizeof(reason),
 			 "no RAPL: meter not registered (error %d)", err);
 		pr_info("%s\n", reason);
+		joules_meter_absent(reason);
 		err = err == -ENOMEM ? err : 0;
 		goto out_free;
 	}

@@ -242,4 +242,14 @@ static inline const char *jl_rapl_absent_text(int code)
 	return "unknown reason";
 }
 
+#ifdef __KERNEL__
+/*
+ * rapl.c: the RAPL MSR meter, registered at load where the CPU has RAPL.
+ * joules_rapl_init() fails only on allocation failure; a CPU without RAPL
+ * is not an error: the reason goes to joules_meter_absent().
+ */
+int joules_rapl_init(void);
+void joules_rapl_exit(void);
+#endif
+
 #endif /* JOULES_RAPL_H */

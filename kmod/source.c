@@ -14,7 +14,8 @@
 #include <linux/sysfs.h>
 #include <linux/workqueue.h>
 
-#include "tasks.h"
+#include "perm.h"
+#include "source.h"
 
 struct pkg_meter {
 	u64 last[JL_NR_DOMAINS];	/* raw counter at the last sample */
@@ -191,19 +192,31 @@ void joules_meter_unregister(struct joules_meter *m)
 }
 EXPORT_SYMBOL_GPL(joules_meter_unregister);
 
+/*
+ * Why no meter is registered, as the meter that was looked for says it
+ * ("no RAPL: ..."); shown in status while none is.
+ */
+static char absent_why[160];
+
+void joules_meter_absent(const char *why)
+{
+	mutex_lock(&meter_lock);
+	strscpy(absent_why, why, sizeof(absent_why));
+	mutex_unlock(&meter_lock);
+}
+
 /* ---- /sys/kernel/joules/rapl/ (status; raw counters root-only) ---- */
 
 static ssize_t status_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
-	const char *why = joules_rapl_absent_reason();
 	ssize_t n;
 
 	mutex_lock(&meter_lock);
 	if (meter)
 		n = sysfs_emit(buf, "%s\n", meter->name);
-	else if (*why)
+	else if (*absent_why)
 		/* Say why: "absent" alone reads like a broken counter. */
-		n = sysfs_emit(buf, "absent: %s\n", why);
+		n = sysfs_emit(buf, "absent: %s\n", absent_why);
 	else
 		n = sysfs_emit(buf, "absent\n");
 	mutex_unlock(&meter_lock);

@@ -12,7 +12,16 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 
+#include "cgroup.h"
+#include "freq.h"
+#include "model.h"
+#include "pmu.h"
+#include "procpid.h"
+#include "source.h"
+#include "sysfs.h"
 #include "tasks.h"
+#include "track.h"
+#include "worker.h"
 
 struct kobject *joules_kobj;
 static struct kobject *model_kobj;
@@ -105,7 +114,7 @@ static inline void read_per_tick(unsigned int old)
 }
 
 /* 10 ms .. 60 s: shorter intervals cost IPIs, longer ones lose detail. */
-RW_UINT(interval_ms, joules_interval_ms, 10, 60000, joules_attr_interval_changed);
+RW_UINT(interval_ms, joules_interval_ms, 10, 60000, joules_worker_interval_changed);
 RW_UINT(gamma_milli, joules_gamma_milli, 1, 1000, read_per_tick);
 RW_UINT(delta_milli, joules_delta_milli, 1, 1000, read_per_tick);
 

@@ -7,6 +7,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cpuhotplug.h>
 #include <linux/cred.h>
 #include <linux/hash.h>
 #include <linux/module.h>
@@ -18,6 +19,7 @@
 #include <linux/user_namespace.h>
 #include <linux/pid_namespace.h>
 
+#include "pmu.h"
 #include "tasks.h"
 
 static unsigned int table_bits = 13;
@@ -354,7 +356,7 @@ void notrace joules_count_hw(struct joules_entry *e, struct joules_cpu *jc)
 {
 	struct joules_slot *s;
 	u64 hw[JOULES_NR_HW];
-	u32 mask = joules_pmu_read(jc, hw);
+	u32 mask = joules_pmu_read(hw);
 
 	if (!e || !mask)
 		return;
@@ -421,25 +423,6 @@ void joules_entry_totals(struct joules_entry *e, struct joules_totals *t)
 }
 
 /* a += b: sums, flags or-ed, the newer generation. Tasks and cgroups alike. */
-void joules_totals_add(struct joules_totals *a, const struct joules_totals *b)
-{
-	unsigned int i;
-
-	a->s.energy_uj += b->s.energy_uj;
-	for (i = 0; i < JL_NR_DOMAINS; i++)
-		a->s.domain_uj[i] += b->s.domain_uj[i];
-	a->s.idle_uj += b->s.idle_uj;
-	if (b->s.model_generation > a->s.model_generation)
-		a->s.model_generation = b->s.model_generation;
-	a->s.source_mask |= b->s.source_mask;
-	a->s.domains |= b->s.domains;
-	for (i = 0; i < JL_NR_FEATURES; i++)
-		a->feat[i] += b->feat[i];
-	a->read_bytes += b->read_bytes;
-	a->write_bytes += b->write_bytes;
-	a->opt_present |= b->opt_present;
-}
-
 void joules_fold(struct joules_entry *e)
 {
 	struct joules_group *g = e->group;
@@ -454,8 +437,6 @@ void joules_fold(struct joules_entry *e)
 	list_del(&e->gnode);
 	last = --g->nr_members == 0;
 	raw_spin_unlock(&g->lock);
-	/* Outside the raw lock: the cgroup side takes a sleeping lock on RT. */
-	joules_cg_entry_free(e);
 	call_rcu(&e->rcu, entry_free_rcu);
 	if (last)
 		call_rcu(&g->rcu, group_free_rcu);
@@ -536,25 +517,7 @@ void joules_for_each_entry(void (*cb)(struct joules_entry *e, void *arg),
 void joules_fill_stats(struct joules_entry *e, const struct joules_totals *t,
 		       struct joules_stats *st)
 {
-	unsigned int i;
-
-	st->energy_uj = t->s.energy_uj;
-	for (i = 0; i < JL_NR_DOMAINS; i++)
-		st->domain_uj[i] = t->s.domain_uj[i];
-	st->idle_uj = t->s.idle_uj;
-	st->cpu_ns = t->feat[JL_F_CPU_NS];
-	st->cycles = t->feat[JL_F_CYCLES];
-	st->instructions = t->feat[JL_F_INSTR];
-	st->cache_misses = t->feat[JL_F_MISSES];
-	st->net_tx_bytes = t->feat[JL_F_NET_TX];
-	st->net_rx_bytes = t->feat[JL_F_NET_RX];
-	st->pagecache_bytes = t->feat[JL_F_PAGECACHE];
-	st->read_bytes = t->read_bytes;
-	st->write_bytes = t->write_bytes;
-	st->opt_present = t->opt_present;
-	st->domains = t->s.domains;
-	st->source_mask = t->s.source_mask;
-	st->model_generation = t->s.model_generation;
+	joules_totals_stats(t, st);
 	if (e) {
 		st->exited = test_bit(JE_DEAD, &e->flags);
 		memcpy(st->comm, e->comm, TASK_COMM_LEN);
@@ -614,9 +577,40 @@ int joules_task_stats(struct task_struct *t, bool process,
 	return 0;
 }
 
+static enum cpuhp_state hp_state;
+
+/*
+ * A CPU comes online (at registration: every online CPU), on that CPU with
+ * interrupts off, which the sched_switch probe cannot interleave with. Its
+ * package is looked up now: CPUs come and go.
+ */
+static int tasks_cpu_online(unsigned int cpu)
+{
+	struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);
+	unsigned int pkg = topology_logical_package_id(cpu);
+
+	local_irq_disable();
+	jc->pkg = pkg < joules_nr_pkgs ? pkg : 0;
+	jc->cur = NULL;
+	jc->awake = true;	/* the next flush finds what runs here */
+	local_irq_enable();
+	return 0;
+}
+
+static int tasks_cpu_offline(unsigned int cpu)
+{
+	struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);
+
+	local_irq_disable();
+	jc->cur = NULL;
+	local_irq_enable();
+	return 0;
+}
+
 int joules_tasks_init(void)
 {
 	unsigned int cpu, i;
+	int ret;
 
 	if (table_bits < 8 || table_bits > 20)
 		return -EINVAL;
@@ -640,10 +634,19 @@ int joules_tasks_init(void)
 	for_each_possible_cpu(cpu) {
 		struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);
 
-		/* Packages and counters: as CPUs come online (pmu.c). */
 		memset(jc, 0, sizeof(*jc));
 	}
 	joules_gen = 1;
+	/* Each online CPU's package, now and as CPUs come. */
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "joules:online",
+				tasks_cpu_online, tasks_cpu_offline);
+	if (ret < 0) {
+		kmem_cache_destroy(entry_cache);
+		kvfree(table);
+		kfree(joules_pkgs);
+		return ret;
+	}
+	hp_state = ret;
 	/* Before the hooks exist: nothing runs the code being patched. */
 	if (joules_nr_pkgs > 1)
 		static_branch_enable(&joules_multi_pkg);
@@ -654,8 +657,11 @@ nomem:
 	return -ENOMEM;
 }
 
-/* Hooks and worker are stopped: nothing else touches the table now. */
-void joules_tasks_exit(void)
+/*
+ * Hooks and worker are stopped: nothing else touches the table now. Each
+ * entry left is handed to release() (its cgroup) before it is folded.
+ */
+void joules_tasks_exit(void (*release)(struct joules_entry *e))
 {
 	struct joules_entry *e;
 	struct hlist_node *tmp;
@@ -668,7 +674,9 @@ void joules_tasks_exit(void)
 	while (n) {
 		struct llist_node *next = n->next;
 
-		joules_fold(container_of(n, struct joules_entry, rnode));
+		e = container_of(n, struct joules_entry, rnode);
+		release(e);
+		joules_fold(e);
 		n = next;
 	}
 	for (b = 0; b < (1U << table_bits); b++) {
@@ -677,9 +685,13 @@ void joules_tasks_exit(void)
 			atomic64_dec(&nr_tracked);
 			/* Without the free hook the task may be gone already. */
 			e->task = NULL;
+			release(e);
 			joules_fold(e);
 		}
 	}
+	if (hp_state > 0)
+		cpuhp_remove_state(hp_state);
+	hp_state = 0;
 	/* Wait for the RCU callbacks that free into entry_cache. */
 	rcu_barrier();
 	kmem_cache_destroy(entry_cache);

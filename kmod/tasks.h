@@ -31,10 +31,7 @@
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 
-#include "joules.h"
-
-/* Hardware counters read per CPU at each switch (a subset of features). */
-#define JOULES_NR_HW 3	/* JL_F_CYCLES, JL_F_INSTR, JL_F_MISSES */
+#include "totals.h"
 
 /* Per-CPU cache of task entries in front of the hash table (8 lines). */
 #define JOULES_CACHE_BITS 3
@@ -51,26 +48,6 @@ struct joules_slot {
 	 */
 	u64 delta[JL_NR_FEATURES];
 	u32 delta_present;
-};
-
-/* Energy charged so far (worker side, under the group lock). */
-struct joules_sums {
-	u64 energy_uj;
-	u64 domain_uj[JL_NR_DOMAINS];
-	u64 idle_uj;
-	u64 model_rem_fj;	/* model energy below 1 uJ, carried */
-	u64 model_generation;
-	u32 source_mask;
-	u32 domains;
-};
-
-/* Everything a reader reports, summed over threads when needed. */
-struct joules_totals {
-	struct joules_sums s;
-	u64 feat[JL_NR_FEATURES];
-	u64 read_bytes;
-	u64 write_bytes;
-	u32 opt_present;
 };
 
 struct joules_group {
@@ -152,8 +129,6 @@ struct joules_cpu {
 	bool awake;			/* has left idle: the worker flushes it */
 	unsigned int pkg;		/* logical package of this CPU */
 	struct joules_cache_line cache[1 << JOULES_CACHE_BITS];
-	struct perf_event *hw[JOULES_NR_HW];
-	u64 hw_last[JOULES_NR_HW];
 };
 
 /* Per package: tasks that ran there this interval. */
@@ -166,8 +141,6 @@ DECLARE_PER_CPU(struct joules_cpu, joules_cpus);
 extern unsigned long joules_gen;
 /* More than one package: tasks may take uncounted runtime across. */
 DECLARE_STATIC_KEY_FALSE(joules_multi_pkg);
-/* Hardware counters exist: the probe reads them at every switch. */
-DECLARE_STATIC_KEY_FALSE(joules_hw_on);
 /*
  * JL_F_* bits of optional features this kernel lets joules count for every
  * task (socket bytes where the hooks attached, page-cache reads where the
@@ -194,14 +167,6 @@ int joules_attach(struct joules_entry *e, struct joules_entry *leader,
 		  struct joules_group **spare);
 void joules_queue_now(struct joules_entry *e);
 
-/* track.c: how tasks enter the table (the fork hook's pool, the sweep). */
-int joules_track_init(void);
-void joules_track_exit(void);
-void joules_track_new(struct task_struct *t);	/* new-task hook */
-void joules_sweep(void);	/* track every untracked task; may sleep */
-void joules_sweep_request(void);	/* from any context but sched_switch */
-extern u64 joules_load_ns;		/* tasks started since are charged from start */
-extern atomic64_t joules_fork_deferred;
 /*
  * Irqs off, t running or about to run on this CPU: queue e on this CPU's
  * package for generation gen (moving uncounted runtime to the package it
@@ -231,43 +196,20 @@ void joules_for_each_entry(void (*cb)(struct joules_entry *e, void *arg),
 void joules_fill_stats(struct joules_entry *e, const struct joules_totals *t,
 		       struct joules_stats *st);
 
-/* cgroup.c: energy per cgroup (v2), charged by the worker. */
-struct cgroup;
-struct joules_cg;
-int joules_cg_init(void);
-void joules_cg_exit(void);
-struct joules_cg *joules_cg_get(struct cgroup *cgrp);	/* may sleep */
-void joules_totals_add(struct joules_totals *a, const struct joules_totals *b);
-void joules_cg_put(struct joules_cg *cg);
-void joules_cg_rmdir(struct cgroup *cgrp);		/* tracepoint */
-void joules_cg_update(struct joules_entry *e);		/* worker */
-void joules_cg_charge(struct joules_entry *e, const struct joules_totals *d);
-void joules_cg_task_gone(struct joules_entry *e);
-void joules_cg_entry_free(struct joules_entry *e);
-void joules_cg_tick(void);
-/* Its totals as a reader sees them (cs->path is the caller's). */
-void joules_cg_stats(struct joules_cg *cg, struct joules_cg_stats *cs);
-u64 joules_cg_id(const struct joules_cg *cg);
-struct cgroup *joules_cg_cgroup(const struct joules_cg *cg);
-bool joules_cg_removed(const struct joules_cg *cg);
-u64 joules_cg_objects(void);
-struct cgroup *joules_cg_ns_root(void);
-struct cgroup *joules_cg_by_path(struct cgroup *root, const char *path);
-
-/* pmu.c: per-CPU kernel counters for cycles, instructions, cache misses. */
-int joules_pmu_init(void);
-void joules_pmu_exit(void);
-/* Deltas since the last call on this CPU (irqs off); returns JL_F_* bits. */
-u32 joules_pmu_read(struct joules_cpu *jc, u64 *hw);
-u32 joules_pmu_present(void);
-
-/* attr.c: settings the sysfs file changes. */
-void joules_attr_interval_changed(unsigned int old_ms);
-extern unsigned int joules_interval_ms;
-extern enum joules_source_mode joules_source_mode;
-extern bool joules_idle_split;
-extern unsigned int joules_gamma_milli;
-extern unsigned int joules_delta_milli;
-extern u64 joules_meter_idle_uw[JL_NR_DOMAINS];
+int joules_tasks_init(void);
+/* release(e) is called for every entry left, before it is folded. */
+void joules_tasks_exit(void (*release)(struct joules_entry *e));
+u64 joules_tasks_tracked(void);
+/*
+ * Fill *st for task t (process = false) or t's whole thread group
+ * (process = true, t may be any thread of it), with pids as seen in ns and
+ * the uid as seen in uns. Returns 0, or -ENOENT when joules has no record
+ * of t.
+ */
+struct pid_namespace;
+struct user_namespace;
+int joules_task_stats(struct task_struct *t, bool process,
+		      struct pid_namespace *ns, struct user_namespace *uns,
+		      struct joules_stats *st);
 
 #endif /* JOULES_TASKS_H */

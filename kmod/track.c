@@ -28,6 +28,7 @@
 #include <linux/workqueue.h>
 
 #include "tasks.h"
+#include "track.h"
 
 static unsigned int fork_pool = 64;
 module_param(fork_pool, uint, 0444);

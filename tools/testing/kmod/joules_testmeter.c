@@ -29,7 +29,8 @@
 #include <linux/moduleparam.h>
 #include <linux/spinlock.h>
 
-#include "joules.h"
+#include "freq.h"
+#include "source.h"
 
 #define FJ_PER_UJ 1000000000ULL
 #define FJ_PER_J 1000000000000000ULL

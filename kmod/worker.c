@@ -26,7 +26,16 @@
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
 
+#include "cgroup.h"
+#include "freq.h"
+#include "model.h"
+#include "pmu.h"
+#include "report.h"
+#include "source.h"
+#include "taskcg.h"
 #include "tasks.h"
+#include "track.h"
+#include "worker.h"
 
 unsigned int joules_interval_ms = 100;
 enum joules_source_mode joules_source_mode = JOULES_MODE_AUTO;
@@ -40,16 +49,14 @@ u64 joules_meter_idle_uw[JL_NR_DOMAINS];
 static struct delayed_work tick_work;
 static DEFINE_MUTEX(tick_lock);
 /*
- * No tick to move until joules_attr_init() has set it up: sysfs (and so
+ * No tick to move until joules_worker_start() has queued it: sysfs (and so
  * interval_ms) appears earlier in module init.
  */
 static bool stopping = true;
-static u64 last_tick_ns, load_ns;
+static u64 last_tick_ns;
 static u64 idle_rem_fj;
 static u64 misses_seen;
 
-static DEFINE_SPINLOCK(totals_lock);
-static struct joules_node_totals totals;
 
 /* Worker-private: entries waiting to become final or to be folded. */
 static LIST_HEAD(dying_wait);
@@ -156,32 +163,6 @@ static void take_deltas(struct joules_entry *e, unsigned int pkg,
 	}
 }
 
-/* The same charge to e's cgroup and its ancestors. */
-static void charge_cgroup(struct joules_entry *e, const struct jl_feat *d, u64 uj,
-			  const u64 *part, u32 domains, u32 source, u64 generation)
-{
-	struct joules_totals c = { 0 };
-	u64 rd = READ_ONCE(e->io_read), wr = READ_ONCE(e->io_write);
-	unsigned int i;
-
-	if (!e->cg)
-		return;
-	c.s.energy_uj = uj;
-	for (i = 0; i < JL_NR_DOMAINS; i++)
-		c.s.domain_uj[i] = part[i];
-	c.s.domains = domains;
-	c.s.source_mask = source;
-	if (source)
-		c.s.model_generation = generation;
-	memcpy(c.feat, d->v, sizeof(c.feat));
-	c.opt_present = d->present & ~((1U << JL_F_CPU_NS) | (1U << JL_F_DISK));
-	c.read_bytes = rd - e->cg_read;
-	c.write_bytes = wr - e->cg_write;
-	e->cg_read = rd;
-	e->cg_write = wr;
-	joules_cg_charge(e, &c);
-}
-
 static inline struct joules_slot *node_slot(struct llist_node *n,
 					    unsigned int par)
 {
@@ -204,7 +185,7 @@ static void take_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par)
 		struct jl_feat d;
 
 		joules_count(e);
-		joules_cg_update(e);
+		joules_taskcg_update(e);
 		take_deltas(e, pkg, &d);
 		for (f = 0; f < JL_NR_FEATURES; f++)
 			smp->feat.v[f] += d.v[f];
@@ -217,112 +198,155 @@ static void take_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par)
 	}
 }
 
+/* A package's measured energy this interval, and how it is split. */
+struct pkg_meter {
+	struct joules_meter_take mt;
+	struct jl_splitter split[JL_NR_DOMAINS];
+	u32 edoms;		/* domains that make up energy_uj */
+	bool by_model;		/* weights are the model's (split_w) */
+};
+
+static inline void entry_deltas(struct joules_entry *e, unsigned int pkg,
+				struct jl_feat *d)
+{
+	memcpy(d->v, e->slot[pkg].delta, sizeof(d->v));
+	d->present = e->slot[pkg].delta_present;
+}
+
+/* The model's weight of every task on the package; 0 if none predicts. */
+static u64 model_weights(struct pkg_pass *pp, unsigned int pkg, unsigned int par)
+{
+	struct llist_node *n;
+	u64 wsum = 0;
+
+	for (n = pkg_work[pkg].list; pp->have_model && n; n = n->next) {
+		struct joules_entry *e = slot_entry(node_slot(n, par), pkg);
+		struct jl_feat d;
+
+		entry_deltas(e, pkg, &d);
+		e->split_w = scale_gamma(pp, jl_model_weight(&pp->coef, &d));
+		wsum = jl_add_sat(wsum, e->split_w);
+	}
+	return wsum;
+}
+
+/*
+ * Static power first (to idle), the rest split by weight; a domain where
+ * nobody ran is all idle.
+ */
+static void meter_split(struct pkg_pass *pp, struct pkg_meter *pm,
+			const struct pkg_work *pw, u64 wsum, u64 dt)
+{
+	struct joules_node_sample *smp = pp->smp;
+	unsigned int i;
+
+	pm->edoms = energy_domains(pm->mt.domains);
+	smp->source |= JOULES_SRC_RAPL;
+	smp->domains |= pm->mt.domains;
+	for (i = 0; i < JL_NR_DOMAINS; i++) {
+		u64 idle, w, uj = pm->mt.uj[i];
+
+		if (!(pm->mt.domains & (1U << i)))
+			continue;
+		idle = jl_max_energy_uj(joules_meter_idle_uw[i], dt);
+		w = i == JL_D_DRAM ? pw->msum : wsum;
+		if (idle > uj || !w)
+			idle = uj;
+		jl_splitter_init(&pm->split[i], uj - idle, w);
+		smp->domain_uj[i] += uj;
+		if (pm->edoms & (1U << i)) {
+			smp->energy_uj += uj;
+			smp->idle_uj += idle;
+		}
+	}
+}
+
+/* e's parts of the measured energy (part[]), and their sum in energy_uj. */
+static u64 measured_parts(struct pkg_pass *pp, struct pkg_meter *pm,
+			  struct joules_entry *e, const struct jl_feat *d, u64 *part)
+{
+	unsigned int i;
+	u64 uj = 0, w;
+
+	for (i = 0; i < JL_NR_DOMAINS; i++) {
+		if (!(pm->mt.domains & (1U << i)))
+			continue;
+		w = i == JL_D_DRAM ? mem_weight(pp, d) :
+		    pm->by_model ? e->split_w : scale_gamma(pp, d->v[JL_F_CPU_NS]);
+		part[i] = jl_splitter_next(&pm->split[i], w);
+		if (pm->edoms & (1U << i))
+			uj += part[i];
+	}
+	return uj;
+}
+
+/* Charge one task its measured parts, or the model's prediction. */
+static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
+			 struct joules_entry *e, unsigned int pkg)
+{
+	struct joules_group *g = e->group;
+	u64 part[JL_NR_DOMAINS] = { 0 }, uj = 0;
+	bool modelled = !pm && pp->have_model && pp->mode != JOULES_MODE_RAPL;
+	struct jl_feat d;
+	unsigned int i;
+
+	entry_deltas(e, pkg, &d);
+	if (pm)
+		uj = measured_parts(pp, pm, e, &d, part);
+	raw_spin_lock(&g->lock);
+	if (pm) {
+		for (i = 0; i < JL_NR_DOMAINS; i++)
+			e->sums.domain_uj[i] += part[i];
+		e->sums.energy_uj += uj;
+		e->sums.domains |= pm->mt.domains;
+		e->sums.source_mask |= JOULES_SRC_RAPL;
+		if (pp->have_model)
+			e->sums.model_generation = pp->generation;
+	} else if (modelled) {
+		uj = jl_model_uj(&pp->coef, &d, &e->sums.model_rem_fj);
+		e->sums.energy_uj += uj;
+		e->sums.source_mask |= JOULES_SRC_MODEL;
+		e->sums.model_generation = pp->generation;
+	}
+	raw_spin_unlock(&g->lock);
+	if (modelled) {
+		pp->smp->energy_uj += uj;
+		pp->smp->source |= JOULES_SRC_MODEL;
+	}
+	joules_taskcg_charge(e, &d, uj, part, pm ? pm->mt.domains : 0,
+			     pm ? JOULES_SRC_RAPL : uj ? JOULES_SRC_MODEL : 0,
+			     pp->generation);
+}
+
 /* Pass 2, once the band is known: weigh, then charge, in the same order. */
 static void charge_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par,
 		       u64 dt)
 {
-	struct joules_node_sample *smp = pp->smp;
 	struct pkg_work *pw = &pkg_work[pkg];
-	struct jl_splitter split[JL_NR_DOMAINS];
-	struct joules_meter_take mt;
+	struct pkg_meter meter, *pm = NULL;
 	struct llist_node *n;
-	u64 wsum = pw->wsum, model_wsum = 0, msum = pw->msum, share[JL_NR_DOMAINS];
-	bool by_model;
-	bool measured = false;
-	u32 edoms = 0;
+	u64 wsum = model_weights(pp, pkg, par);
 	unsigned int i;
 
+	meter.by_model = wsum > 0;
+	if (!meter.by_model)
+		wsum = pw->wsum;
 	/* Always take the meter, so each interval gets only its own energy. */
-	measured = joules_meter_take(pkg, &mt) && pp->mode != JOULES_MODE_MODEL;
-
-	for (n = pw->list; pp->have_model && n; n = n->next) {
-		struct joules_entry *e = slot_entry(node_slot(n, par), pkg);
-		struct jl_feat d;
-
-		memcpy(d.v, e->slot[pkg].delta, sizeof(d.v));
-		d.present = e->slot[pkg].delta_present;
-		e->split_w = scale_gamma(pp, jl_model_weight(&pp->coef, &d));
-		model_wsum = jl_add_sat(model_wsum, e->split_w);
+	if (joules_meter_take(pkg, &meter.mt) && pp->mode != JOULES_MODE_MODEL) {
+		pm = &meter;
+		meter_split(pp, pm, pw, wsum, dt);
 	}
-	by_model = model_wsum > 0;
-	if (by_model)
-		wsum = model_wsum;
-	if (measured) {
-		edoms = energy_domains(mt.domains);
-		smp->source |= JOULES_SRC_RAPL;
-		smp->domains |= mt.domains;
-		for (i = 0; i < JL_NR_DOMAINS; i++) {
-			u64 idle, w;
-
-			if (!(mt.domains & (1U << i)))
-				continue;
-			idle = jl_max_energy_uj(joules_meter_idle_uw[i], dt);
-			w = i == JL_D_DRAM ? msum : wsum;
-			if (idle > mt.uj[i] || !w)
-				idle = mt.uj[i];	/* nobody ran: all of it is idle */
-			share[i] = mt.uj[i] - idle;
-			jl_splitter_init(&split[i], share[i], w);
-			smp->domain_uj[i] += mt.uj[i];
-			if (edoms & (1U << i)) {
-				smp->energy_uj += mt.uj[i];
-				smp->idle_uj += idle;
-			}
-		}
-	}
-
-	for (n = pw->list; n; n = n->next) {
-		struct joules_entry *e = slot_entry(node_slot(n, par), pkg);
-		struct joules_group *g = e->group;
-		struct jl_feat d;
-		u64 part[JL_NR_DOMAINS] = { 0 }, uj = 0;
-
-		memcpy(d.v, e->slot[pkg].delta, sizeof(d.v));
-		d.present = e->slot[pkg].delta_present;
-		if (measured) {
-			for (i = 0; i < JL_NR_DOMAINS; i++) {
-				if (!(mt.domains & (1U << i)))
-					continue;
-				part[i] = jl_splitter_next(&split[i],
-							   i == JL_D_DRAM ? mem_weight(pp, &d) :
-							   by_model ? e->split_w :
-							   scale_gamma(pp, d.v[JL_F_CPU_NS]));
-				if (edoms & (1U << i))
-					uj += part[i];
-			}
-		}
-		raw_spin_lock(&g->lock);
-		if (measured) {
-			for (i = 0; i < JL_NR_DOMAINS; i++)
-				e->sums.domain_uj[i] += part[i];
-			e->sums.energy_uj += uj;
-			e->sums.domains |= mt.domains;
-			e->sums.source_mask |= JOULES_SRC_RAPL;
-			if (pp->have_model)
-				e->sums.model_generation = pp->generation;
-		} else if (pp->have_model && pp->mode != JOULES_MODE_RAPL) {
-			uj = jl_model_uj(&pp->coef, &d, &e->sums.model_rem_fj);
-			e->sums.energy_uj += uj;
-			e->sums.source_mask |= JOULES_SRC_MODEL;
-			e->sums.model_generation = pp->generation;
-		}
-		raw_spin_unlock(&g->lock);
-		if (!measured && pp->have_model && pp->mode != JOULES_MODE_RAPL) {
-			smp->energy_uj += uj;
-			smp->source |= JOULES_SRC_MODEL;
-		}
-		charge_cgroup(e, &d, uj, part, measured ? mt.domains : 0,
-			      measured ? JOULES_SRC_RAPL : uj ? JOULES_SRC_MODEL : 0,
-			      pp->generation);
-	}
+	for (n = pw->list; n; n = n->next)
+		charge_entry(pp, pm, slot_entry(node_slot(n, par), pkg), pkg);
 	/*
 	 * The parts add up to each share exactly when the weights are the
 	 * same in both walks (they are); whatever a saturated weight sum left
 	 * unhanded is idle energy, so idle + tasks still equals the measured.
 	 */
-	if (measured)
+	if (pm)
 		for (i = 0; i < JL_NR_DOMAINS; i++)
-			if ((edoms & (1U << i)) && (mt.domains & (1U << i)))
-				smp->idle_uj += jl_splitter_rest(&split[i]);
+			if (pm->edoms & pm->mt.domains & (1U << i))
+				pp->smp->idle_uj += jl_splitter_rest(&pm->split[i]);
 }
 
 struct idle_pass {
@@ -350,11 +374,7 @@ static void give_idle(struct joules_entry *e, void *arg)
 	e->sums.idle_uj += part;
 	e->sums.energy_uj += part;
 	raw_spin_unlock(&g->lock);
-	if (e->cg) {
-		struct joules_totals c = { .s = { .energy_uj = part, .idle_uj = part } };
-
-		joules_cg_charge(e, &c);
-	}
+	joules_taskcg_charge_idle(e, part);
 }
 
 /* GreenPipe's rule: idle energy split evenly by the number of live tasks. */
@@ -381,7 +401,7 @@ static void emit_exit(struct joules_entry *e)
 	struct joules_stats st;
 
 	/* Most exits have no listener: build nothing for them. */
-	if (!joules_nl_exits_wanted())
+	if (!joules_report_exits_wanted())
 		return;
 	memset(&st, 0, sizeof(st));
 	raw_spin_lock(&g->lock);
@@ -394,26 +414,20 @@ static void emit_exit(struct joules_entry *e)
 	st.uid = from_kuid_munged(&init_user_ns, READ_ONCE(e->uid));
 	st.nr_threads = 1;
 	st.exited = true;
-	joules_nl_exit_record(&st);
+	joules_report_exit(&st);
 }
 
-static void tick(struct work_struct *work)
+/*
+ * Entries that become final this tick go on ready. Dead tasks whose final
+ * switch-out is complete (off every CPU) before the generation flip have
+ * their last counts in the interval closed now; the flip and drain charge
+ * them, then they are final.
+ */
+static void collect_final(struct list_head *ready)
 {
-	struct joules_node_sample smp = { 0 };
 	struct joules_entry *e, *tmp;
-	struct pkg_pass pp;
 	struct llist_node *n, *next;
-	LIST_HEAD(ready);
-	unsigned long closed;
-	unsigned int pkg, i, band;
-	u64 now, realtime, dt, idle_uj = 0, misses;
-	const struct joules_model *m;
 
-	/*
-	 * Dead tasks whose final switch-out is complete (off every CPU) before
-	 * the generation flip have their last counts in the interval closed
-	 * now; the flip and drain below charge them, then they are final.
-	 */
 	for (n = llist_del_all(&joules_dying); n; n = next) {
 		next = n->next;
 		e = container_of(n, struct joules_entry, dnode);
@@ -421,7 +435,7 @@ static void tick(struct work_struct *work)
 	}
 	list_for_each_entry_safe(e, tmp, &dying_wait, wnode)
 		if (joules_off_cpu(e) && !joules_leader_waits(e))
-			list_move_tail(&e->wnode, &ready);
+			list_move_tail(&e->wnode, ready);
 	for (n = llist_del_all(&joules_reaped); n; n = next) {
 		next = n->next;
 		e = container_of(n, struct joules_entry, rnode);
@@ -439,112 +453,128 @@ static void tick(struct work_struct *work)
 			continue;
 		set_bit(JE_DEAD, &e->flags);
 		set_bit(JE_FINAL, &e->flags);
-		joules_cg_task_gone(e);
+		joules_taskcg_gone(e);
 	}
+}
 
-	/* A task ran that joules does not know: have the sweep find it. */
-	misses = atomic64_read(&joules_lookup_misses);
-	if (misses != misses_seen) {
-		misses_seen = misses;
-		joules_sweep_request();
-	}
+/*
+ * Close the interval; returns the generation closed. Probes read joules_gen
+ * with interrupts off, so once every awake CPU has taken the flush IPI none
+ * still queues on the closed lists: a CPU idle now reads the new generation
+ * when it leaves idle (switch_in()). Idle CPUs are left asleep, which is
+ * also what they cost least energy doing. Hotplug is held off so that no
+ * CPU is missed.
+ */
+static unsigned long close_interval(void)
+{
+	unsigned long closed;
 
-	/*
-	 * Close the interval. Probes read joules_gen with interrupts off, so
-	 * once every awake CPU has taken the flush IPI none still queues on
-	 * the closed lists: a CPU idle now reads the new generation when it
-	 * leaves idle (switch_in()). Idle CPUs are left asleep, which is also
-	 * what they cost least energy doing. Hotplug is held off so that no
-	 * CPU is missed.
-	 */
 	cpus_read_lock();
 	closed = joules_gen;
 	WRITE_ONCE(joules_gen, closed + 1);
 	smp_mb(); /* the flip before reading awake; pairs with switch_in() */
 	on_each_cpu_cond(cpu_awake, flush_cpu, NULL, true);
 	cpus_read_unlock();
+	return closed;
+}
+
+/*
+ * The band: from this interval's frequency; when it is unknown (no CPU
+ * time to measure it by) the band in force stays.
+ */
+static void pick_band(struct pkg_pass *pp)
+{
+	struct joules_node_sample *smp = pp->smp;
+	const struct joules_model *m;
+	unsigned int band;
+
+	smp->freq_mhz = joules_freq_now(&smp->feat);
+	WRITE_ONCE(joules_freq_mhz_now, smp->freq_mhz);
+	rcu_read_lock();
+	m = joules_model_get();
+	band = smp->freq_mhz ? jl_band_pick(&m->bands, smp->freq_mhz) :
+			       READ_ONCE(joules_band_now);
+	if (band >= m->bands.nr)
+		band = 0;
+	pp->coef = m->bands.set[band];
+	pp->generation = m->generation;
+	rcu_read_unlock();
+	pp->have_model = pp->generation > 0;
+	smp->band = band;
+	smp->model_generation = pp->generation;
+	WRITE_ONCE(joules_band_now, band);
+}
+
+/* Exit records of the final entries, then fold what the kernel released. */
+static void finish_entries(struct list_head *ready)
+{
+	struct joules_entry *e, *tmp;
+
+	list_for_each_entry_safe(e, tmp, ready, wnode) {
+		list_del_init(&e->wnode);
+		emit_exit(e);
+		set_bit(JE_FINAL, &e->flags);
+		joules_taskcg_gone(e);
+	}
+	list_for_each_entry_safe(e, tmp, &reaped_wait, rwait) {
+		if (!test_bit(JE_FINAL, &e->flags))
+			continue;
+		list_del(&e->rwait);
+		/* Outside the group's raw lock: cgroup.c may sleep on RT. */
+		joules_taskcg_release(e);
+		joules_fold(e);
+	}
+}
+
+static void tick(struct work_struct *work)
+{
+	struct joules_node_sample smp = { 0 };
+	struct pkg_pass pp = { .smp = &smp };
+	LIST_HEAD(ready);
+	unsigned long closed;
+	unsigned int pkg;
+	u64 now, dt, misses;
+
+	collect_final(&ready);
+	/* A task ran that joules does not know: have the sweep find it. */
+	misses = atomic64_read(&joules_lookup_misses);
+	if (misses != misses_seen) {
+		misses_seen = misses;
+		joules_sweep_request();
+	}
+	closed = close_interval();
 	/* Both clocks at the same instant: consecutive samples tile time. */
 	now = ktime_get_ns();
-	realtime = ktime_get_real_ns();
+	smp.realtime_ns = ktime_get_real_ns();
+	smp.monotonic_ns = now;
 	dt = now - last_tick_ns;
+	smp.interval_ns = dt;
 	last_tick_ns = now;
 
 	pp.mode = READ_ONCE(joules_source_mode);
 	pp.gamma = READ_ONCE(joules_gamma_milli);
 	pp.delta = READ_ONCE(joules_delta_milli);
-	pp.smp = &smp;
-
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
 		pkg_work[pkg].list = llist_del_all(&joules_pkgs[pkg].list[closed & 1]);
 		take_pkg(&pp, pkg, closed & 1);
 	}
-
-	/*
-	 * The band: from this interval's frequency; when it is unknown (no
-	 * CPU time to measure it by) the band in force stays.
-	 */
-	smp.freq_mhz = joules_freq_now(&smp.feat);
-	WRITE_ONCE(joules_freq_mhz_now, smp.freq_mhz);
-	rcu_read_lock();
-	m = joules_model_get();
-	band = smp.freq_mhz ? jl_band_pick(&m->bands, smp.freq_mhz) :
-			      READ_ONCE(joules_band_now);
-	if (band >= m->bands.nr)
-		band = 0;
-	pp.coef = m->bands.set[band];
-	pp.generation = m->generation;
-	rcu_read_unlock();
-	pp.have_model = pp.generation > 0;
-	smp.band = band;
-	WRITE_ONCE(joules_band_now, band);
-
+	pick_band(&pp);
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
 		charge_pkg(&pp, pkg, closed & 1, dt);
 
 	/* Model idle power: the node's own line, once per node. */
 	if (!(smp.source & JOULES_SRC_RAPL) && pp.have_model &&
 	    pp.mode != JOULES_MODE_RAPL) {
-		idle_uj = jl_power_uj(pp.coef.idle_uw, dt, &idle_rem_fj);
+		u64 idle_uj = jl_power_uj(pp.coef.idle_uw, dt, &idle_rem_fj);
+
 		smp.idle_uj += idle_uj;
 		smp.energy_uj += idle_uj;
 		smp.source |= JOULES_SRC_MODEL;
 	}
 	if (joules_idle_split)
 		split_idle(smp.idle_uj);
-
-	list_for_each_entry_safe(e, tmp, &ready, wnode) {
-		list_del_init(&e->wnode);
-		emit_exit(e);
-		set_bit(JE_FINAL, &e->flags);
-		joules_cg_task_gone(e);
-	}
-	list_for_each_entry_safe(e, tmp, &reaped_wait, rwait) {
-		if (!test_bit(JE_FINAL, &e->flags))
-			continue;
-		list_del(&e->rwait);
-		joules_fold(e);
-	}
-
-	smp.interval_ns = dt;
-	smp.monotonic_ns = now;
-	smp.realtime_ns = realtime;
-	smp.model_generation = pp.generation;
-	spin_lock(&totals_lock);
-	smp.seq = ++totals.intervals;
-	totals.energy_uj += smp.energy_uj;
-	totals.idle_uj += smp.idle_uj;
-	totals.task_uj += smp.energy_uj - smp.idle_uj;
-	for (i = 0; i < JL_NR_DOMAINS; i++)
-		totals.domain_uj[i] += smp.domain_uj[i];
-	for (i = 0; i < JL_NR_FEATURES; i++)
-		totals.feat.v[i] += smp.feat.v[i];
-	totals.feat.present |= smp.feat.present;
-	totals.source = smp.source;
-	totals.domains = smp.domains;
-	totals.model_generation = pp.generation;
-	spin_unlock(&totals_lock);
-
-	joules_nl_sample(&smp);
+	finish_entries(&ready);
+	joules_report_sample(&smp);
 	joules_cg_tick();
 
 	if (!READ_ONCE(stopping))
@@ -552,37 +582,32 @@ static void tick(struct work_struct *work)
 				   msecs_to_jiffies(READ_ONCE(joules_interval_ms)));
 }
 
-void joules_node_get(struct joules_node_totals *nt)
-{
-	spin_lock(&totals_lock);
-	*nt = totals;
-	spin_unlock(&totals_lock);
-	nt->tasks_tracked = joules_tasks_tracked();
-	nt->uptime_ns = ktime_get_ns() - load_ns;
-}
-
-int joules_attr_init(void)
+int joules_worker_init(void)
 {
 	pkg_work = kcalloc(joules_nr_pkgs, sizeof(*pkg_work), GFP_KERNEL);
 	if (!pkg_work)
 		return -ENOMEM;
-	load_ns = last_tick_ns = ktime_get_ns();
 	INIT_DELAYED_WORK(&tick_work, tick);
+	return 0;
+}
+
+void joules_worker_start(void)
+{
+	last_tick_ns = ktime_get_ns();
 	mutex_lock(&tick_lock);
 	stopping = false;
 	queue_delayed_work(system_unbound_wq, &tick_work,
 			   msecs_to_jiffies(READ_ONCE(joules_interval_ms)));
 	mutex_unlock(&tick_lock);
-	return 0;
 }
 
 /*
  * A shorter interval is in force at once: the tick queued with the old one
  * (up to 60 s away) is brought forward. A longer one starts with the next
  * tick, so that a stream of writes cannot keep postponing it. The lock
- * keeps this from requeueing the tick after joules_attr_stop() cancelled it.
+ * keeps this from requeueing the tick after joules_worker_stop() cancelled it.
  */
-void joules_attr_interval_changed(unsigned int old_ms)
+void joules_worker_interval_changed(unsigned int old_ms)
 {
 	if (READ_ONCE(joules_interval_ms) >= old_ms)
 		return;
@@ -593,7 +618,7 @@ void joules_attr_interval_changed(unsigned int old_ms)
 	mutex_unlock(&tick_lock);
 }
 
-void joules_attr_stop(void)
+void joules_worker_stop(void)
 {
 	mutex_lock(&tick_lock);
 	WRITE_ONCE(stopping, true);
@@ -602,7 +627,7 @@ void joules_attr_stop(void)
 }
 
 /* Hooks are already unregistered. */
-void joules_attr_exit(void)
+void joules_worker_exit(void)
 {
 	struct joules_entry *e, *tmp;
 
@@ -610,6 +635,7 @@ void joules_attr_exit(void)
 		list_del_init(&e->wnode);
 	list_for_each_entry_safe(e, tmp, &reaped_wait, rwait) {
 		list_del(&e->rwait);
+		joules_taskcg_release(e);
 		joules_fold(e);
 	}
 	kfree(pkg_work);

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* perm.c: who may read what. */
+#ifndef JOULES_PERM_H
+#define JOULES_PERM_H
+
+#include <linux/cred.h>
+#include <linux/fs.h>
+#include <linux/sched.h>
+
+/* Documentation/admin-guide.rst has the rules. */
+struct joules_reader {
+	const struct cred *cred;	/* whose ids */
+	struct file *file;		/* capabilities of its opener (a netlink
+					 * socket), or NULL: the current task's */
+};
+void joules_reader_current(struct joules_reader *r);
+/* The /proc/<pid>/io rule, stricter where a module cannot ask (perm.c). */
+bool joules_may_read(struct task_struct *t, const struct joules_reader *r);
+int joules_read_lock(struct task_struct *t);	/* exec's lock; -EINTR */
+void joules_read_unlock(struct task_struct *t);
+/* Node-wide measured energy: CAP_PERFMON or CAP_SYS_ADMIN. */
+bool joules_may_read_node(const struct joules_reader *r);
+struct cgroup;
+/* A cgroup's totals: as node energy, or the owner of its directory. */
+bool joules_may_read_cgroup(struct cgroup *cgrp, const struct joules_reader *r);
+
+#endif /* JOULES_PERM_H */

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* pmu.c: per-CPU kernel counters for cycles, instructions, cache misses. */
+#ifndef JOULES_PMU_H
+#define JOULES_PMU_H
+
+#include <linux/jump_label.h>
+#include <linux/types.h>
+
+/* Hardware counters read per CPU at each switch (a subset of features). */
+#define JOULES_NR_HW 3	/* JL_F_CYCLES, JL_F_INSTR, JL_F_MISSES */
+
+/* Hardware counters exist: the probe reads them at every switch. */
+DECLARE_STATIC_KEY_FALSE(joules_hw_on);
+
+int joules_pmu_init(void);
+void joules_pmu_exit(void);
+/* This CPU's deltas since its last call (irqs off); returns JL_F_* bits. */
+u32 joules_pmu_read(u64 *hw);
+u32 joules_pmu_present(void);
+
+#endif /* JOULES_PMU_H */

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A task entry's cgroup. A task is charged to the cgroup it is in when the
+ * worker closes the interval (at interval granularity for a task that
+ * moves); a task that exited is charged to its last cgroup.
+ */
+#include <linux/cgroup.h>
+
+#include "cgroup.h"
+#include "taskcg.h"
+
+/*
+ * Which cgroup is e's task in now? Moves e's reference (and its place in
+ * the task counts) when the task moved.
+ */
+void joules_taskcg_update(struct joules_entry *e)
+{
+	struct joules_cg *cur = e->cg, *cg;
+	struct cgroup *cgrp = NULL;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&e->acct_lock, flags);
+	if (e->task) {
+		rcu_read_lock();
+		cgrp = task_dfl_cgroup(e->task);
+		if (cur && joules_cg_id(cur) == cgroup_id(cgrp))
+			cgrp = NULL;	/* where it was */
+		else if (!cgroup_tryget(cgrp))
+			cgrp = NULL;	/* being removed: stays where it was */
+		rcu_read_unlock();
+	}
+	raw_spin_unlock_irqrestore(&e->acct_lock, flags);
+	if (!cgrp)
+		return;
+	cg = joules_cg_get(cgrp);
+	cgroup_put(cgrp);
+	if (!cg)
+		return;		/* no memory: charged where it was */
+	if (test_bit(JE_DEAD, &e->flags)) {
+		/*
+		 * It died before the worker saw it here: uncounted where it
+		 * was counted, and never counted in cg (nor uncounted later).
+		 */
+		joules_taskcg_gone(e);
+		set_bit(JE_CG_GONE, &e->flags);
+	} else {
+		if (cur && !test_bit(JE_CG_GONE, &e->flags))
+			joules_cg_count(cur, -1);
+		joules_cg_count(cg, 1);
+	}
+	e->cg = cg;
+	joules_cg_put(cur);
+}
+
+void joules_taskcg_gone(struct joules_entry *e)
+{
+	if (e->cg && !test_and_set_bit(JE_CG_GONE, &e->flags))
+		joules_cg_count(e->cg, -1);
+}
+
+void joules_taskcg_release(struct joules_entry *e)
+{
+	joules_taskcg_gone(e);
+	joules_cg_put(e->cg);
+	e->cg = NULL;
+}
+
+void joules_taskcg_charge(struct joules_entry *e, const struct jl_feat *d,
+			  u64 uj, const u64 *part, u32 domains, u32 source,
+			  u64 generation)
+{
+	struct joules_totals c = { 0 };
+	u64 rd = READ_ONCE(e->io_read), wr = READ_ONCE(e->io_write);
+	unsigned int i;
+
+	if (!e->cg)
+		return;
+	c.s.energy_uj = uj;
+	for (i = 0; i < JL_NR_DOMAINS; i++)
+		c.s.domain_uj[i] = part[i];
+	c.s.domains = domains;
+	c.s.source_mask = source;
+	if (source)
+		c.s.model_generation = generation;
+	memcpy(c.feat, d->v, sizeof(c.feat));
+	c.opt_present = d->present & ~((1U << JL_F_CPU_NS) | (1U << JL_F_DISK));
+	c.read_bytes = rd - e->cg_read;
+	c.write_bytes = wr - e->cg_write;
+	e->cg_read = rd;
+	e->cg_write = wr;
+	joules_cg_charge(e->cg, &c);
+}
+
+void joules_taskcg_charge_idle(struct joules_entry *e, u64 uj)
+{
+	struct joules_totals c = { .s = { .energy_uj = uj, .idle_uj = uj } };
+
+	if (e->cg)
+		joules_cg_charge(e->cg, &c);
+}

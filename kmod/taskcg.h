@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * taskcg.c: which cgroup a task entry is charged to, and its charges
+ * there. The worker's side of cgroup.c; it keeps cgroup.c free of task
+ * entries and the task table free of cgroups.
+ */
+#ifndef JOULES_TASKCG_H
+#define JOULES_TASKCG_H
+
+#include "tasks.h"
+
+/* Pass 1 of a tick: the cgroup e's task is in now. */
+void joules_taskcg_update(struct joules_entry *e);
+/* e's task died: no longer a live task of its cgroup. */
+void joules_taskcg_gone(struct joules_entry *e);
+/* Before e is folded: drop its cgroup. */
+void joules_taskcg_release(struct joules_entry *e);
+/* The charge e just got (d: its feature deltas), to its cgroup. */
+void joules_taskcg_charge(struct joules_entry *e, const struct jl_feat *d,
+			  u64 uj, const u64 *part, u32 domains, u32 source,
+			  u64 generation);
+/* An idle share e just got, to its cgroup. */
+void joules_taskcg_charge_idle(struct joules_entry *e, u64 uj);
+
+#endif /* JOULES_TASKCG_H */

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* track.c: how tasks enter the table (the fork hook's pool, the sweep). */
+#ifndef JOULES_TRACK_H
+#define JOULES_TRACK_H
+
+#include <linux/atomic.h>
+#include <linux/sched.h>
+
+int joules_track_init(void);
+void joules_track_exit(void);
+void joules_track_new(struct task_struct *t);	/* new-task hook */
+void joules_sweep(void);	/* track every untracked task; may sleep */
+void joules_sweep_request(void);	/* from any context but sched_switch */
+extern u64 joules_load_ns;		/* tasks started since are charged from start */
+extern atomic64_t joules_fork_deferred;
+
+#endif /* JOULES_TRACK_H */
