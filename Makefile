@@ -62,6 +62,10 @@ tests: user
 check: tests bpf
 	$(if $(filter command line environment,$(origin KVER)),KVER=$(KVER)) tools/testing/run-tests
 
+# W=1, sparse and kmod/'s include graph (printed; no cycles) for KVER.
+static-check: check-kdir
+	tools/testing/static-check --kdir $(KDIR)
+
 demo: module user
 	KVER=$(KVER) tools/testing/demo
 
@@ -100,7 +104,7 @@ clean:
 	-$(MAKE) -C tools/testing/bench clean
 	-[ -f bpf/Makefile ] && $(MAKE) -C bpf clean
 
-.PHONY: all check-kdir module testmod user bpf tests check demo bench modules_install install clean
+.PHONY: all check-kdir module testmod user bpf tests check static-check demo bench modules_install install clean
 
 # Only the mount glue (for DKMS installs, where dkms installs the module).
 install-glue:
