@@ -220,4 +220,13 @@
 	X86_MATCH_VENDOR_FAM_MODEL(INTEL, 6, model, data)
 #endif
 
+/*
+ * Filesystem inodes are charged to the memcg of the mount since 5.18
+ * (8b9f3ac5b01d, "fs: introduce alloc_inode_sb() to allocate filesystems
+ * specific inode"); before it, a plain cache allocation.
+ */
+#if !JL_KV(5, 18)
+#define alloc_inode_sb(sb, cache, gfp) kmem_cache_alloc(cache, gfp)
+#endif
+
 #endif /* JOULES_COMPAT_H */

@@ -60,16 +60,6 @@ static inline struct pid *inode_pid(struct inode *inode)
 	return inode->i_private;
 }
 
-static void jf_evict(struct inode *inode)
-{
-	truncate_inode_pages_final(&inode->i_data);
-	clear_inode(inode);
-	if (jf_cg_inode(inode))
-		jf_cg_evict(inode);
-	else
-		put_pid(inode_pid(inode));
-}
-
 /*
  * May the current reader see t at all (hidepid at or above level)? Not
  * about its content: that is joules_may_read() at open and read.
@@ -99,9 +89,11 @@ static int jf_show_options(struct seq_file *m, struct dentry *root)
 }
 
 static const struct super_operations jf_sops = {
+	.alloc_inode = jf_alloc_inode,
+	.free_inode = jf_free_inode,
 	.statfs = simple_statfs,
 	.drop_inode = jl_drop_inode,
-	.evict_inode = jf_evict,
+	.evict_inode = jf_evict_inode,
 	.show_options = jf_show_options,
 };
 
@@ -115,20 +107,13 @@ static const struct super_operations jf_sops = {
  * freed after a grace period and holds its pid until then), and the task
  * is not dereferenced but for its credentials, under RCU.
  */
-static int jf_revalidate(JL_D_REVALIDATE_PROTO(dentry, flags))
+static int jf_pid_revalidate(struct dentry *dentry, struct inode *inode,
+			     unsigned int flags)
 {
-	struct inode *inode = d_inode_rcu(dentry);
 	struct task_struct *t;
 	const struct cred *c;
 	int alive = 0;
 
-	if (!inode)
-		return 0;
-	if (jf_cg_inode(inode))
-		return jf_cg_revalidate(dentry, inode, flags);
-	/* Not a pid (a link, threads/): nothing to go stale. */
-	if (!inode_pid(inode))
-		return 1;
 	rcu_read_lock();
 	t = pid_task(inode_pid(inode), PIDTYPE_PID);
 	if (t) {
@@ -151,22 +136,22 @@ static int jf_revalidate(JL_D_REVALIDATE_PROTO(dentry, flags))
 	return alive;
 }
 
-/*
- * Dentries whose task is gone are not kept once unused, nor cgroup ones
- * (each holds its cgroup).
- */
-static int jf_delete(const struct dentry *dentry)
+/* Dentries whose task is gone are not kept once unused. */
+static bool jf_pid_drop(const struct dentry *dentry, struct inode *inode)
 {
-	struct inode *inode = d_inode(dentry);
-
-	if (!inode || jf_cg_inode(inode))
-		return 1;
-	return inode_pid(inode) && !pid_has_task(inode_pid(inode), PIDTYPE_PID);
+	return !pid_has_task(inode_pid(inode), PIDTYPE_PID);
 }
 
-static const struct dentry_operations jf_dops = {
-	.d_revalidate = jf_revalidate,
-	.d_delete = jf_delete,
+static void jf_pid_release(void *pid)
+{
+	put_pid(pid);
+}
+
+/* Inodes that stand for a pid (a counted reference in i_private). */
+static const struct jf_kind jf_pid_kind = {
+	.release = jf_pid_release,
+	.revalidate = jf_pid_revalidate,
+	.drop = jf_pid_drop,
 };
 
 /* Parse a decimal pid; names like "0", "007" or "1x" are not pids. */
@@ -330,7 +315,7 @@ static struct dentry *jf_splice_pid(struct dentry *dentry, struct pid *pid,
 		put_pid(pid);
 		return ERR_PTR(-ENOENT);
 	}
-	inode = jf_inode(sb, mode, pid, t);
+	inode = jf_inode(sb, mode, &jf_pid_kind, pid, t);
 	put_task_struct(t);
 	if (!inode)
 		return ERR_PTR(-ENOMEM);
@@ -617,7 +602,7 @@ static struct dentry *jf_root_lookup(struct inode *dir, struct dentry *dentry,
 		if (strcmp(dentry->d_name.name, jf_fixed[i].name))
 			continue;
 		inode = jf_inode(sb, jf_fixed[i].type == DT_DIR ? S_IFDIR | 0555 :
-				 S_IFLNK | 0777, NULL, NULL);
+				 S_IFLNK | 0777, NULL, NULL, NULL);
 		if (!inode)
 			return ERR_PTR(-ENOMEM);
 		inode->i_op = jf_fixed[i].iops;
@@ -723,7 +708,7 @@ static int jf_fill_super(struct super_block *sb, struct fs_context *fc)
 	fc->fs_private = NULL;
 	/* Every name below the root is a pid, a link or threads/. */
 	jl_set_default_d_op(sb, &jf_dops);
-	root = jf_inode(sb, S_IFDIR | 0555, NULL, NULL);
+	root = jf_inode(sb, S_IFDIR | 0555, NULL, NULL, NULL);
 	if (!root)
 		return -ENOMEM;
 	root->i_op = &jf_root_iops;
@@ -813,12 +798,23 @@ int joules_fs_init(void)
 {
 	int err;
 
+	err = jf_inode_init();
+	if (err)
+		return err;
 	mount_point = proc_create_mount_point("energy");
-	if (!mount_point)
-		return -ENOMEM;
+	if (!mount_point) {
+		err = -ENOMEM;
+		goto out_inode;
+	}
 	err = register_filesystem(&joules_fs_type);
 	if (err)
-		proc_remove(mount_point);
+		goto out_mount_point;
+	return 0;
+
+out_mount_point:
+	proc_remove(mount_point);
+out_inode:
+	jf_inode_exit();
 	return err;
 }
 
@@ -826,4 +822,5 @@ void joules_fs_exit(void)
 {
 	unregister_filesystem(&joules_fs_type);
 	proc_remove(mount_point);
+	jf_inode_exit();
 }

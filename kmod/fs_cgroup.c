@@ -45,16 +45,12 @@ static inline struct cgroup *inode_cgroup(const struct inode *inode)
 	return inode->i_private;
 }
 
-bool jf_cg_inode(const struct inode *inode)
-{
-	return inode->i_op == &jf_cg_dir_iops || inode->i_fop == &jf_cg_stat_fops;
-}
-
 /*
  * Good while its cgroup is online (not removed); a namespace's root only
  * for readers in that namespace.
  */
-int jf_cg_revalidate(struct dentry *dentry, struct inode *inode, unsigned int flags)
+static int jf_cg_revalidate(struct dentry *dentry, struct inode *inode,
+			    unsigned int flags)
 {
 	struct dentry *parent;
 	bool ns_root;
@@ -69,21 +65,32 @@ int jf_cg_revalidate(struct dentry *dentry, struct inode *inode, unsigned int fl
 	return !ns_root || inode_cgroup(inode) == reader_ns()->root_cset->dfl_cgrp;
 }
 
-void jf_cg_evict(struct inode *inode)
+/* Not kept once unused: each holds its cgroup. */
+static bool jf_cg_drop(const struct dentry *dentry, struct inode *inode)
 {
-	cgroup_put(inode_cgroup(inode));
+	return true;
 }
+
+static void jf_cg_release(void *cgrp)
+{
+	cgroup_put(cgrp);
+}
+
+/* Inodes that stand for a cgroup (a counted reference in i_private). */
+static const struct jf_kind jf_cg_kind = {
+	.release = jf_cg_release,
+	.revalidate = jf_cg_revalidate,
+	.drop = jf_cg_drop,
+};
 
 /* An inode for cgrp, taking over the caller's reference on it. */
 static struct inode *cg_inode(struct super_block *sb, struct cgroup *cgrp, bool dir)
 {
-	struct inode *inode = jf_inode(sb, dir ? S_IFDIR | 0555 : S_IFREG | 0444, NULL, NULL);
+	struct inode *inode = jf_inode(sb, dir ? S_IFDIR | 0555 : S_IFREG | 0444,
+				       &jf_cg_kind, cgrp, NULL);
 
-	if (!inode) {
-		cgroup_put(cgrp);
+	if (!inode)
 		return NULL;
-	}
-	inode->i_private = cgrp;
 	if (dir) {
 		inode->i_op = &jf_cg_dir_iops;
 		inode->i_fop = &jf_cg_dir_fops;

@@ -5,33 +5,71 @@
  */
 #include <linux/cred.h>
 #include <linux/fs.h>
+#include <linux/mm.h>
 #include <linux/pid.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 
 #include "compat.h"
 #include "fs_inode.h"
 #include "worker.h"
 
+static struct kmem_cache *jf_inode_cache;
+
+static void jf_inode_init_once(void *p)
+{
+	struct jf_inode *ji = p;
+
+	inode_init_once(&ji->vfs_inode);
+}
+
+struct inode *jf_alloc_inode(struct super_block *sb)
+{
+	struct jf_inode *ji = alloc_inode_sb(sb, jf_inode_cache, GFP_KERNEL);
+
+	if (!ji)
+		return NULL;
+	ji->kind = NULL;
+	return &ji->vfs_inode;
+}
+
+void jf_free_inode(struct inode *inode)
+{
+	kmem_cache_free(jf_inode_cache, container_of(inode, struct jf_inode, vfs_inode));
+}
+
+void jf_evict_inode(struct inode *inode)
+{
+	const struct jf_kind *kind = jf_kind_of(inode);
+
+	truncate_inode_pages_final(&inode->i_data);
+	clear_inode(inode);
+	if (kind)
+		kind->release(inode->i_private);
+}
+
 /*
- * @pid is a counted reference the inode takes over (put here on failure).
- * Callers take it where the pid is known to be live: under the RCU read
- * lock in which they found it, or from an inode that holds one. A task
- * reference does not keep a pid alive: once the task is reaped its pid is
- * freed after a grace period, task_struct or not.
+ * @ref is a counted reference the inode takes over (released here on
+ * failure). Callers take it where the object is known to be live: a pid
+ * under the RCU read lock in which they found it, or from an inode that
+ * holds one. A task reference does not keep a pid alive: once the task is
+ * reaped its pid is freed after a grace period, task_struct or not.
  */
-struct inode *jf_inode(struct super_block *sb, umode_t mode, struct pid *pid,
-		       struct task_struct *t)
+struct inode *jf_inode(struct super_block *sb, umode_t mode,
+		       const struct jf_kind *kind, void *ref, struct task_struct *t)
 {
 	struct inode *inode = new_inode(sb);
 
 	if (!inode) {
-		put_pid(pid);
+		if (kind)
+			kind->release(ref);
 		return NULL;
 	}
 	inode->i_ino = get_next_ino();
 	inode->i_mode = mode;
 	jl_inode_init_ts(inode);
-	inode->i_private = pid;
+	inode->i_private = ref;
+	container_of(inode, struct jf_inode, vfs_inode)->kind = kind;
 	if (t) {
 		/* Owned by the task's effective ids, like /proc/<pid>. */
 		const struct cred *c;
@@ -43,6 +81,48 @@ struct inode *jf_inode(struct super_block *sb, umode_t mode, struct pid *pid,
 		rcu_read_unlock();
 	}
 	return inode;
+}
+
+static int jf_d_revalidate(JL_D_REVALIDATE_PROTO(dentry, flags))
+{
+	struct inode *inode = d_inode_rcu(dentry);
+	const struct jf_kind *kind;
+
+	if (!inode)
+		return 0;
+	kind = jf_kind_of(inode);
+	return kind ? kind->revalidate(dentry, inode, flags) : 1;
+}
+
+static int jf_d_delete(const struct dentry *dentry)
+{
+	struct inode *inode = d_inode(dentry);
+	const struct jf_kind *kind;
+
+	if (!inode)
+		return 1;
+	kind = jf_kind_of(inode);
+	return kind && kind->drop(dentry, inode);
+}
+
+const struct dentry_operations jf_dops = {
+	.d_revalidate = jf_d_revalidate,
+	.d_delete = jf_d_delete,
+};
+
+int jf_inode_init(void)
+{
+	jf_inode_cache = kmem_cache_create("joulesfs_inode", sizeof(struct jf_inode), 0,
+					   SLAB_RECLAIM_ACCOUNT | SLAB_ACCOUNT,
+					   jf_inode_init_once);
+	return jf_inode_cache ? 0 : -ENOMEM;
+}
+
+/* After unregister_filesystem(): inodes are freed after a grace period. */
+void jf_inode_exit(void)
+{
+	rcu_barrier();
+	kmem_cache_destroy(jf_inode_cache);
 }
 
 /* One "key: value" line; cheaper than seq_printf, the file is read often. */

@@ -20,9 +20,44 @@ static inline struct jf_info *sb_info(struct super_block *sb)
 	return sb->s_fs_info;
 }
 
-/* A new inode; pid (a reference it takes over) or NULL, owner from t. */
-struct inode *jf_inode(struct super_block *sb, umode_t mode, struct pid *pid,
-		       struct task_struct *t);
+/*
+ * A kind of inode: what its i_private holds (a counted reference) and how
+ * its dentries behave. fs.c has pids, fs_cgroup.c cgroups; an inode of no
+ * kind (the root, links, fixed directories) holds nothing and its dentry
+ * stays good.
+ */
+struct jf_kind {
+	void (*release)(void *ref);
+	/* ->d_revalidate(); flags may hold LOOKUP_RCU. */
+	int (*revalidate)(struct dentry *dentry, struct inode *inode, unsigned int flags);
+	/* Drop the dentry once unused? */
+	bool (*drop)(const struct dentry *dentry, struct inode *inode);
+};
+
+struct jf_inode {
+	const struct jf_kind *kind;	/* NULL: none */
+	struct inode vfs_inode;
+};
+
+static inline const struct jf_kind *jf_kind_of(const struct inode *inode)
+{
+	return container_of(inode, struct jf_inode, vfs_inode)->kind;
+}
+
+/*
+ * A new inode of kind holding ref (a reference it takes over: released
+ * here on failure), or of no kind (NULL, NULL); owner from t if given.
+ */
+struct inode *jf_inode(struct super_block *sb, umode_t mode,
+		       const struct jf_kind *kind, void *ref, struct task_struct *t);
+
+/* joulesfs' inode and dentry operations, by kind. */
+struct inode *jf_alloc_inode(struct super_block *sb);
+void jf_free_inode(struct inode *inode);
+void jf_evict_inode(struct inode *inode);
+extern const struct dentry_operations jf_dops;
+int jf_inode_init(void);
+void jf_inode_exit(void);
 /* The energy and counter lines of a per-pid or cgroup file. */
 void jf_print_energy(struct seq_file *m, const struct joules_stats *st);
 
