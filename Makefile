@@ -7,6 +7,7 @@
 #   make demo          boot QEMU, load the module, run a workload, show energy
 #   make bench         benchmarks (module, BPF collector, neither) in a QEMU-booted kernel
 #   make install       module (modules_install), tools, man pages, mount glue
+#   make deb           Debian packages in build-deb/ (Documentation/packaging.rst)
 #
 # Kbuild (the file next to this one) lists the module objects; when kbuild
 # runs in this directory it reads that file, not this one.
@@ -16,7 +17,9 @@
 # The choice is printed; with several header packages installed nothing is
 # picked silently. `make check` does not use it: it builds for every kernel
 # of kernels.conf.
+# (Not for goals that build no module: deb, version.)
 ifeq ($(origin KDIR)$(origin KVER),undefinedundefined)
+ifneq ($(if $(MAKECMDGOALS),$(filter-out deb version,$(MAKECMDGOALS)),all),)
 PICKED := $(shell tools/testing/pick-kernel)
 KVER := $(word 1,$(PICKED))
 KDIR := $(word 2,$(PICKED))
@@ -24,10 +27,15 @@ ifneq ($(KVER),)
 $(info joules: building for $(KVER): $(wordlist 3,100,$(PICKED)); KVER= to choose)
 endif
 endif
+endif
 KDIR ?= /lib/modules/$(KVER)/build
 PREFIX ?= /usr/local
 DESTDIR ?=
 MAN_DIR ?= $(PREFIX)/share/man
+# The version: JL_VERSION of kmod/core.h, its one home (dkms.conf, the
+# tools' --version and the Debian packages all read it from there).
+VERSION := $(shell sed -n 's/^\#define JL_VERSION "\(.*\)"$$/\1/p' kmod/core.h)
+DEB_OUT ?= build-deb
 # Build the test-only energy source module too (never installed).
 TESTMOD_DIR := tools/testing/kmod
 
@@ -112,3 +120,12 @@ install-glue:
 	install -D -m 0644 packaging/90-joules.rules $(DESTDIR)/etc/udev/rules.d/90-joules.rules
 
 .PHONY: install-glue
+
+# Debian packages from a clean copy of the tree, into $(DEB_OUT)/.
+deb:
+	packaging/build-deb $(DEB_OUT)
+
+version:
+	@echo $(VERSION)
+
+.PHONY: deb version
