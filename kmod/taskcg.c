@@ -2,7 +2,8 @@
 /*
  * A task entry's cgroup. A task is charged to the cgroup it is in when the
  * worker closes the interval (at interval granularity for a task that
- * moves); a task that exited is charged to its last cgroup.
+ * moves); a task that exited is charged to its last cgroup, also when the
+ * kernel released it before the worker ever saw it.
  */
 #include <linux/cgroup.h>
 
@@ -10,12 +11,12 @@
 #include "taskcg.h"
 
 /*
- * Which cgroup is e's task in now? Moves e's reference (and its place in
- * the task counts) when the task moved.
+ * Which cgroup is e's task in now, or, once the kernel released it, the
+ * one it was in then (a task that lived and died between two ticks is
+ * charged there too)? A reference, or NULL: where it was (cur).
  */
-void joules_taskcg_update(struct joules_entry *e)
+static struct cgroup *entry_cgroup(struct joules_entry *e, struct joules_cg *cur)
 {
-	struct joules_cg *cur = e->cg, *cg;
 	struct cgroup *cgrp = NULL;
 	unsigned long flags;
 
@@ -26,10 +27,26 @@ void joules_taskcg_update(struct joules_entry *e)
 		if (cur && joules_cg_id(cur) == cgroup_id(cgrp))
 			cgrp = NULL;	/* where it was */
 		else if (!cgroup_tryget(cgrp))
-			cgrp = NULL;	/* being removed: stays where it was */
+			cgrp = NULL;	/* being freed: stays where it was */
 		rcu_read_unlock();
+	} else {
+		cgrp = e->last_cgrp;	/* its reference moves here */
+		e->last_cgrp = NULL;
 	}
 	raw_spin_unlock_irqrestore(&e->acct_lock, flags);
+	if (cgrp && cur && joules_cg_id(cur) == cgroup_id(cgrp)) {
+		cgroup_put(cgrp);
+		cgrp = NULL;
+	}
+	return cgrp;
+}
+
+/* Moves e's reference (and its place in the task counts) when it moved. */
+void joules_taskcg_update(struct joules_entry *e)
+{
+	struct joules_cg *cur = e->cg, *cg;
+	struct cgroup *cgrp = entry_cgroup(e, cur);
+
 	if (!cgrp)
 		return;
 	cg = joules_cg_get(cgrp);
@@ -63,6 +80,9 @@ void joules_taskcg_release(struct joules_entry *e)
 	joules_taskcg_gone(e);
 	joules_cg_put(e->cg);
 	e->cg = NULL;
+	if (e->last_cgrp)
+		cgroup_put(e->last_cgrp);
+	e->last_cgrp = NULL;
 }
 
 void joules_taskcg_charge(struct joules_entry *e, const struct jl_feat *d,

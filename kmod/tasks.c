@@ -7,6 +7,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cgroup.h>
 #include <linux/cpuhotplug.h>
 #include <linux/cred.h>
 #include <linux/hash.h>
@@ -264,6 +265,7 @@ int joules_attach(struct joules_entry *e, struct joules_entry *leader,
  */
 void joules_untrack(struct task_struct *t)
 {
+	struct cgroup *cgrp;
 	struct joules_entry *e;
 	unsigned long flags;
 	u32 b = bucket_of(t);
@@ -277,9 +279,15 @@ void joules_untrack(struct task_struct *t)
 	raw_spin_unlock_irqrestore(lock_of(b), flags);
 	if (!e)
 		return;
+	/* The task's cgroup is valid until after this hook (cgroup_free()). */
+	rcu_read_lock();
+	cgrp = task_dfl_cgroup(t);
+	cgroup_get(cgrp);
+	rcu_read_unlock();
 	raw_spin_lock_irqsave(&e->acct_lock, flags);
 	count_into(e, &e->slot[e->acct_pkg]);
 	WRITE_ONCE(e->task, NULL);
+	e->last_cgrp = cgrp;
 	raw_spin_unlock_irqrestore(&e->acct_lock, flags);
 	set_bit(JE_REAPED, &e->flags);
 	llist_add(&e->rnode, &joules_reaped);

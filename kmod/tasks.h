@@ -101,6 +101,11 @@ struct joules_entry {
 	/* Worker side. */
 	struct joules_sums sums;	/* under group->lock */
 	struct joules_cg *cg;		/* its cgroup (a reference), from its first charge */
+	/*
+	 * Its cgroup when the kernel released it (a reference, under
+	 * acct_lock): where a task that lived and died between two ticks ran.
+	 */
+	struct cgroup *last_cgrp;
 	u64 cg_read, cg_write;		/* io_read/io_write already charged to cg */
 	struct llist_node rnode;	/* joules_reaped */
 	struct llist_node dnode;	/* joules_dying */
