@@ -35,6 +35,7 @@
 #include <linux/seqlock.h>
 #include <linux/slab.h>
 
+#include "compat.h"
 #include "cgroup.h"
 #include "report.h"
 
@@ -58,7 +59,14 @@ struct joules_cg {
 	u32 nr_tasks;			/* live tasks here and below */
 	struct joules_totals t;		/* under cg_seq, as of the last flush */
 	struct joules_totals pend;	/* charged here, not yet in any t */
-	struct list_head dirty_node;	/* on cg_dirty while pend has charges */
+	/*
+	 * The updated tree, as the kernel's rstat keeps it: a cgroup with
+	 * pending sums, or with such a descendant, is dirty and linked into
+	 * its parent's dirty_kids (or cg_dirty_top), so a flush visits each
+	 * of them once, children before parents. Under cg_seq.
+	 */
+	struct joules_cg *dirty_kids;
+	struct joules_cg *dirty_next;
 	bool dirty;
 	struct rcu_head rcu;
 };
@@ -68,7 +76,8 @@ static DEFINE_MUTEX(cg_lock);	/* table inserts and removals */
 static DEFINE_SEQLOCK(cg_seq);	/* totals and task counts */
 static LLIST_HEAD(cg_removed);
 static LLIST_HEAD(cg_dead);
-static LIST_HEAD(cg_dirty);		/* under cg_seq */
+static struct joules_cg *cg_dirty_top;	/* dirty entries without a parent */
+static DEFINE_MUTEX(cg_flush_lock);	/* one flush at a time */
 static atomic64_t cg_objects;
 static bool cg_up;
 
@@ -101,6 +110,15 @@ void joules_cg_put(struct joules_cg *cg)
 		llist_add(&cg->dnode, &cg_dead);
 }
 
+/* Removed: the entry goes to the worker, with a reference of its own. */
+static void cg_mark_removed(struct joules_cg *cg)
+{
+	if (!test_and_set_bit(CG_REMOVED, &cg->flags))
+		llist_add(&cg->rmnode, &cg_removed);
+	else
+		joules_cg_put(cg);
+}
+
 /*
  * A new entry for cgrp below parent, whose reference it keeps: in the
  * table, with the table's reference and the caller's. cg_lock held.
@@ -118,6 +136,18 @@ static struct joules_cg *cg_new(struct cgroup *cgrp, struct joules_cg *parent)
 	refcount_set(&cg->ref, 2);
 	atomic64_inc(&cg_objects);
 	hlist_add_head_rcu(&cg->hnode, bucket_of(cg->id));
+	/*
+	 * An entry made for a cgroup already removed (a reader of a file
+	 * opened before the rmdir, a task that died there) was not there for
+	 * the rmdir hook to find: marked here, or it would pin the dying
+	 * cgroup for good. rmdir clears CSS_ONLINE before its hook looks the
+	 * entry up; whichever sees the other marks it, once.
+	 */
+	smp_mb(); /* the entry visible before CSS_ONLINE is read */
+	if (!(READ_ONCE(cgrp->self.flags) & CSS_ONLINE)) {
+		refcount_inc(&cg->ref);
+		cg_mark_removed(cg);
+	}
 	return cg;
 }
 
@@ -171,12 +201,8 @@ void joules_cg_rmdir(struct cgroup *cgrp)
 	rcu_read_lock();
 	cg = cg_find(cgroup_id(cgrp));
 	rcu_read_unlock();
-	if (!cg)
-		return;
-	if (!test_and_set_bit(CG_REMOVED, &cg->flags))
-		llist_add(&cg->rmnode, &cg_removed);	/* the reference goes along */
-	else
-		joules_cg_put(cg);
+	if (cg)
+		cg_mark_removed(cg);	/* the reference goes along */
 }
 
 /* Add n live tasks (n may be negative) to cg and its ancestors. */
@@ -191,32 +217,67 @@ void joules_cg_count(struct joules_cg *cg, int n)
 /* Worker: a charge to a task of cg, pending in cg until someone reads. */
 void joules_cg_charge(struct joules_cg *cg, const struct joules_totals *d)
 {
+	struct joules_cg *c;
+
 	write_seqlock(&cg_seq);
 	joules_totals_add(&cg->pend, d);
-	if (!cg->dirty) {
-		cg->dirty = true;
-		list_add_tail(&cg->dirty_node, &cg_dirty);
+	/* Up to the first ancestor already dirty: amortised O(1) a charge. */
+	for (c = cg; c && !c->dirty; c = c->parent) {
+		struct joules_cg **head = c->parent ? &c->parent->dirty_kids : &cg_dirty_top;
+
+		c->dirty = true;
+		c->dirty_next = *head;
+		*head = c;
 	}
 	write_sequnlock(&cg_seq);
 }
 
-/* Every pending sum into its cgroup's totals and its ancestors'. */
+/* Cgroups settled between two breaks of cg_seq in a flush. */
+#define CG_FLUSH_BATCH 64
+
+/*
+ * Every pending sum into its cgroup's totals and, through its parent's
+ * pending sum, its ancestors': a post-order walk of the updated tree
+ * that settles each dirty cgroup once, O(dirty + their ancestors), and
+ * lets go of cg_seq every CG_FLUSH_BATCH cgroups. Charges may come in
+ * during a break: they mark the tree as they would anyway, and the walk
+ * (which resumes from a parent, still dirty) finds them. Process
+ * context; readers flush, then read.
+ */
 static void cg_flush(void)
 {
-	struct joules_cg *cg, *tmp, *a;
+	struct joules_cg *n, *c;
+	unsigned int done = 0;
 
 	/* Nothing charged since the last flush: no writer lock for readers. */
-	if (list_empty_careful(&cg_dirty))
+	if (!READ_ONCE(cg_dirty_top))
 		return;
+	mutex_lock(&cg_flush_lock);
 	write_seqlock(&cg_seq);
-	list_for_each_entry_safe(cg, tmp, &cg_dirty, dirty_node) {
-		for (a = cg; a; a = a->parent)
-			joules_totals_add(&a->t, &cg->pend);
-		memset(&cg->pend, 0, sizeof(cg->pend));
-		cg->dirty = false;
-		list_del(&cg->dirty_node);
+	while ((n = cg_dirty_top)) {
+		cg_dirty_top = n->dirty_next;
+		while (n) {
+			c = n->dirty_kids;
+			if (c) {
+				n->dirty_kids = c->dirty_next;
+				n = c;
+				continue;
+			}
+			joules_totals_add(&n->t, &n->pend);
+			if (n->parent)
+				joules_totals_add(&n->parent->pend, &n->pend);
+			memset(&n->pend, 0, sizeof(n->pend));
+			n->dirty = false;
+			n = n->parent;
+			if (++done % CG_FLUSH_BATCH == 0) {
+				write_sequnlock(&cg_seq);
+				cond_resched();
+				write_seqlock(&cg_seq);
+			}
+		}
 	}
 	write_sequnlock(&cg_seq);
+	mutex_unlock(&cg_flush_lock);
 }
 
 /* Totals of cg, consistent with each other. */
@@ -258,15 +319,20 @@ struct cgroup *joules_cg_ns_root(void)
 }
 
 /*
- * The cgroup at path, relative to root ("/" or "" is root itself; ".." is
- * just a name, which no cgroup has): a reference, or an ERR_PTR.
+ * The cgroup at path, relative to the current task's cgroup namespace root
+ * ("/" or "" is that root; ".." is just a name, which no cgroup has): a
+ * reference, or an ERR_PTR.
  */
-struct cgroup *joules_cg_by_path(struct cgroup *root, const char *path)
+struct cgroup *joules_cg_by_path(const char *path)
 {
-	struct cgroup *cgrp;
+	struct cgroup *cgrp, *root = joules_cg_ns_root();
 	char *buf;
 	int n;
 
+	if (JL_CGROUP_PATH_IN_NS) {
+		cgrp = cgroup_get_from_path(path);
+		return cgrp ? cgrp : ERR_PTR(-ENOENT);
+	}
 	buf = kmalloc(PATH_MAX, GFP_KERNEL);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);

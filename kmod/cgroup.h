@@ -25,6 +25,7 @@ struct cgroup *joules_cg_cgroup(const struct joules_cg *cg);
 bool joules_cg_removed(const struct joules_cg *cg);
 u64 joules_cg_objects(void);
 struct cgroup *joules_cg_ns_root(void);
-struct cgroup *joules_cg_by_path(struct cgroup *root, const char *path);
+/* By path in the current task's cgroup namespace: a reference or ERR_PTR. */
+struct cgroup *joules_cg_by_path(const char *path);
 
 #endif /* JOULES_CGROUP_H */

@@ -229,4 +229,12 @@
 #define alloc_inode_sb(sb, cache, gfp) kmem_cache_alloc(cache, gfp)
 #endif
 
+/*
+ * cgroup_get_from_path() walks from the caller's cgroup namespace root
+ * since 6.1 (74e4b956eb1c, "cgroup: Honor caller's cgroup NS when
+ * resolving path"; checked in Debian's 6.1 and 6.12 sources); before, from the
+ * hierarchy's root, so the namespace root's path goes first.
+ */
+#define JL_CGROUP_PATH_IN_NS JL_KV(6, 1)
+
 #endif /* JOULES_COMPAT_H */

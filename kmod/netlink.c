@@ -744,7 +744,7 @@ static int joules_nl_get_cgroup(struct sk_buff *skb, struct genl_info *info)
 			cgrp = NULL;
 		}
 	} else {
-		cgrp = joules_cg_by_path(root, nla_data(pa));
+		cgrp = joules_cg_by_path(nla_data(pa));
 	}
 	if (IS_ERR_OR_NULL(cgrp)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, ia ? ia : pa, "no such cgroup (v2)");
