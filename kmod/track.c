@@ -125,8 +125,19 @@ void joules_track_new(struct task_struct *t)
 	bool low;
 	int err;
 
-	if (!thread_group_leader(t))
+	if (!thread_group_leader(t)) {
 		leader = joules_lookup(t->group_leader);
+		/*
+		 * Its leader was deferred: so is it, or it would start a group
+		 * of its own that the leader's never joins. The sweep tracks
+		 * leaders before their threads.
+		 */
+		if (!leader) {
+			atomic64_inc(&joules_fork_deferred);
+			joules_sweep_request();
+			return;
+		}
+	}
 	raw_spin_lock_irqsave(&pool.lock, flags);
 	if (pool.ne && (leader || pool.ng)) {
 		e = pool.e[--pool.ne];
@@ -194,9 +205,14 @@ static bool track_found(struct task_struct *t)
 		}
 		if (!thread_group_leader(t))
 			leader = joules_lookup(t->group_leader);
-		err = joules_attach(e, leader, &g);
-		/* Its work so far belongs in this interval. */
-		if (!err && from_start)
+		/* A thread whose leader is not tracked waits for it. */
+		err = leader || thread_group_leader(t) ? joules_attach(e, leader, &g) : -EAGAIN;
+		/*
+		 * Its work so far belongs in this interval; a task from before
+		 * the load is queued too, so the worker places it in its
+		 * cgroup (its tasks: count) even if it never runs again.
+		 */
+		if (!err && !test_bit(JE_FINAL, &e->flags))
 			joules_queue_now(e);
 	}
 	rcu_read_unlock();
