@@ -188,20 +188,87 @@ static struct dentry *jf_cg_lookup(struct inode *dir, struct dentry *dentry,
 #define BATCH 16
 
 /*
- * Position: dots, then energy.stat (2), then the children in the order the
- * cgroup keeps them (3 on). Names are copied under RCU, a batch at a time,
- * and emitted outside it (dir_emit() may fault and sleep). v2 cgroups are
- * never renamed, so a live child's kernfs name is stable under RCU.
+ * Where a listing stopped: the position after the last child emitted, and
+ * that child (a reference). A sequential listing resumes there, so listing
+ * a directory is linear in its children; a seek counts from the first.
+ */
+struct cg_cursor {
+	loff_t pos;
+	struct cgroup *last;
+};
+
+static void cursor_set(struct cg_cursor *cur, loff_t pos, struct cgroup *last)
+{
+	if (cur->last)
+		cgroup_put(cur->last);
+	cur->pos = pos;
+	cur->last = last;
+}
+
+static int jf_cg_dir_open(struct inode *inode, struct file *file)
+{
+	file->private_data = kzalloc(sizeof(struct cg_cursor), GFP_KERNEL);
+	return file->private_data ? 0 : -ENOMEM;
+}
+
+static int jf_cg_dir_release(struct inode *inode, struct file *file)
+{
+	cursor_set(file->private_data, 0, NULL);
+	kfree(file->private_data);
+	return 0;
+}
+
+struct cg_name {
+	char name[NAME_MAX + 1];
+	struct cgroup *cgrp;	/* a reference, for the cursor */
+};
+
+/*
+ * Up to BATCH online children of cgrp under RCU: after the cursor's child
+ * while it is still online (so still in the list), else from the first,
+ * skipping skip of them. Names are copied here and emitted outside RCU.
+ */
+static unsigned int cg_children(struct cgroup *cgrp, struct cgroup *after, loff_t skip,
+				struct cg_name *batch)
+{
+	struct list_head *head = &cgrp->self.children;
+	struct cgroup_subsys_state *pos;
+	unsigned int n = 0;
+
+	rcu_read_lock();
+	if (after && (READ_ONCE(after->self.flags) & CSS_ONLINE)) {
+		pos = &after->self;
+		skip = 0;
+	} else {
+		pos = list_entry_rcu(head, struct cgroup_subsys_state, sibling);
+	}
+	list_for_each_entry_continue_rcu(pos, head, sibling) {
+		if (!(READ_ONCE(pos->flags) & CSS_ONLINE) || skip-- > 0)
+			continue;
+		if (!cgroup_tryget(pos->cgroup))
+			continue;
+		strscpy(batch[n].name, pos->cgroup->kn->name, sizeof(batch[n].name));
+		batch[n].cgrp = pos->cgroup;
+		if (++n == BATCH)
+			break;
+	}
+	rcu_read_unlock();
+	return n;
+}
+
+/*
+ * Position: dots, then energy.stat (2), then the online children in the
+ * order the cgroup keeps them (3 on). dir_emit() may fault and sleep, so
+ * names are copied a batch at a time. v2 cgroups are never renamed, so a
+ * live child's kernfs name is stable under RCU.
  */
 static int jf_cg_readdir(struct file *file, struct dir_context *ctx)
 {
 	struct cgroup *cgrp = inode_cgroup(file_inode(file));
-	struct cgroup_subsys_state *pos;
-	struct {
-		char name[NAME_MAX + 1];
-	} *batch;
+	struct cg_cursor *cur = file->private_data;
+	struct cg_name *batch;
 	unsigned int n, i;
-	loff_t index;
+	bool more = true;
 
 	if (!dir_emit_dots(file, ctx))
 		return 0;
@@ -210,30 +277,25 @@ static int jf_cg_readdir(struct file *file, struct dir_context *ctx)
 			return 0;
 		ctx->pos++;
 	}
+	if (cur->pos != ctx->pos)
+		cursor_set(cur, ctx->pos, NULL);	/* a seek */
 	batch = kmalloc_array(BATCH, sizeof(*batch), GFP_KERNEL);
 	if (!batch)
 		return -ENOMEM;
 	do {
-		n = 0;
-		index = 0;
-		rcu_read_lock();
-		css_for_each_descendant_pre(pos, &cgrp->self) {
-			if (pos->parent != &cgrp->self)
-				continue;
-			if (index++ < ctx->pos - 3)
-				continue;
-			strscpy(batch[n].name, pos->cgroup->kn->name, sizeof(batch[n].name));
-			if (++n == BATCH)
-				break;
-		}
-		rcu_read_unlock();
+		n = cg_children(cgrp, cur->last, ctx->pos - 3, batch);
 		for (i = 0; i < n; i++) {
-			if (!dir_emit(ctx, batch[i].name, strlen(batch[i].name), 3, DT_DIR))
-				goto out;
+			more = dir_emit(ctx, batch[i].name, strlen(batch[i].name), 3, DT_DIR);
+			if (!more)
+				break;
 			ctx->pos++;
+			cursor_set(cur, ctx->pos, batch[i].cgrp);
+			batch[i].cgrp = NULL;
 		}
-	} while (n == BATCH);
-out:
+		for (; i < n; i++)
+			if (batch[i].cgrp)
+				cgroup_put(batch[i].cgrp);
+	} while (more && n == BATCH);
 	kfree(batch);
 	return 0;
 }
@@ -243,6 +305,8 @@ static const struct inode_operations jf_cg_dir_iops = {
 };
 
 static const struct file_operations jf_cg_dir_fops = {
+	.open = jf_cg_dir_open,
+	.release = jf_cg_dir_release,
 	.read = generic_read_dir,
 	.iterate_shared = jf_cg_readdir,
 	.llseek = generic_file_llseek,
