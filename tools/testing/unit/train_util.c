@@ -182,7 +182,7 @@ int find_cli(void)
 	if (!slash)
 		return 0;
 	*slash = '\0';
-	/* tools/testing/unit/build/test_train -> user/build/joules-train */
+	/* tools/testing/unit/build/test_train_* -> user/build/joules-train */
 	snprintf(cli, sizeof(cli), "%s/../../../../user/build/joules-train",
 		 exe);
 	return access(cli, X_OK) == 0;
