@@ -507,6 +507,7 @@ void fit_acc_add(struct fit_acc *a, double measured, double predicted)
 
 	a->n++;
 	a->sse += e * e;
+	a->sae += fabs(e);
 	if (measured != 0) {
 		a->sum_ape += fabs(e / measured);
 		a->n_mape++;
@@ -523,5 +524,6 @@ void fit_acc_result(const struct fit_acc *a, struct fit_metrics *m)
 	m->n_mape = a->n_mape;
 	m->mape = a->n_mape ? 100.0 * a->sum_ape / (double)a->n_mape : NAN;
 	m->rmse = a->n ? sqrt(a->sse / (double)a->n) : NAN;
+	m->mae = a->n ? a->sae / (double)a->n : NAN;
 	m->r2 = a->m2 > 0 ? 1.0 - a->sse / a->m2 : NAN;
 }

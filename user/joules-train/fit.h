@@ -177,12 +177,13 @@ struct fit_metrics {
 	size_t n_mape; /* rows with a nonzero measurement (MAPE's base) */
 	double mape; /* mean absolute percentage error, % */
 	double rmse; /* root mean square error, same unit as the data */
+	double mae; /* mean absolute error, same unit */
 	double r2; /* coefficient of determination */
 };
 
 struct fit_acc {
 	size_t n, n_mape;
-	double sum_ape, sse;
+	double sum_ape, sse, sae;
 	double mean,
 		m2; /* Welford running mean and sum of squares of measured */
 };

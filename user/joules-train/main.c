@@ -613,7 +613,7 @@ struct run {
 	struct jt_report rep;
 	struct jt_band_result br;
 	struct jt_progress pr;
-	double *pm, *pb, *wt;
+	double *pm, *pb;
 	int implausible;
 	char why[256];
 };
@@ -705,8 +705,7 @@ static int train_all(struct run *r)
 	k = r->n ? r->n : 1;
 	r->pm = malloc(k * sizeof(*r->pm));
 	r->pb = malloc(k * sizeof(*r->pb));
-	r->wt = malloc(k * sizeof(*r->wt));
-	if (!r->pm || !r->pb || !r->wt) {
+	if (!r->pm || !r->pb) {
 		cli_err("out of memory");
 		return EXIT_DATA;
 	}
@@ -720,13 +719,14 @@ static int train_all(struct run *r)
 		.min_samples = o->min_samples,
 		.no_robust = o->no_robust,
 		.pr = &r->pr,
-		.weights = r->wt,
 	};
-	if (jt_train(r->rows, r->n, r->s.present, &to, &r->rep, r->pm, r->pb))
+	if (jt_fit_written(r->rows, r->n, r->s.present, &to, &o->bands,
+			   &r->rep, &r->br, r->pm, r->pb))
 		return EXIT_DATA;
+	/* The headline: what is written, judged on rows it never saw. */
 	to.weights = NULL;
-	if (jt_train_bands(r->rows, r->n, r->s.present, &to, &o->bands, &r->rep,
-			   r->wt, &r->br))
+	if (jt_nested_cv(r->rows, r->n, r->s.present, &to, &o->bands,
+			 &r->rep.nested, r->pm, r->pb))
 		return EXIT_DATA;
 	if (((o->bands.exact && o->bands.max_bands > 1) || o->bands.nedges) &&
 	    !r->br.banded)
@@ -828,7 +828,8 @@ static int plot(struct run *r)
 		meas[i] = jt_row_watts(&r->rows[i]);
 	snprintf(title, sizeof(title),
 		 "joules-train: %s predictions, %zu intervals",
-		 r->rep.have_cv ? "cross-validated" : "in-sample", r->n);
+		 r->rep.nested.done ? "nested cross-validated" : "in-sample",
+		 r->n);
 	ret = jt_plot(r->o.plot, meas, r->pm, r->pb, r->n, title, err,
 		      sizeof(err));
 	free(meas);
@@ -843,7 +844,6 @@ static void run_free(struct run *r)
 {
 	free(r->pm);
 	free(r->pb);
-	free(r->wt);
 	free(r->rows);
 	free(r->vrows);
 	jt_samples_free(&r->s);

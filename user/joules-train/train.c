@@ -338,7 +338,7 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 		jt_diagf("fit failed: %s\n", fit_error(ret));
 		goto out;
 	}
-	if (nblocks >= JT_BOOT_MIN_BLOCKS) {
+	if (nblocks >= JT_BOOT_MIN_BLOCKS && !o->no_se) {
 		jt_progress(o->pr, "bootstrapping", 0, 0);
 		bootstrap(&bm, o->method, &rep->model);
 		rep->se_blocks = nblocks;
@@ -441,6 +441,10 @@ static const struct jt_eval *headline(const struct jt_report *rep,
 	if (rep->have_val) {
 		*name = "validation";
 		return &rep->val;
+	}
+	if (rep->nested.done) {
+		*name = "nested CV";
+		return &rep->nested.ev;
 	}
 	if (rep->have_cv) {
 		*name = "CV";
@@ -655,8 +659,8 @@ static void robust_lines(FILE *fp, const struct jt_report *rep)
 
 static void metric_line(FILE *fp, const char *what, const struct fit_metrics *m)
 {
-	fprintf(fp, "#   %-24s %7.2f%% %10.3f W %8.4f  (%zu intervals)\n", what,
-		m->mape, m->rmse, m->r2, m->n);
+	fprintf(fp, "#   %-24s %7.2f%% %10.3f W %10.3f W %8.4f  (%zu intervals)\n",
+		what, m->mape, m->mae, m->rmse, m->r2, m->n);
 }
 
 static void eval_lines(FILE *fp, const char *what, const struct jt_eval *e)
@@ -687,7 +691,7 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 {
 	const struct jt_eval *head;
 	const char *head_name;
-	char line[256], hname[64], why[256];
+	char line[256], hname[192], why[256];
 	unsigned int absent = ((1u << JT_NF) - 1) & ~rep->present;
 	double gain;
 	int len;
@@ -742,32 +746,40 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 	}
 	robust_lines(fp, rep);
 	fitted_lines(fp, rep);
-	fprintf(fp, "# %-26s %8s %12s %8s\n", "", "MAPE", "RMSE", "R2");
+	fprintf(fp, "# %-26s %8s %12s %12s %8s\n", "", "MAPE", "MAE", "RMSE",
+		"R2");
 	eval_lines(fp, "in-sample", &rep->insample);
-	if (rep->have_cv) {
+	if (rep->nested.done) {
+		snprintf(hname, sizeof(hname), "nested %u-fold", rep->nested.folds);
+		eval_lines(fp, hname, &rep->nested.ev);
+	} else if (rep->have_cv) {
+		/* --follow: the single set's folds, its rejected rows left out. */
 		snprintf(hname, sizeof(hname), "%u-fold CV", rep->folds);
 		eval_lines(fp, hname, &rep->cv);
 	}
 	if (rep->have_val)
 		eval_lines(fp, "validation", &rep->val);
-	if (rep->have_val) {
-		head = &rep->val;
-		head_name = "validation";
-	} else if (rep->have_cv) {
-		head = &rep->cv;
+	head = headline(rep, &head_name);
+	if (rep->nested.done && !rep->have_val) {
+		snprintf(hname, sizeof(hname),
+			 "nested %u-fold CV: the written model on all %zu held-out "
+			 "intervals; folds %.2f-%.2f%%, sd %.2f",
+			 rep->nested.folds, head->model.n,
+			 rep->nested.fold_mape_min, rep->nested.fold_mape_max,
+			 rep->nested.fold_mape_sd);
 		head_name = hname;
-	} else {
-		head = &rep->insample;
-		head_name = "in-sample";
+	} else if (rep->have_cv && !rep->have_val) {
+		head_name = hname;
 	}
 	gain = head->base.mape > 0 ?
 		       100.0 * (head->base.mape - head->model.mape) /
 			       head->base.mape :
 		       0;
 	fprintf(fp,
-		"# node MAPE %.1f%% (%s), %.1f%% %s than CPU-only (%.1f%%)\n",
-		head->model.mape, head_name, fabs(gain),
-		gain >= 0 ? "better" : "worse", head->base.mape);
+		"# node MAPE %.2f%% (%s), MAE %.4g W, RMSE %.4g W; %.1f%% %s than "
+		"CPU-only (%.2f%%)\n",
+		head->model.mape, head_name, head->model.mae, head->model.rmse,
+		fabs(gain), gain >= 0 ? "better" : "worse", head->base.mape);
 	if (rep->meter_over_module > 0)
 		fprintf(fp, "# meter energy is %.2fx the recorded energy_uj\n",
 			rep->meter_over_module);

@@ -280,8 +280,20 @@ struct jt_train_opts {
 	unsigned int folds; /* 0/1: no cross-validation */
 	size_t min_samples;
 	int no_robust; /* plain least squares (--robust off) */
+	int no_se; /* no bootstrap standard errors (fits nobody reads them of) */
 	struct jt_progress *pr;
 	double *weights; /* non-NULL: gets each row's robust weight (0: rejected) */
+};
+
+/* The headline: nested cross-validation (jt_nested_cv()). */
+struct jt_nested {
+	int done; /* 0: no folds (--folds 0 or 1) */
+	unsigned int folds;
+	/* Over every held-out row: the written model and the CPU-only one. */
+	struct jt_eval ev;
+	/* The written model's MAPE per outer fold: range and standard deviation. */
+	double fold_mape_min, fold_mape_max, fold_mape_sd;
+	unsigned int banded_folds; /* outer folds whose procedure wrote bands */
 };
 
 /* An interval the robust fit rejected, for the report. */
@@ -292,6 +304,9 @@ struct jt_outlier {
 	double z; /* residual in units of the robust scale */
 };
 #define JT_OUTLIERS_SHOWN 20
+
+/* --folds at most (the spread across folds is kept per fold). */
+#define JT_MAX_FOLDS 1000
 
 /* Block bootstrap for the standard errors. */
 #define JT_BOOT_REPS 200
@@ -317,6 +332,7 @@ struct jt_report {
 	int have_val;
 	size_t val_n;
 	struct jt_eval val;
+	struct jt_nested nested; /* the headline, when done */
 	double meter_over_module; /* sum meter / sum recorded energy_uj, 0 if none */
 	/* robust fitting */
 	int robust; /* 1: bisquare weights used */
@@ -448,6 +464,36 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
  */
 int jt_write_bands_report(FILE *fp, const struct jt_report *rep,
 			  const struct jt_band_result *br, int with_model);
+
+/* ---- the headline: nested cross-validation ---- */
+
+/*
+ * What is written, from rows: jt_train() (robust weights, single set,
+ * baseline) then jt_train_bands() (edges and band count by its inner
+ * folds, the write rule): br->model is the model. o->weights, if set, gets
+ * the single fit's row weights; cv_model/cv_base as for jt_train().
+ */
+int jt_fit_written(const struct jt_row *rows, size_t n, unsigned int present,
+		   const struct jt_train_opts *o, const struct jt_band_opts *bo,
+		   struct jt_report *rep, struct jt_band_result *br,
+		   double *cv_model, double *cv_base);
+
+/* Predicted power (W) of a row under a banded model at mhz (0: band 1). */
+double jt_predict_bands_w(const struct jl_bands *b, const struct jt_row *r,
+			  double mhz);
+
+
+/*
+ * Nested K-fold cross-validation (K = o->folds; fold k is rows
+ * [fit_fold_start(n, k, K), fit_fold_start(n, k + 1, K))): for each fold,
+ * jt_fit_written() on the other rows (in order, with o->folds inner
+ * folds), and its model (band by jt_rows_freq() of all rows) and its
+ * CPU-only baseline predict every row of the fold. pm/pb (may be NULL) get
+ * those predictions, W. Returns 0 or a negative errno after saying why.
+ */
+int jt_nested_cv(const struct jt_row *rows, size_t n, unsigned int present,
+		 const struct jt_train_opts *o, const struct jt_band_opts *bo,
+		 struct jt_nested *res, double *pm, double *pb);
 
 /* ---- --follow ---- */
 
