@@ -804,8 +804,8 @@ int jt_write_bands_report(FILE *fp, const struct jt_report *rep,
 		    "frequency; %u edge sets tried\n",
 		br->n_freq, rep->n, br->candidates);
 	if (br->tried) {
-		fprintf(fp, "# held-out (%u contiguous folds, the same intervals) "
-			    "%8s %12s %8s\n",
+		fprintf(fp, "# band search, on the %u folds it chose by (not the "
+			    "headline) %8s %12s %8s\n",
 			rep->folds, "MAPE", "RMSE", "R2");
 		cv_line(fp, "single set", &br->cv_single);
 		snprintf(label, sizeof(label), "%u bands", br->nb);

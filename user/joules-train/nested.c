@@ -151,9 +151,10 @@ int jt_nested_cv(const struct jt_row *rows, size_t n, unsigned int present,
 		ret = outer_fold(rows, n, present, o, bo, lo, hi, mhz, sub, fr,
 				 &am, &ab, &fold, pm, pb);
 		if (ret) {
-			jt_diagf("nested cross-validation: the fit without fold "
-				 "%u (intervals %zu..%zu) failed\n",
-				 k + 1, lo + 1, hi);
+			jt_diagf(
+				"nested cross-validation: the fit without fold "
+				"%u (intervals %zu..%zu) failed\n",
+				k + 1, lo + 1, hi);
 			goto out;
 		}
 		fit_acc_result(&fold, &fm);

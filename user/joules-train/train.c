@@ -631,7 +631,8 @@ static void robust_lines(FILE *fp, const struct jt_report *rep)
 	fprintf(fp,
 		"# robust: bisquare weights from an LTS start, scale %.3g W, %u "
 		"iteration%s%s; %zu interval%s rejected (|residual| > %.4g W), %zu "
-		"weighted below 0.5; the metrics leave the rejected out\n",
+		"weighted below 0.5; the in-sample metrics leave the rejected out, the "
+		"nested CV scores every interval\n",
 		rep->robust_scale_w, rep->robust_iter,
 		rep->robust_iter == 1 ? "" : "s",
 		rep->robust_converged ? "" : " (not converged)", rep->n_rejected,
