@@ -70,6 +70,7 @@ struct bgrid {
 	double scale[JT_NCOL], yscale;
 	double *G, *H; /* K * B blocks of p x p, fold-major */
 	enum fit_method method;
+	double ridge; /* as jt_train_opts.ridge */
 };
 
 static void bgrid_free(struct bgrid *g)
@@ -144,7 +145,7 @@ static void bgrid_columns(struct bgrid *g, const struct jt_row *rows, size_t n,
 static int bgrid_build(struct bgrid *g, const struct jt_row *rows, size_t n,
 		       const double *mhz, const double *w, unsigned int present,
 		       unsigned int K, const double *edges, unsigned int nedges,
-		       enum fit_method method)
+		       const struct jt_train_opts *o)
 {
 	double z[JT_NCOL + 1], u[JT_NCOL + 1];
 	size_t r, blk, pp;
@@ -155,7 +156,8 @@ static int bgrid_build(struct bgrid *g, const struct jt_row *rows, size_t n,
 	g->n = n;
 	g->K = K;
 	g->B = nedges + 1;
-	g->method = method;
+	g->method = o->method;
+	g->ridge = o->ridge;
 	memcpy(g->edge, edges, nedges * sizeof(*edges));
 	bgrid_columns(g, rows, n, w, present);
 	p = g->p;
@@ -239,8 +241,14 @@ static int gram_solve(const struct bgrid *g, const unsigned char *use,
 		dmax = fmax(dmax, a[i * nsel + i]);
 	if (!(dmax > 0))
 		return -EDOM;
-	for (i = 0; i < nsel; i++)
-		a[i * nsel + i] += 1e-12 * dmax;
+	{
+		double tr = 0;
+
+		for (i = 0; i < nsel; i++)
+			tr += a[i * nsel + i];
+		for (i = 0; i < nsel; i++)
+			a[i * nsel + i] += 1e-12 * dmax + g->ridge * tr / nsel;
+	}
 	av = gsl_matrix_view_array(a, nsel, nsel);
 	rv = gsl_vector_view_array(rhs, nsel);
 	cv = gsl_vector_view_array(c, nsel);
@@ -652,7 +660,7 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 			break;
 		bgrid_free(&g);
 		ret = bgrid_build(&g, rows, n, mhz, wsearch, present, K, edges,
-				  ne, o->method);
+				  ne, o);
 		if (ret) {
 			jt_diagf("banded fit: cannot set up: %s\n",
 				 strerror(-ret));
@@ -673,7 +681,7 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 				bgrid_free(&g);
 				ret = bgrid_build(&g, rows, n, mhz, w_single,
 						  present, K, edges, ne,
-						  o->method);
+						  o);
 				if (ret)
 					goto out;
 				break;
@@ -697,13 +705,13 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 
 	/* Single, banded and CPU-only on the same held-out intervals. */
 	ret = bgrid_build(&gb, rows, n, mhz, wb, present, K, edges, ne,
-			  o->method);
+			  o);
 	if (!ret)
 		ret = bgrid_predict(&gb, map, res->nb, 0, pred);
 	bgrid_free(&g);
 	if (!ret)
 		ret = bgrid_build(&g, rows, n, mhz, w_single, present, K, edges,
-				  ne, o->method);
+				  ne, o);
 	{
 		unsigned char one[JT_BAND_BINS] = { 0 };
 

@@ -405,7 +405,7 @@ int fit_solve_ex(const struct fit_blocks *b, const struct fit_solve_opts *o,
 		return 0;
 
 	/* Stack the R factors of the blocks in use and reduce them to one. */
-	st = gsl_matrix_alloc(nb * k, k);
+	st = gsl_matrix_alloc((nb + (b->ridge > 0)) * k, k);
 	tau = gsl_vector_alloc(k);
 	c = gsl_vector_alloc(b->q);
 	rr = gsl_matrix_alloc(b->q, b->q);
@@ -422,6 +422,21 @@ int fit_solve_ex(const struct fit_blocks *b, const struct fit_solve_opts *o,
 			for (j = 0; j < k; j++)
 				gsl_matrix_set(st, nb * k + i, j,
 					       sm * r[i * k + j]);
+		nb++;
+	}
+	if (b->ridge > 0) {
+		/* Penalty rows: sqrt(lambda) I beside the data, target 0. */
+		double tr = 0, l;
+
+		for (i = 0; i < nb * k; i++)
+			for (j = 0; j < b->q; j++)
+				tr += gsl_matrix_get(st, i, j) *
+				      gsl_matrix_get(st, i, j);
+		l = sqrt(b->ridge * tr / b->q);
+		for (i = 0; i < k; i++)
+			for (j = 0; j < k; j++)
+				gsl_matrix_set(st, nb * k + i, j,
+					       i == j && i < b->q ? l : 0);
 		nb++;
 	}
 	if (nb > 1) {

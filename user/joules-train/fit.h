@@ -50,6 +50,12 @@ struct fit_blocks {
 	unsigned int nblocks;
 	size_t *start; /* nblocks + 1 row boundaries */
 	double *r; /* nblocks R factors, (q+1) x (q+1) each */
+	/*
+	 * Ridge penalty of every fit on these blocks (0: none): rows
+	 * sqrt(ridge tr(R'R) / q) I are added, so the scaled coefficients
+	 * minimise ||X c - y||^2 + ridge (tr(X'X) / q) ||c||^2.
+	 */
+	double ridge;
 };
 
 /* Contiguous fold k of K over n rows starts here (fit_fold_start(n, K, K) == n). */
@@ -101,6 +107,10 @@ struct fit_solve_opts {
 	 * to compensate for it).
 	 */
 	int drop_negative;
+	/* Ridge: see struct fit_blocks.ridge (fits on blocks use theirs). */
+	double ridge;
+	/* fit_robust(): the scale is at least this (residual / rdiv units). */
+	double scale_floor;
 };
 
 /*

@@ -443,6 +443,9 @@ static void refit(struct follow *f, int64_t t, int wall_stalled)
 		eval_bands(rows + nfit, n - nfit, f->s.present, &f->cur, mhz,
 			   &mcur);
 	bad = br.banded ? 0 : jt_model_check(&rep, why, sizeof(why));
+	if (!bad && jt_refuse(&rep, &br, rows, nfit, f->s.cpus, &o->lim, why,
+			      sizeof(why)))
+		bad = -1;
 	if (sick) {
 		logf_(f, t, "rejected: %s; held-out MAPE new %.3f%% in force %s%.3f%s",
 		      health, mnew.mape, f->have_cur ? "" : "(none) ",

@@ -111,6 +111,8 @@ struct opts {
 	int64_t window_ns, refit_ns;
 	double holdout, margin;
 	const char *log;
+	struct jt_limits lim;
+	double ridge;
 };
 
 /* A usage error naming the option and its argument. */
@@ -282,6 +284,18 @@ static int opt_margin(void *dst, const char *cmd, const char *arg)
 	return rc;
 }
 
+static int opt_watts(void *dst, const char *cmd, const char *arg)
+{
+	(void)cmd;
+	return frac_arg("--max-*-watts", arg, 1e-3, 1e9, dst);
+}
+
+static int opt_ridge(void *dst, const char *cmd, const char *arg)
+{
+	(void)cmd;
+	return frac_arg("--ridge", arg, 1e-12, 1e3, dst);
+}
+
 /* "MHZ,MHZ,..": ascending upper edges, at most JL_MAX_BANDS - 1. */
 static int opt_band_edges(void *dst, const char *cmd, const char *arg)
 {
@@ -340,6 +354,10 @@ enum {
 	O_HOLDOUT,
 	O_MARGIN,
 	O_LOG,
+	O_MAX_NODE_W,
+	O_MAX_IDLE_W,
+	O_MAX_CPU_W,
+	O_RIDGE,
 };
 
 /* Options that only make sense together, or not at all. */
@@ -435,6 +453,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		CLI_OPT_FLAG("progress", O_PROGRESS, &o->progress),
 		CLI_OPT_FLAG("quiet", 'q', &o->quiet),
 		CLI_OPT_FLAG("version", 'V', &o->version),
+		CLI_OPT_FUNC("max-node-watts", O_MAX_NODE_W, opt_watts,
+			     &o->lim.node_w),
+		CLI_OPT_FUNC("max-idle-watts", O_MAX_IDLE_W, opt_watts,
+			     &o->lim.idle_w),
+		CLI_OPT_FUNC("max-cpu-watts", O_MAX_CPU_W, opt_watts,
+			     &o->lim.cpu_w),
+		CLI_OPT_FUNC("ridge", O_RIDGE, opt_ridge, &o->ridge),
 		CLI_OPT_END,
 	};
 	const struct cli_cmdline cl = {
@@ -457,6 +482,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		.refit_ns = 300000000000LL,
 		.holdout = 0.2,
 		.margin = 0.05,
+		.lim = { .node_w = JT_MAX_NODE_W,
+			 .idle_w = JT_MAX_IDLE_W,
+			 .cpu_w = JT_MAX_CPU_W },
 	};
 	rc = cli_getopt(&cl, argc, argv);
 	if (rc != CLI_GO)
@@ -465,6 +493,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		printf("joules-train %s\n", JL_VERSION);
 		return CLI_OK;
 	}
+	o->lim.ridge = o->ridge > 0;
 	if (o->pdu_ms)
 		o->unit = PARSE_TS_MS;
 	if (o->pdu_local)
@@ -592,6 +621,19 @@ static int load(const struct opts *o, const char *sname, const char *pname,
 	return 0;
 }
 
+/* What the meter is: refuse a cumulative one; its resolution. */
+static int meter_kind(const struct jt_meter *m, const char *name,
+		      double *res_w)
+{
+	char why[384];
+
+	if (jt_meter_kind(m, res_w, why, sizeof(why))) {
+		cli_err("refused: %s: %s", name, why);
+		return EXIT_DATA;
+	}
+	return 0;
+}
+
 static int align(const struct opts *o, const struct jt_samples *s,
 		 const struct jt_meter *m, struct jt_row **rows, size_t *n,
 		 struct jt_align_stats *st)
@@ -616,6 +658,7 @@ struct run {
 	double *pm, *pb;
 	int implausible;
 	char why[256];
+	double res_w; /* the meter's resolution, W */
 };
 
 static int run_follow(const struct opts *o)
@@ -637,7 +680,9 @@ static int run_follow(const struct opts *o)
 		.train = { .method = o->method,
 			   .folds = o->folds,
 			   .min_samples = o->min_samples,
-			   .no_robust = o->no_robust },
+			   .no_robust = o->no_robust,
+			   .ridge = o->ridge },
+		.lim = o->lim,
 		.bands = o->bands,
 		.sysfs = o->apply ? o->sysfs : NULL,
 		.output = o->output,
@@ -697,7 +742,9 @@ static int train_all(struct run *r)
 	struct jt_train_opts to;
 	int ret;
 
-	ret = align(o, &r->s, &r->m, &r->rows, &r->n, &r->rep.al);
+	ret = meter_kind(&r->m, o->pdu_cmd ? "pdu-cmd" : o->pdu, &r->res_w);
+	if (!ret)
+		ret = align(o, &r->s, &r->m, &r->rows, &r->n, &r->rep.al);
 	if (ret)
 		return ret;
 	if (r->n < o->min_samples)
@@ -719,6 +766,8 @@ static int train_all(struct run *r)
 		.min_samples = o->min_samples,
 		.no_robust = o->no_robust,
 		.pr = &r->pr,
+		.ridge = o->ridge,
+		.scale_floor_w = r->res_w,
 	};
 	if (jt_fit_written(r->rows, r->n, r->s.present, &to, &o->bands,
 			   &r->rep, &r->br, r->pm, r->pb))
@@ -756,6 +805,18 @@ static int validate(struct run *r)
 	r->rep.have_val = 1;
 	r->rep.val_n = r->vn;
 	return 0;
+}
+
+/* A model that cannot be: never written, never installed. */
+static int refuse_absurd(struct run *r)
+{
+	char why[512];
+
+	if (!jt_refuse(&r->rep, &r->br, r->rows, r->n, r->s.cpus, &r->o.lim,
+		       why, sizeof(why)))
+		return 0;
+	cli_err("refused: %s", why);
+	return EXIT_DATA;
 }
 
 /* The report and model to -o FILE or stdout (and the summary to stdout). */
@@ -870,6 +931,8 @@ int main(int argc, char **argv)
 		ret = train_all(&r);
 	if (!ret && r.o.val_samples)
 		ret = validate(&r);
+	if (!ret)
+		ret = refuse_absurd(&r);
 	if (!ret)
 		ret = write_output(&r);
 	if (!ret)

@@ -445,6 +445,8 @@ int fit_robust(const struct fit_design *d, const unsigned int *cols,
 		tmp[k] = fabs(d->y[k * step] / r.yscale /
 			      (rdiv ? rdiv[k * step] : 1));
 	scale = fmax(scale, SCALE_FLOOR * fit_kth(tmp, m, m / 2));
+	/* A quantised meter: residuals below its resolution are not news. */
+	scale = fmax(scale, o->scale_floor / r.yscale);
 	free(tmp);
 	if (!(scale > 0))
 		scale = 1e-300; /* all targets 0: every nonzero residual is news */

@@ -347,6 +347,30 @@ static int read_row(struct rd *d)
 
 #undef FIELD
 
+/*
+ * "# node: cpus=N packages=P energy=SOURCES" (joulesctl record): what the
+ * node is, to check the model against. Other comments are ignored.
+ */
+static void node_facts(void *ctx, const char *line, unsigned long lineno)
+{
+	struct jt_samples *out = ctx;
+	const char *p;
+	unsigned int v;
+
+	(void)lineno;
+	if (strncmp(line, "# node:", 7))
+		return;
+	p = strstr(line, "cpus=");
+	if (p && sscanf(p, "cpus=%u", &v) == 1)
+		out->cpus = v;
+	p = strstr(line, "packages=");
+	if (p && sscanf(p, "packages=%u", &v) == 1)
+		out->packages = v;
+	p = strstr(line, "energy=");
+	if (p)
+		sscanf(p, "energy=%127s", out->sources);
+}
+
 int jt_read_samples(FILE *fp, const char *name, struct jt_samples *out,
 		    struct jt_progress *pr)
 {
@@ -357,6 +381,8 @@ int jt_read_samples(FILE *fp, const char *name, struct jt_samples *out,
 
 	snprintf(progress_what, sizeof(progress_what), "reading %s", name);
 	csv_init(&d.r, fp, name, CSV_SKIP_COMMENTS);
+	d.r.comment = node_facts;
+	d.r.comment_ctx = out;
 	ret = read_header(&d);
 	while (!ret && !out->st.stopped && (n = csv_next(&d.r)) != 0) {
 		if (n == -EINVAL) {

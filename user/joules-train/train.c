@@ -143,12 +143,40 @@ static const char *fit_error(int ret)
 				strerror(-ret);
 }
 
+/*
+ * A frequency stand-in above JT_MAX_GHZ: the recorded one, or cycles per
+ * ns of CPU time over at least 1 ms of it (shorter ones are too coarse).
+ */
+static double row_ghz(const struct jt_row *r, unsigned int present)
+{
+	if (r->freq_mhz > 0)
+		return r->freq_mhz * 1e-3;
+	if ((present & (1u << JL_F_CYCLES)) && r->f[JL_F_CPU_NS] >= 1e6)
+		return r->f[JL_F_CYCLES] / r->f[JL_F_CPU_NS];
+	return 0;
+}
+
 /* A row that cannot be fitted: say where it came from. */
-static int check_rows(const struct jt_row *rows, size_t n, const char *name)
+static int check_rows(const struct jt_row *rows, size_t n,
+		      unsigned int present, const char *name)
 {
 	size_t r;
 	unsigned int i;
 
+	for (r = 0; r < n; r++) {
+		double ghz = row_ghz(&rows[r], present);
+
+		if (ghz > JT_MAX_GHZ) {
+			jt_diagf("%s:%lu: the clock frequency is %.4g GHz (%s), above "
+				 "%g GHz: no CPU runs that fast, so the cycles "
+				 "column is not cycles (or freq_mhz is not MHz)\n",
+				 name ? name : "samples", rows[r].line, ghz,
+				 rows[r].freq_mhz > 0 ? "freq_mhz" :
+							"cycles per ns of cpu_ns",
+				 JT_MAX_GHZ);
+			return -EINVAL;
+		}
+	}
 	for (r = 0; r < n; r++) {
 		int ok = isfinite(rows[r].meter_uj) &&
 			 isfinite(rows[r].interval_ns) &&
@@ -251,7 +279,7 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 			n, nfolds);
 		return -EINVAL;
 	}
-	ret = check_rows(rows, n, rep->samples_name);
+	ret = check_rows(rows, n, present, rep->samples_name);
 	if (ret)
 		return ret;
 	/*
@@ -265,6 +293,16 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 		sub = 1;
 	nblocks = nfolds * sub;
 
+	for (i = 0, k = 1; i < JT_NF; i++)
+		k += !!(present & (1u << i));
+	if (n < JT_MIN_PER_COEF * (size_t)k) {
+		fprintf(diag(),
+			"%zu aligned intervals for %u coefficients: at least %u per "
+			"coefficient are needed (with fewer, any data fit exactly "
+			"and the error says nothing)\n",
+			n, k, JT_MIN_PER_COEF);
+		return -EINVAL;
+	}
 	x = malloc(n * JT_NCOL * sizeof(*x));
 	y = malloc(n * sizeof(*y));
 	w = malloc(n * sizeof(*w));
@@ -292,9 +330,13 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 		bcols[nb++] = 1 + JL_F_CPU_NS;
 
 	if (!o->no_robust) {
-		struct fit_solve_opts so = { .method = o->method,
-					     .drop_negative =
-						     o->method == FIT_OLS };
+		struct fit_solve_opts so = {
+			.method = o->method,
+			.drop_negative = o->method == FIT_OLS,
+			.ridge = o->ridge,
+			/* residual / ns is kW: uJ / ns */
+			.scale_floor = o->scale_floor_w * 1e-3,
+		};
 		struct fit_robust_info info;
 
 		jt_progress(o->pr, "robust fitting", 0, 0);
@@ -327,6 +369,7 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 		jt_diagf("cannot set up the fit: %s\n", strerror(-ret));
 		goto out;
 	}
+	bm.ridge = bb.ridge = o->ridge;
 	for (i = 1; i < nm; i++)
 		if (bm.scale[i] == 0)
 			rep->zero |= 1u << (mcols[i] - 1);

@@ -105,6 +105,9 @@ struct jt_samples {
 	unsigned int present; /* bit (1 << jl_feature): column has values */
 	unsigned int decided; /* presence fixed by the first good row */
 	unsigned long n_rapl, n_model, n_none;
+	/* Node facts of `joulesctl record` ("# node: cpus=N packages=P ..."). */
+	unsigned int cpus, packages; /* 0: not recorded */
+	char sources[128];
 	struct jt_input_stats st;
 };
 
@@ -281,6 +284,14 @@ struct jt_train_opts {
 	size_t min_samples;
 	int no_robust; /* plain least squares (--robust off) */
 	int no_se; /* no bootstrap standard errors (fits nobody reads them of) */
+	/*
+	 * Ridge penalty (--ridge; 0: none): every fit minimises
+	 * ||X b - y||^2 + ridge * (tr(X'X) / p) ||b||^2 on columns scaled to
+	 * unit RMS, which splits collinear coefficients evenly.
+	 */
+	double ridge;
+	/* Floor of the robust scale, W: the meter's resolution (0: none). */
+	double scale_floor_w;
 	struct jt_progress *pr;
 	double *weights; /* non-NULL: gets each row's robust weight (0: rejected) */
 };
@@ -465,6 +476,44 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 int jt_write_bands_report(FILE *fp, const struct jt_report *rep,
 			  const struct jt_band_result *br, int with_model);
 
+/* ---- models that cannot be absurd ---- */
+
+/* Defaults of the bounds every written model is held to (issue 27). */
+#define JT_MAX_NODE_W 15000.0 /* --max-node-watts */
+#define JT_MAX_IDLE_W 15000.0 /* --max-idle-watts */
+#define JT_MAX_CPU_W 50.0 /* --max-cpu-watts: per busy CPU */
+/* Cycles per ns of CPU time above this are not cycles (10 GHz). */
+#define JT_MAX_GHZ 10.0
+/* A collinear coefficient known to within this (relative SE) is resolved. */
+#define JT_COLLINEAR_SE 0.25
+/* Intervals per fitted coefficient, at least. */
+#define JT_MIN_PER_COEF 2
+
+struct jt_limits {
+	double node_w, idle_w, cpu_w;
+	int ridge; /* --ridge given: a collinear fit is accepted */
+};
+
+/*
+ * Refuse an absurd model (br->model, every band), with the reason in why
+ * (also naming what the meter probably is): idle power, power per busy
+ * CPU or the node's power (measured median, or predicted for any row)
+ * above the limits; more busy CPUs in a row than the node has (s->cpus);
+ * coefficients the data cannot separate without --ridge. Returns 0 or -1.
+ */
+int jt_refuse(const struct jt_report *rep, const struct jt_band_result *br,
+	      const struct jt_row *rows, size_t n, unsigned int cpus,
+	      const struct jt_limits *lim, char *why, size_t len);
+
+/*
+ * What the meter's readings are, from the data: -1 with the reason when
+ * they are a cumulative energy counter (they rise in nearly every step),
+ * else 0. *res_w gets the resolution: the smallest step between distinct
+ * readings.
+ */
+int jt_meter_kind(const struct jt_meter *m, double *res_w, char *why,
+		  size_t len);
+
 /* ---- the headline: nested cross-validation ---- */
 
 /*
@@ -512,6 +561,7 @@ struct jt_follow_opts {
 	double margin; /* relative held-out MAPE gain needed to replace */
 	struct jt_train_opts train;
 	struct jt_band_opts bands;
+	struct jt_limits lim;
 	const char *sysfs; /* install there (--apply), or */
 	const char *output; /* replace this file atomically */
 	const char *log; /* decision log (NULL: stderr) */

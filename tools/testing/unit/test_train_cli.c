@@ -544,17 +544,25 @@ static void test_cli_degenerate(void)
 	g.spread = 0.02;
 	g.phase_rows = 10;
 	gen_files("s5.csv", "p5.csv", &g);
+	/* Issue 27: refused (nothing written) unless --ridge is given. */
 	rc = run_cli("-s s5.csv -p p5.csv");
+	tap_check(rc == 1 && strstr(cli_err, "refused: ") &&
+			  strstr(cli_err, "cannot be separated") &&
+			  strstr(cli_err, "instructions") && strstr(cli_err, "--ridge") &&
+			  !cli_coef(&(struct jl_coef){ 0 }),
+		  "collinear refused: %d %s %s", rc, cli_err, cli_out);
+	rc = run_cli("-s s5.csv -p p5.csv --ridge 0.001");
 	tap_check((rc == 0 || rc == 4) && strstr(cli_out, "cannot be separated") &&
-			  strstr(cli_out, "instructions"),
-		  "collinear: %d %s", rc, cli_out);
+			  cli_coef(&(struct jl_coef){ 0 }),
+		  "collinear with --ridge: written, named: %d %s %s", rc, cli_err,
+		  cli_out);
 	/* Whatever OLS makes of it, a model worse than CPU-only is no success. */
 	rc = run_cli("-s s5.csv -p p5.csv -m ols");
-	tap_check(cli_coef(&(struct jl_coef){ 0 }) &&
-			  !(rc == 0 && strstr(cli_out, "worse than CPU-only")),
+	tap_check(!(rc == 0 && strstr(cli_out, "worse than CPU-only")),
 		  "ols collinear: %d %s", rc, cli_out);
 	tap_done("cli: degenerate models refused by --apply (exit 3), written "
-		 "with a warning (exit 4); collinearity named (cases 2, 5)");
+		 "with a warning (exit 4); collinear ones refused without --ridge "
+		 "(cases 2, 5)");
 }
 
 int main(void)
