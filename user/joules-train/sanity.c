@@ -31,15 +31,17 @@ static int check_set(const struct jl_coef *c, const char *band,
 	       cpu_w = (double)c->cpu_time_uw * 1e-6;
 
 	if (idle_w > lim->idle_w) {
-		snprintf(why, len,
-			 "%sidle power %.4g W is above %g W (--max-idle-watts)%s",
-			 band, idle_w, lim->idle_w, hint);
+		snprintf(
+			why, len,
+			"%sidle power %.4g W is above %g W (--max-idle-watts)%s",
+			band, idle_w, lim->idle_w, hint);
 		return -1;
 	}
 	if (cpu_w > lim->cpu_w) {
-		snprintf(why, len,
-			 "%s%.4g W per busy CPU is above %g W (--max-cpu-watts)%s",
-			 band, cpu_w, lim->cpu_w, hint);
+		snprintf(
+			why, len,
+			"%s%.4g W per busy CPU is above %g W (--max-cpu-watts)%s",
+			band, cpu_w, lim->cpu_w, hint);
 		return -1;
 	}
 	return 0;
@@ -90,6 +92,17 @@ int jt_refuse(const struct jt_report *rep, const struct jt_band_result *br,
 	unsigned int b;
 	char buf[32], list[256];
 
+	/* About 1000x apart from the module's own energy: another unit. */
+	if ((rep->meter_over_module > 300 && rep->meter_over_module < 3000) ||
+	    (rep->meter_over_module > 1.0 / 3000 &&
+	     rep->meter_over_module < 1.0 / 300)) {
+		snprintf(why, len,
+			 "the meter's energy is %.4gx the energy_uj the module "
+			 "recorded: its readings are %s, not W; convert them",
+			 rep->meter_over_module,
+			 rep->meter_over_module > 1 ? "mW" : "kW");
+		return -1;
+	}
 	for (b = 0; b < m->nr; b++) {
 		if (m->nr > 1)
 			snprintf(buf, sizeof(buf), "band %u: ", b + 1);
@@ -99,10 +112,11 @@ int jt_refuse(const struct jt_report *rep, const struct jt_band_result *br,
 			return -1;
 	}
 	if (rep->median_w > lim->node_w) {
-		snprintf(why, len,
-			 "the median measured power %.4g W is above %g W for one "
-			 "node (--max-node-watts)%s",
-			 rep->median_w, lim->node_w, hint);
+		snprintf(
+			why, len,
+			"the median measured power %.4g W is above %g W for one "
+			"node (--max-node-watts)%s",
+			rep->median_w, lim->node_w, hint);
 		return -1;
 	}
 	mhz = malloc((n ? n : 1) * sizeof(*mhz));
@@ -119,18 +133,20 @@ int jt_refuse(const struct jt_report *rep, const struct jt_band_result *br,
 	}
 	free(mhz);
 	if (pred_max > lim->node_w) {
-		snprintf(why, len,
-			 "it predicts %.4g W for the interval of line %lu, above %g "
-			 "W for one node (--max-node-watts)%s",
-			 pred_max, rows[pred_line].line, lim->node_w, hint);
+		snprintf(
+			why, len,
+			"it predicts %.4g W for the interval of line %lu, above %g "
+			"W for one node (--max-node-watts)%s",
+			pred_max, rows[pred_line].line, lim->node_w, hint);
 		return -1;
 	}
 	/* 2% for the clocks of the interval and of the CPU time. */
 	if (cpus && busy_max > 1.02 * cpus) {
-		snprintf(why, len,
-			 "line %lu has %.4g busy CPUs but the recording says the "
-			 "node has %u: cpu_ns is not this node's CPU time",
-			 rows[busy_line].line, busy_max, cpus);
+		snprintf(
+			why, len,
+			"line %lu has %.4g busy CPUs but the recording says the "
+			"node has %u: cpu_ns is not this node's CPU time",
+			rows[busy_line].line, busy_max, cpus);
 		return -1;
 	}
 	if (collinear_unresolved(&rep->model) && !lim->ridge) {
@@ -175,12 +191,13 @@ int jt_meter_kind(const struct jt_meter *m, double *res_w, char *why,
 	 * between its increments).
 	 */
 	if (up + flat >= m->n - 1 - (m->n - 1) / 100 && 2 * up >= m->n - 1) {
-		snprintf(why, len,
-			 "the meter's readings rise in %zu of %zu steps and never "
-			 "fall%s: a cumulative energy counter, not power; give its "
-			 "rate in W (differences over time)",
-			 up, m->n - 1,
-			 up + flat == m->n - 1 ? "" : " (but rarely)");
+		snprintf(
+			why, len,
+			"the meter's readings rise in %zu of %zu steps and never "
+			"fall%s: a cumulative energy counter, not power; give its "
+			"rate in W (differences over time)",
+			up, m->n - 1,
+			up + flat == m->n - 1 ? "" : " (but rarely)");
 		return -1;
 	}
 	step = m->n > KIND_SUB ? (m->n + KIND_SUB - 1) / KIND_SUB : 1;

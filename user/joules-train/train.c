@@ -147,13 +147,15 @@ static const char *fit_error(int ret)
  * A frequency stand-in above JT_MAX_GHZ: the recorded one, or cycles per
  * ns of CPU time over at least 1 ms of it (shorter ones are too coarse).
  */
-static double row_ghz(const struct jt_row *r, unsigned int present)
+static double row_ghz(const struct jt_row *r, unsigned int present,
+		      const char **what)
 {
-	if (r->freq_mhz > 0)
-		return r->freq_mhz * 1e-3;
+	double rec = r->freq_mhz * 1e-3, cyc = 0;
+
 	if ((present & (1u << JL_F_CYCLES)) && r->f[JL_F_CPU_NS] >= 1e6)
-		return r->f[JL_F_CYCLES] / r->f[JL_F_CPU_NS];
-	return 0;
+		cyc = r->f[JL_F_CYCLES] / r->f[JL_F_CPU_NS];
+	*what = cyc > rec ? "cycles per ns of cpu_ns" : "freq_mhz";
+	return fmax(rec, cyc);
 }
 
 /* A row that cannot be fitted: say where it came from. */
@@ -163,19 +165,30 @@ static int check_rows(const struct jt_row *rows, size_t n,
 	size_t r;
 	unsigned int i;
 
-	for (r = 0; r < n; r++) {
-		double ghz = row_ghz(&rows[r], present);
+	size_t fast = 0, first = 0;
+	const char *what = "", *w;
+	double ghz = 0, g;
 
-		if (ghz > JT_MAX_GHZ) {
-			jt_diagf("%s:%lu: the clock frequency is %.4g GHz (%s), above "
-				 "%g GHz: no CPU runs that fast, so the cycles "
-				 "column is not cycles (or freq_mhz is not MHz)\n",
-				 name ? name : "samples", rows[r].line, ghz,
-				 rows[r].freq_mhz > 0 ? "freq_mhz" :
-							"cycles per ns of cpu_ns",
-				 JT_MAX_GHZ);
-			return -EINVAL;
+	/*
+	 * More than 1% of the intervals above JT_MAX_GHZ: the column is not
+	 * what it says. A single one is a corrupt row for the robust fit.
+	 */
+	for (r = 0; r < n; r++) {
+		g = row_ghz(&rows[r], present, &w);
+		if (g > JT_MAX_GHZ && !fast++) {
+			first = r;
+			ghz = g;
+			what = w;
 		}
+	}
+	if (fast > n / 100) {
+		jt_diagf("%s:%lu: the clock frequency is %.4g GHz (%s), above %g "
+			 "GHz, in %zu of %zu intervals: no CPU runs that fast, so "
+			 "the cycles column is not cycles (or freq_mhz is not "
+			 "MHz)\n",
+			 name ? name : "samples", rows[first].line, ghz, what,
+			 JT_MAX_GHZ, fast, n);
+		return -EINVAL;
 	}
 	for (r = 0; r < n; r++) {
 		int ok = isfinite(rows[r].meter_uj) &&
