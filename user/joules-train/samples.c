@@ -381,6 +381,7 @@ int jt_read_samples(FILE *fp, const char *name, struct jt_samples *out,
 
 	snprintf(progress_what, sizeof(progress_what), "reading %s", name);
 	csv_init(&d.r, fp, name, CSV_SKIP_COMMENTS);
+	d.r.lineno = out->st.line_base;
 	d.r.comment = node_facts;
 	d.r.comment_ctx = out;
 	ret = read_header(&d);

@@ -34,6 +34,12 @@ struct jt_input_stats {
 	 */
 	unsigned long stop_after;
 	int stopped; /* reading stopped at stop_after */
+	/*
+	 * Line number of the line before the text read now (--follow reads
+	 * a file in chunks, a samples chunk after a copy of the header, which
+	 * its caller counts in): line numbers are the file's own.
+	 */
+	unsigned long line_base;
 };
 
 /*

@@ -197,9 +197,35 @@ static void test_cli_follow(void)
 		 "is the one in force");
 }
 
+/*
+ * Issue 27: --follow reads its inputs in chunks, and a bad line is named
+ * by the file's own line number, not the chunk's.
+ */
+static void test_follow_lines(void)
+{
+	struct gen_opts g;
+	int rc;
+
+	TT_NEED_CLI("cli: --follow line numbers");
+	gen_defaults(&g);
+	g.n = 4000; /* about 500 KB of samples: several reads */
+	g.noise = 0.003;
+	gen_files("ls.csv", "lp.csv", &g);
+	/* Line 3500 of the samples, line 7001 of the meter. */
+	edit_csv("ls.csv", "ls2.csv", 3500, 3, "x");
+	edit_csv("lp.csv", "lp2.csv", 7001, 2, "y");
+	rc = run_cli("--follow -s ls2.csv -p lp2.csv -o lo.txt --log ll.txt "
+		     "--window 600 --refit 300 --bands 1");
+	tap_check(strstr(cli_err, "ls2.csv:3500: interval_ns") &&
+			  strstr(cli_err, "lp2.csv:7001: "),
+		  "file lines: rc %d %s", rc, cli_err);
+	tap_done("cli: --follow names bad lines by the file's own line number");
+}
+
 int main(void)
 {
-	tt_begin("test_train_follow", 1);
+	tt_begin("test_train_follow", 2);
 	test_cli_follow();
+	test_follow_lines();
 	return tt_end();
 }
