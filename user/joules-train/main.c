@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,7 @@ struct opts {
 	const char *log;
 	struct jt_limits lim;
 	double ridge;
+	bool offset_set, meter_set; /* given explicitly: they win */
 };
 
 /* A usage error naming the option and its argument. */
@@ -163,10 +165,18 @@ static int frac_arg(const char *opt, const char *s, double lo, double hi,
 		(void)cmd;                                         \
 		return secs_arg(name, arg, neg, dst);              \
 	}
-SECS_OPT(opt_offset, "--clock-offset", 1)
 SECS_OPT(opt_max_gap, "--max-gap", 0)
 SECS_OPT(opt_window, "--window", 0)
 SECS_OPT(opt_refit, "--refit", 0)
+
+static int opt_offset(void *dst, const char *cmd, const char *arg)
+{
+	struct opts *o = dst;
+
+	(void)cmd;
+	o->offset_set = true;
+	return secs_arg("--clock-offset", arg, 1, &o->offset_ns);
+}
 
 static int opt_pdu_timeout(void *dst, const char *cmd, const char *arg)
 {
@@ -207,9 +217,11 @@ static int opt_folds(void *dst, const char *cmd, const char *arg)
 
 static int opt_meter(void *dst, const char *cmd, const char *arg)
 {
-	enum jt_meter_sem *sem = dst;
+	struct opts *o = dst;
+	enum jt_meter_sem *sem = &o->sem;
 
 	(void)cmd;
+	o->meter_set = true;
 	if (!strcmp(arg, "instant"))
 		*sem = JT_METER_INSTANT;
 	else if (!strcmp(arg, "average"))
@@ -425,9 +437,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			     &o->pdu_timeout_ns),
 		CLI_OPT_FLAG("pdu-ms", O_PDU_MS, &o->pdu_ms),
 		CLI_OPT_FLAG("pdu-localtime", O_PDU_LOCAL, &o->pdu_local),
-		CLI_OPT_FUNC("meter", O_METER, opt_meter, &o->sem),
-		CLI_OPT_FUNC("clock-offset", O_OFFSET, opt_offset,
-			     &o->offset_ns),
+		CLI_OPT_FUNC("meter", O_METER, opt_meter, o),
+		CLI_OPT_FUNC("clock-offset", O_OFFSET, opt_offset, o),
 		CLI_OPT_FUNC("max-gap", O_MAX_GAP, opt_max_gap, &o->max_gap_ns),
 		CLI_OPT_FUNC("max-bad", O_MAX_BAD, opt_max_bad, &o->max_bad),
 		CLI_OPT_FUNC("min-samples", O_MIN_SAMPLES, opt_min_samples,
@@ -734,15 +745,79 @@ static void explain_alignment(const struct run *r)
 	explain_ranges(&r->s, &r->m, r->o.offset_ns);
 }
 
+/*
+ * The samples' clock steps, and the meter's lag measured: corrected when
+ * no --clock-offset was given (refused beyond JT_LAG_MAX_S), else the
+ * given one wins with a warning if the data disagree.
+ */
+static int measure_alignment(struct run *r)
+{
+	struct jt_report *rep = &r->rep;
+	struct opts *o = &r->o;
+	struct jt_lag *l = &rep->lag;
+	double period;
+
+	rep->clock_steps = jt_unstep(&r->s, &rep->step_line, &rep->step_s);
+	if (rep->clock_steps)
+		cli_err("warning: %s:%lu: realtime_ns steps by %+.3f s where "
+			"monotonic_ns does not (%u step%s): aligned on one "
+			"continuous timeline",
+			o->samples, rep->step_line, rep->step_s,
+			rep->clock_steps, rep->clock_steps == 1 ? "" : "s");
+	jt_estimate_lag(&r->s, &r->m, o->offset_ns, l);
+	rep->have_lag = l->ok;
+	rep->offset_s = (double)o->offset_ns * 1e-9;
+	if (!l->ok)
+		return 0;
+	period = r->m.n > 1 ? (double)(r->m.t[r->m.n - 1] - r->m.t[0]) * 1e-9 /
+				      (double)(r->m.n - 1) :
+			      0;
+	if (o->offset_set) {
+		if (fabs(l->lag_s) > JT_LAG_WARN_S)
+			cli_err("warning: the data put the meter %+.2f s off the "
+				"given --clock-offset (cross-correlation %.2f)%s",
+				l->lag_s, l->r,
+				!o->meter_set && fabs(l->lag_s - period / 2) <
+							 period / 4 ?
+					": about half the meter's period, an "
+					"averaging meter (--meter average)?" :
+					"");
+		rep->lag_note = "--clock-offset given: kept";
+		return 0;
+	}
+	if (fabs(l->lag_s) > JT_LAG_MAX_S) {
+		cli_err("refused: the meter's readings trail the node's activity by "
+			"%.2f s (cross-correlation %.2f), more than %g s: are the "
+			"clocks set? give --clock-offset if that is right",
+			l->lag_s, l->r, JT_LAG_MAX_S);
+		return EXIT_DATA;
+	}
+	if (fabs(l->lag_s) > fmax(JT_LAG_WARN_S / 2, l->step_s)) {
+		o->offset_ns = -(int64_t)llround(l->lag_s * 1e3) * 1000000;
+		rep->offset_s = (double)o->offset_ns * 1e-9;
+		rep->lag_note = "corrected";
+		if (o->meter_set && fabs(l->lag_s) > JT_LAG_WARN_S)
+			cli_err("warning: with --meter %s the meter still trails "
+				"the activity by %.2f s: corrected",
+				o->sem == JT_METER_AVERAGE ? "average" : "instant",
+				l->lag_s);
+	} else {
+		rep->lag_note = "within the rows' granularity: none applied";
+	}
+	return 0;
+}
+
 /* Align, fit the single set and the banded candidate. */
 static int train_all(struct run *r)
 {
-	const struct opts *o = &r->o;
+	struct opts *o = &r->o;
 	size_t k;
 	struct jt_train_opts to;
 	int ret;
 
 	ret = meter_kind(&r->m, o->pdu_cmd ? "pdu-cmd" : o->pdu, &r->res_w);
+	if (!ret)
+		ret = measure_alignment(r);
 	if (!ret)
 		ret = align(o, &r->s, &r->m, &r->rows, &r->n, &r->rep.al);
 	if (ret)

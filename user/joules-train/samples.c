@@ -292,6 +292,15 @@ static int check_sequence(struct rd *d, const struct jt_sample *s,
 	if (!out->n)
 		return 0;
 	p = &out->s[out->n - 1];
+	/*
+	 * Both clocks recorded and the monotonic one in order: a realtime
+	 * step (jt_unstep() mends it), not a duplicate or an overlap.
+	 */
+	if (p->mono_ns >= 0 && s->mono_ns >= 0 &&
+	    s->mono_ns - (int64_t)s->interval_ns - p->mono_ns >=
+		    -JT_OVERLAP_TOL_NS &&
+	    (s->end_ns <= p->end_ns || p->end_ns - start > JT_OVERLAP_TOL_NS))
+		return 0;
 	if (s->end_ns <= p->end_ns) {
 		jt_bad_line(
 			&out->st, d->name, d->r.lineno,
@@ -329,7 +338,10 @@ static int append(struct jt_samples *out, const struct jt_sample *s)
 /* One data row: 0 kept, 1 bad (counted), or a negative errno. */
 static int read_row(struct rd *d)
 {
-	struct jt_sample s = { .energy_uj = -1, .line = d->r.lineno };
+	struct jt_sample s = { .energy_uj = -1, .line = d->r.lineno,
+			       .mono_ns = -1 };
+	uint64_t v;
+	const char *why;
 	unsigned int present = 0;
 
 	if (d->r.nfield != d->nhdr) {
@@ -338,6 +350,9 @@ static int read_row(struct rd *d)
 			    d->nhdr);
 		return 1;
 	}
+	if (d->col[C_MONOTONIC] >= 0 && !parse_u64(FIELD(d, C_MONOTONIC), &v, &why) &&
+	    v <= INT64_MAX)
+		s.mono_ns = (int64_t)v;
 	if (parse_times(d, &s) || check_optional(d) ||
 	    parse_freq_energy(d, &s) || parse_features(d, &s, &present) ||
 	    count_source(d) || check_sequence(d, &s, present))

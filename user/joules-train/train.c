@@ -766,6 +766,19 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 			"each the mean over the preceding period (--meter average)" :
 			"each the power at its time (--meter instant)",
 		rep->al.row_ns * 1e-9);
+	if (rep->have_lag)
+		fprintf(fp,
+			"# lag: the meter trails the activity by %+.3f s "
+			"(cross-correlation %.3f, grid %.3g s); %s; --clock-offset "
+			"%+.3f s used\n",
+			rep->lag.lag_s, rep->lag.r, rep->lag.step_s,
+			rep->lag_note ? rep->lag_note : "", rep->offset_s);
+	if (rep->clock_steps)
+		fprintf(fp,
+			"# clock: realtime_ns steps by %+.3f s at line %lu (%u "
+			"step%s), monotonic_ns does not: one continuous timeline\n",
+			rep->step_s, rep->step_line, rep->clock_steps,
+			rep->clock_steps == 1 ? "" : "s");
 	if (rep->al.aggregated) {
 		fprintf(fp,
 			"# %zu sample rows summed into %zu meter periods (the meter is "

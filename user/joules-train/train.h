@@ -98,6 +98,7 @@ extern const double jt_feature_max_rate[JT_NF];
 
 struct jt_sample {
 	int64_t end_ns; /* CLOCK_REALTIME at the end of the interval */
+	int64_t mono_ns; /* CLOCK_MONOTONIC there, -1: not recorded */
 	double interval_ns;
 	double f[JT_NF]; /* feature deltas; 0 where absent */
 	double energy_uj; /* the module's recorded energy, -1 if empty */
@@ -302,6 +303,14 @@ struct jt_train_opts {
 	double *weights; /* non-NULL: gets each row's robust weight (0: rejected) */
 };
 
+/* The meter's lag behind the activity (jt_estimate_lag()). */
+struct jt_lag {
+	int ok; /* 0: too little activity or data to tell */
+	double lag_s; /* the meter trails the activity by this */
+	double r; /* correlation at the peak */
+	double step_s; /* the correlation's grid */
+};
+
 /* The headline: nested cross-validation (jt_nested_cv()). */
 struct jt_nested {
 	int done; /* 0: no folds (--folds 0 or 1) */
@@ -350,6 +359,14 @@ struct jt_report {
 	size_t val_n;
 	struct jt_eval val;
 	struct jt_nested nested; /* the headline, when done */
+	/* Alignment: the measured lag and what was done about it. */
+	int have_lag;
+	struct jt_lag lag;
+	const char *lag_note; /* corrected / the given offset / warning */
+	double offset_s; /* --clock-offset used */
+	unsigned int clock_steps;
+	double step_s;
+	unsigned long step_line;
 	double meter_over_module; /* sum meter / sum recorded energy_uj, 0 if none */
 	/* robust fitting */
 	int robust; /* 1: bisquare weights used */
@@ -519,6 +536,37 @@ int jt_refuse(const struct jt_report *rep, const struct jt_band_result *br,
  */
 int jt_meter_kind(const struct jt_meter *m, double *res_w, char *why,
 		  size_t len);
+
+/* ---- alignment measured, not assumed ---- */
+
+/* Lags searched, and the largest corrected (beyond: refused). */
+#define JT_LAG_SEARCH_S 15.0
+#define JT_LAG_MAX_S 10.0
+/* An explicit --clock-offset the data disagree with by more: a warning. */
+#define JT_LAG_WARN_S 0.5
+/* A jump of realtime_ns - monotonic_ns above this is a clock step. */
+#define JT_STEP_NS 100000000LL
+
+
+/*
+ * The meter's lag behind the node's activity (busy CPUs), by the peak of
+ * the cross-correlation of both on a common grid over +-JT_LAG_SEARCH_S
+ * (refined by a parabola through the peak), with offset_ns applied. A
+ * positive lag means the meter's timestamps are late: --clock-offset
+ * -lag corrects it.
+ */
+void jt_estimate_lag(const struct jt_samples *s, const struct jt_meter *m,
+		     int64_t offset_ns, struct jt_lag *out);
+
+/*
+ * A step of realtime_ns that monotonic_ns does not show (NTP, a manual
+ * date): the rows after it are moved back onto the first rows' timeline
+ * (realtime - monotonic of the first row) so the alignment stays
+ * continuous. Returns the number of steps; *first_line and *step_s name
+ * the first.
+ */
+unsigned int jt_unstep(struct jt_samples *s, unsigned long *first_line,
+		       double *step_s);
 
 /* ---- the headline: nested cross-validation ---- */
 
