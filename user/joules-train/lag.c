@@ -10,7 +10,7 @@
 
 #include "train.h"
 
-/* Grid points at most: a longer recording is read on a coarser grid. */
+/* Grid points at most: of a longer recording, its middle part. */
 #define LAG_GRID_MAX 200000
 
 /* Busy CPUs at time t (sample clock): the row that holds t, -1: none. */
@@ -82,8 +82,15 @@ void jt_estimate_lag(const struct jt_samples *s, const struct jt_meter *m,
 	dt = (int64_t)(row / 5);
 	if (dt < 1000000)
 		dt = 1000000;
-	if ((t1 - t0) / dt > LAG_GRID_MAX)
-		dt = (t1 - t0) / LAG_GRID_MAX;
+	/* A long recording: its middle LAG_GRID_MAX points, at full grid. */
+	if ((t1 - t0) / dt > LAG_GRID_MAX) {
+		t0 += ((t1 - t0) - (int64_t)LAG_GRID_MAX * dt) / 2;
+		t1 = t0 + (int64_t)LAG_GRID_MAX * dt;
+		while (i < s->n && s->s[i].end_ns < t0)
+			i++;
+		while (j + 1 < m->n && m->t[j + 1] < t0 - offset_ns)
+			j++;
+	}
 	n = (size_t)((t1 - t0) / dt);
 	maxlag = (long)(JT_LAG_SEARCH_S * 1e9 / (double)dt);
 	a = malloc(n * sizeof(*a));
