@@ -832,6 +832,16 @@ static int train_all(struct run *r)
 		return ret;
 	if (r->n < o->min_samples)
 		explain_alignment(r);
+	/*
+	 * The rows hold what the fit needs: the samples and the readings
+	 * (but their line numbers, for the report) go, a third of the
+	 * memory of a long recording.
+	 */
+	jt_samples_free(&r->s);
+	free(r->m.t);
+	free(r->m.w);
+	r->m.t = NULL;
+	r->m.w = NULL;
 	k = r->n ? r->n : 1;
 	r->pm = malloc(k * sizeof(*r->pm));
 	r->pb = malloc(k * sizeof(*r->pb));
