@@ -47,13 +47,26 @@ double jt_predict_bands_w(const struct jl_bands *b, const struct jt_row *r,
 	return jt_predict_uj(c, r) * 1e3 / r->interval_ns;
 }
 
-/* The rows outside [lo, hi), in order, into sub; returns how many. */
-static size_t training_rows(const struct jt_row *rows, size_t n, size_t lo,
-			    size_t hi, struct jt_row *sub)
+static void reverse(struct jt_row *a, size_t n)
 {
-	memcpy(sub, rows, lo * sizeof(*sub));
-	memcpy(sub + lo, rows + hi, (n - hi) * sizeof(*sub));
-	return n - (hi - lo);
+	struct jt_row t;
+	size_t i;
+
+	for (i = 0; i < n / 2; i++) {
+		t = a[i];
+		a[i] = a[n - 1 - i];
+		a[n - 1 - i] = t;
+	}
+}
+
+/* [a, a + n) rotated left by k, in place (three reversals). */
+static void rotate(struct jt_row *a, size_t n, size_t k)
+{
+	if (!n || !k || k == n)
+		return;
+	reverse(a, k);
+	reverse(a + k, n - k);
+	reverse(a, n);
 }
 
 /* Scratch of one outer fold's run, on the heap (the reports are large). */
@@ -80,16 +93,15 @@ static void spread(const double *v, unsigned int k, struct jt_nested *res)
 }
 
 /* One outer fold: fit on the others, predict [lo, hi). */
-static int outer_fold(const struct jt_row *rows, size_t n, unsigned int present,
+static int outer_fold(struct jt_row *rows, size_t n, unsigned int present,
 		      const struct jt_train_opts *o,
 		      const struct jt_band_opts *bo, size_t lo, size_t hi,
-		      const double *mhz, struct jt_row *sub,
-		      struct fold_run *fr, struct fit_acc *am,
-		      struct fit_acc *ab, struct fit_acc *fold, double *pm,
-		      double *pb)
+		      const double *mhz, struct fold_run *fr,
+		      struct fit_acc *am, struct fit_acc *ab,
+		      struct fit_acc *fold, double *pm, double *pb)
 {
 	struct jt_train_opts to = *o;
-	size_t m = training_rows(rows, n, lo, hi, sub), i;
+	size_t m = n - (hi - lo), i;
 	int ret;
 
 	to.pr = NULL;
@@ -97,8 +109,15 @@ static int outer_fold(const struct jt_row *rows, size_t n, unsigned int present,
 	to.no_se = 1;
 	memset(fr, 0, sizeof(*fr));
 	fr->rep.samples_name = "training folds";
-	ret = jt_fit_written(sub, m, present, &to, bo, &fr->rep, &fr->br, NULL,
-			     NULL);
+	/*
+	 * The training rows in order, [0, lo) then [hi, n), are the first m
+	 * once [lo, n) is rotated; rotated back after the fit (no copy of
+	 * the rows: they are most of the memory).
+	 */
+	rotate(rows + lo, n - lo, hi - lo);
+	ret = jt_fit_written(rows, m, present, &to, bo, &fr->rep, &fr->br,
+			     NULL, NULL);
+	rotate(rows + lo, n - lo, n - hi);
 	if (ret)
 		return ret;
 	fit_acc_init(fold);
@@ -119,12 +138,11 @@ static int outer_fold(const struct jt_row *rows, size_t n, unsigned int present,
 	return 0;
 }
 
-int jt_nested_cv(const struct jt_row *rows, size_t n, unsigned int present,
+int jt_nested_cv(struct jt_row *rows, size_t n, unsigned int present,
 		 const struct jt_train_opts *o, const struct jt_band_opts *bo,
 		 struct jt_nested *res, double *pm, double *pb)
 {
 	unsigned int K = o->folds, k;
-	struct jt_row *sub = NULL;
 	struct fold_run *fr = NULL;
 	struct fit_acc am, ab, fold;
 	double *mhz = NULL, fold_mape[JT_MAX_FOLDS];
@@ -134,10 +152,9 @@ int jt_nested_cv(const struct jt_row *rows, size_t n, unsigned int present,
 	memset(res, 0, sizeof(*res));
 	if (K < 2 || K > JT_MAX_FOLDS)
 		return 0;
-	sub = malloc(n * sizeof(*sub));
 	mhz = malloc(n * sizeof(*mhz));
 	fr = malloc(sizeof(*fr));
-	if (!sub || !mhz || !fr)
+	if (!mhz || !fr)
 		goto out;
 	/* The band in force for each row, as the module picks it. */
 	jt_rows_freq(rows, n, present, mhz);
@@ -148,8 +165,8 @@ int jt_nested_cv(const struct jt_row *rows, size_t n, unsigned int present,
 		       hi = fit_fold_start(n, k + 1, K);
 
 		jt_progress(o->pr, "nested cross-validation", k, K);
-		ret = outer_fold(rows, n, present, o, bo, lo, hi, mhz, sub, fr,
-				 &am, &ab, &fold, pm, pb);
+		ret = outer_fold(rows, n, present, o, bo, lo, hi, mhz, fr, &am,
+				 &ab, &fold, pm, pb);
 		if (ret) {
 			jt_diagf(
 				"nested cross-validation: the fit without fold "
@@ -169,7 +186,6 @@ int jt_nested_cv(const struct jt_row *rows, size_t n, unsigned int present,
 	res->done = 1;
 	ret = 0;
 out:
-	free(sub);
 	free(mhz);
 	free(fr);
 	return ret;

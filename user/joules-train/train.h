@@ -592,9 +592,10 @@ double jt_predict_bands_w(const struct jl_bands *b, const struct jt_row *r,
  * jt_fit_written() on the other rows (in order, with o->folds inner
  * folds), and its model (band by jt_rows_freq() of all rows) and its
  * CPU-only baseline predict every row of the fold. pm/pb (may be NULL) get
- * those predictions, W. Returns 0 or a negative errno after saying why.
+ * those predictions, W. The rows are permuted during the fits and put
+ * back. Returns 0 or a negative errno after saying why.
  */
-int jt_nested_cv(const struct jt_row *rows, size_t n, unsigned int present,
+int jt_nested_cv(struct jt_row *rows, size_t n, unsigned int present,
 		 const struct jt_train_opts *o, const struct jt_band_opts *bo,
 		 struct jt_nested *res, double *pm, double *pb);
 
