@@ -70,7 +70,7 @@ int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
 			return -EINVAL;
 		for (i = 0; i < ncols; i++)
 			ss[i] += wr * x[cols[i]] * x[cols[i]];
-		yss += wr * d->y[row] * d->y[row];
+		yss += wr * FIT_Y(d, row) * FIT_Y(d, row);
 	}
 	for (i = 0; i < ncols; i++) {
 		if (!isfinite(ss[i]))
@@ -123,7 +123,7 @@ int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
 				for (j = 0; j < b->q; j++)
 					dst[j] = sw * x[cols[b->act[j]]] /
 						 b->scale[b->act[j]];
-				dst[b->q] = sw * d->y[row] / b->yscale;
+				dst[b->q] = sw * FIT_Y(d, row) / b->yscale;
 			}
 			if (!c)
 				break;

@@ -21,6 +21,9 @@
 
 #define FIT_MAXCOL 32
 
+/* Target of row i of a design. */
+#define FIT_Y(d, i) ((d)->y[(size_t)(i) * ((d)->ystride ? (d)->ystride : 1)])
+
 enum fit_method {
 	FIT_OLS, /* gsl_multifit_linear (SVD) */
 	FIT_NNLS, /* Lawson-Hanson active set, coefficients >= 0 */
@@ -30,7 +33,8 @@ struct fit_design {
 	size_t n; /* rows */
 	unsigned int stride; /* doubles per row of x */
 	const double *x; /* row-major, n x stride */
-	const double *y; /* n targets */
+	const double *y; /* n targets, ystride doubles apart (0: 1) */
+	unsigned int ystride;
 	const double *w; /* n row weights >= 0 (NULL: all 1); 0 leaves a row out */
 	/*
 	 * nblocks + 1 row boundaries for fit_blocks_build() (NULL: equal

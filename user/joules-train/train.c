@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +264,16 @@ static int out_cmp(const void *pa, const void *pb)
 	return (a->line > b->line) - (a->line < b->line);
 }
 
+/* A row as doubles: interval_ns, then f[] (the design's columns). */
+#define ROW_DOUBLES (sizeof(struct jt_row) / sizeof(double))
+_Static_assert(sizeof(struct jt_row) % sizeof(double) == 0 &&
+		       offsetof(struct jt_row, f) ==
+			       offsetof(struct jt_row, interval_ns) +
+				       sizeof(double) * JT_COL_IDLE +
+				       sizeof(double) &&
+		       JT_COL_IDLE == 0,
+	       "jt_row: interval_ns then f[] as design columns");
+
 int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 	     const struct jt_train_opts *o, struct jt_report *rep,
 	     double *cv_model, double *cv_base)
@@ -272,7 +283,7 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 	struct fit_blocks bm = { 0 }, bb = { 0 };
 	struct fit_design d;
 	struct fit_acc am, ab;
-	double *x = NULL, *y = NULL, *w = NULL, *rdiv = NULL, *mult = NULL;
+	double *y = NULL, *w = NULL, *rdiv = NULL, *mult = NULL;
 	size_t r;
 	int ret;
 
@@ -316,24 +327,28 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 			n, k, JT_MIN_PER_COEF);
 		return -EINVAL;
 	}
-	x = malloc(n * JT_NCOL * sizeof(*x));
-	y = malloc(n * sizeof(*y));
+	y = malloc(n * sizeof(*y)); /* scratch for the median */
 	w = malloc(n * sizeof(*w));
 	rdiv = malloc(n * sizeof(*rdiv));
 	mult = malloc(nblocks * sizeof(*mult));
-	if (!x || !y || !w || !rdiv || !mult) {
+	if (!y || !w || !rdiv || !mult) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (r = 0; r < n; r++) {
-		x[r * JT_NCOL + JT_COL_IDLE] = rows[r].interval_ns;
-		for (i = 0; i < JT_NF; i++)
-			x[r * JT_NCOL + 1 + i] = rows[r].f[i];
-		y[r] = rows[r].meter_uj;
 		rdiv[r] = rows[r].interval_ns;
 		w[r] = 1;
 	}
-	d = (struct fit_design){ .n = n, .stride = JT_NCOL, .x = x, .y = y };
+	/*
+	 * The rows are the design, read in place: interval_ns and f[] are
+	 * columns 0..JT_NF of a row of ROW_DOUBLES doubles, meter_uj the
+	 * target (no copy: the rows are most of the memory).
+	 */
+	d = (struct fit_design){ .n = n,
+				 .stride = ROW_DOUBLES,
+				 .x = &rows[0].interval_ns,
+				 .y = &rows[0].meter_uj,
+				 .ystride = ROW_DOUBLES };
 	mcols[nm++] = JT_COL_IDLE;
 	bcols[nb++] = JT_COL_IDLE;
 	for (i = 0; i < JT_NF; i++)
@@ -482,7 +497,6 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 out:
 	fit_blocks_free(&bm);
 	fit_blocks_free(&bb);
-	free(x);
 	free(y);
 	free(w);
 	free(rdiv);
