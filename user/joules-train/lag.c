@@ -57,7 +57,8 @@ static double corr_at(const double *a, const double *b, size_t n, long k)
 		sab += a[i] * b[j];
 		c++;
 	}
-	if (c < 10)
+	/* A lag that leaves less than half the grid overlapping says little. */
+	if (c < 10 || c < (double)n / 2)
 		return NAN;
 	va = saa - sa * sa / c;
 	vb = sbb - sb * sb / c;
