@@ -109,7 +109,11 @@ static int touches_gap(const struct jt_meter *m, size_t j, int64_t b,
 	return 0;
 }
 
-/* Instant readings: the mean power of the readings inside [a, b]. */
+/*
+ * Instant readings: the mean power of the readings inside (a, b]. Half
+ * open: a reading exactly on a boundary belongs to the row it ends, not
+ * to both rows.
+ */
 static int row_instant(const struct jt_meter *m, int64_t a, int64_t b,
 		       int64_t max_gap_ns, struct jt_row *r)
 {
@@ -121,7 +125,7 @@ static int row_instant(const struct jt_meter *m, int64_t a, int64_t b,
 	j0 = floor_index(m->t, m->n, a);
 	if (touches_gap(m, j0, b, max_gap_ns))
 		return JT_ALIGN_GAP;
-	lo = m->t[j0] == a ? j0 : j0 + 1;
+	lo = j0 + 1; /* t[j0] <= a: the first reading after a */
 	hi = floor_index(m->t, m->n, b);
 	if (lo > hi)
 		return JT_ALIGN_BETWEEN;

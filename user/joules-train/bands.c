@@ -16,7 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_linalg.h>
+
 #include "train.h"
+
+/* Blocks of a grid: folds x bins. */
+#define JT_MAX_FOLDS_BANDS (JT_MAX_FOLDS * JT_BAND_BINS)
 
 size_t jt_rows_freq(const struct jt_row *rows, size_t n, unsigned int present,
 		    double *mhz)
@@ -43,23 +49,37 @@ size_t jt_rows_freq(const struct jt_row *rows, size_t n, unsigned int present,
 	return known;
 }
 
-/* Rows grouped by (fold, bin), reduced per group. */
+/*
+ * Rows grouped by (fold, bin), each group reduced to two Gram matrices of
+ * its scaled rows z = [x~ y~] (columns divided by their RMS): G = sum w z z'
+ * (what a least-squares fit on any union of groups needs) and H = sum u u'
+ * with u = [x~ / y~, -1] over the rows the search counts (w > 0, y > 0):
+ * for coefficients c, [c 1]' H [c 1] is the sum of squared relative errors
+ * of those rows. Every fold and every band candidate is then a sum of
+ * small matrices: the rows are touched once per grid, not per candidate.
+ */
 struct bgrid {
 	const struct jt_row *rows;
 	size_t n;
 	unsigned int K, B; /* folds, bins */
 	double edge[JT_BAND_BINS]; /* B - 1 ascending bin edges, MHz */
 	unsigned char *bin; /* per row */
-	struct fit_blocks bm, bb; /* model and CPU-only columns */
+	unsigned int p; /* model columns + 1 (y) */
+	unsigned int cols[JT_NCOL]; /* design column of each model column */
+	unsigned int nbase, base[2]; /* CPU-only columns, as indexes into cols */
+	double scale[JT_NCOL], yscale;
+	double *G, *H; /* K * B blocks of p x p, fold-major */
 	enum fit_method method;
+	double ridge; /* as jt_train_opts.ridge */
 };
 
 static void bgrid_free(struct bgrid *g)
 {
 	free(g->bin);
+	free(g->G);
+	free(g->H);
 	g->bin = NULL;
-	fit_blocks_free(&g->bm);
-	fit_blocks_free(&g->bb);
+	g->G = g->H = NULL;
 }
 
 static unsigned int fold_of(const struct bgrid *g, size_t i)
@@ -74,78 +94,218 @@ static unsigned int fold_of(const struct bgrid *g, size_t i)
 	return k;
 }
 
+static double design(const struct jt_row *r, unsigned int col)
+{
+	return col == JT_COL_IDLE ? r->interval_ns : r->f[col - 1];
+}
+
+/* Add the outer product of v (length p) into the p x p block m. */
+static void outer_add(double *m, const double *v, unsigned int p, double w)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < p; i++) {
+		double a = w * v[i];
+
+		for (j = i; j < p; j++)
+			m[i * p + j] += a * v[j];
+	}
+}
+
+/* Columns: idle and the present features whose RMS is not 0. */
+static void bgrid_columns(struct bgrid *g, const struct jt_row *rows, size_t n,
+			  const double *w, unsigned int present)
+{
+	double ss[JT_NCOL] = { 0 }, yy = 0, sw = 0;
+	unsigned int c, q = 0;
+	size_t r;
+
+	for (r = 0; r < n; r++) {
+		double wr = w ? w[r] : 1;
+
+		for (c = 0; c < JT_NCOL; c++)
+			ss[c] += wr * design(&rows[r], c) * design(&rows[r], c);
+		yy += wr * rows[r].meter_uj * rows[r].meter_uj;
+		sw += wr;
+	}
+	for (c = 0; c < JT_NCOL; c++) {
+		if (c != JT_COL_IDLE && !(present & (1u << (c - 1))))
+			continue;
+		if (!(ss[c] > 0) || !(sw > 0))
+			continue;
+		if (c == JT_COL_IDLE || c == 1 + JL_F_CPU_NS)
+			g->base[g->nbase++] = q;
+		g->scale[q] = sqrt(ss[c] / sw);
+		g->cols[q++] = c;
+	}
+	g->yscale = sw > 0 && yy > 0 ? sqrt(yy / sw) : 1;
+	g->p = q + 1;
+}
+
 static int bgrid_build(struct bgrid *g, const struct jt_row *rows, size_t n,
 		       const double *mhz, const double *w, unsigned int present,
 		       unsigned int K, const double *edges, unsigned int nedges,
-		       enum fit_method method)
+		       const struct jt_train_opts *o)
 {
-	unsigned int mcols[JT_NCOL], bcols[2], nm = 0, nb = 0, i, nblk;
-	size_t *bounds = NULL, *pos = NULL, r;
-	double *x = NULL, *y = NULL, *wp = NULL;
-	struct fit_design d;
-	int ret = -ENOMEM;
+	double z[JT_NCOL + 1], u[JT_NCOL + 1];
+	size_t r, blk, pp;
+	unsigned int i, j, p;
 
 	memset(g, 0, sizeof(*g));
 	g->rows = rows;
 	g->n = n;
 	g->K = K;
 	g->B = nedges + 1;
-	g->method = method;
+	g->method = o->method;
+	g->ridge = o->ridge;
 	memcpy(g->edge, edges, nedges * sizeof(*edges));
-	nblk = K * g->B;
-	g->bin = malloc(n);
-	bounds = calloc(nblk + 1, sizeof(*bounds));
-	pos = calloc(nblk, sizeof(*pos));
-	x = malloc(n * JT_NCOL * sizeof(*x));
-	y = malloc(n * sizeof(*y));
-	wp = malloc(n * sizeof(*wp));
-	if (!g->bin || !bounds || !pos || !x || !y || !wp)
-		goto out;
-	/* Counting sort by block: fold-major, bins within. */
+	bgrid_columns(g, rows, n, w, present);
+	p = g->p;
+	pp = (size_t)p * p;
+	g->bin = malloc(n ? n : 1);
+	g->G = calloc((size_t)K * g->B * pp, sizeof(*g->G));
+	g->H = calloc((size_t)K * g->B * pp, sizeof(*g->H));
+	if (!g->bin || !g->G || !g->H) {
+		bgrid_free(g);
+		return -ENOMEM;
+	}
 	for (r = 0; r < n; r++) {
 		unsigned int b = 0;
+		double wr = w ? w[r] : 1, y;
 
 		while (b < nedges && mhz[r] >= edges[b])
 			b++;
 		g->bin[r] = (unsigned char)b;
-		bounds[fold_of(g, r) * g->B + b + 1]++;
+		blk = ((size_t)fold_of(g, r) * g->B + b) * pp;
+		for (i = 0; i + 1 < p; i++)
+			z[i] = design(&rows[r], g->cols[i]) / g->scale[i];
+		y = z[p - 1] = rows[r].meter_uj / g->yscale;
+		if (!isfinite(y) || !(wr >= 0)) {
+			bgrid_free(g);
+			return -EINVAL;
+		}
+		if (wr > 0)
+			outer_add(g->G + blk, z, p, wr);
+		if (wr > 0 && y > 0) {
+			for (i = 0; i + 1 < p; i++)
+				u[i] = z[i] / y;
+			u[p - 1] = -1;
+			outer_add(g->H + blk, u, p, 1);
+		}
 	}
-	for (i = 0; i < nblk; i++) {
-		bounds[i + 1] += bounds[i];
-		pos[i] = bounds[i];
-	}
-	for (r = 0; r < n; r++) {
-		size_t p = pos[fold_of(g, r) * g->B + g->bin[r]]++;
+	/* Mirror the upper triangles. */
+	for (blk = 0; blk < (size_t)K * g->B; blk++)
+		for (i = 0; i < p; i++)
+			for (j = 0; j < i; j++) {
+				g->G[blk * pp + i * p + j] = g->G[blk * pp + j * p + i];
+				g->H[blk * pp + i * p + j] = g->H[blk * pp + j * p + i];
+			}
+	return 0;
+}
 
-		x[p * JT_NCOL + JT_COL_IDLE] = rows[r].interval_ns;
-		for (i = 0; i < JT_NF; i++)
-			x[p * JT_NCOL + 1 + i] = rows[r].f[i];
-		y[p] = rows[r].meter_uj;
-		wp[p] = w ? w[r] : 1;
+/*
+ * Scaled coefficients c (over the nsel columns sel[] of the grid) fitted on
+ * the blocks whose mult is nonzero: the normal equations by Cholesky (a
+ * ridge of 1e-12 of the diagonal keeps an empty column solvable), then the
+ * method's solver on the triangular system, which has the same minimiser.
+ * Returns 0, -EDOM (no data), or the solver's error.
+ */
+static int gram_solve(const struct bgrid *g, const unsigned char *use,
+		      const unsigned int *sel, unsigned int nsel, double *c)
+{
+	double a[JT_NCOL * JT_NCOL] = { 0 }, rhs[JT_NCOL] = { 0 }, dmax = 0;
+	unsigned int p = g->p, i, j, dropped, iters;
+	size_t blk, pp = (size_t)p * p;
+	struct fit_solve_opts so = { .method = g->method,
+				     .drop_negative = g->method == FIT_OLS };
+	double neg[FIT_MAXCOL];
+	gsl_matrix_view av;
+	gsl_vector_view rv, cv;
+	int any = 0, ret;
+
+	for (blk = 0; blk < (size_t)g->K * g->B; blk++) {
+		const double *m = g->G + blk * pp;
+
+		if (!use[blk])
+			continue;
+		any = 1;
+		for (i = 0; i < nsel; i++) {
+			for (j = 0; j < nsel; j++)
+				a[i * nsel + j] += m[sel[i] * p + sel[j]];
+			rhs[i] += m[sel[i] * p + p - 1];
+		}
 	}
-	mcols[nm++] = JT_COL_IDLE;
-	bcols[nb++] = JT_COL_IDLE;
-	for (i = 0; i < JT_NF; i++)
-		if (present & (1u << i))
-			mcols[nm++] = 1 + i;
-	if (present & (1u << JL_F_CPU_NS))
-		bcols[nb++] = 1 + JL_F_CPU_NS;
-	d = (struct fit_design){
-		.n = n, .stride = JT_NCOL, .x = x, .y = y, .w = wp,
-		.bounds = bounds,
-	};
-	ret = fit_blocks_build(&d, mcols, nm, nblk, &g->bm);
-	if (!ret)
-		ret = fit_blocks_build(&d, bcols, nb, nblk, &g->bb);
-out:
-	free(bounds);
-	free(pos);
-	free(x);
-	free(y);
-	free(wp);
-	if (ret)
-		bgrid_free(g);
+	if (!any)
+		return -EDOM;
+	for (i = 0; i < nsel; i++)
+		dmax = fmax(dmax, a[i * nsel + i]);
+	if (!(dmax > 0))
+		return -EDOM;
+	{
+		double tr = 0;
+
+		for (i = 0; i < nsel; i++)
+			tr += a[i * nsel + i];
+		for (i = 0; i < nsel; i++)
+			a[i * nsel + i] += 1e-12 * dmax + g->ridge * tr / nsel;
+	}
+	av = gsl_matrix_view_array(a, nsel, nsel);
+	rv = gsl_vector_view_array(rhs, nsel);
+	cv = gsl_vector_view_array(c, nsel);
+	if (gsl_linalg_cholesky_decomp1(&av.matrix))
+		return -EDOM;
+	/* L z = X'y; then min ||L' c - z|| has the normal equations' minimiser. */
+	gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, &av.matrix,
+		       &rv.vector);
+	/* decomp1 leaves L in the lower triangle: make the matrix L'. */
+	for (i = 0; i < nsel; i++)
+		for (j = 0; j < i; j++) {
+			a[j * nsel + i] = a[i * nsel + j];
+			a[i * nsel + j] = 0;
+		}
+	ret = fit_small_solve(&av.matrix, &rv.vector, &so, &cv.vector,
+			      &dropped, neg, &iters);
 	return ret;
+}
+
+/* A row's predicted energy (uJ) from scaled coefficients over sel[]. */
+static double gram_predict(const struct bgrid *g, const unsigned int *sel,
+			   unsigned int nsel, const double *c,
+			   const struct jt_row *r)
+{
+	double e = 0;
+	unsigned int i;
+
+	for (i = 0; i < nsel; i++)
+		e += c[i] * g->yscale / g->scale[sel[i]] *
+		     design(r, g->cols[sel[i]]);
+	return e;
+}
+
+/* Which columns: all model columns, or the CPU-only baseline's. */
+static unsigned int grid_sel(const struct bgrid *g, int base, unsigned int *sel)
+{
+	unsigned int i;
+
+	if (base) {
+		memcpy(sel, g->base, g->nbase * sizeof(*sel));
+		return g->nbase;
+	}
+	for (i = 0; i + 1 < g->p; i++)
+		sel[i] = i;
+	return g->p - 1;
+}
+
+/* Blocks of band b without fold k (k == K: all folds; K == 1: all). */
+static void band_blocks(const struct bgrid *g, const unsigned char *band_of_bin,
+			unsigned int b, unsigned int k, unsigned char *use)
+{
+	unsigned int kk, j;
+
+	for (kk = 0; kk < g->K; kk++)
+		for (j = 0; j < g->B; j++)
+			use[kk * g->B + j] = (g->K == 1 || kk != k) &&
+					     band_of_bin[j] == b;
 }
 
 /*
@@ -156,35 +316,65 @@ out:
 static int bgrid_predict(const struct bgrid *g, const unsigned char *band_of_bin,
 			 unsigned int nb, int base, double *pred)
 {
-	double *mult = malloc(g->K * g->B * sizeof(*mult));
-	unsigned int k, b, kk, j;
-	int ret = 0;
+	unsigned char use[JT_MAX_FOLDS_BANDS];
+	unsigned int sel[JT_NCOL], nsel = grid_sel(g, base, sel), k, b;
+	double c[JT_NCOL];
+	int ret;
 
-	if (!mult)
-		return -ENOMEM;
-	for (k = 0; k < g->K && !ret; k++) {
+	for (k = 0; k < g->K; k++) {
 		size_t lo = fit_fold_start(g->n, k, g->K),
 		       hi = fit_fold_start(g->n, k + 1, g->K), i;
 
-		for (b = 0; b < nb && !ret; b++) {
-			struct jt_model m;
-
-			for (kk = 0; kk < g->K; kk++)
-				for (j = 0; j < g->B; j++)
-					mult[kk * g->B + j] =
-						(g->K == 1 || kk != k) &&
-						band_of_bin[j] == b;
-			ret = jt_fit_model(base ? &g->bb : &g->bm, mult,
-					   g->method, &m);
-			for (i = lo; i < hi && !ret; i++)
+		for (b = 0; b < nb; b++) {
+			band_blocks(g, band_of_bin, b, k, use);
+			ret = gram_solve(g, use, sel, nsel, c);
+			if (ret)
+				return ret;
+			for (i = lo; i < hi; i++)
 				if (band_of_bin[g->bin[i]] == b)
-					pred[i] = jt_predict_uj(&m.coef,
-								&g->rows[i]) *
+					pred[i] = gram_predict(g, sel, nsel, c,
+							       &g->rows[i]) *
 						  1e3 / g->rows[i].interval_ns;
 		}
 	}
-	free(mult);
-	return ret;
+	return 0;
+}
+
+/*
+ * The search's criterion without touching the rows: the root mean squared
+ * relative error (%) of the held-out rows it counts, each fold's bands
+ * fitted on the other folds. INFINITY if a fit fails.
+ */
+static double bgrid_heldout_err(const struct bgrid *g,
+				const unsigned char *band_of_bin,
+				unsigned int nb)
+{
+	unsigned char use[JT_MAX_FOLDS_BANDS];
+	unsigned int sel[JT_NCOL], nsel = grid_sel(g, 0, sel), k, b, j, i, l;
+	unsigned int p = g->p;
+	size_t pp = (size_t)p * p;
+	double c[JT_NCOL + 1], sse = 0, cnt = 0;
+
+	for (k = 0; k < g->K; k++)
+		for (b = 0; b < nb; b++) {
+			band_blocks(g, band_of_bin, b, k, use);
+			if (gram_solve(g, use, sel, nsel, c))
+				return INFINITY;
+			c[p - 1] = 1;
+			for (j = 0; j < g->B; j++) {
+				const double *h =
+					g->H + ((size_t)k * g->B + j) * pp;
+
+				if (band_of_bin[j] != b)
+					continue;
+				for (i = 0; i < p; i++)
+					for (l = 0; l < p; l++)
+						sse += c[i] * h[i * p + l] * c[l];
+			}
+		}
+	for (k = 0; k < g->K * g->B; k++)
+		cnt += g->H[k * pp + pp - 1]; /* the count: (-1)(-1) per row */
+	return cnt > 0 && sse >= 0 ? 100 * sqrt(sse / cnt) : INFINITY;
 }
 
 /* Metrics of pred over rows accepted by w1 and (if given) w2. */
@@ -205,7 +395,7 @@ static void metrics(const struct jt_row *rows, size_t n, const double *pred,
 struct cand {
 	unsigned int nc;
 	unsigned int cut[JL_MAX_BANDS - 1];
-	double mape;
+	double err;
 };
 
 static void band_map(const struct bgrid *g, const struct cand *c,
@@ -222,26 +412,27 @@ static void band_map(const struct bgrid *g, const struct cand *c,
 	}
 }
 
-/* Held-out MAPE of a candidate (INFINITY: a band too small, a failed fit). */
+/*
+ * The held-out criterion of a candidate (bgrid_heldout_err(); INFINITY: a
+ * band too small, a failed fit).
+ */
 static double cand_eval(const struct bgrid *g, struct cand *c,
 			const size_t *bin_rows, size_t min_rows,
 			const double *w, double *pred)
 {
 	unsigned char map[JT_BAND_BINS];
 	size_t cnt[JL_MAX_BANDS] = { 0 };
-	struct fit_metrics m;
 	unsigned int j;
 
+	(void)w;
+	(void)pred;
 	band_map(g, c, map);
 	for (j = 0; j < g->B; j++)
 		cnt[map[j]] += bin_rows[j];
 	for (j = 0; j <= c->nc; j++)
 		if (cnt[j] < min_rows)
-			return c->mape = INFINITY;
-	if (bgrid_predict(g, map, c->nc + 1, 0, pred))
-		return c->mape = INFINITY;
-	metrics(g->rows, g->n, pred, w, NULL, &m);
-	return c->mape = isfinite(m.mape) ? m.mape : INFINITY;
+			return c->err = INFINITY;
+	return c->err = bgrid_heldout_err(g, map, c->nc + 1);
 }
 
 /* The best candidate with one boundary more than c. */
@@ -249,7 +440,7 @@ static struct cand add_cut(const struct bgrid *g, const struct cand *c,
 			   const size_t *bin_rows, size_t min_rows,
 			   const double *w, double *pred, unsigned int *tried)
 {
-	struct cand best = { .mape = INFINITY };
+	struct cand best = { .err = INFINITY };
 	unsigned int e, j;
 
 	for (e = 1; e < g->B; e++) {
@@ -267,7 +458,7 @@ static struct cand add_cut(const struct bgrid *g, const struct cand *c,
 			t.cut[t.nc++] = c->cut[j];
 		cand_eval(g, &t, bin_rows, min_rows, w, pred);
 		(*tried)++;
-		if (t.mape < best.mape)
+		if (t.err < best.err)
 			best = t;
 	}
 	return best;
@@ -323,14 +514,14 @@ static int search(const struct bgrid *g, const struct jt_band_opts *bo,
 	}
 	*best = add_cut(g, &cur, bin_rows, min_rows, w, pred, tried);
 	/* Greedy: a band more only if it gains the margin again. */
-	while (isfinite(best->mape) && best->nc + 1 < max) {
+	while (isfinite(best->err) && best->nc + 1 < max) {
 		struct cand more = add_cut(g, best, bin_rows, min_rows, w, pred,
 					   tried);
 
-		if (!isfinite(more.mape))
+		if (!isfinite(more.err))
 			break;
 		if (!bo->exact &&
-		    !(more.mape < best->mape * (1 - JT_BAND_MARGIN) - JT_BAND_SLACK))
+		    !(more.err < best->err * (1 - JT_BAND_MARGIN) - JT_BAND_SLACK))
 			break;
 		*best = more;
 	}
@@ -367,6 +558,7 @@ static int fit_bands(const struct jt_row *rows, size_t n, unsigned int present,
 				sub[m++] = rows[i];
 		res->nrows[b] = m;
 		bopt.pr = NULL;
+		bopt.no_se = 1;
 		bopt.weights = scratch;
 		memset(br, 0, sizeof(*br));
 		br->samples_name = rep->samples_name;
@@ -398,7 +590,7 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 				    *pb = NULL, *wb = NULL;
 	struct bgrid g = { 0 }, gb = { 0 };
 	struct jt_row *sub = NULL;
-	struct cand best = { .mape = INFINITY }, prev;
+	struct cand best = { .err = INFINITY }, prev;
 	unsigned char map[JT_BAND_BINS], *band = NULL;
 	size_t bin_rows[JT_BAND_BINS] = { 0 }, min_rows, i;
 	const double *wsearch;
@@ -468,7 +660,7 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 			break;
 		bgrid_free(&g);
 		ret = bgrid_build(&g, rows, n, mhz, wsearch, present, K, edges,
-				  ne, o->method);
+				  ne, o);
 		if (ret) {
 			jt_diagf("banded fit: cannot set up: %s\n",
 				 strerror(-ret));
@@ -482,14 +674,14 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 			     &res->candidates);
 		if (ret)
 			goto out;
-		if (!isfinite(best.mape)) {
+		if (!isfinite(best.err)) {
 			if (round) {
 				/* Keep the first round's (grid and fits). */
 				best = prev;
 				bgrid_free(&g);
 				ret = bgrid_build(&g, rows, n, mhz, w_single,
 						  present, K, edges, ne,
-						  o->method);
+						  o);
 				if (ret)
 					goto out;
 				break;
@@ -513,13 +705,13 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 
 	/* Single, banded and CPU-only on the same held-out intervals. */
 	ret = bgrid_build(&gb, rows, n, mhz, wb, present, K, edges, ne,
-			  o->method);
+			  o);
 	if (!ret)
 		ret = bgrid_predict(&gb, map, res->nb, 0, pred);
 	bgrid_free(&g);
 	if (!ret)
 		ret = bgrid_build(&g, rows, n, mhz, w_single, present, K, edges,
-				  ne, o->method);
+				  ne, o);
 	{
 		unsigned char one[JT_BAND_BINS] = { 0 };
 
@@ -620,8 +812,8 @@ int jt_write_bands_report(FILE *fp, const struct jt_report *rep,
 		    "frequency; %u edge sets tried\n",
 		br->n_freq, rep->n, br->candidates);
 	if (br->tried) {
-		fprintf(fp, "# held-out (%u contiguous folds, the same intervals) "
-			    "%8s %12s %8s\n",
+		fprintf(fp, "# band search, on the %u folds it chose by (not the "
+			    "headline) %8s %12s %8s\n",
 			rep->folds, "MAPE", "RMSE", "R2");
 		cv_line(fp, "single set", &br->cv_single);
 		snprintf(label, sizeof(label), "%u bands", br->nb);

@@ -70,7 +70,7 @@ int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
 			return -EINVAL;
 		for (i = 0; i < ncols; i++)
 			ss[i] += wr * x[cols[i]] * x[cols[i]];
-		yss += wr * d->y[row] * d->y[row];
+		yss += wr * FIT_Y(d, row) * FIT_Y(d, row);
 	}
 	for (i = 0; i < ncols; i++) {
 		if (!isfinite(ss[i]))
@@ -123,7 +123,7 @@ int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
 				for (j = 0; j < b->q; j++)
 					dst[j] = sw * x[cols[b->act[j]]] /
 						 b->scale[b->act[j]];
-				dst[b->q] = sw * d->y[row] / b->yscale;
+				dst[b->q] = sw * FIT_Y(d, row) / b->yscale;
 			}
 			if (!c)
 				break;
@@ -405,7 +405,7 @@ int fit_solve_ex(const struct fit_blocks *b, const struct fit_solve_opts *o,
 		return 0;
 
 	/* Stack the R factors of the blocks in use and reduce them to one. */
-	st = gsl_matrix_alloc(nb * k, k);
+	st = gsl_matrix_alloc((nb + (b->ridge > 0)) * k, k);
 	tau = gsl_vector_alloc(k);
 	c = gsl_vector_alloc(b->q);
 	rr = gsl_matrix_alloc(b->q, b->q);
@@ -422,6 +422,21 @@ int fit_solve_ex(const struct fit_blocks *b, const struct fit_solve_opts *o,
 			for (j = 0; j < k; j++)
 				gsl_matrix_set(st, nb * k + i, j,
 					       sm * r[i * k + j]);
+		nb++;
+	}
+	if (b->ridge > 0) {
+		/* Penalty rows: sqrt(lambda) I beside the data, target 0. */
+		double tr = 0, l;
+
+		for (i = 0; i < nb * k; i++)
+			for (j = 0; j < b->q; j++)
+				tr += gsl_matrix_get(st, i, j) *
+				      gsl_matrix_get(st, i, j);
+		l = sqrt(b->ridge * tr / b->q);
+		for (i = 0; i < k; i++)
+			for (j = 0; j < k; j++)
+				gsl_matrix_set(st, nb * k + i, j,
+					       i == j && i < b->q ? l : 0);
 		nb++;
 	}
 	if (nb > 1) {
@@ -507,6 +522,7 @@ void fit_acc_add(struct fit_acc *a, double measured, double predicted)
 
 	a->n++;
 	a->sse += e * e;
+	a->sae += fabs(e);
 	if (measured != 0) {
 		a->sum_ape += fabs(e / measured);
 		a->n_mape++;
@@ -523,5 +539,6 @@ void fit_acc_result(const struct fit_acc *a, struct fit_metrics *m)
 	m->n_mape = a->n_mape;
 	m->mape = a->n_mape ? 100.0 * a->sum_ape / (double)a->n_mape : NAN;
 	m->rmse = a->n ? sqrt(a->sse / (double)a->n) : NAN;
+	m->mae = a->n ? a->sae / (double)a->n : NAN;
 	m->r2 = a->m2 > 0 ? 1.0 - a->sse / a->m2 : NAN;
 }

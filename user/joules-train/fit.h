@@ -21,6 +21,9 @@
 
 #define FIT_MAXCOL 32
 
+/* Target of row i of a design. */
+#define FIT_Y(d, i) ((d)->y[(size_t)(i) * ((d)->ystride ? (d)->ystride : 1)])
+
 enum fit_method {
 	FIT_OLS, /* gsl_multifit_linear (SVD) */
 	FIT_NNLS, /* Lawson-Hanson active set, coefficients >= 0 */
@@ -30,7 +33,8 @@ struct fit_design {
 	size_t n; /* rows */
 	unsigned int stride; /* doubles per row of x */
 	const double *x; /* row-major, n x stride */
-	const double *y; /* n targets */
+	const double *y; /* n targets, ystride doubles apart (0: 1) */
+	unsigned int ystride;
 	const double *w; /* n row weights >= 0 (NULL: all 1); 0 leaves a row out */
 	/*
 	 * nblocks + 1 row boundaries for fit_blocks_build() (NULL: equal
@@ -50,6 +54,12 @@ struct fit_blocks {
 	unsigned int nblocks;
 	size_t *start; /* nblocks + 1 row boundaries */
 	double *r; /* nblocks R factors, (q+1) x (q+1) each */
+	/*
+	 * Ridge penalty of every fit on these blocks (0: none): rows
+	 * sqrt(ridge tr(R'R) / q) I are added, so the scaled coefficients
+	 * minimise ||X c - y||^2 + ridge (tr(X'X) / q) ||c||^2.
+	 */
+	double ridge;
 };
 
 /* Contiguous fold k of K over n rows starts here (fit_fold_start(n, K, K) == n). */
@@ -101,6 +111,10 @@ struct fit_solve_opts {
 	 * to compensate for it).
 	 */
 	int drop_negative;
+	/* Ridge: see struct fit_blocks.ridge (fits on blocks use theirs). */
+	double ridge;
+	/* fit_robust(): the scale is at least this (residual / rdiv units). */
+	double scale_floor;
 };
 
 /*
@@ -177,12 +191,13 @@ struct fit_metrics {
 	size_t n_mape; /* rows with a nonzero measurement (MAPE's base) */
 	double mape; /* mean absolute percentage error, % */
 	double rmse; /* root mean square error, same unit as the data */
+	double mae; /* mean absolute error, same unit */
 	double r2; /* coefficient of determination */
 };
 
 struct fit_acc {
 	size_t n, n_mape;
-	double sum_ape, sse;
+	double sum_ape, sse, sae;
 	double mean,
 		m2; /* Welford running mean and sum of squares of measured */
 };

@@ -47,7 +47,21 @@ struct lbuf {
 	int eof;
 	double last_data; /* CLOCK_MONOTONIC of the last bytes */
 	char *header; /* samples: the header line, put before every chunk */
+	unsigned long lines; /* lines handed to the reader so far */
+	unsigned long header_lines; /* in header */
 };
+
+static unsigned long count_lines(const char *p, size_t len)
+{
+	unsigned long n = 0;
+	const char *e = p + len;
+
+	while ((p = memchr(p, '\n', (size_t)(e - p)))) {
+		n++;
+		p++;
+	}
+	return n;
+}
 
 static double mono_s(void)
 {
@@ -99,17 +113,35 @@ static int lbuf_parse(struct lbuf *b, const char *name, struct jt_samples *s,
 	if (!end)
 		return 0;
 	if (s && !b->header) {
-		char *nl = memchr(b->buf, '\n', end);
+		/* The header, with the comments before it (the node's facts). */
+		size_t at = 0;
+		char *nl;
 
+		for (;;) {
+			nl = memchr(b->buf + at, '\n', end - at);
+			if (!nl || b->buf[at] != '#')
+				break;
+			at = (size_t)(nl - b->buf) + 1;
+		}
+		if (!nl && !b->eof)
+			return 0; /* the header line is not complete yet */
 		hl = nl ? (size_t)(nl - b->buf) + 1 : end;
 		b->header = strndup(b->buf, hl);
 		if (!b->header)
 			return -ENOMEM;
+		b->header_lines = count_lines(b->buf, hl) + !nl;
+		b->lines += b->header_lines;
 		memmove(b->buf, b->buf + hl, b->len - hl);
 		b->len -= hl;
 		end -= hl;
 	}
 	hl = s ? strlen(b->header) : 0;
+	/* The file's own line numbers: the header copy stands before them. */
+	if (s)
+		s->st.line_base = b->lines - b->header_lines;
+	else
+		m->st.line_base = b->lines;
+	b->lines += count_lines(b->buf, end) + (b->eof && end && b->buf[end - 1] != '\n');
 	text = malloc(hl + end + 1);
 	if (!text)
 		return -ENOMEM;
@@ -443,6 +475,9 @@ static void refit(struct follow *f, int64_t t, int wall_stalled)
 		eval_bands(rows + nfit, n - nfit, f->s.present, &f->cur, mhz,
 			   &mcur);
 	bad = br.banded ? 0 : jt_model_check(&rep, why, sizeof(why));
+	if (!bad && jt_refuse(&rep, &br, rows, nfit, f->s.cpus, &o->lim, why,
+			      sizeof(why)))
+		bad = -1;
 	if (sick) {
 		logf_(f, t, "rejected: %s; held-out MAPE new %.3f%% in force %s%.3f%s",
 		      health, mnew.mape, f->have_cur ? "" : "(none) ",

@@ -8,15 +8,16 @@
  * written but the model is implausible (see jt_model_check()).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
-#include <stdarg.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "train.h"
 
 #define EXIT_DATA 1
@@ -42,7 +43,8 @@ static const char usage_text[] =
 	"      --pdu-localtime         ISO 8601 times without a zone are local (default UTC)\n"
 	"      --meter instant|average a reading is the power at its time (default), or\n"
 	"                              the mean since the previous reading (most PDUs)\n"
-	"      --clock-offset SECONDS  add SECONDS to meter timestamps (default 0)\n"
+	"      --clock-offset SECONDS  add SECONDS to meter timestamps (default: the\n"
+	"                              lag measured by cross-correlation)\n"
 	"      --max-gap SECONDS       drop intervals spanning a larger meter gap (default 5;\n"
 	"                              0: no limit)\n"
 	"      --max-bad N             fail if more than N input lines are bad (default 0);\n"
@@ -62,6 +64,12 @@ static const char usage_text[] =
 	"                              (default) chooses up to 4; written only if better\n"
 	"                              on held-out data than one set, every band plausible\n"
 	"      --band-edges MHZ[,MHZ..] fixed band edges instead of searching them\n"
+	"      --ridge LAMBDA          ridge penalty: accept collinear coefficients,\n"
+	"                              split evenly (refused without it)\n"
+	"Bounds (a model beyond them is refused, never written):\n"
+	"      --max-node-watts W      node power (default 15000)\n"
+	"      --max-idle-watts W      idle power (default 15000)\n"
+	"      --max-cpu-watts W       power per busy CPU (default 50)\n"
 	"Follow (recalibrate continuously):\n"
 	"      --follow                read samples as they come (the module's netlink\n"
 	"                              samples without -s; -s FILE or - streams CSV) and\n"
@@ -89,10 +97,258 @@ static const char usage_text[] =
 	"  net_tx_byte_pj net_rx_byte_pj pagecache_byte_pj idle_uw\n"
 	"or, for a banded model (model/bands), one such line per band, each led by\n"
 	"its upper edge in MHz ('max' for the last).\n"
-	"Exit status: 0 ok, 1 bad data or failed fit, 2 usage, 3 --apply failed or\n"
+	"Exit status: 0 ok, 1 bad data, a refused model or failed fit, 2 usage,\n"
+	"3 --apply failed or\n"
 	"refused an implausible model, 4 written but implausible (see the warning).\n"
 	"--follow: 0 at the end of the samples or on SIGTERM/SIGINT, 1 an input\n"
 	"failed, 2 usage.\n";
+
+struct opts {
+	const char *samples, *pdu, *pdu_cmd, *val_samples, *val_pdu;
+	const char *output, *sysfs, *plot;
+	enum parse_ts_unit unit;
+	enum jt_meter_sem sem;
+	int ts_flags;
+	int64_t offset_ns, max_gap_ns, pdu_timeout_ns;
+	unsigned long max_bad;
+	size_t min_samples;
+	enum fit_method method;
+	unsigned int folds;
+	bool apply, progress, quiet, no_robust, pdu_ms, pdu_local, version;
+	struct jt_band_opts bands;
+	bool follow;
+	int64_t window_ns, refit_ns;
+	double holdout, margin;
+	const char *log;
+	struct jt_limits lim;
+	double ridge;
+	bool offset_set, meter_set; /* given explicitly: they win */
+};
+
+/* A usage error naming the option and its argument. */
+static int bad(const char *opt, const char *arg, const char *why)
+{
+	return cli_usage(NULL, "%s '%s': %s", opt, arg, why);
+}
+
+static int num_arg(const char *opt, const char *s, unsigned long max,
+		   unsigned long *v)
+{
+	const char *why = NULL;
+	uint64_t u;
+
+	if (parse_u64(s, &u, &why) || u > max)
+		return bad(opt, s, why ? why : "too large");
+	*v = (unsigned long)u;
+	return 0;
+}
+
+static int secs_arg(const char *opt, const char *s, int allow_neg, int64_t *v)
+{
+	const char *why;
+
+	if (parse_seconds_ns(s, v, &why))
+		return bad(opt, s, why);
+	if (!allow_neg && *v < 0)
+		return bad(opt, s, "must not be negative");
+	return 0;
+}
+
+static int frac_arg(const char *opt, const char *s, double lo, double hi,
+		    double *v)
+{
+	const char *why;
+
+	if (parse_double(s, v, &why))
+		return bad(opt, s, why);
+	if (!(*v >= lo && *v <= hi))
+		return cli_usage(NULL, "%s '%s': want %g..%g", opt, s, lo, hi);
+	return 0;
+}
+
+/* One CLI_FUNC per option that needs more than the table's kinds. */
+#define SECS_OPT(fn, name, neg)                                    \
+	static int fn(void *dst, const char *cmd, const char *arg) \
+	{                                                          \
+		(void)cmd;                                         \
+		return secs_arg(name, arg, neg, dst);              \
+	}
+SECS_OPT(opt_max_gap, "--max-gap", 0)
+SECS_OPT(opt_window, "--window", 0)
+SECS_OPT(opt_refit, "--refit", 0)
+
+static int opt_offset(void *dst, const char *cmd, const char *arg)
+{
+	struct opts *o = dst;
+
+	(void)cmd;
+	o->offset_set = true;
+	return secs_arg("--clock-offset", arg, 1, &o->offset_ns);
+}
+
+static int opt_pdu_timeout(void *dst, const char *cmd, const char *arg)
+{
+	int64_t *v = dst;
+	int rc = secs_arg("--pdu-timeout", arg, 0, v);
+
+	(void)cmd;
+	if (!rc && *v > 86400000000000LL)
+		rc = bad("--pdu-timeout", arg, "more than a day");
+	return rc;
+}
+
+static int opt_max_bad(void *dst, const char *cmd, const char *arg)
+{
+	(void)cmd;
+	return num_arg("--max-bad", arg, ULONG_MAX, dst);
+}
+
+static int opt_min_samples(void *dst, const char *cmd, const char *arg)
+{
+	unsigned long v = 0;
+	int rc = num_arg("--min-samples", arg, ULONG_MAX, &v);
+
+	(void)cmd;
+	*(size_t *)dst = v;
+	return rc;
+}
+
+static int opt_folds(void *dst, const char *cmd, const char *arg)
+{
+	unsigned long v = 0;
+	int rc = num_arg("--folds", arg, 1000, &v);
+
+	(void)cmd;
+	*(unsigned int *)dst = (unsigned int)v;
+	return rc;
+}
+
+static int opt_meter(void *dst, const char *cmd, const char *arg)
+{
+	struct opts *o = dst;
+	enum jt_meter_sem *sem = &o->sem;
+
+	(void)cmd;
+	o->meter_set = true;
+	if (!strcmp(arg, "instant"))
+		*sem = JT_METER_INSTANT;
+	else if (!strcmp(arg, "average"))
+		*sem = JT_METER_AVERAGE;
+	else
+		return bad("--meter", arg, "want instant or average");
+	return 0;
+}
+
+static int opt_method(void *dst, const char *cmd, const char *arg)
+{
+	enum fit_method *m = dst;
+
+	(void)cmd;
+	if (!strcmp(arg, "ols"))
+		*m = FIT_OLS;
+	else if (!strcmp(arg, "nnls"))
+		*m = FIT_NNLS;
+	else
+		return bad("--method", arg, "want ols or nnls");
+	return 0;
+}
+
+static int opt_robust(void *dst, const char *cmd, const char *arg)
+{
+	bool *no_robust = dst;
+
+	(void)cmd;
+	if (!strcmp(arg, "on"))
+		*no_robust = false;
+	else if (!strcmp(arg, "off"))
+		*no_robust = true;
+	else
+		return bad("--robust", arg, "want on or off");
+	return 0;
+}
+
+static int opt_bands(void *dst, const char *cmd, const char *arg)
+{
+	struct jt_band_opts *b = dst;
+	unsigned long v = 0;
+	int rc;
+
+	(void)cmd;
+	if (!strcmp(arg, "auto")) {
+		b->max_bands = JL_MAX_BANDS;
+		b->exact = 0;
+		return 0;
+	}
+	rc = num_arg("--bands", arg, JL_MAX_BANDS, &v);
+	if (!rc && !v)
+		rc = cli_usage(NULL, "--bands '%s': want auto or 1..%d", arg,
+			       JL_MAX_BANDS);
+	b->max_bands = (unsigned int)v;
+	b->exact = 1;
+	return rc;
+}
+
+static int opt_holdout(void *dst, const char *cmd, const char *arg)
+{
+	(void)cmd;
+	return frac_arg("--holdout", arg, 0.01, 0.9, dst);
+}
+
+static int opt_margin(void *dst, const char *cmd, const char *arg)
+{
+	double *v = dst;
+	int rc = frac_arg("--margin", arg, 0, 100, v);
+
+	(void)cmd;
+	*v /= 100;
+	return rc;
+}
+
+static int opt_watts(void *dst, const char *cmd, const char *arg)
+{
+	(void)cmd;
+	return frac_arg("--max-*-watts", arg, 1e-3, 1e9, dst);
+}
+
+static int opt_ridge(void *dst, const char *cmd, const char *arg)
+{
+	(void)cmd;
+	return frac_arg("--ridge", arg, 1e-12, 1e3, dst);
+}
+
+/* "MHZ,MHZ,..": ascending upper edges, at most JL_MAX_BANDS - 1. */
+static int opt_band_edges(void *dst, const char *cmd, const char *arg)
+{
+	struct jt_band_opts *b = dst;
+	char buf[256], *tok, *save = NULL;
+	unsigned long v;
+
+	(void)cmd;
+	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
+		return bad("--band-edges", arg, "too long");
+	b->nedges = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (num_arg("--band-edges", tok, JL_MHZ_MAX, &v))
+			return CLI_USAGE;
+		if (b->nedges == JL_MAX_BANDS - 1)
+			return cli_usage(NULL,
+					 "--band-edges '%s': at most %d edges",
+					 arg, JL_MAX_BANDS - 1);
+		if (!v || (b->nedges && v <= b->edges[b->nedges - 1]))
+			return bad("--band-edges", arg,
+				   "want ascending MHz above 0");
+		b->edges[b->nedges++] = v;
+	}
+	if (!b->nedges)
+		return bad("--band-edges", arg, "no edge");
+	return 0;
+}
+
+static void help(FILE *fp)
+{
+	fputs(usage_text, fp);
+}
 
 enum {
 	O_PDU_MS = 256,
@@ -118,137 +374,120 @@ enum {
 	O_HOLDOUT,
 	O_MARGIN,
 	O_LOG,
+	O_MAX_NODE_W,
+	O_MAX_IDLE_W,
+	O_MAX_CPU_W,
+	O_RIDGE,
 };
 
-static const struct option long_opts[] = {
-	{ "samples", required_argument, NULL, 's' },
-	{ "pdu", required_argument, NULL, 'p' },
-	{ "pdu-cmd", required_argument, NULL, 'c' },
-	{ "pdu-timeout", required_argument, NULL, O_PDU_TIMEOUT },
-	{ "pdu-ms", no_argument, NULL, O_PDU_MS },
-	{ "pdu-localtime", no_argument, NULL, O_PDU_LOCAL },
-	{ "meter", required_argument, NULL, O_METER },
-	{ "clock-offset", required_argument, NULL, O_OFFSET },
-	{ "max-gap", required_argument, NULL, O_MAX_GAP },
-	{ "max-bad", required_argument, NULL, O_MAX_BAD },
-	{ "min-samples", required_argument, NULL, O_MIN_SAMPLES },
-	{ "method", required_argument, NULL, 'm' },
-	{ "robust", required_argument, NULL, O_ROBUST },
-	{ "bands", required_argument, NULL, O_BANDS },
-	{ "follow", no_argument, NULL, O_FOLLOW },
-	{ "window", required_argument, NULL, O_WINDOW },
-	{ "refit", required_argument, NULL, O_REFIT },
-	{ "holdout", required_argument, NULL, O_HOLDOUT },
-	{ "margin", required_argument, NULL, O_MARGIN },
-	{ "log", required_argument, NULL, O_LOG },
-	{ "band-edges", required_argument, NULL, O_BAND_EDGES },
-	{ "folds", required_argument, NULL, 'k' },
-	{ "validate-samples", required_argument, NULL, O_VAL_SAMPLES },
-	{ "validate-pdu", required_argument, NULL, O_VAL_PDU },
-	{ "output", required_argument, NULL, 'o' },
-	{ "apply", no_argument, NULL, O_APPLY },
-	{ "sysfs", required_argument, NULL, O_SYSFS },
-	{ "plot", required_argument, NULL, O_PLOT },
-	{ "progress", no_argument, NULL, O_PROGRESS },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 },
-};
-
-struct opts {
-	const char *samples, *pdu, *pdu_cmd, *val_samples, *val_pdu;
-	const char *output, *sysfs, *plot;
-	enum parse_ts_unit unit;
-	enum jt_meter_sem sem;
-	int ts_flags;
-	int64_t offset_ns, max_gap_ns, pdu_timeout_ns;
-	unsigned long max_bad;
-	size_t min_samples;
-	enum fit_method method;
-	unsigned int folds;
-	int apply, progress, quiet, no_robust;
-	struct jt_band_opts bands;
-	int follow;
-	int64_t window_ns, refit_ns;
-	double holdout, margin;
-	const char *log;
-};
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
+/* Options that only make sense together, or not at all. */
+static int check_args(struct opts *o)
 {
-	va_list ap;
-
-	fputs("joules-train: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'joules-train --help'.\n", stderr);
-	exit(EXIT_USAGE);
-}
-
-static unsigned long num_arg(const char *opt, const char *s, unsigned long max)
-{
-	const char *why;
-	uint64_t v;
-
-	if (parse_u64(s, &v, &why) || v > max)
-		usage_error("%s '%s': %s", opt, s, why ? why : "too large");
-	return (unsigned long)v;
-}
-
-static int64_t secs_arg(const char *opt, const char *s, int allow_neg)
-{
-	const char *why;
-	int64_t v;
-
-	if (parse_seconds_ns(s, &v, &why))
-		usage_error("%s '%s': %s", opt, s, why);
-	if (!allow_neg && v < 0)
-		usage_error("%s '%s': must not be negative", opt, s);
-	return v;
-}
-
-static double frac_arg(const char *opt, const char *s, double lo, double hi)
-{
-	const char *why;
-	double v;
-
-	if (parse_double(s, &v, &why))
-		usage_error("%s '%s': %s", opt, s, why);
-	if (!(v >= lo && v <= hi))
-		usage_error("%s '%s': want %g..%g", opt, s, lo, hi);
-	return v;
-}
-
-/* "MHZ,MHZ,..": ascending upper edges, at most JL_MAX_BANDS - 1. */
-static void band_edges(const char *arg, struct jt_band_opts *b)
-{
-	char buf[256], *tok, *save = NULL;
-
-	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
-		usage_error("--band-edges '%s': too long", arg);
-	b->nedges = 0;
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		unsigned long v = num_arg("--band-edges", tok, JL_MHZ_MAX);
-
-		if (b->nedges == JL_MAX_BANDS - 1)
-			usage_error("--band-edges '%s': at most %d edges", arg,
-				    JL_MAX_BANDS - 1);
-		if (!v || (b->nedges && v <= b->edges[b->nedges - 1]))
-			usage_error("--band-edges '%s': want ascending MHz above 0",
-				    arg);
-		b->edges[b->nedges++] = v;
+	if (o->follow) {
+		if (!o->apply == !o->output)
+			return cli_usage(NULL, "--follow needs exactly one of "
+					       "--apply and -o FILE");
+		if (o->refit_ns <= 0 || o->window_ns < o->refit_ns)
+			return cli_usage(
+				NULL, "--follow: want 0 < --refit <= --window");
+		if (o->val_samples || o->plot)
+			return cli_usage(NULL, "--follow takes no --validate-* "
+					       "or --plot");
+	} else if (!o->samples) {
+		return cli_usage(NULL, "no samples given (-s FILE)");
 	}
-	if (!b->nedges)
-		usage_error("--band-edges '%s': no edge", arg);
+	if (o->bands.nedges && o->bands.exact &&
+	    o->bands.max_bands != o->bands.nedges + 1)
+		return cli_usage(NULL,
+				 "--bands %u and %u --band-edges disagree",
+				 o->bands.max_bands, o->bands.nedges);
+	if (!!o->pdu + !!o->pdu_cmd != 1)
+		return cli_usage(NULL,
+				 "give exactly one of -p FILE and -c COMMAND");
+	if (!o->val_samples != !o->val_pdu)
+		return cli_usage(NULL, "--validate-samples and --validate-pdu "
+				       "go together");
+	if (o->samples && !strcmp(o->samples, "-") && o->pdu &&
+	    !strcmp(o->pdu, "-"))
+		return cli_usage(NULL, "samples and meter readings cannot both "
+				       "come from stdin");
+	if (o->val_samples &&
+	    (!strcmp(o->val_samples, "-") || !strcmp(o->val_pdu, "-")))
+		return cli_usage(NULL, "validation inputs must be files");
+	return 0;
 }
 
-static void parse_args(int argc, char **argv, struct opts *o)
+/* --plot: a known format, and gnuplot there before a long fit. */
+static int check_plot(const char *plot)
 {
-	int c;
+	const char *dot = strrchr(plot, '.');
+	char gp[4096];
+
+	if (!dot || (strcasecmp(dot, ".svg") && strcasecmp(dot, ".png")))
+		return cli_usage(NULL, "--plot '%s': must end in .svg or .png",
+				 plot);
+	if (jt_which("gnuplot", gp, sizeof(gp))) {
+		cli_err("--plot needs gnuplot, which is not in PATH "
+			"(Debian: apt-get install gnuplot-nox)");
+		return EXIT_DATA;
+	}
+	return 0;
+}
+
+/* CLI_GO with *o filled in, or the status to exit with. */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	const struct cli_opt table[] = {
+		CLI_OPT_STR("samples", 's', &o->samples),
+		CLI_OPT_STR("pdu", 'p', &o->pdu),
+		CLI_OPT_STR("pdu-cmd", 'c', &o->pdu_cmd),
+		CLI_OPT_FUNC("pdu-timeout", O_PDU_TIMEOUT, opt_pdu_timeout,
+			     &o->pdu_timeout_ns),
+		CLI_OPT_FLAG("pdu-ms", O_PDU_MS, &o->pdu_ms),
+		CLI_OPT_FLAG("pdu-localtime", O_PDU_LOCAL, &o->pdu_local),
+		CLI_OPT_FUNC("meter", O_METER, opt_meter, o),
+		CLI_OPT_FUNC("clock-offset", O_OFFSET, opt_offset, o),
+		CLI_OPT_FUNC("max-gap", O_MAX_GAP, opt_max_gap, &o->max_gap_ns),
+		CLI_OPT_FUNC("max-bad", O_MAX_BAD, opt_max_bad, &o->max_bad),
+		CLI_OPT_FUNC("min-samples", O_MIN_SAMPLES, opt_min_samples,
+			     &o->min_samples),
+		CLI_OPT_FUNC("method", 'm', opt_method, &o->method),
+		CLI_OPT_FUNC("robust", O_ROBUST, opt_robust, &o->no_robust),
+		CLI_OPT_FUNC("bands", O_BANDS, opt_bands, &o->bands),
+		CLI_OPT_FLAG("follow", O_FOLLOW, &o->follow),
+		CLI_OPT_FUNC("window", O_WINDOW, opt_window, &o->window_ns),
+		CLI_OPT_FUNC("refit", O_REFIT, opt_refit, &o->refit_ns),
+		CLI_OPT_FUNC("holdout", O_HOLDOUT, opt_holdout, &o->holdout),
+		CLI_OPT_FUNC("margin", O_MARGIN, opt_margin, &o->margin),
+		CLI_OPT_STR("log", O_LOG, &o->log),
+		CLI_OPT_FUNC("band-edges", O_BAND_EDGES, opt_band_edges,
+			     &o->bands),
+		CLI_OPT_FUNC("folds", 'k', opt_folds, &o->folds),
+		CLI_OPT_STR("validate-samples", O_VAL_SAMPLES, &o->val_samples),
+		CLI_OPT_STR("validate-pdu", O_VAL_PDU, &o->val_pdu),
+		CLI_OPT_STR("output", 'o', &o->output),
+		CLI_OPT_FLAG("apply", O_APPLY, &o->apply),
+		CLI_OPT_STR("sysfs", O_SYSFS, &o->sysfs),
+		CLI_OPT_STR("plot", O_PLOT, &o->plot),
+		CLI_OPT_FLAG("progress", O_PROGRESS, &o->progress),
+		CLI_OPT_FLAG("quiet", 'q', &o->quiet),
+		CLI_OPT_FLAG("version", 'V', &o->version),
+		CLI_OPT_FUNC("max-node-watts", O_MAX_NODE_W, opt_watts,
+			     &o->lim.node_w),
+		CLI_OPT_FUNC("max-idle-watts", O_MAX_IDLE_W, opt_watts,
+			     &o->lim.idle_w),
+		CLI_OPT_FUNC("max-cpu-watts", O_MAX_CPU_W, opt_watts,
+			     &o->lim.cpu_w),
+		CLI_OPT_FUNC("ridge", O_RIDGE, opt_ridge, &o->ridge),
+		CLI_OPT_END,
+	};
+	const struct cli_cmdline cl = {
+		.opts = table,
+		.help = help,
+		.min_args = 0,
+		.max_args = 0,
+	};
+	int rc;
 
 	*o = (struct opts){
 		.sysfs = "/sys/kernel/joules",
@@ -262,188 +501,26 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		.refit_ns = 300000000000LL,
 		.holdout = 0.2,
 		.margin = 0.05,
+		.lim = { .node_w = JT_MAX_NODE_W,
+			 .idle_w = JT_MAX_IDLE_W,
+			 .cpu_w = JT_MAX_CPU_W },
 	};
-	while ((c = getopt_long(argc, argv, "s:p:c:m:k:o:qhV", long_opts,
-				NULL)) != -1) {
-		switch (c) {
-		case 's':
-			o->samples = optarg;
-			break;
-		case 'p':
-			o->pdu = optarg;
-			break;
-		case 'c':
-			o->pdu_cmd = optarg;
-			break;
-		case O_PDU_MS:
-			o->unit = PARSE_TS_MS;
-			break;
-		case O_PDU_LOCAL:
-			o->ts_flags |= PARSE_TS_LOCALTIME;
-			break;
-		case O_METER:
-			if (!strcmp(optarg, "instant"))
-				o->sem = JT_METER_INSTANT;
-			else if (!strcmp(optarg, "average"))
-				o->sem = JT_METER_AVERAGE;
-			else
-				usage_error("--meter '%s': want instant or average",
-					    optarg);
-			break;
-		case O_OFFSET:
-			o->offset_ns = secs_arg("--clock-offset", optarg, 1);
-			break;
-		case O_PDU_TIMEOUT:
-			o->pdu_timeout_ns =
-				secs_arg("--pdu-timeout", optarg, 0);
-			if (o->pdu_timeout_ns > 86400000000000LL)
-				usage_error("--pdu-timeout '%s': more than a day",
-					    optarg);
-			break;
-		case O_MAX_GAP:
-			o->max_gap_ns = secs_arg("--max-gap", optarg, 0);
-			break;
-		case O_MAX_BAD:
-			o->max_bad = num_arg("--max-bad", optarg, ULONG_MAX);
-			break;
-		case O_MIN_SAMPLES:
-			o->min_samples =
-				num_arg("--min-samples", optarg, ULONG_MAX);
-			break;
-		case 'm':
-			if (!strcmp(optarg, "ols"))
-				o->method = FIT_OLS;
-			else if (!strcmp(optarg, "nnls"))
-				o->method = FIT_NNLS;
-			else
-				usage_error("--method '%s': want ols or nnls",
-					    optarg);
-			break;
-		case O_ROBUST:
-			if (!strcmp(optarg, "on"))
-				o->no_robust = 0;
-			else if (!strcmp(optarg, "off"))
-				o->no_robust = 1;
-			else
-				usage_error("--robust '%s': want on or off",
-					    optarg);
-			break;
-		case O_BANDS:
-			if (!strcmp(optarg, "auto")) {
-				o->bands.max_bands = JL_MAX_BANDS;
-				o->bands.exact = 0;
-			} else {
-				o->bands.max_bands = (unsigned int)num_arg(
-					"--bands", optarg, JL_MAX_BANDS);
-				o->bands.exact = 1;
-				if (!o->bands.max_bands)
-					usage_error("--bands '%s': want auto or 1..%d",
-						    optarg, JL_MAX_BANDS);
-			}
-			break;
-		case O_FOLLOW:
-			o->follow = 1;
-			break;
-		case O_WINDOW:
-			o->window_ns = secs_arg("--window", optarg, 0);
-			break;
-		case O_REFIT:
-			o->refit_ns = secs_arg("--refit", optarg, 0);
-			break;
-		case O_HOLDOUT:
-			o->holdout = frac_arg("--holdout", optarg, 0.01, 0.9);
-			break;
-		case O_MARGIN:
-			o->margin = frac_arg("--margin", optarg, 0, 100) / 100;
-			break;
-		case O_LOG:
-			o->log = optarg;
-			break;
-		case O_BAND_EDGES:
-			band_edges(optarg, &o->bands);
-			break;
-		case 'k':
-			o->folds =
-				(unsigned int)num_arg("--folds", optarg, 1000);
-			break;
-		case O_VAL_SAMPLES:
-			o->val_samples = optarg;
-			break;
-		case O_VAL_PDU:
-			o->val_pdu = optarg;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case O_APPLY:
-			o->apply = 1;
-			break;
-		case O_SYSFS:
-			o->sysfs = optarg;
-			break;
-		case O_PLOT:
-			o->plot = optarg;
-			break;
-		case O_PROGRESS:
-			o->progress = 1;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			exit(0);
-		case 'V':
-			printf("joules-train %s\n", JL_VERSION);
-			exit(0);
-		default:
-			fputs("Try 'joules-train --help'.\n", stderr);
-			exit(EXIT_USAGE);
-		}
+	rc = cli_getopt(&cl, argc, argv);
+	if (rc != CLI_GO)
+		return rc;
+	if (o->version) {
+		printf("joules-train %s\n", JL_VERSION);
+		return CLI_OK;
 	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
-	if (o->follow) {
-		if (!o->apply == !o->output)
-			usage_error("--follow needs exactly one of --apply and -o FILE");
-		if (o->refit_ns <= 0 || o->window_ns < o->refit_ns)
-			usage_error("--follow: want 0 < --refit <= --window");
-		if (o->val_samples || o->plot)
-			usage_error("--follow takes no --validate-* or --plot");
-	} else if (!o->samples) {
-		usage_error("no samples given (-s FILE)");
-	}
-	if (o->bands.nedges && o->bands.exact &&
-	    o->bands.max_bands != o->bands.nedges + 1)
-		usage_error("--bands %u and %u --band-edges disagree",
-			    o->bands.max_bands, o->bands.nedges);
-	if (!!o->pdu + !!o->pdu_cmd != 1)
-		usage_error("give exactly one of -p FILE and -c COMMAND");
-	if (!o->val_samples != !o->val_pdu)
-		usage_error(
-			"--validate-samples and --validate-pdu go together");
-	if (o->samples && !strcmp(o->samples, "-") && o->pdu && !strcmp(o->pdu, "-"))
-		usage_error(
-			"samples and meter readings cannot both come from stdin");
-	if (o->val_samples &&
-	    (!strcmp(o->val_samples, "-") || !strcmp(o->val_pdu, "-")))
-		usage_error("validation inputs must be files");
-	if (o->plot) {
-		const char *dot = strrchr(o->plot, '.');
-		char gp[4096];
-
-		if (!dot ||
-		    (strcasecmp(dot, ".svg") && strcasecmp(dot, ".png")))
-			usage_error("--plot '%s': must end in .svg or .png",
-				    o->plot);
-		/* Fail before a long fit, not after it. */
-		if (jt_which("gnuplot", gp, sizeof(gp))) {
-			fprintf(stderr,
-				"joules-train: --plot needs gnuplot, which is not in PATH "
-				"(Debian: apt-get install gnuplot-nox)\n");
-			exit(EXIT_DATA);
-		}
-	}
+	o->lim.ridge = o->ridge > 0;
+	if (o->pdu_ms)
+		o->unit = PARSE_TS_MS;
+	if (o->pdu_local)
+		o->ts_flags |= PARSE_TS_LOCALTIME;
+	rc = check_args(o);
+	if (!rc && o->plot)
+		rc = check_plot(o->plot);
+	return rc ? rc : CLI_GO;
 }
 
 static FILE *open_in(const char *name)
@@ -454,8 +531,7 @@ static FILE *open_in(const char *name)
 		return stdin;
 	fp = fopen(name, "r");
 	if (!fp)
-		fprintf(stderr, "joules-train: %s: %s\n", name,
-			strerror(errno));
+		cli_err("%s: %s", name, strerror(errno));
 	return fp;
 }
 
@@ -506,9 +582,8 @@ static void explain_ranges(const struct jt_samples *s, const struct jt_meter *m,
 	fmt_time(hi, b, sizeof(b));
 	fmt_time(sat_add(m->t[0], offset_ns), c, sizeof(c));
 	fmt_time(sat_add(m->t[m->n - 1], offset_ns), d, sizeof(d));
-	fprintf(stderr,
-		"joules-train: samples span %s .. %s, meter readings (with "
-		"--clock-offset) %s .. %s\n",
+	cli_err("samples span %s .. %s, meter readings (with --clock-offset) "
+		"%s .. %s",
 		a, b, c, d);
 }
 
@@ -558,9 +633,21 @@ static int load(const struct opts *o, const char *sname, const char *pname,
 	if (m->st.stopped)
 		return 0;
 	if (m->n < 2) {
-		fprintf(stderr,
-			"joules-train: %s: %zu usable meter readings, need at least 2\n",
+		cli_err("%s: %zu usable meter readings, need at least 2",
 			cmd ? "pdu-cmd" : pname, m->n);
+		return EXIT_DATA;
+	}
+	return 0;
+}
+
+/* What the meter is: refuse a cumulative one; its resolution. */
+static int meter_kind(const struct jt_meter *m, const char *name,
+		      double *res_w)
+{
+	char why[384];
+
+	if (jt_meter_kind(m, res_w, why, sizeof(why))) {
+		cli_err("refused: %s: %s", name, why);
 		return EXIT_DATA;
 	}
 	return 0;
@@ -571,229 +658,382 @@ static int align(const struct opts *o, const struct jt_samples *s,
 		 struct jt_align_stats *st)
 {
 	if (jt_align(s, m, o->offset_ns, o->max_gap_ns, rows, n, st)) {
-		fprintf(stderr, "joules-train: out of memory\n");
+		cli_err("out of memory");
 		return EXIT_DATA;
 	}
 	return 0;
 }
 
-int main(int argc, char **argv)
-{
-	struct jt_samples s = { 0 }, vs = { 0 };
-	struct jt_meter m = { 0 }, vm = { 0 };
-	struct jt_row *rows = NULL, *vrows = NULL;
-	struct jt_report rep = { 0 };
-	static struct jt_band_result br;
-	struct jt_progress pr;
-	struct jt_train_opts to;
-	double *pm = NULL, *pb = NULL, *meas = NULL, *wt = NULL;
-	unsigned long bad = 0;
-	size_t n = 0, vn = 0, i;
+/* Everything one run holds; freed by run_free(). */
+struct run {
 	struct opts o;
-	char err[512], why[256];
-	int ret, implausible = 0;
-	FILE *out;
+	struct jt_samples s, vs;
+	struct jt_meter m, vm;
+	struct jt_row *rows, *vrows;
+	size_t n, vn;
+	struct jt_report rep;
+	struct jt_band_result br;
+	struct jt_progress pr;
+	double *pm, *pb;
+	int implausible;
+	char why[256];
+	double res_w; /* the meter's resolution, W */
+};
 
-	parse_args(argc, argv, &o);
-	if (o.follow) {
-		struct jt_follow_opts fo = {
-			.samples = o.samples,
-			.pdu = o.pdu,
-			.pdu_cmd = o.pdu_cmd,
-			.unit = o.unit,
-			.ts_flags = o.ts_flags,
-			.sem = o.sem,
-			.offset_ns = o.offset_ns,
-			.max_gap_ns = o.max_gap_ns,
-			.pdu_timeout_ns = o.pdu_timeout_ns,
-			.window_ns = o.window_ns,
-			.refit_ns = o.refit_ns,
-			.holdout = o.holdout,
-			.margin = o.margin,
-			.train = { .method = o.method, .folds = o.folds,
-				   .min_samples = o.min_samples,
-				   .no_robust = o.no_robust },
-			.bands = o.bands,
-			.sysfs = o.apply ? o.sysfs : NULL,
-			.output = o.output,
-			.log = o.log,
-		};
+static int run_follow(const struct opts *o)
+{
+	struct jt_follow_opts fo = {
+		.samples = o->samples,
+		.pdu = o->pdu,
+		.pdu_cmd = o->pdu_cmd,
+		.unit = o->unit,
+		.ts_flags = o->ts_flags,
+		.sem = o->sem,
+		.offset_ns = o->offset_ns,
+		.max_gap_ns = o->max_gap_ns,
+		.pdu_timeout_ns = o->pdu_timeout_ns,
+		.window_ns = o->window_ns,
+		.refit_ns = o->refit_ns,
+		.holdout = o->holdout,
+		.margin = o->margin,
+		.train = { .method = o->method,
+			   .folds = o->folds,
+			   .min_samples = o->min_samples,
+			   .no_robust = o->no_robust,
+			   .ridge = o->ridge },
+		.lim = o->lim,
+		.bands = o->bands,
+		.sysfs = o->apply ? o->sysfs : NULL,
+		.output = o->output,
+		.log = o->log,
+	};
 
-		return jt_follow(&fo) ? EXIT_DATA : 0;
-	}
-	jt_progress_init(&pr, o.progress || isatty(STDERR_FILENO),
-			 isatty(STDERR_FILENO));
+	return jt_follow(&fo) ? EXIT_DATA : 0;
+}
 
-	ret = load(&o, o.samples, o.pdu, o.pdu_cmd, &s, &m, &pr, &bad);
-	if (!ret && o.val_samples && bad <= o.max_bad)
-		ret = load(&o, o.val_samples, o.val_pdu, NULL, &vs, &vm, &pr,
-			   &bad);
+/* Both inputs, and the validation pair; 0 or an exit status. */
+static int load_all(struct run *r)
+{
+	const struct opts *o = &r->o;
+	unsigned long bad = 0;
+	int ret;
+
+	ret = load(o, o->samples, o->pdu, o->pdu_cmd, &r->s, &r->m, &r->pr,
+		   &bad);
+	if (!ret && o->val_samples && bad <= o->max_bad)
+		ret = load(o, o->val_samples, o->val_pdu, NULL, &r->vs, &r->vm,
+			   &r->pr, &bad);
 	if (ret)
-		goto out;
-	if (bad > o.max_bad) {
-		fprintf(stderr,
-			"joules-train: %lu bad input lines, more than --max-bad %lu\n",
-			bad, o.max_bad);
-		ret = EXIT_DATA;
-		goto out;
+		return ret;
+	if (bad > o->max_bad) {
+		cli_err("%lu bad input lines, more than --max-bad %lu", bad,
+			o->max_bad);
+		return EXIT_DATA;
 	}
 	if (bad)
-		fprintf(stderr,
-			"joules-train: %lu bad input lines skipped (--max-bad %lu)\n",
-			bad, o.max_bad);
+		cli_err("%lu bad input lines skipped (--max-bad %lu)", bad,
+			o->max_bad);
+	return 0;
+}
 
-	ret = align(&o, &s, &m, &rows, &n, &rep.al);
+/* Too few intervals: say what alignment dropped, and the time ranges. */
+static void explain_alignment(const struct run *r)
+{
+	const struct jt_align_stats *al = &r->rep.al;
+
+	if (al->aggregated)
+		cli_err("%zu sample rows summed into %zu meter periods (%zu not "
+			"fully covered by rows, %zu longer than --max-gap)",
+			al->rows_in, r->n, al->uncovered, al->gap);
+	else
+		cli_err("%zu of %zu intervals aligned with meter readings (%zu "
+			"not covered, %zu across gaps > --max-gap, %zu without "
+			"a reading inside)",
+			r->n, r->s.n, al->uncovered, al->gap, al->between);
+	explain_ranges(&r->s, &r->m, r->o.offset_ns);
+}
+
+/*
+ * The samples' clock steps, and the meter's lag measured: corrected when
+ * no --clock-offset was given (refused beyond JT_LAG_MAX_S), else the
+ * given one wins with a warning if the data disagree.
+ */
+static int measure_alignment(struct run *r)
+{
+	struct jt_report *rep = &r->rep;
+	struct opts *o = &r->o;
+	struct jt_lag *l = &rep->lag;
+	double period;
+
+	rep->clock_steps = jt_unstep(&r->s, &rep->step_line, &rep->step_s);
+	if (rep->clock_steps)
+		cli_err("warning: %s:%lu: realtime_ns steps by %+.3f s where "
+			"monotonic_ns does not (%u step%s): aligned on one "
+			"continuous timeline",
+			o->samples, rep->step_line, rep->step_s,
+			rep->clock_steps, rep->clock_steps == 1 ? "" : "s");
+	jt_estimate_lag(&r->s, &r->m, o->offset_ns, l);
+	rep->have_lag = l->ok;
+	rep->offset_s = (double)o->offset_ns * 1e-9;
+	if (!l->ok)
+		return 0;
+	period = r->m.n > 1 ? (double)(r->m.t[r->m.n - 1] - r->m.t[0]) * 1e-9 /
+				      (double)(r->m.n - 1) :
+			      0;
+	if (o->offset_set) {
+		if (fabs(l->lag_s) > JT_LAG_WARN_S)
+			cli_err("warning: the data put the meter %+.2f s off the "
+				"given --clock-offset (cross-correlation %.2f)%s",
+				l->lag_s, l->r,
+				!o->meter_set && fabs(l->lag_s - period / 2) <
+							 period / 4 ?
+					": about half the meter's period, an "
+					"averaging meter (--meter average)?" :
+					"");
+		rep->lag_note = "--clock-offset given: kept";
+		return 0;
+	}
+	if (fabs(l->lag_s) > JT_LAG_MAX_S) {
+		cli_err("refused: the meter's readings trail the node's activity by "
+			"%.2f s (cross-correlation %.2f), more than %g s: are the "
+			"clocks set? give --clock-offset if that is right",
+			l->lag_s, l->r, JT_LAG_MAX_S);
+		return EXIT_DATA;
+	}
+	if (fabs(l->lag_s) > fmax(JT_LAG_WARN_S / 2, l->step_s)) {
+		o->offset_ns = -(int64_t)llround(l->lag_s * 1e3) * 1000000;
+		rep->offset_s = (double)o->offset_ns * 1e-9;
+		rep->lag_note = "corrected";
+		if (o->meter_set && fabs(l->lag_s) > JT_LAG_WARN_S)
+			cli_err("warning: with --meter %s the meter still trails "
+				"the activity by %.2f s: corrected",
+				o->sem == JT_METER_AVERAGE ? "average" : "instant",
+				l->lag_s);
+	} else {
+		rep->lag_note = "within the rows' granularity: none applied";
+	}
+	return 0;
+}
+
+/* Align, fit the single set and the banded candidate. */
+static int train_all(struct run *r)
+{
+	struct opts *o = &r->o;
+	size_t k;
+	struct jt_train_opts to;
+	int ret;
+
+	ret = meter_kind(&r->m, o->pdu_cmd ? "pdu-cmd" : o->pdu, &r->res_w);
+	if (!ret)
+		ret = measure_alignment(r);
+	if (!ret)
+		ret = align(o, &r->s, &r->m, &r->rows, &r->n, &r->rep.al);
 	if (ret)
-		goto out;
-	if (n < o.min_samples) {
-		if (rep.al.aggregated)
-			fprintf(stderr,
-				"joules-train: %zu sample rows summed into %zu meter "
-				"periods (%zu not fully covered by rows, %zu longer than "
-				"--max-gap)\n",
-				rep.al.rows_in, n, rep.al.uncovered, rep.al.gap);
-		else
-			fprintf(stderr,
-				"joules-train: %zu of %zu intervals aligned with meter "
-				"readings (%zu not covered, %zu across gaps > --max-gap, "
-				"%zu without a reading inside)\n",
-				n, s.n, rep.al.uncovered, rep.al.gap,
-				rep.al.between);
-		explain_ranges(&s, &m, o.offset_ns);
-	}
-
-	pm = malloc((n ? n : 1) * sizeof(*pm));
-	pb = malloc((n ? n : 1) * sizeof(*pb));
-	meas = malloc((n ? n : 1) * sizeof(*meas));
-	wt = malloc((n ? n : 1) * sizeof(*wt));
-	if (!pm || !pb || !meas || !wt) {
-		fprintf(stderr, "joules-train: out of memory\n");
-		ret = EXIT_DATA;
-		goto out;
-	}
-	rep.samples_name = o.samples;
-	rep.pdu_name = o.pdu_cmd ? "pdu-cmd" : o.pdu;
-	rep.meter_lines = m.line;
-	rep.max_gap_s = (double)o.max_gap_ns * 1e-9;
-	to = (struct jt_train_opts){
-		.method = o.method,
-		.folds = o.folds,
-		.min_samples = o.min_samples,
-		.no_robust = o.no_robust,
-		.pr = &pr,
-		.weights = wt,
-	};
-	if (jt_train(rows, n, s.present, &to, &rep, pm, pb)) {
-		ret = EXIT_DATA;
-		goto out;
-	}
-	to.weights = NULL;
-	if (jt_train_bands(rows, n, s.present, &to, &o.bands, &rep, wt, &br)) {
-		ret = EXIT_DATA;
-		goto out;
-	}
-	if ((o.bands.exact && o.bands.max_bands > 1) || o.bands.nedges) {
-		if (!br.banded)
-			fprintf(stderr, "joules-train: banded model not written: %s\n",
-				br.why);
-	}
-
-	if (o.val_samples) {
-		ret = align(&o, &vs, &vm, &vrows, &vn, &rep.val_al);
-		if (ret)
-			goto out;
-		if (!vn) {
-			fprintf(stderr,
-				"joules-train: no validation interval aligned with %s\n",
-				o.val_pdu);
-			explain_ranges(&vs, &vm, o.offset_ns);
-			ret = EXIT_DATA;
-			goto out;
-		}
-		if (s.present & ~vs.present)
-			fprintf(stderr,
-				"joules-train: warning: %s lacks features the model uses; "
-				"they count as 0 there\n",
-				o.val_samples);
-		jt_evaluate(vrows, vn, &rep.model.coef, &rep.base.coef,
-			    &rep.val);
-		rep.have_val = 1;
-		rep.val_n = vn;
-	}
-
-	out = o.output ? fopen(o.output, "w") : stdout;
-	if (!out) {
-		fprintf(stderr, "joules-train: %s: %s\n", o.output,
-			strerror(errno));
-		ret = EXIT_DATA;
-		goto out;
-	}
-	if (jt_write_bands_report(out, &rep, &br, 1) ||
-	    (o.output ? fclose(out) : fflush(out))) {
-		fprintf(stderr, "joules-train: writing %s: %s\n",
-			o.output ? o.output : "stdout", strerror(errno));
-		ret = EXIT_DATA;
-		goto out;
-	}
-	if (o.output && !o.quiet)
-		jt_write_bands_report(stdout, &rep, &br, 0);
-
+		return ret;
+	if (r->n < o->min_samples)
+		explain_alignment(r);
 	/*
-	 * Never install a model that fails the plausibility checks: a banded
-	 * one is only chosen when every band passed them.
+	 * The rows hold what the fit needs: the samples and the readings
+	 * (but their line numbers, for the report) go, a third of the
+	 * memory of a long recording.
 	 */
-	implausible = br.banded ? 0 : jt_model_check(&rep, why, sizeof(why));
-	if (implausible && o.apply) {
-		fprintf(stderr,
-			"joules-train: --apply: refusing to install an implausible "
-			"model: %s\n",
-			why);
-		ret = EXIT_APPLY;
-		goto out;
+	jt_samples_free(&r->s);
+	free(r->m.t);
+	free(r->m.w);
+	r->m.t = NULL;
+	r->m.w = NULL;
+	k = r->n ? r->n : 1;
+	r->pm = malloc(k * sizeof(*r->pm));
+	r->pb = malloc(k * sizeof(*r->pb));
+	if (!r->pm || !r->pb) {
+		cli_err("out of memory");
+		return EXIT_DATA;
 	}
-	if (implausible)
-		fprintf(stderr,
-			"joules-train: warning: implausible model (written, but "
-			"--apply would refuse it): %s\n",
-			why);
-	if (o.apply) {
-		if (jt_apply_bands(o.sysfs, &br.model, err, sizeof(err))) {
-			fprintf(stderr, "joules-train: --apply: %s\n", err);
-			ret = EXIT_APPLY;
-			goto out;
-		}
-		if (!o.quiet)
-			fprintf(stderr,
-				"joules-train: %s installed in %s\n",
-				br.banded ? "banded model" : "coefficients",
-				o.sysfs);
-	}
+	r->rep.samples_name = o->samples;
+	r->rep.pdu_name = o->pdu_cmd ? "pdu-cmd" : o->pdu;
+	r->rep.meter_lines = r->m.line;
+	r->rep.max_gap_s = (double)o->max_gap_ns * 1e-9;
+	to = (struct jt_train_opts){
+		.method = o->method,
+		.folds = o->folds,
+		.min_samples = o->min_samples,
+		.no_robust = o->no_robust,
+		.pr = &r->pr,
+		.ridge = o->ridge,
+		.scale_floor_w = r->res_w,
+	};
+	if (jt_fit_written(r->rows, r->n, r->s.present, &to, &o->bands,
+			   &r->rep, &r->br, r->pm, r->pb))
+		return EXIT_DATA;
+	/* The headline: what is written, judged on rows it never saw. */
+	to.weights = NULL;
+	if (jt_nested_cv(r->rows, r->n, r->s.present, &to, &o->bands,
+			 &r->rep.nested, r->pm, r->pb))
+		return EXIT_DATA;
+	if (((o->bands.exact && o->bands.max_bands > 1) || o->bands.nedges) &&
+	    !r->br.banded)
+		cli_err("banded model not written: %s", r->br.why);
+	return 0;
+}
 
-	if (o.plot) {
-		char title[128];
+/* --validate-*: the written model on the held-out recording. */
+static int validate(struct run *r)
+{
+	const struct opts *o = &r->o;
+	int ret = align(o, &r->vs, &r->vm, &r->vrows, &r->vn, &r->rep.val_al);
 
-		for (i = 0; i < n; i++)
-			meas[i] = jt_row_watts(&rows[i]);
-		snprintf(title, sizeof(title),
-			 "joules-train: %s predictions, %zu intervals",
-			 rep.have_cv ? "cross-validated" : "in-sample", n);
-		if (jt_plot(o.plot, meas, pm, pb, n, title, err, sizeof(err))) {
-			fprintf(stderr, "joules-train: --plot: %s\n", err);
-			ret = EXIT_DATA;
-			goto out;
-		}
+	if (ret)
+		return ret;
+	if (!r->vn) {
+		cli_err("no validation interval aligned with %s", o->val_pdu);
+		explain_ranges(&r->vs, &r->vm, o->offset_ns);
+		return EXIT_DATA;
 	}
-	ret = implausible ? EXIT_IMPLAUSIBLE : 0;
-out:
-	free(pm);
-	free(pb);
+	if (r->s.present & ~r->vs.present)
+		cli_err("warning: %s lacks features the model uses; they count "
+			"as 0 there",
+			o->val_samples);
+	jt_evaluate(r->vrows, r->vn, &r->rep.model.coef, &r->rep.base.coef,
+		    &r->rep.val);
+	r->rep.have_val = 1;
+	r->rep.val_n = r->vn;
+	return 0;
+}
+
+/* A model that cannot be: never written, never installed. */
+static int refuse_absurd(struct run *r)
+{
+	char why[512];
+
+	if (!jt_refuse(&r->rep, &r->br, r->rows, r->n, r->s.cpus, &r->o.lim,
+		       why, sizeof(why)))
+		return 0;
+	cli_err("refused: %s", why);
+	return EXIT_DATA;
+}
+
+/* The report and model to -o FILE or stdout (and the summary to stdout). */
+static int write_output(struct run *r)
+{
+	const struct opts *o = &r->o;
+	FILE *out = o->output ? fopen(o->output, "w") : stdout;
+
+	if (!out) {
+		cli_err("%s: %s", o->output, strerror(errno));
+		return EXIT_DATA;
+	}
+	if (jt_write_bands_report(out, &r->rep, &r->br, 1) ||
+	    (o->output ? fclose(out) : fflush(out))) {
+		cli_err("writing %s: %s", o->output ? o->output : "stdout",
+			strerror(errno));
+		return EXIT_DATA;
+	}
+	if (o->output && !o->quiet)
+		jt_write_bands_report(stdout, &r->rep, &r->br, 0);
+	return 0;
+}
+
+/*
+ * Never install a model that fails the plausibility checks: a banded one
+ * is only chosen when every band passed them.
+ */
+static int check_and_apply(struct run *r)
+{
+	const struct opts *o = &r->o;
+	char err[512];
+
+	r->implausible =
+		r->br.banded ? 0 :
+			       jt_model_check(&r->rep, r->why, sizeof(r->why));
+	if (r->implausible && o->apply) {
+		cli_err("--apply: refusing to install an implausible model: %s",
+			r->why);
+		return EXIT_APPLY;
+	}
+	if (r->implausible)
+		cli_err("warning: implausible model (written, but --apply would "
+			"refuse it): %s",
+			r->why);
+	if (!o->apply)
+		return 0;
+	if (jt_apply_bands(o->sysfs, &r->br.model, err, sizeof(err))) {
+		cli_err("--apply: %s", err);
+		return EXIT_APPLY;
+	}
+	if (!o->quiet)
+		cli_err("%s installed in %s",
+			r->br.banded ? "banded model" : "coefficients",
+			o->sysfs);
+	return 0;
+}
+
+static int plot(struct run *r)
+{
+	char title[128], err[512];
+	double *meas = malloc((r->n ? r->n : 1) * sizeof(*meas));
+	size_t i;
+	int ret;
+
+	if (!meas) {
+		cli_err("out of memory");
+		return EXIT_DATA;
+	}
+	for (i = 0; i < r->n; i++)
+		meas[i] = jt_row_watts(&r->rows[i]);
+	snprintf(title, sizeof(title),
+		 "joules-train: %s predictions, %zu intervals",
+		 r->rep.nested.done ? "nested cross-validated" : "in-sample",
+		 r->n);
+	ret = jt_plot(r->o.plot, meas, r->pm, r->pb, r->n, title, err,
+		      sizeof(err));
 	free(meas);
-	free(wt);
-	free(rows);
-	free(vrows);
-	jt_samples_free(&s);
-	jt_samples_free(&vs);
-	jt_meter_free(&m);
-	jt_meter_free(&vm);
+	if (ret) {
+		cli_err("--plot: %s", err);
+		return EXIT_DATA;
+	}
+	return 0;
+}
+
+static void run_free(struct run *r)
+{
+	free(r->pm);
+	free(r->pb);
+	free(r->rows);
+	free(r->vrows);
+	jt_samples_free(&r->s);
+	jt_samples_free(&r->vs);
+	jt_meter_free(&r->m);
+	jt_meter_free(&r->vm);
+}
+
+int main(int argc, char **argv)
+{
+	static struct run r; /* large (the band reports): not on the stack */
+	int ret;
+
+	cli_prog = "joules-train";
+	ret = parse_args(argc, argv, &r.o);
+	if (ret != CLI_GO)
+		return ret;
+	if (r.o.follow)
+		return run_follow(&r.o);
+	jt_progress_init(&r.pr, r.o.progress || isatty(STDERR_FILENO),
+			 isatty(STDERR_FILENO));
+	ret = load_all(&r);
+	if (!ret)
+		ret = train_all(&r);
+	if (!ret && r.o.val_samples)
+		ret = validate(&r);
+	if (!ret)
+		ret = refuse_absurd(&r);
+	if (!ret)
+		ret = write_output(&r);
+	if (!ret)
+		ret = check_and_apply(&r);
+	if (!ret && r.o.plot)
+		ret = plot(&r);
+	if (!ret && r.implausible)
+		ret = EXIT_IMPLAUSIBLE;
+	run_free(&r);
 	return ret;
 }

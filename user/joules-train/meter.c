@@ -53,6 +53,7 @@ int jt_read_meter(FILE *fp, const char *name, struct jt_meter *m,
 
 	snprintf(what, sizeof(what), "reading %s", name);
 	csv_init(&r, fp, name, CSV_SKIP_COMMENTS);
+	r.lineno = m->st.line_base;
 	while (!m->st.stopped && (n = csv_next(&r)) != 0) {
 		const char *why_t = NULL, *why_w = NULL;
 		enum parse_ts_kind kind;

@@ -70,7 +70,7 @@ static double row(const struct rob *r, size_t i, double *x)
 
 	for (j = 0; j < r->q; j++)
 		x[j] = src[r->col[j]] * r->inv_scale[j];
-	return r->d->y[i] * r->inv_yscale;
+	return FIT_Y(r->d, i) * r->inv_yscale;
 }
 
 /* Residual of scaled row (x, y) i, divided by rdiv: powers, not energies. */
@@ -414,7 +414,7 @@ int fit_robust(const struct fit_design *d, const unsigned int *cols,
 
 		for (i = 0; i < ncols; i++)
 			ss[i] += x[cols[i]] * x[cols[i]];
-		yss += d->y[row_i] * d->y[row_i];
+		yss += FIT_Y(d, row_i) * FIT_Y(d, row_i);
 	}
 	for (i = 0; i < ncols; i++)
 		if (ss[i] > 0) {
@@ -442,9 +442,11 @@ int fit_robust(const struct fit_design *d, const unsigned int *cols,
 		tmp[k] = fabs(resid(&r, k * step, beta));
 	scale = MAD_NORMAL * fit_kth(tmp, m, m / 2);
 	for (k = 0; k < m; k++)
-		tmp[k] = fabs(d->y[k * step] / r.yscale /
+		tmp[k] = fabs(FIT_Y(d, k * step) / r.yscale /
 			      (rdiv ? rdiv[k * step] : 1));
 	scale = fmax(scale, SCALE_FLOOR * fit_kth(tmp, m, m / 2));
+	/* A quantised meter: residuals below its resolution are not news. */
+	scale = fmax(scale, o->scale_floor / r.yscale);
 	free(tmp);
 	if (!(scale > 0))
 		scale = 1e-300; /* all targets 0: every nonzero residual is news */

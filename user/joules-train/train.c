@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,12 +144,53 @@ static const char *fit_error(int ret)
 				strerror(-ret);
 }
 
+/*
+ * A frequency stand-in above JT_MAX_GHZ: the recorded one, or cycles per
+ * ns of CPU time over at least 1 ms of it (shorter ones are too coarse).
+ */
+static double row_ghz(const struct jt_row *r, unsigned int present,
+		      const char **what)
+{
+	double rec = r->freq_mhz * 1e-3, cyc = 0;
+
+	if ((present & (1u << JL_F_CYCLES)) && r->f[JL_F_CPU_NS] >= 1e6)
+		cyc = r->f[JL_F_CYCLES] / r->f[JL_F_CPU_NS];
+	*what = cyc > rec ? "cycles per ns of cpu_ns" : "freq_mhz";
+	return fmax(rec, cyc);
+}
+
 /* A row that cannot be fitted: say where it came from. */
-static int check_rows(const struct jt_row *rows, size_t n, const char *name)
+static int check_rows(const struct jt_row *rows, size_t n,
+		      unsigned int present, const char *name)
 {
 	size_t r;
 	unsigned int i;
 
+	size_t fast = 0, first = 0;
+	const char *what = "", *w;
+	double ghz = 0, g;
+
+	/*
+	 * More than 1% of the intervals above JT_MAX_GHZ: the column is not
+	 * what it says. A single one is a corrupt row for the robust fit.
+	 */
+	for (r = 0; r < n; r++) {
+		g = row_ghz(&rows[r], present, &w);
+		if (g > JT_MAX_GHZ && !fast++) {
+			first = r;
+			ghz = g;
+			what = w;
+		}
+	}
+	if (fast > n / 100) {
+		jt_diagf("%s:%lu: the clock frequency is %.4g GHz (%s), above %g "
+			 "GHz, in %zu of %zu intervals: no CPU runs that fast, so "
+			 "the cycles column is not cycles (or freq_mhz is not "
+			 "MHz)\n",
+			 name ? name : "samples", rows[first].line, ghz, what,
+			 JT_MAX_GHZ, fast, n);
+		return -EINVAL;
+	}
 	for (r = 0; r < n; r++) {
 		int ok = isfinite(rows[r].meter_uj) &&
 			 isfinite(rows[r].interval_ns) &&
@@ -222,6 +264,16 @@ static int out_cmp(const void *pa, const void *pb)
 	return (a->line > b->line) - (a->line < b->line);
 }
 
+/* A row as doubles: interval_ns, then f[] (the design's columns). */
+#define ROW_DOUBLES (sizeof(struct jt_row) / sizeof(double))
+_Static_assert(sizeof(struct jt_row) % sizeof(double) == 0 &&
+		       offsetof(struct jt_row, f) ==
+			       offsetof(struct jt_row, interval_ns) +
+				       sizeof(double) * JT_COL_IDLE +
+				       sizeof(double) &&
+		       JT_COL_IDLE == 0,
+	       "jt_row: interval_ns then f[] as design columns");
+
 int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 	     const struct jt_train_opts *o, struct jt_report *rep,
 	     double *cv_model, double *cv_base)
@@ -231,7 +283,7 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 	struct fit_blocks bm = { 0 }, bb = { 0 };
 	struct fit_design d;
 	struct fit_acc am, ab;
-	double *x = NULL, *y = NULL, *w = NULL, *rdiv = NULL, *mult = NULL;
+	double *y = NULL, *w = NULL, *rdiv = NULL, *mult = NULL;
 	size_t r;
 	int ret;
 
@@ -251,7 +303,7 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 			n, nfolds);
 		return -EINVAL;
 	}
-	ret = check_rows(rows, n, rep->samples_name);
+	ret = check_rows(rows, n, present, rep->samples_name);
 	if (ret)
 		return ret;
 	/*
@@ -265,24 +317,38 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 		sub = 1;
 	nblocks = nfolds * sub;
 
-	x = malloc(n * JT_NCOL * sizeof(*x));
-	y = malloc(n * sizeof(*y));
+	for (i = 0, k = 1; i < JT_NF; i++)
+		k += !!(present & (1u << i));
+	if (n < JT_MIN_PER_COEF * (size_t)k) {
+		fprintf(diag(),
+			"%zu aligned intervals for %u coefficients: at least %u per "
+			"coefficient are needed (with fewer, any data fit exactly "
+			"and the error says nothing)\n",
+			n, k, JT_MIN_PER_COEF);
+		return -EINVAL;
+	}
+	y = malloc(n * sizeof(*y)); /* scratch for the median */
 	w = malloc(n * sizeof(*w));
 	rdiv = malloc(n * sizeof(*rdiv));
 	mult = malloc(nblocks * sizeof(*mult));
-	if (!x || !y || !w || !rdiv || !mult) {
+	if (!y || !w || !rdiv || !mult) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (r = 0; r < n; r++) {
-		x[r * JT_NCOL + JT_COL_IDLE] = rows[r].interval_ns;
-		for (i = 0; i < JT_NF; i++)
-			x[r * JT_NCOL + 1 + i] = rows[r].f[i];
-		y[r] = rows[r].meter_uj;
 		rdiv[r] = rows[r].interval_ns;
 		w[r] = 1;
 	}
-	d = (struct fit_design){ .n = n, .stride = JT_NCOL, .x = x, .y = y };
+	/*
+	 * The rows are the design, read in place: interval_ns and f[] are
+	 * columns 0..JT_NF of a row of ROW_DOUBLES doubles, meter_uj the
+	 * target (no copy: the rows are most of the memory).
+	 */
+	d = (struct fit_design){ .n = n,
+				 .stride = ROW_DOUBLES,
+				 .x = &rows[0].interval_ns,
+				 .y = &rows[0].meter_uj,
+				 .ystride = ROW_DOUBLES };
 	mcols[nm++] = JT_COL_IDLE;
 	bcols[nb++] = JT_COL_IDLE;
 	for (i = 0; i < JT_NF; i++)
@@ -292,9 +358,13 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 		bcols[nb++] = 1 + JL_F_CPU_NS;
 
 	if (!o->no_robust) {
-		struct fit_solve_opts so = { .method = o->method,
-					     .drop_negative =
-						     o->method == FIT_OLS };
+		struct fit_solve_opts so = {
+			.method = o->method,
+			.drop_negative = o->method == FIT_OLS,
+			.ridge = o->ridge,
+			/* residual / ns is kW: uJ / ns */
+			.scale_floor = o->scale_floor_w * 1e-3,
+		};
 		struct fit_robust_info info;
 
 		jt_progress(o->pr, "robust fitting", 0, 0);
@@ -327,6 +397,7 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 		jt_diagf("cannot set up the fit: %s\n", strerror(-ret));
 		goto out;
 	}
+	bm.ridge = bb.ridge = o->ridge;
 	for (i = 1; i < nm; i++)
 		if (bm.scale[i] == 0)
 			rep->zero |= 1u << (mcols[i] - 1);
@@ -338,7 +409,7 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 		jt_diagf("fit failed: %s\n", fit_error(ret));
 		goto out;
 	}
-	if (nblocks >= JT_BOOT_MIN_BLOCKS) {
+	if (nblocks >= JT_BOOT_MIN_BLOCKS && !o->no_se) {
 		jt_progress(o->pr, "bootstrapping", 0, 0);
 		bootstrap(&bm, o->method, &rep->model);
 		rep->se_blocks = nblocks;
@@ -426,7 +497,6 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 out:
 	fit_blocks_free(&bm);
 	fit_blocks_free(&bb);
-	free(x);
 	free(y);
 	free(w);
 	free(rdiv);
@@ -441,6 +511,10 @@ static const struct jt_eval *headline(const struct jt_report *rep,
 	if (rep->have_val) {
 		*name = "validation";
 		return &rep->val;
+	}
+	if (rep->nested.done) {
+		*name = "nested CV";
+		return &rep->nested.ev;
 	}
 	if (rep->have_cv) {
 		*name = "CV";
@@ -627,7 +701,8 @@ static void robust_lines(FILE *fp, const struct jt_report *rep)
 	fprintf(fp,
 		"# robust: bisquare weights from an LTS start, scale %.3g W, %u "
 		"iteration%s%s; %zu interval%s rejected (|residual| > %.4g W), %zu "
-		"weighted below 0.5; the metrics leave the rejected out\n",
+		"weighted below 0.5; the in-sample metrics leave the rejected out, the "
+		"nested CV scores every interval\n",
 		rep->robust_scale_w, rep->robust_iter,
 		rep->robust_iter == 1 ? "" : "s",
 		rep->robust_converged ? "" : " (not converged)", rep->n_rejected,
@@ -655,8 +730,8 @@ static void robust_lines(FILE *fp, const struct jt_report *rep)
 
 static void metric_line(FILE *fp, const char *what, const struct fit_metrics *m)
 {
-	fprintf(fp, "#   %-24s %7.2f%% %10.3f W %8.4f  (%zu intervals)\n", what,
-		m->mape, m->rmse, m->r2, m->n);
+	fprintf(fp, "#   %-24s %7.2f%% %10.3f W %10.3f W %8.4f  (%zu intervals)\n",
+		what, m->mape, m->mae, m->rmse, m->r2, m->n);
 }
 
 static void eval_lines(FILE *fp, const char *what, const struct jt_eval *e)
@@ -687,7 +762,7 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 {
 	const struct jt_eval *head;
 	const char *head_name;
-	char line[256], hname[64], why[256];
+	char line[256], hname[192], why[256];
 	unsigned int absent = ((1u << JT_NF) - 1) & ~rep->present;
 	double gain;
 	int len;
@@ -705,6 +780,19 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 			"each the mean over the preceding period (--meter average)" :
 			"each the power at its time (--meter instant)",
 		rep->al.row_ns * 1e-9);
+	if (rep->have_lag)
+		fprintf(fp,
+			"# lag: the meter trails the activity by %+.3f s "
+			"(cross-correlation %.3f, grid %.3g s); %s; --clock-offset "
+			"%+.3f s used\n",
+			rep->lag.lag_s, rep->lag.r, rep->lag.step_s,
+			rep->lag_note ? rep->lag_note : "", rep->offset_s);
+	if (rep->clock_steps)
+		fprintf(fp,
+			"# clock: realtime_ns steps by %+.3f s at line %lu (%u "
+			"step%s), monotonic_ns does not: one continuous timeline\n",
+			rep->step_s, rep->step_line, rep->clock_steps,
+			rep->clock_steps == 1 ? "" : "s");
 	if (rep->al.aggregated) {
 		fprintf(fp,
 			"# %zu sample rows summed into %zu meter periods (the meter is "
@@ -742,32 +830,40 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 	}
 	robust_lines(fp, rep);
 	fitted_lines(fp, rep);
-	fprintf(fp, "# %-26s %8s %12s %8s\n", "", "MAPE", "RMSE", "R2");
+	fprintf(fp, "# %-26s %8s %12s %12s %8s\n", "", "MAPE", "MAE", "RMSE",
+		"R2");
 	eval_lines(fp, "in-sample", &rep->insample);
-	if (rep->have_cv) {
+	if (rep->nested.done) {
+		snprintf(hname, sizeof(hname), "nested %u-fold", rep->nested.folds);
+		eval_lines(fp, hname, &rep->nested.ev);
+	} else if (rep->have_cv) {
+		/* --follow: the single set's folds, its rejected rows left out. */
 		snprintf(hname, sizeof(hname), "%u-fold CV", rep->folds);
 		eval_lines(fp, hname, &rep->cv);
 	}
 	if (rep->have_val)
 		eval_lines(fp, "validation", &rep->val);
-	if (rep->have_val) {
-		head = &rep->val;
-		head_name = "validation";
-	} else if (rep->have_cv) {
-		head = &rep->cv;
+	head = headline(rep, &head_name);
+	if (rep->nested.done && !rep->have_val) {
+		snprintf(hname, sizeof(hname),
+			 "nested %u-fold CV: the written model on all %zu held-out "
+			 "intervals; folds %.2f-%.2f%%, sd %.2f",
+			 rep->nested.folds, head->model.n,
+			 rep->nested.fold_mape_min, rep->nested.fold_mape_max,
+			 rep->nested.fold_mape_sd);
 		head_name = hname;
-	} else {
-		head = &rep->insample;
-		head_name = "in-sample";
+	} else if (rep->have_cv && !rep->have_val) {
+		head_name = hname;
 	}
 	gain = head->base.mape > 0 ?
 		       100.0 * (head->base.mape - head->model.mape) /
 			       head->base.mape :
 		       0;
 	fprintf(fp,
-		"# node MAPE %.1f%% (%s), %.1f%% %s than CPU-only (%.1f%%)\n",
-		head->model.mape, head_name, fabs(gain),
-		gain >= 0 ? "better" : "worse", head->base.mape);
+		"# node MAPE %.2f%% (%s), MAE %.4g W, RMSE %.4g W; %.1f%% %s than "
+		"CPU-only (%.2f%%)\n",
+		head->model.mape, head_name, head->model.mae, head->model.rmse,
+		fabs(gain), gain >= 0 ? "better" : "worse", head->base.mape);
 	if (rep->meter_over_module > 0)
 		fprintf(fp, "# meter energy is %.2fx the recorded energy_uj\n",
 			rep->meter_over_module);

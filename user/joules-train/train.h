@@ -34,6 +34,12 @@ struct jt_input_stats {
 	 */
 	unsigned long stop_after;
 	int stopped; /* reading stopped at stop_after */
+	/*
+	 * Line number of the line before the text read now (--follow reads
+	 * a file in chunks, a samples chunk after a copy of the header, which
+	 * its caller counts in): line numbers are the file's own.
+	 */
+	unsigned long line_base;
 };
 
 /*
@@ -92,6 +98,7 @@ extern const double jt_feature_max_rate[JT_NF];
 
 struct jt_sample {
 	int64_t end_ns; /* CLOCK_REALTIME at the end of the interval */
+	int64_t mono_ns; /* CLOCK_MONOTONIC there, -1: not recorded */
 	double interval_ns;
 	double f[JT_NF]; /* feature deltas; 0 where absent */
 	double energy_uj; /* the module's recorded energy, -1 if empty */
@@ -105,6 +112,9 @@ struct jt_samples {
 	unsigned int present; /* bit (1 << jl_feature): column has values */
 	unsigned int decided; /* presence fixed by the first good row */
 	unsigned long n_rapl, n_model, n_none;
+	/* Node facts of `joulesctl record` ("# node: cpus=N packages=P ..."). */
+	unsigned int cpus, packages; /* 0: not recorded */
+	char sources[128];
 	struct jt_input_stats st;
 };
 
@@ -280,8 +290,36 @@ struct jt_train_opts {
 	unsigned int folds; /* 0/1: no cross-validation */
 	size_t min_samples;
 	int no_robust; /* plain least squares (--robust off) */
+	int no_se; /* no bootstrap standard errors (fits nobody reads them of) */
+	/*
+	 * Ridge penalty (--ridge; 0: none): every fit minimises
+	 * ||X b - y||^2 + ridge * (tr(X'X) / p) ||b||^2 on columns scaled to
+	 * unit RMS, which splits collinear coefficients evenly.
+	 */
+	double ridge;
+	/* Floor of the robust scale, W: the meter's resolution (0: none). */
+	double scale_floor_w;
 	struct jt_progress *pr;
 	double *weights; /* non-NULL: gets each row's robust weight (0: rejected) */
+};
+
+/* The meter's lag behind the activity (jt_estimate_lag()). */
+struct jt_lag {
+	int ok; /* 0: too little activity or data to tell */
+	double lag_s; /* the meter trails the activity by this */
+	double r; /* correlation at the peak */
+	double step_s; /* the correlation's grid */
+};
+
+/* The headline: nested cross-validation (jt_nested_cv()). */
+struct jt_nested {
+	int done; /* 0: no folds (--folds 0 or 1) */
+	unsigned int folds;
+	/* Over every held-out row: the written model and the CPU-only one. */
+	struct jt_eval ev;
+	/* The written model's MAPE per outer fold: range and standard deviation. */
+	double fold_mape_min, fold_mape_max, fold_mape_sd;
+	unsigned int banded_folds; /* outer folds whose procedure wrote bands */
 };
 
 /* An interval the robust fit rejected, for the report. */
@@ -292,6 +330,9 @@ struct jt_outlier {
 	double z; /* residual in units of the robust scale */
 };
 #define JT_OUTLIERS_SHOWN 20
+
+/* --folds at most (the spread across folds is kept per fold). */
+#define JT_MAX_FOLDS 1000
 
 /* Block bootstrap for the standard errors. */
 #define JT_BOOT_REPS 200
@@ -317,6 +358,15 @@ struct jt_report {
 	int have_val;
 	size_t val_n;
 	struct jt_eval val;
+	struct jt_nested nested; /* the headline, when done */
+	/* Alignment: the measured lag and what was done about it. */
+	int have_lag;
+	struct jt_lag lag;
+	const char *lag_note; /* corrected / the given offset / warning */
+	double offset_s; /* --clock-offset used */
+	unsigned int clock_steps;
+	double step_s;
+	unsigned long step_line;
 	double meter_over_module; /* sum meter / sum recorded energy_uj, 0 if none */
 	/* robust fitting */
 	int robust; /* 1: bisquare weights used */
@@ -449,6 +499,106 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 int jt_write_bands_report(FILE *fp, const struct jt_report *rep,
 			  const struct jt_band_result *br, int with_model);
 
+/* ---- models that cannot be absurd ---- */
+
+/* Defaults of the bounds every written model is held to (issue 27). */
+#define JT_MAX_NODE_W 15000.0 /* --max-node-watts */
+#define JT_MAX_IDLE_W 15000.0 /* --max-idle-watts */
+#define JT_MAX_CPU_W 50.0 /* --max-cpu-watts: per busy CPU */
+/* Cycles per ns of CPU time above this are not cycles (10 GHz). */
+#define JT_MAX_GHZ 10.0
+/* A collinear coefficient known to within this (relative SE) is resolved. */
+#define JT_COLLINEAR_SE 0.25
+/* Intervals per fitted coefficient, at least. */
+#define JT_MIN_PER_COEF 2
+
+struct jt_limits {
+	double node_w, idle_w, cpu_w;
+	int ridge; /* --ridge given: a collinear fit is accepted */
+};
+
+/*
+ * Refuse an absurd model (br->model, every band), with the reason in why
+ * (also naming what the meter probably is): idle power, power per busy
+ * CPU or the node's power (measured median, or predicted for any row)
+ * above the limits; more busy CPUs in a row than the node has (s->cpus);
+ * coefficients the data cannot separate without --ridge. Returns 0 or -1.
+ */
+int jt_refuse(const struct jt_report *rep, const struct jt_band_result *br,
+	      const struct jt_row *rows, size_t n, unsigned int cpus,
+	      const struct jt_limits *lim, char *why, size_t len);
+
+/*
+ * What the meter's readings are, from the data: -1 with the reason when
+ * they are a cumulative energy counter (they rise in nearly every step),
+ * else 0. *res_w gets the resolution: the smallest step between distinct
+ * readings.
+ */
+int jt_meter_kind(const struct jt_meter *m, double *res_w, char *why,
+		  size_t len);
+
+/* ---- alignment measured, not assumed ---- */
+
+/* Lags searched, and the largest corrected (beyond: refused). */
+#define JT_LAG_SEARCH_S 15.0
+#define JT_LAG_MAX_S 10.0
+/* An explicit --clock-offset the data disagree with by more: a warning. */
+#define JT_LAG_WARN_S 0.5
+/* A jump of realtime_ns - monotonic_ns above this is a clock step. */
+#define JT_STEP_NS 100000000LL
+
+
+/*
+ * The meter's lag behind the node's activity (busy CPUs), by the peak of
+ * the cross-correlation of both on a common grid over +-JT_LAG_SEARCH_S
+ * (refined by a parabola through the peak), with offset_ns applied. A
+ * positive lag means the meter's timestamps are late: --clock-offset
+ * -lag corrects it.
+ */
+void jt_estimate_lag(const struct jt_samples *s, const struct jt_meter *m,
+		     int64_t offset_ns, struct jt_lag *out);
+
+/*
+ * A step of realtime_ns that monotonic_ns does not show (NTP, a manual
+ * date): the rows after it are moved back onto the first rows' timeline
+ * (realtime - monotonic of the first row) so the alignment stays
+ * continuous. Returns the number of steps; *first_line and *step_s name
+ * the first.
+ */
+unsigned int jt_unstep(struct jt_samples *s, unsigned long *first_line,
+		       double *step_s);
+
+/* ---- the headline: nested cross-validation ---- */
+
+/*
+ * What is written, from rows: jt_train() (robust weights, single set,
+ * baseline) then jt_train_bands() (edges and band count by its inner
+ * folds, the write rule): br->model is the model. o->weights, if set, gets
+ * the single fit's row weights; cv_model/cv_base as for jt_train().
+ */
+int jt_fit_written(const struct jt_row *rows, size_t n, unsigned int present,
+		   const struct jt_train_opts *o, const struct jt_band_opts *bo,
+		   struct jt_report *rep, struct jt_band_result *br,
+		   double *cv_model, double *cv_base);
+
+/* Predicted power (W) of a row under a banded model at mhz (0: band 1). */
+double jt_predict_bands_w(const struct jl_bands *b, const struct jt_row *r,
+			  double mhz);
+
+
+/*
+ * Nested K-fold cross-validation (K = o->folds; fold k is rows
+ * [fit_fold_start(n, k, K), fit_fold_start(n, k + 1, K))): for each fold,
+ * jt_fit_written() on the other rows (in order, with o->folds inner
+ * folds), and its model (band by jt_rows_freq() of all rows) and its
+ * CPU-only baseline predict every row of the fold. pm/pb (may be NULL) get
+ * those predictions, W. The rows are permuted during the fits and put
+ * back. Returns 0 or a negative errno after saying why.
+ */
+int jt_nested_cv(struct jt_row *rows, size_t n, unsigned int present,
+		 const struct jt_train_opts *o, const struct jt_band_opts *bo,
+		 struct jt_nested *res, double *pm, double *pb);
+
 /* ---- --follow ---- */
 
 /* A reading off the window's median by this factor (or <= 0 W) is a glitch. */
@@ -466,6 +616,7 @@ struct jt_follow_opts {
 	double margin; /* relative held-out MAPE gain needed to replace */
 	struct jt_train_opts train;
 	struct jt_band_opts bands;
+	struct jt_limits lim;
 	const char *sysfs; /* install there (--apply), or */
 	const char *output; /* replace this file atomically */
 	const char *log; /* decision log (NULL: stderr) */

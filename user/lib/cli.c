@@ -123,7 +123,7 @@ int cli_parse_pid(const char *s, pid_t *pid)
 }
 
 /* Enough for any command's table; cli_getopt() refuses a larger one. */
-#define CLI_MAX_OPTS 24
+#define CLI_MAX_OPTS 48
 
 static const struct cli_opt *cli_find(const struct cli_opt *opts, int key)
 {

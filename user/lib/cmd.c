@@ -162,7 +162,9 @@ int record_run(const struct record_args *a, const char *path,
 		cli_err("%s: %s", path, strerror(errno));
 		return CLI_FAIL;
 	}
-	err = out_record_header(fp);
+	err = out_node_facts(fp);
+	if (!err)
+		err = out_record_header(fp);
 	if (!err)
 		err = src->start(src->ctx, &start);
 	if (err) {

@@ -133,6 +133,8 @@ int csv_next(struct csv_reader *r)
 		}
 		for (p = r->line; is_blank(*p); p++)
 			;
+		if ((r->flags & CSV_SKIP_COMMENTS) && *p == '#' && r->comment)
+			r->comment(r->comment_ctx, p, r->lineno);
 		if (!*p || ((r->flags & CSV_SKIP_COMMENTS) && *p == '#'))
 			continue;
 		/* A line has at most commas + 1 fields: size field[] before splitting. */

@@ -26,6 +26,9 @@ struct csv_reader {
 	unsigned int maxfield; /* allocated size of field[] */
 	const char *why; /* reason of the last -EINVAL from csv_next() */
 	unsigned long long bytes; /* bytes read so far (for progress) */
+	/* CSV_SKIP_COMMENTS: each skipped comment line, if set (after csv_init()). */
+	void (*comment)(void *ctx, const char *line, unsigned long lineno);
+	void *comment_ctx;
 };
 
 /* Start reading fp (not closed by csv_free()); name is used in messages. */

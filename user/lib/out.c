@@ -5,6 +5,7 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "out.h"
 
@@ -438,6 +439,62 @@ static int out_flush(FILE *fp)
 	if (fflush(fp) || ferror(fp))
 		return errno ? -errno : -EIO;
 	return 0;
+}
+
+/* Distinct physical_package_id values of the CPUs, 0 if unknown. */
+static unsigned int count_packages(void)
+{
+	int seen[1024] = { 0 }, id;
+	unsigned int n = 0, cpu;
+	char path[96];
+	FILE *f;
+
+	for (cpu = 0; cpu < 65536; cpu++) {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%u/topology/physical_package_id",
+			 cpu);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		if (fscanf(f, "%d", &id) == 1 && id >= 0 && id < 1024 &&
+		    !seen[id]) {
+			seen[id] = 1;
+			n++;
+		}
+		fclose(f);
+	}
+	return n;
+}
+
+/* The first line of a sysfs file, blanks turned into '+' ("" if none). */
+static void sysfs_word(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	char *p;
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	for (p = buf; *p; p++)
+		if (*p == ' ' || *p == '\t' || *p == ',')
+			*p = '+';
+}
+
+int out_node_facts(FILE *fp)
+{
+	char status[128], domains[128];
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+
+	sysfs_word("/sys/kernel/joules/rapl/status", status, sizeof(status));
+	sysfs_word("/sys/kernel/joules/rapl/domains", domains, sizeof(domains));
+	fprintf(fp, "# node: cpus=%ld packages=%u energy=%s%s%s\n",
+		cpus > 0 ? cpus : 0, count_packages(),
+		*status ? status : "unknown", *domains ? ":" : "", domains);
+	return out_flush(fp);
 }
 
 int out_record_header(FILE *fp)

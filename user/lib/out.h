@@ -178,6 +178,11 @@ void out_json_string(FILE *fp, const char *s);
 	"energy_uj,idle_uj,cpu_ns,cycles,instructions,cache_misses,"    \
 	"disk_bytes,tasks,net_tx_bytes,net_rx_bytes,pagecache_bytes,"  \
 	"freq_mhz,band"
+/*
+ * "# node: cpus=N packages=P energy=STATUS:DOMAINS", before the header:
+ * what joules-train checks a model against (a comment to older readers).
+ */
+int out_node_facts(FILE *fp);
 int out_record_header(FILE *fp);
 int out_record_row(FILE *fp, const struct sample_rec *s);
 

@@ -3,8 +3,10 @@
 # joules-train benchmark, on one core:
 #  1. the fitter on 1,000,000 in-memory samples x 8 feature columns (fit time
 #     and samples per second, OLS and NNLS with 5-fold CV);
-#  2. end to end: joules-train on 1,000,000 recorded samples (the module's
-#     5 features) and 2,000,000 meter readings, CSV parsing included.
+#  2. end to end: joules-train on 1,000,000 recorded samples (all 8
+#     features: 9 coefficients) and 2,000,000 meter readings, CSV parsing
+#     included, with every default, and a single fit alone; wall and user
+#     time and peak RSS (GNU time).
 # Usage: tools/testing/bench/bench-train.sh [SAMPLES] [FEATURES]
 set -eu
 
@@ -36,13 +38,23 @@ make -s -C "$top/user" build/joules-train >/dev/null
 $CC -O2 -std=gnu11 -D_GNU_SOURCE -I"$top/kmod" -o "$work/gen-train" \
 	"$top/tools/testing/train/gen-train.c" "$top/tools/testing/train/gen.c" -lm
 printf 'true coefficients: '
-"$work/gen-train" -n "$N" -s "$work/samples.csv" -p "$work/pdu.csv"
+"$work/gen-train" -n "$N" --extra -s "$work/samples.csv" -p "$work/pdu.csv"
 ls -l "$work/samples.csv" "$work/pdu.csv" | awk '{ printf "%s: %d MB\n", $NF, $5 / 1048576 }'
-start=$(date +%s.%N)
-$pin "$top/user/build/joules-train" -s "$work/samples.csv" -p "$work/pdu.csv" \
-	-o "$work/coef.txt" -q
-end=$(date +%s.%N)
+# Every default (robust fitting, band search, nested CV headline); then the
+# single fit alone (--bands 1 -k 0) for comparison. GNU time gives the peak
+# resident set size.
+run() {
+	what=$1
+	shift
+	/usr/bin/time -f '%e %U %M' -o "$work/time" $pin \
+		"$top/user/build/joules-train" -s "$work/samples.csv" \
+		-p "$work/pdu.csv" -o "$work/coef.txt" -q "$@"
+	read -r wall user rss < "$work/time"
+	awk -v w="$wall" -v u="$user" -v r="$rss" -v n="$N" -v what="$what" 'BEGIN {
+		printf "%s: %.2f s wall, %.2f s user, peak RSS %.0f MB, %.3g samples/s\n",
+			what, w, u, r / 1024, n / u }'
+}
+run "end to end, every default"
 tail -n 1 "$work/coef.txt" | sed 's/^/fitted coefficients: /'
 grep '^# node MAPE' "$work/coef.txt" || true
-awk -v s="$start" -v e="$end" -v n="$N" 'BEGIN {
-	printf "end-to-end time %.2f s: %.3g samples/s (one core)\n", e - s, n / (e - s) }'
+run "end to end, one set without cross-validation (--bands 1 -k 0)" --bands 1 -k 0

@@ -128,7 +128,23 @@ static void test_record(void)
 		tap_ok(0, "record wrote no file");
 		return;
 	}
+	/*
+	 * First the node's facts for joules-train: its CPU count is what
+	 * the kernel says (sysconf), then the header.
+	 */
 	line = out;
+	next = strchr(line, '\n');
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "# node: cpus=%ld packages=",
+			 sysconf(_SC_NPROCESSORS_CONF));
+		tap_check(next && !strncmp(line, want, strlen(want)),
+			  "node facts '%.*s', want '%s'",
+			  next ? (int)(next - line) : 0, line, want);
+		if (next)
+			line = next + 1;
+	}
 	next = strchr(line, '\n');
 	tap_check(next != NULL, "no header line");
 	if (next && strchr(next + 1, '\n'))
@@ -200,7 +216,7 @@ static void test_record(void)
 	tap_check(rows == 5, "%d rows for --count 5", rows);
 	tap_check(!bad, "%d bad fields", bad);
 	tap_done(
-		"record --count 5: exact header and 5 well-formed interval rows");
+		"record --count 5: node facts, exact header and 5 well-formed interval rows");
 }
 
 static void test_record_duration(void)

@@ -571,6 +571,10 @@ static void test_record(void)
 	tap_check(rc == 0, "record rc %d: %s", rc, out);
 	fp = fopen("/tmp/jb.csv", "r");
 	if (tap_check(fp != NULL, "csv written")) {
+		/* The node's facts for joules-train, then the header. */
+		if (fgets(head, sizeof(head), fp))
+			tap_check(!strncmp(head, "# node: cpus=", 13),
+				  "node facts: %s", head);
 		if (fgets(head, sizeof(head), fp))
 			tap_check(!strcmp(head, OUT_RECORD_HEADER "\n"),
 				  "header: %s", head);

@@ -36,13 +36,14 @@ joulesctl record --count 80 $dir/samples.csv > $dir/record.out 2>&1
 rc=$?
 kill $work 2>/dev/null
 wait $work 2>/dev/null
-rows=$(($(wc -l < $dir/samples.csv) - 1))
+rows=$(($(grep -vc '^#' $dir/samples.csv) - 1))
 [ $rc -eq 0 ] && [ $rows -ge 60 ]; t $? "joulesctl record wrote $rows samples"
 
 # The meter: for each interval, the known model's average power, held flat
 # over the interval (two readings 1 us inside its ends).
 awk -F, -v cu=$CPU_UW -v iu=$IDLE_UW '
-NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+/^#/ { next }
+!hdr { for (i = 1; i <= NF; i++) col[$i] = i; hdr = 1; next }
 {
 	end = $col["realtime_ns"]; dt = $col["interval_ns"]; cpu = $col["cpu_ns"]
 	if (dt <= 0) next

@@ -3,7 +3,7 @@
 # Reproduce the cases of issue 17 against joules-train with recordings from
 # gen-train (known coefficients, realistic meter behaviour, one edited line)
 # and print, per case, the exit status and the numbers that matter. It checks
-# nothing itself: the host unit test (test_train) asserts the behaviour; this
+# nothing itself: the host unit tests (test_train_*) asserts the behaviour; this
 # is for measuring before and after a change.
 #   tools/testing/train/scenarios.sh [JOULES_TRAIN]
 set -u
