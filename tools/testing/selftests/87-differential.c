@@ -490,7 +490,7 @@ static int role_main(int argc, char **argv)
 
 enum fig {
 	F_CG_CPU, F_CG_TASKS, F_THREAD, F_PROC, F_PROC_CG, F_EXIT_RU, F_EXIT_CG, F_EXIT_MISSING,
-	F_NODE, F_CG_OBJECTS, F_TASK_OBJECTS, F_CGNS, F_NR
+	F_NODE, F_CG_OBJECTS, F_TASK_OBJECTS, F_CGNS, F_PRELOAD, F_NR
 };
 
 static struct df_fig figs[F_NR] = {
@@ -506,6 +506,7 @@ static struct df_fig figs[F_NR] = {
 	[F_CG_OBJECTS] = { "cgroup objects after teardown - baseline", "objects" },
 	[F_TASK_OBJECTS] = { "task objects after teardown - baseline", "objects" },
 	[F_CGNS] = { "cgroup namespace: mismatched ids or paths", "bits" },
+	[F_PRELOAD] = { "tasks alive across a load: joules - kernel (charged from the load)", "ns" },
 };
 
 enum kind { K_STORM, K_SHORT, K_DEEP, K_MT, K_THREADED, K_MOVER, K_CGNS, K_PIDNS, K_IOU, K_VHOST };
@@ -984,7 +985,8 @@ static void check_live(void)
 				 tg, path);
 			continue;
 		}
-		df_judge(&figs[F_THREAD], (long long)(j - k), c && c->preload ? LLONG_MIN : 0, 0,
+		df_judge(&figs[c && c->preload ? F_PRELOAD : F_THREAD], (long long)(j - k),
+			 c && c->preload ? LLONG_MIN : 0, 0,
 			 "task %d of %llu%s: joules %llu, schedstat %llu", tids[i], tg,
 			 c && c->preload ? " (since the load)" : "", j, k);
 	}
@@ -1007,7 +1009,7 @@ static void check_live(void)
 			continue;
 		}
 		if (c->preload)
-			df_judge(&figs[F_PROC], (long long)(j - k), LLONG_MIN, 0,
+			df_judge(&figs[F_PRELOAD], (long long)(j - k), LLONG_MIN, 0,
 				 "process %d (since the load): joules %llu, clock %llu", c->pid, j, k);
 		else
 			df_judge(&figs[F_PROC], (long long)(j - k), 0, LLONG_MAX,
@@ -1211,7 +1213,7 @@ static void reap_and_check(bool all)
 		if (c->reaper)
 			continue;
 		if (c->preload)
-			df_judge(&figs[F_EXIT_RU], (long long)(j - ru), LLONG_MIN, 1999,
+			df_judge(&figs[F_PRELOAD], (long long)(j - ru), LLONG_MIN, 1999,
 				 "child %d (since the load, %d records): joules %llu, rusage %llu",
 				 c->pid, nr, j, ru);
 		else if (c->early)
@@ -1501,8 +1503,8 @@ static void roles_tell(struct roles *ro, char what)
 static void churn(struct roles *ro, bool moves)
 {
 	unsigned int iv = st_interval_ms();
-	unsigned long storms = st_scaled(df_in(60, 160)), shorts = st_scaled(df_in(40, 120));
-	int depth = df_in(10, st_scaled(160) > 10 ? st_scaled(160) : 10);
+	unsigned long storms = st_scaled(df_in(30, 90)), shorts = st_scaled(df_in(20, 60));
+	int depth = df_in(10, st_scaled(100) > 10 ? st_scaled(100) : 10);
 	int leaks = df_in(3, 10), nmoves = 0;
 	char rel[300], mv_a[300], mv_b[300];
 	bool in_a = true;
@@ -1583,6 +1585,8 @@ static int run_round(const struct round *r)
 	int err;
 
 	seed_rng(r);
+	for (int f = 0; f < F_NR; f++)
+		figs[f].shown = 0;
 	nkids = ncgs = nrecs = 0;
 	lost_events = 0;
 	max_interval_ns = 0;
@@ -1685,8 +1689,8 @@ static int run_round(const struct round *r)
 	events_close();
 
 	tree_teardown();
-	/* Objects back: the removed cgroups' entries go after RCU. */
-	end = st_now() + 15;
+	/* Objects back: the removed cgroups' entries go after RCU (5 s is plenty). */
+	end = st_now() + 5;
 	while (st_now() < end) {
 		now_cg = sysfs_u64("cgroups");
 		now_obj = sysfs_u64("objects");
