@@ -6,6 +6,7 @@
 #   make check         host unit tests + selftests in QEMU-booted kernels (kernels.conf)
 #   make demo          boot QEMU, load the module, run a workload, show energy
 #   make bench         benchmarks (module, BPF collector, neither) in a QEMU-booted kernel
+#   make soak SEEDS=20 the differential test, one boot per seed, on 6.12 and the debug kernel
 #   make install       module (modules_install), tools, man pages, mount glue
 #   make deb           Debian packages in build-deb/ (Documentation/packaging.rst)
 #
@@ -113,6 +114,14 @@ clean:
 	-[ -f bpf/Makefile ] && $(MAKE) -C bpf clean
 
 .PHONY: all check-kdir module testmod user bpf tests check static-check demo bench modules_install install clean
+
+# The differential test (selftests/87-differential.c) over SEEDS seeds, one
+# guest boot each, on 6.12 and the debug kernel (built if not cached).
+SEEDS ?= 20
+soak: user
+	tools/testing/soak $(SEEDS)
+
+.PHONY: soak
 
 # Only the mount glue (for DKMS installs, where dkms installs the module).
 install-glue:
