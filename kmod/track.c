@@ -214,6 +214,15 @@ static bool track_found(struct task_struct *t)
 		 */
 		if (!err && !test_bit(JE_FINAL, &e->flags))
 			joules_queue_now(e);
+		/*
+		 * Born and exited since the load, found only now (its tracking
+		 * was deferred): the exit hook had no entry to mark, so it is
+		 * marked here, for its exit record and its cgroup's count. A
+		 * final switch-out still to come sees the bit and adds nothing.
+		 */
+		if (!err && t->exit_state && from_start &&
+		    !test_and_set_bit(JE_DEAD, &e->flags))
+			llist_add(&e->dnode, &joules_dying);
 	}
 	rcu_read_unlock();
 out:
