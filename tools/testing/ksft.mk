@@ -17,3 +17,6 @@ $(KSFT_HDRS) &:
 		linux-source-6.12/tools/testing/selftests/kselftest_harness.h \
 		linux-source-6.12/tools/testing/selftests/kselftest.h
 	@touch $(KSFT_HDRS)
+
+# The including Makefiles' default goal is their `all`, not this rule.
+.DEFAULT_GOAL := all
