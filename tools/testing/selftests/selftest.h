@@ -22,6 +22,7 @@
 
 #include "check.h"
 #include "nl.h"
+#include "tap.h"	/* until every selftest is on the harness */
 
 /*
  * Every TEST here runs under emulation, where seconds are long: a test
