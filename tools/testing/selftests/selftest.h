@@ -286,6 +286,79 @@ static inline pid_t st_spawn_in(const char *root, const char *rel)
 }
 
 /*
+ * The module's writable settings as a test found them, put back when it is
+ * done: a fixture's setup saves them, its teardown restores each one that
+ * the test changed (the bands before the coefficients, which they hold).
+ */
+static const char *const st_settings_names[] = {
+	"interval_ms", "gamma_milli", "delta_milli", "idle_split", "source",
+	"meter_idle_uw", "model/bands", "model/coefficients",
+};
+#define ST_NR_SETTINGS (sizeof(st_settings_names) / sizeof(st_settings_names[0]))
+
+struct st_settings {
+	char v[ST_NR_SETTINGS][2048];
+};
+
+/* A setting's value as it is written: "auto [rapl] model" reads back as "rapl". */
+static inline void st_setting_value(const char *name, char *v)
+{
+	char *a, *b;
+
+	if (!strcmp(name, "source") && (a = strchr(v, '[')) && (b = strchr(a, ']'))) {
+		memmove(v, a + 1, b - a - 1);
+		v[b - a - 1] = 0;
+	}
+}
+
+static inline void st_settings_save(struct st_settings *s)
+{
+	char path[128];
+
+	for (size_t i = 0; i < ST_NR_SETTINGS; i++) {
+		snprintf(path, sizeof(path), JOULES_SYSFS "/%s", st_settings_names[i]);
+		if (st_read(path, s->v[i], sizeof(s->v[i])) <= 0)
+			s->v[i][0] = 0;
+		st_setting_value(st_settings_names[i], s->v[i]);
+	}
+}
+
+/*
+ * Write back every saved setting that now reads otherwise; how many could
+ * not be (each named in a diagnostic). The module must be loaded.
+ */
+static inline int st_settings_restore(const struct st_settings *s)
+{
+	char path[128], cur[2048];
+	int bad = 0;
+
+	for (size_t i = 0; i < ST_NR_SETTINGS; i++) {
+		int err;
+
+		if (!s->v[i][0])
+			continue;
+		snprintf(path, sizeof(path), JOULES_SYSFS "/%s", st_settings_names[i]);
+		if (st_read(path, cur, sizeof(cur)) > 0) {
+			st_setting_value(st_settings_names[i], cur);
+			if (!strcmp(cur, s->v[i]))
+				continue;
+		}
+		err = st_write(path, s->v[i], strlen(s->v[i]));
+		if (err) {
+			DIAG("restoring %s: %s", st_settings_names[i], strerror(-err));
+			bad++;
+		}
+	}
+	return bad;
+}
+
+/* The module loaded and /proc/energy mounted, as the guest runner has them; 0 or -1. */
+static inline int st_load(void)
+{
+	return st_sh(". /lib/joules/lib.sh; joules_load") ? -1 : 0;
+}
+
+/*
  * The model's coefficients as a test found them, to put back when it is
  * done (a fixture's setup saves them, its teardown restores them).
  */
