@@ -142,83 +142,26 @@ TEST_F(tools, show_is_the_file_plus_the_names)
 	EXPECT_EQ(2, ST_JC(0, "show", "/" CTR));
 }
 
-/* How many frames of top are in the output file so far. */
-static int frames_so_far(void)
+static unsigned long long cg_usage(const void *rel)
 {
-	static char b[sizeof(st_out)];
-	int n = 0;
-
-	if (st_read(ST_JC_OUT, b, sizeof(b)) <= 0)
-		return 0;
-	for (const char *p = b; (p = strstr(p, "joulesctl top - ")); p++)
-		n++;
-	return n;
-}
-
-/*
- * Where the kernel's cpu.stat of a cgroup stood when top printed its
- * frames: top flushes each frame as it prints it, so polling the output
- * and cpu.stat in turn brackets the snapshot behind frame k between the
- * last poll that did not see it (pre) and the first that did (post).
- */
-struct frame_mark {
-	double t_pre, t_post;
-	unsigned long long u_pre, u_post;
-};
-
-/* Run top (args) to its end, marking frames 1..nmarks; its exit status. */
-static int top_marked(const char *rel, const char *const *args, struct frame_mark *m, int nmarks)
-{
-	double t = st_now(), end = t + 60;
-	unsigned long long u = st_cg_usage_usec(rel);
-	pid_t pid = st_jc_start(0, args);
-	int seen = 0, st = 0;
-	pid_t r = 0;
-
-	if (pid < 0)
-		return -1;
-	while (st_now() < end) {
-		int n = frames_so_far();
-		double t1 = st_now();
-		unsigned long long u1 = st_cg_usage_usec(rel);
-
-		for (; seen < n && seen < nmarks; seen++) {
-			m[seen].t_pre = t;
-			m[seen].u_pre = u;
-			m[seen].t_post = t1;
-			m[seen].u_post = u1;
-		}
-		t = t1;
-		u = u1;
-		r = waitpid(pid, &st, WNOHANG);
-		if (r)
-			break;
-		usleep(10000);
-	}
-	if (!r) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-	}
-	st_jc_finish(-1, 0);
-	if (seen < nmarks)
-		return -1;
-	return r == pid && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return st_cg_usage_usec(rel);
 }
 
 TEST_F(tools, top_shows_a_burners_power_and_names)
 {
 	char row[1024], cpu[16], cid[16], uid[64], qos[16], path[512];
 	const char *frame;
-	double power, pct, c_lo, c_hi, f_lo, f_hi, ival;
-	struct frame_mark m[2];
+	double power, pct, lo, hi, f_lo, f_hi;
+	struct st_frame_mark m[2];
 	pid_t b;
 	int rc;
 
 	ASSERT_EQ(0, st_mkcg(CTR));
 	b = st_burn_in(CTR, -1);
 	ASSERT_LT(0, b);
-	rc = top_marked(CTR, (const char *const[]){ "top", "--cgroups", "--depth", "4", "-b",
-						    "-n", "2", "-d", "1", NULL }, m, 2);
+	rc = st_jc_frames((const char *const[]){ "top", "--cgroups", "--depth", "4", "-b", "-n",
+						 "2", "-d", "1", NULL },
+			  cg_usage, CTR, m, 2);
 	kill(b, SIGKILL);
 	waitpid(b, NULL, 0);
 	ASSERT_EQ(0, rc) TH_LOG("stderr: %s", st_err);
@@ -240,21 +183,17 @@ TEST_F(tools, top_shows_a_burners_power_and_names)
 	 * interval: a frame holds its intervals give or take one, which also
 	 * covers the moment between top's snapshot and its print.
 	 */
-	ival = st_interval_ms() / 1e3;
-	c_lo = (m[1].u_pre > m[0].u_post ? m[1].u_pre - m[0].u_post : 0) / 1e6 - ival;
-	c_hi = (m[1].u_post - m[0].u_pre) / 1e6 + ival;
-	f_lo = m[1].t_pre - m[0].t_post;
-	f_hi = m[1].t_post - m[0].t_pre;
-	TH_LOG("cpu.stat: %.3f..%.3f CPU s in a frame of %.3f..%.3f s; top: %.1f%% %.3f W",
-	       c_lo, c_hi, f_lo, f_hi, pct, power);
+	st_frame_share(&m[0], &m[1], &lo, &hi, &f_lo, &f_hi);
+	TH_LOG("cpu.stat: %.3f..%.3f of a CPU in a frame of %.3f..%.3f s; top: %.1f%% %.3f W", lo,
+	       hi, f_lo, f_hi, pct, power);
 	ASSERT_LT(0, f_lo);
-	EXPECT_LE(100 * c_lo / f_hi, pct);
-	EXPECT_GE(100 * c_hi / f_lo, pct);
+	EXPECT_LE(100 * lo, pct);
+	EXPECT_GE(100 * hi, pct);
 	/* One thread: never above one CPU, give or take an interval. */
 	EXPECT_GT(115, pct);
 	/* 10 W per busy CPU for its share, and a share of the 5 W idle power. */
-	EXPECT_LE(10 * c_lo / f_hi, power);
-	EXPECT_GE(10 * c_hi / f_lo + 5, power);
+	EXPECT_LE(10 * lo, power);
+	EXPECT_GE(10 * hi + 5, power);
 	EXPECT_STREQ("5eed00000000", cid);
 	EXPECT_STREQ(UID, uid);
 	EXPECT_STREQ("besteffort", qos);

@@ -396,6 +396,8 @@ static inline int st_model_restore(struct st_model *m)
 #define ST_JC_OUT "/tmp/st-jc.out"
 #define ST_JC_ERR "/tmp/st-jc.err"
 
+/* The program run: the installed one, or another a test's main() picks. */
+static const char *st_jc_path __attribute__((unused)) = ST_JOULESCTL;
 static char st_out[1 << 17] __attribute__((unused));
 static char st_err[4096] __attribute__((unused));
 
@@ -406,7 +408,7 @@ static inline pid_t st_jc_start(uid_t uid, const char *const *args)
 	int n = 0;
 	pid_t pid;
 
-	argv[n++] = ST_JOULESCTL;
+	argv[n++] = st_jc_path;
 	while (*args && n < 31)
 		argv[n++] = *args++;
 	argv[n] = NULL;
@@ -426,7 +428,7 @@ static inline pid_t st_jc_start(uid_t uid, const char *const *args)
 		open("/dev/null", O_RDONLY);
 		if (uid && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
 			_exit(126);
-		execv(ST_JOULESCTL, (char *const *)argv);
+		execv(st_jc_path, (char *const *)argv);
 		_exit(127);
 	}
 	return pid;
@@ -460,6 +462,107 @@ static inline int st_jc_finish(pid_t pid, double sec)
 /* Run joulesctl to its end (at most 60 s): ST_JC(uid, "show", "--json"). */
 #define ST_JC(uid, ...) \
 	st_jc_finish(st_jc_start(uid, (const char *const[]){ __VA_ARGS__, NULL }), 60)
+
+/*
+ * What a CPU-time counter stood at when `joulesctl top` printed its
+ * frames. top flushes each frame as it prints it, so polling its output
+ * and the counter in turn brackets the snapshot behind frame k between the
+ * last poll that did not see it (pre) and the first that did (post).
+ */
+struct st_frame_mark {
+	double t_pre, t_post;		/* CLOCK_MONOTONIC, s */
+	unsigned long long u_pre, u_post;	/* the counter, us */
+};
+
+/* How many frames of top are in its output file so far. */
+static inline int st_jc_frames_so_far(void)
+{
+	static char b[sizeof(st_out)];
+	int n = 0;
+
+	if (st_read(ST_JC_OUT, b, sizeof(b)) <= 0)
+		return 0;
+	for (const char *p = b; (p = strstr(p, "joulesctl top - ")); p++)
+		n++;
+	return n;
+}
+
+/*
+ * Run joulesctl top (args) as root to its end (at most 60 s), marking
+ * frames 1..nmarks with usage(arg), a CPU time in us; its exit status, -1
+ * if it failed or printed fewer frames. Its output in st_out[], st_err[].
+ */
+static inline int st_jc_frames(const char *const *args,
+			       unsigned long long (*usage)(const void *), const void *arg,
+			       struct st_frame_mark *m, int nmarks)
+{
+	double t = st_now(), end = t + 60;
+	unsigned long long u = usage(arg);
+	pid_t pid = st_jc_start(0, args), r = 0;
+	int seen = 0, st = 0;
+
+	if (pid < 0)
+		return -1;
+	while (st_now() < end) {
+		int n = st_jc_frames_so_far();
+		double t1 = st_now();
+		unsigned long long u1 = usage(arg);
+
+		for (; seen < n && seen < nmarks; seen++) {
+			m[seen].t_pre = t;
+			m[seen].u_pre = u;
+			m[seen].t_post = t1;
+			m[seen].u_post = u1;
+		}
+		t = t1;
+		u = u1;
+		r = waitpid(pid, &st, WNOHANG);
+		if (r)
+			break;
+		usleep(10000);
+	}
+	if (!r) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	st_jc_finish(-1, 0);
+	if (seen < nmarks)
+		return -1;
+	return r == pid && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * The share of a CPU (CPU seconds per second) the counter grew by in the
+ * frame top printed at mark b, which spans its snapshots behind a and b:
+ * at least what surely fell inside (post of a to pre of b) over the
+ * longest the frame can be, at most what may have (pre of a to post of b)
+ * over the shortest; and the module charges CPU time per interval, so a
+ * frame holds its intervals give or take one. [*lo, *hi], and the frame's
+ * length [*f_lo, *f_hi] in s.
+ */
+static inline void st_frame_share(const struct st_frame_mark *a, const struct st_frame_mark *b,
+				  double *lo, double *hi, double *f_lo, double *f_hi)
+{
+	double ival = st_interval_ms() / 1e3;
+	double c_lo = (b->u_pre > a->u_post ? b->u_pre - a->u_post : 0) / 1e6 - ival;
+	double c_hi = (b->u_post - a->u_pre) / 1e6 + ival;
+
+	*f_lo = b->t_pre - a->t_post;
+	*f_hi = b->t_post - a->t_pre;
+	*lo = *f_hi > 0 ? c_lo / *f_hi : 0;
+	*hi = *f_lo > 0 ? c_hi / *f_lo : 1e9;
+}
+
+/* A task's CPU time by its schedstat, us (0 if unread); arg points to its pid. */
+static inline unsigned long long st_task_usage_usec(const void *arg)
+{
+	char path[64], b[128];
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", *(const pid_t *)arg);
+	if (st_read(path, b, sizeof(b)) <= 0)
+		return 0;
+	return strtoull(b, NULL, 10) / 1000;
+}
 
 /*
  * cgroup v2, as the cgroup tests set it up: the hierarchy at ST_CG (mounted
