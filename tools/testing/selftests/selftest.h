@@ -22,7 +22,6 @@
 
 #include "check.h"
 #include "nl.h"
-#include "tap.h"	/* until every selftest is on the harness */
 
 /*
  * Every TEST here runs under emulation, where seconds are long: a test
