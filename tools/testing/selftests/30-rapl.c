@@ -967,6 +967,9 @@ TEST_F(meter, unload)
 	pid_t c;
 	int err;
 
+	/* The meter at 15 W + 4 W, as the runs before it leave it. */
+	set_power("pkg", PKG_UW);
+	set_power("dram", DRAM_UW);
 	/* A model to fall back on: 2 W per busy CPU, 0.5 W idle. */
 	err = wr(JOULES_SYSFS "/model/coefficients",
 		 "2000000 0 0 0 0 500000\n");
