@@ -16,9 +16,10 @@
 #define GEN JOULES_SYSFS "/model/generation"
 
 /*
- * Every test: the module's settings as they were before it (coefficients,
- * idle_split, ...), and the module loaded again after the one that unloads
- * it; restored from the parent, so also after a crash.
+ * Every test: a model of 5 W per busy CPU; afterwards the module's
+ * settings as they were before it (coefficients, idle_split, ...), and the
+ * module loaded again after the one that unloads it; restored from the
+ * parent, so also after a crash.
  */
 FIXTURE(acct) {
 	struct st_settings saved;
@@ -27,6 +28,8 @@ FIXTURE(acct) {
 FIXTURE_SETUP(acct)
 {
 	st_settings_save(&self->saved);
+	/* 5 W per busy CPU and nothing else, unless the test sets its own. */
+	ASSERT_EQ(0, st_write(COEF, "5000000 0 0 0 0 0\n", 18));
 }
 
 FIXTURE_TEARDOWN_PARENT(acct)

@@ -520,7 +520,7 @@ int main(int argc, char **argv)
 	}
 	rc = test_harness_run(argc, argv);
 	st_model_restore(&model);
-	st_rmcg("kubepods.slice");
+	st_rmcg("kubepods.slice/kubepods-burstable.slice");
 	st_rmcg("system.slice/docker-"
 		"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope");
 	st_rmcg("move.slice");
