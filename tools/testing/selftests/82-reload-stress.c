@@ -165,7 +165,7 @@ FIXTURE_TEARDOWN_PARENT(reload)
 TEST_F_TIMEOUT(reload, stress, 600)
 {
 	pthread_t th[5];
-	pid_t *subs = self->subs;
+	pid_t subs[2];
 	int i, fail_unload = 0, fail_load = 0, fail_read = 0, status;
 	int cycles = st_scaled(CYCLES);
 	char b[1024];
@@ -195,6 +195,8 @@ TEST_F_TIMEOUT(reload, stress, 600)
 				usleep(20000);
 			}
 		}
+		/* The parent's copy, for the teardown: never written in the child. */
+		self->subs[i] = subs[i];
 	}
 	pthread_create(&th[0], NULL, reader, (void *)0UL);
 	pthread_create(&th[1], NULL, reader, (void *)3UL);
@@ -231,7 +233,7 @@ TEST_F_TIMEOUT(reload, stress, 600)
 		kill(-subs[i], SIGKILL);
 		kill(subs[i], SIGKILL);
 		waitpid(subs[i], &status, 0);
-		subs[i] = -1;
+		self->subs[i] = -1;
 	}
 	CHECK(bad_errs == 0 && ok_ops > 0,
 	      "readers and writers: %lu ok, %lu clean errors, %lu others (last: %s)", ok_ops,
