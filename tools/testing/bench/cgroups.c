@@ -209,35 +209,22 @@ int main(int argc, char **argv)
 	unsigned int reps = 5;
 	const char *mode = "both";
 	long long iv;
-	int o, rc = 0, rc2 = 0;
+	int rc = 0, rc2 = 0;
 	double t0;
 
-	while ((o = getopt(argc, argv, "n:s:r:d:m:q")) != -1) {
-		switch (o) {
-		case 'n':
-			c.n = strtoul(optarg, NULL, 10);
-			break;
-		case 's':
-			c.secs = strtod(optarg, NULL);
-			break;
-		case 'r':
-			reps = (unsigned int)strtoul(optarg, NULL, 10);
-			break;
-		case 'd':
-			c.dumps = (unsigned int)strtoul(optarg, NULL, 10);
-			break;
-		case 'm':
-			mode = optarg;
-			break;
-		case 'q':
-			bench_quiet = true;
-			break;
-		default:
-			fprintf(stderr,
-				"usage: bench-cgroups [-n CGROUPS] [-s SECONDS] [-r TRIALS] [-d DUMPS] [-m worker|dump|both] [-q]\n");
-			return 2;
-		}
-	}
+	const struct bench_opt opts[] = {
+		{ 'n', BENCH_ULONG, &c.n, "CGROUPS" },
+		{ 's', BENCH_DOUBLE, &c.secs, "SECONDS" },
+		{ 'r', BENCH_UINT, &reps, "TRIALS" },
+		{ 'd', BENCH_UINT, &c.dumps, "DUMPS" },
+		{ 'm', BENCH_STR, &mode, "worker|dump|both" },
+		BENCH_OPT_QUIET,
+	};
+	int err;
+
+	err = bench_parse_args(argc, argv, "bench-cgroups", opts, sizeof(opts) / sizeof(opts[0]));
+	if (err)
+		return err;
 	if (!c.n || c.secs <= 0 || !reps || !c.dumps ||
 	    (strcmp(mode, "worker") && strcmp(mode, "dump") && strcmp(mode, "both"))) {
 		fprintf(stderr, "bench-cgroups: bad -n, -s, -r, -d or -m\n");

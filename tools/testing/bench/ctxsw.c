@@ -104,32 +104,20 @@ int main(int argc, char **argv)
 		.arg = &cs,
 		.with_bpf = true,
 	};
-	int c;
 
-	while ((c = getopt(argc, argv, "n:r:c:Bq")) != -1) {
-		switch (c) {
-		case 'n':
-			cs.n = strtoul(optarg, NULL, 0);
-			break;
-		case 'r':
-			d.reps = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case 'c':
-			cs.cpu = atoi(optarg);
-			break;
-		case 'B':
-			d.with_bpf = false;
-			break;
-		case 'q':
-			bench_quiet = true;
-			break;
-		default:
-			fprintf(stderr,
-				"usage: %s [-n ROUND_TRIPS] [-r ROUNDS] [-c CPU|-1] [-B] [-q]\n",
-				argv[0]);
-			return 2;
-		}
-	}
+
+	const struct bench_opt opts[] = {
+		{ 'n', BENCH_ULONG, &cs.n, "ROUND_TRIPS" },
+		{ 'r', BENCH_UINT, &d.reps, "ROUNDS" },
+		{ 'c', BENCH_INT, &cs.cpu, "CPU|-1" },
+		{ 'B', BENCH_CLEAR, &d.with_bpf, NULL },
+		BENCH_OPT_QUIET,
+	};
+	int err;
+
+	err = bench_parse_args(argc, argv, argv[0], opts, sizeof(opts) / sizeof(opts[0]));
+	if (err)
+		return err;
 	if (cs.n < 2 || !d.reps) {
 		fprintf(stderr, "bench-ctxsw: need -n >= 2 and -r >= 1\n");
 		return 2;

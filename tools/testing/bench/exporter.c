@@ -238,35 +238,22 @@ int main(int argc, char **argv)
 	struct xb x = { .n = 10000, .cgroups = 1000, .scrapes = 50, .exe = NULL };
 	unsigned int reps = 5;
 	long long old_threads, old_pids;
-	int c, rc, rc2, rc3;
+	int rc, rc2, rc3;
 	double t0;
 
-	while ((c = getopt(argc, argv, "n:g:k:r:x:q")) != -1) {
-		switch (c) {
-		case 'n':
-			x.n = strtoul(optarg, NULL, 10);
-			break;
-		case 'g':
-			x.cgroups = strtoul(optarg, NULL, 10);
-			break;
-		case 'k':
-			x.scrapes = (unsigned int)strtoul(optarg, NULL, 10);
-			break;
-		case 'r':
-			reps = (unsigned int)strtoul(optarg, NULL, 10);
-			break;
-		case 'x':
-			x.exe = optarg;
-			break;
-		case 'q':
-			bench_quiet = true;
-			break;
-		default:
-			fprintf(stderr,
-				"usage: bench-exporter [-n TASKS] [-g CGROUPS] [-k SCRAPES] [-r TRIALS] [-x EXPORTER] [-q]\n");
-			return 2;
-		}
-	}
+	const struct bench_opt opts[] = {
+		{ 'n', BENCH_ULONG, &x.n, "TASKS" },
+		{ 'g', BENCH_ULONG, &x.cgroups, "CGROUPS" },
+		{ 'k', BENCH_UINT, &x.scrapes, "SCRAPES" },
+		{ 'r', BENCH_UINT, &reps, "TRIALS" },
+		{ 'x', BENCH_STR, &x.exe, "EXPORTER" },
+		BENCH_OPT_QUIET,
+	};
+	int err;
+
+	err = bench_parse_args(argc, argv, "bench-exporter", opts, sizeof(opts) / sizeof(opts[0]));
+	if (err)
+		return err;
 	if (!x.scrapes)
 		x.scrapes = 1;
 	/* The guest's loopback starts down; on a real machine this is a no-op. */

@@ -139,32 +139,20 @@ int main(int argc, char **argv)
 		.after_loaded = after_loaded,
 		.with_bpf = true,
 	};
-	int c, rc;
+	int rc;
 
-	while ((c = getopt(argc, argv, "n:w:r:Bq")) != -1) {
-		switch (c) {
-		case 'n':
-			fe.n = strtoul(optarg, NULL, 0);
-			break;
-		case 'w':
-			fe.inflight = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case 'r':
-			d.reps = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case 'B':
-			d.with_bpf = false;
-			break;
-		case 'q':
-			bench_quiet = true;
-			break;
-		default:
-			fprintf(stderr,
-				"usage: %s [-n PROCESSES] [-w IN_FLIGHT] [-r ROUNDS] [-B] [-q]\n",
-				argv[0]);
-			return 2;
-		}
-	}
+	const struct bench_opt opts[] = {
+		{ 'n', BENCH_ULONG, &fe.n, "PROCESSES" },
+		{ 'w', BENCH_UINT, &fe.inflight, "IN_FLIGHT" },
+		{ 'r', BENCH_UINT, &d.reps, "ROUNDS" },
+		{ 'B', BENCH_CLEAR, &d.with_bpf, NULL },
+		BENCH_OPT_QUIET,
+	};
+	int err;
+
+	err = bench_parse_args(argc, argv, argv[0], opts, sizeof(opts) / sizeof(opts[0]));
+	if (err)
+		return err;
 	if (!fe.n || !fe.inflight || !d.reps) {
 		fprintf(stderr, "bench-forkexit: -n, -w and -r must be >= 1\n");
 		return 2;

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -757,4 +758,91 @@ void bench_cgroups_remove(unsigned long n)
 		}
 	}
 	rmdir(CG_TREE);
+}
+
+static void bench_usage(const char *prog, const struct bench_opt *opts, unsigned int n)
+{
+	fprintf(stderr, "usage: %s", prog);
+	for (unsigned int i = 0; i < n; i++)
+		if (opts[i].meta)
+			fprintf(stderr, " [-%c %s]", opts[i].opt, opts[i].meta);
+		else
+			fprintf(stderr, " [-%c]", opts[i].opt);
+	fputc('\n', stderr);
+}
+
+/* One option's value into its destination; 0, or -1 if it does not parse or fit. */
+static int bench_store(const struct bench_opt *o, const char *arg)
+{
+	char *end = NULL;
+
+	errno = 0;
+	switch (o->type) {
+	case BENCH_ULONG:
+	case BENCH_UINT: {
+		unsigned long v;
+
+		if (*arg == '-')
+			return -1;
+		v = strtoul(arg, &end, 0);
+		if (errno || end == arg || *end || (o->type == BENCH_UINT && v > UINT_MAX))
+			return -1;
+		if (o->type == BENCH_ULONG)
+			*(unsigned long *)o->dst = v;
+		else
+			*(unsigned int *)o->dst = (unsigned int)v;
+		return 0;
+	}
+	case BENCH_INT: {
+		long v = strtol(arg, &end, 0);
+
+		if (errno || end == arg || *end || v < INT_MIN || v > INT_MAX)
+			return -1;
+		*(int *)o->dst = (int)v;
+		return 0;
+	}
+	case BENCH_DOUBLE:
+		*(double *)o->dst = strtod(arg, &end);
+		return errno || end == arg || *end ? -1 : 0;
+	case BENCH_STR:
+		*(const char **)o->dst = arg;
+		return 0;
+	case BENCH_SET:
+	case BENCH_CLEAR:
+		*(bool *)o->dst = o->type == BENCH_SET;
+		return 0;
+	}
+	return -1;
+}
+
+int bench_parse_args(int argc, char **argv, const char *prog, const struct bench_opt *opts,
+		     unsigned int n)
+{
+	char spec[64];
+	unsigned int i, k = 0;
+	int c;
+
+	for (i = 0; i < n && k + 3 < sizeof(spec); i++) {
+		spec[k++] = opts[i].opt;
+		if (opts[i].meta)
+			spec[k++] = ':';
+	}
+	spec[k] = 0;
+	optind = 1;
+	while ((c = getopt(argc, argv, spec)) != -1) {
+		for (i = 0; i < n && opts[i].opt != c; i++)
+			;
+		if (i == n || bench_store(&opts[i], opts[i].meta ? optarg : "")) {
+			if (i < n)
+				fprintf(stderr, "%s: bad value '%s' for -%c\n", prog, optarg, c);
+			bench_usage(prog, opts, n);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+		bench_usage(prog, opts, n);
+		return 2;
+	}
+	return 0;
 }

@@ -148,4 +148,36 @@ void bench_cgroups_remove(unsigned long n);
 /* Print no per-trial lines, only the summaries. */
 extern bool bench_quiet;
 
+/*
+ * A benchmark's command line, one table for all of them: each option a
+ * letter, where its value goes, and its name in the usage line ("-n TASKS");
+ * flags (no value) set a bool. BENCH_OPT_QUIET is -q (bench_quiet).
+ */
+enum bench_opt_type {
+	BENCH_ULONG,	/* unsigned long */
+	BENCH_UINT,	/* unsigned int */
+	BENCH_INT,	/* int, may be negative */
+	BENCH_DOUBLE,	/* double */
+	BENCH_STR,	/* const char *, the argument itself */
+	BENCH_SET,	/* bool, set to true */
+	BENCH_CLEAR,	/* bool, set to false */
+};
+
+struct bench_opt {
+	char opt;
+	enum bench_opt_type type;
+	void *dst;
+	const char *meta;	/* the value's name in the usage line; NULL for flags */
+};
+
+#define BENCH_OPT_QUIET { 'q', BENCH_SET, &bench_quiet, NULL }
+
+/*
+ * Parse argv by the table (n options). 0, or 2 after printing the usage
+ * line to stderr (an unknown option, a missing value, a number that is not
+ * one or does not fit): main() returns it.
+ */
+int bench_parse_args(int argc, char **argv, const char *prog, const struct bench_opt *opts,
+		     unsigned int n);
+
 #endif /* JOULES_BENCH_HARNESS_H */

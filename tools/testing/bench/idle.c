@@ -80,29 +80,19 @@ int main(int argc, char **argv)
 		.arg = &id,
 		.no_warmup = true, /* nothing to warm: the bench sleeps */
 	};
-	int c, rc;
+	int rc;
 
-	while ((c = getopt(argc, argv, "n:s:r:q")) != -1) {
-		switch (c) {
-		case 'n':
-			id.n = strtoul(optarg, NULL, 0);
-			break;
-		case 's':
-			id.secs = strtod(optarg, NULL);
-			break;
-		case 'r':
-			d.reps = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case 'q':
-			bench_quiet = true;
-			break;
-		default:
-			fprintf(stderr,
-				"usage: %s [-n TASKS] [-s SECONDS] [-r PAIRS] [-q]\n",
-				argv[0]);
-			return 2;
-		}
-	}
+	const struct bench_opt opts[] = {
+		{ 'n', BENCH_ULONG, &id.n, "TASKS" },
+		{ 's', BENCH_DOUBLE, &id.secs, "SECONDS" },
+		{ 'r', BENCH_UINT, &d.reps, "PAIRS" },
+		BENCH_OPT_QUIET,
+	};
+	int err;
+
+	err = bench_parse_args(argc, argv, argv[0], opts, sizeof(opts) / sizeof(opts[0]));
+	if (err)
+		return err;
 	if (id.secs <= 0 || !d.reps) {
 		fprintf(stderr, "bench-idle: need -s > 0 and -r >= 1\n");
 		return 2;

@@ -123,32 +123,20 @@ int main(int argc, char **argv)
 	long long old_threads, old_pids;
 	double t0;
 	char buf[32];
-	int c, rc;
+	int rc;
 
-	while ((c = getopt(argc, argv, "n:d:r:tq")) != -1) {
-		switch (c) {
-		case 'n':
-			nd.n = strtoul(optarg, NULL, 0);
-			break;
-		case 'd':
-			nd.dumps = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case 'r':
-			d.reps = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case 't':
-			nd.threads = true;
-			break;
-		case 'q':
-			bench_quiet = true;
-			break;
-		default:
-			fprintf(stderr,
-				"usage: %s [-n TASKS] [-d DUMPS] [-r TRIALS] [-t] [-q]\n",
-				argv[0]);
-			return 2;
-		}
-	}
+	const struct bench_opt opts[] = {
+		{ 'n', BENCH_ULONG, &nd.n, "TASKS" },
+		{ 'd', BENCH_UINT, &nd.dumps, "DUMPS" },
+		{ 'r', BENCH_UINT, &d.reps, "TRIALS" },
+		{ 't', BENCH_SET, &nd.threads, NULL },
+		BENCH_OPT_QUIET,
+	};
+	int err;
+
+	err = bench_parse_args(argc, argv, argv[0], opts, sizeof(opts) / sizeof(opts[0]));
+	if (err)
+		return err;
 	if (!nd.n || !nd.dumps || nd.dumps > 64 || !d.reps) {
 		fprintf(stderr, "bench-nldump: bad -n, -d or -r\n");
 		return 2;

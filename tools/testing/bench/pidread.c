@@ -86,33 +86,21 @@ int main(int argc, char **argv)
 		.trial = trial,
 		.arg = &pr,
 	};
-	int c, rc, status;
+	int rc, status;
 	pid_t pid;
 
-	while ((c = getopt(argc, argv, "b:k:r:iq")) != -1) {
-		switch (c) {
-		case 'b':
-			pr.batch = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case 'k':
-			pr.batches = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case 'r':
-			d.reps = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case 'i':
-			pr.io_only = true;
-			break;
-		case 'q':
-			bench_quiet = true;
-			break;
-		default:
-			fprintf(stderr,
-				"usage: %s [-b BATCH] [-k BATCHES] [-r TRIALS] [-i] [-q]\n",
-				argv[0]);
-			return 2;
-		}
-	}
+	const struct bench_opt opts[] = {
+		{ 'b', BENCH_UINT, &pr.batch, "BATCH" },
+		{ 'k', BENCH_UINT, &pr.batches, "BATCHES" },
+		{ 'r', BENCH_UINT, &d.reps, "TRIALS" },
+		{ 'i', BENCH_SET, &pr.io_only, NULL },
+		BENCH_OPT_QUIET,
+	};
+	int err;
+
+	err = bench_parse_args(argc, argv, argv[0], opts, sizeof(opts) / sizeof(opts[0]));
+	if (err)
+		return err;
 	if (!pr.batch || !pr.batches || pr.batches > BENCH_MAX_REPS * 16 ||
 	    !d.reps) {
 		fprintf(stderr, "bench-pidread: bad -b, -k or -r\n");

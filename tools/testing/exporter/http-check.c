@@ -29,12 +29,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tap.h"
+#include "check.h"
+
+/* A test waits up to LIMIT (or TIMEOUT + 10) seconds on its own. */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 600
 
 static struct sockaddr_storage peer;
 static socklen_t peer_len;
 static const char *host_hdr = "localhost";
 static const char *path = "/metrics";
+/* The options (see above), for the tests. */
+static int maxconn = 512, conns = 500;
+static double limit = 60, timeout = 10;
 
 static double now(void)
 {
@@ -161,66 +168,68 @@ static bool scrape_ok(void)
 	request("GET", path, NULL, &r);
 	ok = r.status == 200 && r.body && strstr(r.body, "joules_module_loaded");
 	if (!ok)
-		tap_diag("scrape: status %d", r.status);
+		DIAG("scrape: status %d", r.status);
 	resp_free(&r);
 	return ok;
 }
 
-static void test_formats(void)
+/* N: text 0.0.4 by default, OpenMetrics when asked */
+TEST(formats)
 {
 	struct resp r;
 
 	request("GET", path, NULL, &r);
-	tap_check(r.status == 200, "status %d", r.status);
-	tap_check(!strcmp(r.ctype, "text/plain; version=0.0.4; charset=utf-8"),
+	CHECK(r.status == 200, "status %d", r.status);
+	CHECK(!strcmp(r.ctype, "text/plain; version=0.0.4; charset=utf-8"),
 		  "content type '%s'", r.ctype);
-	tap_check(r.body && strstr(r.body, "# TYPE joules_module_loaded gauge"),
+	CHECK(r.body && strstr(r.body, "# TYPE joules_module_loaded gauge"),
 		  "HELP/TYPE");
-	tap_check(r.body && !strstr(r.body, "# EOF"), "no EOF in 0.0.4");
+	CHECK(r.body && !strstr(r.body, "# EOF"), "no EOF in 0.0.4");
 	resp_free(&r);
 	request("GET", path,
 		"Accept: application/openmetrics-text;version=1.0.0,"
 		"application/openmetrics-text;version=0.0.1;q=0.75,"
 		"text/plain;version=0.0.4;q=0.5,*/*;q=0.1\r\n",
 		&r);
-	tap_check(r.status == 200, "status %d", r.status);
-	tap_check(!strcmp(r.ctype, "application/openmetrics-text; version=1.0.0; charset=utf-8"),
+	CHECK(r.status == 200, "status %d", r.status);
+	CHECK(!strcmp(r.ctype, "application/openmetrics-text; version=1.0.0; charset=utf-8"),
 		  "content type '%s'", r.ctype);
-	tap_check(r.body && r.len >= 6 &&
+	CHECK(r.body && r.len >= 6 &&
 			  !strcmp(r.body + r.len - 6, "# EOF\n"),
 		  "OpenMetrics ends with # EOF");
 	resp_free(&r);
-	tap_done("%s: text 0.0.4 by default, OpenMetrics when asked", path);
+	TH_LOG("%s: text 0.0.4 by default, OpenMetrics when asked", path);
 }
 
-static void test_paths(void)
+/* landing page, 404, 405, HEAD */
+TEST(paths)
 {
 	struct resp r;
 	char href[300];
 
 	snprintf(href, sizeof(href), "href=\"%s\"", path);
 	request("GET", "/", NULL, &r);
-	tap_check(r.status == 200 && strstr(r.ctype, "text/html") && r.body &&
+	CHECK(r.status == 200 && strstr(r.ctype, "text/html") && r.body &&
 			  strstr(r.body, href),
 		  "landing page: %d '%s'", r.status, r.ctype);
 	resp_free(&r);
 	request("GET", "/nope", NULL, &r);
-	tap_check(r.status == 404, "unknown path: %d", r.status);
+	CHECK(r.status == 404, "unknown path: %d", r.status);
 	resp_free(&r);
 	request("GET", "/metrics/../etc/passwd", NULL, &r);
-	tap_check(r.status == 404, "traversal: %d", r.status);
+	CHECK(r.status == 404, "traversal: %d", r.status);
 	resp_free(&r);
 	request("POST", path, "Content-Length: 5\r\n", &r);
-	tap_check(r.status == 405, "POST: %d", r.status);
+	CHECK(r.status == 405, "POST: %d", r.status);
 	resp_free(&r);
 	request("HEAD", path, NULL, &r);
-	tap_check(r.status == 200 && r.len == 0, "HEAD: %d, %zu body bytes",
+	CHECK(r.status == 200 && r.len == 0, "HEAD: %d, %zu body bytes",
 		  r.status, r.len);
 	resp_free(&r);
-	tap_done("landing page, 404, 405, HEAD");
 }
 
-static void test_huge_headers(void)
+/* huge headers are refused, the exporter keeps serving */
+TEST(huge_headers)
 {
 	size_t big = 1 << 20;
 	char *hdr = malloc(big + 64);
@@ -242,10 +251,10 @@ static void test_huge_headers(void)
 		send_all(fd, "\r\n", 2);
 		read_resp(fd, &r);
 		close(fd);
-		tap_check(r.status == 431 || r.status == 413 ||
+		CHECK(r.status == 431 || r.status == 413 ||
 				  r.status == 400 || r.status == 0,
 			  "1 MiB header answered %d", r.status);
-		tap_diag("1 MiB header: status %d", r.status);
+		DIAG("1 MiB header: status %d", r.status);
 		resp_free(&r);
 	}
 	/* Many headers, each small. */
@@ -263,12 +272,11 @@ static void test_huge_headers(void)
 		send_all(fd, "\r\n", 2);
 		read_resp(fd, &r);
 		close(fd);
-		tap_check(r.status != 200, "20,000 headers answered 200");
+		CHECK(r.status != 200, "20,000 headers answered 200");
 		resp_free(&r);
 	}
 	free(hdr);
-	tap_check(scrape_ok(), "serving after");
-	tap_done("huge headers are refused, the exporter keeps serving");
+	CHECK(scrape_ok(), "serving after");
 }
 
 /* Wait until the server closes fd; seconds waited, or -1 after limit. */
@@ -292,26 +300,25 @@ static double wait_closed(int fd, double limit)
 	}
 }
 
-static void test_never_finishes(double timeout)
+/* a client that never finishes its request */
+TEST(never_finishes)
 {
 	const char part[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ";
 	int fd = dial(false);
 	double t;
 
-	tap_check(fd >= 0, "connect");
+	CHECK(fd >= 0, "connect");
 	if (fd < 0) {
-		tap_done("a client that never finishes its request");
 		return;
 	}
 	send_all(fd, part, sizeof(part) - 1);
 	/* The others are served meanwhile. */
-	tap_check(scrape_ok(), "scrape while a request hangs");
+	CHECK(scrape_ok(), "scrape while a request hangs");
 	t = wait_closed(fd, timeout + 10);
-	tap_check(t >= 0, "not closed within %.0f s", timeout + 10);
-	tap_diag("unfinished request closed after %.1f s (timeout %.0f s)", t,
+	CHECK(t >= 0, "not closed within %.0f s", timeout + 10);
+	DIAG("unfinished request closed after %.1f s (timeout %.0f s)", t,
 		 timeout);
 	close(fd);
-	tap_done("a client that never finishes its request is dropped");
 }
 
 /* n connections at once, each with a partial request; fds in fds[]. */
@@ -341,25 +348,27 @@ static void close_many(int *fds, int n)
 			close(fds[i]);
 }
 
-static void test_many_idle(int n, int maxconn)
+/* N connections that never finish, at once */
+TEST(many_idle)
 {
+	int n = conns;
 	int *fds = calloc((size_t)n, sizeof(int));
 	int ok = open_many(fds, n);
 	bool during;
 
-	tap_diag("%d of %d connections opened with partial requests", ok, n);
+	DIAG("%d of %d connections opened with partial requests", ok, n);
 	usleep(500000);
 	during = scrape_ok();
 	if (n < maxconn)
-		tap_check(during, "a scrape failed with %d idle connections", n);
+		CHECK(during, "a scrape failed with %d idle connections", n);
 	else
-		tap_diag("scrape with %d idle connections (limit %d): %s", n,
+		DIAG("scrape with %d idle connections (limit %d): %s", n,
 			 maxconn, during ? "served" : "refused");
 	close_many(fds, n);
 	free(fds);
 	usleep(500000);
-	tap_check(scrape_ok(), "serving after");
-	tap_done("%d connections that never finish, at once", n);
+	CHECK(scrape_ok(), "serving after");
+	TH_LOG("%d connections that never finish, at once", n);
 }
 
 /* Parse what one connection received. */
@@ -372,8 +381,10 @@ static int status_of(const char *buf)
 	return st;
 }
 
-static void test_many_scrapes(int n, double limit)
+/* N scrapes at once are served or refused, none hang */
+TEST(many_scrapes)
 {
+	int n = conns;
 	char req[256];
 	int *fds = calloc((size_t)n, sizeof(int));
 	char (*head)[16] = calloc((size_t)n, 16);
@@ -449,17 +460,19 @@ static void test_many_scrapes(int n, double limit)
 	free(head);
 	free(got);
 	free(p);
-	tap_diag("%d scrapes at once: %d ok, %d 503, %d closed unanswered, %d other, %d unfinished after %.1f s",
+	DIAG("%d scrapes at once: %d ok, %d 503, %d closed unanswered, %d other, %d unfinished after %.1f s",
 		 n, ok, busy, closed, other, open, t);
-	tap_check(!open, "%d still open after %.0f s", open, limit);
-	tap_check(ok > 0, "none served");
-	tap_check(!other, "%d answered neither 200 nor 503", other);
-	tap_check(scrape_ok(), "serving after");
-	tap_done("%d scrapes at once are served or refused, none hang", n);
+	CHECK(!open, "%d still open after %.0f s", open, limit);
+	CHECK(ok > 0, "none served");
+	CHECK(!other, "%d answered neither 200 nor 503", other);
+	CHECK(scrape_ok(), "serving after");
+	TH_LOG("%d scrapes at once are served or refused, none hang", n);
 }
 
-static void test_slow_readers(int n)
+/* N clients that never read their response */
+TEST(slow_readers)
 {
+	int n = 50;
 	char req[256];
 	int *fds = calloc((size_t)n, sizeof(int));
 	int rcv = 1024;
@@ -474,20 +487,18 @@ static void test_slow_readers(int n)
 		send_all(fds[i], req, strlen(req));
 	}
 	usleep(500000);
-	tap_check(scrape_ok(), "scrape with %d clients not reading", n);
+	CHECK(scrape_ok(), "scrape with %d clients not reading", n);
 	close_many(fds, n);
 	free(fds);
-	tap_done("%d clients that never read their response", n);
+	TH_LOG("%d clients that never read their response", n);
 }
 
 int main(int argc, char **argv)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
 	struct rlimit rl;
-	int maxconn = 512, conns = 500, c;
-	double limit = 60;
 	const char *get = NULL, *accept = NULL;
-	double timeout = 10;
+	int c;
 
 	while ((c = getopt(argc, argv, "t:m:n:p:g:a:l:")) != -1) {
 		switch (c) {
@@ -556,13 +567,7 @@ int main(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 
-	tap_plan(7);
-	test_formats();
-	test_paths();
-	test_huge_headers();
-	test_never_finishes(timeout);
-	test_many_idle(conns, maxconn);
-	test_many_scrapes(conns, limit);
-	test_slow_readers(50);
-	return tap_finish();
+	/* The harness's own options are not http-check's: it runs them all. */
+	optind = 1;
+	return test_harness_run(1, argv);
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tap.h"
+#include "check.h"
 #include "prom.h"
 #include "metrics.h"
 #include "exporter.h"
@@ -45,7 +45,8 @@ static void one_fixed(struct prom_writer *w)
 	prom_fixed(w, NULL, 0, g_v, g_dec);
 }
 
-static void test_fixed(void)
+/* fixed-point values are printed exactly */
+TEST(fixed)
 {
 	static const struct {
 		uint64_t v;
@@ -70,15 +71,14 @@ static void test_fixed(void)
 
 		g_v = c[i].v;
 		g_dec = c[i].dec;
-		tap_check(!render(PROM_FMT_TEXT, 0, one_fixed, out,
+		CHECK(!render(PROM_FMT_TEXT, 0, one_fixed, out,
 				  sizeof(out)),
 			  "render %zu", i);
 		body = strstr(out, "\nt_gauge ");
-		tap_check(body && !strcmp(body + 1, c[i].want),
+		CHECK(body && !strcmp(body + 1, c[i].want),
 			  "%" PRIu64 "/10^%u: got '%s', want '%s'", c[i].v,
 			  c[i].dec, body ? body + 1 : out, c[i].want);
 	}
-	tap_done("fixed-point values are printed exactly");
 }
 
 static void families(struct prom_writer *w)
@@ -93,7 +93,8 @@ static void families(struct prom_writer *w)
 	prom_double(w, NULL, 0, 0.25);
 }
 
-static void test_text_format(void)
+/* text 0.0.4: counters and info named as their samples */
+TEST(text_format)
 {
 	char out[4096];
 	const char *want =
@@ -107,13 +108,13 @@ static void test_text_format(void)
 		"# TYPE t_gauge gauge\n"
 		"t_gauge 0.25\n";
 
-	tap_check(!render(PROM_FMT_TEXT, 0, families, out, sizeof(out)),
+	CHECK(!render(PROM_FMT_TEXT, 0, families, out, sizeof(out)),
 		  "render");
-	tap_check(!strcmp(out, want), "got:\n%s", out);
-	tap_done("text 0.0.4: counters and info named as their samples");
+	CHECK(!strcmp(out, want), "got:\n%s", out);
 }
 
-static void test_openmetrics_format(void)
+/* OpenMetrics: family names without suffix, UNIT, # EOF */
+TEST(openmetrics_format)
 {
 	char out[4096];
 	const char *want =
@@ -129,11 +130,10 @@ static void test_openmetrics_format(void)
 		"t_gauge 0.25\n"
 		"# EOF\n";
 
-	tap_check(!render(PROM_FMT_OPENMETRICS, 0, families, out,
+	CHECK(!render(PROM_FMT_OPENMETRICS, 0, families, out,
 			  sizeof(out)),
 		  "render");
-	tap_check(!strcmp(out, want), "got:\n%s", out);
-	tap_done("OpenMetrics: family names without suffix, UNIT, # EOF");
+	CHECK(!strcmp(out, want), "got:\n%s", out);
 }
 
 static const char *g_label;
@@ -144,7 +144,8 @@ static void one_label(struct prom_writer *w)
 	prom_u64(w, (struct prom_label[]){ { "comm", g_label } }, 1, 7);
 }
 
-static void test_escaping(void)
+/* label values escaped, invalid UTF-8 replaced */
+TEST(escaping)
 {
 	static const struct {
 		const char *in, *want;
@@ -168,14 +169,13 @@ static void test_escaping(void)
 		const char *body;
 
 		g_label = c[i].in;
-		tap_check(!render(PROM_FMT_TEXT, 0, one_label, out,
+		CHECK(!render(PROM_FMT_TEXT, 0, one_label, out,
 				  sizeof(out)),
 			  "render %zu", i);
 		body = strstr(out, "\nt_gauge{");
-		tap_check(body && !strcmp(body + 1, c[i].want),
+		CHECK(body && !strcmp(body + 1, c[i].want),
 			  "case %zu: got '%s'", i, body ? body + 1 : out);
 	}
-	tap_done("label values escaped, invalid UTF-8 replaced");
 }
 
 static const struct prom_family f_help = { "t_help", PROM_GAUGE, NULL,
@@ -187,18 +187,18 @@ static void help_fam(struct prom_writer *w)
 	prom_u64(w, NULL, 0, 1);
 }
 
-static void test_help_escaping(void)
+/* HELP text escaped per format */
+TEST(help_escaping)
 {
 	char out[4096];
 
 	render(PROM_FMT_TEXT, 0, help_fam, out, sizeof(out));
-	tap_check(strstr(out, "# HELP t_help back\\\\slash \"quoted\"\\nnext\n"),
+	CHECK(strstr(out, "# HELP t_help back\\\\slash \"quoted\"\\nnext\n"),
 		  "text: %s", out);
 	render(PROM_FMT_OPENMETRICS, 0, help_fam, out, sizeof(out));
-	tap_check(strstr(out,
+	CHECK(strstr(out,
 			 "# HELP t_help back\\\\slash \\\"quoted\\\"\\nnext\n"),
 		  "openmetrics: %s", out);
-	tap_done("HELP text escaped per format");
 }
 
 static void empty_family(struct prom_writer *w)
@@ -208,14 +208,14 @@ static void empty_family(struct prom_writer *w)
 	prom_u64(w, NULL, 0, 3);
 }
 
-static void test_empty_family(void)
+/* a family without samples is left out entirely */
+TEST(empty_family_rendered)
 {
 	char out[4096];
 
 	render(PROM_FMT_TEXT, 0, empty_family, out, sizeof(out));
-	tap_check(!strstr(out, "t_energy"), "got %s", out);
-	tap_check(strstr(out, "t_gauge 3\n"), "got %s", out);
-	tap_done("a family without samples is left out entirely");
+	CHECK(!strstr(out, "t_energy"), "got %s", out);
+	CHECK(strstr(out, "t_gauge 3\n"), "got %s", out);
 }
 
 static void many(struct prom_writer *w)
@@ -240,31 +240,32 @@ static void bad_label(struct prom_writer *w)
 	prom_u64(w, (struct prom_label[]){ { "1st", "x" } }, 1, 1);
 }
 
-static void test_errors(void)
+/* limit, bad names */
+TEST(errors)
 {
 	char out[8192];
 	struct prom_writer w;
 
-	tap_check(render(PROM_FMT_TEXT, 4096, many, out, sizeof(out)) ==
+	CHECK(render(PROM_FMT_TEXT, 4096, many, out, sizeof(out)) ==
 			  -E2BIG,
 		  "over the limit");
 	prom_init(&w, PROM_FMT_TEXT, 4096);
 	many(&w);
-	tap_check(w.cap <= 4096, "buffer grew to %zu", w.cap);
+	CHECK(w.cap <= 4096, "buffer grew to %zu", w.cap);
 	prom_free(&w);
-	tap_check(render(PROM_FMT_TEXT, 0, bad_name, out, sizeof(out)) ==
+	CHECK(render(PROM_FMT_TEXT, 0, bad_name, out, sizeof(out)) ==
 			  -EINVAL,
 		  "bad metric name");
-	tap_check(render(PROM_FMT_TEXT, 0, bad_label, out, sizeof(out)) ==
+	CHECK(render(PROM_FMT_TEXT, 0, bad_label, out, sizeof(out)) ==
 			  -EINVAL,
 		  "bad label name");
-	tap_check(prom_valid_name("a:b_c9", false), "colon in metric name");
-	tap_check(!prom_valid_name("a:b", true), "no colon in label name");
-	tap_check(!prom_valid_name("9a", false), "no leading digit");
-	tap_done("limit, bad names");
+	CHECK(prom_valid_name("a:b_c9", false), "colon in metric name");
+	CHECK(!prom_valid_name("a:b", true), "no colon in label name");
+	CHECK(!prom_valid_name("9a", false), "no leading digit");
 }
 
-static void test_negotiate(void)
+/* Accept header negotiation */
+TEST(negotiate)
 {
 	static const struct {
 		const char *accept;
@@ -299,19 +300,19 @@ static void test_negotiate(void)
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
-		tap_check(prom_negotiate(c[i].accept) == c[i].want,
+		CHECK(prom_negotiate(c[i].accept) == c[i].want,
 			  "'%s': got %d", c[i].accept ? c[i].accept : "(none)",
 			  prom_negotiate(c[i].accept));
-	tap_check(strstr(prom_content_type(PROM_FMT_OPENMETRICS),
+	CHECK(strstr(prom_content_type(PROM_FMT_OPENMETRICS),
 			 "application/openmetrics-text; version=1.0.0"),
 		  "OM content type");
-	tap_check(strstr(prom_content_type(PROM_FMT_TEXT),
+	CHECK(strstr(prom_content_type(PROM_FMT_TEXT),
 			 "text/plain; version=0.0.4"),
 		  "text content type");
-	tap_done("Accept header negotiation");
 }
 
-static void test_listen(void)
+/* --web.listen-address parsing */
+TEST(listen_addresses)
 {
 	static const char *const bad[] = {
 		"9764",	      "127.0.0.1",  "127.0.0.1:",	"127.0.0.1:0",
@@ -321,105 +322,90 @@ static void test_listen(void)
 	struct exp_addr a;
 	const char *why;
 
-	tap_check(!exp_parse_listen("127.0.0.1:9764", &a, &why), "v4");
-	tap_check(a.ss.ss_family == AF_INET &&
+	CHECK(!exp_parse_listen("127.0.0.1:9764", &a, &why), "v4");
+	CHECK(a.ss.ss_family == AF_INET &&
 			  ntohs(((struct sockaddr_in *)&a.ss)->sin_port) == 9764,
 		  "v4 port");
-	tap_check(!strcmp(a.text, "127.0.0.1:9764"), "text %s", a.text);
-	tap_check(!exp_parse_listen(":9764", &a, &why) && a.dual_stack &&
+	CHECK(!strcmp(a.text, "127.0.0.1:9764"), "text %s", a.text);
+	CHECK(!exp_parse_listen(":9764", &a, &why) && a.dual_stack &&
 			  a.ss.ss_family == AF_INET6,
 		  "every address");
-	tap_check(!exp_parse_listen("[::1]:9764", &a, &why) &&
+	CHECK(!exp_parse_listen("[::1]:9764", &a, &why) &&
 			  a.ss.ss_family == AF_INET6 && !a.dual_stack,
 		  "v6 loopback");
-	tap_check(!strcmp(a.text, "[::1]:9764"), "text %s", a.text);
-	tap_check(!exp_parse_listen("localhost:9764", &a, &why), "localhost");
+	CHECK(!strcmp(a.text, "[::1]:9764"), "text %s", a.text);
+	CHECK(!exp_parse_listen("localhost:9764", &a, &why), "localhost");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why = NULL;
-		tap_check(exp_parse_listen(bad[i], &a, &why) == -EINVAL && why,
+		CHECK(exp_parse_listen(bad[i], &a, &why) == -EINVAL && why,
 			  "'%s' accepted", bad[i]);
 	}
-	tap_done("--web.listen-address parsing");
 }
 
-static void test_processes(void)
+/* --processes parsing and cap */
+TEST(processes)
 {
 	unsigned int top = 99;
 
-	tap_check(!jm_parse_processes("top=5", &top) && top == 5, "top=5");
-	tap_check(!jm_parse_processes("top=1000", &top) && top == 1000,
+	CHECK(!jm_parse_processes("top=5", &top) && top == 5, "top=5");
+	CHECK(!jm_parse_processes("top=1000", &top) && top == 1000,
 		  "top=1000");
-	tap_check(jm_parse_processes("top=1001", &top) == -ERANGE, "cap");
-	tap_check(!jm_parse_processes("off", &top) && top == 0, "off");
-	tap_check(!jm_parse_processes("0", &top) && top == 0, "0");
-	tap_check(jm_parse_processes("top=0", &top) == -EINVAL, "top=0");
-	tap_check(jm_parse_processes("5", &top) == -EINVAL, "bare 5");
-	tap_check(jm_parse_processes("top=", &top) == -EINVAL, "top=");
-	tap_check(jm_parse_processes("top=-1", &top) == -EINVAL, "top=-1");
-	tap_done("--processes parsing and cap");
+	CHECK(jm_parse_processes("top=1001", &top) == -ERANGE, "cap");
+	CHECK(!jm_parse_processes("off", &top) && top == 0, "off");
+	CHECK(!jm_parse_processes("0", &top) && top == 0, "0");
+	CHECK(jm_parse_processes("top=0", &top) == -EINVAL, "top=0");
+	CHECK(jm_parse_processes("5", &top) == -EINVAL, "bare 5");
+	CHECK(jm_parse_processes("top=", &top) == -EINVAL, "top=");
+	CHECK(jm_parse_processes("top=-1", &top) == -EINVAL, "top=-1");
 }
 
-static void test_cgroups(void)
+/* --cgroups parsing, depth and match filters */
+TEST(cgroup_families)
 {
 	struct jm_state s;
 	char why[128] = "";
 	int d = 7;
 
-	tap_check(!jm_parse_cgroups("all", &d) && d == JM_CG_ALL, "all");
-	tap_check(!jm_parse_cgroups("off", &d) && d == JM_CG_OFF, "off");
-	tap_check(!jm_parse_cgroups("depth=0", &d) && d == 0, "depth=0");
-	tap_check(!jm_parse_cgroups("depth=4", &d) && d == 4, "depth=4");
-	tap_check(jm_parse_cgroups("depth=", &d) == -EINVAL, "depth=");
-	tap_check(jm_parse_cgroups("depth=-1", &d) == -EINVAL, "depth=-1");
-	tap_check(jm_parse_cgroups("4", &d) == -EINVAL, "bare 4");
-	tap_check(jm_parse_cgroups("depth=99999999999", &d) == -EINVAL, "huge");
+	CHECK(!jm_parse_cgroups("all", &d) && d == JM_CG_ALL, "all");
+	CHECK(!jm_parse_cgroups("off", &d) && d == JM_CG_OFF, "off");
+	CHECK(!jm_parse_cgroups("depth=0", &d) && d == 0, "depth=0");
+	CHECK(!jm_parse_cgroups("depth=4", &d) && d == 4, "depth=4");
+	CHECK(jm_parse_cgroups("depth=", &d) == -EINVAL, "depth=");
+	CHECK(jm_parse_cgroups("depth=-1", &d) == -EINVAL, "depth=-1");
+	CHECK(jm_parse_cgroups("4", &d) == -EINVAL, "bare 4");
+	CHECK(jm_parse_cgroups("depth=99999999999", &d) == -EINVAL, "huge");
 
 	jm_init(&s, 0, "/nonexistent", NULL);
-	tap_check(s.cg_depth == JM_CG_ALL, "default all");
-	tap_check(jm_cgroup_wanted(&s, "/a/b/c/d/e/f"), "all: deep");
-	tap_check(!jm_set_cgroups(&s, 2, NULL, why, sizeof(why)), "depth 2");
-	tap_check(jm_cgroup_wanted(&s, "/") && jm_cgroup_wanted(&s, "/a/b") &&
+	CHECK(s.cg_depth == JM_CG_ALL, "default all");
+	CHECK(jm_cgroup_wanted(&s, "/a/b/c/d/e/f"), "all: deep");
+	CHECK(!jm_set_cgroups(&s, 2, NULL, why, sizeof(why)), "depth 2");
+	CHECK(jm_cgroup_wanted(&s, "/") && jm_cgroup_wanted(&s, "/a/b") &&
 			  !jm_cgroup_wanted(&s, "/a/b/c"),
 		  "depth 2 filter");
-	tap_check(!jm_set_cgroups(&s, JM_CG_ALL, "^/kubepods", why, sizeof(why)),
+	CHECK(!jm_set_cgroups(&s, JM_CG_ALL, "^/kubepods", why, sizeof(why)),
 		  "match");
-	tap_check(jm_cgroup_wanted(&s, "/kubepods.slice/x") &&
+	CHECK(jm_cgroup_wanted(&s, "/kubepods.slice/x") &&
 			  !jm_cgroup_wanted(&s, "/system.slice/kubepods") &&
 			  !jm_cgroup_wanted(&s, "/"),
 		  "match filter");
 	/* A bad expression leaves the old settings in force. */
-	tap_check(jm_set_cgroups(&s, 1, "(", why, sizeof(why)) == -EINVAL && why[0],
+	CHECK(jm_set_cgroups(&s, 1, "(", why, sizeof(why)) == -EINVAL && why[0],
 		  "bad regex accepted");
-	tap_check(s.cg_depth == JM_CG_ALL && jm_cgroup_wanted(&s, "/kubepods.slice/x") &&
+	CHECK(s.cg_depth == JM_CG_ALL && jm_cgroup_wanted(&s, "/kubepods.slice/x") &&
 			  !jm_cgroup_wanted(&s, "/x"),
 		  "old settings kept");
-	tap_check(!jm_set_cgroups(&s, JM_CG_ALL, NULL, why, sizeof(why)) &&
+	CHECK(!jm_set_cgroups(&s, JM_CG_ALL, NULL, why, sizeof(why)) &&
 			  jm_cgroup_wanted(&s, "/x"),
 		  "match removed");
 	jm_close(&s);
-	tap_done("--cgroups parsing, depth and match filters");
 }
 
-int main(void)
+/* collector names are valid label values */
+TEST(collector_names)
 {
-	tap_plan(12);
-	test_fixed();
-	test_text_format();
-	test_openmetrics_format();
-	test_escaping();
-	test_help_escaping();
-	test_empty_family();
-	test_errors();
-	test_negotiate();
-	test_listen();
-	test_processes();
-	test_cgroups();
-	{
-		/* The HELP lines of every planned family are valid. */
-		for (int c = 0; c < JM_NR_COLLECTORS; c++)
-			tap_check(prom_valid_name(jm_collectors[c].name, true),
-				  "collector %d", c);
-		tap_done("collector names are valid label values");
-	}
-	return tap_finish();
+	/* The HELP lines of every planned family are valid. */
+	for (int c = 0; c < JM_NR_COLLECTORS; c++)
+		CHECK(prom_valid_name(jm_collectors[c].name, true), "collector %d", c);
 }
+
+TEST_HARNESS_MAIN

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tap.h"
+#include "check.h"
 #include "metrics.h"
 
 static const char *outdir;
@@ -27,11 +27,11 @@ static void save(const char *name, const char *ext, const char *buf)
 	snprintf(path, sizeof(path), "%s/%s.%s", outdir, name, ext);
 	fp = fopen(path, "w");
 	if (!fp || fputs(buf, fp) < 0 || fclose(fp))
-		tap_diag("cannot write %s", path);
+		DIAG("cannot write %s", path);
 }
 
 /* Render snap in both formats; *text and *om are malloc()ed. */
-static void render(const char *name, const struct jm_state *s,
+static void render(struct __test_metadata *_metadata, const char *name, const struct jm_state *s,
 		   const struct jm_snapshot *snap, char **text, char **om)
 {
 	struct prom_writer w;
@@ -39,11 +39,11 @@ static void render(const char *name, const struct jm_state *s,
 
 	prom_init(&w, PROM_FMT_TEXT, 0);
 	jm_render(s, snap, &w);
-	tap_check(!prom_finish(&w), "%s: text render failed", name);
+	CHECK(!prom_finish(&w), "%s: text render failed", name);
 	*text = prom_take(&w, &len);
 	prom_init(&w, PROM_FMT_OPENMETRICS, 0);
 	jm_render(s, snap, &w);
-	tap_check(!prom_finish(&w), "%s: openmetrics render failed", name);
+	CHECK(!prom_finish(&w), "%s: openmetrics render failed", name);
 	*om = prom_take(&w, &len);
 	save(name, "prom", *text);
 	save(name, "om", *om);
@@ -180,7 +180,8 @@ static void full_snapshot(struct jm_snapshot *snap)
 	snap->procs_seen = 10000;
 }
 
-static void test_full(void)
+/* everything present: every family, in base units */
+TEST(full)
 {
 	struct jm_snapshot snap;
 	struct jm_state s;
@@ -190,61 +191,60 @@ static void test_full(void)
 	s.reloads = 2;
 	s.errors[JM_C_NODE] = 5;
 	full_snapshot(&snap);
-	render("full", &s, &snap, &t, &o);
-	tap_check(has(t, "joules_node_energy_joules_total{source=\"rapl\"} 123456.789012"),
+	render(_metadata, "full", &s, &snap, &t, &o);
+	CHECK(has(t, "joules_node_energy_joules_total{source=\"rapl\"} 123456.789012"),
 		  "node energy");
-	tap_check(has(t, "joules_node_idle_energy_joules_total{source=\"rapl\"} 23456.789012"),
+	CHECK(has(t, "joules_node_idle_energy_joules_total{source=\"rapl\"} 23456.789012"),
 		  "idle energy");
-	tap_check(has(t, "joules_node_rapl_energy_joules_total{domain=\"pkg\"} 1.000001"),
+	CHECK(has(t, "joules_node_rapl_energy_joules_total{domain=\"pkg\"} 1.000001"),
 		  "pkg");
-	tap_check(has(t, "joules_node_rapl_energy_joules_total{domain=\"psys\"} 4.000001"),
+	CHECK(has(t, "joules_node_rapl_energy_joules_total{domain=\"psys\"} 4.000001"),
 		  "psys");
-	tap_check(has(t, "joules_node_cpu_seconds_total 1\n"), "cpu seconds");
-	tap_check(has(t, "joules_node_cpu_cycles_total 2000000000"), "cycles");
-	tap_check(has(t, "joules_node_storage_bytes_total 5000000000"), "disk");
-	tap_check(has(t, "joules_module_load_time_seconds 1799996400.123"),
+	CHECK(has(t, "joules_node_cpu_seconds_total 1\n"), "cpu seconds");
+	CHECK(has(t, "joules_node_cpu_cycles_total 2000000000"), "cycles");
+	CHECK(has(t, "joules_node_storage_bytes_total 5000000000"), "disk");
+	CHECK(has(t, "joules_module_load_time_seconds 1799996400.123"),
 		  "load time");
-	tap_check(has(t, "joules_model_power_watts{term=\"cpu_time\"} 7"),
+	CHECK(has(t, "joules_model_power_watts{term=\"cpu_time\"} 7"),
 		  "cpu W");
-	tap_check(has(t, "joules_model_power_watts{term=\"idle\"} 15"),
+	CHECK(has(t, "joules_model_power_watts{term=\"idle\"} 15"),
 		  "idle W");
-	tap_check(has(t, "joules_model_event_energy_joules{event=\"cache_miss\"} 0.000000002"),
+	CHECK(has(t, "joules_model_event_energy_joules{event=\"cache_miss\"} 0.000000002"),
 		  "pJ as J");
-	tap_check(has(t, "joules_meter_present{meter=\"intel-rapl-msr\"} 1"),
+	CHECK(has(t, "joules_meter_present{meter=\"intel-rapl-msr\"} 1"),
 		  "meter");
-	tap_check(has(t, "joules_meter_wraps_total 3"), "wraps");
-	tap_check(has(t, "joules_process_energy_joules_total{pid=\"4242\",comm=\"burner\"} 9"),
+	CHECK(has(t, "joules_meter_wraps_total 3"), "wraps");
+	CHECK(has(t, "joules_process_energy_joules_total{pid=\"4242\",comm=\"burner\"} 9"),
 		  "process energy");
-	tap_check(has(t, "joules_process_cpu_seconds_total{pid=\"4242\",comm=\"burner\"} 1.5"),
+	CHECK(has(t, "joules_process_cpu_seconds_total{pid=\"4242\",comm=\"burner\"} 1.5"),
 		  "process cpu");
-	tap_check(has(t, "joules_process_energy_joules_total{pid=\"17\",comm=\"we\\\"ird\\\\\\n\xef\xbf\xbd\"} 0.0001"),
+	CHECK(has(t, "joules_process_energy_joules_total{pid=\"17\",comm=\"we\\\"ird\\\\\\n\xef\xbf\xbd\"} 0.0001"),
 		  "escaped comm");
-	tap_check(!has(t, "joules_process_energy_joules_total{pid=\"18\""),
+	CHECK(!has(t, "joules_process_energy_joules_total{pid=\"18\""),
 		  "no energy without a source");
-	tap_check(has(t, "joules_process_cpu_seconds_total{pid=\"18\""),
+	CHECK(has(t, "joules_process_cpu_seconds_total{pid=\"18\""),
 		  "cpu of the unpowered process");
-	tap_check(has(t, "joules_exporter_processes_seen 10000"), "seen");
-	tap_check(has(t, "joules_exporter_module_reloads_total 2"), "reloads");
-	tap_check(has(t, "joules_exporter_scrape_errors_total{collector=\"node\"} 5"),
+	CHECK(has(t, "joules_exporter_processes_seen 10000"), "seen");
+	CHECK(has(t, "joules_exporter_module_reloads_total 2"), "reloads");
+	CHECK(has(t, "joules_exporter_scrape_errors_total{collector=\"node\"} 5"),
 		  "errors");
-	tap_check(has(t, "joules_exporter_scrape_duration_seconds 0.001234567"),
+	CHECK(has(t, "joules_exporter_scrape_duration_seconds 0.001234567"),
 		  "duration");
-	tap_check(!strstr(t, "collector_error{"), "no error series");
-	tap_check(has(o, "# TYPE joules_node_energy_joules counter"),
+	CHECK(!strstr(t, "collector_error{"), "no error series");
+	CHECK(has(o, "# TYPE joules_node_energy_joules counter"),
 		  "OM counter family");
-	tap_check(has(o, "# UNIT joules_node_energy_joules joules"), "OM unit");
-	tap_check(has(o, "# TYPE joules_module info"), "OM info");
-	tap_check(has(o, "joules_module_info{version=\"0.1.0\",abi_version=\"1\",netlink_version=\"1\"} 1"),
+	CHECK(has(o, "# UNIT joules_node_energy_joules joules"), "OM unit");
+	CHECK(has(o, "# TYPE joules_module info"), "OM info");
+	CHECK(has(o, "joules_module_info{version=\"0.1.0\",abi_version=\"1\",netlink_version=\"1\"} 1"),
 		  "module info");
-	tap_check(strlen(o) > 6 && !strcmp(o + strlen(o) - 6, "# EOF\n"),
+	CHECK(strlen(o) > 6 && !strcmp(o + strlen(o) - 6, "# EOF\n"),
 		  "OM ends with # EOF");
 	free(t);
 	free(o);
-	tap_done("everything present: every family, in base units");
 }
 
 /* The cgroup families: labels from the path, hierarchy, absent energy. */
-static void test_cgroups(void)
+TEST(cgroup_families)
 {
 	struct jm_snapshot snap;
 	struct jm_state s;
@@ -253,43 +253,43 @@ static void test_cgroups(void)
 	base_state(&s, 0);
 	full_snapshot(&snap);
 	snap.st[JM_C_PROCESS].enabled = false;
-	render("cgroups", &s, &snap, &t, &o);
-	tap_check(has(t, "joules_cgroup_energy_joules_total{cgroup=\"/\",kind=\"root\"} 100000\n"),
+	render(_metadata, "cgroups", &s, &snap, &t, &o);
+	CHECK(has(t, "joules_cgroup_energy_joules_total{cgroup=\"/\",kind=\"root\"} 100000\n"),
 		  "root");
-	tap_check(has(t, "joules_cgroup_energy_joules_total{cgroup=\"" POD "\",kind=\"pod\",pod_uid=\"" UID "\",qos=\"burstable\"} 3\n"),
+	CHECK(has(t, "joules_cgroup_energy_joules_total{cgroup=\"" POD "\",kind=\"pod\",pod_uid=\"" UID "\",qos=\"burstable\"} 3\n"),
 		  "pod");
-	tap_check(has(t, "joules_cgroup_energy_joules_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 2.5\n"),
+	CHECK(has(t, "joules_cgroup_energy_joules_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 2.5\n"),
 		  "container");
-	tap_check(has(t, "joules_cgroup_idle_energy_joules_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 0.4\n"),
+	CHECK(has(t, "joules_cgroup_idle_energy_joules_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 0.4\n"),
 		  "container idle");
-	tap_check(has(t, "joules_cgroup_cpu_seconds_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 1.5\n"),
+	CHECK(has(t, "joules_cgroup_cpu_seconds_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 1.5\n"),
 		  "container cpu");
-	tap_check(has(t, "joules_cgroup_storage_read_bytes_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 4096\n"),
+	CHECK(has(t, "joules_cgroup_storage_read_bytes_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 4096\n"),
 		  "container read");
-	tap_check(has(t, "joules_cgroup_storage_written_bytes_total{cgroup=\"/system.slice/docker-" DID ".scope\",kind=\"container\",runtime=\"docker\",container_id=\"" DID "\"} 512\n"),
+	CHECK(has(t, "joules_cgroup_storage_written_bytes_total{cgroup=\"/system.slice/docker-" DID ".scope\",kind=\"container\",runtime=\"docker\",container_id=\"" DID "\"} 512\n"),
 		  "docker written");
-	tap_check(has(t, "joules_cgroup_network_transmit_bytes_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 1500\n") &&
+	CHECK(has(t, "joules_cgroup_network_transmit_bytes_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 1500\n") &&
 			  has(t, "joules_cgroup_network_receive_bytes_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 9000\n"),
 		  "container network bytes");
 	/* Absent is not zero: only the container counted sockets; nobody page-cache reads. */
-	tap_check(!strstr(t, "joules_cgroup_network_transmit_bytes_total{cgroup=\"/\"") &&
+	CHECK(!strstr(t, "joules_cgroup_network_transmit_bytes_total{cgroup=\"/\"") &&
 			  !strstr(t, "joules_cgroup_pagecache_read_bytes_total{"),
 		  "absent network and page-cache bytes have no series");
-	tap_check(has(t, "joules_cgroup_energy_joules_total{cgroup=\"/system.slice/docker-" DID ".scope\",kind=\"container\",runtime=\"docker\",container_id=\"" DID "\"} 0.000007\n"),
+	CHECK(has(t, "joules_cgroup_energy_joules_total{cgroup=\"/system.slice/docker-" DID ".scope\",kind=\"container\",runtime=\"docker\",container_id=\"" DID "\"} 0.000007\n"),
 		  "docker energy, exact");
 	/* Nothing charged it: no energy series, the rest still there. */
-	tap_check(!strstr(t, "energy_joules_total{cgroup=\"/system.slice/quiet.service\""),
+	CHECK(!strstr(t, "energy_joules_total{cgroup=\"/system.slice/quiet.service\""),
 		  "no energy without a source");
-	tap_check(has(t, "joules_cgroup_cpu_seconds_total{cgroup=\"/system.slice/quiet.service\",kind=\"service\"} 0.000000005\n"),
+	CHECK(has(t, "joules_cgroup_cpu_seconds_total{cgroup=\"/system.slice/quiet.service\",kind=\"service\"} 0.000000005\n"),
 		  "cpu of the unpowered cgroup");
-	tap_check(has(t, "joules_cgroup_energy_joules_total{cgroup=\"/odd \\\"name\\\\\\n\xef\xbf\xbd\",kind=\"other\"} 0.000001\n"),
+	CHECK(has(t, "joules_cgroup_energy_joules_total{cgroup=\"/odd \\\"name\\\\\\n\xef\xbf\xbd\",kind=\"other\"} 0.000001\n"),
 		  "odd path escaped");
-	tap_check(has(t, "joules_exporter_cgroups_seen 40\n"), "seen");
+	CHECK(has(t, "joules_exporter_cgroups_seen 40\n"), "seen");
 	/* Idle shared out: a cgroup's share, 0 included ("odd" had none yet). */
-	tap_check(has(t, "joules_cgroup_idle_energy_joules_total{cgroup=\"/odd \\\"name\\\\\\n\xef\xbf\xbd\",kind=\"other\"} 0\n"),
+	CHECK(has(t, "joules_cgroup_idle_energy_joules_total{cgroup=\"/odd \\\"name\\\\\\n\xef\xbf\xbd\",kind=\"other\"} 0\n"),
 		  "idle 0 while split");
-	tap_check(has(o, "# TYPE joules_cgroup_energy_joules counter\n"), "OM type");
-	tap_check(has(o, "joules_cgroup_energy_joules_total{cgroup=\"/\",kind=\"root\"} 100000\n"),
+	CHECK(has(o, "# TYPE joules_cgroup_energy_joules counter\n"), "OM type");
+	CHECK(has(o, "joules_cgroup_energy_joules_total{cgroup=\"/\",kind=\"root\"} 100000\n"),
 		  "OM sample");
 	/* Every family's samples are together, after its one HELP line. */
 	{
@@ -299,15 +299,15 @@ static void test_cgroups(void)
 
 		for (const char *p = t; (p = strstr(p, "\njoules_cgroup_energy_joules_total{")); p++)
 			last = p;
-		tap_check(first && other && last && last < other, "grouped");
+		CHECK(first && other && last && last < other, "grouped");
 	}
 	free(t);
 	free(o);
 
 	/* Idle not shared (the default): no idle series where there is no share. */
 	snap.idle_split = false;
-	render("cgroups-idle-unsplit", &s, &snap, &t, &o);
-	tap_check(!strstr(t, "joules_cgroup_idle_energy_joules_total{cgroup=\"/odd") &&
+	render(_metadata, "cgroups-idle-unsplit", &s, &snap, &t, &o);
+	CHECK(!strstr(t, "joules_cgroup_idle_energy_joules_total{cgroup=\"/odd") &&
 			  has(t, "joules_cgroup_idle_energy_joules_total{cgroup=\"/\",kind=\"root\"} 20000\n"),
 		  "idle unsplit: only nonzero shares");
 	free(t);
@@ -316,8 +316,8 @@ static void test_cgroups(void)
 
 	/* Off: the collector is not run and nothing of it shows. */
 	snap.st[JM_C_CGROUP].enabled = false;
-	render("cgroups-off", &s, &snap, &t, &o);
-	tap_check(!strstr(t, "joules_cgroup_") && !strstr(t, "cgroups_seen") &&
+	render(_metadata, "cgroups-off", &s, &snap, &t, &o);
+	CHECK(!strstr(t, "joules_cgroup_") && !strstr(t, "cgroups_seen") &&
 			  !strstr(t, "collector=\"cgroup\""),
 		  "off");
 	free(t);
@@ -326,8 +326,8 @@ static void test_cgroups(void)
 	/* Without the capability: what is visible, flagged. */
 	snap.st[JM_C_CGROUP].enabled = true;
 	snap.st[JM_C_CGROUP].reason = JM_PERMISSION;
-	render("cgroups-permission", &s, &snap, &t, &o);
-	tap_check(has(t, "joules_cgroup_energy_joules_total{cgroup=\"/\",kind=\"root\"}") &&
+	render(_metadata, "cgroups-permission", &s, &snap, &t, &o);
+	CHECK(has(t, "joules_cgroup_energy_joules_total{cgroup=\"/\",kind=\"root\"}") &&
 			  has(t, "joules_exporter_collector_error{collector=\"cgroup\",reason=\"permission\"} 1\n"),
 		  "permission: shown and flagged");
 	free(t);
@@ -335,17 +335,16 @@ static void test_cgroups(void)
 
 	/* The module lacks the interface: no series, the reason says so. */
 	snap.st[JM_C_CGROUP].reason = JM_UNSUPPORTED;
-	render("cgroups-unsupported", &s, &snap, &t, &o);
-	tap_check(!strstr(t, "joules_cgroup_") &&
+	render(_metadata, "cgroups-unsupported", &s, &snap, &t, &o);
+	CHECK(!strstr(t, "joules_cgroup_") &&
 			  has(t, "joules_exporter_collector_error{collector=\"cgroup\",reason=\"unsupported\"} 1\n"),
 		  "unsupported");
 	free(t);
 	free(o);
-	tap_done("cgroup families: path, kind, runtime, container id, pod UID, QoS; absent energy; off");
 }
 
 /* QEMU-like: model source, no meter, no PMU, no model set yet. */
-static void test_absent(void)
+TEST(absent)
 {
 	struct jm_snapshot snap;
 	struct jm_state s;
@@ -367,28 +366,27 @@ static void test_absent(void)
 	strcpy(snap.meter_reason,
 	       "no RAPL: CPU vendor/model not supported (AuthenticAMD family 0xf model 0x6b)");
 	snap.have_wraps = snap.have_bogus = false;
-	render("absent", &s, &snap, &t, &o);
-	tap_check(has(t, "joules_node_energy_joules_total{source=\"model\"}"),
+	render(_metadata, "absent", &s, &snap, &t, &o);
+	CHECK(has(t, "joules_node_energy_joules_total{source=\"model\"}"),
 		  "model energy");
-	tap_check(!strstr(t, "joules_node_rapl_energy"), "no domains");
-	tap_check(!strstr(t, "cycles") && !strstr(t, "instructions_total") &&
+	CHECK(!strstr(t, "joules_node_rapl_energy"), "no domains");
+	CHECK(!strstr(t, "cycles") && !strstr(t, "instructions_total") &&
 			  !strstr(t, "cache_misses"),
 		  "no PMU counters");
-	tap_check(has(t, "joules_model_generation 0"), "generation 0");
-	tap_check(!strstr(t, "joules_model_power_watts") &&
+	CHECK(has(t, "joules_model_generation 0"), "generation 0");
+	CHECK(!strstr(t, "joules_model_power_watts") &&
 			  !strstr(t, "joules_model_event"),
 		  "no coefficients without a model");
-	tap_check(has(t, "joules_meter_present{reason=\"no RAPL: CPU vendor/model not supported (AuthenticAMD family 0xf model 0x6b)\"} 0"),
+	CHECK(has(t, "joules_meter_present{reason=\"no RAPL: CPU vendor/model not supported (AuthenticAMD family 0xf model 0x6b)\"} 0"),
 		  "meter absent with its reason");
-	tap_check(!strstr(t, "joules_meter_wraps"), "no wraps without a meter");
-	tap_check(!strstr(t, "joules_process_"), "no per-process series");
+	CHECK(!strstr(t, "joules_meter_wraps"), "no wraps without a meter");
+	CHECK(!strstr(t, "joules_process_"), "no per-process series");
 	free(t);
 	free(o);
-	tap_done("absent hardware is absent, never zero");
 }
 
 /* GET_NODE refused (no CAP_PERFMON), processes only partly visible. */
-static void test_permission(void)
+TEST(permission)
 {
 	struct jm_snapshot snap;
 	struct jm_state s;
@@ -399,24 +397,24 @@ static void test_permission(void)
 	snap.st[JM_C_NODE].reason = JM_PERMISSION;
 	snap.st[JM_C_PROCESS].reason = JM_PERMISSION;
 	s.errors[JM_C_NODE] = 1;
-	render("permission", &s, &snap, &t, &o);
-	tap_check(!strstr(t, "joules_node_"), "no node series");
-	tap_check(!strstr(t, "joules_module_load_time"), "no load time");
-	tap_check(has(t, "joules_exporter_collector_success{collector=\"node\"} 0"),
+	render(_metadata, "permission", &s, &snap, &t, &o);
+	CHECK(!strstr(t, "joules_node_"), "no node series");
+	CHECK(!strstr(t, "joules_module_load_time"), "no load time");
+	CHECK(has(t, "joules_exporter_collector_success{collector=\"node\"} 0"),
 		  "node failed");
-	tap_check(has(t, "joules_exporter_collector_error{collector=\"node\",reason=\"permission\"} 1"),
+	CHECK(has(t, "joules_exporter_collector_error{collector=\"node\",reason=\"permission\"} 1"),
 		  "node: permission");
-	tap_check(has(t, "joules_exporter_collector_error{collector=\"process\",reason=\"permission\"} 1"),
+	CHECK(has(t, "joules_exporter_collector_error{collector=\"process\",reason=\"permission\"} 1"),
 		  "process: permission");
-	tap_check(has(t, "joules_process_energy_joules_total{pid=\"4242\""),
+	CHECK(has(t, "joules_process_energy_joules_total{pid=\"4242\""),
 		  "visible processes still shown");
-	tap_check(has(t, "joules_model_generation 2"), "model from sysfs");
+	CHECK(has(t, "joules_model_generation 2"), "model from sysfs");
 	free(t);
 	free(o);
-	tap_done("missing privilege: error series, no zeros");
 }
 
-static void test_not_loaded(void)
+/* module not loaded */
+TEST(not_loaded)
 {
 	struct jm_snapshot snap;
 	struct jm_state s;
@@ -429,21 +427,20 @@ static void test_not_loaded(void)
 		snap.st[c].enabled = true;
 		snap.st[c].reason = JM_NOT_LOADED;
 	}
-	render("not-loaded", &s, &snap, &t, &o);
-	tap_check(has(t, "joules_module_loaded 0"), "loaded 0");
-	tap_check(!strstr(t, "joules_module_info"), "no version");
-	tap_check(!strstr(t, "joules_node_") && !strstr(t, "joules_model_") &&
+	render(_metadata, "not-loaded", &s, &snap, &t, &o);
+	CHECK(has(t, "joules_module_loaded 0"), "loaded 0");
+	CHECK(!strstr(t, "joules_module_info"), "no version");
+	CHECK(!strstr(t, "joules_node_") && !strstr(t, "joules_model_") &&
 			  !strstr(t, "joules_meter_"),
 		  "no module series");
-	tap_check(has(t, "joules_exporter_collector_error{collector=\"meter\",reason=\"module_not_loaded\"} 1"),
+	CHECK(has(t, "joules_exporter_collector_error{collector=\"meter\",reason=\"module_not_loaded\"} 1"),
 		  "reason");
 	free(t);
 	free(o);
-	tap_done("module not loaded");
 }
 
 /* The real gather with nothing there: every collector says why. */
-static void test_gather_nothing(void)
+TEST(gather_nothing)
 {
 	struct jm_snapshot snap;
 	struct jm_state s;
@@ -451,32 +448,25 @@ static void test_gather_nothing(void)
 	jm_init(&s, 5, "/nonexistent/joules", NULL);
 	jm_gather(&s, &snap);
 	/* The host has no joules module loaded (never loaded by tests). */
-	tap_check(!snap.loaded, "module seen as loaded on the host?");
-	tap_check(snap.st[JM_C_MODEL].reason == JM_NOT_LOADED, "model %d",
+	CHECK(!snap.loaded, "module seen as loaded on the host?");
+	CHECK(snap.st[JM_C_MODEL].reason == JM_NOT_LOADED, "model %d",
 		  snap.st[JM_C_MODEL].reason);
-	tap_check(strstr(snap.st[JM_C_MODEL].msg, "not loaded"), "msg '%s'",
+	CHECK(strstr(snap.st[JM_C_MODEL].msg, "not loaded"), "msg '%s'",
 		  snap.st[JM_C_MODEL].msg);
-	tap_check(snap.st[JM_C_PROCESS].enabled &&
+	CHECK(snap.st[JM_C_PROCESS].enabled &&
 			  snap.st[JM_C_PROCESS].reason == JM_NOT_LOADED,
 		  "process");
-	tap_check(snap.st[JM_C_CGROUP].enabled &&
+	CHECK(snap.st[JM_C_CGROUP].enabled &&
 			  snap.st[JM_C_CGROUP].reason == JM_NOT_LOADED,
 		  "cgroup");
-	tap_check(s.errors[JM_C_NODE] == 1, "errors counted");
+	CHECK(s.errors[JM_C_NODE] == 1, "errors counted");
 	jm_snapshot_free(&snap);
 	jm_close(&s);
-	tap_done("gather without the module");
 }
 
 int main(int argc, char **argv)
 {
+	/* The renderings are also written to this directory, for promtool. */
 	outdir = argc > 1 ? argv[1] : NULL;
-	tap_plan(6);
-	test_full();
-	test_cgroups();
-	test_absent();
-	test_permission();
-	test_not_loaded();
-	test_gather_nothing();
-	return tap_finish();
+	return test_harness_run(argc, argv);
 }

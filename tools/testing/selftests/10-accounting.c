@@ -15,6 +15,29 @@
 #define COEF JOULES_SYSFS "/model/coefficients"
 #define GEN JOULES_SYSFS "/model/generation"
 
+/*
+ * Every test: a model of 5 W per busy CPU; afterwards the module's
+ * settings as they were before it (coefficients, idle_split, ...), and the
+ * module loaded again after the one that unloads it; restored from the
+ * parent, so also after a crash.
+ */
+FIXTURE(acct) {
+	struct st_settings saved;
+};
+
+FIXTURE_SETUP(acct)
+{
+	st_settings_save(&self->saved);
+	/* 5 W per busy CPU and nothing else, unless the test sets its own. */
+	ASSERT_EQ(0, st_write(COEF, "5000000 0 0 0 0 0\n", 18));
+}
+
+FIXTURE_TEARDOWN_PARENT(acct)
+{
+	EXPECT_EQ(0, st_load());
+	EXPECT_EQ(0, st_settings_restore(&self->saved));
+}
+
 /* Long enough for the worker to charge everything that ran. */
 static void settle(void)
 {
@@ -56,7 +79,7 @@ static pid_t burner(double sec, int *release_fd)
 static void release(pid_t pid, int fd)
 {
 	if (write(fd, "x", 1) < 0)
-		tap_diag("release write failed");
+		DIAG("release write failed");
 	close(fd);
 	waitpid(pid, NULL, 0);
 }
@@ -75,43 +98,43 @@ static void wait_cpu(pid_t pid, double sec)
 	}
 }
 
-static void test_busy_loop(void)
+/* 1 s busy loop: cpu_time_ns within 10%, energy = prediction within 1% */
+TEST_F(acct, busy_loop)
 {
-	unsigned long long ns, uj, gen;
+	unsigned long long ns = 0, uj = 0, gen = 0;
 	char path[64], b[1024], src[32];
 	int fd;
 	pid_t pid;
 
 	/* 5 W per busy CPU, 2 pJ per disk byte; idle is the node's own line. */
-	tap_check(set_coef("5000000 0 0 0 2 700000\n") == 0, "set coefficients");
+	CHECK(set_coef("5000000 0 0 0 2 700000\n") == 0, "set coefficients");
 	pid = burner(1.0, &fd);
 	wait_cpu(pid, 1.0);
 	settle();
 	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
-	if (tap_check(read_energy(path, b, sizeof(b)) == 0, "read %s", path)) {
-		tap_check(st_kv(b, "cpu_time_ns", &ns) == 0, "cpu_time_ns present");
-		tap_check(st_kv(b, "energy_uj", &uj) == 0, "energy_uj present");
-		tap_check(st_kvs(b, "source", src, sizeof(src)) == 0 && !strcmp(src, "model"),
+	if (CHECK(read_energy(path, b, sizeof(b)) == 0, "read %s", path)) {
+		CHECK(st_kv(b, "cpu_time_ns", &ns) == 0, "cpu_time_ns present");
+		CHECK(st_kv(b, "energy_uj", &uj) == 0, "energy_uj present");
+		CHECK(st_kvs(b, "source", src, sizeof(src)) == 0 && !strcmp(src, "model"),
 			  "source is model (%s)", src);
-		tap_check(st_kv(b, "model_generation", &gen) == 0 && gen > 0,
+		CHECK(st_kv(b, "model_generation", &gen) == 0 && gen > 0,
 			  "model generation set");
-		tap_check(ns > 0.9e9 && ns < 1.1e9, "cpu_time_ns %llu within 10%% of 1 s", ns);
+		CHECK(ns > 0.9e9 && ns < 1.1e9, "cpu_time_ns %llu within 10%% of 1 s", ns);
 		/* The prediction: 5 W x cpu time (disk bytes are 0 here). */
 		{
 			double want = 5.0 * ns / 1e3;
 
-			tap_check(uj > want * 0.99 && uj < want * 1.01,
+			CHECK(uj > want * 0.99 && uj < want * 1.01,
 				  "energy_uj %llu within 1%% of prediction %.0f", uj, want);
 		}
-		tap_check(strstr(b, "cycles:") != NULL, "cycles line present");
+		CHECK(strstr(b, "cycles:") != NULL, "cycles line present");
 		if (st_read(JOULES_SYSFS "/hw_counters", src, sizeof(src)) > 0 &&
 		    !strncmp(src, "absent", 6))
-			tap_check(strstr(b, "cycles: absent") && strstr(b, "instructions: absent") &&
+			CHECK(strstr(b, "cycles: absent") && strstr(b, "instructions: absent") &&
 				  strstr(b, "cache_misses: absent"),
 				  "no PMU: hardware counters say absent, not 0");
 	}
 	release(pid, fd);
-	tap_done("1 s busy loop: cpu_time_ns within 10%%, energy = prediction within 1%%");
 }
 
 /*
@@ -120,7 +143,7 @@ static void test_busy_loop(void)
  * its CPU time is its own sum_exec_runtime to the nanosecond, and its
  * model energy is the prediction of exactly that time, to the microjoule.
  */
-static void test_migrating(void)
+TEST_F(acct, migrating)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned long long ns = 0, uj = 0, run = 0;
@@ -130,12 +153,11 @@ static void test_migrating(void)
 	char c;
 
 	if (st_read(JOULES_SYSFS "/packages", b, sizeof(b)) > 0)
-		tap_diag("%ld CPUs, packages: %s", ncpu, b);
+		DIAG("%ld CPUs, packages: %s", ncpu, b);
 	/* 5 W per busy CPU and nothing else: energy_uj = ns * 5e6 / 1e9. */
-	tap_check(set_coef("5000000 0 0 0 0 0\n") == 0, "set coefficients");
+	CHECK(set_coef("5000000 0 0 0 0 0\n") == 0, "set coefficients");
 	if (pipe(done) || pipe(go)) {
-		tap_check(0, "pipes");
-		tap_done("a task moving between CPUs");
+		CHECK(0, "pipes");
 		return;
 	}
 	pid = fork();
@@ -155,29 +177,29 @@ static void test_migrating(void)
 	}
 	close(done[1]);
 	close(go[0]);
-	tap_check(read(done[0], &c, 1) == 1, "child moved over %ld CPUs", ncpu);
+	CHECK(read(done[0], &c, 1) == 1, "child moved over %ld CPUs", ncpu);
 	/* The child is blocked now: nothing it counts changes any more. */
 	settle();
 	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
 	if (st_read(path, b, sizeof(b)) > 0)
 		run = strtoull(b, NULL, 10);
 	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
-	if (tap_check(read_energy(path, b, sizeof(b)) == 0, "read %s", path)) {
+	if (CHECK(read_energy(path, b, sizeof(b)) == 0, "read %s", path)) {
 		st_kv(b, "cpu_time_ns", &ns);
 		st_kv(b, "energy_uj", &uj);
-		tap_check(run > 0.4e9 && ns == run,
+		CHECK(run > 0.4e9 && ns == run,
 			  "cpu_time_ns %llu = the task's own runtime %llu", ns, run);
-		tap_check(uj == ns / 200, "energy_uj %llu = prediction %llu", uj, ns / 200);
+		CHECK(uj == ns / 200, "energy_uj %llu = prediction %llu", uj, ns / 200);
 	}
 	if (write(go[1], "x", 1) < 0)
-		tap_diag("release write failed");
+		DIAG("release write failed");
 	close(go[1]);
 	close(done[0]);
 	waitpid(pid, NULL, 0);
-	tap_done("a task moving between CPUs: CPU time and model energy exact");
 }
 
-static void test_ratio(void)
+/* 3:1 CPU time gives 3:1 energy within 10% */
+TEST_F(acct, ratio)
 {
 	unsigned long long e1 = 0, e2 = 0;
 	char path[64], b[1024];
@@ -191,16 +213,15 @@ static void test_ratio(void)
 	wait_cpu(p2, 0.3);
 	settle();
 	snprintf(path, sizeof(path), "/proc/energy/%d", p1);
-	tap_check(read_energy(path, b, sizeof(b)) == 0 && st_kv(b, "energy_uj", &e1) == 0,
+	CHECK(read_energy(path, b, sizeof(b)) == 0 && st_kv(b, "energy_uj", &e1) == 0,
 		  "read first");
 	snprintf(path, sizeof(path), "/proc/energy/%d", p2);
-	tap_check(read_energy(path, b, sizeof(b)) == 0 && st_kv(b, "energy_uj", &e2) == 0,
+	CHECK(read_energy(path, b, sizeof(b)) == 0 && st_kv(b, "energy_uj", &e2) == 0,
 		  "read second");
 	r = e2 ? (double)e1 / e2 : 0;
-	tap_check(r > 2.7 && r < 3.3, "energy ratio %.3f (%llu / %llu) within 10%% of 3", r, e1, e2);
+	CHECK(r > 2.7 && r < 3.3, "energy ratio %.3f (%llu / %llu) within 10%% of 3", r, e1, e2);
 	release(p1, f1);
 	release(p2, f2);
-	tap_done("3:1 CPU time gives 3:1 energy within 10%%");
 }
 
 /* ---- threads ---- */
@@ -250,7 +271,7 @@ static void sum_threads(pid_t pid, unsigned long long *e, unsigned long long *ns
  * A child process with 3 burning threads; everything in it then blocks, so
  * the parent reads a quiet process and the sums must match exactly.
  */
-static void test_threads(void)
+TEST_F(acct, threads)
 {
 	unsigned long long pe = 0, pns = 0, te, tns, threads = 0;
 	char path[64], b[1024];
@@ -282,45 +303,45 @@ static void test_threads(void)
 		_exit(0);
 	}
 	if (read(ready[0], &c, 1) != 1)
-		tap_diag("child did not get ready");
+		DIAG("child did not get ready");
 	settle();
 	sum_threads(pid, &te, &tns, &n);
 	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
-	tap_check(read_energy(path, b, sizeof(b)) == 0, "read process");
+	CHECK(read_energy(path, b, sizeof(b)) == 0, "read process");
 	st_kv(b, "energy_uj", &pe);
 	st_kv(b, "cpu_time_ns", &pns);
 	st_kv(b, "threads", &threads);
-	tap_check(n == 4, "4 thread files (got %d)", n);
-	tap_check(threads == 4, "threads: 4 (got %llu)", threads);
-	tap_check(pe == te, "process energy %llu == sum of threads %llu", pe, te);
-	tap_check(pns == tns, "process cpu %llu == sum of threads %llu", pns, tns);
-	tap_check(tns > 0.6e9, "threads used their CPU (%llu ns)", tns);
+	CHECK(n == 4, "4 thread files (got %d)", n);
+	CHECK(threads == 4, "threads: 4 (got %llu)", threads);
+	CHECK(pe == te, "process energy %llu == sum of threads %llu", pe, te);
+	CHECK(pns == tns, "process cpu %llu == sum of threads %llu", pns, tns);
+	CHECK(tns > 0.6e9, "threads used their CPU (%llu ns)", tns);
 	if (write(go[1], "g", 1) < 0 || read(ready[0], &c, 1) != 1)
-		tap_diag("child did not join");
+		DIAG("child did not join");
 	settle();
 	{
 		unsigned long long pe2 = 0, pns2 = 0;
 
-		tap_check(read_energy(path, b, sizeof(b)) == 0, "read process again");
+		CHECK(read_energy(path, b, sizeof(b)) == 0, "read process again");
 		st_kv(b, "energy_uj", &pe2);
 		st_kv(b, "cpu_time_ns", &pns2);
-		tap_check(pe2 >= pe && pns2 >= pns,
+		CHECK(pe2 >= pe && pns2 >= pns,
 			  "totals kept after threads exit (%llu >= %llu, %llu >= %llu)", pe2, pe,
 			  pns2, pns);
 		sum_threads(pid, &te, &tns, &n);
-		tap_check(n == 1, "one thread left (%d)", n);
+		CHECK(n == 1, "one thread left (%d)", n);
 	}
 	if (write(go[1], "g", 1) < 0)
-		tap_diag("release failed");
+		DIAG("release failed");
 	waitpid(pid, NULL, 0);
 	close(go[0]);
 	close(go[1]);
 	close(ready[0]);
 	close(ready[1]);
-	tap_done("thread totals sum to the process; exited threads stay counted");
 }
 
-static void test_exited_child(void)
+/* an exited child keeps its final totals until reaped, then ENOENT */
+TEST_F(acct, exited_child)
 {
 	unsigned long long ns = 0, uj = 0;
 	char path[64], b[1024], state[32] = "";
@@ -334,39 +355,39 @@ static void test_exited_child(void)
 	wait_cpu(pid, 0.3);
 	settle();
 	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
-	if (tap_check(read_energy(path, b, sizeof(b)) == 0, "zombie readable")) {
+	if (CHECK(read_energy(path, b, sizeof(b)) == 0, "zombie readable")) {
 		st_kvs(b, "state", state, sizeof(state));
-		tap_check(!strcmp(state, "exited"), "state exited (%s)", state);
+		CHECK(!strcmp(state, "exited"), "state exited (%s)", state);
 		st_kv(b, "cpu_time_ns", &ns);
 		st_kv(b, "energy_uj", &uj);
-		tap_check(ns > 0.27e9 && ns < 0.4e9, "final cpu_time_ns %llu", ns);
-		tap_check(uj > 0 && uj > 5.0 * ns / 1e3 * 0.99 && uj < 5.0 * ns / 1e3 * 1.01,
+		CHECK(ns > 0.27e9 && ns < 0.4e9, "final cpu_time_ns %llu", ns);
+		CHECK(uj > 0 && uj > 5.0 * ns / 1e3 * 0.99 && uj < 5.0 * ns / 1e3 * 1.01,
 			  "final energy %llu = prediction", uj);
 	}
 	waitpid(pid, NULL, 0);
 	settle();
-	tap_check(st_read(path, b, sizeof(b)) == -ENOENT, "reaped child: ENOENT");
-	tap_done("an exited child keeps its final totals until reaped, then ENOENT");
+	CHECK(st_read(path, b, sizeof(b)) == -ENOENT, "reaped child: ENOENT");
 }
 
-static void test_missing(void)
+/* missing pid is ENOENT; self resolves to the reader */
+TEST_F(acct, missing)
 {
 	char b[256];
 
-	tap_check(st_read("/proc/energy/999999", b, sizeof(b)) == -ENOENT, "missing pid");
-	tap_check(st_read("/proc/energy/abc", b, sizeof(b)) == -ENOENT, "non-numeric");
-	tap_check(st_read("/proc/energy/0", b, sizeof(b)) == -ENOENT, "pid 0");
-	tap_check(st_read("/proc/energy/self", b, sizeof(b)) > 0, "self readable");
+	CHECK(st_read("/proc/energy/999999", b, sizeof(b)) == -ENOENT, "missing pid");
+	CHECK(st_read("/proc/energy/abc", b, sizeof(b)) == -ENOENT, "non-numeric");
+	CHECK(st_read("/proc/energy/0", b, sizeof(b)) == -ENOENT, "pid 0");
+	CHECK(st_read("/proc/energy/self", b, sizeof(b)) > 0, "self readable");
 	{
 		unsigned long long pid = 0;
 
 		st_kv(b, "pid", &pid);
-		tap_check(pid == (unsigned long long)getpid(), "self is us (%llu)", pid);
+		CHECK(pid == (unsigned long long)getpid(), "self is us (%llu)", pid);
 	}
-	tap_done("missing pid is ENOENT; self resolves to the reader");
 }
 
-static void test_unprivileged(void)
+/* an unprivileged user cannot read root's tasks, can read its own */
+TEST_F(acct, unprivileged)
 {
 	int p[2];
 	pid_t pid;
@@ -391,16 +412,16 @@ static void test_unprivileged(void)
 	}
 	close(p[1]);
 	if (read(p[0], res, sizeof(res)) != sizeof(res))
-		tap_diag("child gave no result");
+		DIAG("child gave no result");
 	close(p[0]);
 	waitpid(pid, NULL, 0);
-	tap_check(res[0] == -EACCES, "nobody reading root's process: %d", res[0]);
-	tap_check(res[1] == -EACCES, "nobody reading root's thread: %d", res[1]);
-	tap_check(res[2] > 0, "nobody reading itself: %d", res[2]);
-	tap_done("an unprivileged user cannot read root's tasks, can read its own");
+	CHECK(res[0] == -EACCES, "nobody reading root's process: %d", res[0]);
+	CHECK(res[1] == -EACCES, "nobody reading root's thread: %d", res[1]);
+	CHECK(res[2] > 0, "nobody reading itself: %d", res[2]);
 }
 
-static void test_bad_sysfs(void)
+/* 20+ kinds of bad sysfs input rejected, old coefficients intact */
+TEST_F(acct, bad_sysfs)
 {
 	static const char *const bad_coef[] = {
 		"\n", "1 2 3 4 5\n", "1 2 3 4 5 6 7\n", "-1 0 0 0 0 0\n",
@@ -424,19 +445,19 @@ static void test_bad_sysfs(void)
 		if (r == -EINVAL)
 			rejected++;
 		else
-			tap_diag("accepted bad coefficients '%s' (%d)", bad_coef[i], r);
+			DIAG("accepted bad coefficients '%s' (%d)", bad_coef[i], r);
 	}
 	total++;
 	if (st_write(COEF, nul_coef, sizeof(nul_coef) - 1) == -EINVAL)
 		rejected++;
 	else
-		tap_diag("accepted embedded NUL");
+		DIAG("accepted embedded NUL");
 	for (i = 0; i < sizeof(bad_one) / sizeof(bad_one[0]); i++, total++) {
 		snprintf(path, sizeof(path), JOULES_SYSFS "/model/cpu_time_uw");
 		if (st_write(path, bad_one[i], strlen(bad_one[i])) == -EINVAL)
 			rejected++;
 		else
-			tap_diag("cpu_time_uw accepted '%s'", bad_one[i]);
+			DIAG("cpu_time_uw accepted '%s'", bad_one[i]);
 	}
 	total++;
 	if (st_write(JOULES_SYSFS "/interval_ms", "5\n", 2) == -EINVAL)
@@ -449,14 +470,14 @@ static void test_bad_sysfs(void)
 		rejected++;
 	st_read(COEF, after, sizeof(after));
 	st_read(GEN, g1, sizeof(g1));
-	tap_check(total >= 20, "%u kinds of bad input", total);
-	tap_check(rejected == total, "%u of %u rejected with EINVAL", rejected, total);
-	tap_check(!strcmp(before, after), "coefficients unchanged ('%s' vs '%s')", before, after);
-	tap_check(!strcmp(g0, g1), "generation unchanged");
+	CHECK(total >= 20, "%u kinds of bad input", total);
+	CHECK(rejected == total, "%u of %u rejected with EINVAL", rejected, total);
+	CHECK(!strcmp(before, after), "coefficients unchanged ('%s' vs '%s')", before, after);
+	CHECK(!strcmp(g0, g1), "generation unchanged");
 	/* And a good write bumps the generation. */
-	tap_check(set_coef(before) == 0, "rewrite the old set");
+	CHECK(set_coef(before) == 0, "rewrite the old set");
 	st_read(GEN, g1, sizeof(g1));
-	tap_check(atoll(g1) == atoll(g0) + 1, "generation bumped (%s -> %s)", g0, g1);
+	CHECK(atoll(g1) == atoll(g0) + 1, "generation bumped (%s -> %s)", g0, g1);
 	/* Only root writes: nobody gets EACCES. */
 	{
 		pid_t pid = fork();
@@ -468,9 +489,8 @@ static void test_bad_sysfs(void)
 			_exit(st_write(COEF, before, strlen(before)) == -EACCES ? 0 : 1);
 		}
 		waitpid(pid, &status, 0);
-		tap_check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "nobody cannot write");
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "nobody cannot write");
 	}
-	tap_done("20+ kinds of bad sysfs input rejected, old coefficients intact");
 }
 
 static void *reader_fn(void *arg)
@@ -483,7 +503,8 @@ static void *reader_fn(void *arg)
 	return NULL;
 }
 
-static void test_unload_with_open_files(void)
+/* unload while readers hold files open: refused cleanly, no oops */
+TEST_F(acct, unload_with_open_files)
 {
 	char b[1024];
 	int fd, rc;
@@ -491,30 +512,44 @@ static void test_unload_with_open_files(void)
 	pthread_t th[2];
 
 	fd = open("/proc/energy/self", O_RDONLY);
-	tap_check(fd >= 0, "open");
+	CHECK(fd >= 0, "open");
 	pthread_create(&th[0], NULL, reader_fn, (void *)&stop);
 	pthread_create(&th[1], NULL, reader_fn, (void *)&stop);
 	/* A mounted, busy joulesfs pins the module: these fail cleanly. */
 	rc = st_sh("rmmod joules 2>/dev/null");
-	tap_check(rc != 0, "rmmod refused while mounted and open");
-	tap_check(umount2("/proc/energy", MNT_DETACH) == 0, "lazy umount: %s", strerror(errno));
+	CHECK(rc != 0, "rmmod refused while mounted and open");
+	CHECK(umount2("/proc/energy", MNT_DETACH) == 0, "lazy umount: %s", strerror(errno));
 	rc = st_sh("rmmod joules 2>/dev/null");
-	tap_check(rc != 0, "rmmod refused while a file is open");
-	tap_check(read(fd, b, sizeof(b)) > 0, "open file still reads");
+	CHECK(rc != 0, "rmmod refused while a file is open");
+	CHECK(read(fd, b, sizeof(b)) > 0, "open file still reads");
 	stop = 1;
 	pthread_join(th[0], NULL);
 	pthread_join(th[1], NULL);
 	close(fd);
 	usleep(100000);
 	rc = st_sh("rmmod joules");
-	tap_check(rc == 0, "rmmod once closed");
-	tap_check(st_read("/proc/energy/self", b, sizeof(b)) < 0, "no file after unload");
-	tap_check(st_sh(". /lib/joules/lib.sh; joules_load") == 0, "load again");
-	tap_check(st_read("/proc/energy/self", b, sizeof(b)) > 0, "file back");
-	tap_done("unload while readers hold files open: refused cleanly, no oops");
+	CHECK(rc == 0, "rmmod once closed");
+	CHECK(st_read("/proc/energy/self", b, sizeof(b)) < 0, "no file after unload");
+	CHECK(st_sh(". /lib/joules/lib.sh; joules_load") == 0, "load again");
+	CHECK(st_read("/proc/energy/self", b, sizeof(b)) > 0, "file back");
 }
 
-int main(void)
+/* idle_split gives every task a share of idle energy */
+TEST_F(acct, idle_split)
+{
+	unsigned long long pid_e = 0;
+	char body[1024];
+
+	/* idle_split moves the idle line into tasks without losing any of it. */
+	CHECK(st_write(JOULES_SYSFS "/idle_split", "1\n", 2) == 0, "idle_split on");
+	CHECK(set_coef("0 0 0 0 0 100000000\n") == 0, "idle only: 100 W");
+	settle();
+	CHECK(st_read("/proc/energy/1", body, sizeof(body)) > 0, "read init");
+	st_kv(body, "idle_uj", &pid_e);
+	CHECK(pid_e > 0, "init got an idle share (%llu uJ)", pid_e);
+}
+
+int main(int argc, char **argv)
 {
 	char b[64];
 
@@ -522,33 +557,5 @@ int main(void)
 		printf("1..0 # SKIP joules not loaded\n");
 		return KSFT_SKIP;
 	}
-	tap_plan(10);
-	test_busy_loop();
-	test_migrating();
-	test_ratio();
-	test_threads();
-	test_exited_child();
-	test_missing();
-	test_unprivileged();
-	test_bad_sysfs();
-	test_unload_with_open_files();
-	/* idle_split moves the idle line into tasks without losing any of it. */
-	{
-		unsigned long long pid_e = 0;
-
-		tap_check(st_write(JOULES_SYSFS "/idle_split", "1\n", 2) == 0, "idle_split on");
-		tap_check(set_coef("0 0 0 0 0 100000000\n") == 0, "idle only: 100 W");
-		settle();
-		tap_check(st_read("/proc/energy/1", b, sizeof(b)) > 0, "read init");
-		{
-			char body[1024];
-
-			st_read("/proc/energy/1", body, sizeof(body));
-			st_kv(body, "idle_uj", &pid_e);
-		}
-		tap_check(pid_e > 0, "init got an idle share (%llu uJ)", pid_e);
-		st_write(JOULES_SYSFS "/idle_split", "0\n", 2);
-		tap_done("idle_split gives every task a share of idle energy");
-	}
-	return tap_finish();
+	return test_harness_run(argc, argv);
 }

@@ -23,7 +23,6 @@
 #define RAPL JOULES_SYSFS "/rapl"
 #define TM_KO "/lib/joules/joules_testmeter.ko"
 #define TM_PARAM "/sys/module/joules_testmeter/parameters"
-#define NR_TESTS 9
 
 /* Powers the tests run at, uW (the meter's bound is 20 W). */
 #define PKG_UW 15000000ULL
@@ -31,8 +30,6 @@
 
 typedef unsigned long long u64;
 
-static bool rapl_real; /* a real RAPL meter is registered: skip the rest */
-static bool meter_loaded;
 
 static u64 now_ns(void)
 {
@@ -190,12 +187,74 @@ static void reap(pid_t pid)
 	}
 }
 
+/*
+ * Every test: the module's settings saved and put back afterwards (from the
+ * parent, so also after a crash), with the test meter unloaded, the module
+ * loaded, and a burner the test left running killed. "meter" tests start
+ * with the test meter registered (skipped where a real RAPL meter is, since
+ * the test meter cannot register next to it); "rapl" ones without it.
+ */
+FIXTURE(rapl) {
+	struct st_settings saved;
+	pid_t burner;
+};
+
+FIXTURE_SETUP(rapl)
+{
+	self->burner = -1;
+	st_settings_save(&self->saved);
+}
+
+static void put_back(struct __test_metadata *_metadata, pid_t burner,
+		     const struct st_settings *saved)
+{
+	if (burner > 0)
+		kill(burner, SIGKILL);
+	st_sh("rmmod joules_testmeter 2>/dev/null");
+	EXPECT_EQ(0, st_load());
+	EXPECT_EQ(0, st_settings_restore(saved));
+}
+
+FIXTURE_TEARDOWN_PARENT(rapl)
+{
+	put_back(_metadata, self->burner, &self->saved);
+}
+
+/* A meter already registered: the real RAPL (skip), or one left loaded. */
+static bool real_rapl(void)
+{
+	char st[256] = "";
+
+	st_sh("rmmod joules_testmeter 2>/dev/null");
+	rd(RAPL "/status", st, sizeof(st));
+	return strncmp(st, "absent", 6) != 0;
+}
+
+FIXTURE(meter) {
+	struct st_settings saved;
+	pid_t burner;
+};
+
+FIXTURE_SETUP(meter)
+{
+	self->burner = -1;
+	st_settings_save(&self->saved);
+	if (real_rapl())
+		SKIP(return, "real RAPL registered: no test meter next to it");
+	ASSERT_EQ(0, st_sh("insmod " TM_KO)) TH_LOG("insmod %s", TM_KO);
+}
+
+FIXTURE_TEARDOWN_PARENT(meter)
+{
+	put_back(_metadata, self->burner, &self->saved);
+}
+
 /* ---- 1, 2: no RAPL under QEMU, and it says why ---- */
 
-static void test_absent(void)
+TEST_F(rapl, absent)
 {
 	unsigned int before, after;
-	char st[256], b[256], self[2048];
+	char st[256], b[256], mine[2048];
 	struct jnl *nl;
 	struct node_rec nr;
 	int err;
@@ -206,88 +265,76 @@ static void test_absent(void)
 	after = dmesg_count("joules: no RAPL: ");
 	rd(RAPL "/status", st, sizeof(st));
 	if (!err && strncmp(st, "absent", 6)) {
-		rapl_real = true;
-		tap_diag("a RAPL meter is registered here: %s", st);
-		tap_skip("real RAPL present",
-			 "load message says why RAPL is absent");
-		tap_skip("real RAPL present", "rapl/ reports absent, not zero");
-		return;
+		DIAG("a RAPL meter is registered here: %s", st);
+		SKIP(return, "real RAPL present: its load message and rapl/ say so");
 	}
-	tap_check(!err, "joules_load failed");
-	tap_check(after == before + 1,
+	CHECK(!err, "joules_load failed");
+	CHECK(after == before + 1,
 		  "%u 'no RAPL' lines in dmesg since load, want 1",
 		  after - before);
 	st_sh("dmesg | grep 'joules: no RAPL: ' | tail -n 1 | sed 's/^/# /'");
-	tap_done("load message says once why RAPL is absent");
 
-	tap_check(!strncmp(st, "absent: no RAPL: ", 17), "status '%s'", st);
-	tap_check(strstr(st, "not supported") || strstr(st, "unit register"),
+	CHECK(!strncmp(st, "absent: no RAPL: ", 17), "status '%s'", st);
+	CHECK(strstr(st, "not supported") || strstr(st, "unit register"),
 		  "status gives no reason QEMU could cause: '%s'", st);
 	rd(RAPL "/domains", b, sizeof(b));
-	tap_check(!strcmp(b, "absent\n"), "domains '%s'", b);
+	CHECK(!strcmp(b, "absent\n"), "domains '%s'", b);
 	rd(RAPL "/units", b, sizeof(b));
-	tap_check(!strcmp(b, "absent\n"), "units '%s'", b);
+	CHECK(!strcmp(b, "absent\n"), "units '%s'", b);
 	rd(RAPL "/sampling_period_ms", b, sizeof(b));
-	tap_check(!strcmp(b, "absent\n"), "sampling_period_ms '%s'", b);
+	CHECK(!strcmp(b, "absent\n"), "sampling_period_ms '%s'", b);
 	rd(RAPL "/energy_uj", b, sizeof(b));
-	tap_check(!strcmp(b, "absent\n"), "energy_uj '%s' (not a zero count)",
+	CHECK(!strcmp(b, "absent\n"), "energy_uj '%s' (not a zero count)",
 		  b);
-	rd("/proc/energy/self", self, sizeof(self));
-	tap_check(!strstr(self, "energy_pkg_uj"),
+	rd("/proc/energy/self", mine, sizeof(mine));
+	CHECK(!strstr(mine, "energy_pkg_uj"),
 		  "a per-domain line without a meter");
-	tap_check(!strstr(self, "source: rapl"), "source rapl without a meter");
+	CHECK(!strstr(mine, "source: rapl"), "source rapl without a meter");
 	err = jnl_open(&nl);
-	if (tap_check(!err, "jnl_open: %s", jnl_strerror(JNL_OP_OPEN, err))) {
+	if (CHECK(!err, "jnl_open: %s", jnl_strerror(JNL_OP_OPEN, err))) {
 		sleep_ms(250);
 		err = jnl_get_node(nl, &nr);
-		tap_check(!err, "GET_NODE: %d", err);
-		tap_check(!err && !nr.domains && !(nr.source & REC_SRC_RAPL),
+		CHECK(!err, "GET_NODE: %d", err);
+		CHECK(!err && !nr.domains && !(nr.source & REC_SRC_RAPL),
 			  "node domains 0x%x source 0x%x without a meter",
 			  nr.domains, nr.source);
 		jnl_close(nl);
 	}
-	tap_done("rapl/ reports absent (%s), not zero",
+	TH_LOG("rapl/ reports absent (%s), not zero",
 		 st[0] ? strtok(st, "\n") : "?");
 }
 
 /* ---- 3: the test meter registers ---- */
 
-static void test_register(void)
+TEST_F(meter, register)
 {
 	char b[256];
-	int err = st_sh("insmod " TM_KO);
 
-	meter_loaded = !err;
-	tap_check(!err, "insmod %s: %d", TM_KO, err);
+	/* Loaded by the fixture. */
 	rd(RAPL "/status", b, sizeof(b));
-	tap_check(!strcmp(b, "joules_testmeter\n"), "status '%s'", b);
+	CHECK(!strcmp(b, "joules_testmeter\n"), "status '%s'", b);
 	rd(RAPL "/domains", b, sizeof(b));
-	tap_check(!strcmp(b, "pkg dram\n"), "domains '%s'", b);
+	CHECK(!strcmp(b, "pkg dram\n"), "domains '%s'", b);
 	rd(RAPL "/units", b, sizeof(b));
-	tap_diag("units: %s", strtok(b, "\n") ? b : "");
-	tap_check(strstr(b, "esu 28 (3725 pJ per count), 32-bit") != NULL,
+	DIAG("units: %s", strtok(b, "\n") ? b : "");
+	CHECK(strstr(b, "esu 28 (3725 pJ per count), 32-bit") != NULL,
 		  "pkg unit");
-	tap_check(strstr(b, "dram esu 26 (14901 pJ per count)") != NULL,
+	CHECK(strstr(b, "dram esu 26 (14901 pJ per count)") != NULL,
 		  "dram unit");
 	/* 2^(31 - 28) J at 20 W: the counter cannot wrap twice between samples. */
 	rd(RAPL "/sampling_period_ms", b, sizeof(b));
-	tap_check(!strcmp(b, "400\n"), "sampling period '%s', want 400", b);
-	tap_done("test meter registers through joules_meter_register()");
+	CHECK(!strcmp(b, "400\n"), "sampling period '%s', want 400", b);
 }
 
 /* ---- 4: energy exact across wraps ---- */
 
-static void test_exact(void)
+TEST_F(meter, exact)
 {
 	u64 t1p, t1d, e1p, e1d, t2p, t2d, e2p, e2d, w1, w2, b1, b2;
 	u64 on_p0, on_p1, on_d0, on_d1, off_p0, off_p1, off_d0, off_d1;
 	long long dp, dd;
 	int err = 0;
 
-	if (!meter_loaded) {
-		tap_ok(0, "meter energy is exact across wraps (no meter)");
-		return;
-	}
 	/* Frozen (0 W) at both ends, so reading the two sides at different instants does not matter. */
 	err |= set_power("pkg", 0) | set_power("dram", 0);
 	err |= tm_energy(&t1p, &t1d) | rapl_energy(&e1p, &e1d);
@@ -310,41 +357,39 @@ static void test_exact(void)
 	err |= tm_energy(&t2p, &t2d) | rapl_energy(&e2p, &e2d);
 	w2 = rapl_u64("wraps");
 	b2 = rapl_u64("bogus_reads");
-	tap_check(!err, "reading or writing the meter's files");
+	CHECK(!err, "reading or writing the meter's files");
 	dp = (long long)(e2p - e1p) - (long long)(t2p - t1p);
 	dd = (long long)(e2d - e1d) - (long long)(t2d - t1d);
-	tap_diag(
+	DIAG(
 		"pkg: joules %llu uJ, meter %llu uJ; dram: joules %llu, meter %llu; wraps +%llu",
 		e2p - e1p, t2p - t1p, e2d - e1d, t2d - t1d, w2 - w1);
 	/* Whole counts and whole uJ are floored on both sides: 2 uJ at most. */
-	tap_check(dp >= -2 && dp <= 2, "pkg off by %lld uJ", dp);
-	tap_check(dd >= -2 && dd <= 2, "dram off by %lld uJ", dd);
+	CHECK(dp >= -2 && dp <= 2, "pkg off by %lld uJ", dp);
+	CHECK(dd >= -2 && dd <= 2, "dram off by %lld uJ", dd);
 	/*
 	 * And the meter's truth is power x the time the power was on, in ns
 	 * (whole microseconds lost up to 15 uJ at 15 W on a slow kernel).
 	 */
-	tap_check(t2p - t1p >= PKG_UW * (off_p0 - on_p1) / 1000000000ULL &&
+	CHECK(t2p - t1p >= PKG_UW * (off_p0 - on_p1) / 1000000000ULL &&
 			  t2p - t1p <= PKG_UW * (off_p1 - on_p0) / 1000000000ULL + 2,
 		  "pkg energy %llu uJ is not 15 W x [%llu, %llu] ns", t2p - t1p,
 		  off_p0 - on_p1, off_p1 - on_p0);
-	tap_check(t2d - t1d >= DRAM_UW * (off_d0 - on_d1) / 1000000000ULL &&
+	CHECK(t2d - t1d >= DRAM_UW * (off_d0 - on_d1) / 1000000000ULL &&
 			  t2d - t1d <= DRAM_UW * (off_d1 - on_d0) / 1000000000ULL + 2,
 		  "dram energy %llu uJ off the time window", t2d - t1d);
-	tap_check(w2 - w1 >= 2, "only %llu wraps seen", w2 - w1);
-	tap_check(b2 == b1, "%llu bogus reads", b2 - b1);
-	tap_done(
-		"meter energy is exact across wraps (to 2 uJ of power x time)");
+	CHECK(w2 - w1 >= 2, "only %llu wraps seen", w2 - w1);
+	CHECK(b2 == b1, "%llu bogus reads", b2 - b1);
 }
 
 /* ---- 5: monotone and bounded while the counters wrap ---- */
 
-static pid_t burner = -1;
 
 struct window;
 static int next_sample(struct jnl *nl, struct sample_rec *s, u64 *recv_ns,
 		       struct window *w);
 
-static void test_monotone(void)
+/* no negative or jumping values across wraps */
+TEST_F(meter, monotone)
 {
 	u64 pp = 0, pd = 0, pt = 0, cp, cd, w1, w2, b1, b2, t_prev = 0, t0, t1;
 	u64 task0 = 0, meter0 = 0, slack = 0, recv;
@@ -354,28 +399,23 @@ static void test_monotone(void)
 	struct jnl *nl = NULL;
 	int err;
 
-	if (!meter_loaded) {
-		tap_ok(0,
-		       "no negative or jumping values across wraps (no meter)");
-		return;
-	}
 	set_power("pkg", PKG_UW);
 	set_power("dram", DRAM_UW);
-	burner = spawn_burner();
-	tap_check(burner > 0, "fork");
+	self->burner = spawn_burner();
+	CHECK(self->burner > 0, "fork");
 	err = jnl_open(&nl);
 	if (!err)
 		err = jnl_subscribe(nl, JNL_GRP_SAMPLES);
-	if (!tap_check(!err, "netlink: %d", err) ||
-	    !tap_check(next_sample(nl, &s, &recv, NULL) > 0, "no sample") ||
-	    !tap_check(next_sample(nl, &s, &recv, NULL) > 0, "no sample"))
+	if (!CHECK(!err, "netlink: %d", err) ||
+	    !CHECK(next_sample(nl, &s, &recv, NULL) > 0, "no sample") ||
+	    !CHECK(next_sample(nl, &s, &recv, NULL) > 0, "no sample"))
 		goto out;
 	w1 = rapl_u64("wraps");
 	b1 = rapl_u64("bogus_reads");
 	for (i = 0; i < 150; i++) {
 		/* The task first: its charges come out of the meter's total. */
 		t0 = now_ns();
-		pe = proc_energy(burner);
+		pe = proc_energy(self->burner);
 		if (!pe.ok || rapl_energy(&cp, &cd)) {
 			bad++;
 			continue;
@@ -398,7 +438,7 @@ static void test_monotone(void)
 			u64 us = (t1 - t_prev + 999) / 1000;
 
 			if (cp < pp || cd < pd || pe.uj < pt) {
-				tap_check(
+				CHECK(
 					0,
 					"went back: pkg %llu->%llu dram %llu->%llu task %llu->%llu",
 					pp, cp, pd, cd, pt, pe.uj);
@@ -406,7 +446,7 @@ static void test_monotone(void)
 			}
 			if (cp - pp > PKG_UW * us / 1000000 + 2 ||
 			    cd - pd > DRAM_UW * us / 1000000 + 2) {
-				tap_check(
+				CHECK(
 					0,
 					"jump: pkg +%llu dram +%llu uJ in %llu us",
 					cp - pp, cd - pd, us);
@@ -414,7 +454,7 @@ static void test_monotone(void)
 			}
 			/* No task gets more than was measured. */
 			if (pe.uj - task0 > cp + cd - meter0 + slack) {
-				tap_check(
+				CHECK(
 					0,
 					"task jump: +%llu uJ, the meter only +%llu (+%llu)",
 					pe.uj - task0, cp + cd - meter0, slack);
@@ -430,19 +470,18 @@ static void test_monotone(void)
 	}
 	w2 = rapl_u64("wraps");
 	b2 = rapl_u64("bogus_reads");
-	tap_diag(
+	DIAG(
 		"%u reads over %llu wraps; task +%llu uJ of the meter's +%llu (%s)",
 		reads, w2 - w1, pt - task0, pp + pd - meter0, pe.source);
-	tap_check(!bad, "%u bad reads", bad);
-	tap_check(reads > 100, "only %u reads", reads);
-	tap_check(w2 - w1 >= 2, "only %llu wraps during the reads", w2 - w1);
-	tap_check(b2 == b1, "%llu bogus reads", b2 - b1);
-	tap_check(pt > task0 && !strcmp(pe.source, "rapl"),
+	CHECK(!bad, "%u bad reads", bad);
+	CHECK(reads > 100, "only %u reads", reads);
+	CHECK(w2 - w1 >= 2, "only %llu wraps during the reads", w2 - w1);
+	CHECK(b2 == b1, "%llu bogus reads", b2 - b1);
+	CHECK(pt > task0 && !strcmp(pe.source, "rapl"),
 		  "burner: +%llu uJ from '%s'", pt - task0, pe.source);
 out:
 	if (nl)
 		jnl_close(nl);
-	tap_done("no negative or jumping values across wraps");
 }
 
 /* ---- 6: conservation over 10 intervals ---- */
@@ -574,7 +613,8 @@ static int measure_window(struct jnl *nl, struct window *w)
 	return 0;
 }
 
-static void test_conservation(void)
+/* conservation over 10 intervals: idle + sum of tasks == measured, to the uJ */
+TEST_F(meter, conservation)
 {
 	u64 e_smp = 0, idle_smp = 0, dom_smp = 0, ns_smp = 0, pkg_smp = 0,
 	    d_node, i_node;
@@ -586,18 +626,19 @@ static void test_conservation(void)
 	int err;
 	size_t k;
 
-	if (!meter_loaded || !w) {
-		tap_ok(0, "conservation over 10 intervals (no meter)");
-		free(w);
-		return;
-	}
+	ASSERT_NE(NULL, w);
+	/* As the runs before it leave things: the meter at 15 W + 4 W, a CPU busy. */
+	set_power("pkg", PKG_UW);
+	set_power("dram", DRAM_UW);
+	self->burner = spawn_burner();
+	CHECK(self->burner > 0, "fork");
 	bogus0 = rapl_u64("bogus_reads");
 	/* Static power to charge to idle first, so the idle term is not trivially 0. */
 	wr(JOULES_SYSFS "/meter_idle_uw", "1000000 0 500000 0");
 	err = jnl_open(&nl);
 	if (!err)
 		err = jnl_subscribe(nl, JNL_GRP_SAMPLES | JNL_GRP_EXITS);
-	if (!tap_check(!err, "netlink: %d", err))
+	if (!CHECK(!err, "netlink: %d", err))
 		goto out;
 	for (attempt = 0; attempt < 4; attempt++) {
 		err = measure_window(nl, w);
@@ -605,11 +646,11 @@ static void test_conservation(void)
 			break;
 		free(w->a.tasks);
 		free(w->b.tasks);
-		tap_diag(
+		DIAG(
 			"attempt %u: raced with a tick or lost a sample, again",
 			attempt);
 	}
-	if (!tap_check(!err, "measuring the window: %d", err))
+	if (!CHECK(!err, "measuring the window: %d", err))
 		goto out;
 
 	d_node = w->b.node.energy_uj - w->a.node.energy_uj;
@@ -652,32 +693,32 @@ static void test_conservation(void)
 			exited |= w->exits[i].pid == tid;
 		if (!find_tid(w->b.tasks, w->b.n, tid) && !exited) {
 			missing++;
-			tap_diag(
+			DIAG(
 				"thread %u (%s) vanished without an exit record",
 				tid, w->a.tasks[k].comm);
 		}
 	}
-	tap_diag(
+	DIAG(
 		"10 intervals (%.3f s): node %llu uJ = idle %llu + tasks %lld over %zu threads, %u exits",
 		ns_smp / 1e9, d_node, i_node, d_tasks, w->b.n, w->nr_exits);
-	tap_check(!bad_smp, "%u samples not measured pkg+dram", bad_smp);
-	tap_check(e_smp == d_node,
+	CHECK(!bad_smp, "%u samples not measured pkg+dram", bad_smp);
+	CHECK(e_smp == d_node,
 		  "samples add to %llu uJ, node totals moved %llu", e_smp,
 		  d_node);
-	tap_check(dom_smp == d_node, "pkg+dram add to %llu uJ, node %llu",
+	CHECK(dom_smp == d_node, "pkg+dram add to %llu uJ, node %llu",
 		  dom_smp, d_node);
-	tap_check(idle_smp == i_node, "sample idle %llu, node idle %llu",
+	CHECK(idle_smp == i_node, "sample idle %llu, node idle %llu",
 		  idle_smp, i_node);
-	tap_check(w->b.node.task_uj - w->a.node.task_uj == d_node - i_node,
+	CHECK(w->b.node.task_uj - w->a.node.task_uj == d_node - i_node,
 		  "node task_uj moved %llu, want %llu",
 		  (u64)(w->b.node.task_uj - w->a.node.task_uj),
 		  d_node - i_node);
-	tap_check(!missing, "%u threads unaccounted for", missing);
-	tap_check(d_tasks == (long long)(d_node - i_node),
+	CHECK(!missing, "%u threads unaccounted for", missing);
+	CHECK(d_tasks == (long long)(d_node - i_node),
 		  "tasks got %lld uJ, node energy - idle = %llu", d_tasks,
 		  d_node - i_node);
 	/* Energy dropped as implausible would show here first. */
-	tap_check(rapl_u64("bogus_reads") == bogus0, "%llu bogus reads",
+	CHECK(rapl_u64("bogus_reads") == bogus0, "%llu bogus reads",
 		  rapl_u64("bogus_reads") - bogus0);
 	/*
 	 * The measured energy is the meter's: 15 W over the intervals. A tick
@@ -685,12 +726,12 @@ static void test_conservation(void)
 	 * differs between the window's two ends (a vCPU stall there is a few
 	 * ms of 15 W), hence 3%.
 	 */
-	tap_check(pkg_smp >= PKG_UW * (ns_smp / 1000) / 1000000 * 97 / 100 &&
+	CHECK(pkg_smp >= PKG_UW * (ns_smp / 1000) / 1000000 * 97 / 100 &&
 			  pkg_smp <= PKG_UW * (ns_smp / 1000) / 1000000 * 103 /
 					     100,
 		  "pkg %llu uJ over %llu ns is not 15 W", pkg_smp, ns_smp);
 	/* Idle: 1 W + 0.5 W of static power, charged first every interval. */
-	tap_check(idle_smp >= 1500000ULL * (ns_smp / 1000) / 1000000 * 98 /
+	CHECK(idle_smp >= 1500000ULL * (ns_smp / 1000) / 1000000 * 98 /
 					  100 &&
 			  idle_smp <= 1500000ULL * (ns_smp / 1000) / 1000000 *
 					      102 / 100,
@@ -704,8 +745,6 @@ out:
 	if (nl)
 		jnl_close(nl);
 	wr(JOULES_SYSFS "/meter_idle_uw", "0 0 0 0");
-	tap_done(
-		"conservation over 10 intervals: idle + sum of tasks == measured, to the uJ");
 }
 
 /* ---- 7: a 3:1 CPU-time split gives 3:1 energy ---- */
@@ -795,7 +834,8 @@ static u64 read_after_tick(struct jnl *nl, u64 not_before, u64 min_seq,
 #define SPLIT_INTERVALS 15
 #define SPLIT_WINDOWS 5
 
-static void test_split(void)
+/* 3:1 CPU time gives 3:1 energy within 5% */
+TEST_F(meter, split)
 {
 	struct penergy a0, b0, a1, b1, a, b;
 	double re = 0, rc = 0, re_all, rc_all;
@@ -809,18 +849,18 @@ static void test_split(void)
 
 	stop_burn = mmap(NULL, sizeof(*stop_burn), PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (!meter_loaded || stop_burn == MAP_FAILED || pipe(pfd) || pipe(go)) {
-		tap_ok(0, "3:1 CPU time gives 3:1 energy (no meter)");
-		return;
-	}
+	ASSERT_NE(MAP_FAILED, stop_burn);
+	ASSERT_EQ(0, pipe(pfd));
+	ASSERT_EQ(0, pipe(go));
+	/* The meter at 15 W + 4 W, as the runs before it leave it. */
+	set_power("pkg", PKG_UW);
+	set_power("dram", DRAM_UW);
 	*stop_burn = 0;
 	bogus0 = rapl_u64("bogus_reads");
-	reap(burner);
-	burner = -1;
 	err = jnl_open(&nl);
 	if (!err)
 		err = jnl_subscribe(nl, JNL_GRP_SAMPLES);
-	tap_check(!err, "netlink: %d", err);
+	CHECK(!err, "netlink: %d", err);
 	/*
 	 * Keep every other CPU busy, from before the start to after the end.
 	 * The meter's power does not follow load, so an interval's energy per
@@ -861,7 +901,7 @@ static void test_split(void)
 		rc = b1.cpu_ns > b0.cpu_ns ? (double)(a1.cpu_ns - a0.cpu_ns) /
 						     (b1.cpu_ns - b0.cpu_ns) :
 					     0;
-		tap_diag(
+		DIAG(
 			"%llu intervals: 3 threads %llu uJ, %.3f s CPU; 1 thread %llu uJ, %.3f s CPU",
 			seq1 - seq0, a1.uj - a0.uj,
 			(a1.cpu_ns - a0.cpu_ns) / 1e9, b1.uj - b0.uj,
@@ -887,23 +927,19 @@ static void test_split(void)
 		jnl_close(nl);
 	re_all = b.uj ? (double)a.uj / b.uj : 0;
 	rc_all = b.cpu_ns ? (double)a.cpu_ns / b.cpu_ns : 0;
-	tap_diag(
+	DIAG(
 		"window: energy %.3f:1, CPU time %.3f:1; whole run: energy %.3f:1, CPU time %.3f:1",
 		re, rc, re_all, rc_all);
 	if (!err && seq0 && seq1 && !steady) {
-		tap_skip(
-			"no window with a 3:1 CPU split",
-			"3:1 CPU time gives 3:1 energy (the scheduler gave %.3f:1)",
-			rc);
-		return;
+		SKIP(return, "no window with a 3:1 CPU split (the scheduler gave %.3f:1)", rc);
 	}
-	tap_check(rapl_u64("bogus_reads") == bogus0, "%llu bogus reads",
+	CHECK(rapl_u64("bogus_reads") == bogus0, "%llu bogus reads",
 		  rapl_u64("bogus_reads") - bogus0);
-	tap_check(!err && seq0 && seq1, "no window of %d intervals",
+	CHECK(!err && seq0 && seq1, "no window of %d intervals",
 		  SPLIT_INTERVALS);
-	tap_check(a0.ok && b0.ok && a1.ok && b1.ok && a.ok && b.ok,
+	CHECK(a0.ok && b0.ok && a1.ok && b1.ok && a.ok && b.ok,
 		  "reading the two processes' files");
-	tap_check(re > 3 * 0.95 && re < 3 * 1.05,
+	CHECK(re > 3 * 0.95 && re < 3 * 1.05,
 		  "energy ratio %.3f, want 3 +- 5%%", re);
 	/*
 	 * Each interval's energy is split by the CPU time charged in it; the
@@ -913,16 +949,15 @@ static void test_split(void)
 	 * run is only shown: where the processes start and stop, the
 	 * partly busy intervals weigh their CPU time differently.
 	 */
-	tap_check(rc > 0 && re / rc > 0.95 && re / rc < 1.05,
+	CHECK(rc > 0 && re / rc > 0.95 && re / rc < 1.05,
 		  "energy ratio %.3f vs CPU-time ratio %.3f", re, rc);
-	tap_check(!strcmp(a.source, "rapl") && !strcmp(b.source, "rapl"),
+	CHECK(!strcmp(a.source, "rapl") && !strcmp(b.source, "rapl"),
 		  "sources %s/%s", a.source, b.source);
-	tap_done("3:1 CPU time gives 3:1 energy within 5%%");
 }
 
 /* ---- 8: the meter goes away mid-run ---- */
 
-static void test_unload(void)
+TEST_F(meter, unload)
 {
 	struct penergy before, at, after;
 	unsigned int oops0 = dmesg_count("BUG|WARNING|Oops|Call Trace");
@@ -932,105 +967,103 @@ static void test_unload(void)
 	pid_t c;
 	int err;
 
-	if (!meter_loaded) {
-		tap_ok(0,
-		       "unloading the meter mid-run falls back to the model (no meter)");
-		return;
-	}
+	/* The meter at 15 W + 4 W, as the runs before it leave it. */
+	set_power("pkg", PKG_UW);
+	set_power("dram", DRAM_UW);
 	/* A model to fall back on: 2 W per busy CPU, 0.5 W idle. */
 	err = wr(JOULES_SYSFS "/model/coefficients",
 		 "2000000 0 0 0 0 500000\n");
-	tap_check(!err, "setting coefficients: %d", err);
+	CHECK(!err, "setting coefficients: %d", err);
 	c = spawn_burner();
 	sleep_ms(500);
 	before = proc_energy(c);
-	tap_check(!strcmp(before.source, "rapl"), "with the meter: source '%s'",
+	CHECK(!strcmp(before.source, "rapl"), "with the meter: source '%s'",
 		  before.source);
 	err = st_sh("rmmod joules_testmeter");
-	meter_loaded = err != 0;
 	at = proc_energy(c);
-	tap_check(!err, "rmmod joules_testmeter mid-run: %d", err);
+	CHECK(!err, "rmmod joules_testmeter mid-run: %d", err);
 	sleep_ms(600);
 	after = proc_energy(c);
 	reap(c);
-	tap_check(!strcmp(after.source, "rapl,model"),
+	CHECK(!strcmp(after.source, "rapl,model"),
 		  "after: source '%s', want rapl,model", after.source);
-	tap_check(after.uj > at.uj && at.uj >= before.uj,
+	CHECK(after.uj > at.uj && at.uj >= before.uj,
 		  "energy %llu -> %llu -> %llu uJ: the model did not take over",
 		  before.uj, at.uj, after.uj);
 	rd(JOULES_SYSFS "/source", src, sizeof(src));
-	tap_check(strstr(src, "[auto]") != NULL, "source setting '%s'", src);
+	CHECK(strstr(src, "[auto]") != NULL, "source setting '%s'", src);
 	rd(RAPL "/status", st, sizeof(st));
-	tap_check(!strncmp(st, "absent: no RAPL: ", 17),
+	CHECK(!strncmp(st, "absent: no RAPL: ", 17),
 		  "status after unload '%s'", st);
 	rd(RAPL "/energy_uj", b, sizeof(b));
-	tap_check(!strcmp(b, "absent\n"), "energy_uj after unload '%s'", b);
+	CHECK(!strcmp(b, "absent\n"), "energy_uj after unload '%s'", b);
 	if (!jnl_open(&nl)) {
 		err = jnl_get_node(nl, &nr);
-		tap_check(!err && nr.source == REC_SRC_MODEL,
+		CHECK(!err && nr.source == REC_SRC_MODEL,
 			  "latest interval's source 0x%x, want model",
 			  nr.source);
 		jnl_close(nl);
 	}
-	tap_check(dmesg_count("BUG|WARNING|Oops|Call Trace") == oops0,
+	CHECK(dmesg_count("BUG|WARNING|Oops|Call Trace") == oops0,
 		  "dmesg has an oops");
-	tap_done(
-		"unloading the meter mid-run falls back to the model, no oops");
+}
+
+/* A rapl fixture that skips where a real meter is: the cycles load their own. */
+FIXTURE(cycling) {
+	struct st_settings saved;
+};
+
+FIXTURE_SETUP(cycling)
+{
+	st_settings_save(&self->saved);
+	if (real_rapl())
+		SKIP(return, "real RAPL registered: no test meter next to it");
+}
+
+FIXTURE_TEARDOWN_PARENT(cycling)
+{
+	put_back(_metadata, -1, &self->saved);
 }
 
 /* ---- 9: register/unregister cycles ---- */
 
-static void test_cycles(void)
+TEST_F(cycling, cycles)
 {
 	unsigned int i, oops0 = dmesg_count("BUG|WARNING|Oops|Call Trace");
 	char st[256];
 	pid_t c = spawn_burner();
 
 	for (i = 0; i < 5; i++) {
-		if (!tap_check(!st_sh("insmod " TM_KO), "insmod %u", i))
+		if (!CHECK(!st_sh("insmod " TM_KO), "insmod %u", i))
 			break;
 		rd(RAPL "/status", st, sizeof(st));
-		tap_check(!strcmp(st, "joules_testmeter\n"),
+		CHECK(!strcmp(st, "joules_testmeter\n"),
 			  "status '%s' after insmod", st);
 		sleep_ms(
 			150 +
 			70 * i); /* unload at different points of the interval */
-		if (!tap_check(!st_sh("rmmod joules_testmeter"), "rmmod %u", i))
+		if (!CHECK(!st_sh("rmmod joules_testmeter"), "rmmod %u", i))
 			break;
 		rd(RAPL "/status", st, sizeof(st));
-		tap_check(!strncmp(st, "absent: ", 8),
+		CHECK(!strncmp(st, "absent: ", 8),
 			  "status '%s' after rmmod", st);
 	}
 	reap(c);
-	tap_check(dmesg_count("BUG|WARNING|Oops|Call Trace") == oops0,
+	CHECK(dmesg_count("BUG|WARNING|Oops|Call Trace") == oops0,
 		  "dmesg has an oops");
-	tap_done("meter register/unregister 5 times under load");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int rc;
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	tap_plan(NR_TESTS);
 	if (getuid()) {
-		tap_diag("needs root");
+		printf("1..0 # SKIP needs root\n");
 		return KSFT_SKIP;
 	}
-	test_absent();
-	if (rapl_real) {
-		/* The test meter cannot register next to a real one. */
-		for (int i = 0; i < NR_TESTS - 2; i++)
-			tap_skip("real RAPL registered", "test meter test %d",
-				 i + 3);
-	} else {
-		test_register();
-		test_exact();
-		test_monotone();
-		test_conservation();
-		test_split();
-		test_unload();
-		test_cycles();
-	}
-	reap(burner);
+	rc = test_harness_run(argc, argv);
+	/* The next program starts from a fresh module. */
 	st_sh("rmmod joules_testmeter 2>/dev/null; . /lib/joules/lib.sh; joules_unload");
-	return tap_finish();
+	return rc;
 }

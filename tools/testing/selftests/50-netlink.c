@@ -214,14 +214,6 @@ static int brood_spawn(struct brood *b, int n)
 	return b->n == n ? 0 : -1;
 }
 
-static void brood_reap(struct brood *b)
-{
-	close(b->wfd);
-	for (int i = 0; i < b->n; i++)
-		waitpid(b->pid[i], NULL, 0);
-	free(b->pid);
-}
-
 /* How many of want[0..n) are in the records (records sorted by pid). */
 static int count_present(const struct task_rec *recs, size_t nrec,
 			 const pid_t *want, int n)
@@ -255,17 +247,70 @@ static bool strictly_sorted(const struct task_rec *recs, size_t n)
 
 /* ---- tests ---- */
 
-static void test_family(struct jnl *nl)
+/*
+ * Every test: known coefficients so that energy is charged (QEMU has no
+ * RAPL) and a netlink socket; the module's settings as they were put back
+ * afterwards, from the parent, so also after a crash.
+ */
+FIXTURE(genl) {
+	struct st_settings saved;
+	struct jnl *nl;
+};
+
+FIXTURE_SETUP(genl)
 {
-	tap_check(jnl_version(nl) == JOULES_GENL_VERSION, "version %u",
+	st_settings_save(&self->saved);
+	ASSERT_EQ(0, st_write(COEF, "1000000 0 0 0 0 500000\n", 23));
+	ASSERT_EQ(0, jnl_open(&self->nl));
+}
+
+FIXTURE_TEARDOWN_PARENT(genl)
+{
+	EXPECT_EQ(0, st_settings_restore(&self->saved));
+}
+
+/* The same, with NR_TASKS children alive (killed afterwards). */
+FIXTURE(brood) {
+	struct st_settings saved;
+	struct jnl *nl;
+	struct brood b;
+	pid_t pids[NR_TASKS];
+};
+
+FIXTURE_SETUP(brood)
+{
+	st_settings_save(&self->saved);
+	ASSERT_EQ(0, st_write(COEF, "1000000 0 0 0 0 500000\n", 23));
+	ASSERT_EQ(0, jnl_open(&self->nl));
+	if (brood_spawn(&self->b, NR_TASKS))
+		DIAG("spawned only %d children", self->b.n);
+	memcpy(self->pids, self->b.pid, self->b.n * sizeof(pid_t));
+	settle();
+}
+
+FIXTURE_TEARDOWN_PARENT(brood)
+{
+	for (int i = 0; i < self->b.n; i++)
+		kill(self->pids[i], SIGKILL);
+	EXPECT_EQ(0, st_settings_restore(&self->saved));
+}
+
+/* family 'N' resolves, version N */
+TEST_F(genl, family)
+{
+	struct jnl *nl = self->nl;
+
+	CHECK(jnl_version(nl) == JOULES_GENL_VERSION, "version %u",
 		  jnl_version(nl));
-	tap_check(family_id >= GENL_MIN_ID, "family id %d", family_id);
-	tap_done("family '%s' resolves, version %d", JOULES_GENL_NAME,
+	CHECK(family_id >= GENL_MIN_ID, "family id %d", family_id);
+	TH_LOG("family '%s' resolves, version %d", JOULES_GENL_NAME,
 		 JOULES_GENL_VERSION);
 }
 
-static void test_get_self(struct jnl *nl)
+/* GET_TASK of our own process */
+TEST_F(genl, get_self)
 {
+	struct jnl *nl = self->nl;
 	struct task_rec t;
 	char comm[64] = "";
 	int err;
@@ -273,25 +318,24 @@ static void test_get_self(struct jnl *nl)
 	st_burn_cpu(0.05);
 	settle();
 	err = jnl_get_task(nl, getpid(), false, &t);
-	tap_check(err == 0, "GET_TASK self: %d", err);
+	CHECK(err == 0, "GET_TASK self: %d", err);
 	if (!err) {
 		st_read("/proc/self/comm", comm, sizeof(comm));
 		comm[strcspn(comm, "\n")] = 0;
-		tap_check(t.pid == (uint32_t)getpid() &&
+		CHECK(t.pid == (uint32_t)getpid() &&
 				  t.tgid == (uint32_t)getpid(),
 			  "pid %u tgid %u", t.pid, t.tgid);
-		tap_check(t.uid == getuid(), "uid %u", t.uid);
-		tap_check(!strcmp(t.comm, comm), "comm '%s' vs '%s'", t.comm,
+		CHECK(t.uid == getuid(), "uid %u", t.uid);
+		CHECK(!strcmp(t.comm, comm), "comm '%s' vs '%s'", t.comm,
 			  comm);
-		tap_check(t.process && !t.exited && t.nr_threads >= 1,
+		CHECK(t.process && !t.exited && t.nr_threads >= 1,
 			  "process %d exited %d threads %u", t.process,
 			  t.exited, t.nr_threads);
-		tap_check(t.feat[REC_CPU_NS] >= 40000000ull,
+		CHECK(t.feat[REC_CPU_NS] >= 40000000ull,
 			  "cpu_ns %llu after 50 ms of burning",
 			  (unsigned long long)t.feat[REC_CPU_NS]);
-		tap_check(t.present & REC_F(REC_CPU_NS), "cpu_ns present");
+		CHECK(t.present & REC_F(REC_CPU_NS), "cpu_ns present");
 	}
-	tap_done("GET_TASK of our own process");
 }
 
 struct parked {
@@ -311,47 +355,49 @@ static void *park(void *arg)
 	return NULL;
 }
 
-static void test_get_thread(struct jnl *nl)
+/* GET_TASK of a thread (TID) and its process (PID) */
+TEST_F(genl, get_thread)
 {
+	struct jnl *nl = self->nl;
 	struct parked p = { 0 };
 	struct task_rec t, proc;
 	pthread_t th;
 	int fds[2], err;
 
-	if (pipe(fds) || (p.fd = fds[0], pthread_create(&th, NULL, park, &p))) {
-		tap_ok(0, "GET_TASK of a thread (setup failed)");
-		return;
-	}
+	ASSERT_EQ(0, pipe(fds));
+	p.fd = fds[0];
+	ASSERT_EQ(0, pthread_create(&th, NULL, park, &p));
 	while (!__atomic_load_n(&p.tid, __ATOMIC_ACQUIRE))
 		usleep(1000);
 	settle();
 	err = jnl_get_task(nl, p.tid, true, &t);
-	tap_check(err == 0, "GET_TASK TID %d: %d", p.tid, err);
+	CHECK(err == 0, "GET_TASK TID %d: %d", p.tid, err);
 	if (!err) {
-		tap_check(t.pid == (uint32_t)p.tid &&
+		CHECK(t.pid == (uint32_t)p.tid &&
 				  t.tgid == (uint32_t)getpid(),
 			  "pid %u tgid %u", t.pid, t.tgid);
-		tap_check(!t.process && t.nr_threads == 1,
+		CHECK(!t.process && t.nr_threads == 1,
 			  "thread record: process %d threads %u", t.process,
 			  t.nr_threads);
-		tap_check(t.feat[REC_CPU_NS] >= 15000000ull,
+		CHECK(t.feat[REC_CPU_NS] >= 15000000ull,
 			  "thread cpu_ns %llu",
 			  (unsigned long long)t.feat[REC_CPU_NS]);
 	}
 	/* A non-leader thread id is not a process id. */
 	err = jnl_get_task(nl, p.tid, false, &proc);
-	tap_check(err == -ESRCH, "GET_TASK PID=<non-leader tid>: %d", err);
+	CHECK(err == -ESRCH, "GET_TASK PID=<non-leader tid>: %d", err);
 	err = jnl_get_task(nl, getpid(), false, &proc);
-	tap_check(!err && proc.nr_threads >= 2, "process has %u threads",
+	CHECK(!err && proc.nr_threads >= 2, "process has %u threads",
 		  proc.nr_threads);
 	close(fds[1]);
 	pthread_join(th, NULL);
 	close(fds[0]);
-	tap_done("GET_TASK of a thread (TID) and its process (PID)");
 }
 
-static void test_get_errors(struct jnl *nl)
+/* GET_TASK errors: ESRCH for missing tasks, EINVAL with a reason for bad requests */
+TEST_F(genl, get_errors)
 {
+	struct jnl *nl = self->nl;
 	struct task_rec t;
 	struct rmsg m;
 	uint32_t v = (uint32_t)getpid();
@@ -363,58 +409,60 @@ static void test_get_errors(struct jnl *nl)
 		_exit(0);
 	waitpid(gone, NULL, 0);
 	err = jnl_get_task(nl, gone, false, &t);
-	tap_check(err == -ESRCH, "reaped pid %d: %d", gone, err);
+	CHECK(err == -ESRCH, "reaped pid %d: %d", gone, err);
 	err = jnl_get_task(nl, 4194000, true, &t);
-	tap_check(err == -ESRCH, "unused tid: %d", err);
+	CHECK(err == -ESRCH, "unused tid: %d", err);
 
 	rmsg_init(&m, family_id, JOULES_CMD_GET_TASK, 0, 11);
 	err = raw_request(&m);
-	tap_check(err == -EINVAL, "neither PID nor TID: %d", err);
+	CHECK(err == -EINVAL, "neither PID nor TID: %d", err);
 	rmsg_init(&m, family_id, JOULES_CMD_GET_TASK, 0, 12);
 	rmsg_attr(&m, JOULES_A_PID, &v, 4);
 	rmsg_attr(&m, JOULES_A_TID, &v, 4);
 	err = raw_request(&m);
-	tap_check(err == -EINVAL, "both PID and TID: %d", err);
+	CHECK(err == -EINVAL, "both PID and TID: %d", err);
 
 	/* The module says why (extended ack), and libnl's path shows it. */
 	err = jnl_raw_request(nl, JOULES_CMD_GET_TASK, JOULES_GENL_VERSION, 0,
 			      NULL, 0);
-	tap_check(err == -EINVAL, "empty GET_TASK via libnl: %d", err);
-	tap_check(jnl_kernel_msg(nl) &&
+	CHECK(err == -EINVAL, "empty GET_TASK via libnl: %d", err);
+	CHECK(jnl_kernel_msg(nl) &&
 			  strstr(jnl_kernel_msg(nl), "exactly one"),
 		  "extack '%s'",
 		  jnl_kernel_msg(nl) ? jnl_kernel_msg(nl) : "(none)");
-	tap_done(
-		"GET_TASK errors: ESRCH for missing tasks, EINVAL with a reason for bad requests");
 }
 
-static void test_dump_processes(struct jnl *nl, const struct brood *b)
+/* DUMP_TASKS returns all N live child processes */
+TEST_F(brood, dump_processes)
 {
+	struct jnl *nl = self->nl;
+	const struct brood *b = &self->b;
 	struct task_rec *recs = NULL;
 	size_t n = 0;
 	int err, found;
 	double t0 = st_now();
 
 	err = jnl_dump_tasks(nl, false, &recs, &n);
-	tap_check(err == 0, "dump: %d", err);
+	CHECK(err == 0, "dump: %d", err);
 	found = count_present(recs, n, b->pid, b->n);
-	tap_diag("dump of %zu processes in %.2f s", n, st_now() - t0);
-	tap_check(found == b->n, "%d of %d children in the dump", found, b->n);
-	tap_check(n >= (size_t)b->n + 1, "%zu records", n);
-	tap_check(strictly_sorted(recs, n), "no duplicates");
+	DIAG("dump of %zu processes in %.2f s", n, st_now() - t0);
+	CHECK(found == b->n, "%d of %d children in the dump", found, b->n);
+	CHECK(n >= (size_t)b->n + 1, "%zu records", n);
+	CHECK(strictly_sorted(recs, n), "no duplicates");
 	for (size_t i = 0; i < n; i++)
 		if (!recs[i].process || recs[i].pid != recs[i].tgid) {
-			tap_check(0, "record %zu: pid %u tgid %u process %d", i,
+			CHECK(0, "record %zu: pid %u tgid %u process %d", i,
 				  recs[i].pid, recs[i].tgid, recs[i].process);
 			break;
 		}
 	free(recs);
-	tap_done("DUMP_TASKS returns all %d live child processes", b->n);
+	TH_LOG("DUMP_TASKS returns all %d live child processes", b->n);
 }
 
 /* The same dump on a raw socket: many datagrams, each message multipart, then DONE. */
-static void test_dump_raw(const struct brood *b)
+TEST_F(brood, dump_raw)
 {
+	const struct brood *b = &self->b;
 	struct rmsg m;
 	int fd = raw_open(), err, data = 0, dgrams = 0;
 
@@ -424,11 +472,11 @@ static void test_dump_raw(const struct brood *b)
 		err = raw_answer(fd, 77, &data, &dgrams);
 	if (fd >= 0)
 		close(fd);
-	tap_check(err == 0, "dump ended with %d", err);
-	tap_check(data >= b->n, "%d messages", data);
-	tap_check(dgrams > 4,
+	CHECK(err == 0, "dump ended with %d", err);
+	CHECK(data >= b->n, "%d messages", data);
+	CHECK(dgrams > 4,
 		  "%d datagrams (the dump must continue across skbs)", dgrams);
-	tap_done("raw DUMP_TASKS: %d records in %d skbs, ended by NLMSG_DONE",
+	TH_LOG("raw DUMP_TASKS: %d records in %d skbs, ended by NLMSG_DONE",
 		 data, dgrams);
 }
 
@@ -442,8 +490,10 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
-static void test_dump_threads(struct jnl *nl)
+/* DUMP_TASKS with THREADS returns all N threads of a process */
+TEST_F(genl, dump_threads)
 {
+	struct jnl *nl = self->nl;
 	pthread_t *th = calloc(NR_TASKS, sizeof(*th));
 	pid_t *tids = calloc(NR_TASKS + 1, sizeof(pid_t));
 	struct task_rec *recs = NULL;
@@ -453,16 +503,15 @@ static void test_dump_threads(struct jnl *nl)
 	DIR *d;
 	struct dirent *de;
 
-	if (!th || !tids || pipe(fds)) {
-		tap_ok(0, "DUMP_TASKS with THREADS (setup)");
-		return;
-	}
+	ASSERT_NE(NULL, th);
+	ASSERT_NE(NULL, tids);
+	ASSERT_EQ(0, pipe(fds));
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 	for (; made < NR_TASKS; made++)
 		if (pthread_create(&th[made], &attr, sleeper, &fds[0]))
 			break;
-	tap_check(made == NR_TASKS, "created %d threads", made);
+	CHECK(made == NR_TASKS, "created %d threads", made);
 	settle();
 	/* Our thread ids, from /proc/self/task. */
 	d = opendir("/proc/self/task");
@@ -472,14 +521,14 @@ static void test_dump_threads(struct jnl *nl)
 	if (d)
 		closedir(d);
 	err = jnl_dump_tasks(nl, true, &recs, &n);
-	tap_check(err == 0, "dump: %d", err);
+	CHECK(err == 0, "dump: %d", err);
 	found = count_present(recs, n, tids, ours);
-	tap_check(found == ours && ours == made + 1,
+	CHECK(found == ours && ours == made + 1,
 		  "%d of %d threads (%d made)", found, ours, made);
-	tap_check(strictly_sorted(recs, n), "no duplicates");
+	CHECK(strictly_sorted(recs, n), "no duplicates");
 	for (size_t i = 0; i < n; i++)
 		if (recs[i].process || recs[i].nr_threads != 1) {
-			tap_check(0, "record %zu is not a thread record", i);
+			CHECK(0, "record %zu is not a thread record", i);
 			break;
 		}
 	free(recs);
@@ -489,7 +538,7 @@ static void test_dump_threads(struct jnl *nl)
 	close(fds[0]);
 	free(th);
 	free(tids);
-	tap_done("DUMP_TASKS with THREADS returns all %d threads of a process",
+	TH_LOG("DUMP_TASKS with THREADS returns all %d threads of a process",
 		 NR_TASKS + 1);
 }
 
@@ -503,17 +552,18 @@ static int refused(const char *what, struct rmsg *m, int want)
 	int err = raw_request(m);
 
 	if (err >= 0 || err == -ETIMEDOUT || err == -EBADF) {
-		tap_diag("%s: answered %d, expected an error", what, err);
+		DIAG("%s: answered %d, expected an error", what, err);
 		return 0;
 	}
 	if (want && err != want) {
-		tap_diag("%s: error %d, expected %d", what, err, want);
+		DIAG("%s: error %d, expected %d", what, err, want);
 		return 0;
 	}
 	return 1;
 }
 
-static void test_malformed_attrs(void)
+/* malformed attributes: bad types, lengths, ranges, unknown attributes and commands */
+TEST_F(genl, malformed_attrs)
 {
 	uint32_t pid = (uint32_t)getpid(), zero = 0, big = 0x7fffffff;
 	uint64_t p64 = pid;
@@ -573,13 +623,12 @@ static void test_malformed_attrs(void)
 	      rmsg_attr(&m, JOULES_A_PID, &pid, 4)));
 #undef CASE
 #undef CASE_E
-	tap_check(ok, "every malformed request refused");
-	tap_check(alive() == 0, "module answers afterwards");
-	tap_done(
-		"malformed attributes: bad types, lengths, ranges, unknown attributes and commands");
+	CHECK(ok, "every malformed request refused");
+	CHECK(alive() == 0, "module answers afterwards");
 }
 
-static void test_malformed_headers(void)
+/* malformed netlink headers: truncated, short and overlong messages */
+TEST_F(genl, malformed_headers)
 {
 	struct rmsg m;
 	int fd = raw_open(), err;
@@ -591,7 +640,7 @@ static void test_malformed_headers(void)
 	err = raw_send(fd, m.buf, m.len);
 	if (!err)
 		err = raw_answer(fd, 300, NULL, NULL);
-	tap_check(err < 0 && err != -ETIMEDOUT, "truncated genl header: %d",
+	CHECK(err < 0 && err != -ETIMEDOUT, "truncated genl header: %d",
 		  err);
 
 	/* No payload at all. */
@@ -601,7 +650,7 @@ static void test_malformed_headers(void)
 	err = raw_send(fd, m.buf, m.len);
 	if (!err)
 		err = raw_answer(fd, 301, NULL, NULL);
-	tap_check(err < 0 && err != -ETIMEDOUT, "header only: %d", err);
+	CHECK(err < 0 && err != -ETIMEDOUT, "header only: %d", err);
 
 	/* nlmsg_len beyond the datagram, and below a header: dropped silently. */
 	rmsg_init(&m, family_id, JOULES_CMD_GET_TASK, 0, 302);
@@ -614,14 +663,14 @@ static void test_malformed_headers(void)
 	raw_send(fd, m.buf, 3);
 	if (fd >= 0)
 		close(fd);
-	tap_check(alive() == 0, "module answers afterwards");
-	tap_done(
-		"malformed netlink headers: truncated, short and overlong messages");
+	CHECK(alive() == 0, "module answers afterwards");
 }
 
 /* Random requests: every one gets an answer and nothing breaks. */
-static void test_fuzz(struct jnl *nl)
+TEST_F(genl, fuzz)
 {
+	struct jnl *nl = self->nl;
+
 	static const uint8_t cmds[] = {
 		JOULES_CMD_UNSPEC,   JOULES_CMD_GET_TASK, JOULES_CMD_DUMP_TASKS,
 		JOULES_CMD_GET_NODE, JOULES_CMD_TASK,	  JOULES_CMD_SAMPLE,
@@ -663,48 +712,50 @@ static void test_fuzz(struct jnl *nl)
 		if (err >= 0)
 			accepted++;
 	}
-	tap_diag("%u random requests: %u answered, %u accepted", total,
+	DIAG("%u random requests: %u answered, %u accepted", total,
 		 answered, accepted);
-	tap_check(answered == total, "%u of %u answered", answered, total);
-	tap_check(alive() == 0, "module answers afterwards");
-	tap_done("%u random requests answered, module still working", total);
+	CHECK(answered == total, "%u of %u answered", answered, total);
+	CHECK(alive() == 0, "module answers afterwards");
+	TH_LOG("%u random requests answered, module still working", total);
 }
 
-static void test_node(struct jnl *nl)
+/* GET_NODE: node totals, conserved, generation as in sysfs */
+TEST_F(genl, node)
 {
+	struct jnl *nl = self->nl;
 	struct node_rec n;
 	char gen[32];
 	int err;
 
 	settle();
 	err = jnl_get_node(nl, &n);
-	tap_check(err == 0, "GET_NODE: %d", err);
+	CHECK(err == 0, "GET_NODE: %d", err);
 	if (!err) {
-		tap_check(n.intervals > 0, "intervals %llu",
+		CHECK(n.intervals > 0, "intervals %llu",
 			  (unsigned long long)n.intervals);
-		tap_check(n.energy_uj == n.idle_uj + n.task_uj,
+		CHECK(n.energy_uj == n.idle_uj + n.task_uj,
 			  "conservation: energy %llu != idle %llu + tasks %llu",
 			  (unsigned long long)n.energy_uj,
 			  (unsigned long long)n.idle_uj,
 			  (unsigned long long)n.task_uj);
-		tap_check(n.feat[REC_CPU_NS] > 0, "cpu_ns total %llu",
+		CHECK(n.feat[REC_CPU_NS] > 0, "cpu_ns total %llu",
 			  (unsigned long long)n.feat[REC_CPU_NS]);
-		tap_check(n.uptime_ns > 0 && n.tasks_tracked > 0,
+		CHECK(n.uptime_ns > 0 && n.tasks_tracked > 0,
 			  "uptime %llu tracked %llu",
 			  (unsigned long long)n.uptime_ns,
 			  (unsigned long long)n.tasks_tracked);
 		if (st_read(JOULES_SYSFS "/model/generation", gen,
 			    sizeof(gen)) > 0)
-			tap_check(n.model_generation == strtoull(gen, NULL, 10),
+			CHECK(n.model_generation == strtoull(gen, NULL, 10),
 				  "generation %llu vs sysfs %s",
 				  (unsigned long long)n.model_generation, gen);
-		tap_check(n.source == REC_SRC_MODEL || n.source == REC_SRC_RAPL,
+		CHECK(n.source == REC_SRC_MODEL || n.source == REC_SRC_RAPL,
 			  "source %u", n.source);
 	}
-	tap_done("GET_NODE: node totals, conserved, generation as in sysfs");
 }
 
-static void test_samples(void)
+/* samples group: one message per interval with both clocks */
+TEST_F(genl, samples)
 {
 	struct sample_rec s[3];
 	uint64_t iv = (uint64_t)st_interval_ms() * 1000000ull;
@@ -714,14 +765,14 @@ static void test_samples(void)
 	err = jnl_open(&nl);
 	if (!err)
 		err = jnl_subscribe(nl, JNL_GRP_SAMPLES);
-	tap_check(err == 0, "subscribe as root: %d", err);
+	CHECK(err == 0, "subscribe as root: %d", err);
 	while (!err && got < 3) {
 		struct jnl_event ev;
 		int r = jnl_next_event(nl, &ev,
 				       (int)(iv / 1000000) * 10 + 2000);
 
 		if (r <= 0) {
-			tap_check(0, "no sample: %d", r);
+			CHECK(0, "no sample: %d", r);
 			break;
 		}
 		if (ev.type == JNL_EV_SAMPLE)
@@ -731,40 +782,40 @@ static void test_samples(void)
 		uint64_t rt = now_ns(CLOCK_REALTIME),
 			 mono = now_ns(CLOCK_MONOTONIC);
 
-		tap_check(s[1].seq == s[0].seq + 1 && s[2].seq == s[1].seq + 1,
+		CHECK(s[1].seq == s[0].seq + 1 && s[2].seq == s[1].seq + 1,
 			  "seq %llu %llu %llu", (unsigned long long)s[0].seq,
 			  (unsigned long long)s[1].seq,
 			  (unsigned long long)s[2].seq);
 		for (int i = 0; i < 3; i++) {
-			tap_check(s[i].interval_ns > iv / 2 &&
+			CHECK(s[i].interval_ns > iv / 2 &&
 					  s[i].interval_ns < iv * 3,
 				  "interval_ns %llu vs %llu",
 				  (unsigned long long)s[i].interval_ns,
 				  (unsigned long long)iv);
-			tap_check(s[i].realtime_ns <= rt &&
+			CHECK(s[i].realtime_ns <= rt &&
 					  s[i].realtime_ns + 10000000000ull >
 						  rt,
 				  "realtime %llu now %llu",
 				  (unsigned long long)s[i].realtime_ns,
 				  (unsigned long long)rt);
-			tap_check(s[i].monotonic_ns <= mono &&
+			CHECK(s[i].monotonic_ns <= mono &&
 					  s[i].monotonic_ns + 10000000000ull >
 						  mono,
 				  "monotonic %llu now %llu",
 				  (unsigned long long)s[i].monotonic_ns,
 				  (unsigned long long)mono);
-			tap_check(s[i].idle_uj <= s[i].energy_uj,
+			CHECK(s[i].idle_uj <= s[i].energy_uj,
 				  "idle %llu > energy %llu",
 				  (unsigned long long)s[i].idle_uj,
 				  (unsigned long long)s[i].energy_uj);
-			tap_check(s[i].present & REC_F(REC_CPU_NS),
+			CHECK(s[i].present & REC_F(REC_CPU_NS),
 				  "cpu_ns present");
 		}
-		tap_check(s[2].monotonic_ns > s[1].monotonic_ns &&
+		CHECK(s[2].monotonic_ns > s[1].monotonic_ns &&
 				  s[1].monotonic_ns > s[0].monotonic_ns,
 			  "monotonic timestamps increase");
 		/* Consecutive intervals tile time: end - previous end = interval. */
-		tap_check(s[2].monotonic_ns - s[1].monotonic_ns ==
+		CHECK(s[2].monotonic_ns - s[1].monotonic_ns ==
 				  s[2].interval_ns,
 			  "interval %llu vs timestamp step %llu",
 			  (unsigned long long)s[2].interval_ns,
@@ -772,7 +823,6 @@ static void test_samples(void)
 					       s[1].monotonic_ns));
 	}
 	jnl_close(nl);
-	tap_done("samples group: one message per interval with both clocks");
 }
 
 /*
@@ -781,7 +831,7 @@ static void test_samples(void)
  * long interval ends (found by 81-churn after 80-fuzz-sysfs left a 60 s
  * interval pending, and nothing was folded for a minute).
  */
-static void test_interval_change(void)
+TEST_F(genl, interval_change)
 {
 	char old[32];
 	struct sample_rec s[2];
@@ -794,21 +844,20 @@ static void test_interval_change(void)
 	err = jnl_open(&nl);
 	if (!err)
 		err = jnl_subscribe(nl, JNL_GRP_SAMPLES);
-	tap_check(err == 0, "subscribe: %d", err);
+	CHECK(err == 0, "subscribe: %d", err);
 	if (!err) {
 		/* One sample after the write: the 60 s tick is queued now. */
-		tap_check(st_write(JOULES_SYSFS "/interval_ms", "60000", 5) == 0,
+		CHECK(st_write(JOULES_SYSFS "/interval_ms", "60000", 5) == 0,
 			  "set 60000 ms");
-		tap_check(st_fresh_samples(nl, s, 1) == 1, "a sample after setting 60 s");
-		tap_check(st_write(JOULES_SYSFS "/interval_ms", "100", 3) == 0, "set 100 ms");
+		CHECK(st_fresh_samples(nl, s, 1) == 1, "a sample after setting 60 s");
+		CHECK(st_write(JOULES_SYSFS "/interval_ms", "100", 3) == 0, "set 100 ms");
 		t0 = st_now();
-		tap_check(st_fresh_samples(nl, s, 2) == 2, "two samples after setting 100 ms");
-		tap_check(st_now() - t0 < 2.0, "they came in %.2f s, not after the 60 s interval",
+		CHECK(st_fresh_samples(nl, s, 2) == 2, "two samples after setting 100 ms");
+		CHECK(st_now() - t0 < 2.0, "they came in %.2f s, not after the 60 s interval",
 			  st_now() - t0);
 		jnl_close(nl);
 	}
 	st_write(JOULES_SYSFS "/interval_ms", old, strlen(old));
-	tap_done("a new interval_ms is in force at once");
 }
 
 /*
@@ -816,7 +865,7 @@ static void test_interval_change(void)
  * CPU, blocks on a pipe; we read /proc/energy/<pid> after two intervals,
  * release it, and it exits at once.
  */
-static void test_exit_record(void)
+TEST_F(genl, exit_record)
 {
 	uint64_t iv = (uint64_t)st_interval_ms() * 1000000ull, max_sample = 0;
 	unsigned long long f_energy = 0, f_cpu = 0;
@@ -832,10 +881,9 @@ static void test_exit_record(void)
 	err = jnl_open(&nl);
 	if (!err)
 		err = jnl_subscribe(nl, JNL_GRP_EXITS | JNL_GRP_SAMPLES);
-	if (err || pipe(go) || pipe(ready)) {
-		tap_ok(0, "exit record (setup: %d)", err);
-		return;
-	}
+	ASSERT_EQ(0, err);
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(ready));
 	pid = fork();
 	if (pid == 0) {
 		close(go[1]);
@@ -850,14 +898,14 @@ static void test_exit_record(void)
 	close(go[0]);
 	close(ready[1]);
 	if (read(ready[0], &c, 1) != 1)
-		tap_check(0, "child did not get ready");
+		CHECK(0, "child did not get ready");
 	usleep((useconds_t)(2 * iv / 1000));
 	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
 	if (st_read(path, body, sizeof(body)) > 0 &&
 	    !st_kv(body, "energy_uj", &f_energy) &&
 	    !st_kv(body, "cpu_time_ns", &f_cpu))
 		have_file = 1;
-	tap_check(have_file, "read %s", path);
+	CHECK(have_file, "read %s", path);
 	/*
 	 * Release: the child's last action is this read returning and _exit().
 	 * What it runs after the file was read is bounded by the wall time from
@@ -865,7 +913,7 @@ static void test_exit_record(void)
 	 */
 	t_rel = st_now();
 	if (write(go[1], "g", 1) != 1)
-		tap_check(0, "release failed");
+		CHECK(0, "release failed");
 	close(go[1]);
 	waitpid(pid, NULL, 0);
 	after_ns = (uint64_t)((st_now() - t_rel) * 1e9) + 1000000;
@@ -875,7 +923,7 @@ static void test_exit_record(void)
 		int r = jnl_next_event(nl, &ev, 500);
 
 		if (r < 0 && r != -EINTR && r != -ENOBUFS) {
-			tap_check(0, "receive: %d", r);
+			CHECK(0, "receive: %d", r);
 			break;
 		}
 		if (r <= 0)
@@ -888,35 +936,33 @@ static void test_exit_record(void)
 			got = true;
 		}
 	}
-	tap_check(got, "exit record for %d arrived", pid);
+	CHECK(got, "exit record for %d arrived", pid);
 	if (got && have_file) {
-		tap_diag(
+		DIAG(
 			"file: energy %llu cpu %llu; exit record: energy %llu cpu %llu; "
 			"largest interval energy %llu",
 			f_energy, f_cpu, (unsigned long long)ex.energy_uj,
 			(unsigned long long)ex.feat[REC_CPU_NS],
 			(unsigned long long)max_sample);
-		tap_check(ex.exited && ex.tgid == (uint32_t)pid,
+		CHECK(ex.exited && ex.tgid == (uint32_t)pid,
 			  "exited %d tgid %u", ex.exited, ex.tgid);
-		tap_check(ex.feat[REC_CPU_NS] >= f_cpu &&
+		CHECK(ex.feat[REC_CPU_NS] >= f_cpu &&
 				  ex.feat[REC_CPU_NS] - f_cpu <= after_ns,
 			  "cpu_ns: exit %llu vs file %llu (%llu ns from release to reaping)",
 			  (unsigned long long)ex.feat[REC_CPU_NS], f_cpu,
 			  (unsigned long long)after_ns);
-		tap_check(
+		CHECK(
 			ex.energy_uj >= f_energy &&
 				ex.energy_uj - f_energy <= max_sample * (after_ns / iv + 2),
 			"energy: exit %llu vs file %llu (largest interval's node energy %llu)",
 			(unsigned long long)ex.energy_uj, f_energy,
 			(unsigned long long)max_sample);
-		tap_check(f_cpu >= 250000000ull,
+		CHECK(f_cpu >= 250000000ull,
 			  "the child's 0.3 s of CPU is counted: %llu", f_cpu);
-		tap_check(f_energy > 0, "the child was charged energy");
+		CHECK(f_energy > 0, "the child was charged energy");
 	}
 	close(ready[0]);
 	jnl_close(nl);
-	tap_done(
-		"exit record carries the totals of the last per-pid read, and what ran after it");
 }
 
 /* What an unprivileged child could do, reported back through a pipe. */
@@ -1031,51 +1077,42 @@ static int unpriv_bind(int id)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-static void test_unpriv(void)
+TEST_F(genl, unpriv)
 {
 	struct unpriv u;
 	int gs = -1, ge = -1;
 
-	if (run_unpriv(&u)) {
-		tap_ok(0, "unprivileged child reported nothing");
-		tap_ok(0, "unprivileged: exits");
-		tap_ok(0, "unprivileged: requests");
-		tap_ok(0, "unprivileged: dump");
-		return;
-	}
+	ASSERT_EQ(0, run_unpriv(&u)) TH_LOG("unprivileged child reported nothing");
 	group_ids(&gs, &ge);
-	tap_diag(
+	DIAG(
 		"group ids: samples %d, exits %d (bind() path checked below 32)",
 		gs, ge);
-	tap_check(u.opened == 0, "open as nobody: %d", u.opened);
-	tap_check(u.sub_samples == -EPERM, "join samples as nobody: %d",
+	CHECK(u.opened == 0, "open as nobody: %d", u.opened);
+	CHECK(u.sub_samples == -EPERM, "join samples as nobody: %d",
 		  u.sub_samples);
-	tap_check(unpriv_bind(gs),
+	CHECK(unpriv_bind(gs),
 		  "bind() to samples group %d as nobody was not refused", gs);
-	tap_done("uid 65534 cannot join the samples group (EPERM)");
-	tap_check(u.sub_exits == -EPERM, "join exits as nobody: %d",
+	/* Up to here: uid 65534 cannot join the samples group (EPERM) */
+	CHECK(u.sub_exits == -EPERM, "join exits as nobody: %d",
 		  u.sub_exits);
-	tap_check(unpriv_bind(ge),
+	CHECK(unpriv_bind(ge),
 		  "bind() to exits group %d as nobody was not refused", ge);
-	tap_done("uid 65534 cannot join the exits group (EPERM)");
-	tap_check(u.get_root == -EPERM, "GET_TASK of root's process: %d",
+	/* Up to here: uid 65534 cannot join the exits group (EPERM) */
+	CHECK(u.get_root == -EPERM, "GET_TASK of root's process: %d",
 		  u.get_root);
-	tap_check(u.get_self == 0, "GET_TASK of itself: %d", u.get_self);
-	tap_check(u.get_node == -EPERM, "GET_NODE: %d", u.get_node);
-	tap_done(
-		"uid 65534: GET_TASK of root's task is EPERM, its own works, GET_NODE is EPERM");
-	tap_check(u.dump == 0, "dump: %d", u.dump);
-	tap_check(u.foreign == 0,
+	CHECK(u.get_self == 0, "GET_TASK of itself: %d", u.get_self);
+	CHECK(u.get_node == -EPERM, "GET_NODE: %d", u.get_node);
+	/* Up to here: uid 65534: GET_TASK of root's task is EPERM, its own works, GET_NODE is EPERM */
+	CHECK(u.dump == 0, "dump: %d", u.dump);
+	CHECK(u.foreign == 0,
 		  "%zu of %zu dumped records belong to other users", u.foreign,
 		  u.dumped);
-	tap_check(u.self_in_dump, "own process in the dump");
-	tap_done("uid 65534: DUMP_TASKS skips other users' tasks");
+	CHECK(u.self_in_dump, "own process in the dump");
+	/* Up to here: uid 65534: DUMP_TASKS skips other users' tasks */
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	char saved[256] = "";
-	struct brood b = { 0 };
 	struct jnl *nl;
 	int err;
 
@@ -1083,49 +1120,12 @@ int main(void)
 		printf("1..0 # SKIP joules module not loaded\n");
 		return KSFT_SKIP;
 	}
-	tap_plan(18);
 	err = jnl_open(&nl);
 	if (err) {
-		tap_diag("%s", jnl_strerror(JNL_OP_OPEN, err));
-		tap_finish();
-		return 1;
+		printf("1..0 # joules netlink: %s\n", jnl_strerror(JNL_OP_OPEN, err));
+		return KSFT_FAIL;
 	}
 	family_id = jnl_family_id(nl);
-	/* Known coefficients so that energy is charged (QEMU has no RAPL). */
-	st_read(COEF, saved, sizeof(saved));
-	st_write(COEF, "1000000 0 0 0 0 500000\n", 23);
-
-	test_family(nl);
-	test_get_self(nl);
-	test_get_thread(nl);
-	test_get_errors(nl);
-
-	if (brood_spawn(&b, NR_TASKS))
-		tap_diag("spawned only %d children", b.n);
-	settle();
-	test_dump_processes(nl, &b);
-	test_dump_raw(&b);
-	brood_reap(&b);
-	test_dump_threads(nl);
-
-	test_malformed_attrs();
-	test_malformed_headers();
-	test_fuzz(nl);
-	test_node(nl);
-	test_samples();
-	test_interval_change();
-	test_exit_record();
-	test_unpriv();
-
 	jnl_close(nl);
-	{
-		/* Restore the operator's coefficients (drop comment lines). */
-		char *line = saved;
-
-		while (*line == '#' && strchr(line, '\n'))
-			line = strchr(line, '\n') + 1;
-		if (*line)
-			st_write(COEF, line, strlen(line));
-	}
-	return tap_finish();
+	return test_harness_run(argc, argv);
 }

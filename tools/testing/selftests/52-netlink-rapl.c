@@ -9,8 +9,29 @@
 #include "nl.h"
 
 
-static void test_samples(struct jnl *nl)
+/*
+ * Every test: the synthetic meter loaded with two domains, a socket
+ * subscribed to samples; the meter unloaded afterwards, from the parent
+ * (also after a crash).
+ */
+FIXTURE(meter) {
+	struct jnl *nl;
+};
+
+FIXTURE_SETUP(meter)
 {
+	ASSERT_EQ(0, st_meter_subscribe("nr_domains=2", &self->nl));
+}
+
+FIXTURE_TEARDOWN_PARENT(meter)
+{
+	EXPECT_EQ(0, st_sh("rmmod joules_testmeter"));
+}
+
+/* samples with a meter: source rapl, exactly the pkg and dram domains, right power */
+TEST_F(meter, samples)
+{
+	struct jnl *nl = self->nl;
 	const uint32_t want_dom = (1u << REC_PKG) | (1u << REC_DRAM);
 	struct sample_rec s[4];
 	int got = st_samples(nl, s, 4);
@@ -22,84 +43,80 @@ static void test_samples(struct jnl *nl)
 		double dram_w = (double)s[i].domain_uj[REC_DRAM] * 1e3 /
 				(double)s[i].interval_ns;
 
-		tap_check(s[i].source == REC_SRC_RAPL, "source %u",
+		CHECK(s[i].source == REC_SRC_RAPL, "source %u",
 			  s[i].source);
-		tap_check(s[i].domains == want_dom, "domains %#x",
+		CHECK(s[i].domains == want_dom, "domains %#x",
 			  s[i].domains);
-		tap_check(!s[i].domain_uj[REC_CORE] &&
+		CHECK(!s[i].domain_uj[REC_CORE] &&
 				  !s[i].domain_uj[REC_PSYS],
 			  "unmeasured domains carry values");
-		tap_check(s[i].energy_uj == s[i].domain_uj[REC_PKG] +
+		CHECK(s[i].energy_uj == s[i].domain_uj[REC_PKG] +
 						    s[i].domain_uj[REC_DRAM],
 			  "energy %llu vs pkg %llu + dram %llu",
 			  (unsigned long long)s[i].energy_uj,
 			  (unsigned long long)s[i].domain_uj[REC_PKG],
 			  (unsigned long long)s[i].domain_uj[REC_DRAM]);
-		tap_check(pkg_w > 7.6 && pkg_w < 8.4,
+		CHECK(pkg_w > 7.6 && pkg_w < 8.4,
 			  "pkg %.3f W, meter draws 8 W", pkg_w);
-		tap_check(dram_w > 1.9 && dram_w < 2.1,
+		CHECK(dram_w > 1.9 && dram_w < 2.1,
 			  "dram %.3f W, meter draws 2 W", dram_w);
 		if (i == 1)
-			tap_diag(
+			DIAG(
 				"sample: energy %llu uJ in %llu ns (pkg %.3f W, dram %.3f W)",
 				(unsigned long long)s[i].energy_uj,
 				(unsigned long long)s[i].interval_ns, pkg_w,
 				dram_w);
 	}
-	tap_check(got == 4, "%d samples", got);
-	tap_done(
-		"samples with a meter: source rapl, exactly the pkg and dram domains, right power");
+	CHECK(got == 4, "%d samples", got);
 }
 
-static void test_task(struct jnl *nl)
+/* task record after burning CPU under the meter: rapl source, a pkg share */
+TEST_F(meter, task)
 {
 	struct task_rec t;
+	struct jnl *nl;
 	int err;
+
+	ASSERT_EQ(0, jnl_open(&nl));
 
 	st_burn_cpu(0.2);
 	usleep(3 * st_interval_ms() * 1000);
 	err = jnl_get_task(nl, getpid(), false, &t);
-	tap_check(err == 0, "GET_TASK: %d", err);
+	CHECK(err == 0, "GET_TASK: %d", err);
 	if (!err) {
-		tap_check(t.source & REC_SRC_RAPL, "source %u", t.source);
-		tap_check(t.domains & (1u << REC_PKG), "domains %#x",
+		CHECK(t.source & REC_SRC_RAPL, "source %u", t.source);
+		CHECK(t.domains & (1u << REC_PKG), "domains %#x",
 			  t.domains);
-		tap_check(!(t.domains & ((1u << REC_CORE) | (1u << REC_PSYS))),
+		CHECK(!(t.domains & ((1u << REC_CORE) | (1u << REC_PSYS))),
 			  "domains %#x", t.domains);
-		tap_check(t.domain_uj[REC_PKG] > 0, "pkg share %llu",
+		CHECK(t.domain_uj[REC_PKG] > 0, "pkg share %llu",
 			  (unsigned long long)t.domain_uj[REC_PKG]);
 	}
-	tap_done(
-		"task record after burning CPU under the meter: rapl source, a pkg share");
+	jnl_close(nl);
 }
 
-static void test_record_csv(void)
+/* record under the meter: the source column is rapl */
+TEST_F(meter, record_csv)
 {
 	char buf[4096], *row, *f;
 	int rc, fields = 0;
 
 	rc = st_sh(
 		"/usr/bin/joulesctl record --count 3 /tmp/rapl.csv 2>/dev/null");
-	tap_check(rc == 0, "record exit %d", rc);
-	if (st_read("/tmp/rapl.csv", buf, sizeof(buf)) <= 0) {
-		tap_done("record under the meter");
+	CHECK(rc == 0, "record exit %d", rc);
+	if (st_read("/tmp/rapl.csv", buf, sizeof(buf)) <= 0)
 		return;
-	}
 	/* Last row: its source column (the 4th) says rapl. */
 	buf[strlen(buf) - 1] = 0;
 	row = strrchr(buf, '\n');
 	row = row ? row + 1 : buf;
 	for (f = row; f && fields < 3; fields++)
 		f = strchr(f, ',') ? strchr(f, ',') + 1 : NULL;
-	tap_check(f && !strncmp(f, "rapl,", 5), "row '%s'", row);
-	tap_done("record under the meter: source column is rapl");
+	CHECK(f && !strncmp(f, "rapl,", 5), "row '%s'", row);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	struct jnl *nl;
-	int err;
-
 	if (access(JOULES_SYSFS, F_OK)) {
 		printf("1..0 # SKIP joules module not loaded\n");
 		return KSFT_SKIP;
@@ -108,22 +125,5 @@ int main(void)
 		printf("1..0 # SKIP no %s\n", ST_METER);
 		return KSFT_SKIP;
 	}
-	tap_plan(3);
-	if (st_meter_subscribe("nr_domains=2", &nl)) {
-		tap_finish();
-		return 1;
-	}
-	test_samples(nl);
-	jnl_close(nl);
-	err = jnl_open(&nl);
-	if (!err) {
-		test_task(nl);
-		jnl_close(nl);
-	} else {
-		tap_ok(0, "task record (open: %d)", err);
-	}
-	test_record_csv();
-	if (st_sh("rmmod joules_testmeter"))
-		tap_diag("rmmod joules_testmeter failed");
-	return tap_finish();
+	return test_harness_run(argc, argv);
 }

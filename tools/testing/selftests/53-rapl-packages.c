@@ -41,8 +41,34 @@ static int package_cpus(int *cpu_of)
 	return n;
 }
 
-static void test_samples(struct jnl *nl, int npkg)
+static int npkg, cpu_of[MAX_PKGS];
+
+/*
+ * Every test: the synthetic meter on every package, 8 W each, and a socket
+ * subscribed to samples; the meter unloaded afterwards, from the parent
+ * (also after a crash).
+ */
+FIXTURE(meter) {
+	struct jnl *nl;
+};
+
+FIXTURE_SETUP(meter)
 {
+	char args[64];
+
+	snprintf(args, sizeof(args), "nr_domains=1 nr_pkgs=%d", npkg);
+	ASSERT_EQ(0, st_meter_subscribe(args, &self->nl));
+}
+
+FIXTURE_TEARDOWN_PARENT(meter)
+{
+	EXPECT_EQ(0, st_sh("rmmod joules_testmeter"));
+}
+
+/* samples: the energy of all packages */
+TEST_F(meter, samples)
+{
+	struct jnl *nl = self->nl;
 	double lo = 0.95 * PKG_W * npkg, hi = 1.05 * PKG_W * npkg;
 	struct sample_rec s[4];
 	int got = st_samples(nl, s, 4);
@@ -52,12 +78,12 @@ static void test_samples(struct jnl *nl, int npkg)
 		double w = (double)s[i].domain_uj[REC_PKG] * 1e3 /
 			   (double)s[i].interval_ns;
 
-		tap_check(s[i].source == REC_SRC_RAPL, "source %u", s[i].source);
-		tap_check(w > lo && w < hi, "pkg %.3f W, meter draws %d x %.0f W",
+		CHECK(s[i].source == REC_SRC_RAPL, "source %u", s[i].source);
+		CHECK(w > lo && w < hi, "pkg %.3f W, meter draws %d x %.0f W",
 			  w, npkg, PKG_W);
 	}
-	tap_check(got == 4, "%d samples", got);
-	tap_done("samples: the energy of all %d package(s)", npkg);
+	CHECK(got == 4, "%d samples", got);
+	TH_LOG("samples: the energy of all %d package(s)", npkg);
 }
 
 /*
@@ -66,7 +92,7 @@ static void test_samples(struct jnl *nl, int npkg)
  * power times its CPU time, and never more than the package drew over the
  * intervals it ran in.
  */
-static void test_pinned(int p, int cpu)
+static void pinned(struct __test_metadata *_metadata, int p, int cpu)
 {
 	const double sec = 0.4;
 	unsigned long long ns = 0, uj = 0;
@@ -77,11 +103,8 @@ static void test_pinned(int p, int cpu)
 	pid_t pid;
 	char c;
 
-	if (pipe(done) || pipe(go)) {
-		tap_check(0, "pipes");
-		tap_done("package %d", p);
-		return;
-	}
+	ASSERT_EQ(0, pipe(done));
+	ASSERT_EQ(0, pipe(go));
 	pid = fork();
 	if (pid == 0) {
 		cpu_set_t set;
@@ -97,50 +120,62 @@ static void test_pinned(int p, int cpu)
 	}
 	close(done[1]);
 	close(go[0]);
-	tap_check(read(done[0], &c, 1) == 1, "child on CPU %d burned %.1f s", cpu, sec);
+	CHECK(read(done[0], &c, 1) == 1, "child on CPU %d burned %.1f s", cpu, sec);
 	usleep(3 * st_interval_ms() * 1000 + 50000);
 	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
-	if (tap_check(st_read(path, b, sizeof(b)) > 0, "read %s", path)) {
+	if (CHECK(st_read(path, b, sizeof(b)) > 0, "read %s", path)) {
 		st_kv(b, "cpu_time_ns", &ns);
 		st_kvs(b, "source", src, sizeof(src));
 		lo = 0.7 * PKG_W * ns / 1e3;
 		hi = PKG_W * (ns / 1e3 + 3e3 * st_interval_ms());
 		have = st_kv(b, "energy_pkg_uj", &uj) == 0;
-		tap_diag("package %d: energy_pkg_uj %llu for %llu ns on CPU (%.2f W)",
+		DIAG("package %d: energy_pkg_uj %llu for %llu ns on CPU (%.2f W)",
 			 p, uj, ns, ns ? uj * 1e3 / ns : 0.0);
-		tap_check(!strcmp(src, "rapl"), "source '%s'", src);
-		tap_check(have && uj > lo && uj < hi,
+		CHECK(!strcmp(src, "rapl"), "source '%s'", src);
+		CHECK(have && uj > lo && uj < hi,
 			  "energy_pkg_uj %llu for %llu ns on CPU: within %.0f..%.0f",
 			  uj, ns, lo, hi);
 	}
 	if (write(go[1], "x", 1) < 0)
-		tap_diag("release write failed");
+		DIAG("release write failed");
 	close(go[1]);
 	close(done[0]);
 	waitpid(pid, NULL, 0);
-	tap_done("a task on package %d (CPU %d) is charged that package's energy", p, cpu);
+	TH_LOG("a task on package %d (CPU %d) is charged that package's energy", p, cpu);
 }
 
-static void test_conservation(struct jnl *nl)
+/* a task on each package is charged that package's energy */
+TEST_F(meter, pinned)
+{
+	for (int p = 0; p < npkg; p++)
+		pinned(_metadata, p, cpu_of[p]);
+}
+
+/* node totals: idle + tasks = measured, to the microjoule */
+TEST_F(meter, conservation)
 {
 	struct node_rec n;
-	int err = jnl_get_node(nl, &n);
+	struct jnl *nl;
+	int err;
 
-	if (tap_check(err == 0, "GET_NODE: %d", err)) {
-		tap_check(n.energy_uj == n.idle_uj + n.task_uj,
+	/* Some work under the meter, as the tests before left. */
+	st_burn_cpu(0.2);
+	usleep(3 * st_interval_ms() * 1000 + 50000);
+	ASSERT_EQ(0, jnl_open(&nl));
+	err = jnl_get_node(nl, &n);
+	if (CHECK(err == 0, "GET_NODE: %d", err)) {
+		CHECK(n.energy_uj == n.idle_uj + n.task_uj,
 			  "energy %llu = idle %llu + tasks %llu",
 			  (unsigned long long)n.energy_uj,
 			  (unsigned long long)n.idle_uj,
 			  (unsigned long long)n.task_uj);
-		tap_check(n.task_uj > 0, "tasks were charged");
+		CHECK(n.task_uj > 0, "tasks were charged");
 	}
-	tap_done("node totals: idle + tasks = measured, to the microjoule");
+	jnl_close(nl);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	int cpu_of[MAX_PKGS], npkg, p;
-	struct jnl *nl;
 	char b[64];
 
 	if (access(JOULES_SYSFS, F_OK)) {
@@ -156,25 +191,7 @@ int main(void)
 		printf("1..0 # SKIP cannot read the CPU topology\n");
 		return KSFT_SKIP;
 	}
-	tap_plan(npkg + 2);
 	if (st_read(JOULES_SYSFS "/packages", b, sizeof(b)) > 0)
-		tap_diag("%d package(s) in the topology; joules: %s", npkg, b);
-	snprintf(b, sizeof(b), "nr_domains=1 nr_pkgs=%d", npkg);
-	if (st_meter_subscribe(b, &nl)) {
-		tap_finish();
-		return 1;
-	}
-	test_samples(nl, npkg);
-	jnl_close(nl);
-	for (p = 0; p < npkg; p++)
-		test_pinned(p, cpu_of[p]);
-	if (jnl_open(&nl) == 0) {
-		test_conservation(nl);
-		jnl_close(nl);
-	} else {
-		tap_ok(0, "node totals (netlink open failed)");
-	}
-	if (st_sh("rmmod joules_testmeter"))
-		tap_diag("rmmod joules_testmeter failed");
-	return tap_finish();
+		DIAG("%d package(s) in the topology; joules: %s", npkg, b);
+	return test_harness_run(argc, argv);
 }

@@ -23,7 +23,7 @@
 #include "kselftest_harness.h"
 #include "selftest.h"
 
-#define CG "/sys/fs/cgroup"
+#define CG ST_CG
 #define POD "kubepods.slice/kubepods-burstable.slice/" \
 	    "kubepods-burstable-pod1a2b3c4d_5e6f_7a8b_9c0d_1e2f3a4b5c6d.slice"
 #define CTR POD "/cri-containerd-" \
@@ -33,73 +33,14 @@
 #define NOBODY 65534
 #define WATTS 10	/* the model: 10 W per CPU */
 
-static char coef_saved[256];
+static struct st_model model;
 
 /* Once, before the tests: cgroup2 mounted, the model set (5 W idle). */
-static int setup(void)
+static int setup(int *mounted)
 {
-	static const char model[] = "10000000 0 0 0 0 5000000";
-
-	if (st_sh("grep -q ' " CG " cgroup2 ' /proc/mounts || mount -t cgroup2 none " CG))
+	if (st_cgroup2(mounted))
 		return -1;
-	st_read(JOULES_SYSFS "/model/coefficients", coef_saved, sizeof(coef_saved));
-	return st_write(JOULES_SYSFS "/model/coefficients", model, strlen(model));
-}
-
-static int mkcg(const char *rel)
-{
-	return st_sh("mkdir -p " CG "/%s", rel);
-}
-
-/* Run a burner of sec CPU seconds in cgroup rel; its pid (reaped). */
-static pid_t burn_in(const char *rel, double sec)
-{
-	pid_t p = st_spawn_in(CG, rel);
-
-	if (p == 0) {
-		st_burn_cpu(sec);
-		_exit(0);
-	}
-	if (p > 0)
-		waitpid(p, NULL, 0);
-	return p;
-}
-
-/* A cgroup's totals by path through netlink, and by its file. */
-static int cg_get(const char *rel, struct cgroup_rec *r)
-{
-	struct jnl *nl;
-	int err = jnl_open(&nl);
-
-	if (!err) {
-		err = jnl_get_cgroup(nl, rel, 0, r);
-		jnl_close(nl);
-	}
-	return err;
-}
-
-static unsigned long long file_energy(const char *rel)
-{
-	char path[512], b[4096];
-	unsigned long long v = ~0ULL;
-
-	snprintf(path, sizeof(path), "/proc/energy/cgroup/%s/energy.stat", rel);
-	if (st_read(path, b, sizeof(b)) > 0)
-		st_kv(b, "energy_uj", &v);
-	return v;
-}
-
-/* The CPU time of a cgroup and its descendants, by the kernel's cpu.stat. */
-static unsigned long long usage_usec(const char *rel)
-{
-	char path[512], b[4096];
-	unsigned long long v = 0;
-	char *p;
-
-	snprintf(path, sizeof(path), CG "/%s/cpu.stat", rel);
-	if (st_read(path, b, sizeof(b)) > 0 && (p = strstr(b, "usage_usec ")))
-		v = strtoull(p + 11, NULL, 10);
-	return v;
+	return st_model_set(&model, "10000000 0 0 0 0 5000000");
 }
 
 /* Let the worker charge the intervals the burners ran in. */
@@ -160,15 +101,15 @@ TEST(sums_of_tasks_and_of_children)
 	pid_t pids[3];
 	struct jnl *nl;
 
-	ASSERT_EQ(0, mkcg(CTR));
-	ASSERT_EQ(0, mkcg(DOCKER));
+	ASSERT_EQ(0, st_mkcg(CTR));
+	ASSERT_EQ(0, st_mkcg(DOCKER));
 	ASSERT_EQ(0, jnl_open(&nl));
 	ASSERT_EQ(0, jnl_subscribe(nl, JNL_GRP_EXITS));
 	/* Two in the container, one in the pod itself. */
-	pids[0] = burn_in(CTR, 0.2);
-	pids[1] = burn_in(CTR, 0.1);
-	pids[2] = burn_in(POD, 0.1);
-	burn_in(DOCKER, 0.1);
+	pids[0] = st_burn_in(CTR, 0.2);
+	pids[1] = st_burn_in(CTR, 0.1);
+	pids[2] = st_burn_in(POD, 0.1);
+	st_burn_in(DOCKER, 0.1);
 	settle();
 	exits_energies(nl, pids, 3, e);
 	ASSERT_NE(~0ULL, e[0]);
@@ -176,10 +117,10 @@ TEST(sums_of_tasks_and_of_children)
 	ASSERT_NE(~0ULL, e[2]);
 	e_ctr = e[0] + e[1];
 	e_pod = e[2];
-	ASSERT_EQ(0, cg_get(CTR, &ctr));
-	ASSERT_EQ(0, cg_get(POD, &pod));
-	ASSERT_EQ(0, cg_get(DOCKER, &dock));
-	ASSERT_EQ(0, cg_get("kubepods.slice", &kube));
+	ASSERT_EQ(0, st_cg_get(CTR, &ctr));
+	ASSERT_EQ(0, st_cg_get(POD, &pod));
+	ASSERT_EQ(0, st_cg_get(DOCKER, &dock));
+	ASSERT_EQ(0, st_cg_get("kubepods.slice", &kube));
 	TH_LOG("container %llu uJ (tasks %llu), pod %llu (own %llu), docker %llu", (unsigned long long)ctr.energy_uj,
 	       e_ctr, (unsigned long long)pod.energy_uj, e_pod, (unsigned long long)dock.energy_uj);
 	/* Exactly its tasks', exited ones included. */
@@ -193,8 +134,8 @@ TEST(sums_of_tasks_and_of_children)
 	 * ratio of the CPU time the kernel's cpu.stat saw, within 5%, and
 	 * that is near 3:1.
 	 */
-	u_ctr = usage_usec(CTR);
-	u_dock = usage_usec(DOCKER);
+	u_ctr = st_cg_usage_usec(CTR);
+	u_dock = st_cg_usage_usec(DOCKER);
 	TH_LOG("cpu.stat usage: container %llu us, docker %llu us", u_ctr, u_dock);
 	ASSERT_GT(u_dock, 0);
 	EXPECT_GT(u_ctr * 10, u_dock * 25);
@@ -204,7 +145,7 @@ TEST(sums_of_tasks_and_of_children)
 	EXPECT_EQ(REC_SRC_MODEL, ctr.source);
 	EXPECT_EQ(0, ctr.nr_tasks);
 	/* The file says the same. */
-	EXPECT_EQ(ctr.energy_uj, file_energy(CTR));
+	EXPECT_EQ(ctr.energy_uj, st_cg_file_energy(CTR));
 	EXPECT_STREQ("/" CTR, ctr.path);
 	jnl_close(nl);
 }
@@ -215,8 +156,8 @@ TEST(a_task_that_moves_is_charged_where_it_ran)
 	struct jnl *nl;
 	pid_t pid;
 
-	ASSERT_EQ(0, mkcg("move.slice/a"));
-	ASSERT_EQ(0, mkcg("move.slice/b"));
+	ASSERT_EQ(0, st_mkcg("move.slice/a"));
+	ASSERT_EQ(0, st_mkcg("move.slice/b"));
 	ASSERT_EQ(0, jnl_open(&nl));
 	ASSERT_EQ(0, jnl_subscribe(nl, JNL_GRP_EXITS));
 	pid = st_spawn_in(CG, "move.slice/a");
@@ -233,8 +174,8 @@ TEST(a_task_that_moves_is_charged_where_it_ran)
 	}
 	waitpid(pid, NULL, 0);
 	settle();
-	ASSERT_EQ(0, cg_get("move.slice/a", &a));
-	ASSERT_EQ(0, cg_get("move.slice/b", &b));
+	ASSERT_EQ(0, st_cg_get("move.slice/a", &a));
+	ASSERT_EQ(0, st_cg_get("move.slice/b", &b));
 	TH_LOG("a %llu uJ, b %llu uJ", (unsigned long long)a.energy_uj,
 	       (unsigned long long)b.energy_uj);
 	/* All of it, split where it ran, to one interval either way. */
@@ -252,10 +193,10 @@ TEST(rmdir_sends_one_final_record)
 	int records = 0;
 	uint64_t energy = 0;
 
-	ASSERT_EQ(0, mkcg("gone.scope"));
-	burn_in("gone.scope", 0.1);
+	ASSERT_EQ(0, st_mkcg("gone.scope"));
+	st_burn_in("gone.scope", 0.1);
 	settle();
-	ASSERT_EQ(0, cg_get("gone.scope", &last));
+	ASSERT_EQ(0, st_cg_get("gone.scope", &last));
 	ASSERT_EQ(0, jnl_open(&nl));
 	ASSERT_EQ(0, jnl_subscribe(nl, JNL_GRP_EXITS));
 	ASSERT_EQ(0, rmdir(CG "/gone.scope"));
@@ -296,8 +237,8 @@ TEST_F_TIMEOUT(slow, cgroups_come_and_go_without_a_leak, 300)
 	base = strtoull(b, NULL, 10);
 	for (i = 0; i < n; i++) {
 		snprintf(rel, sizeof(rel), "churn.slice/c%lu", i);
-		ASSERT_EQ(0, mkcg(rel));
-		burn_in(rel, 0.002);
+		ASSERT_EQ(0, st_mkcg(rel));
+		st_burn_in(rel, 0.002);
 	}
 	settle();
 	/* A cgroup is busy until its last task is released: retry. */
@@ -351,7 +292,7 @@ FIXTURE_SETUP(deep)
 	int i;
 
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
-	ASSERT_EQ(0, mkcg("deep.slice"));
+	ASSERT_EQ(0, st_mkcg("deep.slice"));
 	self->fd[0] = open(CG "/deep.slice", O_RDONLY | O_DIRECTORY);
 	ASSERT_LE(0, self->fd[0]);
 	for (i = 1; i <= DEEP; i++)
@@ -680,8 +621,8 @@ TEST(an_unprivileged_user_reads_only_what_it_owns)
 	int status;
 	pid_t p;
 
-	ASSERT_EQ(0, mkcg("owned.scope"));
-	ASSERT_EQ(0, mkcg(DOCKER));
+	ASSERT_EQ(0, st_mkcg("owned.scope"));
+	ASSERT_EQ(0, st_mkcg(DOCKER));
 	ASSERT_EQ(0, st_sh("chown %d " CG "/owned.scope", NOBODY));
 	p = fork();
 	if (p == 0)
@@ -760,7 +701,7 @@ TEST(the_cgroup_link_follows_the_readers_namespace)
 	int status;
 	pid_t p;
 
-	ASSERT_EQ(0, mkcg(DOCKER));
+	ASSERT_EQ(0, st_mkcg(DOCKER));
 	p = fork();
 	if (p == 0) {
 		snprintf(s, sizeof(s), "%d", getpid());
@@ -792,18 +733,24 @@ TEST(the_cgroup_link_follows_the_readers_namespace)
 
 int main(int argc, char **argv)
 {
-	int rc;
+	int mounted, rc;
 
 	if (access(JOULES_SYSFS "/cgroups", R_OK)) {
 		printf("1..0 # SKIP joules without cgroups\n");
 		return KSFT_SKIP;
 	}
-	if (setup()) {
+	if (setup(&mounted)) {
 		printf("1..0 # SKIP no cgroup2 here, or no model\n");
 		return KSFT_SKIP;
 	}
 	rc = test_harness_run(argc, argv);
-	if (coef_saved[0])
-		st_write(JOULES_SYSFS "/model/coefficients", coef_saved, strlen(coef_saved));
+	st_model_restore(&model);
+	st_rmcg("kubepods.slice/kubepods-burstable.slice");
+	st_rmcg("system.slice/docker-"
+		"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope");
+	st_rmcg("move.slice");
+	st_rmcg("owned.scope");
+	if (mounted)
+		umount(CG);
 	return rc;
 }

@@ -100,6 +100,40 @@ static int start_collector(void)
 	return start_collector_args("4096");
 }
 
+/*
+ * Every test but the errors': the collector running (started afresh: a
+ * kernel without BTF, the debug ones, skips them); afterwards, from the
+ * parent (also after a crash), the collector stopped, the module loaded
+ * and its settings as they were.
+ */
+FIXTURE(collector) {
+	struct st_settings saved;
+	pid_t pid;
+};
+
+FIXTURE_SETUP(collector)
+{
+	self->pid = -1;
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		SKIP(return, "this kernel has no BTF (CONFIG_DEBUG_INFO_BTF)");
+	st_settings_save(&self->saved);
+	if (start_collector()) {
+		st_sh("cat " RUN_LOG);
+		if (collector > 0)
+			kill(collector, SIGKILL);
+		ASSERT_TRUE(0) TH_LOG("the BPF collector does not load and attach");
+	}
+	self->pid = collector;
+}
+
+FIXTURE_TEARDOWN_PARENT(collector)
+{
+	if (run(JB " stop") && self->pid > 0)
+		kill(self->pid, SIGKILL);
+	EXPECT_EQ(0, st_load());
+	EXPECT_EQ(0, st_settings_restore(&self->saved));
+}
+
 /* Split a CSV line in place (no quoting in this format); returns the field count. */
 static int split_csv(char *line, char **f, int max)
 {
@@ -219,7 +253,7 @@ static int child_start(struct child *c, double main_s, double thr_s)
 static void child_end(struct child *c)
 {
 	if (write(c->go, "x", 1) < 0)
-		tap_diag("release write failed");
+		DIAG("release write failed");
 	close(c->go);
 	close(c->report);
 	waitpid(c->pid, NULL, 0);
@@ -231,7 +265,7 @@ static int bpf_show(pid_t pid, const char *extra, unsigned long long *ns)
 	int rc = run(JB " show %s %d", extra, pid);
 
 	if (rc)
-		tap_diag("joules-bpf show %d: rc %d: %s", pid, rc, out);
+		DIAG("joules-bpf show %d: rc %d: %s", pid, rc, out);
 	return rc || st_kv(out, "cpu_time_ns", ns) ? -1 : 0;
 }
 
@@ -247,123 +281,118 @@ static int module_cpu(pid_t pid, unsigned long long *ns, unsigned long long *uj)
 	return 0;
 }
 
-static void test_errors(void)
+TEST(errors)
 {
 	int rc;
 
 	rc = run_as(65534, JB " status");
-	tap_check(rc == 1, "status as nobody exits 1 (rc %d)", rc);
-	tap_check(
+	CHECK(rc == 1, "status as nobody exits 1 (rc %d)", rc);
+	CHECK(
 		strstr(out,
 		       "joules-bpf: needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)"),
 		"clear message: %s", out);
 	rc = run_as(65534, JB " run");
-	tap_check(rc == 1 && strstr(out, "needs root"),
+	CHECK(rc == 1 && strstr(out, "needs root"),
 		  "run as nobody refused (rc %d): %s", rc, out);
-	tap_done("without root: a clear error");
+	/* Up to here: without root: a clear error */
 
 	rc = run(JB " run --btf /nonexistent/vmlinux");
-	tap_check(rc == 1, "run --btf missing exits 1 (rc %d)", rc);
-	tap_check(strstr(out, "/nonexistent/vmlinux") &&
+	CHECK(rc == 1, "run --btf missing exits 1 (rc %d)", rc);
+	CHECK(strstr(out, "/nonexistent/vmlinux") &&
 			  strstr(out, "CONFIG_DEBUG_INFO_BTF"),
 		  "message names the file and the kernel option: %s", out);
 	rc = run("JOULES_BPF_BTF=/nonexistent/btf " JB " top -b -n 1");
-	tap_check(rc == 1 && strstr(out, "CONFIG_DEBUG_INFO_BTF"),
+	CHECK(rc == 1 && strstr(out, "CONFIG_DEBUG_INFO_BTF"),
 		  "JOULES_BPF_BTF override too (rc %d): %s", rc, out);
-	tap_check(run(JB " status") == 1, "nothing left running");
-	tap_done("without BTF: a clear error naming CONFIG_DEBUG_INFO_BTF");
+	CHECK(run(JB " status") == 1, "nothing left running");
+	/* Up to here: without BTF: a clear error naming CONFIG_DEBUG_INFO_BTF */
 
-	tap_check(run(JB " run --max-tasks 0") == 2,
+	CHECK(run(JB " run --max-tasks 0") == 2,
 		  "--max-tasks 0 is a usage error");
-	tap_check(run(JB " show --coef '1 2 3' 1") == 2 &&
+	CHECK(run(JB " show --coef '1 2 3' 1") == 2 &&
 			  strstr(out, "not a coefficient set"),
 		  "bad --coef: %s", out);
-	tap_check(run(JB " show") == 2, "show without PID is a usage error");
-	tap_check(run(JB " show 1") == 1 && strstr(out, "no collector running"),
+	CHECK(run(JB " show") == 2, "show without PID is a usage error");
+	CHECK(run(JB " show 1") == 1 && strstr(out, "no collector running"),
 		  "show with no collector: %s", out);
-	tap_done("usage errors and no collector");
+	/* Up to here: usage errors and no collector */
 }
 
-static void test_load(void)
+TEST_F(collector, load)
 {
 	unsigned long long v;
 	char hw[64] = "", mod_hw[64] = "";
 
-	if (!tap_check(start_collector() == 0, "collector started")) {
-		st_sh("cat " RUN_LOG);
-		tap_done("the BPF collector loads and attaches");
-		return;
-	}
+	/* Started by the fixture. */
 	run(JB " status");
 	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n"))
-		tap_diag("status: %s", l);
+		DIAG("status: %s", l);
 	run(JB " status");
-	tap_check(st_kv(out, "max_tasks", &v) == 0 && v == 4096,
+	CHECK(st_kv(out, "max_tasks", &v) == 0 && v == 4096,
 		  "task map sized by --max-tasks (%llu)", v);
-	tap_check(st_kv(out, "tasks_tracked", &v) == 0 && v > 0,
+	CHECK(st_kv(out, "tasks_tracked", &v) == 0 && v > 0,
 		  "tasks tracked (%llu)", v);
-	tap_check(st_kv(out, "tasks_dropped", &v) == 0 && v == 0,
+	CHECK(st_kv(out, "tasks_dropped", &v) == 0 && v == 0,
 		  "none dropped");
 	/* Both see the same PMU (none under QEMU). */
 	if (st_read(JOULES_SYSFS "/hw_counters", mod_hw, sizeof(mod_hw)) > 0) {
 		mod_hw[strcspn(mod_hw, "\n")] = 0;
 		st_kvs(out, "hw_counters", hw, sizeof(hw));
-		tap_check(!strcmp(hw, mod_hw),
+		CHECK(!strcmp(hw, mod_hw),
 			  "hw counters: bpf '%s', module '%s'", hw, mod_hw);
 	}
-	tap_check(run(JB " run") == 1 && strstr(out, "already running"),
+	CHECK(run(JB " run") == 1 && strstr(out, "already running"),
 		  "a second collector is refused: %s", out);
-	tap_done("the BPF collector loads and attaches");
+	/* Up to here: the BPF collector loads and attaches */
 }
 
-static void test_busy_loop(void)
+TEST_F(collector, busy_loop)
 {
 	unsigned long long sch;
-	unsigned long long b_ns, m_ns, m_uj, b_uj, rd, wr, want;
+	unsigned long long b_ns = 0, m_ns = 0, m_uj = 0, b_uj = 0, rd = 0, wr = 0, want;
 	char s[32];
 	struct child c;
 	int fd;
 
 	/* The module charges model energy from the same set. */
-	tap_check(st_write(COEF, COEF_LINE "\n", strlen(COEF_LINE) + 1) == 0,
+	CHECK(st_write(COEF, COEF_LINE "\n", strlen(COEF_LINE) + 1) == 0,
 		  "module coefficients set");
-	if (!tap_check(child_start(&c, 1.0, 0) == 0, "busy child")) {
-		tap_done(
-			"busy loop: CPU time agrees with the module within 2%%");
+	if (!CHECK(child_start(&c, 1.0, 0) == 0, "busy child")) {
+		/* Up to here: busy loop: CPU time agrees with the module within 2% */
 		return;
 	}
 	/* Let the module's attribution interval charge the last of it. */
 	usleep(400000);
 	sch = schedstat_ns(c.pid);
-	if (tap_check(bpf_show(c.pid, "", &b_ns) == 0, "joules-bpf show") &&
-	    tap_check(module_cpu(c.pid, &m_ns, &m_uj) == 0, "/proc/energy/%d",
+	if (CHECK(bpf_show(c.pid, "", &b_ns) == 0, "joules-bpf show") &&
+	    CHECK(module_cpu(c.pid, &m_ns, &m_uj) == 0, "/proc/energy/%d",
 		      c.pid)) {
-		tap_diag(
+		DIAG(
 			"cpu ns: bpf %llu module %llu schedstat %llu child %llu",
 			b_ns, m_ns, sch, c.cpu_ns);
-		tap_check(rel(b_ns, m_ns) < 0.02,
+		CHECK(rel(b_ns, m_ns) < 0.02,
 			  "bpf %llu vs module %llu within 2%%", b_ns, m_ns);
-		tap_check(rel(b_ns, sch) < 0.02,
+		CHECK(rel(b_ns, sch) < 0.02,
 			  "bpf %llu vs schedstat %llu within 2%%", b_ns, sch);
-		tap_check(own_ok(b_ns, c.cpu_ns),
+		CHECK(own_ok(b_ns, c.cpu_ns),
 			  "bpf %llu vs child's own %llu", b_ns, c.cpu_ns);
-		tap_check(b_ns > 0.95e9, "about 1 s (%llu)", b_ns);
-		tap_check(st_kvs(out, "source", s, sizeof(s)) == 0 &&
+		CHECK(b_ns > 0.95e9, "about 1 s (%llu)", b_ns);
+		CHECK(st_kvs(out, "source", s, sizeof(s)) == 0 &&
 				  !strcmp(s, "none"),
 			  "no coefficients: source none (%s)", s);
-		tap_check(strstr(out, "energy_uj: absent\n"),
+		CHECK(strstr(out, "energy_uj: absent\n"),
 			  "energy absent, not 0");
-		tap_check(strstr(out, "state: alive\n") &&
+		CHECK(strstr(out, "state: alive\n") &&
 				  strstr(out, "threads: 1\n"),
 			  "alive, one thread");
 		if (pmu_absent())
-			tap_check(
+			CHECK(
 				strstr(out, "cycles: absent\n") &&
 					strstr(out, "instructions: absent\n") &&
 					strstr(out, "cache_misses: absent\n"),
 				"no PMU: hardware counters absent, not 0");
 	}
-	tap_done("busy loop: CPU time agrees with the module within 2%%");
+	/* Up to here: busy loop: CPU time agrees with the module within 2% */
 
 	/* Energy: the same core code, the same coefficients. */
 	if (bpf_show(c.pid, "--coef '" COEF_LINE "'", &b_ns) == 0 &&
@@ -373,39 +402,39 @@ static void test_busy_loop(void)
 		/* 5 W x time + 2 pJ per byte, in uJ, rounded down. */
 		want = (b_ns * 5000000ull + (rd + wr) * 2000ull) /
 		       1000000000ull;
-		tap_check(b_uj == want, "energy_uj %llu is the model's %llu",
+		CHECK(b_uj == want, "energy_uj %llu is the model's %llu",
 			  b_uj, want);
-		tap_check(strstr(out, "source: model\n"), "source model");
-		tap_check(rel(b_uj, m_uj) < 0.02,
+		CHECK(strstr(out, "source: model\n"), "source model");
+		CHECK(rel(b_uj, m_uj) < 0.02,
 			  "bpf %llu uJ vs module %llu uJ within 2%%", b_uj,
 			  m_uj);
 	} else {
-		tap_check(0, "show --coef: %s", out);
+		CHECK(0, "show --coef: %s", out);
 	}
 	fd = open("/tmp/jb-coef", O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd >= 0) {
 		const char f[] = "# from joules-train\n" COEF_LINE "\n";
 
-		tap_check(write(fd, f, sizeof(f) - 1) == (ssize_t)sizeof(f) - 1,
+		CHECK(write(fd, f, sizeof(f) - 1) == (ssize_t)sizeof(f) - 1,
 			  "write file");
 		close(fd);
 	}
-	tap_check(bpf_show(c.pid, "-C /tmp/jb-coef", &b_ns) == 0 &&
+	CHECK(bpf_show(c.pid, "-C /tmp/jb-coef", &b_ns) == 0 &&
 			  st_kv(out, "energy_uj", &want) == 0 && want == b_uj,
 		  "-C FILE gives the same (%llu): %s", want, out);
-	tap_check(bpf_show(c.pid, "-C " COEF, &b_ns) == 0 &&
+	CHECK(bpf_show(c.pid, "-C " COEF, &b_ns) == 0 &&
 			  st_kv(out, "energy_uj", &want) == 0 && want == b_uj,
 		  "-C the module's own coefficients file (%llu)", want);
-	tap_check(run(JB " show --json --coef '" COEF_LINE "' %d", c.pid) ==
+	CHECK(run(JB " show --json --coef '" COEF_LINE "' %d", c.pid) ==
 				  0 &&
 			  strstr(out, "\"source\":\"model\"") &&
 			  strstr(out, "\"cycles\":"),
 		  "JSON: %s", out);
-	tap_done("model energy: the core's formula, agreeing with the module");
+	/* Up to here: model energy: the core's formula, agreeing with the module */
 	child_end(&c);
 }
 
-static void test_exits(void)
+TEST_F(collector, exits)
 {
 	unsigned long long b_ns, t_ns, m_ns, v0 = 0, v1 = 0;
 	struct child c;
@@ -414,39 +443,39 @@ static void test_exits(void)
 
 	run(JB " status");
 	st_kv(out, "exits_folded", &v0);
-	if (!tap_check(child_start(&c, 0.2, 0.5) == 0, "child with a thread")) {
-		tap_done("an exited thread stays in its process's totals");
+	if (!CHECK(child_start(&c, 0.2, 0.5) == 0, "child with a thread")) {
+		/* Up to here: an exited thread stays in its process's totals */
 		return;
 	}
 	usleep(300000);
-	if (tap_check(bpf_show(c.pid, "", &b_ns) == 0, "show process")) {
-		tap_check(own_ok(b_ns, c.cpu_ns),
+	if (CHECK(bpf_show(c.pid, "", &b_ns) == 0, "show process")) {
+		CHECK(own_ok(b_ns, c.cpu_ns),
 			  "process %llu vs child's own %llu", b_ns, c.cpu_ns);
-		tap_check(strstr(out, "threads: 1\n"), "one living thread");
+		CHECK(strstr(out, "threads: 1\n"), "one living thread");
 		if (module_cpu(c.pid, &m_ns, NULL) == 0)
-			tap_check(rel(b_ns, m_ns) < 0.02,
+			CHECK(rel(b_ns, m_ns) < 0.02,
 				  "bpf %llu vs module %llu", b_ns, m_ns);
 	}
-	if (tap_check(bpf_show(c.pid, "--thread", &t_ns) == 0,
+	if (CHECK(bpf_show(c.pid, "--thread", &t_ns) == 0,
 		      "show main thread"))
-		tap_check(t_ns < b_ns - 0.4e9,
+		CHECK(t_ns < b_ns - 0.4e9,
 			  "thread alone %llu excludes the exited thread", t_ns);
 	run(JB " status");
 	st_kv(out, "exits_folded", &v1);
-	tap_check(v1 > v0, "exits folded %llu -> %llu", v0, v1);
-	tap_done("an exited thread stays in its process's totals");
+	CHECK(v1 > v0, "exits folded %llu -> %llu", v0, v1);
+	/* Up to here: an exited thread stays in its process's totals */
 
 	/* A zombie keeps its final totals until reaped, then it is gone. */
 	if (write(c.go, "x", 1) < 0)
-		tap_diag("release failed");
+		DIAG("release failed");
 	usleep(300000);
 	rc = bpf_show(c.pid, "", &b_ns);
-	tap_check(rc == 0 && strstr(out, "state: exited\n"),
+	CHECK(rc == 0 && strstr(out, "state: exited\n"),
 		  "zombie: exited: %s", out);
-	tap_check(rc == 0 && own_ok(b_ns, c.cpu_ns),
+	CHECK(rc == 0 && own_ok(b_ns, c.cpu_ns),
 		  "zombie keeps %llu (child %llu)", b_ns, c.cpu_ns);
-	if (tap_check(module_cpu(c.pid, &m_ns, NULL) == 0, "module: zombie"))
-		tap_check(rel(b_ns, m_ns) < 0.02,
+	if (CHECK(module_cpu(c.pid, &m_ns, NULL) == 0, "module: zombie"))
+		CHECK(rel(b_ns, m_ns) < 0.02,
 			  "zombie: bpf %llu vs module %llu", b_ns, m_ns);
 	close(c.go);
 	close(c.report);
@@ -460,8 +489,8 @@ static void test_exits(void)
 		if (!gone)
 			usleep(100000);
 	}
-	tap_check(gone, "reaped process is gone: %s", out);
-	tap_done("exited process: final totals until reaped, then released");
+	CHECK(gone, "reaped process is gone: %s", out);
+	/* Up to here: exited process: final totals until reaped, then released */
 }
 
 /* After exec: burn, report the process's CPU time on fd `rep`, wait on `go`. */
@@ -499,17 +528,15 @@ static void *thread_exec(void *arg)
  * exec in a thread that is not the group leader: the kernel gives it the
  * leader's pid and releases the old leader. The process keeps all of it.
  */
-static void test_exec_thread(void)
+TEST_F(collector, exec_thread)
 {
 	unsigned long long b_ns = 0, m_ns, own = 0, v;
 	int go[2], rep[2];
 	char comm[32] = "";
 	pid_t pid;
 
-	if (pipe(go) || pipe(rep)) {
-		tap_ok(0, "pipes");
-		return;
-	}
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(rep));
 	pid = fork();
 	if (pid == 0) {
 		struct exec_arg a = { rep[1], go[0] };
@@ -525,32 +552,32 @@ static void test_exec_thread(void)
 	}
 	close(go[0]);
 	close(rep[1]);
-	tap_check(read(rep[0], &own, sizeof(own)) == sizeof(own),
+	CHECK(read(rep[0], &own, sizeof(own)) == sizeof(own),
 		  "helper reported");
 	usleep(300000);
-	if (tap_check(bpf_show(pid, "", &b_ns) == 0, "show after exec")) {
-		tap_check(own_ok(b_ns, own), "bpf %llu vs process's own %llu",
+	if (CHECK(bpf_show(pid, "", &b_ns) == 0, "show after exec")) {
+		CHECK(own_ok(b_ns, own), "bpf %llu vs process's own %llu",
 			  b_ns, own);
-		tap_check(b_ns > 0.85e9, "all three parts (%llu)", b_ns);
+		CHECK(b_ns > 0.85e9, "all three parts (%llu)", b_ns);
 		/* comm comes from the exec'd path, /proc/self/exe */
-		tap_check(st_kvs(out, "comm", comm, sizeof(comm)) == 0 &&
+		CHECK(st_kvs(out, "comm", comm, sizeof(comm)) == 0 &&
 				  !strcmp(comm, "exe"),
 			  "comm of the new image (%s)", comm);
-		tap_check(st_kv(out, "threads", &v) == 0 && v == 1,
+		CHECK(st_kv(out, "threads", &v) == 0 && v == 1,
 			  "one thread left");
 	}
 	if (module_cpu(pid, &m_ns, NULL) == 0)
-		tap_check(rel(b_ns, m_ns) < 0.02, "bpf %llu vs module %llu",
+		CHECK(rel(b_ns, m_ns) < 0.02, "bpf %llu vs module %llu",
 			  b_ns, m_ns);
 	if (write(go[1], "x", 1) < 0)
-		tap_diag("release failed");
+		DIAG("release failed");
 	close(go[1]);
 	close(rep[0]);
 	waitpid(pid, NULL, 0);
-	tap_done("exec in a non-leader thread: the process keeps its totals");
 }
 
-static void test_record(void)
+/* record: the trainer's CSV from the collector */
+TEST_F(collector, record)
 {
 	char line[512], head[512];
 	unsigned long long rows = 0, cpu = 0;
@@ -568,15 +595,14 @@ static void test_record(void)
 	rc = run(JB " record -i 0.2 -c 3 --coef '" COEF_LINE "' /tmp/jb.csv");
 	kill(p, SIGKILL);
 	waitpid(p, NULL, 0);
-	tap_check(rc == 0, "record rc %d: %s", rc, out);
+	CHECK(rc == 0, "record rc %d: %s", rc, out);
 	fp = fopen("/tmp/jb.csv", "r");
-	if (tap_check(fp != NULL, "csv written")) {
+	if (CHECK(fp != NULL, "csv written")) {
 		/* The node's facts for joules-train, then the header. */
 		if (fgets(head, sizeof(head), fp))
-			tap_check(!strncmp(head, "# node: cpus=", 13),
-				  "node facts: %s", head);
+			CHECK(!strncmp(head, "# node: cpus=", 13), "node facts: %s", head);
 		if (fgets(head, sizeof(head), fp))
-			tap_check(!strcmp(head, OUT_RECORD_HEADER "\n"),
+			CHECK(!strcmp(head, OUT_RECORD_HEADER "\n"),
 				  "header: %s", head);
 		while (fgets(line, sizeof(line), fp)) {
 			char *f[20];
@@ -584,7 +610,7 @@ static void test_record(void)
 			int n = split_csv(line, f, 20);
 
 			rows++;
-			if (!tap_check(n == 18, "18 fields (%d)", n))
+			if (!CHECK(n == 18, "18 fields (%d)", n))
 				continue;
 			iv = strtoull(f[2], NULL, 10);
 			e = strtoull(f[5], NULL, 10);
@@ -592,95 +618,92 @@ static void test_record(void)
 			ns = strtoull(f[7], NULL, 10);
 			disk = strtoull(f[11], NULL, 10);
 			cpu += ns;
-			tap_check(!strcmp(f[3], "model"), "source model (%s)",
+			CHECK(!strcmp(f[3], "model"), "source model (%s)",
 				  f[3]);
-			tap_check(iv > 0.15e9 && iv < 0.5e9,
+			CHECK(iv > 0.15e9 && iv < 0.5e9,
 				  "interval %llu about 0.2 s", iv);
 			/* idle 0.7 W over the interval, rounded with a carry. */
-			tap_check(idle + 1 >= iv * 7 / 10000 &&
+			CHECK(idle + 1 >= iv * 7 / 10000 &&
 					  idle <= iv * 7 / 10000 + 1,
 				  "idle_uj %llu is 0.7 W x %llu ns", idle, iv);
 			task = (ns * 5000000ull + disk * 2000ull) /
 			       1000000000ull;
-			tap_check(e + 1 >= idle + task && e <= idle + task + 1,
+			CHECK(e + 1 >= idle + task && e <= idle + task + 1,
 				  "energy %llu = idle %llu + model %llu", e,
 				  idle, task);
 			/* No PMU: empty fields, not 0. */
 			if (no_pmu)
-				tap_check(!*f[8] && !*f[9] && !*f[10],
+				CHECK(!*f[8] && !*f[9] && !*f[10],
 					  "hw fields empty");
 			else
-				tap_check(*f[8] && *f[9] && *f[10],
+				CHECK(*f[8] && *f[9] && *f[10],
 					  "hw fields present");
 		}
 		fclose(fp);
 	}
-	tap_check(rows == 3, "3 rows (%llu)", rows);
-	tap_check(cpu > 0.3e9,
+	CHECK(rows == 3, "3 rows (%llu)", rows);
+	CHECK(cpu > 0.3e9,
 		  "the busy child's time is in the samples (%llu ns)", cpu);
-	tap_done("record: the trainer's CSV from the collector");
 }
 
 /* One busy child; check what each collector says within 2% of its own. */
-static void both_agree(const char *what, bool module)
+static void both_agree(struct __test_metadata *_metadata, const char *what, bool module)
 {
 	unsigned long long b_ns = 0, m_ns = 0, sch;
 	struct child c;
 
-	if (!tap_check(child_start(&c, 0.5, 0) == 0, "busy child")) {
-		tap_done("%s", what);
+	if (!CHECK(child_start(&c, 0.5, 0) == 0, "busy child"))
 		return;
-	}
 	usleep(400000);
 	sch = schedstat_ns(c.pid);
-	if (tap_check(bpf_show(c.pid, "", &b_ns) == 0, "bpf show")) {
-		tap_check(rel(b_ns, sch) < 0.02, "bpf %llu vs schedstat %llu",
+	if (CHECK(bpf_show(c.pid, "", &b_ns) == 0, "bpf show")) {
+		CHECK(rel(b_ns, sch) < 0.02, "bpf %llu vs schedstat %llu",
 			  b_ns, sch);
-		tap_check(own_ok(b_ns, c.cpu_ns),
+		CHECK(own_ok(b_ns, c.cpu_ns),
 			  "bpf %llu vs child's own %llu", b_ns, c.cpu_ns);
 	}
-	if (module && tap_check(module_cpu(c.pid, &m_ns, NULL) == 0,
+	if (module && CHECK(module_cpu(c.pid, &m_ns, NULL) == 0,
 				"module per-pid file")) {
-		tap_check(rel(m_ns, sch) < 0.02,
+		CHECK(rel(m_ns, sch) < 0.02,
 			  "module %llu vs schedstat %llu", m_ns, sch);
-		tap_check(rel(b_ns, m_ns) < 0.02, "bpf %llu vs module %llu",
+		CHECK(rel(b_ns, m_ns) < 0.02, "bpf %llu vs module %llu",
 			  b_ns, m_ns);
 	}
 	child_end(&c);
-	tap_done("%s", what);
+	TH_LOG("%s", what);
 }
 
-static void test_coexist(void)
+TEST_F(collector, coexist)
 {
 	int rc = st_sh(LIB "joules_unload");
 
-	tap_check(rc == 0, "module unloaded under the collector");
-	tap_check(run(JB " status") == 0, "collector still running");
-	both_agree("module unloaded: the collector goes on counting", false);
+	CHECK(rc == 0, "module unloaded under the collector");
+	CHECK(run(JB " status") == 0, "collector still running");
+	both_agree(_metadata, "module unloaded: the collector goes on counting", false);
 
 	rc = st_sh(LIB "joules_load");
-	tap_check(rc == 0, "module loaded under the collector");
-	both_agree("module reloaded under the collector: both count right",
+	CHECK(rc == 0, "module loaded under the collector");
+	both_agree(_metadata, "module reloaded under the collector: both count right",
 		   true);
 }
 
-static void test_stop(void)
+TEST_F(collector, stop)
 {
 	unsigned long long v = 0;
 	int status = -1, rc;
 	struct stat sb;
 
 	rc = run(JB " stop");
-	tap_check(rc == 0, "stop rc %d: %s", rc, out);
+	CHECK(rc == 0, "stop rc %d: %s", rc, out);
 	if (collector > 0) {
-		tap_check(waitpid(collector, &status, 0) == collector &&
+		CHECK(waitpid(collector, &status, 0) == collector &&
 				  WIFEXITED(status) && WEXITSTATUS(status) == 0,
 			  "run exited 0 (status %#x)", status);
 		collector = -1;
 	}
-	tap_check(stat("/sys/fs/bpf/joules", &sb) != 0, "pins removed");
-	tap_check(run(JB " status") == 1, "nothing running");
-	tap_done("stop: detached and unpinned");
+	CHECK(stat("/sys/fs/bpf/joules", &sb) != 0, "pins removed");
+	CHECK(run(JB " status") == 1, "nothing running");
+	/* Up to here: stop: detached and unpinned */
 
 	/*
 	 * A full task map: tasks beyond it go uncounted, and say so. The
@@ -711,27 +734,27 @@ static void test_stop(void)
 		for (int i = 0; i < 20; i++)
 			if (kids[i] > 0)
 				waitpid(kids[i], NULL, 0);
-		tap_check(rc == 0, "status rc %d", rc);
-		tap_check(st_kv(out, "max_tasks", &v) == 0 && v == 8,
+		CHECK(rc == 0, "status rc %d", rc);
+		CHECK(st_kv(out, "max_tasks", &v) == 0 && v == 8,
 			  "max_tasks %llu", v);
-		tap_check(st_kv(out, "tasks_tracked", &v) == 0 && v <= 8,
+		CHECK(st_kv(out, "tasks_tracked", &v) == 0 && v <= 8,
 			  "tracked %llu <= 8", v);
-		tap_check(st_kv(out, "tasks_dropped", &v) == 0 && v > 0,
+		CHECK(st_kv(out, "tasks_dropped", &v) == 0 && v > 0,
 			  "dropped %llu > 0", v);
-		tap_check(run(JB " stop") == 0, "stopped");
+		CHECK(run(JB " stop") == 0, "stopped");
 		waitpid(collector, NULL, 0);
 		collector = -1;
 	} else {
-		tap_check(0, "collector with --max-tasks 8 started");
+		CHECK(0, "collector with --max-tasks 8 started");
 	}
-	tap_done("a full task map drops new tasks and counts them");
+	/* Up to here: a full task map drops new tasks and counts them */
 
 	rc = run(JB " top -b -n 1 -d 0.3");
-	tap_check(rc == 0, "top rc %d", rc);
-	tap_check(strstr(out, "collector private") && strstr(out, "PID USER"),
+	CHECK(rc == 0, "top rc %d", rc);
+	CHECK(strstr(out, "collector private") && strstr(out, "PID USER"),
 		  "table: %s", out);
-	tap_check(run(JB " status") == 1, "private collector gone with top");
-	tap_done("top loads a private collector when none runs");
+	CHECK(run(JB " status") == 1, "private collector gone with top");
+	/* Up to here: top loads a private collector when none runs */
 }
 
 int main(int argc, char **argv)
@@ -742,29 +765,5 @@ int main(int argc, char **argv)
 		printf("TAP version 13\n1..0 # SKIP joules-bpf not built\n");
 		return KSFT_SKIP;
 	}
-	tap_plan(15);
-	test_errors();
-	/* A kernel without BTF (the debug kernels): the errors are the test. */
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		for (int i = 0; i < 12; i++)
-			tap_skip("this kernel has no BTF (CONFIG_DEBUG_INFO_BTF)", "collector");
-		return tap_finish();
-	}
-	test_load();
-	if (collector < 0) {
-		for (int i = 0; i < 11; i++)
-			tap_ok(0, "collector did not start");
-		return tap_finish();
-	}
-	test_busy_loop();
-	test_exits();
-	test_exec_thread();
-	test_record();
-	test_coexist();
-	test_stop();
-	if (collector > 0) {
-		kill(collector, SIGTERM);
-		waitpid(collector, NULL, 0);
-	}
-	return tap_finish();
+	return test_harness_run(argc, argv);
 }

@@ -435,7 +435,7 @@ static int unknown_writable(void)
 		for (i = 0; i < NR_ATTRS; i++)
 			known |= !strcmp(line, attrs[i].path);
 		if (!known) {
-			tap_diag("writable attribute without an oracle: %s", line);
+			DIAG("writable attribute without an oracle: %s", line);
 			unknown++;
 		}
 	}
@@ -443,21 +443,52 @@ static int unknown_writable(void)
 	return unknown;
 }
 
-int main(int argc, char **argv)
+static unsigned long per;
+
+/*
+ * The fuzz changes every setting: saved first, put back afterwards from
+ * the parent (also after a crash), interval first so the rest settles
+ * fast; then the module must still answer.
+ */
+FIXTURE(sysfs) {
+	char saved[4096];
+};
+
+FIXTURE_SETUP(sysfs)
 {
-	unsigned long total = 0, per = argc > 1 ? strtoul(argv[1], NULL, 10) : st_scaled(8000);
-	static char before[4096], after[4096], saved[4096];
+	snapshot(self->saved, sizeof(self->saved));
+}
+
+FIXTURE_TEARDOWN_PARENT(sysfs)
+{
+	char *line = self->saved, b[4096], after[4096];
+
+	for (unsigned int i = 0; i < NR_RESTORE; i++) {
+		char *nl = strchr(line, '\n');
+		char word[64];
+
+		if (!nl)
+			break;
+		*nl = 0;
+		if (attrs[i].kind == K_WORD && sscanf(line, "%*[^[][%63[^]]", word) == 1)
+			write_attr(attrs[i].path, word, strlen(word));
+		else
+			write_attr(attrs[i].path, line, strlen(line));
+		line = nl + 1;
+	}
+	CHECK(st_read(JOULES_SYSFS "/interval_ms", b, sizeof(b)) > 0 &&
+		      st_read("/proc/energy/self", after, sizeof(after)) > 0,
+	      "module still answers after the fuzz");
+}
+
+/* every attribute: valid input accepted, invalid refused with the old state kept */
+TEST_F_TIMEOUT(sysfs, fuzz, 1800)
+{
+	static char before[4096], after[4096];
+	unsigned long total = 0;
 	char b[4096];
 	unsigned int i;
 
-	if (st_read(JOULES_SYSFS "/version", b, sizeof(b)) <= 0) {
-		printf("1..0 # SKIP joules not loaded\n");
-		return KSFT_SKIP;
-	}
-	tap_plan(NR_ATTRS + 3);
-	have_freq = st_read(JOULES_SYSFS "/model/frequency_source", b, sizeof(b)) > 0 &&
-		    strcmp(b, "none\n");
-	snapshot(saved, sizeof(saved));
 	for (i = 0; i < NR_ATTRS; i++) {
 		struct attr *a = &attrs[i];
 		unsigned long k;
@@ -477,7 +508,7 @@ int main(int argc, char **argv)
 				if (r != 0) {
 					a->wrong++;
 					if (a->wrong < 5)
-						tap_diag("%s: valid '%.*s' refused: %d", a->path,
+						DIAG("%s: valid '%.*s' refused: %d", a->path,
 							 (int)(n > 60 ? 60 : n), b, r);
 				}
 				state_of(a, before, sizeof(before));
@@ -487,40 +518,38 @@ int main(int argc, char **argv)
 				if (r != want || strcmp(before, after)) {
 					a->wrong++;
 					if (a->wrong < 5)
-						tap_diag("%s: invalid '%.*s' gave %d%s", a->path,
+						DIAG("%s: invalid '%.*s' gave %d%s", a->path,
 							 (int)(n > 60 ? 60 : n), b, r,
 							 strcmp(before, after) ? ", state changed" : "");
 				}
 			}
 		}
 		total += a->tried;
-		tap_ok(a->wrong == 0 && a->bad > 0 && a->good > 0,
-		       "%s: %lu inputs (%lu valid, %lu invalid), %lu wrong", a->path, a->tried,
-		       a->good, a->bad, a->wrong);
+		CHECK(a->wrong == 0 && a->bad > 0 && a->good > 0,
+		      "%s: %lu inputs (%lu valid, %lu invalid), %lu wrong", a->path, a->tried,
+		      a->good, a->bad, a->wrong);
 	}
 	/* At least 100,000 in all at full scale (8000 per attribute). */
-	tap_ok(total >= st_scaled(100000), "%lu inputs in all", total);
-	tap_ok(unknown_writable() == 0, "every writable attribute is fuzzed");
-	/* Put the settings back: interval first so the rest settles fast. */
-	{
-		char *line = saved;
+	CHECK(total >= st_scaled(100000), "%lu inputs in all", total);
+}
 
-		for (i = 0; i < NR_RESTORE; i++) {
-			char *nl = strchr(line, '\n');
-			char word[64];
+/* every writable attribute is fuzzed */
+TEST(every_writable_attribute_is_fuzzed)
+{
+	CHECK(unknown_writable() == 0, "every writable attribute is fuzzed");
+}
 
-			if (!nl)
-				break;
-			*nl = 0;
-			if (attrs[i].kind == K_WORD && sscanf(line, "%*[^[][%63[^]]", word) == 1)
-				write_attr(attrs[i].path, word, strlen(word));
-			else
-				write_attr(attrs[i].path, line, strlen(line));
-			line = nl + 1;
-		}
-		tap_ok(st_read(JOULES_SYSFS "/interval_ms", b, sizeof(b)) > 0 &&
-			       st_read("/proc/energy/self", after, sizeof(after)) > 0,
-		       "module still answers after the fuzz");
+int main(int argc, char **argv)
+{
+	char b[4096];
+
+	if (st_read(JOULES_SYSFS "/version", b, sizeof(b)) <= 0) {
+		printf("1..0 # SKIP joules not loaded\n");
+		return KSFT_SKIP;
 	}
-	return tap_finish();
+	/* A number (not an option) first: inputs per attribute. */
+	per = argc > 1 && argv[1][0] != '-' ? strtoul(argv[1], NULL, 10) : st_scaled(8000);
+	have_freq = st_read(JOULES_SYSFS "/model/frequency_source", b, sizeof(b)) > 0 &&
+		    strcmp(b, "none\n");
+	return test_harness_run(argc, argv);
 }

@@ -239,22 +239,37 @@ static unsigned long long wait_objects(unsigned long long want, long slack)
 	return o;
 }
 
-int main(int argc, char **argv)
+static unsigned long nproc, nthr;
+
+/* The netlink subscriber a crashed run leaves behind is stopped by the parent. */
+FIXTURE(churn) {
+	pid_t sub;
+};
+
+FIXTURE_SETUP(churn)
 {
-	unsigned long nproc = argc > 2 ? strtoul(argv[1], NULL, 10) : st_scaled(20000);
-	unsigned long nthr = argc > 2 ? strtoul(argv[2], NULL, 10) : st_scaled(80000);
+	self->sub = -1;
+}
+
+FIXTURE_TEARDOWN_PARENT(churn)
+{
+	if (self->sub > 0)
+		kill(self->sub, SIGKILL);
+}
+
+/*
+ * Processes and threads created and exited with readers and a subscriber
+ * all along; then no leak: objects back to the baseline, the task table
+ * matches the system, the slab at its baseline.
+ */
+TEST_F_TIMEOUT(churn, no_leak, 3000)
+{
 	unsigned long long base_obj, obj, tracked, misses0;
 	long per = 0, slab0, slab1, tasks, ncpu;
 	pthread_t rd[3];
 	pid_t sub = -1, forker;
 	int status, i;
 	double t0;
-
-	if (sysfs_u64("version") == ~0ULL) {
-		printf("1..0 # SKIP joules not loaded\n");
-		return KSFT_SKIP;
-	}
-	tap_plan(5);
 
 	/* A subscriber to both multicast groups, if the tool is there. */
 	if (access("/usr/bin/joulesctl", X_OK) == 0) {
@@ -266,6 +281,7 @@ int main(int argc, char **argv)
 			execl("/usr/bin/joulesctl", "joulesctl", "watch", "--json", (char *)NULL);
 			_exit(127);
 		}
+		self->sub = sub;
 	}
 	for (i = 0; i < 2; i++)
 		pthread_create(&rd[i], NULL, reader, NULL);
@@ -280,38 +296,39 @@ int main(int argc, char **argv)
 	forker = fork();
 	if (forker == 0)
 		_exit(churn_procs(nproc / 2) ? 1 : 0);
-	tap_check(churn_procs(nproc - nproc / 2) == 0, "fork");
-	tap_check(churn_threads(nthr) == 0, "pthread_create");
+	CHECK(churn_procs(nproc - nproc / 2) == 0, "fork");
+	CHECK(churn_threads(nthr) == 0, "pthread_create");
 	waitpid(forker, &status, 0);
-	tap_check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "second forker");
-	tap_diag("%lu processes and %lu threads in %.1f s", nproc, nthr, st_now() - t0);
-	tap_done("%lu processes and %lu threads created and exited", nproc, nthr);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "second forker");
+	DIAG("%lu processes and %lu threads in %.1f s", nproc, nthr, st_now() - t0);
+	/* Up to here: nproc processes and nthr threads created and exited */
 
 	/*
 	 * Same tasks as at the baseline: the objects must come back. A leak
 	 * only raises the count; idle kworkers may have exited meanwhile.
 	 */
 	obj = wait_objects(base_obj, 4);
-	tap_diag("objects %llu, tracked %llu, fork_deferred %llu, alloc_failures %llu, lookup misses +%llu",
+	DIAG("objects %llu, tracked %llu, fork_deferred %llu, alloc_failures %llu, lookup misses +%llu",
 		 obj, sysfs_u64("tasks_tracked"), sysfs_u64("fork_deferred"),
 		 sysfs_u64("alloc_failures"), sysfs_u64("lookup_misses") - misses0);
-	tap_ok((long long)(obj - base_obj) <= 4,
-	       "objects back to baseline: %llu vs %llu (kworkers may differ by a few)", obj,
+	CHECK((long long)(obj - base_obj) <= 4,
+	      "objects back to baseline: %llu vs %llu (kworkers may differ by a few)", obj,
 	       base_obj);
 
 	stop_readers = 1;
 	for (i = 0; i < 3; i++)
 		pthread_join(rd[i], NULL);
-	tap_ok(reads_bad == 0 && reads_ok > 0,
-	       "readers: %lu reads, %lu of exited tasks (ENOENT/ESRCH), %lu other errors (last %s)",
+	CHECK(reads_bad == 0 && reads_ok > 0,
+	      "readers: %lu reads, %lu of exited tasks (ENOENT/ESRCH), %lu other errors (last %s)",
 	       reads_ok, reads_gone, reads_bad, reads_bad ? strerror(last_bad_errno) : "none");
 	if (sub > 0) {
 		kill(sub, SIGTERM);
 		waitpid(sub, &status, 0);
-		tap_ok(WIFEXITED(status) || (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM),
-		       "netlink subscriber listened throughout and ended cleanly");
+		self->sub = -1;
+		CHECK(WIFEXITED(status) || (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM),
+		      "netlink subscriber listened throughout and ended cleanly");
 	} else {
-		tap_skip("joulesctl not installed", "netlink subscriber");
+		TH_LOG("no netlink subscriber: joulesctl not installed");
 	}
 
 	usleep(500000);
@@ -331,16 +348,26 @@ int main(int argc, char **argv)
 			break;
 		usleep(200000);
 	} while (st_now() - t0 < 10);
-	tap_diag("tracked %llu, tasks in /proc %ld, slab active %ld -> %ld (%ld per slab), lookup misses +%llu",
+	DIAG("tracked %llu, tasks in /proc %ld, slab active %ld -> %ld (%ld per slab), lookup misses +%llu",
 		 tracked, tasks, slab0, slab1, per, sysfs_u64("lookup_misses") - misses0);
-	tap_check((long)tracked - tasks <= 2 && tasks - (long)tracked <= 2,
+	CHECK((long)tracked - tasks <= 2 && tasks - (long)tracked <= 2,
 		  "task table %llu matches the %ld tasks that exist", tracked, tasks);
 	if (slab0 >= 0 && kasan_kernel())
-		tap_diag("KASAN holds freed objects in its quarantine: the slab is not a count here");
+		DIAG("KASAN holds freed objects in its quarantine: the slab is not a count here");
 	else if (slab0 >= 0)
-		tap_check(slab1 <= slab0 + per * ncpu, "slab not grown: %ld -> %ld", slab0, slab1);
+		CHECK(slab1 <= slab0 + per * ncpu, "slab not grown: %ld -> %ld", slab0, slab1);
 	else
-		tap_diag("no joules_entry line in /proc/slabinfo (merged cache)");
-	tap_done("no leak: task table matches the system, slab at its baseline");
-	return tap_finish();
+		DIAG("no joules_entry line in /proc/slabinfo (merged cache)");
+}
+
+int main(int argc, char **argv)
+{
+	if (sysfs_u64("version") == ~0ULL) {
+		printf("1..0 # SKIP joules not loaded\n");
+		return KSFT_SKIP;
+	}
+	/* Two numbers (not options) first: processes and threads. */
+	nproc = argc > 2 && argv[1][0] != '-' ? strtoul(argv[1], NULL, 10) : st_scaled(20000);
+	nthr = argc > 2 && argv[1][0] != '-' ? strtoul(argv[2], NULL, 10) : st_scaled(80000);
+	return test_harness_run(argc, argv);
 }

@@ -130,7 +130,39 @@ static int load(void)
 	return 0;
 }
 
-int main(void)
+/*
+ * The settings as they were, the module loaded and mounted, the
+ * subscribers stopped and the sched_switch event off again afterwards,
+ * from the parent (also after a crash or a hang).
+ */
+FIXTURE(reload) {
+	struct st_settings saved;
+	pid_t subs[2];
+};
+
+FIXTURE_SETUP(reload)
+{
+	self->subs[0] = self->subs[1] = -1;
+	st_settings_save(&self->saved);
+}
+
+FIXTURE_TEARDOWN_PARENT(reload)
+{
+	for (int i = 0; i < 2; i++)
+		if (self->subs[i] > 0) {
+			kill(-self->subs[i], SIGKILL);
+			kill(self->subs[i], SIGKILL);
+		}
+	EXPECT_EQ(0, st_load());
+	EXPECT_EQ(0, st_settings_restore(&self->saved));
+	st_write("/sys/kernel/tracing/events/sched/sched_switch/enable", "0\n", 2);
+}
+
+/*
+ * Unload/reload cycles under readers, writers, holders of open files and
+ * netlink subscribers; a hang fails the test after 600 s.
+ */
+TEST_F_TIMEOUT(reload, stress, 600)
 {
 	pthread_t th[5];
 	pid_t subs[2];
@@ -138,13 +170,6 @@ int main(void)
 	int cycles = st_scaled(CYCLES);
 	char b[1024];
 	double t0;
-
-	if (access(JOULES_SYSFS "/version", R_OK)) {
-		printf("1..0 # SKIP joules not loaded\n");
-		return KSFT_SKIP;
-	}
-	tap_plan(4);
-	alarm(600);	/* a hang fails the test instead of the whole run */
 	/*
 	 * Keep two other probes on sched_switch (the trace event and ftrace's
 	 * comm recorder) so that adding and removing ours does not rewrite the
@@ -170,6 +195,8 @@ int main(void)
 				usleep(20000);
 			}
 		}
+		/* The parent's copy, for the teardown: never written in the child. */
+		self->subs[i] = subs[i];
 	}
 	pthread_create(&th[0], NULL, reader, (void *)0UL);
 	pthread_create(&th[1], NULL, reader, (void *)3UL);
@@ -182,23 +209,23 @@ int main(void)
 
 		if (r) {
 			fail_unload++;
-			tap_diag("cycle %d: unload: %s", i, strerror(-r));
+			DIAG("cycle %d: unload: %s", i, strerror(-r));
 			break;
 		}
 		usleep(20000);
 		r = load();
 		if (r) {
 			fail_load++;
-			tap_diag("cycle %d: load: %s", i, strerror(-r));
+			DIAG("cycle %d: load: %s", i, strerror(-r));
 			break;
 		}
 		usleep(50000);
 		if (st_read("/proc/energy/self", b, sizeof(b)) <= 0)
 			fail_read++;
 	}
-	tap_ok(!fail_unload && !fail_load && i == cycles,
-	       "%d unload/reload cycles under load in %.1f s", i, st_now() - t0);
-	tap_ok(!fail_read, "per-pid file readable after every reload (%d misses)", fail_read);
+	CHECK(!fail_unload && !fail_load && i == cycles,
+	      "%d unload/reload cycles under load in %.1f s", i, st_now() - t0);
+	CHECK(!fail_read, "per-pid file readable after every reload (%d misses)", fail_read);
 	stop = 1;
 	for (i = 0; i < 5; i++)
 		pthread_join(th[i], NULL);
@@ -206,16 +233,24 @@ int main(void)
 		kill(-subs[i], SIGKILL);
 		kill(subs[i], SIGKILL);
 		waitpid(subs[i], &status, 0);
+		self->subs[i] = -1;
 	}
-	tap_ok(bad_errs == 0 && ok_ops > 0,
-	       "readers and writers: %lu ok, %lu clean errors, %lu others (last: %s)", ok_ops,
+	CHECK(bad_errs == 0 && ok_ops > 0,
+	      "readers and writers: %lu ok, %lu clean errors, %lu others (last: %s)", ok_ops,
 	       clean_errs, bad_errs, bad_errs ? strerror(bad_errno) : "none");
 	/* Still a working module at the end. */
 	if (!mounted())
 		mount("joulesfs", "/proc/energy", "joulesfs", 0, NULL);
-	tap_ok(st_read("/proc/energy/self", b, sizeof(b)) > 0 &&
-		       st_write(JOULES_SYSFS "/interval_ms", "100\n", 4) == 0,
-	       "module works after the stress");
-	st_write("/sys/kernel/tracing/events/sched/sched_switch/enable", "0\n", 2);
-	return tap_finish();
+	CHECK(st_read("/proc/energy/self", b, sizeof(b)) > 0 &&
+		      st_write(JOULES_SYSFS "/interval_ms", "100\n", 4) == 0,
+	      "module works after the stress");
+}
+
+int main(int argc, char **argv)
+{
+	if (access(JOULES_SYSFS "/version", R_OK)) {
+		printf("1..0 # SKIP joules not loaded\n");
+		return KSFT_SKIP;
+	}
+	return test_harness_run(argc, argv);
 }

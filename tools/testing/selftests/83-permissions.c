@@ -122,55 +122,84 @@ static int in_child(int mode, struct result *res)
 
 		waitpid(pid, &status, 0);
 		if (!WIFEXITED(status) || WEXITSTATUS(status))
-			tap_diag("probe child (mode %d) failed: status 0x%x", mode, status);
+			DIAG("probe child (mode %d) failed: status 0x%x", mode, status);
 	}
 	return 0;
 }
 
-static void check(const char *who, const struct result *r, bool nl)
+static void check(struct __test_metadata *_metadata, const char *who, const struct result *r, bool nl)
 {
-	tap_check(r->euid != (uid_t)-2, "%s: child ran", who);
-	tap_check(r->read_file == -EACCES, "%s: /proc/energy/1 refused (%d)", who, r->read_file);
-	tap_check(r->read_thread == -EACCES, "%s: /proc/energy/threads/1/1 refused (%d)", who,
+	CHECK(r->euid != (uid_t)-2, "%s: child ran", who);
+	CHECK(r->read_file == -EACCES, "%s: /proc/energy/1 refused (%d)", who, r->read_file);
+	CHECK(r->read_thread == -EACCES, "%s: /proc/energy/threads/1/1 refused (%d)", who,
 		  r->read_thread);
-	tap_check(r->read_self > 0, "%s: own /proc/energy/self readable (%d)", who, r->read_self);
-	tap_check(r->write_errs == 0, "%s: %d sysfs writes accepted (last refusal %s)", who,
+	CHECK(r->read_self > 0, "%s: own /proc/energy/self readable (%d)", who, r->read_self);
+	CHECK(r->write_errs == 0, "%s: %d sysfs writes accepted (last refusal %s)", who,
 		  r->write_errs, strerror(r->write_last));
-	tap_check(r->raw_rapl == -EPERM, "%s: raw RAPL counters need CAP_PERFMON (%d)", who, r->raw_rapl);
+	CHECK(r->raw_rapl == -EPERM, "%s: raw RAPL counters need CAP_PERFMON (%d)", who, r->raw_rapl);
 	if (nl) {
-		tap_check(r->nl_show == 1, "%s: netlink GET_TASK of root's task fails (%d)", who,
+		CHECK(r->nl_show == 1, "%s: netlink GET_TASK of root's task fails (%d)", who,
 			  r->nl_show);
-		tap_check(r->nl_watch == 1, "%s: cannot join the multicast groups (%d)", who,
+		CHECK(r->nl_watch == 1, "%s: cannot join the multicast groups (%d)", who,
 			  r->nl_watch);
-		tap_check(r->nl_self == 0, "%s: netlink GET_TASK of itself works (%d)", who,
+		CHECK(r->nl_self == 0, "%s: netlink GET_TASK of itself works (%d)", who,
 			  r->nl_self);
 	}
 }
 
-int main(void)
+static bool nl;
+
+/* Real root's settings put back afterwards (a sysfs write is part of the test). */
+FIXTURE(perm) {
+	struct st_settings saved;
+};
+
+FIXTURE_SETUP(perm)
+{
+	st_settings_save(&self->saved);
+}
+
+FIXTURE_TEARDOWN_PARENT(perm)
+{
+	EXPECT_EQ(0, st_settings_restore(&self->saved));
+}
+
+/* unprivileged user: no other users' tasks, no sysfs writes, no raw RAPL */
+TEST_F(perm, unprivileged_user)
 {
 	struct result r;
-	bool nl = access("/usr/bin/joulesctl", X_OK) == 0;
+
+	in_child(0, &r);
+	check(_metadata, "uid 65534", &r, nl);
+}
+
+/* root of a user namespace is not root for joules */
+TEST_F(perm, userns_root)
+{
+	struct result r;
+
+	in_child(1, &r);
+	CHECK(r.euid == 0, "root inside the user namespace (euid %d)", (int)r.euid);
+	check(_metadata, "userns root", &r, nl);
+}
+
+/* real root reads every task and writes sysfs */
+TEST_F(perm, real_root)
+{
+	char b[64];
+
+	CHECK(st_read("/proc/energy/1", b, sizeof(b)) > 0, "root reads pid 1");
+	CHECK(st_write(JOULES_SYSFS "/interval_ms", "100\n", 4) == 0, "root writes sysfs");
+}
+
+int main(int argc, char **argv)
+{
 	char b[64];
 
 	if (st_read(JOULES_SYSFS "/version", b, sizeof(b)) <= 0) {
 		printf("1..0 # SKIP joules not loaded\n");
 		return KSFT_SKIP;
 	}
-	tap_plan(3);
-
-	in_child(0, &r);
-	check("uid 65534", &r, nl);
-	tap_done("unprivileged user: no other users' tasks, no sysfs writes, no raw RAPL");
-
-	in_child(1, &r);
-	tap_check(r.euid == 0, "root inside the user namespace (euid %d)", (int)r.euid);
-	check("userns root", &r, nl);
-	tap_done("root of a user namespace is not root for joules");
-
-	/* Real root keeps what it should: reads and writes work. */
-	tap_check(st_read("/proc/energy/1", b, sizeof(b)) > 0, "root reads pid 1");
-	tap_check(st_write(JOULES_SYSFS "/interval_ms", "100\n", 4) == 0, "root writes sysfs");
-	tap_done("real root reads every task and writes sysfs");
-	return tap_finish();
+	nl = access("/usr/bin/joulesctl", X_OK) == 0;
+	return test_harness_run(argc, argv);
 }

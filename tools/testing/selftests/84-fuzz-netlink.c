@@ -230,21 +230,37 @@ static size_t build(char *msg, size_t cap, uint16_t family, uint32_t seq, bool *
 	return off;
 }
 
-int main(int argc, char **argv)
+static unsigned long count;
+static uint16_t family;
+
+/*
+ * Random requests: malformed ones refused, valid ones answered, none
+ * unanswered; the model untouched; the module still answering afterwards.
+ */
+FIXTURE(fuzz) {
+	struct st_settings saved;
+};
+
+/* What a wrongly accepted request might change is put back afterwards. */
+FIXTURE_SETUP(fuzz)
 {
-	unsigned long count = argc > 1 ? strtoul(argv[1], NULL, 10) : 50000, i;
+	st_settings_save(&self->saved);
+}
+
+FIXTURE_TEARDOWN_PARENT(fuzz)
+{
+	EXPECT_EQ(0, st_settings_restore(&self->saved));
+}
+
+TEST_F_TIMEOUT(fuzz, random_requests, 1800)
+{
 	char g0[32], g1[32], b[1024];
 	static char msg[4096];
 	struct stats st = { 0 };
-	uint16_t family;
-	int fd;
+	unsigned long i;
+	int fd = sock_open();
 
-	fd = sock_open();
-	if (fd < 0 || resolve(fd, &family)) {
-		printf("1..0 # SKIP joules netlink family not available\n");
-		return KSFT_SKIP;
-	}
-	tap_plan(3);
+	ASSERT_LE(0, fd);
 	st_read(JOULES_SYSFS "/model/generation", g0, sizeof(g0));
 	for (i = 0; i < count; i++) {
 		bool bad, dump, ack, valid;
@@ -275,7 +291,7 @@ int main(int argc, char **argv)
 		if (r == -1000) {
 			st.silent++;
 			if (st.silent < 5)
-				tap_diag("request %lu (cmd %u, %zu bytes) got no answer", i,
+				DIAG("request %lu (cmd %u, %zu bytes) got no answer", i,
 					 ((struct genlmsghdr *)NLMSG_DATA((struct nlmsghdr *)msg))->cmd, n);
 			/* Resynchronise on a fresh socket. */
 			close(fd);
@@ -293,17 +309,17 @@ int main(int argc, char **argv)
 
 				for (size_t j = 0; j < n && j < 64; j++)
 					sprintf(hex + strlen(hex), "%02x", (uint8_t)msg[j]);
-				tap_diag("request %lu: %s request gave %d: %s", i,
+				DIAG("request %lu: %s request gave %d: %s", i,
 					 bad ? "malformed" : "valid", r, hex);
 			}
 		}
 	}
-	tap_ok(st.wrong == 0 && st.silent == 0,
-	       "%lu requests: %lu refused, %lu answered, %lu wrong, %lu unanswered", count,
+	CHECK(st.wrong == 0 && st.silent == 0,
+	      "%lu requests: %lu refused, %lu answered, %lu wrong, %lu unanswered", count,
 	       st.refused, st.accepted, st.wrong, st.silent);
 	st_read(JOULES_SYSFS "/model/generation", g1, sizeof(g1));
 	g1[strcspn(g1, "\n")] = 0;
-	tap_ok(!strncmp(g0, g1, strlen(g1)), "model generation unchanged (%s)", g1);
+	CHECK(!strncmp(g0, g1, strlen(g1)), "model generation unchanged (%s)", g1);
 	{
 		bool dump, ack, valid, bad;
 		int r;
@@ -321,9 +337,22 @@ int main(int argc, char **argv)
 			g->version = JOULES_GENL_VERSION;
 		}
 		r = send(fd, msg, NLMSG_LENGTH(GENL_HDRLEN), 0) < 0 ? -errno : answer(fd, 7, false, false);
-		tap_ok(r == 0 && st_read("/proc/energy/self", b, sizeof(b)) > 0,
-		       "module still answers GET_NODE (%d) and the per-pid file", r);
+		CHECK(r == 0 && st_read("/proc/energy/self", b, sizeof(b)) > 0,
+		      "module still answers GET_NODE (%d) and the per-pid file", r);
 	}
 	close(fd);
-	return tap_finish();
+}
+
+int main(int argc, char **argv)
+{
+	int fd = sock_open();
+
+	if (fd < 0 || resolve(fd, &family)) {
+		printf("1..0 # SKIP joules netlink family not available\n");
+		return KSFT_SKIP;
+	}
+	close(fd);
+	/* A number (not an option) first: how many requests. */
+	count = argc > 1 && argv[1][0] != '-' ? strtoul(argv[1], NULL, 10) : 50000;
+	return test_harness_run(argc, argv);
 }

@@ -10,9 +10,8 @@
 #include <string.h>
 
 #include "cgname.h"
-#include "tap.h"
+#include "check.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #define ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define ID2 "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
@@ -162,76 +161,75 @@ static bool str_eq(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
-static void test_table(void)
+/* N paths of docker, containerd, CRI-O, Podman, kubelet (both drivers), systemd, near misses */
+TEST(table)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		const struct want *w = &cases[i];
 		struct cgname n;
 
 		cgname_parse(w->path, &n);
-		tap_check(n.kind == w->kind, "%s: kind %s, want %s", w->path,
+		CHECK(n.kind == w->kind, "%s: kind %s, want %s", w->path,
 			  cgn_kind_names[n.kind], cgn_kind_names[w->kind]);
-		tap_check(str_eq(n.runtime, w->runtime), "%s: runtime %s, want %s",
+		CHECK(str_eq(n.runtime, w->runtime), "%s: runtime %s, want %s",
 			  w->path, n.runtime ? n.runtime : "(none)",
 			  w->runtime ? w->runtime : "(none)");
-		tap_check(!strcmp(n.container_id, w->id), "%s: id '%s'", w->path,
+		CHECK(!strcmp(n.container_id, w->id), "%s: id '%s'", w->path,
 			  n.container_id);
-		tap_check(!strcmp(n.pod_uid, w->uid), "%s: pod '%s'", w->path,
+		CHECK(!strcmp(n.pod_uid, w->uid), "%s: pod '%s'", w->path,
 			  n.pod_uid);
-		tap_check(str_eq(n.qos, w->qos), "%s: qos %s, want %s", w->path,
+		CHECK(str_eq(n.qos, w->qos), "%s: qos %s, want %s", w->path,
 			  n.qos ? n.qos : "(none)", w->qos ? w->qos : "(none)");
-		tap_check(!strcmp(n.unit, w->unit), "%s: unit '%s'", w->path,
+		CHECK(!strcmp(n.unit, w->unit), "%s: unit '%s'", w->path,
 			  n.unit);
 	}
-	tap_done("%zu paths of docker, containerd, CRI-O, Podman, kubelet (both drivers), systemd, near misses",
+	TH_LOG("%zu paths of docker, containerd, CRI-O, Podman, kubelet (both drivers), systemd, near misses",
 		 ARRAY_SIZE(cases));
 }
 
-static void test_depth(void)
+/* depth counts components below the root */
+TEST(depth)
 {
-	tap_check(cgname_depth("/") == 0, "/");
-	tap_check(cgname_depth("") == 0, "empty");
-	tap_check(cgname_depth(NULL) == 0, "NULL");
-	tap_check(cgname_depth("/a") == 1, "/a");
-	tap_check(cgname_depth("a/b") == 2, "a/b");
-	tap_check(cgname_depth("//a//b/") == 2, "//a//b/");
-	tap_check(cgname_depth("/kubepods.slice/kubepods-burstable.slice/x/y") == 4,
+	CHECK(cgname_depth("/") == 0, "/");
+	CHECK(cgname_depth("") == 0, "empty");
+	CHECK(cgname_depth(NULL) == 0, "NULL");
+	CHECK(cgname_depth("/a") == 1, "/a");
+	CHECK(cgname_depth("a/b") == 2, "a/b");
+	CHECK(cgname_depth("//a//b/") == 2, "//a//b/");
+	CHECK(cgname_depth("/kubepods.slice/kubepods-burstable.slice/x/y") == 4,
 		  "4");
-	tap_done("depth counts components below the root");
 }
 
-static void test_ids(void)
+/* container ids are exactly 64 lowercase hex digits */
+TEST(ids)
 {
-	tap_check(cgname_is_id(ID, 64), "id");
-	tap_check(!cgname_is_id(ID, 63), "short");
-	tap_check(!cgname_is_id("g123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+	CHECK(cgname_is_id(ID, 64), "id");
+	CHECK(!cgname_is_id(ID, 63), "short");
+	CHECK(!cgname_is_id("g123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 				64),
 		  "g");
-	tap_check(!cgname_is_id("0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef",
+	CHECK(!cgname_is_id("0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef",
 				64),
 		  "upper case");
-	tap_done("container ids are exactly 64 lowercase hex digits");
 }
 
 /* Paths no runtime makes: long, deep, odd bytes. Nothing may overflow. */
-static void test_hostile(void)
+TEST(hostile)
 {
 	size_t big = 1 << 16;
 	char *p = malloc(big + 1);
 	struct cgname n;
 	uint64_t x = 0x243f6a8885a308d3ULL;
 
-	if (!p) {
-		tap_skip("hostile paths", "out of memory");
-		return;
-	}
+	if (!p)
+		SKIP(return, "out of memory");
 	/* One component far longer than any unit name, ending like a scope. */
 	memset(p, 'a', big);
 	memcpy(p + big - 6, ".scope", 6);
 	p[0] = '/';
 	p[big] = 0;
 	cgname_parse(p, &n);
-	tap_check(!n.unit[0] && n.kind == CGN_OTHER, "long name: unit '%.20s'",
+	CHECK(!n.unit[0] && n.kind == CGN_OTHER, "long name: unit '%.20s'",
 		  n.unit);
 	/* Many levels. */
 	for (size_t i = 0; i < big; i += 2) {
@@ -240,7 +238,7 @@ static void test_hostile(void)
 	}
 	p[big] = 0;
 	cgname_parse(p, &n);
-	tap_check(cgname_depth(p) == big / 2, "depth %u", cgname_depth(p));
+	CHECK(cgname_depth(p) == big / 2, "depth %u", cgname_depth(p));
 	/* Random bytes, slashes and pieces of real names mixed. */
 	for (int round = 0; round < 20000; round++) {
 		static const char *const bits[] = {
@@ -265,22 +263,13 @@ static void test_hostile(void)
 		p[len] = 0;
 		cgname_parse(p, &n);
 		if (n.container_id[0] && !cgname_is_id(n.container_id, (unsigned int)strlen(n.container_id)))
-			tap_check(0, "bad id from '%s'", p);
+			CHECK(0, "bad id from '%s'", p);
 		if (n.pod_uid[0] && strlen(n.pod_uid) != 36 && strlen(n.pod_uid) != 32)
-			tap_check(0, "bad uid from '%s'", p);
+			CHECK(0, "bad uid from '%s'", p);
 		if (n.kind >= CGN_NR_KINDS)
-			tap_check(0, "bad kind");
+			CHECK(0, "bad kind");
 	}
 	free(p);
-	tap_done("hostile paths: long, deep, random pieces of real names");
 }
 
-int main(void)
-{
-	tap_plan(4);
-	test_table();
-	test_depth();
-	test_ids();
-	test_hostile();
-	return tap_finish();
-}
+TEST_HARNESS_MAIN

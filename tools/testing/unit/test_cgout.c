@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "out.h"
-#include "tap.h"
+#include "check.h"
 
 #define ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define POD "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" \
@@ -51,7 +51,8 @@ static void rec(struct cgroup_rec *c, uint64_t id, const char *path,
 	c->write_bytes = 8192;
 }
 
-static void test_text(void)
+/* text: energy.stat's lines, then the names that are known */
+TEST(text)
 {
 	struct cgroup_rec c;
 	char *t = NULL;
@@ -63,7 +64,7 @@ static void test_text(void)
 	c.feat[REC_NET_RX_BYTES] = 5678;
 	CAPTURE(t, out_cgroup_text(fp, &c));
 	/* energy.stat's keys in its order, then the names. */
-	tap_check(t && !strcmp(t,
+	CHECK(t && !strcmp(t,
 			       "path: " CTR "\n"
 			       "id: 42\n"
 			       "tasks: 2\n"
@@ -94,34 +95,34 @@ static void test_text(void)
 	c.exited = true;
 	t = NULL;
 	CAPTURE(t, out_cgroup_text(fp, &c));
-	tap_check(t && strstr(t, "state: removed\nsource: none\nenergy_uj: absent\n") &&
+	CHECK(t && strstr(t, "state: removed\nsource: none\nenergy_uj: absent\n") &&
 			  strstr(t, "kind: other\n") && !strstr(t, "container_id") &&
 			  !strstr(t, "pod_uid") && !strstr(t, "unit:"),
 		  "got:\n%s", t);
 	free(t);
-	tap_done("text: energy.stat's lines, then the names that are known");
 }
 
-static void test_json_and_line(void)
+/* JSON and event lines carry the names; odd paths escaped */
+TEST(json_and_line)
 {
 	struct cgroup_rec c;
 	char *j = NULL, *l = NULL, *x = NULL;
 
 	rec(&c, 42, CTR, 1500000, 300000000);
 	CAPTURE(j, out_cgroup_json(fp, &c));
-	tap_check(starts(j, "{\"path\":\"" CTR "\",\"id\":42,\"tasks\":2,\"removed\":false,\"source\":\"model\",\"energy_uj\":1500000,"),
+	CHECK(starts(j, "{\"path\":\"" CTR "\",\"id\":42,\"tasks\":2,\"removed\":false,\"source\":\"model\",\"energy_uj\":1500000,"),
 		  "%s", j);
-	tap_check(j && strstr(j, ",\"cpu_ns\":300000000,\"cycles\":null,") &&
+	CHECK(j && strstr(j, ",\"cpu_ns\":300000000,\"cycles\":null,") &&
 			  strstr(j, ",\"write_bytes\":8192,\"net_tx_bytes\":null,\"net_rx_bytes\":null,\"pagecache_bytes\":null,") &&
 			  strstr(j, ",\"kind\":\"container\",\"runtime\":\"containerd\",\"container_id\":\"" ID "\",\"pod_uid\":\"1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d\",\"qos\":\"burstable\",\"unit\":\"cri-containerd-" ID ".scope\"}\n"),
 		  "%s", j);
 	c.exited = true;
 	CAPTURE(x, out_cgroup_exit_json(fp, &c));
-	tap_check(x && starts(x, "{\"type\":\"cgroup_exit\",\"path\":") &&
+	CHECK(x && starts(x, "{\"type\":\"cgroup_exit\",\"path\":") &&
 			  strstr(x, "\"removed\":true"),
 		  "%s", x);
 	CAPTURE(l, out_cgroup_line(fp, &c));
-	tap_check(starts(l, "cgroup-exit path=" CTR " id=42 kind=container runtime=containerd container_id=" ID " pod_uid=1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d qos=burstable tasks=2 source=model energy_uj=1500000 idle_uj=150000") &&
+	CHECK(starts(l, "cgroup-exit path=" CTR " id=42 kind=container runtime=containerd container_id=" ID " pod_uid=1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d qos=burstable tasks=2 source=model energy_uj=1500000 idle_uj=150000") &&
 			  strstr(l, " write_bytes=8192 net_tx_bytes=- net_rx_bytes=- pagecache_bytes=-\n"),
 		  "%s", l);
 	free(j);
@@ -132,11 +133,10 @@ static void test_json_and_line(void)
 	j = l = NULL;
 	CAPTURE(j, out_cgroup_json(fp, &c));
 	CAPTURE(l, out_cgroup_line(fp, &c));
-	tap_check(j && strstr(j, "\"path\":\"/a b\\u000a\\\"c\""), "%s", j);
-	tap_check(starts(l, "cgroup path=\"/a b\\u000a\\\"c\" id=9 kind=other tasks=2"), "%s", l);
+	CHECK(j && strstr(j, "\"path\":\"/a b\\u000a\\\"c\""), "%s", j);
+	CHECK(starts(l, "cgroup path=\"/a b\\u000a\\\"c\" id=9 kind=other tasks=2"), "%s", l);
 	free(j);
 	free(l);
-	tap_done("JSON and event lines carry the names; odd paths escaped");
 }
 
 /* The row of path in the table's text, or NULL. */
@@ -157,7 +157,8 @@ static const char *row(const char *t, const char *path)
 	return p;
 }
 
-static void test_top(void)
+/* top --cgroups: power by id over the interval, new and reset cgroups '-', depth */
+TEST(top)
 {
 	struct cgroup_rec s0[4], s1[5];
 	struct cgtop_state ts;
@@ -180,21 +181,21 @@ static void test_top(void)
 	rec(&s1[4], 4, "/system.slice/gone.service", 10, 0);
 
 	cgtop_init(&ts, 9);
-	tap_check(!cgtop_update(&ts, s0, 4, 1000000000), "update 0");
-	tap_check(!cgtop_update(&ts, s1, 5, 3000000000), "update 1");
+	CHECK(!cgtop_update(&ts, s0, 4, 1000000000), "update 0");
+	CHECK(!cgtop_update(&ts, s1, 5, 3000000000), "update 1");
 	CAPTURE(t, cgtop_print(&ts, fp, 0, "summary"));
-	tap_check(starts(t, "summary\ncgroups: 5 shown of 5 (depth <= 9); a row includes the rows below it; root 12.500 W\n"),
+	CHECK(starts(t, "summary\ncgroups: 5 shown of 5 (depth <= 9); a row includes the rows below it; root 12.500 W\n"),
 		  "%s", t);
 	r = t ? row(t, CTR) : NULL;
-	tap_check(starts(r, "   10.000  100.0       22.000     2 0123456789ab 1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d burstable  " CTR "\n"),
+	CHECK(starts(r, "   10.000  100.0       22.000     2 0123456789ab 1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d burstable  " CTR "\n"),
 		  "container row: %.120s", r);
 	r = t ? row(t, "/system.slice/new.service") : NULL;
-	tap_check(starts(r, "        -      -        3.000     2 -            -                                    -          /system.slice/new.service\n"),
+	CHECK(starts(r, "        -      -        3.000     2 -            -                                    -          /system.slice/new.service\n"),
 		  "new row: %.120s", r);
 	r = t ? row(t, "/system.slice/gone.service") : NULL;
-	tap_check(starts(r, "        -      -        0.000"), "reset row: %.60s", r);
+	CHECK(starts(r, "        -      -        0.000"), "reset row: %.60s", r);
 	/* Power descending: the root first, the unmeasured last. */
-	tap_check(t && strstr(t, " /\n") < strstr(t, " " CTR "\n") &&
+	CHECK(t && strstr(t, " /\n") < strstr(t, " " CTR "\n") &&
 			  strstr(t, " " CTR "\n") < strstr(t, "new.service"),
 		  "order:\n%s", t);
 	free(t);
@@ -205,9 +206,9 @@ static void test_top(void)
 	cgtop_update(&ts, s0, 4, 1000000000);
 	t = NULL;
 	CAPTURE(t, cgtop_print(&ts, fp, 1, NULL));
-	tap_check(ts.nrows == 2 && ts.seen == 4, "rows %zu seen %zu", ts.nrows, ts.seen);
+	CHECK(ts.nrows == 2 && ts.seen == 4, "rows %zu seen %zu", ts.nrows, ts.seen);
 	/* All unmeasured yet: by energy, the root (10 J) before kubepods (5 J). */
-	tap_check(t && strstr(t, "cgroups: 2 shown of 4 (depth <= 1)") &&
+	CHECK(t && strstr(t, "cgroups: 2 shown of 4 (depth <= 1)") &&
 			  strstr(t, " /\n") && !strstr(t, "kubepods.slice\n"),
 		  "%s", t);
 	free(t);
@@ -219,14 +220,13 @@ static void test_top(void)
 	s1[0].source = 0;
 	cgtop_update(&ts, s0, 1, 1000000000);
 	cgtop_update(&ts, s1, 1, 2000000000);
-	tap_check(ts.nrows == 1 && ts.rows[0].power_w < 0 && ts.rows[0].cpu_pct == 0,
+	CHECK(ts.nrows == 1 && ts.rows[0].power_w < 0 && ts.rows[0].cpu_pct == 0,
 		  "power %f", ts.nrows ? ts.rows[0].power_w : 0);
 	cgtop_free(&ts);
-	tap_done("top --cgroups: power by id over the interval, new and reset cgroups '-', depth");
 }
 
 /* --cgroups-match: rows only where the path matches, on top of the depth. */
-static void test_top_match(void)
+TEST(top_match)
 {
 	struct cgroup_rec s[5];
 	struct cgtop_state ts;
@@ -239,52 +239,43 @@ static void test_top_match(void)
 	rec(&s[4], 5, "/user.slice/kubepods.slice", 1000000, 0);
 
 	cgtop_init(&ts, 9);
-	tap_check(cgtop_wanted(&ts, "/anything") && cgtop_wanted(&ts, "/"),
+	CHECK(cgtop_wanted(&ts, "/anything") && cgtop_wanted(&ts, "/"),
 		  "no match: every path within the depth");
-	tap_check(!cgtop_set_match(&ts, "^/kubepods", why, sizeof(why)), "set: %s", why);
-	tap_check(cgtop_wanted(&ts, CTR) && !cgtop_wanted(&ts, "/") &&
+	CHECK(!cgtop_set_match(&ts, "^/kubepods", why, sizeof(why)), "set: %s", why);
+	CHECK(cgtop_wanted(&ts, CTR) && !cgtop_wanted(&ts, "/") &&
 			  !cgtop_wanted(&ts, "/user.slice/kubepods.slice"),
 		  "anchored match");
-	tap_check(!cgtop_update(&ts, s, 5, 1000000000), "update");
-	tap_check(ts.nrows == 2 && ts.seen == 5, "rows %zu seen %zu", ts.nrows, ts.seen);
+	CHECK(!cgtop_update(&ts, s, 5, 1000000000), "update");
+	CHECK(ts.nrows == 2 && ts.seen == 5, "rows %zu seen %zu", ts.nrows, ts.seen);
 	CAPTURE(t, cgtop_print(&ts, fp, 0, NULL));
-	tap_check(starts(t, "cgroups: 2 shown of 5 (depth <= 9, matching '^/kubepods'); a row includes"),
+	CHECK(starts(t, "cgroups: 2 shown of 5 (depth <= 9, matching '^/kubepods'); a row includes"),
 		  "%s", t);
-	tap_check(t && strstr(t, " /kubepods.slice\n") && strstr(t, " " CTR "\n") &&
+	CHECK(t && strstr(t, " /kubepods.slice\n") && strstr(t, " " CTR "\n") &&
 			  !strstr(t, "nginx") && !strstr(t, " /\n"),
 		  "%s", t);
 	free(t);
 
 	/* Unanchored; a second match replaces the first; depth still applies. */
 	ts.max_depth = 2;
-	tap_check(!cgtop_set_match(&ts, "kubepods|nginx", why, sizeof(why)), "reset: %s", why);
+	CHECK(!cgtop_set_match(&ts, "kubepods|nginx", why, sizeof(why)), "reset: %s", why);
 	cgtop_update(&ts, s, 5, 2000000000);
-	tap_check(ts.nrows == 3, "unanchored, depth 2: rows %zu", ts.nrows);
+	CHECK(ts.nrows == 3, "unanchored, depth 2: rows %zu", ts.nrows);
 
 	/* A bad expression: the reason, and the previous match stays. */
 	why[0] = 0;
-	tap_check(cgtop_set_match(&ts, "(", why, sizeof(why)) == -EINVAL && why[0],
+	CHECK(cgtop_set_match(&ts, "(", why, sizeof(why)) == -EINVAL && why[0],
 		  "bad: %s", why);
-	tap_check(ts.match_src && !strcmp(ts.match_src, "kubepods|nginx"),
+	CHECK(ts.match_src && !strcmp(ts.match_src, "kubepods|nginx"),
 		  "previous match kept");
 	/* Nothing matches: no rows, the count line still says why. */
-	tap_check(!cgtop_set_match(&ts, "^/nothing$", why, sizeof(why)), "none");
+	CHECK(!cgtop_set_match(&ts, "^/nothing$", why, sizeof(why)), "none");
 	cgtop_update(&ts, s, 5, 3000000000);
 	t = NULL;
 	CAPTURE(t, cgtop_print(&ts, fp, 0, NULL));
-	tap_check(ts.nrows == 0 && starts(t, "cgroups: 0 shown of 5 (depth <= 2, matching '^/nothing$')"),
+	CHECK(ts.nrows == 0 && starts(t, "cgroups: 0 shown of 5 (depth <= 2, matching '^/nothing$')"),
 		  "%s", t);
 	free(t);
 	cgtop_free(&ts);
-	tap_done("top --cgroups-match: rows where the path matches, with the depth");
 }
 
-int main(void)
-{
-	tap_plan(4);
-	test_text();
-	test_json_and_line();
-	test_top();
-	test_top_match();
-	return tap_finish();
-}
+TEST_HARNESS_MAIN

@@ -11,12 +11,11 @@
 #include <unistd.h>
 
 #include "core.h"
-#include "tap.h"
+#include "check.h"
 
 typedef unsigned __int128 u128;
 
 #define U64MAX ((jl_u64)UINT64_MAX)
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Deterministic PRNG (splitmix64), so failures reproduce. */
 static jl_u64 rng_state = 0x6a6f756c6573ULL;
@@ -43,7 +42,7 @@ static jl_u64 rnd_below(jl_u64 n)
 
 /* ---- names and ABI --------------------------------------------------- */
 
-static void test_names(void)
+TEST(names)
 {
 	static const char *const feat[] = {
 		"cpu_ns",	"cycles",	"instructions",	   "cache_misses",
@@ -57,41 +56,45 @@ static void test_names(void)
 	static const char *const dom[] = { "pkg", "core", "dram", "psys" };
 	unsigned int i;
 
-	tap_check(JL_NR_FEATURES == ARRAY_SIZE(feat), "%d", JL_NR_FEATURES);
-	tap_check(JL_NR_COEF == ARRAY_SIZE(coef), "%d", JL_NR_COEF);
-	tap_check(JL_NR_DOMAINS == ARRAY_SIZE(dom), "%d", JL_NR_DOMAINS);
+	CHECK(JL_NR_FEATURES == ARRAY_SIZE(feat), "%d", JL_NR_FEATURES);
+	CHECK(JL_NR_COEF == ARRAY_SIZE(coef), "%d", JL_NR_COEF);
+	CHECK(JL_NR_DOMAINS == ARRAY_SIZE(dom), "%d", JL_NR_DOMAINS);
 	for (i = 0; i < ARRAY_SIZE(feat); i++)
-		tap_check(jl_feature_names[i] &&
+		CHECK(jl_feature_names[i] &&
 				  !strcmp(jl_feature_names[i], feat[i]),
 			  "feature %u: %s", i, jl_feature_names[i]);
 	for (i = 0; i < ARRAY_SIZE(coef); i++)
-		tap_check(jl_coef_names[i] &&
+		CHECK(jl_coef_names[i] &&
 				  !strcmp(jl_coef_names[i], coef[i]),
 			  "coef %u: %s", i, jl_coef_names[i]);
 	for (i = 0; i < ARRAY_SIZE(dom); i++)
-		tap_check(jl_domain_names[i] &&
+		CHECK(jl_domain_names[i] &&
 				  !strcmp(jl_domain_names[i], dom[i]),
 			  "domain %u: %s", i, jl_domain_names[i]);
-	tap_check(JL_F_CPU_NS == 0 && JL_F_DISK == 4 && JL_D_PSYS == 3,
+	CHECK(JL_F_CPU_NS == 0 && JL_F_DISK == 4 && JL_D_PSYS == 3,
 		  "enums");
-	tap_done("name tables match the sysfs/text order");
 }
 
-static void test_version(void)
+/* version 0.1.0, ABI 1, errno constants */
+TEST(version)
 {
-	tap_check(!strcmp(JL_VERSION, "0.1.0"), "%s", JL_VERSION);
-	tap_check(JL_ABI_VERSION == 2, "%d", JL_ABI_VERSION);
-	tap_check(!strcmp(jl_version(), "0.1.0"), "%s", jl_version());
-	tap_check(jl_abi_version() == 2, "%u", jl_abi_version());
-	tap_check(JL_EINVAL == 22 && JL_ERANGE == 34, "errno values");
-	tap_check(JL_COEF_MAX == 1000000000000ULL, "coef max");
-	tap_done("version 0.1.0, ABI 1, errno constants");
+	CHECK(!strcmp(JL_VERSION, "0.1.0"), "%s", JL_VERSION);
+	CHECK(JL_ABI_VERSION == 2, "%d", JL_ABI_VERSION);
+	CHECK(!strcmp(jl_version(), "0.1.0"), "%s", jl_version());
+	CHECK(jl_abi_version() == 2, "%u", jl_abi_version());
+	CHECK(JL_EINVAL == 22 && JL_ERANGE == 34, "errno values");
+	CHECK(JL_COEF_MAX == 1000000000000ULL, "coef max");
 }
 
-/* ---- TAP harness self-test ------------------------------------------- */
+/* ---- CHECK() self-test ----------------------------------------------- */
 
-/* Run fn in a child with stdout on a pipe; return its output and status. */
-static int run_child(void (*fn)(void), char *out, size_t size, int *status)
+/*
+ * Run fn in a child with stdout and stderr on a pipe, a test of its own
+ * (fresh metadata named "inner"); its output, and its exit status, which
+ * is the inner test's exit code.
+ */
+static int run_child(void (*fn)(struct __test_metadata *), char *out, size_t size,
+		     int *status)
 {
 	size_t len = 0;
 	int fd[2];
@@ -99,18 +102,23 @@ static int run_child(void (*fn)(void), char *out, size_t size, int *status)
 	ssize_t r;
 
 	fflush(stdout);
+	fflush(stderr);
 	if (pipe(fd))
 		return -1;
 	pid = fork();
 	if (pid < 0)
 		return -1;
 	if (!pid) {
+		struct __test_metadata inner = { .name = "inner", .exit_code = KSFT_PASS };
+
 		close(fd[0]);
 		dup2(fd[1], STDOUT_FILENO);
+		dup2(fd[1], STDERR_FILENO);
 		close(fd[1]);
-		memset(&tap_st, 0, sizeof(tap_st));
-		fn();
-		_exit(99); /* fn must exit itself */
+		fn(&inner);
+		fflush(stdout);
+		fflush(stderr);
+		_exit(inner.exit_code);
 	}
 	close(fd[1]);
 	while (len + 1 < size &&
@@ -123,81 +131,44 @@ static int run_child(void (*fn)(void), char *out, size_t size, int *status)
 	return 0;
 }
 
-/* Line of the failing tap_check() below: keep the two in step. */
+/* Line of the failing CHECK() below: keep the two in step. */
 enum { CHILD_FAIL_LINE = __LINE__ + 5 };
-static void child_one_failure(void)
+static void child_one_failure(struct __test_metadata *_metadata)
 {
-	tap_plan(4);
-	tap_ok(1, "first");
-	tap_check(1 == 2, "x=%d", 5);
-	tap_check(2 == 2, "never printed");
-	tap_done("second");
-	tap_skip("no device", "third %d", 3);
-	tap_check(3 == 3, "a failure above must not leak into this test");
-	tap_done("fourth");
-	_exit(tap_finish());
+	int a, b;
+
+	a = CHECK(1 == 2, "x=%d", 5);
+	b = CHECK(2 == 2, "never printed");
+	printf("values %d %d\n", a, b);
 }
 
-static void child_all_pass(void)
+static void child_all_pass(struct __test_metadata *_metadata)
 {
-	tap_plan(2);
-	tap_ok(1, "a");
-	tap_check(1, "fine");
-	tap_done("b");
-	_exit(tap_finish());
+	printf("value %d\n", CHECK(1, "fine"));
 }
 
-static void child_short_plan(void)
+/* CHECK(): a false condition fails the test with its text and reason, a true one is silent */
+TEST(check_selftest)
 {
-	tap_plan(2);
-	tap_ok(1, "only");
-	_exit(tap_finish());
-}
-
-static void test_tap_selftest(void)
-{
-	char out[2048], want[2048];
+	char out[2048], want[256];
 	int st = 0;
 
-	tap_check(run_child(child_one_failure, out, sizeof(out), &st) == 0,
-		  "fork");
-	snprintf(want, sizeof(want),
-		 "TAP version 13\n"
-		 "1..4\n"
-		 "ok 1 first\n"
-		 "# %s:%d: check failed: 1 == 2: x=5\n"
-		 "not ok 2 second\n"
-		 "ok 3 third 3 # SKIP no device\n"
-		 "ok 4 fourth\n"
-		 "# Totals: pass:2 fail:1 xfail:0 xpass:0 skip:1 error:0\n",
-		 __FILE__, CHILD_FAIL_LINE);
-	tap_check(!strcmp(out, want), "got:\n%s--- want:\n%s", out, want);
-	tap_check(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %#x", st);
+	CHECK(run_child(child_one_failure, out, sizeof(out), &st) == 0, "fork");
+	snprintf(want, sizeof(want), "# %s:%d:inner:check failed: 1 == 2: x=5\n", __FILE__,
+		 CHILD_FAIL_LINE);
+	CHECK(!strncmp(out, want, strlen(want)), "got:\n%s--- want:\n%s", out, want);
+	CHECK(!strstr(out, "never printed"), "got:\n%s", out);
+	CHECK(strstr(out, "values 0 1\n") != NULL, "got:\n%s", out);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == KSFT_FAIL, "status %#x", st);
 
-	tap_check(run_child(child_all_pass, out, sizeof(out), &st) == 0,
-		  "fork");
-	tap_check(
-		!strcmp(out,
-			"TAP version 13\n1..2\nok 1 a\nok 2 b\n"
-			"# Totals: pass:2 fail:0 xfail:0 xpass:0 skip:0 error:0\n"),
-		"got:\n%s", out);
-	tap_check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
-
-	tap_check(run_child(child_short_plan, out, sizeof(out), &st) == 0,
-		  "fork");
-	tap_check(
-		!strcmp(out,
-			"TAP version 13\n1..2\nok 1 only\n"
-			"# planned 2 tests but ran 1\n"
-			"# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0\n"),
-		"got:\n%s", out);
-	tap_check(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %#x", st);
-	tap_done("tap.h: exact output and exit status of a child run");
+	CHECK(run_child(child_all_pass, out, sizeof(out), &st) == 0, "fork");
+	CHECK(!strcmp(out, "value 1\n"), "got:\n%s", out);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == KSFT_PASS, "status %#x", st);
 }
 
 /* ---- coefficient get/set, parse, format ------------------------------ */
 
-static void test_coef_getset(void)
+TEST(coef_getset)
 {
 	struct jl_coef c;
 	unsigned int i;
@@ -205,22 +176,21 @@ static void test_coef_getset(void)
 	memset(&c, 0, sizeof(c));
 	for (i = 0; i < JL_NR_COEF; i++)
 		jl_coef_set(&c, i, 1000 + i);
-	tap_check(c.cpu_time_uw == 1000 && c.cycles_pj == 1001 &&
+	CHECK(c.cpu_time_uw == 1000 && c.cycles_pj == 1001 &&
 			  c.instructions_pj == 1002 &&
 			  c.cache_miss_pj == 1003 && c.disk_byte_pj == 1004 &&
 			  c.net_tx_byte_pj == 1005 && c.net_rx_byte_pj == 1006 &&
 			  c.pagecache_byte_pj == 1007 && c.idle_uw == 1008,
 		  "fields in text order");
 	for (i = 0; i < JL_NR_COEF; i++)
-		tap_check(jl_coef_get(&c, i) == 1000 + i, "get %u", i);
+		CHECK(jl_coef_get(&c, i) == 1000 + i, "get %u", i);
 	jl_coef_set(&c, JL_NR_COEF, 7);
 	jl_coef_set(&c, ~0U, 7);
 	for (i = 0; i < JL_NR_COEF; i++)
-		tap_check(jl_coef_get(&c, i) == 1000 + i, "set %u clobbered",
+		CHECK(jl_coef_get(&c, i) == 1000 + i, "set %u clobbered",
 			  i);
-	tap_check(jl_coef_get(&c, JL_NR_COEF) == 0, "out of range get");
-	tap_check(jl_coef_get(&c, ~0U) == 0, "out of range get");
-	tap_done("coef get/set in text order, out-of-range index ignored");
+	CHECK(jl_coef_get(&c, JL_NR_COEF) == 0, "out of range get");
+	CHECK(jl_coef_get(&c, ~0U) == 0, "out of range get");
 }
 
 /* Parse from an exactly sized heap copy, so ASan/valgrind see over-reads. */
@@ -267,7 +237,8 @@ struct bad_input {
 	int err;
 };
 
-static void test_coef_parse_bad(void)
+/* coef parse rejects N bad inputs, *out unchanged */
+TEST(coef_parse_bad)
 {
 	static const struct bad_input bad[] = {
 		{ "", 0, -JL_EINVAL },
@@ -331,16 +302,16 @@ static void test_coef_parse_bad(void)
 
 		set_sentinel(&c);
 		r = parse_exact(bad[i].s, len, &c);
-		tap_check(r == bad[i].err, "input %u \"%s\": got %d want %d", i,
+		CHECK(r == bad[i].err, "input %u \"%s\": got %d want %d", i,
 			  bad[i].s, r, bad[i].err);
-		tap_check(is_sentinel(&c), "input %u: *out modified", i);
+		CHECK(is_sentinel(&c), "input %u: *out modified", i);
 	}
 	/* A NULL buffer with len 0 is simply empty input. */
 	set_sentinel(&c);
-	tap_check(jl_coef_parse(NULL, 0, &c) == -JL_EINVAL, "NULL, 0");
-	tap_check(is_sentinel(&c), "NULL: *out modified");
-	tap_diag("%zu malformed inputs", ARRAY_SIZE(bad));
-	tap_done("coef parse rejects %zu bad inputs, *out unchanged",
+	CHECK(jl_coef_parse(NULL, 0, &c) == -JL_EINVAL, "NULL, 0");
+	CHECK(is_sentinel(&c), "NULL: *out modified");
+	DIAG("%zu malformed inputs", ARRAY_SIZE(bad));
+	TH_LOG("coef parse rejects %zu bad inputs, *out unchanged",
 		 ARRAY_SIZE(bad));
 }
 
@@ -350,7 +321,8 @@ struct good_input {
 	jl_u64 v[JL_NR_COEF];
 };
 
-static void test_coef_parse_good(void)
+/* coef parse accepts N good inputs */
+TEST(coef_parse_good)
 {
 	/* The six-field form fills the five features and idle_uw. */
 	static const struct good_input good[] = {
@@ -391,16 +363,17 @@ static void test_coef_parse_good(void)
 
 		set_sentinel(&c);
 		r = parse_exact(good[i].s, len, &c);
-		tap_check(r == 0, "input %u \"%s\": %d", i, good[i].s, r);
+		CHECK(r == 0, "input %u \"%s\": %d", i, good[i].s, r);
 		for (k = 0; k < JL_NR_COEF; k++)
-			tap_check(jl_coef_get(&c, k) == good[i].v[k],
+			CHECK(jl_coef_get(&c, k) == good[i].v[k],
 				  "input %u field %u: %llu", i, k,
 				  (unsigned long long)jl_coef_get(&c, k));
 	}
-	tap_done("coef parse accepts %zu good inputs", ARRAY_SIZE(good));
+	TH_LOG("coef parse accepts %zu good inputs", ARRAY_SIZE(good));
 }
 
-static void test_coef_format(void)
+/* coef format: exact text, size limits, 5000 round trips */
+TEST(coef_format)
 {
 	char buf[JL_COEF_TEXT_MAX], small[64];
 	struct jl_coef c, back;
@@ -409,33 +382,33 @@ static void test_coef_format(void)
 	for (k = 0; k < JL_NR_COEF; k++)
 		jl_coef_set(&c, (unsigned int)k, (jl_u64)k * 10 + 1);
 	n = jl_coef_format(&c, buf, sizeof(buf));
-	tap_check(n == 26 && !strcmp(buf, "1 11 21 31 41 51 61 71 81\n"),
+	CHECK(n == 26 && !strcmp(buf, "1 11 21 31 41 51 61 71 81\n"),
 		  "%d \"%s\"", n, buf);
 
 	/* Longest form: every field 20 digits. */
 	for (k = 0; k < JL_NR_COEF; k++)
 		jl_coef_set(&c, (unsigned int)k, U64MAX);
 	n = jl_coef_format(&c, buf, sizeof(buf));
-	tap_check(n == JL_COEF_TEXT_MAX - 1, "%d", n);
-	tap_check(
+	CHECK(n == JL_COEF_TEXT_MAX - 1, "%d", n);
+	CHECK(
 		!strncmp(buf, "18446744073709551615 18446744073709551615 ", 42),
 		"%s", buf);
-	tap_check(n > 0 && buf[n - 1] == '\n' && buf[n] == '\0',
+	CHECK(n > 0 && buf[n - 1] == '\n' && buf[n] == '\0',
 		  "newline, NUL");
 	/* ... which parses back as out of range. */
 	set_sentinel(&back);
-	tap_check(jl_coef_parse(buf, (size_t)n, &back) == -JL_ERANGE,
+	CHECK(jl_coef_parse(buf, (size_t)n, &back) == -JL_ERANGE,
 		  "u64 max");
 
 	/* Exact fit vs one byte short; nothing written when short. */
 	for (k = 0; k < JL_NR_COEF; k++)
 		jl_coef_set(&c, (unsigned int)k, 0);
 	memset(small, 'x', sizeof(small));
-	tap_check(jl_coef_format(&c, small, 18) == -JL_ERANGE, "too small");
-	tap_check(small[0] == 'x', "written on error");
-	tap_check(jl_coef_format(&c, small, 19) == 18, "exact fit");
-	tap_check(!strcmp(small, "0 0 0 0 0 0 0 0 0\n"), "%s", small);
-	tap_check(jl_coef_format(&c, NULL, 0) == -JL_ERANGE, "NULL");
+	CHECK(jl_coef_format(&c, small, 18) == -JL_ERANGE, "too small");
+	CHECK(small[0] == 'x', "written on error");
+	CHECK(jl_coef_format(&c, small, 19) == 18, "exact fit");
+	CHECK(!strcmp(small, "0 0 0 0 0 0 0 0 0\n"), "%s", small);
+	CHECK(jl_coef_format(&c, NULL, 0) == -JL_ERANGE, "NULL");
 
 	/* Round trip of random sets in range. */
 	for (i = 0; i < 5000; i++) {
@@ -448,14 +421,14 @@ static void test_coef_format(void)
 		if (n <= 0 || jl_coef_parse(buf, (size_t)n, &back) ||
 		    memcmp(&c, &back, sizeof(c))) {
 			if (!fails++)
-				tap_check(0, "round trip of \"%s\"", buf);
+				CHECK(0, "round trip of \"%s\"", buf);
 		}
 	}
-	tap_check(fails == 0, "%d round-trip failures", fails);
-	tap_done("coef format: exact text, size limits, 5000 round trips");
+	CHECK(fails == 0, "%d round-trip failures", fails);
 }
 
-static void test_parse_u64(void)
+/* parse_u64: N cases incl. max bound, overflow, newline */
+TEST(parse_u64)
 {
 	static const struct {
 		const char *s;
@@ -498,15 +471,15 @@ static void test_parse_u64(void)
 		jl_u64 v = 0xdeadbeef;
 		int r = parse_u64_exact(cases[i].s, len, cases[i].max, &v);
 
-		tap_check(r == cases[i].err, "case %u \"%s\": %d", i,
+		CHECK(r == cases[i].err, "case %u \"%s\": %d", i,
 			  cases[i].s, r);
 		if (cases[i].err)
-			tap_check(v == 0xdeadbeef, "case %u: *out modified", i);
+			CHECK(v == 0xdeadbeef, "case %u: *out modified", i);
 		else
-			tap_check(v == cases[i].v, "case %u: %llu", i,
+			CHECK(v == cases[i].v, "case %u: %llu", i,
 				  (unsigned long long)v);
 	}
-	tap_done("parse_u64: %zu cases incl. max bound, overflow, newline",
+	TH_LOG("parse_u64: %zu cases incl. max bound, overflow, newline",
 		 ARRAY_SIZE(cases));
 }
 
@@ -517,7 +490,8 @@ static jl_u64 sat128(u128 v)
 	return v > U64MAX ? U64MAX : (jl_u64)v;
 }
 
-static void test_sat_muldiv(void)
+/* saturating add/mul, muldiv vs __int128 (edge grid, 300000 random) */
+TEST(sat_muldiv)
 {
 	static const jl_u64 edge[] = { 0,
 				       1,
@@ -535,26 +509,26 @@ static void test_sat_muldiv(void)
 	unsigned int i, j, k;
 	int fails = 0;
 
-	tap_check(jl_add_sat(U64MAX, 1) == U64MAX, "add");
-	tap_check(jl_add_sat(U64MAX - 1, 1) == U64MAX, "add");
-	tap_check(jl_add_sat(5, 7) == 12, "add");
-	tap_check(jl_mul_sat(1ULL << 32, 1ULL << 32) == U64MAX, "mul");
-	tap_check(jl_mul_sat(0xffffffffULL, 0x100000001ULL) == U64MAX, "mul");
-	tap_check(jl_mul_sat(0, U64MAX) == 0, "mul");
+	CHECK(jl_add_sat(U64MAX, 1) == U64MAX, "add");
+	CHECK(jl_add_sat(U64MAX - 1, 1) == U64MAX, "add");
+	CHECK(jl_add_sat(5, 7) == 12, "add");
+	CHECK(jl_mul_sat(1ULL << 32, 1ULL << 32) == U64MAX, "mul");
+	CHECK(jl_mul_sat(0xffffffffULL, 0x100000001ULL) == U64MAX, "mul");
+	CHECK(jl_mul_sat(0, U64MAX) == 0, "mul");
 
 	/* Hand values: 2^64-1 squared over 2^64-1; 1e24 / 7e5 = 1e19 / 7. */
-	tap_check(jl_muldiv(U64MAX, U64MAX, U64MAX) == U64MAX, "max");
-	tap_check(jl_muldiv(JL_COEF_MAX, JL_COEF_MAX, 700000) ==
+	CHECK(jl_muldiv(U64MAX, U64MAX, U64MAX) == U64MAX, "max");
+	CHECK(jl_muldiv(JL_COEF_MAX, JL_COEF_MAX, 700000) ==
 			  1428571428571428571ULL,
 		  "%llu",
 		  (unsigned long long)jl_muldiv(JL_COEF_MAX, JL_COEF_MAX,
 						700000));
-	tap_check(jl_muldiv(JL_COEF_MAX, JL_COEF_MAX, 7) == U64MAX,
+	CHECK(jl_muldiv(JL_COEF_MAX, JL_COEF_MAX, 7) == U64MAX,
 		  "1e24 / 7 saturates");
-	tap_check(jl_muldiv(1ULL << 63, 4, 2) == U64MAX, "quotient 2^64");
-	tap_check(jl_muldiv(1ULL << 63, 4, 3) == 12297829382473034410ULL,
+	CHECK(jl_muldiv(1ULL << 63, 4, 2) == U64MAX, "quotient 2^64");
+	CHECK(jl_muldiv(1ULL << 63, 4, 3) == 12297829382473034410ULL,
 		  "%llu", (unsigned long long)jl_muldiv(1ULL << 63, 4, 3));
-	tap_check(jl_muldiv(5, 5, 0) == U64MAX && jl_muldiv(0, 5, 0) == U64MAX,
+	CHECK(jl_muldiv(5, 5, 0) == U64MAX && jl_muldiv(0, 5, 0) == U64MAX,
 		  "c == 0");
 
 	/* Edge grid and random operands against 128-bit division. */
@@ -567,7 +541,7 @@ static void test_sat_muldiv(void)
 					jl_muldiv(edge[i], edge[j], edge[k]);
 
 				if (got != want && !fails++)
-					tap_check(0, "%llu*%llu/%llu = %llu",
+					CHECK(0, "%llu*%llu/%llu = %llu",
 						  (unsigned long long)edge[i],
 						  (unsigned long long)edge[j],
 						  (unsigned long long)edge[k],
@@ -585,19 +559,17 @@ static void test_sat_muldiv(void)
 		want = sat128((u128)a * b / c);
 		got = jl_muldiv(a, b, c);
 		if (got != want && !fails++)
-			tap_check(0, "%llu*%llu/%llu = %llu want %llu",
+			CHECK(0, "%llu*%llu/%llu = %llu want %llu",
 				  (unsigned long long)a, (unsigned long long)b,
 				  (unsigned long long)c,
 				  (unsigned long long)got,
 				  (unsigned long long)want);
-		tap_check(jl_add_sat(a, b) == sat128((u128)a + b), "add %llu",
+		CHECK(jl_add_sat(a, b) == sat128((u128)a + b), "add %llu",
 			  (unsigned long long)a);
-		tap_check(jl_mul_sat(a, b) == sat128((u128)a * b), "mul %llu",
+		CHECK(jl_mul_sat(a, b) == sat128((u128)a * b), "mul %llu",
 			  (unsigned long long)a);
 	}
-	tap_check(fails == 0, "%d muldiv mismatches", fails);
-	tap_done(
-		"saturating add/mul, muldiv vs __int128 (edge grid, 300000 random)");
+	CHECK(fails == 0, "%d muldiv mismatches", fails);
 }
 
 /* ---- model, fJ/uJ ---------------------------------------------------- */
@@ -619,7 +591,8 @@ static jl_u64 model_ref(const struct jl_coef *c, const struct jl_feat *d)
 	return sat128(fj + pj * 1000);
 }
 
-static void test_model(void)
+/* model fJ: hand values, presence mask, saturation, 200000 random */
+TEST(model)
 {
 	struct jl_coef c = { .cpu_time_uw = 5000000, /* 5 W on CPU */
 			     .cycles_pj = 100,
@@ -638,17 +611,17 @@ static void test_model(void)
 	 * 4e9 * 20 pJ = 0.08 J; 1e6 * 30 nJ = 0.03 J; 1 MiB * 7 pJ = 7340032 pJ.
 	 * Total 5.41 J + 7340032 pJ = 5410000000000000 + 7340032000 fJ.
 	 */
-	tap_check(jl_model_fj(&c, &d) == 5410007340032000ULL, "%llu",
+	CHECK(jl_model_fj(&c, &d) == 5410007340032000ULL, "%llu",
 		  (unsigned long long)jl_model_fj(&c, &d));
 	d.present = 1U << JL_F_CPU_NS;
-	tap_check(jl_model_fj(&c, &d) == 5000000000000000ULL, "cpu only");
+	CHECK(jl_model_fj(&c, &d) == 5000000000000000ULL, "cpu only");
 	d.present = (1U << JL_F_CYCLES) | (1U << JL_F_DISK);
-	tap_check(jl_model_fj(&c, &d) == 300000000000000ULL + 7340032000ULL,
+	CHECK(jl_model_fj(&c, &d) == 300000000000000ULL + 7340032000ULL,
 		  "cycles+disk %llu", (unsigned long long)jl_model_fj(&c, &d));
 	d.present = 0;
-	tap_check(jl_model_fj(&c, &d) == 0, "nothing present");
+	CHECK(jl_model_fj(&c, &d) == 0, "nothing present");
 	d.present = 0xffffffe0; /* bits past the features mean nothing */
-	tap_check(jl_model_fj(&c, &d) == 0, "unknown bits");
+	CHECK(jl_model_fj(&c, &d) == 0, "unknown bits");
 
 	/* Extremes. */
 	for (f = 0; f < JL_NR_COEF; f++)
@@ -656,23 +629,23 @@ static void test_model(void)
 	for (f = 0; f < JL_NR_FEATURES; f++)
 		d.v[f] = U64MAX;
 	d.present = 0x1f;
-	tap_check(jl_model_fj(&c, &d) == U64MAX, "saturates");
+	CHECK(jl_model_fj(&c, &d) == U64MAX, "saturates");
 	for (f = 0; f < JL_NR_FEATURES; f++) {
 		d.present = 1U << f;
-		tap_check(jl_model_fj(&c, &d) == U64MAX, "feature %u saturates",
+		CHECK(jl_model_fj(&c, &d) == U64MAX, "feature %u saturates",
 			  f);
 	}
 	/* Just below saturation: 18446 * 1e12 pJ = 18446e15 fJ < 2^64. */
 	d.present = 1U << JL_F_INSTR;
 	d.v[JL_F_INSTR] = 18446;
-	tap_check(jl_model_fj(&c, &d) == 18446000000000000000ULL, "%llu",
+	CHECK(jl_model_fj(&c, &d) == 18446000000000000000ULL, "%llu",
 		  (unsigned long long)jl_model_fj(&c, &d));
 	d.v[JL_F_INSTR] = 18447;
-	tap_check(jl_model_fj(&c, &d) == U64MAX, "just above");
+	CHECK(jl_model_fj(&c, &d) == U64MAX, "just above");
 	for (f = 0; f < JL_NR_COEF; f++)
 		jl_coef_set(&c, f, 0);
 	d.present = 0x1f;
-	tap_check(jl_model_fj(&c, &d) == 0, "zero coefficients");
+	CHECK(jl_model_fj(&c, &d) == 0, "zero coefficients");
 
 	for (i = 0; i < 200000; i++) {
 		jl_u64 got, want;
@@ -685,16 +658,15 @@ static void test_model(void)
 		got = jl_model_fj(&c, &d);
 		want = model_ref(&c, &d);
 		if (got != want && !fails++)
-			tap_check(0, "random %d: %llu want %llu", i,
+			CHECK(0, "random %d: %llu want %llu", i,
 				  (unsigned long long)got,
 				  (unsigned long long)want);
 	}
-	tap_check(fails == 0, "%d mismatches", fails);
-	tap_done(
-		"model fJ: hand values, presence mask, saturation, 200000 random");
+	CHECK(fails == 0, "%d mismatches", fails);
 }
 
-static void test_fj_to_uj(void)
+/* fJ -> uJ carry: 10^6 small adds exact, extremes */
+TEST(fj_to_uj)
 {
 	jl_u64 rem = 0, uj = 0, total = 0;
 	int i;
@@ -708,11 +680,11 @@ static void test_fj_to_uj(void)
 		if (rem >= 1000000000ULL)
 			break;
 	}
-	tap_check(i == 1000000, "carry out of range at %d", i);
-	tap_check(uj == total / 1000000000ULL, "%llu vs %llu",
+	CHECK(i == 1000000, "carry out of range at %d", i);
+	CHECK(uj == total / 1000000000ULL, "%llu vs %llu",
 		  (unsigned long long)uj,
 		  (unsigned long long)(total / 1000000000ULL));
-	tap_check(rem == total % 1000000000ULL, "rem %llu",
+	CHECK(rem == total % 1000000000ULL, "rem %llu",
 		  (unsigned long long)rem);
 
 	/* 10^6 adds of 1 fJ stay below 1 uJ, but none is lost. */
@@ -720,38 +692,37 @@ static void test_fj_to_uj(void)
 	uj = 0;
 	for (i = 0; i < 1000000; i++)
 		uj += jl_fj_to_uj(1, &rem);
-	tap_check(uj == 0 && rem == 1000000, "1 fJ x 1e6: %llu %llu",
+	CHECK(uj == 0 && rem == 1000000, "1 fJ x 1e6: %llu %llu",
 		  (unsigned long long)uj, (unsigned long long)rem);
 	/* The rest of the first uJ, then the fJ that completes it. */
 	uj += jl_fj_to_uj(999000000 - 1, &rem);
-	tap_check(uj == 0 && rem == 999999999, "just below");
+	CHECK(uj == 0 && rem == 999999999, "just below");
 	uj += jl_fj_to_uj(1, &rem);
-	tap_check(uj == 1 && rem == 0, "carry to 1 uJ");
+	CHECK(uj == 1 && rem == 0, "carry to 1 uJ");
 
 	rem = 999999999;
-	tap_check(jl_fj_to_uj(U64MAX, &rem) == U64MAX / 1000000000ULL + 1,
+	CHECK(jl_fj_to_uj(U64MAX, &rem) == U64MAX / 1000000000ULL + 1,
 		  "max");
 	/* (2^64-1) % 1e9 = 709551615, + 999999999 - 1e9 */
-	tap_check(rem == 709551614, "rem %llu", (unsigned long long)rem);
+	CHECK(rem == 709551614, "rem %llu", (unsigned long long)rem);
 	rem = 5000000001ULL; /* out of range carry is normalised, not lost */
-	tap_check(jl_fj_to_uj(0, &rem) == 5 && rem == 1, "normalise");
-	tap_check(jl_fj_to_uj(2999999999ULL, NULL) == 2, "NULL rem");
-	tap_check(jl_fj_to_uj(0, NULL) == 0, "zero");
-	tap_done("fJ -> uJ carry: 10^6 small adds exact, extremes");
+	CHECK(jl_fj_to_uj(0, &rem) == 5 && rem == 1, "normalise");
+	CHECK(jl_fj_to_uj(2999999999ULL, NULL) == 2, "NULL rem");
+	CHECK(jl_fj_to_uj(0, NULL) == 0, "zero");
 }
 
-static void test_power_fj(void)
+/* power * time in fJ, saturating */
+TEST(power_fj)
 {
 	/* 1 W for 1 s = 1e6 uW * 1e9 ns = 1e15 fJ = 1 J. */
-	tap_check(jl_power_fj(1000000, 1000000000) == 1000000000000000ULL,
+	CHECK(jl_power_fj(1000000, 1000000000) == 1000000000000000ULL,
 		  "1 W s");
-	tap_check(jl_power_fj(0, U64MAX) == 0, "0 W");
-	tap_check(jl_power_fj(U64MAX, 0) == 0, "0 ns");
-	tap_check(jl_power_fj(JL_COEF_MAX, 18446744) == 18446744000000000000ULL,
+	CHECK(jl_power_fj(0, U64MAX) == 0, "0 W");
+	CHECK(jl_power_fj(U64MAX, 0) == 0, "0 ns");
+	CHECK(jl_power_fj(JL_COEF_MAX, 18446744) == 18446744000000000000ULL,
 		  "near max");
-	tap_check(jl_power_fj(JL_COEF_MAX, 18446745) == U64MAX, "saturates");
-	tap_check(jl_power_fj(U64MAX, U64MAX) == U64MAX, "max");
-	tap_done("power * time in fJ, saturating");
+	CHECK(jl_power_fj(JL_COEF_MAX, 18446745) == U64MAX, "saturates");
+	CHECK(jl_power_fj(U64MAX, U64MAX) == U64MAX, "max");
 }
 
 /* The model's fJ without saturation, for the exact functions. */
@@ -776,7 +747,7 @@ static u128 model_ref128(const struct jl_coef *c, const struct jl_feat *d)
  * of big counts, exact in uJ with the sub-uJ rest carried (the fJ path
  * saturated above 307 W over a 60 s interval).
  */
-static void test_exact_energy(void)
+TEST(exact_energy)
 {
 	struct jl_coef c = { 0 };
 	struct jl_feat d = { 0 };
@@ -784,27 +755,27 @@ static void test_exact_energy(void)
 	int i, fails = 0;
 
 	/* 1 kW of idle power over the longest interval, 60 s. */
-	tap_check(jl_power_fj(1000000000ULL, 60000000000ULL) == U64MAX,
+	CHECK(jl_power_fj(1000000000ULL, 60000000000ULL) == U64MAX,
 		  "the fJ path saturates here");
 	uj = jl_power_uj(1000000000ULL, 60000000000ULL, &rem);
-	tap_check(uj == 60000000000ULL && rem == 0, "1 kW x 60 s = %llu uJ",
+	CHECK(uj == 60000000000ULL && rem == 0, "1 kW x 60 s = %llu uJ",
 		  (unsigned long long)uj);
 	uj = jl_power_uj(JL_COEF_MAX, 60000000000ULL, &rem);
-	tap_check(uj == 60000000000000ULL, "JL_COEF_MAX x 60 s = %llu uJ",
+	CHECK(uj == 60000000000000ULL, "JL_COEF_MAX x 60 s = %llu uJ",
 		  (unsigned long long)uj);
 	/* The rest carries: 999999999 fJ, then 1 fJ more, is 1 uJ. */
 	rem = 0;
-	tap_check(jl_power_uj(3, 333333333, &rem) == 0 && rem == 999999999,
+	CHECK(jl_power_uj(3, 333333333, &rem) == 0 && rem == 999999999,
 		  "rest %llu", (unsigned long long)rem);
-	tap_check(jl_power_uj(1, 1, &rem) == 1 && rem == 0, "carried");
+	CHECK(jl_power_uj(1, 1, &rem) == 1 && rem == 0, "carried");
 	/* An out-of-range carry is normalised, not lost. */
 	rem = 2500000000ULL;
-	tap_check(jl_power_uj(0, 0, &rem) == 2 && rem == 500000000, "normalised");
+	CHECK(jl_power_uj(0, 0, &rem) == 2 && rem == 500000000, "normalised");
 	/* 10^5 intervals of 1.5 uJ each: exactly 150000 uJ. */
 	rem = 0;
 	for (i = 0; i < 100000; i++)
 		sum += jl_power_uj(1500, 1000000, &rem);
-	tap_check(sum == 150000 && rem == 0, "sum %llu", (unsigned long long)sum);
+	CHECK(sum == 150000 && rem == 0, "sum %llu", (unsigned long long)sum);
 
 	/* The model, exact against a 128-bit reference, with the carry. */
 	for (i = 0, rem = 0, sum = 0; i < 200000; i++) {
@@ -823,14 +794,13 @@ static void test_exact_energy(void)
 		if ((uj != want ||
 		     (want != U64MAX && rem != (jl_u64)((ref + r0) % 1000000000ULL))) &&
 		    !fails++)
-			tap_check(0, "model %d: %llu want %llu", i, (unsigned long long)uj,
+			CHECK(0, "model %d: %llu want %llu", i, (unsigned long long)uj,
 				  (unsigned long long)want);
 		w = jl_model_weight(&c, &d);
 		if (w != sat128(ref / 1000000) && !fails++)
-			tap_check(0, "weight %d: %llu", i, (unsigned long long)w);
+			CHECK(0, "weight %d: %llu", i, (unsigned long long)w);
 	}
-	tap_check(fails == 0, "%d mismatches", fails);
-	tap_done("exact energy in uJ: idle over 60 s, model of big counts, carried rest");
+	CHECK(fails == 0, "%d mismatches", fails);
 }
 
 /* ---- splitting ------------------------------------------------------- */
@@ -939,7 +909,8 @@ static jl_u64 rnd_total(void)
 	}
 }
 
-static void test_split_hand(void)
+/* split: hand cases, all-zero, n = 0, single recipient */
+TEST(split_hand)
 {
 	jl_u64 out[8];
 	static const jl_u64 w3[] = { 1, 1, 1 }, w4[] = { 1, 2, 3, 4 };
@@ -947,38 +918,38 @@ static void test_split_hand(void)
 	static const jl_u64 zero[] = { 0, 0, 0 };
 	jl_u64 w1 = 12345, w0 = 0;
 
-	tap_check(jl_split(10, w3, 3, out) == 1, "ret");
-	tap_check(out[0] == 3 && out[1] == 3 && out[2] == 4, "%llu %llu %llu",
+	CHECK(jl_split(10, w3, 3, out) == 1, "ret");
+	CHECK(out[0] == 3 && out[1] == 3 && out[2] == 4, "%llu %llu %llu",
 		  (unsigned long long)out[0], (unsigned long long)out[1],
 		  (unsigned long long)out[2]);
-	tap_check(jl_split(100, w4, 4, out) == 1, "ret");
-	tap_check(out[0] == 10 && out[1] == 20 && out[2] == 30 && out[3] == 40,
+	CHECK(jl_split(100, w4, 4, out) == 1, "ret");
+	CHECK(out[0] == 10 && out[1] == 20 && out[2] == 30 && out[3] == 40,
 		  "1:2:3:4");
-	tap_check(jl_split(7, wz, 4, out) == 1, "ret");
-	tap_check(out[0] == 0 && out[1] == 5 && out[2] == 0 && out[3] == 2,
+	CHECK(jl_split(7, wz, 4, out) == 1, "ret");
+	CHECK(out[0] == 0 && out[1] == 5 && out[2] == 0 && out[3] == 2,
 		  "zero weights get 0");
 	/* Weight sum exactly 2^64 - 1, total 2^64 - 1: shares are the weights. */
-	tap_check(jl_split(U64MAX, wmax, 2, out) == 1, "ret");
-	tap_check(out[0] == U64MAX - 5 && out[1] == 5, "max sum");
+	CHECK(jl_split(U64MAX, wmax, 2, out) == 1, "ret");
+	CHECK(out[0] == U64MAX - 5 && out[1] == 5, "max sum");
 
 	memset(out, 0x5a, sizeof(out));
-	tap_check(jl_split(1000, zero, 3, out) == 0, "all zero returns 0");
-	tap_check(out[0] == 0 && out[1] == 0 && out[2] == 0, "zeroed");
-	tap_check(out[3] == 0x5a5a5a5a5a5a5a5aULL, "wrote past n");
+	CHECK(jl_split(1000, zero, 3, out) == 0, "all zero returns 0");
+	CHECK(out[0] == 0 && out[1] == 0 && out[2] == 0, "zeroed");
+	CHECK(out[3] == 0x5a5a5a5a5a5a5a5aULL, "wrote past n");
 
 	memset(out, 0x5a, sizeof(out));
-	tap_check(jl_split(1000, w3, 0, out) == 0, "n = 0 returns 0");
-	tap_check(out[0] == 0x5a5a5a5a5a5a5a5aULL, "n = 0 wrote");
+	CHECK(jl_split(1000, w3, 0, out) == 0, "n = 0 returns 0");
+	CHECK(out[0] == 0x5a5a5a5a5a5a5a5aULL, "n = 0 wrote");
 
-	tap_check(jl_split(U64MAX, &w1, 1, out) == 1 && out[0] == U64MAX,
+	CHECK(jl_split(U64MAX, &w1, 1, out) == 1 && out[0] == U64MAX,
 		  "single recipient gets all");
-	tap_check(jl_split(0, &w1, 1, out) == 1 && out[0] == 0, "total 0");
-	tap_check(jl_split(77, &w0, 1, out) == 0 && out[0] == 0,
+	CHECK(jl_split(0, &w1, 1, out) == 1 && out[0] == 0, "total 0");
+	CHECK(jl_split(77, &w0, 1, out) == 0 && out[0] == 0,
 		  "single zero weight");
-	tap_done("split: hand cases, all-zero, n = 0, single recipient");
 }
 
-static void test_split_random(void)
+/* split: 20000 random cases conserve and are within 1 of exact */
+TEST(split_random)
 {
 	jl_u64 w[64], out[64];
 	int i, worst = 0, fails = 0, ret_fails = 0;
@@ -1013,27 +984,26 @@ static void test_split_random(void)
 			continue;
 		c = check_split(total, w, n, out, 1, &worst);
 		if (c && !fails++)
-			tap_check(0, "case %d (n %u, total %llu): check %d", i,
+			CHECK(0, "case %d (n %u, total %llu): check %d", i,
 				  n, (unsigned long long)total, c);
 	}
-	tap_check(fails == 0, "%d failing splits", fails);
-	tap_check(ret_fails == 0, "%d wrong return values", ret_fails);
-	tap_check(worst == 0, "|part - exact| reached %d", worst);
-	tap_done(
-		"split: 20000 random cases conserve and are within 1 of exact");
+	CHECK(fails == 0, "%d failing splits", fails);
+	CHECK(ret_fails == 0, "%d wrong return values", ret_fails);
+	CHECK(worst == 0, "|part - exact| reached %d", worst);
 }
 
-static void test_split_overflow(void)
+/* split: 5000 weight sums past 2^64 conserve, within 6 */
+TEST(split_overflow)
 {
 	jl_u64 w[16], out[16];
 	static const jl_u64 three[] = { U64MAX, U64MAX, U64MAX };
 	int i, worst = 0, fails = 0;
 	jl_u32 n, k;
 
-	tap_check(jl_split(3, three, 3, out) == 1, "ret");
-	tap_check(out[0] == 1 && out[1] == 1 && out[2] == 1, "equal thirds");
-	tap_check(jl_split(U64MAX, three, 3, out) == 1, "ret");
-	tap_check(out[0] + out[1] + out[2] == U64MAX && out[0] == U64MAX / 3 &&
+	CHECK(jl_split(3, three, 3, out) == 1, "ret");
+	CHECK(out[0] == 1 && out[1] == 1 && out[2] == 1, "equal thirds");
+	CHECK(jl_split(U64MAX, three, 3, out) == 1, "ret");
+	CHECK(out[0] + out[1] + out[2] == U64MAX && out[0] == U64MAX / 3 &&
 			  out[2] == U64MAX / 3,
 		  "thirds of max");
 
@@ -1044,17 +1014,17 @@ static void test_split_overflow(void)
 		n = 2 + (jl_u32)(rnd() % 15);
 		for (k = 0; k < n; k++)
 			w[k] = rnd() % 4 ? U64MAX - rnd_mag() : rnd_mag();
-		tap_check(jl_split(total, w, n, out) == 1, "ret");
+		CHECK(jl_split(total, w, n, out) == 1, "ret");
 		c = check_split(total, w, n, out, 6, &worst);
 		if (c && !fails++)
-			tap_check(0, "case %d: check %d", i, c);
+			CHECK(0, "case %d: check %d", i, c);
 	}
-	tap_check(fails == 0, "%d failing splits", fails);
-	tap_diag("weight sums past 2^64: worst |part - exact| floor %d", worst);
-	tap_done("split: 5000 weight sums past 2^64 conserve, within 6");
+	CHECK(fails == 0, "%d failing splits", fails);
+	DIAG("weight sums past 2^64: worst |part - exact| floor %d", worst);
 }
 
-static void test_splitter(void)
+/* splitter equals jl_split on 10000 cases; clamp and rest */
+TEST(splitter)
 {
 	jl_u64 w[64], out[64];
 	struct jl_splitter s;
@@ -1077,48 +1047,47 @@ static void test_splitter(void)
 			given += p;
 			if (wsum ? p != out[k] : p != 0) {
 				if (!fails++)
-					tap_check(0, "case %d part %u", i, k);
+					CHECK(0, "case %d part %u", i, k);
 				break;
 			}
 		}
 		if (given != (wsum ? total : 0) ||
 		    jl_splitter_rest(&s) != total - given) {
 			if (!fails++)
-				tap_check(0, "case %d given %llu", i,
+				CHECK(0, "case %d given %llu", i,
 					  (unsigned long long)given);
 		}
 	}
-	tap_check(fails == 0, "%d mismatches with jl_split", fails);
-	tap_check(s.shift == 0, "shift %u", s.shift);
+	CHECK(fails == 0, "%d mismatches with jl_split", fails);
+	CHECK(s.shift == 0, "shift %u", s.shift);
 
 	/* Weights beyond the announced sum are clamped. */
 	jl_splitter_init(&s, 100, 10);
-	tap_check(jl_splitter_next(&s, 6) == 60, "60");
-	tap_check(jl_splitter_next(&s, 6) == 40, "clamped to the rest");
-	tap_check(jl_splitter_next(&s, 5) == 0, "nothing left");
-	tap_check(jl_splitter_rest(&s) == 0, "rest");
+	CHECK(jl_splitter_next(&s, 6) == 60, "60");
+	CHECK(jl_splitter_next(&s, 6) == 40, "clamped to the rest");
+	CHECK(jl_splitter_next(&s, 5) == 0, "nothing left");
+	CHECK(jl_splitter_rest(&s) == 0, "rest");
 	/* Weights short of it leave a rest. */
 	jl_splitter_init(&s, 100, 20);
-	tap_check(jl_splitter_next(&s, 5) == 25, "25");
-	tap_check(jl_splitter_next(&s, 5) == 25, "25");
-	tap_check(jl_splitter_rest(&s) == 50, "rest %llu",
+	CHECK(jl_splitter_next(&s, 5) == 25, "25");
+	CHECK(jl_splitter_next(&s, 5) == 25, "25");
+	CHECK(jl_splitter_rest(&s) == 50, "rest %llu",
 		  (unsigned long long)jl_splitter_rest(&s));
 	/* wsum 0: nobody gets anything. */
 	jl_splitter_init(&s, 100, 0);
-	tap_check(jl_splitter_next(&s, 5) == 0, "wsum 0");
-	tap_check(jl_splitter_rest(&s) == 100, "rest");
+	CHECK(jl_splitter_next(&s, 5) == 0, "wsum 0");
+	CHECK(jl_splitter_rest(&s) == 100, "rest");
 	/* Sum saturated by the caller: total still conserved. */
 	jl_splitter_init(&s, U64MAX, jl_add_sat(jl_add_sat(U64MAX, U64MAX), 3));
-	tap_check(jl_splitter_next(&s, U64MAX) == U64MAX, "first takes all");
-	tap_check(jl_splitter_next(&s, U64MAX) == 0, "clamped");
-	tap_check(jl_splitter_next(&s, 3) == 0, "clamped");
-	tap_check(jl_splitter_rest(&s) == 0, "rest");
+	CHECK(jl_splitter_next(&s, U64MAX) == U64MAX, "first takes all");
+	CHECK(jl_splitter_next(&s, U64MAX) == 0, "clamped");
+	CHECK(jl_splitter_next(&s, 3) == 0, "clamped");
+	CHECK(jl_splitter_rest(&s) == 0, "rest");
 	jl_splitter_init(&s, 1000, U64MAX);
-	tap_check(jl_splitter_next(&s, U64MAX / 2) == 499, "half of max");
-	tap_check(jl_splitter_next(&s, U64MAX / 2) == 500, "%llu",
+	CHECK(jl_splitter_next(&s, U64MAX / 2) == 499, "half of max");
+	CHECK(jl_splitter_next(&s, U64MAX / 2) == 500, "%llu",
 		  (unsigned long long)s.given);
-	tap_check(jl_splitter_next(&s, 1) == 1, "last unit");
-	tap_done("splitter equals jl_split on 10000 cases; clamp and rest");
+	CHECK(jl_splitter_next(&s, 1) == 1, "last unit");
 }
 
 /* ---- w^(milli/1000) -------------------------------------------------- */
@@ -1134,7 +1103,8 @@ static double pow_excess(jl_u64 w, jl_u32 milli, jl_u64 got)
 	return err > 0 ? err / want : 0;
 }
 
-static void test_pow(void)
+/* pow_milli vs libm: 200000 samples < 1e-4, monotone sweeps */
+TEST(pow_fixed_point)
 {
 	static const jl_u32 gammas[] = { 1, 2, 100, 200, 300, 500, 700, 999 };
 	double worst = 0, e;
@@ -1142,24 +1112,24 @@ static void test_pow(void)
 	int i, fails = 0, mono = 0;
 	unsigned int g;
 
-	tap_check(jl_pow_milli(0, 300) == 0, "0 -> 0");
-	tap_check(jl_pow_milli(1, 300) == 1, "1 -> 1");
-	tap_check(jl_pow_milli(U64MAX, 1000) == U64MAX, "identity");
-	tap_check(jl_pow_milli(123456789, 1000) == 123456789, "identity");
-	tap_check(jl_pow_milli(123456789, 5000) == 123456789, "milli > 1000");
-	tap_check(jl_pow_milli(123456789, 0) == 1, "milli 0");
-	tap_check(jl_pow_milli(0, 0) == 0, "0^0 stays 0");
+	CHECK(jl_pow_milli(0, 300) == 0, "0 -> 0");
+	CHECK(jl_pow_milli(1, 300) == 1, "1 -> 1");
+	CHECK(jl_pow_milli(U64MAX, 1000) == U64MAX, "identity");
+	CHECK(jl_pow_milli(123456789, 1000) == 123456789, "identity");
+	CHECK(jl_pow_milli(123456789, 5000) == 123456789, "milli > 1000");
+	CHECK(jl_pow_milli(123456789, 0) == 1, "milli 0");
+	CHECK(jl_pow_milli(0, 0) == 0, "0^0 stays 0");
 	/* Exact powers: 2^60^(1/2) = 2^30, 1e12^0.5 = 1e6, 2^63^0.2... */
-	tap_check(jl_pow_milli(1ULL << 60, 500) == 1ULL << 30, "%llu",
+	CHECK(jl_pow_milli(1ULL << 60, 500) == 1ULL << 30, "%llu",
 		  (unsigned long long)jl_pow_milli(1ULL << 60, 500));
-	tap_check(jl_pow_milli(1000000000000ULL, 500) == 1000000, "%llu",
+	CHECK(jl_pow_milli(1000000000000ULL, 500) == 1000000, "%llu",
 		  (unsigned long long)jl_pow_milli(1000000000000ULL, 500));
-	tap_check(jl_pow_milli(1000000000ULL, 200) == 63, "%llu",
+	CHECK(jl_pow_milli(1000000000ULL, 200) == 63, "%llu",
 		  (unsigned long long)jl_pow_milli(1000000000ULL, 200));
-	tap_check(jl_pow_milli(U64MAX, 500) == 4294967296ULL, "%llu",
+	CHECK(jl_pow_milli(U64MAX, 500) == 4294967296ULL, "%llu",
 		  (unsigned long long)jl_pow_milli(U64MAX, 500));
 	/* (2^64 - 1)^0.999 = 2^63.936 = 1.7646e19 */
-	tap_check(jl_pow_milli(U64MAX, 999) > 17640000000000000000ULL &&
+	CHECK(jl_pow_milli(U64MAX, 999) > 17640000000000000000ULL &&
 			  jl_pow_milli(U64MAX, 999) < 17650000000000000000ULL,
 		  "%llu", (unsigned long long)jl_pow_milli(U64MAX, 999));
 
@@ -1172,15 +1142,15 @@ static void test_pow(void)
 		if (e > worst)
 			worst = e;
 		if (e >= 1e-4 && !fails++)
-			tap_check(0, "%llu^%u/1000 = %llu (rel. err %g)",
+			CHECK(0, "%llu^%u/1000 = %llu (rel. err %g)",
 				  (unsigned long long)w, milli,
 				  (unsigned long long)jl_pow_milli(w, milli),
 				  e);
 	}
-	tap_check(fails == 0, "%d results off by >= 1e-4", fails);
-	tap_diag("pow: worst relative error beyond rounding %.3g", worst);
+	CHECK(fails == 0, "%d results off by >= 1e-4", fails);
+	DIAG("pow: worst relative error beyond rounding %.3g", worst);
 	/* The contract is 1e-4; the fixed point gives far more: keep it. */
-	tap_check(worst < 1e-12, "precision regressed: %g", worst);
+	CHECK(worst < 1e-12, "precision regressed: %g", worst);
 
 	/* Monotone: dense sweeps at the bottom, around powers of 2, at the top. */
 	for (g = 0; g < ARRAY_SIZE(gammas); g++) {
@@ -1210,42 +1180,41 @@ static void test_pow(void)
 			prev = r;
 		}
 	}
-	tap_check(mono == 0, "%d decreasing steps", mono);
-	tap_done("pow_milli vs libm: 200000 samples < 1e-4, monotone sweeps");
+	CHECK(mono == 0, "%d decreasing steps", mono);
 }
 
 /* ---- counters -------------------------------------------------------- */
 
-static void test_wrap(void)
+TEST(wrap)
 {
 	/* 32-bit RAPL counter wraps: hand-computed deltas. */
-	tap_check(jl_wrap_delta(0xfffffff0, 0x10, 32) == 0x20, "wrap 32");
-	tap_check(jl_wrap_delta(0xffffffff, 0, 32) == 1, "wrap by 1");
-	tap_check(jl_wrap_delta(0, 0xffffffff, 32) == 0xffffffff, "no wrap");
-	tap_check(jl_wrap_delta(1000, 1000, 32) == 0, "equal");
-	tap_check(jl_wrap_delta(1000, 999, 32) == 0xffffffff, "full turn");
-	tap_check(jl_wrap_delta(0x12345678, 0x9abcdef0, 32) == 0x88888878,
+	CHECK(jl_wrap_delta(0xfffffff0, 0x10, 32) == 0x20, "wrap 32");
+	CHECK(jl_wrap_delta(0xffffffff, 0, 32) == 1, "wrap by 1");
+	CHECK(jl_wrap_delta(0, 0xffffffff, 32) == 0xffffffff, "no wrap");
+	CHECK(jl_wrap_delta(1000, 1000, 32) == 0, "equal");
+	CHECK(jl_wrap_delta(1000, 999, 32) == 0xffffffff, "full turn");
+	CHECK(jl_wrap_delta(0x12345678, 0x9abcdef0, 32) == 0x88888878,
 		  "forward");
 	/* High garbage above the width is ignored (0xffffffff-ish reads). */
-	tap_check(jl_wrap_delta(0xdead0000fffffff0ULL, 0xbeef000000000010ULL,
+	CHECK(jl_wrap_delta(0xdead0000fffffff0ULL, 0xbeef000000000010ULL,
 				32) == 0x20,
 		  "bits above 32");
 	/* 64-bit counters. */
-	tap_check(jl_wrap_delta(U64MAX, 0, 64) == 1, "wrap 64");
-	tap_check(jl_wrap_delta(U64MAX - 9, 5, 64) == 15, "wrap 64 by 15");
-	tap_check(jl_wrap_delta(5, U64MAX, 64) == U64MAX - 5, "no wrap 64");
-	tap_check(jl_wrap_delta(7, 7, 64) == 0, "equal 64");
-	tap_check(jl_wrap_delta(U64MAX, 0, 0) == 1, "0 means 64");
+	CHECK(jl_wrap_delta(U64MAX, 0, 64) == 1, "wrap 64");
+	CHECK(jl_wrap_delta(U64MAX - 9, 5, 64) == 15, "wrap 64 by 15");
+	CHECK(jl_wrap_delta(5, U64MAX, 64) == U64MAX - 5, "no wrap 64");
+	CHECK(jl_wrap_delta(7, 7, 64) == 0, "equal 64");
+	CHECK(jl_wrap_delta(U64MAX, 0, 0) == 1, "0 means 64");
 	/* Odd widths: 48-bit (perf PMC) and 1-bit. */
-	tap_check(jl_wrap_delta(0xfffffffffff0ULL, 0x10, 48) == 0x20, "48");
-	tap_check(jl_wrap_delta(1, 0, 1) == 1 && jl_wrap_delta(0, 1, 1) == 1 &&
+	CHECK(jl_wrap_delta(0xfffffffffff0ULL, 0x10, 48) == 0x20, "48");
+	CHECK(jl_wrap_delta(1, 0, 1) == 1 && jl_wrap_delta(0, 1, 1) == 1 &&
 			  jl_wrap_delta(1, 1, 1) == 0,
 		  "1 bit");
-	tap_check(jl_wrap_delta(0x7fffffff, 0, 31) == 1, "31");
-	tap_done("wrap deltas at 1, 31, 32, 48, 64 bits");
+	CHECK(jl_wrap_delta(0x7fffffff, 0, 31) == 1, "31");
 }
 
-static void test_rapl_esu(void)
+/* rapl_esu: SDM/PPR values decode, zero and reserved bits rejected */
+TEST(rapl_esu)
 {
 	static const jl_u64 bad[] = {
 		0, /* QEMU: the MSR reads as zero */
@@ -1273,55 +1242,54 @@ static void test_rapl_esu(void)
 	 * 0xA0E03 = time units 0xA (1/1024 s), ESU 0x0E (1/16384 J = 61.035
 	 * uJ), power units 3 (1/8 W).
 	 */
-	tap_check(jl_rapl_esu(0xa0e03) == 14, "%d", jl_rapl_esu(0xa0e03));
+	CHECK(jl_rapl_esu(0xa0e03) == 14, "%d", jl_rapl_esu(0xa0e03));
 	/* One step at ESU 14: 1e6 / 16384 = 61.03515625 uJ. */
-	tap_check(jl_rapl_to_uj(1, 14, &rem) == 61 && rem == 576, "61.035 uJ");
+	CHECK(jl_rapl_to_uj(1, 14, &rem) == 61 && rem == 576, "61.035 uJ");
 	/* AMD PPR family 17h: 0xA1003, ESU 0x10 = 1/65536 J = 15.26 uJ. */
-	tap_check(jl_rapl_esu(0xa1003) == 16, "%d", jl_rapl_esu(0xa1003));
+	CHECK(jl_rapl_esu(0xa1003) == 16, "%d", jl_rapl_esu(0xa1003));
 	/* Haswell-EP class server part: 0xA0E03 too; some clients 0xA1003. */
-	tap_check(jl_rapl_esu(0x000e00) == 14, "only ESU set");
-	tap_check(jl_rapl_esu(0xf1f0fULL & ~0x1f00ULL) == -JL_EINVAL,
+	CHECK(jl_rapl_esu(0x000e00) == 14, "only ESU set");
+	CHECK(jl_rapl_esu(0xf1f0fULL & ~0x1f00ULL) == -JL_EINVAL,
 		  "all used bits but ESU 0");
 	for (e = 0; e < 32; e++) {
 		jl_u64 msr = 0xa0003ULL | ((jl_u64)e << 8);
 		int want = e >= 8 && e <= 24 ? (int)e : -JL_EINVAL;
 
-		tap_check(jl_rapl_esu(msr) == want, "ESU %u: %d", e,
+		CHECK(jl_rapl_esu(msr) == want, "ESU %u: %d", e,
 			  jl_rapl_esu(msr));
 	}
-	tap_check(JL_RAPL_ESU_MIN == 8 && JL_RAPL_ESU_MAX == 24, "bounds");
+	CHECK(JL_RAPL_ESU_MIN == 8 && JL_RAPL_ESU_MAX == 24, "bounds");
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
-		tap_check(jl_rapl_esu(bad[i]) == -JL_EINVAL, "%#llx accepted",
+		CHECK(jl_rapl_esu(bad[i]) == -JL_EINVAL, "%#llx accepted",
 			  (unsigned long long)bad[i]);
-	tap_done(
-		"rapl_esu: SDM/PPR values decode, zero and reserved bits rejected");
 }
 
-static void test_rapl_to_uj(void)
+/* rapl_to_uj: 1 J checks, saturation, carried sums */
+TEST(rapl_to_uj)
 {
 	jl_u64 rem = 0, sum = 0, uj = 0, d;
 	unsigned int esu;
 	int i;
 
 	/* 16384 units at ESU 14 = 1 J; 65536 at ESU 16 = 1 J. */
-	tap_check(jl_rapl_to_uj(16384, 14, &rem) == 1000000 && rem == 0,
+	CHECK(jl_rapl_to_uj(16384, 14, &rem) == 1000000 && rem == 0,
 		  "1 J at ESU 14");
-	tap_check(jl_rapl_to_uj(65536, 16, &rem) == 1000000 && rem == 0,
+	CHECK(jl_rapl_to_uj(65536, 16, &rem) == 1000000 && rem == 0,
 		  "1 J at ESU 16");
 	/* 2^32 - 1 units (a full 32-bit counter) at ESU 14: 262143.99994 J. */
 	rem = 0;
-	tap_check(jl_rapl_to_uj(0xffffffffULL, 14, &rem) == 262143999938ULL,
+	CHECK(jl_rapl_to_uj(0xffffffffULL, 14, &rem) == 262143999938ULL,
 		  "%llu",
 		  (unsigned long long)jl_rapl_to_uj(0xffffffffULL, 14, NULL));
 	/* (2^32-1) * 1e6 mod 2^14 = 2^14 - 1e6 mod 2^14 = 16384 - 576 */
-	tap_check(rem == 15808, "rem %llu", (unsigned long long)rem);
-	tap_check(jl_rapl_to_uj(3, 0, NULL) == 3000000, "ESU 0");
-	tap_check(jl_rapl_to_uj(U64MAX, 8, NULL) == U64MAX, "saturates");
-	tap_check(jl_rapl_to_uj(U64MAX, 20, NULL) == 17592186044415999999ULL,
+	CHECK(rem == 15808, "rem %llu", (unsigned long long)rem);
+	CHECK(jl_rapl_to_uj(3, 0, NULL) == 3000000, "ESU 0");
+	CHECK(jl_rapl_to_uj(U64MAX, 8, NULL) == U64MAX, "saturates");
+	CHECK(jl_rapl_to_uj(U64MAX, 20, NULL) == 17592186044415999999ULL,
 		  "%llu", (unsigned long long)jl_rapl_to_uj(U64MAX, 20, NULL));
 	rem = 7;
-	tap_check(jl_rapl_to_uj(5, 64, &rem) == 0 && rem == 7, "esu > 63");
-	tap_check(jl_rapl_to_uj(0, 14, NULL) == 0, "zero");
+	CHECK(jl_rapl_to_uj(5, 64, &rem) == 0 && rem == 7, "esu > 63");
+	CHECK(jl_rapl_to_uj(0, 14, NULL) == 0, "zero");
 
 	/* Many small deltas give what their sum gives. */
 	for (esu = 8; esu <= 24; esu += 2) {
@@ -1334,58 +1302,57 @@ static void test_rapl_to_uj(void)
 			uj += jl_rapl_to_uj(d, esu, &rem);
 		}
 		d = 0;
-		tap_check(uj == jl_rapl_to_uj(sum, esu, &d) && rem == d,
+		CHECK(uj == jl_rapl_to_uj(sum, esu, &d) && rem == d,
 			  "ESU %u: %llu vs %llu", esu, (unsigned long long)uj,
 			  (unsigned long long)jl_rapl_to_uj(sum, esu, NULL));
-		tap_check(rem < (1ULL << esu), "rem range");
+		CHECK(rem < (1ULL << esu), "rem range");
 	}
-	tap_done("rapl_to_uj: 1 J checks, saturation, carried sums");
 }
 
-static void test_rapl_bounds(void)
+/* rapl wrap period and plausibility bound */
+TEST(rapl_bounds)
 {
 	jl_u64 prev = U64MAX, p;
 	unsigned int watts;
 
 	/* ESU 14, 100 W: 2^32 / 2^14 J = 262144 J / 100 W = 2621.44 s, /2. */
-	tap_check(jl_rapl_wrap_period_ns(14, 100000000) == 1310720000000ULL,
+	CHECK(jl_rapl_wrap_period_ns(14, 100000000) == 1310720000000ULL,
 		  "%llu",
 		  (unsigned long long)jl_rapl_wrap_period_ns(14, 100000000));
 	/* ESU 16, 280 W: 65536 J / 280 W / 2 = 117.0285714... s */
-	tap_check(jl_rapl_wrap_period_ns(16, 280000000) == 117028571428ULL,
+	CHECK(jl_rapl_wrap_period_ns(16, 280000000) == 117028571428ULL,
 		  "%llu",
 		  (unsigned long long)jl_rapl_wrap_period_ns(16, 280000000));
 	/* ESU 0, 1 uW: 2^31 * 1e15 ns does not fit: saturate. */
-	tap_check(jl_rapl_wrap_period_ns(0, 1) == U64MAX, "saturate");
-	tap_check(jl_rapl_wrap_period_ns(14, 0) == U64MAX, "0 W");
+	CHECK(jl_rapl_wrap_period_ns(0, 1) == U64MAX, "saturate");
+	CHECK(jl_rapl_wrap_period_ns(14, 0) == U64MAX, "0 W");
 	/* ESU 24, 1 MW: 2^8 J / 1e6 W / 2 = 128 us. */
-	tap_check(jl_rapl_wrap_period_ns(24, 1000000000000ULL) == 128000,
+	CHECK(jl_rapl_wrap_period_ns(24, 1000000000000ULL) == 128000,
 		  "%llu",
 		  (unsigned long long)jl_rapl_wrap_period_ns(24,
 							     1000000000000ULL));
 	for (watts = 1; watts < 2000; watts++) {
 		p = jl_rapl_wrap_period_ns(14, (jl_u64)watts * 1000000);
-		tap_check(p <= prev, "not decreasing at %u W", watts);
+		CHECK(p <= prev, "not decreasing at %u W", watts);
 		prev = p;
 	}
 
 	/* 100 W for 1 s = 1e8 uJ. */
-	tap_check(jl_max_energy_uj(100000000, 1000000000) == 100000000,
+	CHECK(jl_max_energy_uj(100000000, 1000000000) == 100000000,
 		  "100 J");
-	tap_check(jl_max_energy_uj(1, 999999999) == 0, "floor");
-	tap_check(jl_max_energy_uj(3, 1000000000) == 3, "3 uJ");
-	tap_check(jl_max_energy_uj(U64MAX, U64MAX) == U64MAX, "saturates");
-	tap_check(jl_max_energy_uj(U64MAX, 1000000000) == U64MAX, "max * 1 s");
-	tap_check(jl_max_energy_uj(JL_COEF_MAX, U64MAX) == U64MAX,
+	CHECK(jl_max_energy_uj(1, 999999999) == 0, "floor");
+	CHECK(jl_max_energy_uj(3, 1000000000) == 3, "3 uJ");
+	CHECK(jl_max_energy_uj(U64MAX, U64MAX) == U64MAX, "saturates");
+	CHECK(jl_max_energy_uj(U64MAX, 1000000000) == U64MAX, "max * 1 s");
+	CHECK(jl_max_energy_uj(JL_COEF_MAX, U64MAX) == U64MAX,
 		  "1 MW * max ns saturates");
 	/* 1 MW for 1e15 ns (11.6 days) = 1e18 uJ; 3 uW * (2^64-1) ns. */
-	tap_check(jl_max_energy_uj(JL_COEF_MAX, 1000000000000000ULL) ==
+	CHECK(jl_max_energy_uj(JL_COEF_MAX, 1000000000000000ULL) ==
 			  1000000000000000000ULL,
 		  "1 MW * 1e6 s");
-	tap_check(jl_max_energy_uj(3, U64MAX) == 55340232221ULL, "%llu",
+	CHECK(jl_max_energy_uj(3, U64MAX) == 55340232221ULL, "%llu",
 		  (unsigned long long)jl_max_energy_uj(3, U64MAX));
-	tap_check(jl_max_energy_uj(0, U64MAX) == 0, "0 W");
-	tap_done("rapl wrap period and plausibility bound");
+	CHECK(jl_max_energy_uj(0, U64MAX) == 0, "0 W");
 }
 
 /* ---- frequency bands ------------------------------------------------- */
@@ -1401,7 +1368,8 @@ static int bands_parse_exact(const char *s, size_t len, struct jl_bands *out)
 	return r;
 }
 
-static void test_bands_parse(void)
+/* bands parse: N bad inputs refused with *out unchanged, 1-4 bands read */
+TEST(bands_parse)
 {
 	static const struct {
 		const char *s;
@@ -1457,9 +1425,9 @@ static void test_bands_parse(void)
 		memset(&b, 0xa5, sizeof(b));
 		s = b;
 		r = bands_parse_exact(bad[i].s, strlen(bad[i].s), &b);
-		tap_check(r == bad[i].err, "bad %u \"%s\": %d want %d", i, bad[i].s, r,
+		CHECK(r == bad[i].err, "bad %u \"%s\": %d want %d", i, bad[i].s, r,
 			  bad[i].err);
-		tap_check(!memcmp(&b, &s, sizeof(b)), "bad %u: *out modified", i);
+		CHECK(!memcmp(&b, &s, sizeof(b)), "bad %u: *out modified", i);
 	}
 
 	/* One band; comments; blanks; no final newline. */
@@ -1468,7 +1436,7 @@ static void test_bands_parse(void)
 
 		r = bands_parse_exact(one, strlen(one), &b);
 	}
-	tap_check(r == 0 && b.nr == 1 && b.set[0].cpu_time_uw == 1 &&
+	CHECK(r == 0 && b.nr == 1 && b.set[0].cpu_time_uw == 1 &&
 			  b.set[0].pagecache_byte_pj == 8 && b.set[0].idle_uw == 9,
 		  "one band: %d nr %u", r, b.nr);
 	/* Four bands, the limit; each set in its place. */
@@ -1480,21 +1448,22 @@ static void test_bands_parse(void)
 
 		r = bands_parse_exact(four, strlen(four), &b);
 	}
-	tap_check(r == 0 && b.nr == 4 && b.upper_mhz[0] == 1200 &&
+	CHECK(r == 0 && b.nr == 4 && b.upper_mhz[0] == 1200 &&
 			  b.upper_mhz[1] == 2000 && b.upper_mhz[2] == 2800,
 		  "four bands: %d nr %u", r, b.nr);
 	for (i = 0; i < 4 && r == 0; i++)
-		tap_check(b.set[i].cpu_time_uw == 10 * (i + 1) &&
+		CHECK(b.set[i].cpu_time_uw == 10 * (i + 1) &&
 				  b.set[i].idle_uw == i + 1,
 			  "band %u set", i);
 	/* len stops before a second "max": bytes past len are never read. */
 	r = bands_parse_exact("max 1 2 3 4 5 6 7 8 9\nmax 1", 22, &b);
-	tap_check(r == 0 && b.nr == 1, "len respected: %d", r);
-	tap_done("bands parse: %zu bad inputs refused with *out unchanged, 1-4 bands read",
+	CHECK(r == 0 && b.nr == 1, "len respected: %d", r);
+	TH_LOG("bands parse: %zu bad inputs refused with *out unchanged, 1-4 bands read",
 		 ARRAY_SIZE(bad));
 }
 
-static void test_bands_format_pick(void)
+/* bands format, pick at the edges, round trips, effective frequency */
+TEST(bands_format_pick)
 {
 	char buf[JL_BANDS_TEXT_MAX], small[64];
 	struct jl_bands b, back;
@@ -1507,8 +1476,8 @@ static void test_bands_format_pick(void)
 	c.idle_uw = 7;
 	jl_bands_single(&b, &c);
 	n = jl_bands_format(&b, buf, sizeof(buf));
-	tap_check(n == 22 && !strcmp(buf, "max 5 0 0 0 0 0 0 0 7\n"), "%d '%s'", n, buf);
-	tap_check(jl_band_pick(&b, 0) == 0 && jl_band_pick(&b, 99999) == 0,
+	CHECK(n == 22 && !strcmp(buf, "max 5 0 0 0 0 0 0 0 7\n"), "%d '%s'", n, buf);
+	CHECK(jl_band_pick(&b, 0) == 0 && jl_band_pick(&b, 99999) == 0,
 		  "one band covers everything");
 
 	/* Longest text: four bands, top edges, every coefficient 20 digits. */
@@ -1519,22 +1488,22 @@ static void test_bands_format_pick(void)
 			jl_coef_set(&b.set[i], k, U64MAX);
 	}
 	n = jl_bands_format(&b, buf, sizeof(buf));
-	tap_check(n > 0 && n < JL_BANDS_TEXT_MAX, "longest %d of %d", n, JL_BANDS_TEXT_MAX);
+	CHECK(n > 0 && n < JL_BANDS_TEXT_MAX, "longest %d of %d", n, JL_BANDS_TEXT_MAX);
 	memset(small, 'x', sizeof(small));
-	tap_check(jl_bands_format(&b, small, sizeof(small)) == -JL_ERANGE && small[0] == 'x',
+	CHECK(jl_bands_format(&b, small, sizeof(small)) == -JL_ERANGE && small[0] == 'x',
 		  "too small: nothing written");
 
 	/* Edges: [0, 1200) [1200, 2000) [2000, 2800) [2800, ...). */
 	b.upper_mhz[0] = 1200;
 	b.upper_mhz[1] = 2000;
 	b.upper_mhz[2] = 2800;
-	tap_check(jl_band_pick(&b, 0) == 0 && jl_band_pick(&b, 1199) == 0 &&
+	CHECK(jl_band_pick(&b, 0) == 0 && jl_band_pick(&b, 1199) == 0 &&
 			  jl_band_pick(&b, 1200) == 1 && jl_band_pick(&b, 1999) == 1 &&
 			  jl_band_pick(&b, 2000) == 2 && jl_band_pick(&b, 2800) == 3 &&
 			  jl_band_pick(&b, ~0ULL) == 3,
 		  "pick at and around every edge");
 	b.nr = 2;
-	tap_check(jl_band_pick(&b, 5000) == 1 && jl_band_pick(&b, 100) == 0,
+	CHECK(jl_band_pick(&b, 5000) == 1 && jl_band_pick(&b, 100) == 0,
 		  "two bands: the second edge unused");
 
 	/* Round trips of random banded models. */
@@ -1557,45 +1526,16 @@ static void test_bands_format_pick(void)
 		    memcmp(back.upper_mhz, b.upper_mhz, (nr - 1) * sizeof(jl_u64)) ||
 		    memcmp(back.set, b.set, nr * sizeof(struct jl_coef))) {
 			if (!fails++)
-				tap_diag("round trip %u failed: '%s'", i, buf);
+				DIAG("round trip %u failed: '%s'", i, buf);
 		}
 	}
-	tap_check(!fails, "%u of 3000 round trips failed", fails);
+	CHECK(!fails, "%u of 3000 round trips failed", fails);
 
 	/* Effective frequency: cycles per ns are GHz. */
-	tap_check(jl_freq_mhz(2400000000ULL, 1000000000ULL) == 2400, "2.4 GHz");
-	tap_check(jl_freq_mhz(123, 0) == 0, "no CPU time: unknown");
-	tap_check(jl_freq_mhz(~0ULL, 1) == 0, "bogus count: unknown");
-	tap_check(jl_freq_mhz(999, 1000000) == 0, "under 1 MHz rounds to 0 (unknown)");
-	tap_done("bands format, pick at the edges, round trips, effective frequency");
+	CHECK(jl_freq_mhz(2400000000ULL, 1000000000ULL) == 2400, "2.4 GHz");
+	CHECK(jl_freq_mhz(123, 0) == 0, "no CPU time: unknown");
+	CHECK(jl_freq_mhz(~0ULL, 1) == 0, "bogus count: unknown");
+	CHECK(jl_freq_mhz(999, 1000000) == 0, "under 1 MHz rounds to 0 (unknown)");
 }
 
-int main(void)
-{
-	tap_plan(24);
-	test_version();
-	test_names();
-	test_tap_selftest();
-	test_coef_getset();
-	test_coef_parse_bad();
-	test_coef_parse_good();
-	test_coef_format();
-	test_bands_parse();
-	test_bands_format_pick();
-	test_parse_u64();
-	test_sat_muldiv();
-	test_model();
-	test_fj_to_uj();
-	test_power_fj();
-	test_exact_energy();
-	test_split_hand();
-	test_split_random();
-	test_split_overflow();
-	test_splitter();
-	test_pow();
-	test_wrap();
-	test_rapl_esu();
-	test_rapl_to_uj();
-	test_rapl_bounds();
-	return tap_finish();
-}
+TEST_HARNESS_MAIN
