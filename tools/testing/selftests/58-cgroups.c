@@ -380,7 +380,7 @@ TEST(short_lived_processes_reach_their_cgroup)
 	int status, i;
 	pid_t p;
 
-	ASSERT_EQ(0, mkcg("short.scope"));
+	ASSERT_EQ(0, st_mkcg("short.scope"));
 	p = st_spawn_in(CG, "short.scope");
 	if (p == 0) {
 		for (i = 0; i < SHORT_PROCS; i++) {
@@ -399,8 +399,8 @@ TEST(short_lived_processes_reach_their_cgroup)
 	ASSERT_EQ(p, waitpid(p, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	settle();
-	usage = usage_usec("short.scope");
-	ASSERT_EQ(0, cg_get("short.scope", &r));
+	usage = st_cg_usage_usec("short.scope");
+	ASSERT_EQ(0, st_cg_get("short.scope", &r));
 	file_ns = r.feat[REC_CPU_NS];
 	TH_LOG("%d short processes: joules %llu ns, cpu.stat %llu us (ratio %.4f)", SHORT_PROCS,
 	       file_ns, usage, usage ? file_ns / 1000.0 / usage : 0);
@@ -424,7 +424,7 @@ TEST(reading_a_removed_cgroup_leaves_nothing_behind)
 	ASSERT_LT(0, st_read(JOULES_SYSFS "/cgroups", b, sizeof(b)));
 	base = strtoull(b, NULL, 10);
 	for (i = 0; i < 50; i++) {
-		ASSERT_EQ(0, mkcg("gone-late.scope"));
+		ASSERT_EQ(0, st_mkcg("gone-late.scope"));
 		fd = open("/proc/energy/cgroup/gone-late.scope/energy.stat", O_RDONLY);
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, rmdir(CG "/gone-late.scope"));
@@ -453,7 +453,7 @@ TEST(netlink_paths_are_the_readers_namespace)
 	int status;
 	pid_t p;
 
-	ASSERT_EQ(0, mkcg(DOCKER "/inner"));
+	ASSERT_EQ(0, st_mkcg(DOCKER "/inner"));
 	ASSERT_EQ(0, stat(CG "/" DOCKER, &st));
 	p = st_spawn_in(CG, DOCKER);
 	if (p == 0) {
@@ -527,7 +527,7 @@ TEST(listing_has_every_child_once)
 
 	for (i = 0; i < LIST_KIDS; i++) {
 		snprintf(rel, sizeof(rel), "list.slice/k%d", i);
-		ASSERT_EQ(0, mkcg(rel));
+		ASSERT_EQ(0, st_mkcg(rel));
 	}
 	n = names_of("/proc/energy/cgroup/list.slice", true, mine, LIST_KIDS + 8);
 	m = names_of(CG "/list.slice", true, theirs, LIST_KIDS + 8);
@@ -556,7 +556,7 @@ TEST(tasks_counts_sleepers_from_before_the_load)
 	char b[4096];
 	int i;
 
-	ASSERT_EQ(0, mkcg("sleepers.scope"));
+	ASSERT_EQ(0, st_mkcg("sleepers.scope"));
 	for (i = 0; i < 3; i++) {
 		kids[i] = st_spawn_in(CG, "sleepers.scope");
 		if (kids[i] == 0) {
