@@ -5,6 +5,12 @@
  * not be there. With a directory argument, every rendering is also
  * written there (NAME.prom in text format, NAME.om in OpenMetrics) for
  * run-host.sh to check with promtool.
+ *
+ * Every rendering is also compared byte for byte with golden/NAME.prom
+ * and golden/NAME.om: the exposition as it was before the collectors were
+ * split into their own files. A change to the output is then a visible
+ * change to those files (regenerate them with `test_render DIR` and copy
+ * DIR's files over, after checking the difference is the one intended).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,6 +22,43 @@
 #include "metrics.h"
 
 static const char *outdir;
+
+#ifndef GOLDEN_DIR
+#define GOLDEN_DIR "golden"
+#endif
+
+/* Does buf equal the file GOLDEN_DIR/name.ext, byte for byte? */
+static bool golden(const char *name, const char *ext, const char *buf)
+{
+	char path[512], *want = NULL;
+	size_t len = 0, n = strlen(buf);
+	bool same;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s.%s", GOLDEN_DIR, name, ext);
+	fp = fopen(path, "r");
+	if (!fp) {
+		tap_diag("%s: %s", path, strerror(errno));
+		return false;
+	}
+	if (getdelim(&want, &len, 0, fp) < 0) {
+		want = NULL;
+		len = 0;
+	} else {
+		len = strlen(want);
+	}
+	fclose(fp);
+	same = want && len == n && !memcmp(want, buf, n);
+	if (!same) {
+		size_t i = 0;
+
+		while (want && i < len && i < n && want[i] == buf[i])
+			i++;
+		tap_diag("%s differs from the rendering at byte %zu", path, i);
+	}
+	free(want);
+	return same;
+}
 
 static void save(const char *name, const char *ext, const char *buf)
 {
@@ -47,6 +90,9 @@ static void render(const char *name, const struct jm_state *s,
 	*om = prom_take(&w, &len);
 	save(name, "prom", *text);
 	save(name, "om", *om);
+	tap_check(golden(name, "prom", *text), "%s: text not as golden", name);
+	tap_check(golden(name, "om", *om), "%s: openmetrics not as golden",
+		  name);
 }
 
 /* Does the exposition have a line starting with `line`? */
@@ -238,6 +284,19 @@ static void test_full(void)
 		  "module info");
 	tap_check(strlen(o) > 6 && !strcmp(o + strlen(o) - 6, "# EOF\n"),
 		  "OM ends with # EOF");
+	free(t);
+	free(o);
+
+	/* Every feature counted and every coefficient set (golden only). */
+	snap.node.present = (1u << JL_NR_FEATURES) - 1;
+	snap.coef.net_tx_byte_pj = 11;
+	snap.coef.net_rx_byte_pj = 12;
+	snap.coef.pagecache_byte_pj = 13;
+	render("all-features", &s, &snap, &t, &o);
+	tap_check(has(t, "joules_node_pagecache_read_bytes_total 8000000000\n"),
+		  "page-cache bytes");
+	tap_check(has(t, "joules_model_event_energy_joules{event=\"pagecache_byte\"} 0.000000000013\n"),
+		  "page-cache coefficient");
 	free(t);
 	free(o);
 	tap_done("everything present: every family, in base units");
