@@ -618,12 +618,12 @@ static void gather_cgroup(struct jm_state *s, struct jm_snapshot *snap)
 		c->present = r->present;
 		c->energy_uj = r->energy_uj;
 		c->idle_uj = r->idle_uj;
-		c->cpu_ns = r->feat[REC_CPU_NS];
+		c->cpu_ns = r->feat[JL_F_CPU_NS];
 		c->read_bytes = r->read_bytes;
 		c->write_bytes = r->write_bytes;
-		c->net_tx_bytes = r->feat[REC_NET_TX_BYTES];
-		c->net_rx_bytes = r->feat[REC_NET_RX_BYTES];
-		c->pagecache_bytes = r->feat[REC_PAGECACHE_BYTES];
+		c->net_tx_bytes = r->feat[JL_F_NET_TX];
+		c->net_rx_bytes = r->feat[JL_F_NET_RX];
+		c->pagecache_bytes = r->feat[JL_F_PAGECACHE];
 		snap->ncgroups = ++k;
 	}
 	free(recs);
@@ -738,14 +738,14 @@ static void render_node(const struct jm_snapshot *snap, struct prom_writer *w)
 		int feat;
 		unsigned int decimals;
 	} feats[] = {
-		{ &f_node_cpu, REC_CPU_NS, 9 },
-		{ &f_node_cycles, REC_CYCLES, 0 },
-		{ &f_node_instr, REC_INSTRUCTIONS, 0 },
-		{ &f_node_misses, REC_CACHE_MISSES, 0 },
-		{ &f_node_disk, REC_DISK_BYTES, 0 },
-		{ &f_node_net_tx, REC_NET_TX_BYTES, 0 },
-		{ &f_node_net_rx, REC_NET_RX_BYTES, 0 },
-		{ &f_node_pagecache, REC_PAGECACHE_BYTES, 0 },
+		{ &f_node_cpu, JL_F_CPU_NS, 9 },
+		{ &f_node_cycles, JL_F_CYCLES, 0 },
+		{ &f_node_instr, JL_F_INSTR, 0 },
+		{ &f_node_misses, JL_F_MISSES, 0 },
+		{ &f_node_disk, JL_F_DISK, 0 },
+		{ &f_node_net_tx, JL_F_NET_TX, 0 },
+		{ &f_node_net_rx, JL_F_NET_RX, 0 },
+		{ &f_node_pagecache, JL_F_PAGECACHE, 0 },
 	};
 
 	if (snap->load_time_ms) {
@@ -760,8 +760,8 @@ static void render_node(const struct jm_snapshot *snap, struct prom_writer *w)
 		prom_fixed(w, src, NL(src), n->idle_uj, 6);
 	}
 	prom_family(w, &f_node_rapl);
-	for (int d = 0; d < REC_NR_DOMAINS; d++) {
-		struct prom_label l[] = { { "domain", rec_domain_names[d] } };
+	for (int d = 0; d < JL_NR_DOMAINS; d++) {
+		struct prom_label l[] = { { "domain", jl_domain_names[d] } };
 
 		if (n->domains & (1u << d))
 			prom_fixed(w, l, NL(l), n->domain_uj[d], 6);
@@ -848,11 +848,11 @@ static void render_process(const struct jm_snapshot *snap,
 	for (size_t i = 0; i < snap->nprocs; i++) {
 		const struct task_rec *t = &snap->procs[i];
 
-		if (!(t->present & REC_F(REC_CPU_NS)))
+		if (!(t->present & REC_F(JL_F_CPU_NS)))
 			continue;
 		snprintf(pid, sizeof(pid), "%" PRIu32, t->pid);
 		l[1].value = t->comm;
-		prom_fixed(w, l, NL(l), t->feat[REC_CPU_NS], 9);
+		prom_fixed(w, l, NL(l), t->feat[JL_F_CPU_NS], 9);
 	}
 }
 
@@ -891,16 +891,16 @@ static void render_cgroup(const struct jm_snapshot *snap, struct prom_writer *w)
 		{ &f_cg_energy, offsetof(struct jm_cgroup, energy_uj), 6, ~0u, 0 },
 		{ &f_cg_idle, offsetof(struct jm_cgroup, idle_uj), 6, ~0u, 0 },
 		{ &f_cg_cpu, offsetof(struct jm_cgroup, cpu_ns), 9, 0,
-		  REC_F(REC_CPU_NS) },
+		  REC_F(JL_F_CPU_NS) },
 		{ &f_cg_read, offsetof(struct jm_cgroup, read_bytes), 0, 0, 0 },
 		{ &f_cg_write, offsetof(struct jm_cgroup, write_bytes), 0, 0, 0 },
 		/* Kernels without the tracepoints or TASK_XACCT: no series. */
 		{ &f_cg_net_tx, offsetof(struct jm_cgroup, net_tx_bytes), 0, 0,
-		  REC_F(REC_NET_TX_BYTES) },
+		  REC_F(JL_F_NET_TX) },
 		{ &f_cg_net_rx, offsetof(struct jm_cgroup, net_rx_bytes), 0, 0,
-		  REC_F(REC_NET_RX_BYTES) },
+		  REC_F(JL_F_NET_RX) },
 		{ &f_cg_pagecache, offsetof(struct jm_cgroup, pagecache_bytes), 0,
-		  0, REC_F(REC_PAGECACHE_BYTES) },
+		  0, REC_F(JL_F_PAGECACHE) },
 	};
 	struct cgname *names;
 

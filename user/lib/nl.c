@@ -96,23 +96,23 @@ static struct nla_policy jnl_policy[JOULES_A_MAX + 1] = {
 	[JOULES_A_FREQ_MHZ] = { .type = NLA_U32 },
 };
 
-static const int jnl_feat_attr[REC_NR_FEATURES] = {
-	[REC_CPU_NS] = JOULES_A_CPU_NS,
-	[REC_CYCLES] = JOULES_A_CYCLES,
-	[REC_INSTRUCTIONS] = JOULES_A_INSTRUCTIONS,
-	[REC_CACHE_MISSES] = JOULES_A_CACHE_MISSES,
-	[REC_DISK_BYTES] = JOULES_A_DISK_BYTES,
-	[REC_NET_TX_BYTES] = JOULES_A_NET_TX_BYTES,
-	[REC_NET_RX_BYTES] = JOULES_A_NET_RX_BYTES,
-	[REC_PAGECACHE_BYTES] = JOULES_A_PAGECACHE_BYTES,
+static const int jnl_feat_attr[JL_NR_FEATURES] = {
+	[JL_F_CPU_NS] = JOULES_A_CPU_NS,
+	[JL_F_CYCLES] = JOULES_A_CYCLES,
+	[JL_F_INSTR] = JOULES_A_INSTRUCTIONS,
+	[JL_F_MISSES] = JOULES_A_CACHE_MISSES,
+	[JL_F_DISK] = JOULES_A_DISK_BYTES,
+	[JL_F_NET_TX] = JOULES_A_NET_TX_BYTES,
+	[JL_F_NET_RX] = JOULES_A_NET_RX_BYTES,
+	[JL_F_PAGECACHE] = JOULES_A_PAGECACHE_BYTES,
 };
 
-_Static_assert(REC_NR_DOMAINS == JOULES_NR_DOMAINS, "domain count");
+_Static_assert(JL_NR_DOMAINS == JOULES_NR_DOMAINS, "domain count");
 _Static_assert(REC_SRC_RAPL == JOULES_SOURCE_RAPL &&
 		       REC_SRC_MODEL == JOULES_SOURCE_MODEL,
 	       "source bits");
-_Static_assert(REC_F(REC_CACHE_MISSES) == JOULES_FEAT_CACHE_MISSES &&
-		       REC_F(REC_PAGECACHE_BYTES) == JOULES_FEAT_PAGECACHE_BYTES,
+_Static_assert(REC_F(JL_F_MISSES) == JOULES_FEAT_CACHE_MISSES &&
+		       REC_F(JL_F_PAGECACHE) == JOULES_FEAT_PAGECACHE_BYTES,
 	       "feature bits");
 
 /* libnl's error codes, back to errno where there is one. */
@@ -167,7 +167,7 @@ static uint32_t jnl_domains(struct nlattr **tb, uint64_t *uj)
 {
 	uint32_t mask = 0;
 
-	for (int d = 0; d < REC_NR_DOMAINS; d++) {
+	for (int d = 0; d < JL_NR_DOMAINS; d++) {
 		uj[d] = jnl_u64(tb, JOULES_A_PKG_UJ + d);
 		if (tb[JOULES_A_PKG_UJ + d])
 			mask |= 1u << d;
@@ -180,7 +180,7 @@ static uint32_t jnl_feats(struct nlattr **tb, uint64_t *v)
 {
 	uint32_t mask = 0;
 
-	for (int f = 0; f < REC_NR_FEATURES; f++) {
+	for (int f = 0; f < JL_NR_FEATURES; f++) {
 		v[f] = jnl_u64(tb, jnl_feat_attr[f]);
 		if (tb[jnl_feat_attr[f]])
 			mask |= REC_F(f);

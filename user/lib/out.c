@@ -8,24 +8,6 @@
 
 #include "out.h"
 
-const char *const rec_feature_names[REC_NR_FEATURES] = {
-	[REC_CPU_NS] = "cpu_ns",
-	[REC_CYCLES] = "cycles",
-	[REC_INSTRUCTIONS] = "instructions",
-	[REC_CACHE_MISSES] = "cache_misses",
-	[REC_DISK_BYTES] = "disk_bytes",
-	[REC_NET_TX_BYTES] = "net_tx_bytes",
-	[REC_NET_RX_BYTES] = "net_rx_bytes",
-	[REC_PAGECACHE_BYTES] = "pagecache_bytes",
-};
-
-const char *const rec_domain_names[REC_NR_DOMAINS] = {
-	[REC_PKG] = "pkg",
-	[REC_CORE] = "core",
-	[REC_DRAM] = "dram",
-	[REC_PSYS] = "psys",
-};
-
 /* The per-pid file's spelling: rapl, model, "rapl,model" or none. */
 const char *out_source_name(uint32_t source)
 {
@@ -41,20 +23,20 @@ const char *out_source_name(uint32_t source)
 	}
 }
 
-static const int hw_feats[] = { REC_CYCLES, REC_INSTRUCTIONS,
-				REC_CACHE_MISSES };
+static const int hw_feats[] = { JL_F_CYCLES, JL_F_INSTR,
+				JL_F_MISSES };
 /* Added after the first layout: after write_bytes in every format. */
-static const int later_feats[] = { REC_NET_TX_BYTES, REC_NET_RX_BYTES,
-				   REC_PAGECACHE_BYTES };
+static const int later_feats[] = { JL_F_NET_TX, JL_F_NET_RX,
+				   JL_F_PAGECACHE };
 #define NR_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* "name: value" or "name: absent". */
 static void text_feat(FILE *fp, uint32_t present, const uint64_t *feat, int f)
 {
 	if (present & REC_F(f))
-		fprintf(fp, "%s: %" PRIu64 "\n", rec_feature_names[f], feat[f]);
+		fprintf(fp, "%s: %" PRIu64 "\n", jl_feature_names[f], feat[f]);
 	else
-		fprintf(fp, "%s: absent\n", rec_feature_names[f]);
+		fprintf(fp, "%s: absent\n", jl_feature_names[f]);
 }
 
 /*
@@ -80,13 +62,13 @@ static void text_energy(FILE *fp, const struct energy_view *e)
 		fprintf(fp, "energy_uj: %" PRIu64 "\n", e->energy_uj);
 	else
 		fprintf(fp, "energy_uj: absent\n");
-	for (int d = 0; d < REC_NR_DOMAINS; d++)
+	for (int d = 0; d < JL_NR_DOMAINS; d++)
 		if (e->domains & (1u << d))
 			fprintf(fp, "energy_%s_uj: %" PRIu64 "\n",
-				rec_domain_names[d], e->domain_uj[d]);
+				jl_domain_names[d], e->domain_uj[d]);
 	fprintf(fp, "idle_uj: %" PRIu64 "\n", e->idle_uj);
 	fprintf(fp, "model_generation: %" PRIu64 "\n", e->model_generation);
-	fprintf(fp, "cpu_time_ns: %" PRIu64 "\n", e->feat[REC_CPU_NS]);
+	fprintf(fp, "cpu_time_ns: %" PRIu64 "\n", e->feat[JL_F_CPU_NS]);
 	for (size_t i = 0; i < NR_OF(hw_feats); i++)
 		text_feat(fp, e->present, e->feat, hw_feats[i]);
 	fprintf(fp, "read_bytes: %" PRIu64 "\n", e->read_bytes);
@@ -133,9 +115,9 @@ void out_json_string(FILE *fp, const char *s)
 static void json_feat(FILE *fp, uint32_t present, const uint64_t *feat, int f)
 {
 	if (present & REC_F(f))
-		fprintf(fp, ",\"%s\":%" PRIu64, rec_feature_names[f], feat[f]);
+		fprintf(fp, ",\"%s\":%" PRIu64, jl_feature_names[f], feat[f]);
 	else
-		fprintf(fp, ",\"%s\":null", rec_feature_names[f]);
+		fprintf(fp, ",\"%s\":null", jl_feature_names[f]);
 }
 
 static void json_domains(FILE *fp, uint32_t domains, const uint64_t *uj)
@@ -143,10 +125,10 @@ static void json_domains(FILE *fp, uint32_t domains, const uint64_t *uj)
 	const char *sep = "";
 
 	fputs(",\"domains_uj\":{", fp);
-	for (int d = 0; d < REC_NR_DOMAINS; d++) {
+	for (int d = 0; d < JL_NR_DOMAINS; d++) {
 		if (!(domains & (1u << d)))
 			continue;
-		fprintf(fp, "%s\"%s\":%" PRIu64, sep, rec_domain_names[d],
+		fprintf(fp, "%s\"%s\":%" PRIu64, sep, jl_domain_names[d],
 			uj[d]);
 		sep = ",";
 	}
@@ -165,7 +147,7 @@ static void json_energy(FILE *fp, const struct energy_view *e)
 	json_domains(fp, e->domains, e->domain_uj);
 	fprintf(fp, ",\"idle_uj\":%" PRIu64 ",\"model_generation\":%" PRIu64,
 		e->idle_uj, e->model_generation);
-	json_feat(fp, e->present | REC_F(REC_CPU_NS), e->feat, REC_CPU_NS);
+	json_feat(fp, e->present | REC_F(JL_F_CPU_NS), e->feat, JL_F_CPU_NS);
 	for (size_t i = 0; i < NR_OF(hw_feats); i++)
 		json_feat(fp, e->present, e->feat, hw_feats[i]);
 	fprintf(fp, ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64,
@@ -207,9 +189,9 @@ void out_exit_json(FILE *fp, const struct task_rec *t)
 static void line_feat(FILE *fp, uint32_t present, const uint64_t *feat, int f)
 {
 	if (present & REC_F(f))
-		fprintf(fp, " %s=%" PRIu64, rec_feature_names[f], feat[f]);
+		fprintf(fp, " %s=%" PRIu64, jl_feature_names[f], feat[f]);
 	else
-		fprintf(fp, " %s=-", rec_feature_names[f]);
+		fprintf(fp, " %s=-", jl_feature_names[f]);
 }
 
 /* A word of a line: quoted only when it holds blanks, so simple ones stay greppable. */
@@ -226,12 +208,12 @@ static void line_energy(FILE *fp, const struct energy_view *e)
 {
 	fprintf(fp, " source=%s energy_uj=%" PRIu64 " idle_uj=%" PRIu64,
 		out_source_name(e->source), e->energy_uj, e->idle_uj);
-	for (int d = 0; d < REC_NR_DOMAINS; d++)
+	for (int d = 0; d < JL_NR_DOMAINS; d++)
 		if (e->domains & (1u << d))
-			fprintf(fp, " %s_uj=%" PRIu64, rec_domain_names[d],
+			fprintf(fp, " %s_uj=%" PRIu64, jl_domain_names[d],
 				e->domain_uj[d]);
 	fprintf(fp, " model_generation=%" PRIu64, e->model_generation);
-	line_feat(fp, e->present | REC_F(REC_CPU_NS), e->feat, REC_CPU_NS);
+	line_feat(fp, e->present | REC_F(JL_F_CPU_NS), e->feat, JL_F_CPU_NS);
 	for (size_t i = 0; i < NR_OF(hw_feats); i++)
 		line_feat(fp, e->present, e->feat, hw_feats[i]);
 	fprintf(fp, " read_bytes=%" PRIu64 " write_bytes=%" PRIu64,
@@ -352,11 +334,11 @@ void out_sample_line(FILE *fp, const struct sample_rec *s)
 		s->seq, s->realtime_ns, s->monotonic_ns, s->interval_ns,
 		out_source_name(s->source), s->model_generation, s->energy_uj,
 		s->idle_uj);
-	for (int d = 0; d < REC_NR_DOMAINS; d++)
+	for (int d = 0; d < JL_NR_DOMAINS; d++)
 		if (s->domains & (1u << d))
-			fprintf(fp, " %s_uj=%" PRIu64, rec_domain_names[d],
+			fprintf(fp, " %s_uj=%" PRIu64, jl_domain_names[d],
 				s->domain_uj[d]);
-	for (int f = 0; f < REC_NR_FEATURES; f++)
+	for (int f = 0; f < JL_NR_FEATURES; f++)
 		line_feat(fp, s->present, s->feat, f);
 	fprintf(fp, " tasks=%" PRIu32, s->nr_tasks);
 	if (s->freq_mhz)
@@ -378,7 +360,7 @@ void out_sample_json(FILE *fp, const struct sample_rec *s)
 		out_source_name(s->source), s->model_generation, s->energy_uj,
 		s->idle_uj);
 	json_domains(fp, s->domains, s->domain_uj);
-	for (int f = 0; f < REC_NR_FEATURES; f++)
+	for (int f = 0; f < JL_NR_FEATURES; f++)
 		json_feat(fp, s->present, s->feat, f);
 	fprintf(fp, ",\"tasks\":%" PRIu32, s->nr_tasks);
 	if (s->freq_mhz)
@@ -398,13 +380,13 @@ void out_node_text(FILE *fp, const struct node_rec *n)
 	fprintf(fp, "energy_uj: %" PRIu64 "\n", n->energy_uj);
 	fprintf(fp, "idle_uj: %" PRIu64 "\n", n->idle_uj);
 	fprintf(fp, "task_uj: %" PRIu64 "\n", n->task_uj);
-	for (int d = 0; d < REC_NR_DOMAINS; d++)
+	for (int d = 0; d < JL_NR_DOMAINS; d++)
 		if (n->domains & (1u << d))
 			fprintf(fp, "energy_%s_uj: %" PRIu64 "\n",
-				rec_domain_names[d], n->domain_uj[d]);
-	for (int f = 0; f < REC_NR_FEATURES; f++) {
+				jl_domain_names[d], n->domain_uj[d]);
+	for (int f = 0; f < JL_NR_FEATURES; f++) {
 		const char *name =
-			f == REC_CPU_NS ? "cpu_time_ns" : rec_feature_names[f];
+			f == JL_F_CPU_NS ? "cpu_time_ns" : jl_feature_names[f];
 
 		if (n->present & REC_F(f))
 			fprintf(fp, "%s: %" PRIu64 "\n", name, n->feat[f]);
@@ -425,7 +407,7 @@ void out_node_json(FILE *fp, const struct node_rec *n)
 		n->version, out_source_name(n->source), n->intervals,
 		n->uptime_ns, n->energy_uj, n->idle_uj, n->task_uj);
 	json_domains(fp, n->domains, n->domain_uj);
-	for (int f = 0; f < REC_NR_FEATURES; f++)
+	for (int f = 0; f < JL_NR_FEATURES; f++)
 		json_feat(fp, n->present, n->feat, f);
 	fprintf(fp,
 		",\"model_generation\":%" PRIu64 ",\"tasks_tracked\":%" PRIu64
@@ -467,8 +449,8 @@ static void csv_feat(FILE *fp, const struct sample_rec *s, int f)
 
 int out_record_row(FILE *fp, const struct sample_rec *s)
 {
-	static const int cols[] = { REC_CPU_NS, REC_CYCLES, REC_INSTRUCTIONS,
-				    REC_CACHE_MISSES, REC_DISK_BYTES };
+	static const int cols[] = { JL_F_CPU_NS, JL_F_CYCLES, JL_F_INSTR,
+				    JL_F_MISSES, JL_F_DISK };
 
 	fprintf(fp,
 		"%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64
@@ -532,7 +514,7 @@ static const struct task_rec *top_find_prev(const struct top_state *ts,
 
 	p = bsearch(r, ts->prev, ts->nprev, sizeof(*ts->prev), cmp_rec_pid);
 	if (!p || p->tgid != r->tgid || p->energy_uj > r->energy_uj ||
-	    p->feat[REC_CPU_NS] > r->feat[REC_CPU_NS])
+	    p->feat[JL_F_CPU_NS] > r->feat[JL_F_CPU_NS])
 		return NULL; /* new task, or the pid was reused */
 	return p;
 }
@@ -563,8 +545,8 @@ int top_update(struct top_state *ts, const struct task_rec *recs, size_t n,
 			rows[i].power_w =
 				(double)(snap[i].energy_uj - p->energy_uj) /
 				1e6 / dt;
-			rows[i].cpu_pct = (double)(snap[i].feat[REC_CPU_NS] -
-						   p->feat[REC_CPU_NS]) /
+			rows[i].cpu_pct = (double)(snap[i].feat[JL_F_CPU_NS] -
+						   p->feat[JL_F_CPU_NS]) /
 					  1e7 / dt;
 		} else {
 			rows[i].power_w = -1;
@@ -734,7 +716,7 @@ int cgtop_update(struct cgtop_state *ts, const struct cgroup_rec *recs,
 				    cmp_cg_id);
 		/* Ids are not reused while a cgroup lives; counters never go back. */
 		if (p && (p->energy_uj > c->energy_uj ||
-			  p->feat[REC_CPU_NS] > c->feat[REC_CPU_NS]))
+			  p->feat[JL_F_CPU_NS] > c->feat[JL_F_CPU_NS]))
 			p = NULL;
 		rows[i].rec = c;
 		cgname_parse(c->path, &rows[i].name);
@@ -742,8 +724,8 @@ int cgtop_update(struct cgtop_state *ts, const struct cgroup_rec *recs,
 		rows[i].power_w = p && c->source ?
 				  (double)(c->energy_uj - p->energy_uj) / 1e6 / dt :
 				  -1;
-		rows[i].cpu_pct = p ? (double)(c->feat[REC_CPU_NS] -
-					       p->feat[REC_CPU_NS]) / 1e7 / dt :
+		rows[i].cpu_pct = p ? (double)(c->feat[JL_F_CPU_NS] -
+					       p->feat[JL_F_CPU_NS]) / 1e7 / dt :
 				      -1;
 	}
 	qsort(rows, k, sizeof(*rows), cmp_cg_row);

@@ -23,30 +23,19 @@
 #include <regex.h>
 
 #include "cgname.h"
+#include "core.h"
 
-/* Features, in the model's order (kmod/core.h enum jl_feature). */
-enum rec_feature {
-	REC_CPU_NS,
-	REC_CYCLES,
-	REC_INSTRUCTIONS,
-	REC_CACHE_MISSES,
-	REC_DISK_BYTES,
-	REC_NET_TX_BYTES,
-	REC_NET_RX_BYTES,
-	REC_PAGECACHE_BYTES,
-	REC_NR_FEATURES
-};
+/*
+ * Features and RAPL domains are the attribution core's (kmod/core.h: enum
+ * jl_feature, JL_F_*, and enum jl_domain, JL_D_*), with their names
+ * (jl_feature_names[], jl_domain_names[]): feat[] and domain_uj[] are
+ * indexed by them. REC_F(f) is feature f's bit in `present`.
+ */
 #define REC_F(f) (1u << (f))
-
-/* RAPL domains, in kmod/core.h enum jl_domain order. */
-enum rec_domain { REC_PKG, REC_CORE, REC_DRAM, REC_PSYS, REC_NR_DOMAINS };
 
 /* Source bits (who charged the energy). */
 #define REC_SRC_MODEL 0x1
 #define REC_SRC_RAPL 0x2
-
-extern const char *const rec_feature_names[REC_NR_FEATURES];
-extern const char *const rec_domain_names[REC_NR_DOMAINS];
 
 /* One task's or one process's totals (GET_TASK, DUMP_TASKS, exit records). */
 struct task_rec {
@@ -62,9 +51,9 @@ struct task_rec {
 	uint32_t present; /* REC_F_* bits of feat[] that are present */
 	uint64_t energy_uj;
 	uint64_t idle_uj;
-	uint64_t domain_uj[REC_NR_DOMAINS];
+	uint64_t domain_uj[JL_NR_DOMAINS];
 	uint64_t model_generation;
-	uint64_t feat[REC_NR_FEATURES]; /* REC_DISK_BYTES unused: see below */
+	uint64_t feat[JL_NR_FEATURES]; /* JL_F_DISK unused: see below */
 	uint64_t read_bytes;
 	uint64_t write_bytes;
 };
@@ -82,8 +71,8 @@ struct sample_rec {
 	uint64_t model_generation;
 	uint64_t energy_uj;
 	uint64_t idle_uj;
-	uint64_t domain_uj[REC_NR_DOMAINS];
-	uint64_t feat[REC_NR_FEATURES];
+	uint64_t domain_uj[JL_NR_DOMAINS];
+	uint64_t feat[JL_NR_FEATURES];
 	/*
 	 * The node's effective clock frequency this interval (MHz; 0:
 	 * unknown, no frequency source) and the model's frequency band the
@@ -108,9 +97,9 @@ struct cgroup_rec {
 	uint32_t present;
 	uint64_t energy_uj;
 	uint64_t idle_uj;
-	uint64_t domain_uj[REC_NR_DOMAINS];
+	uint64_t domain_uj[JL_NR_DOMAINS];
 	uint64_t model_generation;
-	uint64_t feat[REC_NR_FEATURES];
+	uint64_t feat[JL_NR_FEATURES];
 	uint64_t read_bytes;
 	uint64_t write_bytes;
 };
@@ -125,8 +114,8 @@ struct node_rec {
 	uint64_t energy_uj;
 	uint64_t idle_uj;
 	uint64_t task_uj;
-	uint64_t domain_uj[REC_NR_DOMAINS];
-	uint64_t feat[REC_NR_FEATURES];
+	uint64_t domain_uj[JL_NR_DOMAINS];
+	uint64_t feat[JL_NR_FEATURES];
 	uint64_t model_generation;
 	uint64_t tasks_tracked;
 	uint64_t uptime_ns;

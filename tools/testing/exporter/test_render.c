@@ -143,7 +143,7 @@ static void cgroup_snapshot(struct jm_snapshot *snap)
 		snprintf(cg_paths[i], sizeof(cg_paths[i]), "%s", c[i].path);
 		cgroups[i] = (struct jm_cgroup){ .path = cg_paths[i],
 						 .source = c[i].source,
-						 .present = REC_F(REC_CPU_NS),
+						 .present = REC_F(JL_F_CPU_NS),
 						 .energy_uj = c[i].uj,
 						 .idle_uj = c[i].idle,
 						 .cpu_ns = c[i].cpu,
@@ -151,7 +151,7 @@ static void cgroup_snapshot(struct jm_snapshot *snap)
 						 .write_bytes = c[i].wr };
 	}
 	/* The container on a 6.3+ kernel: socket bytes counted, page-cache reads not. */
-	cgroups[2].present |= REC_F(REC_NET_TX_BYTES) | REC_F(REC_NET_RX_BYTES);
+	cgroups[2].present |= REC_F(JL_F_NET_TX) | REC_F(JL_F_NET_RX);
 	cgroups[2].net_tx_bytes = 1500;
 	cgroups[2].net_rx_bytes = 9000;
 	snap->cgroups = cgroups;
@@ -180,10 +180,10 @@ static void full_snapshot(struct jm_snapshot *snap)
 	n->energy_uj = 123456789012;
 	n->idle_uj = 23456789012;
 	n->domains = 0xf;
-	for (int d = 0; d < REC_NR_DOMAINS; d++)
+	for (int d = 0; d < JL_NR_DOMAINS; d++)
 		n->domain_uj[d] = 1000000ull * (uint64_t)(d + 1) + 1;
 	n->present = 0x1f;
-	for (int f = 0; f < REC_NR_FEATURES; f++)
+	for (int f = 0; f < JL_NR_FEATURES; f++)
 		n->feat[f] = 1000000000ull * (uint64_t)(f + 1);
 	n->intervals = 4242;
 	n->tasks_tracked = 321;
@@ -206,21 +206,21 @@ static void full_snapshot(struct jm_snapshot *snap)
 				      .process = true,
 				      .source = REC_SRC_RAPL,
 				      .energy_uj = 9000000,
-				      .present = REC_F(REC_CPU_NS),
-				      .feat = { [REC_CPU_NS] = 1500000000 } };
+				      .present = REC_F(JL_F_CPU_NS),
+				      .feat = { [JL_F_CPU_NS] = 1500000000 } };
 	procs[1] = (struct task_rec){ .pid = 17,
 				      .comm = "we\"ird\\\n\xff",
 				      .process = true,
 				      .source = REC_SRC_RAPL,
 				      .energy_uj = 100,
-				      .present = REC_F(REC_CPU_NS),
-				      .feat = { [REC_CPU_NS] = 1000 } };
+				      .present = REC_F(JL_F_CPU_NS),
+				      .feat = { [JL_F_CPU_NS] = 1000 } };
 	/* Charged by no source: no energy series, CPU time still shown. */
 	procs[2] = (struct task_rec){ .pid = 18,
 				      .comm = "quiet",
 				      .process = true,
-				      .present = REC_F(REC_CPU_NS),
-				      .feat = { [REC_CPU_NS] = 5 } };
+				      .present = REC_F(JL_F_CPU_NS),
+				      .feat = { [JL_F_CPU_NS] = 5 } };
 	snap->procs = procs;
 	snap->nprocs = 3;
 	snap->procs_seen = 10000;
@@ -418,7 +418,7 @@ static void test_absent(void)
 	snap.st[JM_C_CGROUP].enabled = false;
 	snap.node.source = REC_SRC_MODEL;
 	snap.node.domains = 0;
-	snap.node.present = REC_F(REC_CPU_NS) | REC_F(REC_DISK_BYTES);
+	snap.node.present = REC_F(JL_F_CPU_NS) | REC_F(JL_F_DISK);
 	snap.model_generation = 0;
 	memset(&snap.coef, 0, sizeof(snap.coef));
 	snap.meter_present = false;

@@ -286,10 +286,10 @@ static void test_get_self(struct jnl *nl)
 		tap_check(t.process && !t.exited && t.nr_threads >= 1,
 			  "process %d exited %d threads %u", t.process,
 			  t.exited, t.nr_threads);
-		tap_check(t.feat[REC_CPU_NS] >= 40000000ull,
+		tap_check(t.feat[JL_F_CPU_NS] >= 40000000ull,
 			  "cpu_ns %llu after 50 ms of burning",
-			  (unsigned long long)t.feat[REC_CPU_NS]);
-		tap_check(t.present & REC_F(REC_CPU_NS), "cpu_ns present");
+			  (unsigned long long)t.feat[JL_F_CPU_NS]);
+		tap_check(t.present & REC_F(JL_F_CPU_NS), "cpu_ns present");
 	}
 	tap_done("GET_TASK of our own process");
 }
@@ -334,9 +334,9 @@ static void test_get_thread(struct jnl *nl)
 		tap_check(!t.process && t.nr_threads == 1,
 			  "thread record: process %d threads %u", t.process,
 			  t.nr_threads);
-		tap_check(t.feat[REC_CPU_NS] >= 15000000ull,
+		tap_check(t.feat[JL_F_CPU_NS] >= 15000000ull,
 			  "thread cpu_ns %llu",
-			  (unsigned long long)t.feat[REC_CPU_NS]);
+			  (unsigned long long)t.feat[JL_F_CPU_NS]);
 	}
 	/* A non-leader thread id is not a process id. */
 	err = jnl_get_task(nl, p.tid, false, &proc);
@@ -687,8 +687,8 @@ static void test_node(struct jnl *nl)
 			  (unsigned long long)n.energy_uj,
 			  (unsigned long long)n.idle_uj,
 			  (unsigned long long)n.task_uj);
-		tap_check(n.feat[REC_CPU_NS] > 0, "cpu_ns total %llu",
-			  (unsigned long long)n.feat[REC_CPU_NS]);
+		tap_check(n.feat[JL_F_CPU_NS] > 0, "cpu_ns total %llu",
+			  (unsigned long long)n.feat[JL_F_CPU_NS]);
 		tap_check(n.uptime_ns > 0 && n.tasks_tracked > 0,
 			  "uptime %llu tracked %llu",
 			  (unsigned long long)n.uptime_ns,
@@ -757,7 +757,7 @@ static void test_samples(void)
 				  "idle %llu > energy %llu",
 				  (unsigned long long)s[i].idle_uj,
 				  (unsigned long long)s[i].energy_uj);
-			tap_check(s[i].present & REC_F(REC_CPU_NS),
+			tap_check(s[i].present & REC_F(JL_F_CPU_NS),
 				  "cpu_ns present");
 		}
 		tap_check(s[2].monotonic_ns > s[1].monotonic_ns &&
@@ -894,14 +894,14 @@ static void test_exit_record(void)
 			"file: energy %llu cpu %llu; exit record: energy %llu cpu %llu; "
 			"largest interval energy %llu",
 			f_energy, f_cpu, (unsigned long long)ex.energy_uj,
-			(unsigned long long)ex.feat[REC_CPU_NS],
+			(unsigned long long)ex.feat[JL_F_CPU_NS],
 			(unsigned long long)max_sample);
 		tap_check(ex.exited && ex.tgid == (uint32_t)pid,
 			  "exited %d tgid %u", ex.exited, ex.tgid);
-		tap_check(ex.feat[REC_CPU_NS] >= f_cpu &&
-				  ex.feat[REC_CPU_NS] - f_cpu <= after_ns,
+		tap_check(ex.feat[JL_F_CPU_NS] >= f_cpu &&
+				  ex.feat[JL_F_CPU_NS] - f_cpu <= after_ns,
 			  "cpu_ns: exit %llu vs file %llu (%llu ns from release to reaping)",
-			  (unsigned long long)ex.feat[REC_CPU_NS], f_cpu,
+			  (unsigned long long)ex.feat[JL_F_CPU_NS], f_cpu,
 			  (unsigned long long)after_ns);
 		tap_check(
 			ex.energy_uj >= f_energy &&

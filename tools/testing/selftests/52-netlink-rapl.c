@@ -11,30 +11,30 @@
 
 static void test_samples(struct jnl *nl)
 {
-	const uint32_t want_dom = (1u << REC_PKG) | (1u << REC_DRAM);
+	const uint32_t want_dom = (1u << JL_D_PKG) | (1u << JL_D_DRAM);
 	struct sample_rec s[4];
 	int got = st_samples(nl, s, 4);
 
 	/* The first one may straddle the meter's arrival. */
 	for (int i = 1; i < got; i++) {
-		double pkg_w = (double)s[i].domain_uj[REC_PKG] * 1e3 /
+		double pkg_w = (double)s[i].domain_uj[JL_D_PKG] * 1e3 /
 			       (double)s[i].interval_ns;
-		double dram_w = (double)s[i].domain_uj[REC_DRAM] * 1e3 /
+		double dram_w = (double)s[i].domain_uj[JL_D_DRAM] * 1e3 /
 				(double)s[i].interval_ns;
 
 		tap_check(s[i].source == REC_SRC_RAPL, "source %u",
 			  s[i].source);
 		tap_check(s[i].domains == want_dom, "domains %#x",
 			  s[i].domains);
-		tap_check(!s[i].domain_uj[REC_CORE] &&
-				  !s[i].domain_uj[REC_PSYS],
+		tap_check(!s[i].domain_uj[JL_D_CORE] &&
+				  !s[i].domain_uj[JL_D_PSYS],
 			  "unmeasured domains carry values");
-		tap_check(s[i].energy_uj == s[i].domain_uj[REC_PKG] +
-						    s[i].domain_uj[REC_DRAM],
+		tap_check(s[i].energy_uj == s[i].domain_uj[JL_D_PKG] +
+						    s[i].domain_uj[JL_D_DRAM],
 			  "energy %llu vs pkg %llu + dram %llu",
 			  (unsigned long long)s[i].energy_uj,
-			  (unsigned long long)s[i].domain_uj[REC_PKG],
-			  (unsigned long long)s[i].domain_uj[REC_DRAM]);
+			  (unsigned long long)s[i].domain_uj[JL_D_PKG],
+			  (unsigned long long)s[i].domain_uj[JL_D_DRAM]);
 		tap_check(pkg_w > 7.6 && pkg_w < 8.4,
 			  "pkg %.3f W, meter draws 8 W", pkg_w);
 		tap_check(dram_w > 1.9 && dram_w < 2.1,
@@ -62,12 +62,12 @@ static void test_task(struct jnl *nl)
 	tap_check(err == 0, "GET_TASK: %d", err);
 	if (!err) {
 		tap_check(t.source & REC_SRC_RAPL, "source %u", t.source);
-		tap_check(t.domains & (1u << REC_PKG), "domains %#x",
+		tap_check(t.domains & (1u << JL_D_PKG), "domains %#x",
 			  t.domains);
-		tap_check(!(t.domains & ((1u << REC_CORE) | (1u << REC_PSYS))),
+		tap_check(!(t.domains & ((1u << JL_D_CORE) | (1u << JL_D_PSYS))),
 			  "domains %#x", t.domains);
-		tap_check(t.domain_uj[REC_PKG] > 0, "pkg share %llu",
-			  (unsigned long long)t.domain_uj[REC_PKG]);
+		tap_check(t.domain_uj[JL_D_PKG] > 0, "pkg share %llu",
+			  (unsigned long long)t.domain_uj[JL_D_PKG]);
 	}
 	tap_done(
 		"task record after burning CPU under the meter: rapl source, a pkg share");
