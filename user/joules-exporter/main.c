@@ -103,8 +103,8 @@ static void usage(FILE *fp)
 		EXP_DEFAULT_MAX_CONNECTIONS, EXP_DEFAULT_MAX_REQUESTS,
 		EXP_DEFAULT_TIMEOUT_S, JM_MAX_TOP);
 	for (int c = 0; c < JM_NR_COLLECTORS; c++)
-		fprintf(fp, "  %-8s %s\n", jm_collectors[c].name,
-			jm_collectors[c].what);
+		fprintf(fp, "  %-8s %s\n", jm_collectors[c]->name,
+			jm_collectors[c]->what);
 	fprintf(fp,
 		"\nPrivileges: node energy (GET_NODE) and every cgroup need CAP_PERFMON or\n"
 		"CAP_SYS_ADMIN; other users' processes need CAP_SYS_PTRACE. Without them\n"

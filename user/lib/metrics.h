@@ -11,7 +11,8 @@
  * and check them with promtool.
  *
  * Collectors are a table (jm_collectors[]): a new source of series is one
- * more entry, one gather function and one render function. A collector
+ * more entry, a file of collector/ with its gather and render functions
+ * and its test next to it (NAME_test.c). A collector
  * that fails leaves its families out -- never zeros -- and says why in
  * joules_exporter_collector_success/_error and in one log line per change.
  *
@@ -57,12 +58,28 @@ enum jm_reason {
 	JM_NR_REASONS
 };
 
+struct jm_state;
+struct jm_snapshot;
+struct prom_writer;
+
+/* Reasons for which a collector's series are rendered (jm_collector_info.shown). */
+#define JM_SHOWN_OK (1u << JM_OK)
+/* What is visible without the privilege, flagged by the error series. */
+#define JM_SHOWN_PARTIAL (JM_SHOWN_OK | 1u << JM_PERMISSION)
+#define JM_SHOWN_ALWAYS ((1u << JM_NR_REASONS) - 1)
+
 struct jm_collector_info {
 	const char *name; /* the `collector` label */
 	const char *what; /* for --help */
 	bool planned; /* not implemented yet: never gathered nor rendered */
+	/* I/O into the snapshot; sets the collector's status on failure. */
+	void (*gather)(struct jm_state *s, struct jm_snapshot *snap);
+	/* The collector's families from the snapshot, no I/O. */
+	void (*render)(const struct jm_state *s, const struct jm_snapshot *snap,
+		       struct prom_writer *w);
+	unsigned int shown; /* JM_SHOWN_*: rendered when its status is one of these */
 };
-extern const struct jm_collector_info jm_collectors[JM_NR_COLLECTORS];
+extern const struct jm_collector_info *const jm_collectors[JM_NR_COLLECTORS];
 extern const char *const jm_reason_names[JM_NR_REASONS];
 
 /* Largest --processes top=N: per-pid series are the cardinality risk. */

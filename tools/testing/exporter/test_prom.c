@@ -417,7 +417,7 @@ int main(void)
 	{
 		/* The HELP lines of every planned family are valid. */
 		for (int c = 0; c < JM_NR_COLLECTORS; c++)
-			tap_check(prom_valid_name(jm_collectors[c].name, true),
+			tap_check(prom_valid_name(jm_collectors[c]->name, true),
 				  "collector %d", c);
 		tap_done("collector names are valid label values");
 	}
