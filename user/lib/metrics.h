@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #include "core.h"
-#include "out.h"
+#include "rec.h"
 #include "prom.h"
 
 struct jnl;

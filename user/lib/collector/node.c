@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "nl.h"
+#include "out.h"
 #include "collector.h"
 
 /* Families. Names in base units; counters get _total from the writer. */
