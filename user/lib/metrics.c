@@ -100,8 +100,8 @@ uint64_t jm_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void jm_fail(struct jm_status *st, enum jm_reason r, int err,
-		    const char *fmt, ...)
+void jm_fail(struct jm_status *st, enum jm_reason r, int err, const char *fmt,
+	     ...)
 {
 	va_list ap;
 
@@ -133,19 +133,19 @@ enum jm_reason jm_reason_of(int err)
  * loaded, which deserves that sentence rather than a path and ENOENT.
  */
 void jm_sysfs_fail(const struct jm_state *s, struct jm_status *st,
-			  const char *name, int err)
+		   const char *name, int err)
 {
 	if (err == -ENOENT && access(s->sysfs, F_OK))
 		jm_fail(st, JM_NOT_LOADED, err,
 			"joules module not loaded (no %s)", s->sysfs);
 	else
-		jm_fail(st, jm_reason_of(err), err, "%s/%s: %s", s->sysfs,
-			name, strerror(-err));
+		jm_fail(st, jm_reason_of(err), err, "%s/%s: %s", s->sysfs, name,
+			strerror(-err));
 }
 
 /* A small sysfs file, trailing newline dropped: its length or -errno. */
 ssize_t jm_read(const struct jm_state *s, const char *name, char *buf,
-		       size_t size)
+		size_t size)
 {
 	char path[512];
 	ssize_t n;
@@ -167,8 +167,7 @@ ssize_t jm_read(const struct jm_state *s, const char *name, char *buf,
 	return n;
 }
 
-int jm_read_u64(const struct jm_state *s, const char *name,
-		       uint64_t *v)
+int jm_read_u64(const struct jm_state *s, const char *name, uint64_t *v)
 {
 	char buf[64];
 	const char *why;
@@ -182,8 +181,9 @@ int jm_read_u64(const struct jm_state *s, const char *name,
 /* Is cap in this process's effective set? */
 bool jm_capable(int cap)
 {
-	struct __user_cap_header_struct h = { .version =
-						      _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3
+	};
 	struct __user_cap_data_struct d[2];
 
 	memset(d, 0, sizeof(d));
@@ -252,13 +252,13 @@ int jm_request(struct jm_state *s, int (*req)(struct jnl *nl, void *arg),
 	return err;
 }
 
-void jm_request_fail(struct jm_status *st, const char *request,
-		     enum jnl_op op, int err, const char *kmsg)
+void jm_request_fail(struct jm_status *st, const char *request, enum jnl_op op,
+		     int err, const char *kmsg)
 {
 	jm_fail(st, jm_reason_of(err), err, "%s%s%s%s%s%s",
-		op == JNL_OP_OPEN ? "" : request,
-		op == JNL_OP_OPEN ? "" : ": ", jnl_strerror(op, err),
-		kmsg ? " (module: " : "", kmsg ? kmsg : "", kmsg ? ")" : "");
+		op == JNL_OP_OPEN ? "" : request, op == JNL_OP_OPEN ? "" : ": ",
+		jnl_strerror(op, err), kmsg ? " (module: " : "",
+		kmsg ? kmsg : "", kmsg ? ")" : "");
 }
 
 /* Log a collector's state when it changes: once, not every scrape. */
@@ -285,7 +285,8 @@ void jm_gather(struct jm_state *s, struct jm_snapshot *snap)
 		struct jm_status *st = &snap->st[c];
 		uint64_t t;
 
-		if (!jm_collectors[c]->gather || (c == JM_C_PROCESS && !s->top) ||
+		if (!jm_collectors[c]->gather ||
+		    (c == JM_C_PROCESS && !s->top) ||
 		    (c == JM_C_CGROUP && s->cg_depth == JM_CG_OFF))
 			continue;
 		st->enabled = true;

@@ -77,7 +77,8 @@ struct jm_collector_info {
 	/* The collector's families from the snapshot, no I/O. */
 	void (*render)(const struct jm_state *s, const struct jm_snapshot *snap,
 		       struct prom_writer *w);
-	unsigned int shown; /* JM_SHOWN_*: rendered when its status is one of these */
+	unsigned int
+		shown; /* JM_SHOWN_*: rendered when its status is one of these */
 };
 extern const struct jm_collector_info *const jm_collectors[JM_NR_COLLECTORS];
 extern const char *const jm_reason_names[JM_NR_REASONS];
@@ -138,9 +139,11 @@ struct jm_snapshot {
 struct jm_cgroup {
 	char *path; /* malloc()ed; "/" is the root of the exporter's cgroup namespace */
 	uint32_t source; /* 0: nothing charged it, no energy to show */
-	uint32_t present; /* REC_F() of the features counted (CPU time, socket bytes, ...) */
+	uint32_t
+		present; /* REC_F() of the features counted (CPU time, socket bytes, ...) */
 	uint64_t energy_uj, idle_uj, cpu_ns, read_bytes, write_bytes;
-	uint64_t net_tx_bytes, net_rx_bytes, pagecache_bytes; /* where present */
+	uint64_t net_tx_bytes, net_rx_bytes,
+		pagecache_bytes; /* where present */
 };
 
 /* Log callback: level is "error", "warn" or "info". */
@@ -183,8 +186,8 @@ void jm_close(struct jm_state *s);
  * regular expression the path ("/kubepods.slice/...") must match. 0, or
  * -EINVAL with the reason in why[size] (a bad expression).
  */
-int jm_set_cgroups(struct jm_state *s, int depth, const char *match,
-		   char *why, size_t size);
+int jm_set_cgroups(struct jm_state *s, int depth, const char *match, char *why,
+		   size_t size);
 
 /* Parse a --cgroups argument: "all", "off" or "depth=N". 0 or -EINVAL. */
 int jm_parse_cgroups(const char *arg, int *depth);

@@ -23,11 +23,9 @@ const char *out_source_name(uint32_t source)
 	}
 }
 
-static const int hw_feats[] = { JL_F_CYCLES, JL_F_INSTR,
-				JL_F_MISSES };
+static const int hw_feats[] = { JL_F_CYCLES, JL_F_INSTR, JL_F_MISSES };
 /* Added after the first layout: after write_bytes in every format. */
-static const int later_feats[] = { JL_F_NET_TX, JL_F_NET_RX,
-				   JL_F_PAGECACHE };
+static const int later_feats[] = { JL_F_NET_TX, JL_F_NET_RX, JL_F_PAGECACHE };
 #define NR_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* "name: value" or "name: absent". */
@@ -48,10 +46,10 @@ struct energy_view {
 	uint64_t energy_uj, idle_uj, model_generation, read_bytes, write_bytes;
 	const uint64_t *domain_uj, *feat;
 };
-#define ENERGY_VIEW(r)                                                    \
-	((struct energy_view){ (r)->source, (r)->domains, (r)->present,   \
-			       (r)->energy_uj, (r)->idle_uj,              \
-			       (r)->model_generation, (r)->read_bytes,    \
+#define ENERGY_VIEW(r)                                                  \
+	((struct energy_view){ (r)->source, (r)->domains, (r)->present, \
+			       (r)->energy_uj, (r)->idle_uj,            \
+			       (r)->model_generation, (r)->read_bytes,  \
 			       (r)->write_bytes, (r)->domain_uj, (r)->feat })
 
 /* The per-pid file's (and energy.stat's) lines from source on. */
@@ -532,7 +530,8 @@ void cgtop_print(const struct cgtop_state *ts, FILE *fp, size_t max_rows,
 		fprintf(fp, ", matching '%s'", ts->match_src);
 	fprintf(fp, "); a row includes the rows below it");
 	for (size_t i = 0; i < ts->nrows; i++)
-		if (ts->rows[i].name.kind == CGN_ROOT && ts->rows[i].power_w >= 0)
+		if (ts->rows[i].name.kind == CGN_ROOT &&
+		    ts->rows[i].power_w >= 0)
 			fprintf(fp, "; root %.3f W", ts->rows[i].power_w);
 	fprintf(fp, "\n\n%9s %6s %12s %5s %-12s %-36s %-10s %s\n", "POWER_W",
 		"CPU%", "ENERGY_J", "TASKS", "CONTAINER", "POD_UID", "QOS",
@@ -541,7 +540,8 @@ void cgtop_print(const struct cgtop_state *ts, FILE *fp, size_t max_rows,
 		n = max_rows;
 	for (size_t i = 0; i < n; i++) {
 		const struct cgtop_row *r = &ts->rows[i];
-		char pw[16] = "-", cpu[16] = "-", energy[24] = "-", id[16] = "-";
+		char pw[16] = "-", cpu[16] = "-", energy[24] = "-",
+		     id[16] = "-";
 
 		if (r->power_w >= 0)
 			snprintf(pw, sizeof(pw), "%.3f", r->power_w);

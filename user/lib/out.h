@@ -66,7 +66,7 @@ void out_json_string(FILE *fp, const char *s);
 #define OUT_RECORD_HEADER                                               \
 	"realtime_ns,monotonic_ns,interval_ns,source,model_generation," \
 	"energy_uj,idle_uj,cpu_ns,cycles,instructions,cache_misses,"    \
-	"disk_bytes,tasks,net_tx_bytes,net_rx_bytes,pagecache_bytes,"  \
+	"disk_bytes,tasks,net_tx_bytes,net_rx_bytes,pagecache_bytes,"   \
 	"freq_mhz,band"
 int out_record_header(FILE *fp);
 int out_record_row(FILE *fp, const struct sample_rec *s);

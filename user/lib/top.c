@@ -210,11 +210,13 @@ int cgtop_update(struct cgtop_state *ts, const struct cgroup_rec *recs,
 		rows[i].rec = c;
 		cgname_parse(c->path, &rows[i].name);
 		/* Nothing charged it: no energy to take a rate of. */
-		rows[i].power_w = p && c->source ?
-				  (double)(c->energy_uj - p->energy_uj) / 1e6 / dt :
-				  -1;
+		rows[i].power_w =
+			p && c->source ? (double)(c->energy_uj - p->energy_uj) /
+						 1e6 / dt :
+					 -1;
 		rows[i].cpu_pct = p ? (double)(c->feat[JL_F_CPU_NS] -
-					       p->feat[JL_F_CPU_NS]) / 1e7 / dt :
+					       p->feat[JL_F_CPU_NS]) /
+						  1e7 / dt :
 				      -1;
 	}
 	qsort(rows, k, sizeof(*rows), cmp_cg_row);

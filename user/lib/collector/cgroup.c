@@ -41,8 +41,8 @@ f_cgroups_seen = { "joules_exporter_cgroups_seen", PROM_GAUGE, NULL,
 	"Cgroups in the module's dump this scrape (those the exporter may read, in its cgroup namespace)" };
 /* clang-format on */
 
-int jm_set_cgroups(struct jm_state *s, int depth, const char *match,
-		   char *why, size_t size)
+int jm_set_cgroups(struct jm_state *s, int depth, const char *match, char *why,
+		   size_t size)
 {
 	regex_t re;
 	int err;
@@ -208,19 +208,21 @@ static void cgroup_render(const struct jm_state *s,
 		unsigned int decimals;
 		uint32_t needs_source, needs_present;
 	} fams[] = {
-		{ &f_cg_energy, offsetof(struct jm_cgroup, energy_uj), 6, ~0u, 0 },
+		{ &f_cg_energy, offsetof(struct jm_cgroup, energy_uj), 6, ~0u,
+		  0 },
 		{ &f_cg_idle, offsetof(struct jm_cgroup, idle_uj), 6, ~0u, 0 },
 		{ &f_cg_cpu, offsetof(struct jm_cgroup, cpu_ns), 9, 0,
 		  REC_F(JL_F_CPU_NS) },
 		{ &f_cg_read, offsetof(struct jm_cgroup, read_bytes), 0, 0, 0 },
-		{ &f_cg_write, offsetof(struct jm_cgroup, write_bytes), 0, 0, 0 },
+		{ &f_cg_write, offsetof(struct jm_cgroup, write_bytes), 0, 0,
+		  0 },
 		/* Kernels without the tracepoints or TASK_XACCT: no series. */
 		{ &f_cg_net_tx, offsetof(struct jm_cgroup, net_tx_bytes), 0, 0,
 		  REC_F(JL_F_NET_TX) },
 		{ &f_cg_net_rx, offsetof(struct jm_cgroup, net_rx_bytes), 0, 0,
 		  REC_F(JL_F_NET_RX) },
-		{ &f_cg_pagecache, offsetof(struct jm_cgroup, pagecache_bytes), 0,
-		  0, REC_F(JL_F_PAGECACHE) },
+		{ &f_cg_pagecache, offsetof(struct jm_cgroup, pagecache_bytes),
+		  0, 0, REC_F(JL_F_PAGECACHE) },
 	};
 	struct cgname *names;
 
@@ -255,7 +257,8 @@ static void cgroup_render(const struct jm_state *s,
 				continue;
 			nl = cg_labels(c, &names[i], l);
 			prom_fixed(w, l, nl,
-				   *(const uint64_t *)((const char *)c + fams[f].off),
+				   *(const uint64_t *)((const char *)c +
+						       fams[f].off),
 				   fams[f].decimals);
 		}
 	}

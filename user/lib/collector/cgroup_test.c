@@ -3,7 +3,7 @@
 #include "kselftest_harness.h"
 #include "collector_test.h"
 
-#define CTR_LABELS                                                  \
+#define CTR_LABELS                                                      \
 	"cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\"," \
 	"container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\""
 
@@ -17,26 +17,41 @@ TEST(render)
 	full_snapshot(&snap);
 	t = ct_render_one(&s, &snap, JM_C_CGROUP);
 	ASSERT_NE(NULL, t);
-	EXPECT_TRUE(ct_only(t, "joules_cgroup_", "joules_exporter_cgroups_seen"));
+	EXPECT_TRUE(
+		ct_only(t, "joules_cgroup_", "joules_exporter_cgroups_seen"));
 	EXPECT_TRUE(has(t, "joules_exporter_cgroups_seen 40\n"));
-	EXPECT_TRUE(has(t, "joules_cgroup_energy_joules_total{cgroup=\"/\",kind=\"root\"} 100000\n"));
-	EXPECT_TRUE(has(t, "joules_cgroup_energy_joules_total{" CTR_LABELS "} 2.5\n"));
-	EXPECT_TRUE(has(t, "joules_cgroup_cpu_seconds_total{" CTR_LABELS "} 1.5\n"));
-	EXPECT_TRUE(has(t, "joules_cgroup_network_receive_bytes_total{" CTR_LABELS "} 9000\n"));
+	EXPECT_TRUE(has(
+		t,
+		"joules_cgroup_energy_joules_total{cgroup=\"/\",kind=\"root\"} 100000\n"));
+	EXPECT_TRUE(has(t, "joules_cgroup_energy_joules_total{" CTR_LABELS
+			   "} 2.5\n"));
+	EXPECT_TRUE(has(t, "joules_cgroup_cpu_seconds_total{" CTR_LABELS
+			   "} 1.5\n"));
+	EXPECT_TRUE(has(t,
+			"joules_cgroup_network_receive_bytes_total{" CTR_LABELS
+			"} 9000\n"));
 	/* Absent is not zero: only the container counted socket bytes. */
-	EXPECT_FALSE(strstr(t, "joules_cgroup_network_transmit_bytes_total{cgroup=\"/\""));
+	EXPECT_FALSE(strstr(
+		t, "joules_cgroup_network_transmit_bytes_total{cgroup=\"/\""));
 	EXPECT_FALSE(strstr(t, "joules_cgroup_pagecache_read_bytes_total{"));
 	/* Nothing charged it: no energy, its CPU time still shown. */
-	EXPECT_FALSE(strstr(t, "energy_joules_total{cgroup=\"/system.slice/quiet.service\""));
-	EXPECT_TRUE(has(t, "joules_cgroup_cpu_seconds_total{cgroup=\"/system.slice/quiet.service\",kind=\"service\"} 0.000000005\n"));
+	EXPECT_FALSE(strstr(
+		t,
+		"energy_joules_total{cgroup=\"/system.slice/quiet.service\""));
+	EXPECT_TRUE(has(
+		t,
+		"joules_cgroup_cpu_seconds_total{cgroup=\"/system.slice/quiet.service\",kind=\"service\"} 0.000000005\n"));
 	free(t);
 
 	/* Idle not shared out: only the cgroups that have a share. */
 	snap.idle_split = false;
 	t = ct_render_one(&s, &snap, JM_C_CGROUP);
 	ASSERT_NE(NULL, t);
-	EXPECT_FALSE(strstr(t, "joules_cgroup_idle_energy_joules_total{cgroup=\"/odd"));
-	EXPECT_TRUE(has(t, "joules_cgroup_idle_energy_joules_total{cgroup=\"/\",kind=\"root\"} 20000\n"));
+	EXPECT_FALSE(strstr(
+		t, "joules_cgroup_idle_energy_joules_total{cgroup=\"/odd"));
+	EXPECT_TRUE(has(
+		t,
+		"joules_cgroup_idle_energy_joules_total{cgroup=\"/\",kind=\"root\"} 20000\n"));
 	free(t);
 }
 

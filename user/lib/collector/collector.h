@@ -31,8 +31,8 @@ extern const struct jm_collector_info jm_cgroup_collector;
 uint64_t jm_now(void);
 
 /* The collector failed: reason, negative errno, and why (for the log). */
-void jm_fail(struct jm_status *st, enum jm_reason r, int err,
-	     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void jm_fail(struct jm_status *st, enum jm_reason r, int err, const char *fmt,
+	     ...) __attribute__((format(printf, 4, 5)));
 /* The reason a failed netlink request or file read stands for. */
 enum jm_reason jm_reason_of(int err);
 /* A sysfs read failed; without the directory the module is not loaded. */
@@ -63,7 +63,7 @@ int jm_request(struct jm_state *s, int (*req)(struct jnl *nl, void *arg),
  * The status of a failed jm_request(): "REQUEST: why (module: kmsg)", or
  * just why when the module could not be reached. kmsg may be NULL.
  */
-void jm_request_fail(struct jm_status *st, const char *request,
-		     enum jnl_op op, int err, const char *kmsg);
+void jm_request_fail(struct jm_status *st, const char *request, enum jnl_op op,
+		     int err, const char *kmsg);
 
 #endif /* JOULES_COLLECTOR_H */

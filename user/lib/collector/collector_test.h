@@ -57,7 +57,8 @@ static inline char *ct_render_one(const struct jm_state *s,
 static inline bool ct_only(const char *text, const char *prefix,
 			   const char *also)
 {
-	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p) {
+	for (const char *p = text; p && *p;
+	     p = strchr(p, '\n'), p = p ? p + 1 : p) {
 		const char *name = p;
 
 		if (!strncmp(p, "# HELP ", 7) || !strncmp(p, "# TYPE ", 7))
@@ -116,7 +117,8 @@ static inline bool has(const char *buf, const char *line)
 {
 	size_t n = strlen(line);
 
-	for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
+	for (const char *p = buf; p && *p;
+	     p = strchr(p, '\n'), p = p ? p + 1 : p)
 		if (!strncmp(p, line, n))
 			return true;
 	return false;
@@ -129,8 +131,9 @@ static inline void base_state(struct jm_state *s, unsigned int top)
 
 #define ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define DID "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
-#define POD "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" \
-	    "1a2b3c4d_5e6f_7a8b_9c0d_1e2f3a4b5c6d.slice"
+#define POD                                                               \
+	"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" \
+	"1a2b3c4d_5e6f_7a8b_9c0d_1e2f3a4b5c6d.slice"
 #define CTR POD "/cri-containerd-" ID ".scope"
 #define UID "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d"
 
@@ -145,10 +148,12 @@ static inline void cgroup_snapshot(struct jm_snapshot *snap)
 		uint32_t source;
 		uint64_t uj, idle, cpu, rd, wr;
 	} c[] = {
-		{ "/", REC_SRC_RAPL, 100000000000, 20000000000, 9000000000000, 1, 2 },
+		{ "/", REC_SRC_RAPL, 100000000000, 20000000000, 9000000000000,
+		  1, 2 },
 		{ POD, REC_SRC_RAPL, 3000000, 500000, 2000000000, 4096, 0 },
 		{ CTR, REC_SRC_RAPL, 2500000, 400000, 1500000000, 4096, 0 },
-		{ "/system.slice/docker-" DID ".scope", REC_SRC_RAPL, 7, 1, 3, 0, 512 },
+		{ "/system.slice/docker-" DID ".scope", REC_SRC_RAPL, 7, 1, 3,
+		  0, 512 },
 		/* Nothing charged it yet: CPU time and bytes, no energy. */
 		{ "/system.slice/quiet.service", 0, 0, 0, 5, 0, 0 },
 		/* Bytes a label must not carry raw. */

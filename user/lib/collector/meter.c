@@ -35,8 +35,8 @@ static void meter_gather(struct jm_state *s, struct jm_snapshot *snap)
 		while (*r == ':' || *r == ' ')
 			r++;
 		/* Long reasons are cut: a label, not a log. */
-		snprintf(snap->meter_reason, sizeof(snap->meter_reason),
-			 "%.*s", (int)sizeof(snap->meter_reason) - 1,
+		snprintf(snap->meter_reason, sizeof(snap->meter_reason), "%.*s",
+			 (int)sizeof(snap->meter_reason) - 1,
 			 *r ? r : "unknown");
 		return;
 	}

@@ -14,7 +14,8 @@ TEST(render_present)
 	t = ct_render_one(&s, &snap, JM_C_METER);
 	ASSERT_NE(NULL, t);
 	EXPECT_TRUE(ct_only(t, "joules_meter_", NULL));
-	EXPECT_TRUE(has(t, "joules_meter_present{meter=\"intel-rapl-msr\"} 1\n"));
+	EXPECT_TRUE(
+		has(t, "joules_meter_present{meter=\"intel-rapl-msr\"} 1\n"));
 	EXPECT_TRUE(has(t, "joules_meter_wraps_total 3\n"));
 	EXPECT_TRUE(has(t, "joules_meter_bogus_reads_total 1\n"));
 	free(t);
@@ -32,7 +33,9 @@ TEST(render_absent)
 	strcpy(snap.meter_reason, "no RAPL: CPU vendor/model not supported");
 	t = ct_render_one(&s, &snap, JM_C_METER);
 	ASSERT_NE(NULL, t);
-	EXPECT_TRUE(has(t, "joules_meter_present{reason=\"no RAPL: CPU vendor/model not supported\"} 0\n"));
+	EXPECT_TRUE(has(
+		t,
+		"joules_meter_present{reason=\"no RAPL: CPU vendor/model not supported\"} 0\n"));
 	EXPECT_FALSE(strstr(t, "wraps"));
 	EXPECT_FALSE(strstr(t, "bogus"));
 	free(t);

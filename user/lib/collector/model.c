@@ -46,12 +46,12 @@ static void model_render(const struct jm_state *s,
 {
 	const struct jl_coef *c = &snap->coef;
 	static const char *const events[] = {
-		"cycle", "instruction", "cache_miss", "disk_byte",
+		"cycle",       "instruction", "cache_miss",	"disk_byte",
 		"net_tx_byte", "net_rx_byte", "pagecache_byte",
 	};
-	const uint64_t pj[] = { c->cycles_pj,	   c->instructions_pj,
-				c->cache_miss_pj,  c->disk_byte_pj,
-				c->net_tx_byte_pj, c->net_rx_byte_pj,
+	const uint64_t pj[] = { c->cycles_pj,	     c->instructions_pj,
+				c->cache_miss_pj,    c->disk_byte_pj,
+				c->net_tx_byte_pj,   c->net_rx_byte_pj,
 				c->pagecache_byte_pj };
 	struct prom_label cpu[] = { { "term", "cpu_time" } };
 	struct prom_label idle[] = { { "term", "idle" } };

@@ -18,7 +18,9 @@ TEST(render)
 	EXPECT_TRUE(has(t, "joules_model_power_watts{term=\"cpu_time\"} 7\n"));
 	EXPECT_TRUE(has(t, "joules_model_power_watts{term=\"idle\"} 15\n"));
 	/* pJ per event as J: 2000 pJ. */
-	EXPECT_TRUE(has(t, "joules_model_event_energy_joules{event=\"cache_miss\"} 0.000000002\n"));
+	EXPECT_TRUE(has(
+		t,
+		"joules_model_event_energy_joules{event=\"cache_miss\"} 0.000000002\n"));
 	free(t);
 
 	/* Generation 0: no model is set, its zeros are not coefficients. */

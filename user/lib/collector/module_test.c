@@ -15,7 +15,9 @@ TEST(render_loaded)
 	t = ct_render_one(&s, &snap, JM_C_MODULE);
 	ASSERT_NE(NULL, t);
 	EXPECT_TRUE(has(t, "joules_module_loaded 1\n"));
-	EXPECT_TRUE(has(t, "joules_module_info{version=\"0.1.0\",abi_version=\"1\",netlink_version=\"1\"} 1\n"));
+	EXPECT_TRUE(has(
+		t,
+		"joules_module_info{version=\"0.1.0\",abi_version=\"1\",netlink_version=\"1\"} 1\n"));
 	EXPECT_TRUE(has(t, "joules_exporter_module_reloads_total 2\n"));
 	EXPECT_TRUE(ct_only(t, "joules_module_", "joules_exporter_module_"));
 	free(t);

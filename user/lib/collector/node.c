@@ -77,8 +77,8 @@ static void node_gather(struct jm_state *s, struct jm_snapshot *snap)
 	up = up > snap->node.uptime_ns / 1000000 ?
 		     up - snap->node.uptime_ns / 1000000 :
 		     0;
-	if (s->reload_seen || !s->load_time_ms ||
-	    up > s->load_time_ms + 1000 || up + 1000 < s->load_time_ms)
+	if (s->reload_seen || !s->load_time_ms || up > s->load_time_ms + 1000 ||
+	    up + 1000 < s->load_time_ms)
 		s->load_time_ms = up;
 	snap->load_time_ms = s->load_time_ms;
 }

@@ -15,10 +15,18 @@ TEST(render_everything)
 	ASSERT_NE(NULL, t);
 	EXPECT_TRUE(ct_only(t, "joules_node_", "joules_module_load_time_"));
 	EXPECT_TRUE(has(t, "joules_module_load_time_seconds 1799996400.123\n"));
-	EXPECT_TRUE(has(t, "joules_node_energy_joules_total{source=\"rapl\"} 123456.789012\n"));
-	EXPECT_TRUE(has(t, "joules_node_idle_energy_joules_total{source=\"rapl\"} 23456.789012\n"));
-	EXPECT_TRUE(has(t, "joules_node_rapl_energy_joules_total{domain=\"pkg\"} 1.000001\n"));
-	EXPECT_TRUE(has(t, "joules_node_rapl_energy_joules_total{domain=\"psys\"} 4.000001\n"));
+	EXPECT_TRUE(has(
+		t,
+		"joules_node_energy_joules_total{source=\"rapl\"} 123456.789012\n"));
+	EXPECT_TRUE(has(
+		t,
+		"joules_node_idle_energy_joules_total{source=\"rapl\"} 23456.789012\n"));
+	EXPECT_TRUE(has(
+		t,
+		"joules_node_rapl_energy_joules_total{domain=\"pkg\"} 1.000001\n"));
+	EXPECT_TRUE(has(
+		t,
+		"joules_node_rapl_energy_joules_total{domain=\"psys\"} 4.000001\n"));
 	EXPECT_TRUE(has(t, "joules_node_cpu_seconds_total 1\n"));
 	EXPECT_TRUE(has(t, "joules_node_cpu_cycles_total 2000000000\n"));
 	EXPECT_TRUE(has(t, "joules_node_storage_bytes_total 5000000000\n"));
@@ -45,7 +53,8 @@ TEST(render_absent)
 	snap.load_time_ms = 0;
 	t = ct_render_one(&s, &snap, JM_C_NODE);
 	ASSERT_NE(NULL, t);
-	EXPECT_TRUE(has(t, "joules_node_energy_joules_total{source=\"model\"}"));
+	EXPECT_TRUE(
+		has(t, "joules_node_energy_joules_total{source=\"model\"}"));
 	EXPECT_FALSE(strstr(t, "joules_node_rapl_energy_joules_total{"));
 	EXPECT_FALSE(strstr(t, "cycles"));
 	EXPECT_FALSE(strstr(t, "instructions"));

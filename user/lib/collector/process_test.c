@@ -13,15 +13,25 @@ TEST(render)
 	full_snapshot(&snap);
 	t = ct_render_one(&s, &snap, JM_C_PROCESS);
 	ASSERT_NE(NULL, t);
-	EXPECT_TRUE(ct_only(t, "joules_process_", "joules_exporter_processes_seen"));
+	EXPECT_TRUE(ct_only(t, "joules_process_",
+			    "joules_exporter_processes_seen"));
 	EXPECT_TRUE(has(t, "joules_exporter_processes_seen 10000\n"));
-	EXPECT_TRUE(has(t, "joules_process_energy_joules_total{pid=\"4242\",comm=\"burner\"} 9\n"));
-	EXPECT_TRUE(has(t, "joules_process_cpu_seconds_total{pid=\"4242\",comm=\"burner\"} 1.5\n"));
+	EXPECT_TRUE(has(
+		t,
+		"joules_process_energy_joules_total{pid=\"4242\",comm=\"burner\"} 9\n"));
+	EXPECT_TRUE(has(
+		t,
+		"joules_process_cpu_seconds_total{pid=\"4242\",comm=\"burner\"} 1.5\n"));
 	/* A comm is any bytes: escaped, and made valid UTF-8. */
-	EXPECT_TRUE(has(t, "joules_process_energy_joules_total{pid=\"17\",comm=\"we\\\"ird\\\\\\n\xef\xbf\xbd\"} 0.0001\n"));
+	EXPECT_TRUE(has(
+		t,
+		"joules_process_energy_joules_total{pid=\"17\",comm=\"we\\\"ird\\\\\\n\xef\xbf\xbd\"} 0.0001\n"));
 	/* Charged by no source: no energy series, CPU time still shown. */
-	EXPECT_FALSE(strstr(t, "joules_process_energy_joules_total{pid=\"18\""));
-	EXPECT_TRUE(has(t, "joules_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\"} 0.000000005\n"));
+	EXPECT_FALSE(
+		strstr(t, "joules_process_energy_joules_total{pid=\"18\""));
+	EXPECT_TRUE(has(
+		t,
+		"joules_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\"} 0.000000005\n"));
 	free(t);
 }
 
