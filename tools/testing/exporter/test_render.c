@@ -165,8 +165,10 @@ static void test_full(void)
 	render("all-features", &s, &snap, &t, &o);
 	tap_check(has(t, "joules_node_pagecache_read_bytes_total 8000000000\n"),
 		  "page-cache bytes");
-	tap_check(has(t, "joules_model_event_energy_joules{event=\"pagecache_byte\"} 0.000000000013\n"),
-		  "page-cache coefficient");
+	tap_check(
+		has(t,
+		    "joules_model_event_energy_joules{event=\"pagecache_byte\"} 0.000000000013\n"),
+		"page-cache coefficient");
 	free(t);
 	free(o);
 	tap_done("everything present: every family, in base units");

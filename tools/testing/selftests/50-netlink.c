@@ -898,11 +898,12 @@ static void test_exit_record(void)
 			(unsigned long long)max_sample);
 		tap_check(ex.exited && ex.tgid == (uint32_t)pid,
 			  "exited %d tgid %u", ex.exited, ex.tgid);
-		tap_check(ex.feat[JL_F_CPU_NS] >= f_cpu &&
-				  ex.feat[JL_F_CPU_NS] - f_cpu <= after_ns,
-			  "cpu_ns: exit %llu vs file %llu (%llu ns from release to reaping)",
-			  (unsigned long long)ex.feat[JL_F_CPU_NS], f_cpu,
-			  (unsigned long long)after_ns);
+		tap_check(
+			ex.feat[JL_F_CPU_NS] >= f_cpu &&
+				ex.feat[JL_F_CPU_NS] - f_cpu <= after_ns,
+			"cpu_ns: exit %llu vs file %llu (%llu ns from release to reaping)",
+			(unsigned long long)ex.feat[JL_F_CPU_NS], f_cpu,
+			(unsigned long long)after_ns);
 		tap_check(
 			ex.energy_uj >= f_energy &&
 				ex.energy_uj - f_energy <= max_sample * (after_ns / iv + 2),

@@ -64,8 +64,9 @@ static void test_task(struct jnl *nl)
 		tap_check(t.source & REC_SRC_RAPL, "source %u", t.source);
 		tap_check(t.domains & (1u << JL_D_PKG), "domains %#x",
 			  t.domains);
-		tap_check(!(t.domains & ((1u << JL_D_CORE) | (1u << JL_D_PSYS))),
-			  "domains %#x", t.domains);
+		tap_check(
+			!(t.domains & ((1u << JL_D_CORE) | (1u << JL_D_PSYS))),
+			"domains %#x", t.domains);
 		tap_check(t.domain_uj[JL_D_PKG] > 0, "pkg share %llu",
 			  (unsigned long long)t.domain_uj[JL_D_PKG]);
 	}
