@@ -286,8 +286,7 @@ void jm_gather(struct jm_state *s, struct jm_snapshot *snap)
 		uint64_t t;
 
 		if (!jm_collectors[c]->gather ||
-		    (c == JM_C_PROCESS && !s->top) ||
-		    (c == JM_C_CGROUP && s->cg_depth == JM_CG_OFF))
+		    (jm_collectors[c]->wanted && !jm_collectors[c]->wanted(s)))
 			continue;
 		st->enabled = true;
 		t = jm_now();

@@ -77,8 +77,10 @@ struct jm_collector_info {
 	/* The collector's families from the snapshot, no I/O. */
 	void (*render)(const struct jm_state *s, const struct jm_snapshot *snap,
 		       struct prom_writer *w);
-	unsigned int
-		shown; /* JM_SHOWN_*: rendered when its status is one of these */
+	/* JM_SHOWN_*: rendered when its status is one of these. */
+	unsigned int shown;
+	/* Is it on with these settings? NULL: always. */
+	bool (*wanted)(const struct jm_state *s);
 };
 extern const struct jm_collector_info *const jm_collectors[JM_NR_COLLECTORS];
 extern const char *const jm_reason_names[JM_NR_REASONS];

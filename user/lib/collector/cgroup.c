@@ -265,6 +265,12 @@ static void cgroup_render(const struct jm_state *s,
 	free(names);
 }
 
+/* Unless --cgroups=off. */
+static bool cgroup_wanted(const struct jm_state *s)
+{
+	return s->cg_depth != JM_CG_OFF;
+}
+
 /* A partial view (no CAP_PERFMON) is still shown, flagged. */
 const struct jm_collector_info jm_cgroup_collector = {
 	.name = "cgroup",
@@ -273,4 +279,5 @@ const struct jm_collector_info jm_cgroup_collector = {
 	.gather = cgroup_gather,
 	.render = cgroup_render,
 	.shown = JM_SHOWN_PARTIAL,
+	.wanted = cgroup_wanted,
 };

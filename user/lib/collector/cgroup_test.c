@@ -89,4 +89,22 @@ TEST(gather_not_loaded)
 	jm_close(&s);
 }
 
+/* --cgroups=off: the collector is not run; on by default. */
+TEST(off)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char why[128];
+
+	jm_init(&s, 0, "/nonexistent/joules", NULL);
+	jm_gather(&s, &snap);
+	EXPECT_TRUE(snap.st[JM_C_CGROUP].enabled);
+	jm_snapshot_free(&snap);
+	ASSERT_EQ(0, jm_set_cgroups(&s, JM_CG_OFF, NULL, why, sizeof(why)));
+	jm_gather(&s, &snap);
+	EXPECT_FALSE(snap.st[JM_C_CGROUP].enabled);
+	jm_snapshot_free(&snap);
+	jm_close(&s);
+}
+
 TEST_HARNESS_MAIN

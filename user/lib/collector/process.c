@@ -148,6 +148,12 @@ static void process_render(const struct jm_state *s,
 	}
 }
 
+/* Only with --processes top=N. */
+static bool process_wanted(const struct jm_state *s)
+{
+	return s->top;
+}
+
 /* A partial view (no CAP_SYS_PTRACE) is still shown, flagged. */
 const struct jm_collector_info jm_process_collector = {
 	.name = "process",
@@ -155,4 +161,5 @@ const struct jm_collector_info jm_process_collector = {
 	.gather = process_gather,
 	.render = process_render,
 	.shown = JM_SHOWN_PARTIAL,
+	.wanted = process_wanted,
 };

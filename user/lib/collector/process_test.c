@@ -61,4 +61,18 @@ TEST(gather_not_loaded)
 	jm_close(&s);
 }
 
+/* Off by default: without --processes no process is gathered. */
+TEST(off_without_top)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+
+	jm_init(&s, 0, "/nonexistent/joules", NULL);
+	jm_gather(&s, &snap);
+	EXPECT_FALSE(snap.st[JM_C_PROCESS].enabled);
+	EXPECT_TRUE(snap.st[JM_C_NODE].enabled);
+	jm_snapshot_free(&snap);
+	jm_close(&s);
+}
+
 TEST_HARNESS_MAIN
