@@ -4,6 +4,7 @@
 #   make               module + user tools (+ BPF where clang/bpftool exist)
 #   make KVER=6.1.0-57-amd64 | KDIR=/path/to/build   pick the kernel
 #   make check         host unit tests + selftests in QEMU-booted kernels (kernels.conf)
+#   make checkstyle    checkpatch on kmod/, clang-format on user/ and tools/, commit subjects
 #   make demo          boot QEMU, load the module, run a workload, show energy
 #   make bench         benchmarks (module, BPF collector, neither) in a QEMU-booted kernel
 #   make soak SEEDS=20 the differential test, one boot per seed, on 6.12 and the debug kernel
@@ -75,6 +76,14 @@ check: tests bpf
 static-check: check-kdir
 	tools/testing/static-check --kdir $(KDIR)
 
+# Style kept by tools (tools/testing/checkstyle): checkpatch.pl --no-tree on
+# kmod/, git clang-format --diff on user/ and tools/, commit subjects. Lines
+# and commits since the last release tag v*, or since CHECKSTYLE_BASE when
+# there is none. Reports findings; JOULES_CHECKSTYLE_STRICT=1 fails on them.
+CHECKSTYLE_BASE ?= 6ef6f45f1472030ffebe8bd4b3db0ff165ce1af2
+checkstyle:
+	CHECKSTYLE_BASE=$(CHECKSTYLE_BASE) tools/testing/checkstyle
+
 demo: module user
 	KVER=$(KVER) tools/testing/demo
 
@@ -108,12 +117,13 @@ clean:
 	-[ -d "$(KDIR)" ] && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	-[ -d "$(KDIR)" ] && [ -f $(TESTMOD_DIR)/Kbuild ] && $(MAKE) -C $(KDIR) M=$(CURDIR)/$(TESTMOD_DIR) clean
 	$(MAKE) -C user clean
+	rm -rf build/checkstyle
 	$(MAKE) -C tools/testing/unit clean
 	-$(MAKE) -C tools/testing/selftests clean
 	-$(MAKE) -C tools/testing/bench clean
 	-[ -f bpf/Makefile ] && $(MAKE) -C bpf clean
 
-.PHONY: all check-kdir module testmod user bpf tests check static-check demo bench modules_install install clean
+.PHONY: all check-kdir module testmod user bpf tests check static-check checkstyle demo bench modules_install install clean
 
 # The differential test (selftests/87-differential.c) over SEEDS seeds, one
 # guest boot each, on 6.12 and the debug kernel (built if not cached).

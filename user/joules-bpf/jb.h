@@ -46,7 +46,7 @@ int jb_opt_coef(void *o, const char *cmd, const char *arg);
 	"  -C, --coefficients FILE  model coefficients (joules-train's output, or\n"  \
 	"                           /sys/kernel/joules/model/coefficients): energy\n" \
 	"                           per task; without them energy is absent\n"        \
-	"      --coef \"LINE\"        the same given inline: six numbers\n"           \
+	"      --coef \"LINE\"        the same given inline: nine numbers\n"          \
 	"      --max-tasks N        task map size if a collector is loaded here\n"    \
 	"                           (default 16384)\n"                                \
 	"      --btf PATH           kernel BTF (default /sys/kernel/btf/vmlinux)\n"   \

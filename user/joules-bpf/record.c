@@ -65,7 +65,7 @@ static int record_start(void *ctx, uint64_t *start_ns)
 	return err;
 }
 
-_Static_assert((int)REC_NR_FEATURES == (int)JL_NR_FEATURES,
+_Static_assert((int)JL_NR_FEATURES == (int)JL_NR_FEATURES,
 	       "features in the model's order");
 
 /* The growth of the node totals since the previous row, as a sample. */

@@ -72,15 +72,15 @@ static void rec_fill(struct task_rec *r, const struct jb_counts *c,
 {
 	struct jl_feat f;
 
-	r->feat[REC_CPU_NS] = c->cpu_ns;
+	r->feat[JL_F_CPU_NS] = c->cpu_ns;
 	for (int i = 0; i < JB_NR_HW; i++)
 		if (hw_bits & (1u << i))
-			r->feat[REC_CYCLES + i] = c->hw[i];
-	r->feat[REC_DISK_BYTES] = c->read_bytes + c->write_bytes;
+			r->feat[JL_F_CYCLES + i] = c->hw[i];
+	r->feat[JL_F_DISK] = c->read_bytes + c->write_bytes;
 	r->read_bytes = c->read_bytes;
 	r->write_bytes = c->write_bytes;
-	r->present = REC_F(REC_CPU_NS) | REC_F(REC_DISK_BYTES) |
-		     (hw_bits << REC_CYCLES);
+	r->present = REC_F(JL_F_CPU_NS) | REC_F(JL_F_DISK) |
+		     (hw_bits << JL_F_CYCLES);
 	if (!o->have_coef)
 		return; /* source none: energy absent */
 	/* out.h's features are the core's, in the same order. */

@@ -38,9 +38,8 @@ struct exp_server {
 /* *req_cls: a request whose headers were seen; one that holds metrics. */
 static char request_marker, metrics_marker;
 
-static enum MHD_Result reply_static(struct MHD_Connection *c,
-				    unsigned int code, const char *type,
-				    const char *body)
+static enum MHD_Result reply_static(struct MHD_Connection *c, unsigned int code,
+				    const char *type, const char *body)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -60,8 +59,8 @@ static enum MHD_Result reply_static(struct MHD_Connection *c,
 static enum MHD_Result serve_metrics(struct exp_server *sv,
 				     struct MHD_Connection *c, void **req_cls)
 {
-	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-							 MHD_HTTP_HEADER_ACCEPT);
+	const char *accept = MHD_lookup_connection_value(
+		c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	enum prom_format fmt = prom_negotiate(accept);
 	struct MHD_Response *r;
 	struct prom_writer w;
@@ -203,14 +202,15 @@ static char *landing_page(const char *path)
 		}
 	}
 	esc[k] = 0;
-	if (asprintf(&out,
-		     "<!DOCTYPE html>\n<html><head><title>joules exporter</title></head>\n"
-		     "<body><h1>joules exporter</h1>\n"
-		     "<p>Energy attributed by joules.ko, for Prometheus.</p>\n"
-		     "<p><a href=\"%s\">Metrics</a></p>\n"
-		     "<p>Version %s. See joules-exporter(8) and Documentation/metrics.rst.</p>\n"
-		     "</body></html>\n",
-		     esc, JL_VERSION) < 0)
+	if (asprintf(
+		    &out,
+		    "<!DOCTYPE html>\n<html><head><title>joules exporter</title></head>\n"
+		    "<body><h1>joules exporter</h1>\n"
+		    "<p>Energy attributed by joules.ko, for Prometheus.</p>\n"
+		    "<p><a href=\"%s\">Metrics</a></p>\n"
+		    "<p>Version %s. See joules-exporter(8) and Documentation/metrics.rst.</p>\n"
+		    "</body></html>\n",
+		    esc, JL_VERSION) < 0)
 		return NULL;
 	return out;
 }
@@ -245,8 +245,8 @@ int exp_serve(const struct exp_config *cfg, const struct exp_addr *addr,
 	      struct jm_state *jm)
 {
 	struct exp_server sv = { .cfg = cfg, .jm = jm };
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD |
-			     MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+			     MHD_USE_ERROR_LOG;
 	struct MHD_Daemon *d;
 	sigset_t set;
 	int fd, sig;
@@ -274,15 +274,14 @@ int exp_serve(const struct exp_config *cfg, const struct exp_addr *addr,
 	if (addr->ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	/* The logger first, so that no message goes to MHD's own. */
-	d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, &sv,
-			     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
-			     MHD_OPTION_LISTEN_SOCKET, fd,
-			     MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
-			     MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s,
-			     MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-			     (size_t)EXP_CONNECTION_MEMORY,
-			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &sv,
-			     MHD_OPTION_END);
+	d = MHD_start_daemon(
+		flags, 0, NULL, NULL, on_request, &sv,
+		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+		cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+		cfg->timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(size_t)EXP_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED,
+		on_completed, &sv, MHD_OPTION_END);
 	if (!d) {
 		exp_log("error", "cannot start the HTTP server on %s",
 			addr->text);

@@ -17,8 +17,8 @@
 #include "exporter.h"
 
 /* logfmt: ts=... level=... [collector=...] msg="..." */
-static void exp_vlog(const char *level, const char *collector,
-		     const char *fmt, va_list ap)
+static void exp_vlog(const char *level, const char *collector, const char *fmt,
+		     va_list ap)
 {
 	char msg[1024], ts[40];
 	struct timeval tv;
@@ -52,10 +52,10 @@ void exp_log(const char *level, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void exp_logc(const char *level, const char *collector,
-		     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void exp_logc(const char *level, const char *collector,
-		     const char *fmt, ...)
+static void exp_logc(const char *level, const char *collector, const char *fmt,
+		     ...) __attribute__((format(printf, 3, 4)));
+static void exp_logc(const char *level, const char *collector, const char *fmt,
+		     ...)
 {
 	va_list ap;
 
@@ -103,8 +103,8 @@ static void usage(FILE *fp)
 		EXP_DEFAULT_MAX_CONNECTIONS, EXP_DEFAULT_MAX_REQUESTS,
 		EXP_DEFAULT_TIMEOUT_S, JM_MAX_TOP);
 	for (int c = 0; c < JM_NR_COLLECTORS; c++)
-		fprintf(fp, "  %-8s %s\n", jm_collectors[c].name,
-			jm_collectors[c].what);
+		fprintf(fp, "  %-8s %s\n", jm_collectors[c]->name,
+			jm_collectors[c]->what);
 	fprintf(fp,
 		"\nPrivileges: node energy (GET_NODE) and every cgroup need CAP_PERFMON or\n"
 		"CAP_SYS_ADMIN; other users' processes need CAP_SYS_PTRACE. Without them\n"
@@ -119,7 +119,8 @@ static int opt_processes(void *dst, const char *cmd, const char *arg)
 	int err = jm_parse_processes(arg, dst);
 
 	if (err == -ERANGE)
-		return cli_usage(cmd, "--processes: at most top=%u", JM_MAX_TOP);
+		return cli_usage(cmd, "--processes: at most top=%u",
+				 JM_MAX_TOP);
 	if (err)
 		return cli_usage(cmd, "bad --processes '%s' (top=N or off)",
 				 arg);
@@ -129,8 +130,8 @@ static int opt_processes(void *dst, const char *cmd, const char *arg)
 static int opt_cgroups(void *dst, const char *cmd, const char *arg)
 {
 	if (jm_parse_cgroups(arg, dst))
-		return cli_usage(cmd, "bad --cgroups '%s' (all, off or depth=N)",
-				 arg);
+		return cli_usage(
+			cmd, "bad --cgroups '%s' (all, off or depth=N)", arg);
 	return 0;
 }
 
@@ -176,7 +177,8 @@ int main(int argc, char **argv)
 			      "bad --web.max-connections '%s'"),
 		CLI_OPT_COUNT("web.max-requests", OPT_MAXREQ, &maxreq,
 			      "bad --web.max-requests '%s'"),
-		CLI_OPT_SECS("web.timeout", OPT_TIMEOUT, &timeout, 1000000000ull,
+		CLI_OPT_SECS("web.timeout", OPT_TIMEOUT, &timeout,
+			     1000000000ull,
 			     "bad --web.timeout '%s' (seconds, at least 1)"),
 		CLI_OPT_FUNC("processes", OPT_PROCESSES, opt_processes,
 			     &cfg.top),
@@ -231,10 +233,15 @@ int main(int argc, char **argv)
 	{
 		char procs[32], cgs[32];
 
-		snprintf(procs, sizeof(procs), cfg.top ? "top=%u" : "off", cfg.top);
-		snprintf(cgs, sizeof(cgs), cg_depth == JM_CG_ALL ? "all" :
-			 cg_depth == JM_CG_OFF ? "off" : "depth=%d", cg_depth);
-		exp_log("info", "starting joules-exporter %s, processes %s, cgroups %s%s%s",
+		snprintf(procs, sizeof(procs), cfg.top ? "top=%u" : "off",
+			 cfg.top);
+		snprintf(cgs, sizeof(cgs),
+			 cg_depth == JM_CG_ALL ? "all" :
+			 cg_depth == JM_CG_OFF ? "off" :
+						 "depth=%d",
+			 cg_depth);
+		exp_log("info",
+			"starting joules-exporter %s, processes %s, cgroups %s%s%s",
 			JL_VERSION, procs, cgs, cg_match ? " matching " : "",
 			cg_match ? cg_match : "");
 	}

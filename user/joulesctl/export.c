@@ -55,7 +55,8 @@ static int opt_processes(void *dst, const char *cmd, const char *arg)
 	int err = jm_parse_processes(arg, dst);
 
 	if (err == -ERANGE)
-		return cli_usage(cmd, "--processes: at most top=%u", JM_MAX_TOP);
+		return cli_usage(cmd, "--processes: at most top=%u",
+				 JM_MAX_TOP);
 	if (err)
 		return cli_usage(cmd, "bad --processes '%s' (top=N or off)",
 				 arg);
@@ -65,8 +66,8 @@ static int opt_processes(void *dst, const char *cmd, const char *arg)
 static int opt_cgroups(void *dst, const char *cmd, const char *arg)
 {
 	if (jm_parse_cgroups(arg, dst))
-		return cli_usage(cmd, "bad --cgroups '%s' (all, off or depth=N)",
-				 arg);
+		return cli_usage(
+			cmd, "bad --cgroups '%s' (all, off or depth=N)", arg);
 	return 0;
 }
 
@@ -160,9 +161,10 @@ int cmd_export(int argc, char **argv)
 	if (rc != CLI_GO)
 		return rc;
 	if (dir && om)
-		return cli_usage("export",
-				 "--openmetrics and --textfile do not go together: "
-				 "the textfile collector reads the text format");
+		return cli_usage(
+			"export",
+			"--openmetrics and --textfile do not go together: "
+			"the textfile collector reads the text format");
 	if (dir && (stat(dir, &sb) || !S_ISDIR(sb.st_mode))) {
 		cli_err("%s: not a directory", dir);
 		return CLI_FAIL;
@@ -191,7 +193,7 @@ int cmd_export(int argc, char **argv)
 			rc = write_textfile(dir, buf, len) ? CLI_FAIL : CLI_OK;
 		} else {
 			rc = write_all(STDOUT_FILENO, buf, len) ? CLI_FAIL :
-								   CLI_OK;
+								  CLI_OK;
 		}
 		free(buf);
 		if (rc == CLI_OK && failed)

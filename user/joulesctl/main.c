@@ -37,7 +37,8 @@ static const struct cli_cmd commands[] = {
 	  "write node samples to a CSV file for joules-train" },
 	{ "set", cmd_set, "change model coefficients (atomically, via sysfs)" },
 	{ "node", cmd_node, "node totals since the module loaded" },
-	{ "export", cmd_export, "Prometheus metrics, for node_exporter's textfile collector" },
+	{ "export", cmd_export,
+	  "Prometheus metrics, for node_exporter's textfile collector" },
 };
 
 static void version(void)

@@ -125,7 +125,8 @@ int cmd_set(int argc, char **argv)
 
 		if (!jl_bands_parse(bbuf, (jl_size)n, &bands) && bands.nr > 1) {
 			cli_err("the model has %u frequency bands: one coefficient is ambiguous; "
-				"write %s whole (joules-train --apply)", bands.nr, path);
+				"write %s whole (joules-train --apply)",
+				bands.nr, path);
 			return CLI_FAIL;
 		}
 	}

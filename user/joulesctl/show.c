@@ -99,7 +99,8 @@ int cmd_show(int argc, char **argv)
 
 	rc = cli_getopt(&cl, argc, argv);
 	if (rc == CLI_GO && cgroup && a.thread)
-		rc = cli_usage("show", "--cgroup and --thread do not go together");
+		rc = cli_usage("show",
+			       "--cgroup and --thread do not go together");
 	if (rc == CLI_GO && !cgroup)
 		rc = show_check_pids(optind, argc, argv);
 	if (rc != CLI_GO)

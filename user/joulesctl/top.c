@@ -181,14 +181,16 @@ int cmd_top(int argc, char **argv)
 	if (rc != CLI_GO)
 		return rc;
 	if (cgroups && a.threads)
-		return cli_usage("top", "--cgroups and --threads do not go together");
+		return cli_usage("top",
+				 "--cgroups and --threads do not go together");
 	/* Silently showing every process would hide the mistake. */
 	if (match && !cgroups)
 		return cli_usage("top", "--cgroups-match needs --cgroups");
 	if (cgroups) {
 		/* On failure nothing was allocated: no cgtop_free() needed. */
 		cgtop_init(&t.cg, depth);
-		rc = match ? cgtop_set_match(&t.cg, match, why, sizeof(why)) : 0;
+		rc = match ? cgtop_set_match(&t.cg, match, why, sizeof(why)) :
+			     0;
 		if (rc == -EINVAL)
 			return cli_usage("top", "bad --cgroups-match '%s': %s",
 					 match, why);

@@ -86,7 +86,9 @@ int cmd_watch(int argc, char **argv)
 	if (rc != CLI_GO)
 		return rc;
 	if (cgroups && groups)
-		return cli_usage("watch", "--cgroups and --samples or --exits do not go together");
+		return cli_usage(
+			"watch",
+			"--cgroups and --samples or --exits do not go together");
 	if (cgroups)
 		groups = JNL_GRP_EXITS;
 	if (!groups)

@@ -14,10 +14,14 @@
 #include "cgname.h"
 
 const char *const cgn_kind_names[CGN_NR_KINDS] = {
-	[CGN_OTHER] = "other",	   [CGN_ROOT] = "root",
-	[CGN_CONTAINER] = "container", [CGN_MONITOR] = "monitor",
-	[CGN_POD] = "pod",	   [CGN_QOS] = "qos",
-	[CGN_SERVICE] = "service", [CGN_SCOPE] = "scope",
+	[CGN_OTHER] = "other",
+	[CGN_ROOT] = "root",
+	[CGN_CONTAINER] = "container",
+	[CGN_MONITOR] = "monitor",
+	[CGN_POD] = "pod",
+	[CGN_QOS] = "qos",
+	[CGN_SERVICE] = "service",
+	[CGN_SCOPE] = "scope",
 	[CGN_SLICE] = "slice",
 };
 
@@ -136,7 +140,7 @@ static const char *bare_runtime(struct comp parent)
 }
 
 static const char *const unit_suffixes[] = { ".service", ".scope", ".slice",
-					     ".socket", ".mount", ".swap" };
+					     ".socket",	 ".mount", ".swap" };
 
 /* The classes below kubepods; guaranteed pods sit in its root. */
 static const struct {
@@ -164,7 +168,8 @@ static bool kube_root(struct comp c)
 /* A QoS class: systemd's "...kubepods-burstable.slice", cgroupfs' "kubepods/burstable". */
 static const char *qos_class(const struct walk *w, struct comp c)
 {
-	for (size_t i = 0; i < sizeof(qos_classes) / sizeof(qos_classes[0]); i++)
+	for (size_t i = 0; i < sizeof(qos_classes) / sizeof(qos_classes[0]);
+	     i++)
 		if (has_suffix(c, qos_classes[i].slice) ||
 		    (w->kube_root && eq(c, qos_classes[i].name)))
 			return qos_classes[i].name;
@@ -176,12 +181,15 @@ static const char *pod_slice_qos(struct comp pre)
 {
 	if (has_suffix(pre, "kubepods"))
 		return "guaranteed";
-	for (size_t i = 0; i < sizeof(qos_classes) / sizeof(qos_classes[0]); i++) {
+	for (size_t i = 0; i < sizeof(qos_classes) / sizeof(qos_classes[0]);
+	     i++) {
 		/* "kubepods-burstable" is the slice's name without ".slice". */
 		struct comp s = { qos_classes[i].slice,
-				  (unsigned int)strlen(qos_classes[i].slice) - 6 };
+				  (unsigned int)strlen(qos_classes[i].slice) -
+					  6 };
 
-		if (pre.len >= s.len && !memcmp(pre.s + pre.len - s.len, s.s, s.len))
+		if (pre.len >= s.len &&
+		    !memcmp(pre.s + pre.len - s.len, s.s, s.len))
 			return qos_classes[i].name;
 	}
 	return NULL;
@@ -208,14 +216,15 @@ static bool pod(struct walk *w, struct comp c)
 		for (i = (int)name.len - 4; i >= 0; i--)
 			if (!memcmp(name.s + i, "-pod", 4))
 				break;
-		if (i < 0 || !pod_uid(name.s + i + 4, name.len - (unsigned int)i - 4,
-				      '_', uid))
+		if (i < 0 || !pod_uid(name.s + i + 4,
+				      name.len - (unsigned int)i - 4, '_', uid))
 			return false;
 		qos = pod_slice_qos((struct comp){ name.s, (unsigned int)i });
 		if (!qos)
 			return false;
 	} else {
-		if (!has_prefix(c, "pod") || !pod_uid(c.s + 3, c.len - 3, '-', uid))
+		if (!has_prefix(c, "pod") ||
+		    !pod_uid(c.s + 3, c.len - 3, '-', uid))
 			return false;
 		/* Guaranteed pods sit directly in the tree's root. */
 		qos = w->kube_root ? "guaranteed" : n->qos;
@@ -261,12 +270,13 @@ static void unit(struct cgname *n, struct comp c)
 	for (size_t i = 0; i < sizeof(unit_suffixes) / sizeof(unit_suffixes[0]);
 	     i++) {
 		/* A name and its suffix, short enough for systemd. */
-		if (c.len <= strlen(unit_suffixes[i]) || c.len >= CGN_UNIT_LEN ||
-		    !has_suffix(c, unit_suffixes[i]))
+		if (c.len <= strlen(unit_suffixes[i]) ||
+		    c.len >= CGN_UNIT_LEN || !has_suffix(c, unit_suffixes[i]))
 			continue;
 		memcpy(n->unit, c.s, c.len);
 		n->unit[c.len] = 0;
-		if (n->kind == CGN_OTHER && i < sizeof(kinds) / sizeof(kinds[0]))
+		if (n->kind == CGN_OTHER &&
+		    i < sizeof(kinds) / sizeof(kinds[0]))
 			n->kind = kinds[i];
 		return;
 	}

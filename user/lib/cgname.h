@@ -34,13 +34,13 @@
 
 /* What the cgroup itself (its last path component) is. */
 enum cgn_kind {
-	CGN_OTHER,	/* none of the below, e.g. a cgroup inside a container */
-	CGN_ROOT,	/* "/" */
-	CGN_CONTAINER,	/* a container's own cgroup */
-	CGN_MONITOR,	/* a runtime's monitor of one container (conmon) */
-	CGN_POD,	/* a Kubernetes pod */
-	CGN_QOS,	/* a pod QoS class: kubepods-burstable, kubepods-besteffort */
-	CGN_SERVICE,	/* systemd units that are none of the above */
+	CGN_OTHER, /* none of the below, e.g. a cgroup inside a container */
+	CGN_ROOT, /* "/" */
+	CGN_CONTAINER, /* a container's own cgroup */
+	CGN_MONITOR, /* a runtime's monitor of one container (conmon) */
+	CGN_POD, /* a Kubernetes pod */
+	CGN_QOS, /* a pod QoS class: kubepods-burstable, kubepods-besteffort */
+	CGN_SERVICE, /* systemd units that are none of the above */
 	CGN_SCOPE,
 	CGN_SLICE,
 	CGN_NR_KINDS

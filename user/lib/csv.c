@@ -118,7 +118,8 @@ int csv_next(struct csv_reader *r)
 		    ((r->line[0] == '\xff' && r->line[1] == '\xfe') ||
 		     (r->line[0] == '\xfe' && r->line[1] == '\xff'))) {
 			/* Say what it is rather than "NUL byte in line". */
-			r->why = "UTF-16 text (byte-order mark); convert the file to UTF-8";
+			r->why =
+				"UTF-16 text (byte-order mark); convert the file to UTF-8";
 			return -EINVAL;
 		}
 		if (r->lineno == 1 && len >= 3 &&

@@ -11,7 +11,8 @@
  * and check them with promtool.
  *
  * Collectors are a table (jm_collectors[]): a new source of series is one
- * more entry, one gather function and one render function. A collector
+ * more entry, a file of collector/ with its gather and render functions
+ * and its test next to it (NAME_test.c). A collector
  * that fails leaves its families out -- never zeros -- and says why in
  * joules_exporter_collector_success/_error and in one log line per change.
  *
@@ -32,7 +33,7 @@
 #include <stdint.h>
 
 #include "core.h"
-#include "out.h"
+#include "rec.h"
 #include "prom.h"
 
 struct jnl;
@@ -57,12 +58,31 @@ enum jm_reason {
 	JM_NR_REASONS
 };
 
+struct jm_state;
+struct jm_snapshot;
+struct prom_writer;
+
+/* Reasons for which a collector's series are rendered (jm_collector_info.shown). */
+#define JM_SHOWN_OK (1u << JM_OK)
+/* What is visible without the privilege, flagged by the error series. */
+#define JM_SHOWN_PARTIAL (JM_SHOWN_OK | 1u << JM_PERMISSION)
+#define JM_SHOWN_ALWAYS ((1u << JM_NR_REASONS) - 1)
+
 struct jm_collector_info {
 	const char *name; /* the `collector` label */
 	const char *what; /* for --help */
 	bool planned; /* not implemented yet: never gathered nor rendered */
+	/* I/O into the snapshot; sets the collector's status on failure. */
+	void (*gather)(struct jm_state *s, struct jm_snapshot *snap);
+	/* The collector's families from the snapshot, no I/O. */
+	void (*render)(const struct jm_state *s, const struct jm_snapshot *snap,
+		       struct prom_writer *w);
+	/* JM_SHOWN_*: rendered when its status is one of these. */
+	unsigned int shown;
+	/* Is it on with these settings? NULL: always. */
+	bool (*wanted)(const struct jm_state *s);
 };
-extern const struct jm_collector_info jm_collectors[JM_NR_COLLECTORS];
+extern const struct jm_collector_info *const jm_collectors[JM_NR_COLLECTORS];
 extern const char *const jm_reason_names[JM_NR_REASONS];
 
 /* Largest --processes top=N: per-pid series are the cardinality risk. */
@@ -121,9 +141,11 @@ struct jm_snapshot {
 struct jm_cgroup {
 	char *path; /* malloc()ed; "/" is the root of the exporter's cgroup namespace */
 	uint32_t source; /* 0: nothing charged it, no energy to show */
-	uint32_t present; /* REC_F() of the features counted (CPU time, socket bytes, ...) */
+	uint32_t
+		present; /* REC_F() of the features counted (CPU time, socket bytes, ...) */
 	uint64_t energy_uj, idle_uj, cpu_ns, read_bytes, write_bytes;
-	uint64_t net_tx_bytes, net_rx_bytes, pagecache_bytes; /* where present */
+	uint64_t net_tx_bytes, net_rx_bytes,
+		pagecache_bytes; /* where present */
 };
 
 /* Log callback: level is "error", "warn" or "info". */
@@ -166,8 +188,8 @@ void jm_close(struct jm_state *s);
  * regular expression the path ("/kubepods.slice/...") must match. 0, or
  * -EINVAL with the reason in why[size] (a bad expression).
  */
-int jm_set_cgroups(struct jm_state *s, int depth, const char *match,
-		   char *why, size_t size);
+int jm_set_cgroups(struct jm_state *s, int depth, const char *match, char *why,
+		   size_t size);
 
 /* Parse a --cgroups argument: "all", "off" or "depth=N". 0 or -EINVAL. */
 int jm_parse_cgroups(const char *arg, int *depth);

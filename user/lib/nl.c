@@ -96,23 +96,23 @@ static struct nla_policy jnl_policy[JOULES_A_MAX + 1] = {
 	[JOULES_A_FREQ_MHZ] = { .type = NLA_U32 },
 };
 
-static const int jnl_feat_attr[REC_NR_FEATURES] = {
-	[REC_CPU_NS] = JOULES_A_CPU_NS,
-	[REC_CYCLES] = JOULES_A_CYCLES,
-	[REC_INSTRUCTIONS] = JOULES_A_INSTRUCTIONS,
-	[REC_CACHE_MISSES] = JOULES_A_CACHE_MISSES,
-	[REC_DISK_BYTES] = JOULES_A_DISK_BYTES,
-	[REC_NET_TX_BYTES] = JOULES_A_NET_TX_BYTES,
-	[REC_NET_RX_BYTES] = JOULES_A_NET_RX_BYTES,
-	[REC_PAGECACHE_BYTES] = JOULES_A_PAGECACHE_BYTES,
+static const int jnl_feat_attr[JL_NR_FEATURES] = {
+	[JL_F_CPU_NS] = JOULES_A_CPU_NS,
+	[JL_F_CYCLES] = JOULES_A_CYCLES,
+	[JL_F_INSTR] = JOULES_A_INSTRUCTIONS,
+	[JL_F_MISSES] = JOULES_A_CACHE_MISSES,
+	[JL_F_DISK] = JOULES_A_DISK_BYTES,
+	[JL_F_NET_TX] = JOULES_A_NET_TX_BYTES,
+	[JL_F_NET_RX] = JOULES_A_NET_RX_BYTES,
+	[JL_F_PAGECACHE] = JOULES_A_PAGECACHE_BYTES,
 };
 
-_Static_assert(REC_NR_DOMAINS == JOULES_NR_DOMAINS, "domain count");
+_Static_assert(JL_NR_DOMAINS == JOULES_NR_DOMAINS, "domain count");
 _Static_assert(REC_SRC_RAPL == JOULES_SOURCE_RAPL &&
 		       REC_SRC_MODEL == JOULES_SOURCE_MODEL,
 	       "source bits");
-_Static_assert(REC_F(REC_CACHE_MISSES) == JOULES_FEAT_CACHE_MISSES &&
-		       REC_F(REC_PAGECACHE_BYTES) == JOULES_FEAT_PAGECACHE_BYTES,
+_Static_assert(REC_F(JL_F_MISSES) == JOULES_FEAT_CACHE_MISSES &&
+		       REC_F(JL_F_PAGECACHE) == JOULES_FEAT_PAGECACHE_BYTES,
 	       "feature bits");
 
 /* libnl's error codes, back to errno where there is one. */
@@ -167,7 +167,7 @@ static uint32_t jnl_domains(struct nlattr **tb, uint64_t *uj)
 {
 	uint32_t mask = 0;
 
-	for (int d = 0; d < REC_NR_DOMAINS; d++) {
+	for (int d = 0; d < JL_NR_DOMAINS; d++) {
 		uj[d] = jnl_u64(tb, JOULES_A_PKG_UJ + d);
 		if (tb[JOULES_A_PKG_UJ + d])
 			mask |= 1u << d;
@@ -180,7 +180,7 @@ static uint32_t jnl_feats(struct nlattr **tb, uint64_t *v)
 {
 	uint32_t mask = 0;
 
-	for (int f = 0; f < REC_NR_FEATURES; f++) {
+	for (int f = 0; f < JL_NR_FEATURES; f++) {
 		v[f] = jnl_u64(tb, jnl_feat_attr[f]);
 		if (tb[jnl_feat_attr[f]])
 			mask |= REC_F(f);
@@ -644,18 +644,155 @@ const char *jnl_strerror(enum jnl_op op, int err)
 	return strerror(err);
 }
 
-static int jnl_task_fn(struct jnl *nl, struct nlmsghdr *nlh, void *arg)
+/*
+ * One kind of record a request answers with: the reply's command, its
+ * parser, and for dumps the record size, the first allocation and the
+ * order the records are returned in. GET_TASK and DUMP_TASKS, GET_CGROUP
+ * and DUMP_CGROUPS, GET_NODE all go through jnl_get() or jnl_dump().
+ */
+struct jnl_kind {
+	uint8_t cmd;
+	int (*parse)(struct jnl *nl, struct nlmsghdr *nlh, void *rec);
+	size_t size;
+	size_t first; /* records of the first allocation of a dump */
+	int (*cmp)(const void *a, const void *b);
+};
+
+static int jnl_task_parse(struct jnl *nl, struct nlmsghdr *nlh, void *rec)
 {
 	(void)nl;
-	if (jnl_genlhdr(nlh)->cmd != JOULES_CMD_TASK)
+	return jnl_parse_task(nlh, rec);
+}
+
+static int jnl_cmp_pid(const void *a, const void *b)
+{
+	const struct task_rec *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static const struct jnl_kind jnl_task_kind = {
+	.cmd = JOULES_CMD_TASK,
+	.parse = jnl_task_parse,
+	.size = sizeof(struct task_rec),
+	.first = 256,
+	.cmp = jnl_cmp_pid,
+};
+
+static int jnl_cgroup_parse(struct jnl *nl, struct nlmsghdr *nlh, void *rec)
+{
+	(void)nl;
+	return jnl_parse_cgroup(nlh, rec);
+}
+
+static int jnl_cmp_path(const void *a, const void *b)
+{
+	return strcmp(((const struct cgroup_rec *)a)->path,
+		      ((const struct cgroup_rec *)b)->path);
+}
+
+static const struct jnl_kind jnl_cgroup_kind = {
+	.cmd = JOULES_CMD_CGROUP,
+	.parse = jnl_cgroup_parse,
+	.size = sizeof(struct cgroup_rec),
+	.first = 64,
+	.cmp = jnl_cmp_path,
+};
+
+static int jnl_node_parse(struct jnl *nl, struct nlmsghdr *nlh, void *rec)
+{
+	struct node_rec *n = rec;
+	int err = jnl_parse_node(nlh, n);
+
+	n->version = nl->version;
+	return err;
+}
+
+static const struct jnl_kind jnl_node_kind = {
+	.cmd = JOULES_CMD_NODE,
+	.parse = jnl_node_parse,
+	.size = sizeof(struct node_rec),
+};
+
+struct jnl_get_ctx {
+	const struct jnl_kind *kind;
+	void *rec;
+};
+
+static int jnl_get_fn(struct jnl *nl, struct nlmsghdr *nlh, void *arg)
+{
+	struct jnl_get_ctx *g = arg;
+
+	if (jnl_genlhdr(nlh)->cmd != g->kind->cmd)
 		return -EPROTO;
-	return jnl_parse_task(nlh, arg);
+	return g->kind->parse(nl, nlh, g->rec);
+}
+
+/* Send msg (a GET_*; freed here): its one record into *rec. 0 or -errno. */
+static int jnl_get(struct jnl *nl, struct nl_msg *msg,
+		   const struct jnl_kind *kind, void *rec)
+{
+	struct jnl_get_ctx g = { kind, rec };
+	int n = jnl_transact(nl, msg, jnl_get_fn, &g);
+
+	if (n < 0)
+		return n;
+	return n == 1 ? 0 : -EPROTO;
+}
+
+struct jnl_dump_ctx {
+	const struct jnl_kind *kind;
+	char *recs;
+	size_t n, cap;
+};
+
+static int jnl_dump_fn(struct jnl *nl, struct nlmsghdr *nlh, void *arg)
+{
+	struct jnl_dump_ctx *d = arg;
+	const struct jnl_kind *k = d->kind;
+	int err;
+
+	if (jnl_genlhdr(nlh)->cmd != k->cmd)
+		return -EPROTO;
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : k->first;
+		char *r = realloc(d->recs, cap * k->size);
+
+		if (!r)
+			return -ENOMEM;
+		d->recs = r;
+		d->cap = cap;
+	}
+	err = k->parse(nl, nlh, d->recs + d->n * k->size);
+	if (err)
+		return err;
+	d->n++;
+	return 0;
+}
+
+/*
+ * Send msg (a DUMP_*; freed here): every record, in the kind's order, into
+ * a malloc()ed *recs of *n. 0 or -errno (*recs NULL, *n 0).
+ */
+static int jnl_dump(struct jnl *nl, struct nl_msg *msg,
+		    const struct jnl_kind *kind, void **recs, size_t *n)
+{
+	struct jnl_dump_ctx d = { .kind = kind };
+	int err = jnl_transact(nl, msg, jnl_dump_fn, &d);
+
+	if (err < 0) {
+		free(d.recs);
+		return err;
+	}
+	qsort(d.recs, d.n, kind->size, kind->cmp);
+	*recs = d.recs;
+	*n = d.n;
+	return 0;
 }
 
 int jnl_get_task(struct jnl *nl, pid_t id, bool thread, struct task_rec *out)
 {
 	struct nl_msg *msg;
-	int n;
 
 	if (id <= 0)
 		return -EINVAL;
@@ -667,53 +804,14 @@ int jnl_get_task(struct jnl *nl, pid_t id, bool thread, struct task_rec *out)
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
-	n = jnl_transact(nl, msg, jnl_task_fn, out);
-	if (n < 0)
-		return n;
-	return n == 1 ? 0 : -EPROTO;
-}
-
-struct jnl_dump {
-	struct task_rec *recs;
-	size_t n, cap;
-};
-
-static int jnl_dump_fn(struct jnl *nl, struct nlmsghdr *nlh, void *arg)
-{
-	struct jnl_dump *d = arg;
-	int err;
-
-	(void)nl;
-	if (jnl_genlhdr(nlh)->cmd != JOULES_CMD_TASK)
-		return -EPROTO;
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 256;
-		struct task_rec *r = realloc(d->recs, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		d->recs = r;
-		d->cap = cap;
-	}
-	err = jnl_parse_task(nlh, &d->recs[d->n]);
-	if (err)
-		return err;
-	d->n++;
-	return 0;
-}
-
-static int jnl_cmp_pid(const void *a, const void *b)
-{
-	const struct task_rec *x = a, *y = b;
-
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
+	return jnl_get(nl, msg, &jnl_task_kind, out);
 }
 
 int jnl_dump_tasks(struct jnl *nl, bool threads, struct task_rec **recs,
 		   size_t *n)
 {
-	struct jnl_dump d = { 0 };
 	struct nl_msg *msg;
+	void *r = NULL;
 	int err;
 
 	*recs = NULL;
@@ -726,23 +824,9 @@ int jnl_dump_tasks(struct jnl *nl, bool threads, struct task_rec **recs,
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
-	err = jnl_transact(nl, msg, jnl_dump_fn, &d);
-	if (err < 0) {
-		free(d.recs);
-		return err;
-	}
-	qsort(d.recs, d.n, sizeof(*d.recs), jnl_cmp_pid);
-	*recs = d.recs;
-	*n = d.n;
-	return 0;
-}
-
-static int jnl_cgroup_fn(struct jnl *nl, struct nlmsghdr *nlh, void *arg)
-{
-	(void)nl;
-	if (jnl_genlhdr(nlh)->cmd != JOULES_CMD_CGROUP)
-		return -EPROTO;
-	return jnl_parse_cgroup(nlh, arg);
+	err = jnl_dump(nl, msg, &jnl_task_kind, &r, n);
+	*recs = r;
+	return err;
 }
 
 int jnl_get_cgroup(struct jnl *nl, const char *path, uint64_t id,
@@ -750,7 +834,6 @@ int jnl_get_cgroup(struct jnl *nl, const char *path, uint64_t id,
 {
 	struct nl_msg *msg =
 		jnl_msg(nl, JOULES_CMD_GET_CGROUP, JOULES_GENL_VERSION, 0);
-	int n;
 
 	if (!msg)
 		return -ENOMEM;
@@ -759,62 +842,24 @@ int jnl_get_cgroup(struct jnl *nl, const char *path, uint64_t id,
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
-	n = jnl_transact(nl, msg, jnl_cgroup_fn, out);
-	if (n < 0)
-		return n;
-	return n == 1 ? 0 : -EPROTO;
-}
-
-struct jnl_cg_dump {
-	struct cgroup_rec *recs;
-	size_t n, cap;
-};
-
-static int jnl_cg_dump_fn(struct jnl *nl, struct nlmsghdr *nlh, void *arg)
-{
-	struct jnl_cg_dump *d = arg;
-
-	(void)nl;
-	if (jnl_genlhdr(nlh)->cmd != JOULES_CMD_CGROUP)
-		return -EPROTO;
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 64;
-		struct cgroup_rec *r = realloc(d->recs, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		d->recs = r;
-		d->cap = cap;
-	}
-	return jnl_parse_cgroup(nlh, &d->recs[d->n++]);
-}
-
-static int jnl_cmp_path(const void *a, const void *b)
-{
-	return strcmp(((const struct cgroup_rec *)a)->path,
-		      ((const struct cgroup_rec *)b)->path);
+	return jnl_get(nl, msg, &jnl_cgroup_kind, out);
 }
 
 int jnl_dump_cgroups(struct jnl *nl, struct cgroup_rec **recs, size_t *n)
 {
-	struct jnl_cg_dump d = { 0 };
 	struct nl_msg *msg;
+	void *r = NULL;
 	int err;
 
 	*recs = NULL;
 	*n = 0;
-	msg = jnl_msg(nl, JOULES_CMD_DUMP_CGROUPS, JOULES_GENL_VERSION, NLM_F_DUMP);
+	msg = jnl_msg(nl, JOULES_CMD_DUMP_CGROUPS, JOULES_GENL_VERSION,
+		      NLM_F_DUMP);
 	if (!msg)
 		return -ENOMEM;
-	err = jnl_transact(nl, msg, jnl_cg_dump_fn, &d);
-	if (err < 0) {
-		free(d.recs);
-		return err;
-	}
-	qsort(d.recs, d.n, sizeof(*d.recs), jnl_cmp_path);
-	*recs = d.recs;
-	*n = d.n;
-	return 0;
+	err = jnl_dump(nl, msg, &jnl_cgroup_kind, &r, n);
+	*recs = r;
+	return err;
 }
 
 void jnl_event_free(struct jnl_event *ev)
@@ -824,30 +869,14 @@ void jnl_event_free(struct jnl_event *ev)
 	ev->cgroup = NULL;
 }
 
-static int jnl_node_fn(struct jnl *nl, struct nlmsghdr *nlh, void *arg)
-{
-	struct node_rec *n = arg;
-	int err;
-
-	if (jnl_genlhdr(nlh)->cmd != JOULES_CMD_NODE)
-		return -EPROTO;
-	err = jnl_parse_node(nlh, n);
-	n->version = nl->version;
-	return err;
-}
-
 int jnl_get_node(struct jnl *nl, struct node_rec *out)
 {
 	struct nl_msg *msg =
 		jnl_msg(nl, JOULES_CMD_GET_NODE, JOULES_GENL_VERSION, 0);
-	int n;
 
 	if (!msg)
 		return -ENOMEM;
-	n = jnl_transact(nl, msg, jnl_node_fn, out);
-	if (n < 0)
-		return n;
-	return n == 1 ? 0 : -EPROTO;
+	return jnl_get(nl, msg, &jnl_node_kind, out);
 }
 
 int jnl_raw_request(struct jnl *nl, uint8_t cmd, uint8_t version,

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "out.h"
+#include "rec.h"
 
 struct jnl;
 
@@ -103,7 +103,7 @@ int jnl_subscribe(struct jnl *nl, unsigned int groups);
 enum jnl_event_type {
 	JNL_EV_SAMPLE = 1,
 	JNL_EV_EXIT,
-	JNL_EV_CGROUP_EXIT,	/* a removed cgroup's final totals */
+	JNL_EV_CGROUP_EXIT, /* a removed cgroup's final totals */
 };
 
 struct jnl_event {
@@ -111,7 +111,8 @@ struct jnl_event {
 	union {
 		struct sample_rec sample;
 		struct task_rec exit;
-		struct cgroup_rec *cgroup;	/* JNL_EV_CGROUP_EXIT: jnl_event_free() */
+		struct cgroup_rec
+			*cgroup; /* JNL_EV_CGROUP_EXIT: jnl_event_free() */
 	};
 };
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Text, JSON and CSV output of the joules records, and the top table. */
+/* Text, JSON and CSV output of the joules records, and the top tables. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pwd.h>
@@ -8,24 +8,6 @@
 #include <unistd.h>
 
 #include "out.h"
-
-const char *const rec_feature_names[REC_NR_FEATURES] = {
-	[REC_CPU_NS] = "cpu_ns",
-	[REC_CYCLES] = "cycles",
-	[REC_INSTRUCTIONS] = "instructions",
-	[REC_CACHE_MISSES] = "cache_misses",
-	[REC_DISK_BYTES] = "disk_bytes",
-	[REC_NET_TX_BYTES] = "net_tx_bytes",
-	[REC_NET_RX_BYTES] = "net_rx_bytes",
-	[REC_PAGECACHE_BYTES] = "pagecache_bytes",
-};
-
-const char *const rec_domain_names[REC_NR_DOMAINS] = {
-	[REC_PKG] = "pkg",
-	[REC_CORE] = "core",
-	[REC_DRAM] = "dram",
-	[REC_PSYS] = "psys",
-};
 
 /* The per-pid file's spelling: rapl, model, "rapl,model" or none. */
 const char *out_source_name(uint32_t source)
@@ -42,20 +24,18 @@ const char *out_source_name(uint32_t source)
 	}
 }
 
-static const int hw_feats[] = { REC_CYCLES, REC_INSTRUCTIONS,
-				REC_CACHE_MISSES };
+static const int hw_feats[] = { JL_F_CYCLES, JL_F_INSTR, JL_F_MISSES };
 /* Added after the first layout: after write_bytes in every format. */
-static const int later_feats[] = { REC_NET_TX_BYTES, REC_NET_RX_BYTES,
-				   REC_PAGECACHE_BYTES };
+static const int later_feats[] = { JL_F_NET_TX, JL_F_NET_RX, JL_F_PAGECACHE };
 #define NR_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* "name: value" or "name: absent". */
 static void text_feat(FILE *fp, uint32_t present, const uint64_t *feat, int f)
 {
 	if (present & REC_F(f))
-		fprintf(fp, "%s: %" PRIu64 "\n", rec_feature_names[f], feat[f]);
+		fprintf(fp, "%s: %" PRIu64 "\n", jl_feature_names[f], feat[f]);
 	else
-		fprintf(fp, "%s: absent\n", rec_feature_names[f]);
+		fprintf(fp, "%s: absent\n", jl_feature_names[f]);
 }
 
 /*
@@ -67,10 +47,10 @@ struct energy_view {
 	uint64_t energy_uj, idle_uj, model_generation, read_bytes, write_bytes;
 	const uint64_t *domain_uj, *feat;
 };
-#define ENERGY_VIEW(r)                                                    \
-	((struct energy_view){ (r)->source, (r)->domains, (r)->present,   \
-			       (r)->energy_uj, (r)->idle_uj,              \
-			       (r)->model_generation, (r)->read_bytes,    \
+#define ENERGY_VIEW(r)                                                  \
+	((struct energy_view){ (r)->source, (r)->domains, (r)->present, \
+			       (r)->energy_uj, (r)->idle_uj,            \
+			       (r)->model_generation, (r)->read_bytes,  \
 			       (r)->write_bytes, (r)->domain_uj, (r)->feat })
 
 /* The per-pid file's (and energy.stat's) lines from source on. */
@@ -81,13 +61,13 @@ static void text_energy(FILE *fp, const struct energy_view *e)
 		fprintf(fp, "energy_uj: %" PRIu64 "\n", e->energy_uj);
 	else
 		fprintf(fp, "energy_uj: absent\n");
-	for (int d = 0; d < REC_NR_DOMAINS; d++)
+	for (int d = 0; d < JL_NR_DOMAINS; d++)
 		if (e->domains & (1u << d))
 			fprintf(fp, "energy_%s_uj: %" PRIu64 "\n",
-				rec_domain_names[d], e->domain_uj[d]);
+				jl_domain_names[d], e->domain_uj[d]);
 	fprintf(fp, "idle_uj: %" PRIu64 "\n", e->idle_uj);
 	fprintf(fp, "model_generation: %" PRIu64 "\n", e->model_generation);
-	fprintf(fp, "cpu_time_ns: %" PRIu64 "\n", e->feat[REC_CPU_NS]);
+	fprintf(fp, "cpu_time_ns: %" PRIu64 "\n", e->feat[JL_F_CPU_NS]);
 	for (size_t i = 0; i < NR_OF(hw_feats); i++)
 		text_feat(fp, e->present, e->feat, hw_feats[i]);
 	fprintf(fp, "read_bytes: %" PRIu64 "\n", e->read_bytes);
@@ -134,9 +114,9 @@ void out_json_string(FILE *fp, const char *s)
 static void json_feat(FILE *fp, uint32_t present, const uint64_t *feat, int f)
 {
 	if (present & REC_F(f))
-		fprintf(fp, ",\"%s\":%" PRIu64, rec_feature_names[f], feat[f]);
+		fprintf(fp, ",\"%s\":%" PRIu64, jl_feature_names[f], feat[f]);
 	else
-		fprintf(fp, ",\"%s\":null", rec_feature_names[f]);
+		fprintf(fp, ",\"%s\":null", jl_feature_names[f]);
 }
 
 static void json_domains(FILE *fp, uint32_t domains, const uint64_t *uj)
@@ -144,10 +124,10 @@ static void json_domains(FILE *fp, uint32_t domains, const uint64_t *uj)
 	const char *sep = "";
 
 	fputs(",\"domains_uj\":{", fp);
-	for (int d = 0; d < REC_NR_DOMAINS; d++) {
+	for (int d = 0; d < JL_NR_DOMAINS; d++) {
 		if (!(domains & (1u << d)))
 			continue;
-		fprintf(fp, "%s\"%s\":%" PRIu64, sep, rec_domain_names[d],
+		fprintf(fp, "%s\"%s\":%" PRIu64, sep, jl_domain_names[d],
 			uj[d]);
 		sep = ",";
 	}
@@ -166,7 +146,7 @@ static void json_energy(FILE *fp, const struct energy_view *e)
 	json_domains(fp, e->domains, e->domain_uj);
 	fprintf(fp, ",\"idle_uj\":%" PRIu64 ",\"model_generation\":%" PRIu64,
 		e->idle_uj, e->model_generation);
-	json_feat(fp, e->present | REC_F(REC_CPU_NS), e->feat, REC_CPU_NS);
+	json_feat(fp, e->present | REC_F(JL_F_CPU_NS), e->feat, JL_F_CPU_NS);
 	for (size_t i = 0; i < NR_OF(hw_feats); i++)
 		json_feat(fp, e->present, e->feat, hw_feats[i]);
 	fprintf(fp, ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64,
@@ -208,9 +188,9 @@ void out_exit_json(FILE *fp, const struct task_rec *t)
 static void line_feat(FILE *fp, uint32_t present, const uint64_t *feat, int f)
 {
 	if (present & REC_F(f))
-		fprintf(fp, " %s=%" PRIu64, rec_feature_names[f], feat[f]);
+		fprintf(fp, " %s=%" PRIu64, jl_feature_names[f], feat[f]);
 	else
-		fprintf(fp, " %s=-", rec_feature_names[f]);
+		fprintf(fp, " %s=-", jl_feature_names[f]);
 }
 
 /* A word of a line: quoted only when it holds blanks, so simple ones stay greppable. */
@@ -227,12 +207,12 @@ static void line_energy(FILE *fp, const struct energy_view *e)
 {
 	fprintf(fp, " source=%s energy_uj=%" PRIu64 " idle_uj=%" PRIu64,
 		out_source_name(e->source), e->energy_uj, e->idle_uj);
-	for (int d = 0; d < REC_NR_DOMAINS; d++)
+	for (int d = 0; d < JL_NR_DOMAINS; d++)
 		if (e->domains & (1u << d))
-			fprintf(fp, " %s_uj=%" PRIu64, rec_domain_names[d],
+			fprintf(fp, " %s_uj=%" PRIu64, jl_domain_names[d],
 				e->domain_uj[d]);
 	fprintf(fp, " model_generation=%" PRIu64, e->model_generation);
-	line_feat(fp, e->present | REC_F(REC_CPU_NS), e->feat, REC_CPU_NS);
+	line_feat(fp, e->present | REC_F(JL_F_CPU_NS), e->feat, JL_F_CPU_NS);
 	for (size_t i = 0; i < NR_OF(hw_feats); i++)
 		line_feat(fp, e->present, e->feat, hw_feats[i]);
 	fprintf(fp, " read_bytes=%" PRIu64 " write_bytes=%" PRIu64,
@@ -353,11 +333,11 @@ void out_sample_line(FILE *fp, const struct sample_rec *s)
 		s->seq, s->realtime_ns, s->monotonic_ns, s->interval_ns,
 		out_source_name(s->source), s->model_generation, s->energy_uj,
 		s->idle_uj);
-	for (int d = 0; d < REC_NR_DOMAINS; d++)
+	for (int d = 0; d < JL_NR_DOMAINS; d++)
 		if (s->domains & (1u << d))
-			fprintf(fp, " %s_uj=%" PRIu64, rec_domain_names[d],
+			fprintf(fp, " %s_uj=%" PRIu64, jl_domain_names[d],
 				s->domain_uj[d]);
-	for (int f = 0; f < REC_NR_FEATURES; f++)
+	for (int f = 0; f < JL_NR_FEATURES; f++)
 		line_feat(fp, s->present, s->feat, f);
 	fprintf(fp, " tasks=%" PRIu32, s->nr_tasks);
 	if (s->freq_mhz)
@@ -379,7 +359,7 @@ void out_sample_json(FILE *fp, const struct sample_rec *s)
 		out_source_name(s->source), s->model_generation, s->energy_uj,
 		s->idle_uj);
 	json_domains(fp, s->domains, s->domain_uj);
-	for (int f = 0; f < REC_NR_FEATURES; f++)
+	for (int f = 0; f < JL_NR_FEATURES; f++)
 		json_feat(fp, s->present, s->feat, f);
 	fprintf(fp, ",\"tasks\":%" PRIu32, s->nr_tasks);
 	if (s->freq_mhz)
@@ -399,13 +379,13 @@ void out_node_text(FILE *fp, const struct node_rec *n)
 	fprintf(fp, "energy_uj: %" PRIu64 "\n", n->energy_uj);
 	fprintf(fp, "idle_uj: %" PRIu64 "\n", n->idle_uj);
 	fprintf(fp, "task_uj: %" PRIu64 "\n", n->task_uj);
-	for (int d = 0; d < REC_NR_DOMAINS; d++)
+	for (int d = 0; d < JL_NR_DOMAINS; d++)
 		if (n->domains & (1u << d))
 			fprintf(fp, "energy_%s_uj: %" PRIu64 "\n",
-				rec_domain_names[d], n->domain_uj[d]);
-	for (int f = 0; f < REC_NR_FEATURES; f++) {
+				jl_domain_names[d], n->domain_uj[d]);
+	for (int f = 0; f < JL_NR_FEATURES; f++) {
 		const char *name =
-			f == REC_CPU_NS ? "cpu_time_ns" : rec_feature_names[f];
+			f == JL_F_CPU_NS ? "cpu_time_ns" : jl_feature_names[f];
 
 		if (n->present & REC_F(f))
 			fprintf(fp, "%s: %" PRIu64 "\n", name, n->feat[f]);
@@ -426,7 +406,7 @@ void out_node_json(FILE *fp, const struct node_rec *n)
 		n->version, out_source_name(n->source), n->intervals,
 		n->uptime_ns, n->energy_uj, n->idle_uj, n->task_uj);
 	json_domains(fp, n->domains, n->domain_uj);
-	for (int f = 0; f < REC_NR_FEATURES; f++)
+	for (int f = 0; f < JL_NR_FEATURES; f++)
 		json_feat(fp, n->present, n->feat, f);
 	fprintf(fp,
 		",\"model_generation\":%" PRIu64 ",\"tasks_tracked\":%" PRIu64
@@ -524,8 +504,8 @@ static void csv_feat(FILE *fp, const struct sample_rec *s, int f)
 
 int out_record_row(FILE *fp, const struct sample_rec *s)
 {
-	static const int cols[] = { REC_CPU_NS, REC_CYCLES, REC_INSTRUCTIONS,
-				    REC_CACHE_MISSES, REC_DISK_BYTES };
+	static const int cols[] = { JL_F_CPU_NS, JL_F_CYCLES, JL_F_INSTR,
+				    JL_F_MISSES, JL_F_DISK };
 
 	fprintf(fp,
 		"%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64
@@ -547,99 +527,7 @@ int out_record_row(FILE *fp, const struct sample_rec *s)
 	return out_flush(fp);
 }
 
-/* --- top --- */
-
-void top_init(struct top_state *ts)
-{
-	memset(ts, 0, sizeof(*ts));
-}
-
-void top_free(struct top_state *ts)
-{
-	free(ts->rows);
-	free(ts->prev);
-	memset(ts, 0, sizeof(*ts));
-}
-
-static int cmp_rec_pid(const void *a, const void *b)
-{
-	const struct task_rec *x = a, *y = b;
-
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
-}
-
-static int cmp_row(const void *a, const void *b)
-{
-	const struct top_row *x = a, *y = b;
-
-	if (x->power_w != y->power_w)
-		return x->power_w > y->power_w ? -1 : 1;
-	if (x->cpu_pct != y->cpu_pct)
-		return x->cpu_pct > y->cpu_pct ? -1 : 1;
-	if (x->rec.energy_uj != y->rec.energy_uj)
-		return x->rec.energy_uj > y->rec.energy_uj ? -1 : 1;
-	return x->rec.pid < y->rec.pid ? -1 : x->rec.pid > y->rec.pid;
-}
-
-/* The previous record of the same task: same pid and tgid, counters not gone back. */
-static const struct task_rec *top_find_prev(const struct top_state *ts,
-					    const struct task_rec *r)
-{
-	const struct task_rec *p;
-
-	p = bsearch(r, ts->prev, ts->nprev, sizeof(*ts->prev), cmp_rec_pid);
-	if (!p || p->tgid != r->tgid || p->energy_uj > r->energy_uj ||
-	    p->feat[REC_CPU_NS] > r->feat[REC_CPU_NS])
-		return NULL; /* new task, or the pid was reused */
-	return p;
-}
-
-int top_update(struct top_state *ts, const struct task_rec *recs, size_t n,
-	       uint64_t now_ns)
-{
-	struct top_row *rows = malloc((n ? n : 1) * sizeof(*rows));
-	struct task_rec *snap = malloc((n ? n : 1) * sizeof(*snap));
-	double dt;
-
-	if (!rows || !snap) {
-		free(rows);
-		free(snap);
-		return -ENOMEM;
-	}
-	memcpy(snap, recs, n * sizeof(*snap));
-	qsort(snap, n, sizeof(*snap), cmp_rec_pid);
-	dt = ts->frames && now_ns > ts->prev_ns ?
-		     (double)(now_ns - ts->prev_ns) / 1e9 :
-		     0;
-	for (size_t i = 0; i < n; i++) {
-		const struct task_rec *p =
-			dt > 0 ? top_find_prev(ts, &snap[i]) : NULL;
-
-		rows[i].rec = snap[i];
-		if (p) {
-			rows[i].power_w =
-				(double)(snap[i].energy_uj - p->energy_uj) /
-				1e6 / dt;
-			rows[i].cpu_pct = (double)(snap[i].feat[REC_CPU_NS] -
-						   p->feat[REC_CPU_NS]) /
-					  1e7 / dt;
-		} else {
-			rows[i].power_w = -1;
-			rows[i].cpu_pct = -1;
-		}
-	}
-	qsort(rows, n, sizeof(*rows), cmp_row);
-	free(ts->rows);
-	free(ts->prev);
-	ts->rows = rows;
-	ts->nrows = n;
-	ts->prev = snap;
-	ts->nprev = n;
-	ts->prev_ns = now_ns;
-	ts->now_ns = now_ns;
-	ts->frames++;
-	return 0;
-}
+/* --- the top tables (top.h) --- */
 
 static const char *top_user(uint32_t uid, char *buf, size_t size)
 {
@@ -686,137 +574,6 @@ void top_print(const struct top_state *ts, FILE *fp, size_t max_rows,
 	}
 }
 
-/* --- top --cgroups --- */
-
-void cgtop_init(struct cgtop_state *ts, unsigned int max_depth)
-{
-	memset(ts, 0, sizeof(*ts));
-	ts->max_depth = max_depth;
-}
-
-void cgtop_free(struct cgtop_state *ts)
-{
-	if (ts->match_src)
-		regfree(&ts->match);
-	free(ts->match_src);
-	free(ts->snap);
-	free(ts->rows);
-	memset(ts, 0, sizeof(*ts));
-}
-
-int cgtop_set_match(struct cgtop_state *ts, const char *re, char *why,
-		    size_t size)
-{
-	char *src = strdup(re);
-	regex_t r;
-	int err;
-
-	if (!src)
-		return -ENOMEM;
-	err = regcomp(&r, re, REG_EXTENDED | REG_NOSUB);
-	if (err) {
-		regerror(err, &r, why, size);
-		free(src);
-		return -EINVAL;
-	}
-	if (ts->match_src)
-		regfree(&ts->match);
-	free(ts->match_src);
-	ts->match = r;
-	ts->match_src = src;
-	return 0;
-}
-
-bool cgtop_wanted(const struct cgtop_state *ts, const char *path)
-{
-	if (cgname_depth(path) > ts->max_depth)
-		return false;
-	return !ts->match_src || !regexec(&ts->match, path, 0, NULL, 0);
-}
-
-static int cmp_cg_id(const void *a, const void *b)
-{
-	const struct cgroup_rec *x = a, *y = b;
-
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int cmp_cg_row(const void *a, const void *b)
-{
-	const struct cgtop_row *x = a, *y = b;
-
-	if (x->power_w != y->power_w)
-		return x->power_w > y->power_w ? -1 : 1;
-	if (x->cpu_pct != y->cpu_pct)
-		return x->cpu_pct > y->cpu_pct ? -1 : 1;
-	if (x->rec->energy_uj != y->rec->energy_uj)
-		return x->rec->energy_uj > y->rec->energy_uj ? -1 : 1;
-	return strcmp(x->rec->path, y->rec->path);
-}
-
-int cgtop_update(struct cgtop_state *ts, const struct cgroup_rec *recs,
-		 size_t n, uint64_t now_ns)
-{
-	struct cgroup_rec *snap;
-	struct cgtop_row *rows;
-	size_t k = 0, kmax;
-	double dt;
-
-	/* Only the rows to show are kept: records are 4 KiB each. */
-	for (size_t i = 0; i < n; i++)
-		if (cgtop_wanted(ts, recs[i].path))
-			k++;
-	snap = malloc((k ? k : 1) * sizeof(*snap));
-	rows = malloc((k ? k : 1) * sizeof(*rows));
-	if (!snap || !rows) {
-		free(snap);
-		free(rows);
-		return -ENOMEM;
-	}
-	kmax = k;
-	k = 0;
-	for (size_t i = 0; i < n && k < kmax; i++)
-		if (cgtop_wanted(ts, recs[i].path))
-			snap[k++] = recs[i];
-	qsort(snap, k, sizeof(*snap), cmp_cg_id);
-	dt = ts->frames && now_ns > ts->prev_ns ?
-		     (double)(now_ns - ts->prev_ns) / 1e9 :
-		     0;
-	for (size_t i = 0; i < k; i++) {
-		const struct cgroup_rec *c = &snap[i], *p = NULL;
-
-		/* ts->snap is still the previous snapshot. */
-		if (dt > 0 && ts->nsnap)
-			p = bsearch(c, ts->snap, ts->nsnap, sizeof(*ts->snap),
-				    cmp_cg_id);
-		/* Ids are not reused while a cgroup lives; counters never go back. */
-		if (p && (p->energy_uj > c->energy_uj ||
-			  p->feat[REC_CPU_NS] > c->feat[REC_CPU_NS]))
-			p = NULL;
-		rows[i].rec = c;
-		cgname_parse(c->path, &rows[i].name);
-		/* Nothing charged it: no energy to take a rate of. */
-		rows[i].power_w = p && c->source ?
-				  (double)(c->energy_uj - p->energy_uj) / 1e6 / dt :
-				  -1;
-		rows[i].cpu_pct = p ? (double)(c->feat[REC_CPU_NS] -
-					       p->feat[REC_CPU_NS]) / 1e7 / dt :
-				      -1;
-	}
-	qsort(rows, k, sizeof(*rows), cmp_cg_row);
-	free(ts->snap);
-	free(ts->rows);
-	ts->snap = snap;
-	ts->nsnap = k;
-	ts->rows = rows;
-	ts->nrows = k;
-	ts->seen = n;
-	ts->prev_ns = now_ns;
-	ts->now_ns = now_ns;
-	ts->frames++;
-	return 0;
-}
-
 void cgtop_print(const struct cgtop_state *ts, FILE *fp, size_t max_rows,
 		 const char *summary)
 {
@@ -830,7 +587,8 @@ void cgtop_print(const struct cgtop_state *ts, FILE *fp, size_t max_rows,
 		fprintf(fp, ", matching '%s'", ts->match_src);
 	fprintf(fp, "); a row includes the rows below it");
 	for (size_t i = 0; i < ts->nrows; i++)
-		if (ts->rows[i].name.kind == CGN_ROOT && ts->rows[i].power_w >= 0)
+		if (ts->rows[i].name.kind == CGN_ROOT &&
+		    ts->rows[i].power_w >= 0)
 			fprintf(fp, "; root %.3f W", ts->rows[i].power_w);
 	fprintf(fp, "\n\n%9s %6s %12s %5s %-12s %-36s %-10s %s\n", "POWER_W",
 		"CPU%", "ENERGY_J", "TASKS", "CONTAINER", "POD_UID", "QOS",
@@ -839,7 +597,8 @@ void cgtop_print(const struct cgtop_state *ts, FILE *fp, size_t max_rows,
 		n = max_rows;
 	for (size_t i = 0; i < n; i++) {
 		const struct cgtop_row *r = &ts->rows[i];
-		char pw[16] = "-", cpu[16] = "-", energy[24] = "-", id[16] = "-";
+		char pw[16] = "-", cpu[16] = "-", energy[24] = "-",
+		     id[16] = "-";
 
 		if (r->power_w >= 0)
 			snprintf(pw, sizeof(pw), "%.3f", r->power_w);

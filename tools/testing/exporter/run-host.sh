@@ -24,7 +24,9 @@ for f in "$exporter" "$joulesctl" "$here/build/test_prom" "$here/build/http-chec
 		exit 4
 	fi
 done
-echo "1..17"
+# The collectors' own tests (user/lib/collector/NAME_test.c), one line each.
+coltests=$(ls "$here"/build/collector/*_test 2>/dev/null)
+echo "1..$((17 + $(echo "$coltests" | grep -c .)))"
 
 "$here"/build/test_prom > "$work/out" 2>&1; rc=$?
 nest < "$work/out"; t $rc "writer, negotiation, flag parsing (test_prom)"
@@ -33,11 +35,18 @@ mkdir -p "$work/render"
 "$here"/build/test_render "$work/render" > "$work/out" 2>&1; rc=$?
 nest < "$work/out"; t $rc "metric families from made-up snapshots (test_render)"
 
+for c in $coltests; do
+	"$c" > "$work/out" 2>&1; rc=$?
+	nest < "$work/out"; t $rc "collector: $(basename "$c")"
+done
+
 # The same under AddressSanitizer + UBSan, when built (make check does).
 if [ -x "$here/build-san/test_prom" ] && [ -x "$here/build-san/test_render" ]; then
-	{ "$here"/build-san/test_prom && "$here"/build-san/test_render; } > "$work/out" 2>&1; rc=$?
-	[ $rc = 0 ] || nest < "$work/out"
-	t $rc "test_prom and test_render under ASan + UBSan"
+	rc=0
+	for p in "$here"/build-san/test_prom "$here"/build-san/test_render "$here"/build-san/collector/*_test; do
+		"$p" > "$work/out" 2>&1 || { rc=1; nest < "$work/out"; }
+	done
+	t $rc "test_prom, test_render and the collector tests under ASan + UBSan"
 else
 	echo "ok $((n = n + 1)) sanitizers # SKIP build-san/ not built (make check builds it)"
 fi

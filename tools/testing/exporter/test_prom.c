@@ -405,7 +405,7 @@ TEST(collector_names)
 {
 	/* The HELP lines of every planned family are valid. */
 	for (int c = 0; c < JM_NR_COLLECTORS; c++)
-		CHECK(prom_valid_name(jm_collectors[c].name, true), "collector %d", c);
+		CHECK(prom_valid_name(jm_collectors[c]->name, true), "collector %d", c);
 }
 
 TEST_HARNESS_MAIN

@@ -5,6 +5,12 @@
  * not be there. With a directory argument, every rendering is also
  * written there (NAME.prom in text format, NAME.om in OpenMetrics) for
  * run-host.sh to check with promtool.
+ *
+ * Every rendering is also compared byte for byte with golden/NAME.prom
+ * and golden/NAME.om: the exposition as it was before the collectors were
+ * split into their own files. A change to the output is then a visible
+ * change to those files (regenerate them with `test_render DIR` and copy
+ * DIR's files over, after checking the difference is the one intended).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,8 +20,46 @@
 
 #include "check.h"
 #include "metrics.h"
+#include "collector/collector_test.h"
 
 static const char *outdir;
+
+#ifndef GOLDEN_DIR
+#define GOLDEN_DIR "golden"
+#endif
+
+/* Does buf equal the file GOLDEN_DIR/name.ext, byte for byte? */
+static bool golden(const char *name, const char *ext, const char *buf)
+{
+	char path[512], *want = NULL;
+	size_t len = 0, n = strlen(buf);
+	bool same;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s.%s", GOLDEN_DIR, name, ext);
+	fp = fopen(path, "r");
+	if (!fp) {
+		DIAG("%s: %s", path, strerror(errno));
+		return false;
+	}
+	if (getdelim(&want, &len, 0, fp) < 0) {
+		want = NULL;
+		len = 0;
+	} else {
+		len = strlen(want);
+	}
+	fclose(fp);
+	same = want && len == n && !memcmp(want, buf, n);
+	if (!same) {
+		size_t i = 0;
+
+		while (want && i < len && i < n && want[i] == buf[i])
+			i++;
+		DIAG("%s differs from the rendering at byte %zu", path, i);
+	}
+	free(want);
+	return same;
+}
 
 static void save(const char *name, const char *ext, const char *buf)
 {
@@ -47,137 +91,9 @@ static void render(struct __test_metadata *_metadata, const char *name, const st
 	*om = prom_take(&w, &len);
 	save(name, "prom", *text);
 	save(name, "om", *om);
-}
-
-/* Does the exposition have a line starting with `line`? */
-static bool has(const char *buf, const char *line)
-{
-	size_t n = strlen(line);
-
-	for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
-		if (!strncmp(p, line, n))
-			return true;
-	return false;
-}
-
-static void base_state(struct jm_state *s, unsigned int top)
-{
-	jm_init(s, top, "/nonexistent", NULL);
-}
-
-#define ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-#define DID "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
-#define POD "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" \
-	    "1a2b3c4d_5e6f_7a8b_9c0d_1e2f3a4b5c6d.slice"
-#define CTR POD "/cri-containerd-" ID ".scope"
-#define UID "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d"
-
-/* Cgroups as a node has them: the root, a pod and its container, docker. */
-static struct jm_cgroup cgroups[6];
-static char cg_paths[6][512];
-
-static void cgroup_snapshot(struct jm_snapshot *snap)
-{
-	static const struct {
-		const char *path;
-		uint32_t source;
-		uint64_t uj, idle, cpu, rd, wr;
-	} c[] = {
-		{ "/", REC_SRC_RAPL, 100000000000, 20000000000, 9000000000000, 1, 2 },
-		{ POD, REC_SRC_RAPL, 3000000, 500000, 2000000000, 4096, 0 },
-		{ CTR, REC_SRC_RAPL, 2500000, 400000, 1500000000, 4096, 0 },
-		{ "/system.slice/docker-" DID ".scope", REC_SRC_RAPL, 7, 1, 3, 0, 512 },
-		/* Nothing charged it yet: CPU time and bytes, no energy. */
-		{ "/system.slice/quiet.service", 0, 0, 0, 5, 0, 0 },
-		/* Bytes a label must not carry raw. */
-		{ "/odd \"name\\\n\xff", REC_SRC_RAPL, 1, 0, 1, 0, 0 },
-	};
-
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		snprintf(cg_paths[i], sizeof(cg_paths[i]), "%s", c[i].path);
-		cgroups[i] = (struct jm_cgroup){ .path = cg_paths[i],
-						 .source = c[i].source,
-						 .present = REC_F(REC_CPU_NS),
-						 .energy_uj = c[i].uj,
-						 .idle_uj = c[i].idle,
-						 .cpu_ns = c[i].cpu,
-						 .read_bytes = c[i].rd,
-						 .write_bytes = c[i].wr };
-	}
-	/* The container on a 6.3+ kernel: socket bytes counted, page-cache reads not. */
-	cgroups[2].present |= REC_F(REC_NET_TX_BYTES) | REC_F(REC_NET_RX_BYTES);
-	cgroups[2].net_tx_bytes = 1500;
-	cgroups[2].net_rx_bytes = 9000;
-	snap->cgroups = cgroups;
-	snap->ncgroups = sizeof(c) / sizeof(c[0]);
-	snap->cgroups_seen = 40;
-	snap->idle_split = true;
-}
-
-/* Everything present: RAPL with all domains, PMU, a model, processes, cgroups. */
-static void full_snapshot(struct jm_snapshot *snap)
-{
-	static struct task_rec procs[3];
-	struct node_rec *n = &snap->node;
-
-	memset(snap, 0, sizeof(*snap));
-	for (int c = 0; c < JM_NR_COLLECTORS; c++)
-		snap->st[c].enabled = !jm_collectors[c].planned;
-	cgroup_snapshot(snap);
-	snap->ns = 1234567;
-	snap->load_time_ms = 1799996400123ull;
-	snap->loaded = true;
-	snap->nl_version = 1;
-	strcpy(snap->version, "0.1.0");
-	strcpy(snap->abi, "1");
-	n->source = REC_SRC_RAPL;
-	n->energy_uj = 123456789012;
-	n->idle_uj = 23456789012;
-	n->domains = 0xf;
-	for (int d = 0; d < REC_NR_DOMAINS; d++)
-		n->domain_uj[d] = 1000000ull * (uint64_t)(d + 1) + 1;
-	n->present = 0x1f;
-	for (int f = 0; f < REC_NR_FEATURES; f++)
-		n->feat[f] = 1000000000ull * (uint64_t)(f + 1);
-	n->intervals = 4242;
-	n->tasks_tracked = 321;
-	n->uptime_ns = 3600ull * 1000000000ull;
-	snap->model_generation = 2;
-	snap->coef = (struct jl_coef){ .cpu_time_uw = 7000000,
-				       .cycles_pj = 5,
-				       .instructions_pj = 3,
-				       .cache_miss_pj = 2000,
-				       .disk_byte_pj = 10,
-				       .idle_uw = 15000000 };
-	snap->meter_present = true;
-	strcpy(snap->meter, "intel-rapl-msr");
-	snap->have_wraps = snap->have_bogus = true;
-	snap->wraps = 3;
-	snap->bogus_reads = 1;
-	memset(procs, 0, sizeof(procs));
-	procs[0] = (struct task_rec){ .pid = 4242,
-				      .comm = "burner",
-				      .process = true,
-				      .source = REC_SRC_RAPL,
-				      .energy_uj = 9000000,
-				      .present = REC_F(REC_CPU_NS),
-				      .feat = { [REC_CPU_NS] = 1500000000 } };
-	procs[1] = (struct task_rec){ .pid = 17,
-				      .comm = "we\"ird\\\n\xff",
-				      .process = true,
-				      .source = REC_SRC_RAPL,
-				      .energy_uj = 100,
-				      .present = REC_F(REC_CPU_NS),
-				      .feat = { [REC_CPU_NS] = 1000 } };
-	/* Charged by no source: no energy series, CPU time still shown. */
-	procs[2] = (struct task_rec){ .pid = 18,
-				      .comm = "quiet",
-				      .process = true,
-				      .present = REC_F(REC_CPU_NS),
-				      .feat = { [REC_CPU_NS] = 5 } };
-	snap->procs = procs;
-	snap->nprocs = 3;
-	snap->procs_seen = 10000;
+	CHECK(golden(name, "prom", *text), "%s: text not as golden", name);
+	CHECK(golden(name, "om", *om), "%s: openmetrics not as golden",
+		  name);
 }
 
 /* everything present: every family, in base units */
@@ -358,7 +274,7 @@ TEST(absent)
 	snap.st[JM_C_CGROUP].enabled = false;
 	snap.node.source = REC_SRC_MODEL;
 	snap.node.domains = 0;
-	snap.node.present = REC_F(REC_CPU_NS) | REC_F(REC_DISK_BYTES);
+	snap.node.present = REC_F(JL_F_CPU_NS) | REC_F(JL_F_DISK);
 	snap.model_generation = 0;
 	memset(&snap.coef, 0, sizeof(snap.coef));
 	snap.meter_present = false;

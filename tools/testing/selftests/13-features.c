@@ -286,9 +286,9 @@ TEST(samples_present)
 	n = st_fresh_samples(nl, s, 2);
 	jnl_close(nl);
 	ASSERT_EQ(2, n);
-	EXPECT_EQ(kernel_has_sock_tp(), !!(s[1].present & REC_F(REC_NET_TX_BYTES)));
-	EXPECT_EQ(kernel_has_sock_tp(), !!(s[1].present & REC_F(REC_NET_RX_BYTES)));
-	EXPECT_TRUE(s[1].present & REC_F(REC_PAGECACHE_BYTES));
+	EXPECT_EQ(kernel_has_sock_tp(), !!(s[1].present & REC_F(JL_F_NET_TX)));
+	EXPECT_EQ(kernel_has_sock_tp(), !!(s[1].present & REC_F(JL_F_NET_RX)));
+	EXPECT_TRUE(s[1].present & REC_F(JL_F_PAGECACHE));
 }
 
 TEST_HARNESS_MAIN

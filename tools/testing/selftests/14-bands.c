@@ -54,7 +54,7 @@ static void check_sample(struct __test_metadata *_metadata, const struct sample_
 			 unsigned long long cpu_uw, unsigned long long idle_uw)
 {
 	unsigned long long idle = idle_uw * s->interval_ns / 1000000000ull;
-	unsigned long long busy = cpu_uw * s->feat[REC_CPU_NS] / 1000000000ull;
+	unsigned long long busy = cpu_uw * s->feat[JL_F_CPU_NS] / 1000000000ull;
 
 	EXPECT_TRUE(near(s->idle_uj, idle, 1))
 		TH_LOG("idle %llu uJ over %llu ns, want %llu", (unsigned long long)s->idle_uj,
@@ -63,7 +63,7 @@ static void check_sample(struct __test_metadata *_metadata, const struct sample_
 	EXPECT_TRUE(near(s->energy_uj - s->idle_uj, busy, s->nr_tasks + 1))
 		TH_LOG("busy %llu uJ for %llu CPU-ns, want %llu",
 		       (unsigned long long)(s->energy_uj - s->idle_uj),
-		       (unsigned long long)s->feat[REC_CPU_NS], busy);
+		       (unsigned long long)s->feat[JL_F_CPU_NS], busy);
 }
 
 /* Samples of intervals after this call, with the CPU busy meanwhile. */

@@ -660,12 +660,12 @@ TEST_F(meter, conservation)
 
 		e_smp += s->energy_uj;
 		idle_smp += s->idle_uj;
-		dom_smp += s->domain_uj[REC_PKG] + s->domain_uj[REC_DRAM];
-		pkg_smp += s->domain_uj[REC_PKG];
+		dom_smp += s->domain_uj[JL_D_PKG] + s->domain_uj[JL_D_DRAM];
+		pkg_smp += s->domain_uj[JL_D_PKG];
 		ns_smp += s->interval_ns;
 		if (!(s->source & REC_SRC_RAPL) || s->domains != 0x5 ||
 		    s->energy_uj !=
-			    s->domain_uj[REC_PKG] + s->domain_uj[REC_DRAM])
+			    s->domain_uj[JL_D_PKG] + s->domain_uj[JL_D_DRAM])
 			bad_smp++;
 	}
 	/* Every thread: its energy at the end (or at its exit) minus at the start. */

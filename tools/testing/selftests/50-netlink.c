@@ -331,10 +331,10 @@ TEST_F(genl, get_self)
 		CHECK(t.process && !t.exited && t.nr_threads >= 1,
 			  "process %d exited %d threads %u", t.process,
 			  t.exited, t.nr_threads);
-		CHECK(t.feat[REC_CPU_NS] >= 40000000ull,
+		CHECK(t.feat[JL_F_CPU_NS] >= 40000000ull,
 			  "cpu_ns %llu after 50 ms of burning",
-			  (unsigned long long)t.feat[REC_CPU_NS]);
-		CHECK(t.present & REC_F(REC_CPU_NS), "cpu_ns present");
+			  (unsigned long long)t.feat[JL_F_CPU_NS]);
+		CHECK(t.present & REC_F(JL_F_CPU_NS), "cpu_ns present");
 	}
 }
 
@@ -379,9 +379,9 @@ TEST_F(genl, get_thread)
 		CHECK(!t.process && t.nr_threads == 1,
 			  "thread record: process %d threads %u", t.process,
 			  t.nr_threads);
-		CHECK(t.feat[REC_CPU_NS] >= 15000000ull,
+		CHECK(t.feat[JL_F_CPU_NS] >= 15000000ull,
 			  "thread cpu_ns %llu",
-			  (unsigned long long)t.feat[REC_CPU_NS]);
+			  (unsigned long long)t.feat[JL_F_CPU_NS]);
 	}
 	/* A non-leader thread id is not a process id. */
 	err = jnl_get_task(nl, p.tid, false, &proc);
@@ -738,8 +738,8 @@ TEST_F(genl, node)
 			  (unsigned long long)n.energy_uj,
 			  (unsigned long long)n.idle_uj,
 			  (unsigned long long)n.task_uj);
-		CHECK(n.feat[REC_CPU_NS] > 0, "cpu_ns total %llu",
-			  (unsigned long long)n.feat[REC_CPU_NS]);
+		CHECK(n.feat[JL_F_CPU_NS] > 0, "cpu_ns total %llu",
+			  (unsigned long long)n.feat[JL_F_CPU_NS]);
 		CHECK(n.uptime_ns > 0 && n.tasks_tracked > 0,
 			  "uptime %llu tracked %llu",
 			  (unsigned long long)n.uptime_ns,
@@ -808,7 +808,7 @@ TEST_F(genl, samples)
 				  "idle %llu > energy %llu",
 				  (unsigned long long)s[i].idle_uj,
 				  (unsigned long long)s[i].energy_uj);
-			CHECK(s[i].present & REC_F(REC_CPU_NS),
+			CHECK(s[i].present & REC_F(JL_F_CPU_NS),
 				  "cpu_ns present");
 		}
 		CHECK(s[2].monotonic_ns > s[1].monotonic_ns &&
@@ -942,14 +942,14 @@ TEST_F(genl, exit_record)
 			"file: energy %llu cpu %llu; exit record: energy %llu cpu %llu; "
 			"largest interval energy %llu",
 			f_energy, f_cpu, (unsigned long long)ex.energy_uj,
-			(unsigned long long)ex.feat[REC_CPU_NS],
+			(unsigned long long)ex.feat[JL_F_CPU_NS],
 			(unsigned long long)max_sample);
 		CHECK(ex.exited && ex.tgid == (uint32_t)pid,
 			  "exited %d tgid %u", ex.exited, ex.tgid);
-		CHECK(ex.feat[REC_CPU_NS] >= f_cpu &&
-				  ex.feat[REC_CPU_NS] - f_cpu <= after_ns,
+		CHECK(ex.feat[JL_F_CPU_NS] >= f_cpu &&
+				  ex.feat[JL_F_CPU_NS] - f_cpu <= after_ns,
 			  "cpu_ns: exit %llu vs file %llu (%llu ns from release to reaping)",
-			  (unsigned long long)ex.feat[REC_CPU_NS], f_cpu,
+			  (unsigned long long)ex.feat[JL_F_CPU_NS], f_cpu,
 			  (unsigned long long)after_ns);
 		CHECK(
 			ex.energy_uj >= f_energy &&

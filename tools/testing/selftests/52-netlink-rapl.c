@@ -32,30 +32,30 @@ FIXTURE_TEARDOWN_PARENT(meter)
 TEST_F(meter, samples)
 {
 	struct jnl *nl = self->nl;
-	const uint32_t want_dom = (1u << REC_PKG) | (1u << REC_DRAM);
+	const uint32_t want_dom = (1u << JL_D_PKG) | (1u << JL_D_DRAM);
 	struct sample_rec s[4];
 	int got = st_samples(nl, s, 4);
 
 	/* The first one may straddle the meter's arrival. */
 	for (int i = 1; i < got; i++) {
-		double pkg_w = (double)s[i].domain_uj[REC_PKG] * 1e3 /
+		double pkg_w = (double)s[i].domain_uj[JL_D_PKG] * 1e3 /
 			       (double)s[i].interval_ns;
-		double dram_w = (double)s[i].domain_uj[REC_DRAM] * 1e3 /
+		double dram_w = (double)s[i].domain_uj[JL_D_DRAM] * 1e3 /
 				(double)s[i].interval_ns;
 
 		CHECK(s[i].source == REC_SRC_RAPL, "source %u",
 			  s[i].source);
 		CHECK(s[i].domains == want_dom, "domains %#x",
 			  s[i].domains);
-		CHECK(!s[i].domain_uj[REC_CORE] &&
-				  !s[i].domain_uj[REC_PSYS],
+		CHECK(!s[i].domain_uj[JL_D_CORE] &&
+				  !s[i].domain_uj[JL_D_PSYS],
 			  "unmeasured domains carry values");
-		CHECK(s[i].energy_uj == s[i].domain_uj[REC_PKG] +
-						    s[i].domain_uj[REC_DRAM],
+		CHECK(s[i].energy_uj == s[i].domain_uj[JL_D_PKG] +
+						    s[i].domain_uj[JL_D_DRAM],
 			  "energy %llu vs pkg %llu + dram %llu",
 			  (unsigned long long)s[i].energy_uj,
-			  (unsigned long long)s[i].domain_uj[REC_PKG],
-			  (unsigned long long)s[i].domain_uj[REC_DRAM]);
+			  (unsigned long long)s[i].domain_uj[JL_D_PKG],
+			  (unsigned long long)s[i].domain_uj[JL_D_DRAM]);
 		CHECK(pkg_w > 7.6 && pkg_w < 8.4,
 			  "pkg %.3f W, meter draws 8 W", pkg_w);
 		CHECK(dram_w > 1.9 && dram_w < 2.1,
@@ -85,12 +85,12 @@ TEST_F(meter, task)
 	CHECK(err == 0, "GET_TASK: %d", err);
 	if (!err) {
 		CHECK(t.source & REC_SRC_RAPL, "source %u", t.source);
-		CHECK(t.domains & (1u << REC_PKG), "domains %#x",
+		CHECK(t.domains & (1u << JL_D_PKG), "domains %#x",
 			  t.domains);
-		CHECK(!(t.domains & ((1u << REC_CORE) | (1u << REC_PSYS))),
+		CHECK(!(t.domains & ((1u << JL_D_CORE) | (1u << JL_D_PSYS))),
 			  "domains %#x", t.domains);
-		CHECK(t.domain_uj[REC_PKG] > 0, "pkg share %llu",
-			  (unsigned long long)t.domain_uj[REC_PKG]);
+		CHECK(t.domain_uj[JL_D_PKG] > 0, "pkg share %llu",
+			  (unsigned long long)t.domain_uj[JL_D_PKG]);
 	}
 	jnl_close(nl);
 }

@@ -75,7 +75,7 @@ TEST_F(meter, samples)
 
 	/* The first one may straddle the meter's arrival. */
 	for (int i = 1; i < got; i++) {
-		double w = (double)s[i].domain_uj[REC_PKG] * 1e3 /
+		double w = (double)s[i].domain_uj[JL_D_PKG] * 1e3 /
 			   (double)s[i].interval_ns;
 
 		CHECK(s[i].source == REC_SRC_RAPL, "source %u", s[i].source);

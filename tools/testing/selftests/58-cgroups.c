@@ -406,7 +406,7 @@ TEST(short_lived_processes_reach_their_cgroup)
 	settle();
 	usage = st_cg_usage_usec("short.scope");
 	ASSERT_EQ(0, st_cg_get("short.scope", &r));
-	file_ns = r.feat[REC_CPU_NS];
+	file_ns = r.feat[JL_F_CPU_NS];
 	TH_LOG("%d short processes: joules %llu ns, cpu.stat %llu us (ratio %.4f)", SHORT_PROCS,
 	       file_ns, usage, usage ? file_ns / 1000.0 / usage : 0);
 	EXPECT_LE(file_ns / 1000.0, usage * 1.01 + SHORT_PROCS + 1);

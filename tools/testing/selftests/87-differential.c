@@ -325,7 +325,7 @@ static void cgns_query(void)
 			v[7] = -err;
 		} else {
 			v[1] = r.id;
-			v[2] = r.feat[REC_CPU_NS];
+			v[2] = r.feat[JL_F_CPU_NS];
 			if (strcmp(r.path, "/sub"))
 				bits |= 32;
 		}
@@ -649,7 +649,7 @@ static int events_take(int ms, int want_samples)
 		if (ev.type == JNL_EV_EXIT && nrecs < MAX_RECS) {
 			recs[nrecs].pid = ev.exit.pid;
 			recs[nrecs].tgid = ev.exit.tgid;
-			recs[nrecs].cpu_ns = ev.exit.feat[REC_CPU_NS];
+			recs[nrecs].cpu_ns = ev.exit.feat[JL_F_CPU_NS];
 			nrecs++;
 		} else if (ev.type == JNL_EV_SAMPLE) {
 			if (ev.sample.interval_ns > max_interval_ns)

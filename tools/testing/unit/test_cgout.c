@@ -45,8 +45,8 @@ static void rec(struct cgroup_rec *c, uint64_t id, const char *path,
 	c->energy_uj = uj;
 	c->idle_uj = uj / 10;
 	c->model_generation = 1;
-	c->present = REC_F(REC_CPU_NS);
-	c->feat[REC_CPU_NS] = cpu_ns;
+	c->present = REC_F(JL_F_CPU_NS);
+	c->feat[JL_F_CPU_NS] = cpu_ns;
 	c->read_bytes = 4096;
 	c->write_bytes = 8192;
 }
@@ -59,9 +59,9 @@ TEST(text)
 
 	rec(&c, 42, CTR, 1500000, 300000000);
 	/* Socket bytes counted (6.3+), page-cache reads not: as the kernel's file. */
-	c.present |= REC_F(REC_NET_TX_BYTES) | REC_F(REC_NET_RX_BYTES);
-	c.feat[REC_NET_TX_BYTES] = 1234;
-	c.feat[REC_NET_RX_BYTES] = 5678;
+	c.present |= REC_F(JL_F_NET_TX) | REC_F(JL_F_NET_RX);
+	c.feat[JL_F_NET_TX] = 1234;
+	c.feat[JL_F_NET_RX] = 5678;
 	CAPTURE(t, out_cgroup_text(fp, &c));
 	/* energy.stat's keys in its order, then the names. */
 	CHECK(t && !strcmp(t,
@@ -175,7 +175,7 @@ TEST(top)
 	s1[1].energy_uj += 20000000;
 	s1[2] = s0[2];
 	s1[2].energy_uj += 20000000; /* 10 W */
-	s1[2].feat[REC_CPU_NS] += 2000000000; /* one CPU for 2 s */
+	s1[2].feat[JL_F_CPU_NS] += 2000000000; /* one CPU for 2 s */
 	/* New since the last frame; and one that went backwards (another cgroup, same id). */
 	rec(&s1[3], 5, "/system.slice/new.service", 3000000, 0);
 	rec(&s1[4], 4, "/system.slice/gone.service", 10, 0);
