@@ -198,6 +198,7 @@ void joules_cg_rmdir(struct cgroup *cgrp)
 
 	if (cgrp->root != &cgrp_dfl_root)
 		return;
+	smp_mb(); /* CSS_ONLINE cleared before the lookup; pairs with cg_new() */
 	rcu_read_lock();
 	cg = cg_find(cgroup_id(cgrp));
 	rcu_read_unlock();
@@ -244,15 +245,15 @@ void joules_cg_charge(struct joules_cg *cg, const struct joules_totals *d)
  * (which resumes from a parent, still dirty) finds them. Process
  * context; readers flush, then read.
  */
-static void cg_flush(void)
+static void __cg_flush(void)
 {
 	struct joules_cg *n, *c;
 	unsigned int done = 0;
 
+	lockdep_assert_held(&cg_flush_lock);
 	/* Nothing charged since the last flush: no writer lock for readers. */
 	if (!READ_ONCE(cg_dirty_top))
 		return;
-	mutex_lock(&cg_flush_lock);
 	write_seqlock(&cg_seq);
 	while ((n = cg_dirty_top)) {
 		cg_dirty_top = n->dirty_next;
@@ -277,16 +278,26 @@ static void cg_flush(void)
 		}
 	}
 	write_sequnlock(&cg_seq);
+}
+
+/*
+ * Always under the mutex, also when the top list looks empty: a flush in
+ * progress has taken the root off it, and what it has not settled yet is
+ * neither in the totals a reader is about to read nor safe to free.
+ */
+static void cg_flush(void)
+{
+	mutex_lock(&cg_flush_lock);
+	__cg_flush();
 	mutex_unlock(&cg_flush_lock);
 }
 
-/* Totals of cg, consistent with each other. */
-void joules_cg_stats(struct joules_cg *cg, struct joules_cg_stats *cs)
+/* cg's totals as of the last flush. */
+static void cg_read(struct joules_cg *cg, struct joules_cg_stats *cs)
 {
 	struct joules_totals t;
 	unsigned int seq;
 
-	cg_flush();
 	do {
 		seq = read_seqbegin(&cg_seq);
 		t = cg->t;
@@ -295,6 +306,13 @@ void joules_cg_stats(struct joules_cg *cg, struct joules_cg_stats *cs)
 	memset(&cs->st, 0, sizeof(cs->st));
 	joules_totals_stats(&t, &cs->st);
 	cs->id = cg->id;
+}
+
+/* Totals of cg, consistent with each other. */
+void joules_cg_stats(struct joules_cg *cg, struct joules_cg_stats *cs)
+{
+	cg_flush();
+	cg_read(cg, cs);
 }
 
 u64 joules_cg_id(const struct joules_cg *cg)
@@ -364,7 +382,7 @@ static void cg_report(struct joules_cg *cg)
 	if (!test_bit(CG_REMOVED, &cg->flags) || !READ_ONCE(cg_up) ||
 	    !joules_report_exits_wanted())
 		return;
-	joules_cg_stats(cg, &cs);
+	cg_read(cg, &cs);	/* the caller flushed, and holds the flush */
 	cs.path = cg->path ? cg->path : "";
 	cs.st.exited = true;
 	joules_report_cgroup_exit(&cs);
@@ -397,9 +415,14 @@ void joules_cg_tick(void)
 	kfree(buf);
 	/* Freeing a child may release its parent: until none is left. */
 	while ((n = llist_del_all(&cg_dead))) {
-		/* Their pending sums go up before they do. */
-		cg_flush();
+		/*
+		 * Their pending sums go up before they do, and no reader's
+		 * flush may be walking them while they are freed.
+		 */
+		mutex_lock(&cg_flush_lock);
+		__cg_flush();
 		llist_for_each_entry_safe(cg, next, n, dnode) {
+			WARN_ON_ONCE(cg->dirty);
 			cg_report(cg);
 			/* A cgroup never removed is only dropped at unload. */
 			if (!test_bit(CG_UNHASHED, &cg->flags)) {
@@ -412,6 +435,7 @@ void joules_cg_tick(void)
 			atomic64_dec(&cg_objects);
 			call_rcu(&cg->rcu, cg_free_rcu);
 		}
+		mutex_unlock(&cg_flush_lock);
 	}
 }
 

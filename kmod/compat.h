@@ -237,4 +237,11 @@
  */
 #define JL_CGROUP_PATH_IN_NS JL_KV(6, 1)
 
+/* A task's state word: task_struct::state became __state in 5.14 (2f064a59a11f). */
+#if JL_KV(5, 14)
+#define jl_task_state(t) READ_ONCE((t)->__state)
+#else
+#define jl_task_state(t) READ_ONCE((t)->state)
+#endif
+
 #endif /* JOULES_COMPAT_H */

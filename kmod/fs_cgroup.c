@@ -224,9 +224,8 @@ struct cg_name {
 };
 
 /*
- * Up to BATCH online children of cgrp under RCU: after the cursor's child
- * while it is still online (so still in the list), else from the first,
- * skipping skip of them. Names are copied here and emitted outside RCU.
+ * Up to BATCH online children of cgrp under RCU: after the cursor's child,
+ * else from the first, skipping skip of them. Names are copied here and emitted outside RCU.
  */
 static unsigned int cg_children(struct cgroup *cgrp, struct cgroup *after, loff_t skip,
 				struct cg_name *batch)
@@ -236,7 +235,12 @@ static unsigned int cg_children(struct cgroup *cgrp, struct cgroup *after, loff_
 	unsigned int n = 0;
 
 	rcu_read_lock();
-	if (after && (READ_ONCE(after->self.flags) & CSS_ONLINE)) {
+	/*
+	 * The cursor's reference keeps its child from being released, and
+	 * only release takes a child off the list: go on from it, online
+	 * or not.
+	 */
+	if (after) {
 		pos = &after->self;
 		skip = 0;
 	} else {

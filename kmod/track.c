@@ -27,6 +27,7 @@
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
 
+#include "compat.h"
 #include "tasks.h"
 #include "track.h"
 
@@ -215,12 +216,16 @@ static bool track_found(struct task_struct *t)
 		if (!err && !test_bit(JE_FINAL, &e->flags))
 			joules_queue_now(e);
 		/*
-		 * Born and exited since the load, found only now (its tracking
-		 * was deferred): the exit hook had no entry to mark, so it is
-		 * marked here, for its exit record and its cgroup's count. A
-		 * final switch-out still to come sees the bit and adds nothing.
+		 * Born and dead since the load, found only now (its tracking
+		 * was deferred): the switch-out hook had no entry to mark, so
+		 * it is marked here, for its exit record and its cgroup's
+		 * count. TASK_DEAD is set just before the final switch, after
+		 * which the task never runs again; a final switch-out still to
+		 * come sees the bit and adds nothing. The barrier pairs with
+		 * __schedule()'s after the rq lock.
 		 */
-		if (!err && t->exit_state && from_start &&
+		smp_mb(); /* the entry published before the state is read */
+		if (!err && from_start && (jl_task_state(t) & TASK_DEAD) &&
 		    !test_and_set_bit(JE_DEAD, &e->flags))
 			llist_add(&e->dnode, &joules_dying);
 	}
