@@ -25,7 +25,8 @@ gen0=$(cat $sys/model/generation)
 
 # The meter: each interval's mean power under the known model, stamped at
 # the interval's end, as a PDU that reports the mean of its last period.
-meter='joulesctl record - | awk -F, '\''NR > 1 && $3 > 0 {
+# joulesctl record writes "# node: ..." lines, then the header, then rows.
+meter='joulesctl record - | awk -F, '\''/^#/ { next } !hdr { hdr = 1; next } $3 > 0 {
 	printf "%.6f,%.6f\n", $1 / 1e9, (15e6 * $3 + 7e6 * $8) / $3 / 1e6; fflush() }'\'
 
 # A workload whose CPU use varies from interval to interval.
