@@ -464,35 +464,47 @@ static struct cand add_cut(const struct bgrid *g, const struct cand *c,
 	return best;
 }
 
-static int dbl_cmp(const void *pa, const void *pb)
-{
-	double a = *(const double *)pa, b = *(const double *)pb;
-
-	return (a > b) - (a < b);
-}
-
-/* Bin edges: distinct quantiles of the known frequencies. */
+/*
+ * Bin edges: distinct quantiles of the known frequencies, s[m j / BINS] of
+ * them sorted, found by selection (no sort): each quantile's index is above
+ * the last, and fit_kth() leaves every value below position k before it.
+ */
 static unsigned int quantile_edges(const double *mhz, size_t n, double *edges)
 {
-	double *s = malloc(n * sizeof(*s));
+	double *s = malloc(n * sizeof(*s)), lo = INFINITY;
 	unsigned int j, ne = 0;
-	size_t m = 0, i;
+	size_t m = 0, i, from = 0;
 
 	if (!s)
 		return 0;
 	for (i = 0; i < n; i++)
-		if (mhz[i] > 0)
+		if (mhz[i] > 0) {
 			s[m++] = mhz[i];
-	qsort(s, m, sizeof(*s), dbl_cmp);
+			lo = fmin(lo, mhz[i]);
+		}
 	for (j = 1; m && j < JT_BAND_BINS; j++) {
-		double q = s[(size_t)((double)m * j / JT_BAND_BINS)];
+		size_t k = (size_t)((double)m * j / JT_BAND_BINS);
+		double q = fit_kth(s + from, m - from, k - from);
 
+		from = k;
 		/* A frequency no row is below cannot separate anything. */
-		if (q > s[0] && (!ne || q > edges[ne - 1]))
+		if (q > lo && (!ne || q > edges[ne - 1]))
 			edges[ne++] = q;
 	}
 	free(s);
 	return ne;
+}
+
+static int same_cuts(const struct cand *a, const struct cand *b)
+{
+	unsigned int j;
+
+	if (a->nc != b->nc)
+		return 0;
+	for (j = 0; j < a->nc; j++)
+		if (a->cut[j] != b->cut[j])
+			return 0;
+	return 1;
 }
 
 /* Edge search on g (fixed edges: the one candidate). */
@@ -588,7 +600,9 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 	unsigned int K = o->folds > 1 ? o->folds : 1, ne, j, b;
 	double edges[JT_BAND_BINS], *mhz = NULL, *pred = NULL, *ps = NULL,
 				    *pb = NULL, *wb = NULL;
-	struct bgrid g = { 0 }, gb = { 0 };
+	struct bgrid g = { 0 }, gb = { 0 }, gs = { 0 };
+	const double *g_w = NULL; /* the weights g was built with */
+	int g_is_wb = 0; /* ... and they are the bands' weights, wb */
 	struct jt_row *sub = NULL;
 	struct cand best = { .err = INFINITY }, prev;
 	unsigned char map[JT_BAND_BINS], *band = NULL;
@@ -655,9 +669,19 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 	wsearch = w_single;
 	if (!w_single || (double)rep->n_rejected > JT_MAX_REJECTED * (double)n)
 		wsearch = NULL;
+	/*
+	 * A grid is built once per set of weights: the first round's, when
+	 * it is the single fit's, is kept for the held-out comparison (gs),
+	 * and the last round's serves as the bands' (gb) when the bands'
+	 * weights did not change after it (same edges: the same band fits).
+	 */
 	for (round = 0; round < 2; round++) {
 		if (round && bo->nedges)
 			break;
+		if (round && g_w == w_single) {
+			gs = g;
+			memset(&g, 0, sizeof(g));
+		}
 		bgrid_free(&g);
 		ret = bgrid_build(&g, rows, n, mhz, wsearch, present, K, edges,
 				  ne, o);
@@ -666,6 +690,8 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 				 strerror(-ret));
 			goto out;
 		}
+		g_w = wsearch;
+		g_is_wb = round > 0;
 		memset(bin_rows, 0, sizeof(bin_rows));
 		for (i = 0; i < n; i++)
 			bin_rows[g.bin[i]] += wsearch ? wsearch[i] > 0 : 1;
@@ -676,14 +702,8 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 			goto out;
 		if (!isfinite(best.err)) {
 			if (round) {
-				/* Keep the first round's (grid and fits). */
+				/* Keep the first round's fits. */
 				best = prev;
-				bgrid_free(&g);
-				ret = bgrid_build(&g, rows, n, mhz, w_single,
-						  present, K, edges, ne,
-						  o);
-				if (ret)
-					goto out;
 				break;
 			}
 			snprintf(res->why, sizeof(res->why),
@@ -692,10 +712,13 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 				 min_rows, JT_BAND_MIN_SHARE * 100);
 			goto out;
 		}
+		if (round && same_cuts(&best, &prev))
+			break; /* the same bands: the same fits and weights */
 		ret = fit_bands(rows, n, present, o, rep, &g, &best, edges, band,
 				sub, pred, wb, res);
 		if (ret)
 			goto out;
+		g_is_wb = 0;
 		wsearch = wb;
 	}
 	band_map(&g, &best, map);
@@ -704,21 +727,30 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 		all_ok &= res->band_ok[b];
 
 	/* Single, banded and CPU-only on the same held-out intervals. */
-	ret = bgrid_build(&gb, rows, n, mhz, wb, present, K, edges, ne,
-			  o);
+	if (g_is_wb) {
+		gb = g;
+		memset(&g, 0, sizeof(g));
+	} else {
+		ret = bgrid_build(&gb, rows, n, mhz, wb, present, K, edges, ne,
+				  o);
+	}
 	if (!ret)
 		ret = bgrid_predict(&gb, map, res->nb, 0, pred);
+	if (!ret && !gs.G && g_w == w_single && g.G) {
+		gs = g;
+		memset(&g, 0, sizeof(g));
+	}
 	bgrid_free(&g);
-	if (!ret)
-		ret = bgrid_build(&g, rows, n, mhz, w_single, present, K, edges,
-				  ne, o);
+	if (!ret && !gs.G)
+		ret = bgrid_build(&gs, rows, n, mhz, w_single, present, K,
+				  edges, ne, o);
 	{
 		unsigned char one[JT_BAND_BINS] = { 0 };
 
 		if (!ret)
-			ret = bgrid_predict(&g, one, 1, 0, ps);
+			ret = bgrid_predict(&gs, one, 1, 0, ps);
 		if (!ret)
-			ret = bgrid_predict(&g, one, 1, 1, pb);
+			ret = bgrid_predict(&gs, one, 1, 1, pb);
 	}
 	if (ret) {
 		jt_diagf("banded fit: held-out evaluation failed: %s\n",
@@ -766,6 +798,7 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 out:
 	bgrid_free(&g);
 	bgrid_free(&gb);
+	bgrid_free(&gs);
 	free(mhz);
 	free(pred);
 	free(ps);
