@@ -37,6 +37,12 @@
  * million rows costs more than the whole subsample phase.
  */
 #define IRLS_SUB 65536
+/*
+ * Passes over all rows after that, at most, and the relative change of the
+ * coefficients in the last one below which the weights count as settled.
+ */
+#define IRLS_FULL 2
+#define IRLS_SETTLED 1e-3
 #define SCALE_SUB 262144 /* rows the scale's median is taken over */
 #define MAD_NORMAL 1.4826 /* 1 / Phi^-1(3/4): MAD -> sigma under normality */
 #define SCALE_FLOOR 1e-5 /* relative to the median |y|: below any meter's accuracy */
@@ -391,14 +397,15 @@ static double bisquare(double u)
  * row, from beta until it settles. info->iter counts all iterations.
  */
 static int irls(struct rob *r, size_t step, double cs, double *beta,
-		struct fit_robust_info *info)
+		struct fit_robust_info *info, unsigned int max_it,
+		double *last)
 {
 	const struct fit_design *d = r->d;
 	unsigned int it, j;
 	size_t row_i;
 	int ret;
 
-	for (it = 1; it <= MAX_IRLS; it++) {
+	for (it = 1; it <= max_it; it++) {
 		double a[FIT_MAXCOL * FIT_MAXCOL] = { 0 }, b[FIT_MAXCOL] = { 0 };
 		double nb[FIT_MAXCOL], x[FIT_MAXCOL], y, diff = 0, big = 1;
 
@@ -419,6 +426,7 @@ static int irls(struct rob *r, size_t step, double cs, double *beta,
 			beta[j] = nb[j];
 		}
 		info->iter++;
+		*last = diff / big;
 		/*
 		 * The weights need not be exact: the caller refits with them.
 		 * The cheap subsample phase converges tightly, so that the
@@ -441,7 +449,7 @@ int fit_robust(const struct fit_design *d, const unsigned int *cols,
 	struct rob r = { .d = d, .rdiv = rdiv, .o = o,
 			 .rng = 0x9e3779b97f4a7c15ULL };
 	double beta[FIT_MAXCOL], ss[FIT_MAXCOL] = { 0 }, yss = 0, scale, cs;
-	double *tmp = NULL;
+	double *tmp = NULL, last = 0;
 	size_t row_i, step, m, k;
 	unsigned int i;
 	int ret;
@@ -493,14 +501,20 @@ int fit_robust(const struct fit_design *d, const unsigned int *cols,
 	cs = FIT_BISQUARE_C * scale;
 
 	step = d->n > IRLS_SUB ? (d->n + IRLS_SUB - 1) / IRLS_SUB : 1;
-	for (;;) {
-		ret = irls(&r, step, cs, beta, info);
-		if (ret)
-			return ret;
-		if (step == 1)
-			break;
-		step = 1;
+	ret = irls(&r, step, cs, beta, info, MAX_IRLS, &last);
+	if (!ret && step > 1) {
+		/*
+		 * From the subsample's fixed point, at most IRLS_FULL passes
+		 * over all rows: each moves beta by about a fifth of the one
+		 * before, and the caller refits with the weights anyway.
+		 */
+		int sub_converged = info->converged;
+
+		ret = irls(&r, 1, cs, beta, info, IRLS_FULL, &last);
+		info->converged = sub_converged && last <= IRLS_SETTLED;
 	}
+	if (ret)
+		return ret;
 	for (row_i = 0; row_i < d->n; row_i++) {
 		w[row_i] = bisquare(resid(&r, row_i, beta) / cs);
 		info->rejected += w[row_i] == 0;
