@@ -540,59 +540,120 @@ static int search(const struct bgrid *g, const struct jt_band_opts *bo,
 	return 0;
 }
 
-/* Each band's own (robust) fit and checks; its row weights into wb. */
-static int fit_bands(const struct jt_row *rows, size_t n, unsigned int present,
+/*
+ * Rows moved in place so that row i lands at dest[i] (a permutation), by
+ * following its cycles; done[] (n bytes) is scratch.
+ */
+static void permute(struct jt_row *rows, size_t n, const size_t *dest,
+		    unsigned char *done)
+{
+	struct jt_row carry, t;
+	size_t i, j;
+
+	memset(done, 0, n);
+	for (i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		carry = rows[i];
+		for (j = dest[i]; j != i; j = dest[j]) {
+			t = rows[j];
+			rows[j] = carry;
+			carry = t;
+			done[j] = 1;
+		}
+		rows[i] = carry;
+		done[i] = 1;
+	}
+}
+
+/* The inverse of permute(): row dest[i] goes back to i. */
+static void unpermute(struct jt_row *rows, size_t n, const size_t *dest,
+		      unsigned char *done)
+{
+	struct jt_row t;
+	size_t i, j;
+
+	memset(done, 0, n);
+	for (i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		t = rows[i];
+		for (j = i; dest[j] != i; j = dest[j]) {
+			rows[j] = rows[dest[j]];
+			done[j] = 1;
+		}
+		rows[j] = t;
+		done[j] = 1;
+	}
+}
+
+/*
+ * Each band's own (robust) fit and checks; its row weights into wb. The
+ * rows are regrouped in place by band (each band's in their order, as a
+ * copy would have them) and put back: a copy of the rows would be most of
+ * the memory. dest (n) and done (n bytes) are scratch.
+ */
+static int fit_bands(struct jt_row *rows, size_t n, unsigned int present,
 		     const struct jt_train_opts *o, const struct jt_report *rep,
 		     const struct bgrid *g, const struct cand *best,
-		     const double *edges, unsigned char *band,
-		     struct jt_row *sub, double *scratch, double *wb,
+		     const double *edges, unsigned char *band, size_t *dest,
+		     unsigned char *done, double *scratch, double *wb,
 		     struct jt_band_result *res)
 {
 	unsigned char map[JT_BAND_BINS];
+	size_t start[JL_MAX_BANDS + 1] = { 0 }, at[JL_MAX_BANDS];
 	unsigned int b, j;
 	size_t i;
-	int ret;
+	int ret = 0;
 
 	res->tried = 1;
 	res->nb = best->nc + 1;
 	band_map(g, best, map);
 	for (j = 0; j < best->nc; j++)
 		res->upper_mhz[j] = (uint64_t)edges[best->cut[j] - 1];
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		band[i] = map[g->bin[i]];
+		start[band[i] + 1]++;
+	}
+	for (b = 0; b < res->nb; b++) {
+		start[b + 1] += start[b];
+		at[b] = start[b];
+	}
+	for (i = 0; i < n; i++)
+		dest[i] = at[band[i]]++;
+	permute(rows, n, dest, done);
 	for (b = 0; b < res->nb; b++) {
 		struct jt_train_opts bopt = *o;
 		struct jt_report *br = &res->band[b];
-		size_t m = 0;
+		size_t m = start[b + 1] - start[b];
 
-		for (i = 0; i < n; i++)
-			if (band[i] == b)
-				sub[m++] = rows[i];
 		res->nrows[b] = m;
 		bopt.pr = NULL;
 		bopt.no_se = 1;
-		bopt.weights = scratch;
+		bopt.weights = scratch + start[b];
 		memset(br, 0, sizeof(*br));
 		br->samples_name = rep->samples_name;
 		br->pdu_name = rep->pdu_name;
 		br->meter_lines = rep->meter_lines;
 		br->al = rep->al;
 		br->max_gap_s = rep->max_gap_s;
-		ret = jt_train(sub, m, present, &bopt, br, NULL, NULL);
+		ret = jt_train(rows + start[b], m, present, &bopt, br, NULL,
+			       NULL);
 		if (ret) {
 			jt_diagf("banded fit: band %u failed\n", b + 1);
-			return ret;
+			break;
 		}
-		for (i = 0, m = 0; i < n; i++)
-			if (band[i] == b)
-				wb[i] = scratch[m++];
 		res->band_ok[b] = !jt_model_check(br, res->band_why[b],
 						  sizeof(res->band_why[b]));
 	}
-	return 0;
+	unpermute(rows, n, dest, done);
+	if (!ret)
+		for (i = 0; i < n; i++)
+			wb[i] = scratch[dest[i]];
+	return ret;
 }
 
-int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
+int jt_train_bands(struct jt_row *rows, size_t n, unsigned int present,
 		   const struct jt_train_opts *o, const struct jt_band_opts *bo,
 		   const struct jt_report *rep, const double *w_single,
 		   struct jt_band_result *res)
@@ -603,7 +664,8 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 	struct bgrid g = { 0 }, gb = { 0 }, gs = { 0 };
 	const double *g_w = NULL; /* the weights g was built with */
 	int g_is_wb = 0; /* ... and they are the bands' weights, wb */
-	struct jt_row *sub = NULL;
+	size_t *dest = NULL;
+	unsigned char *done = NULL;
 	struct cand best = { .err = INFINITY }, prev;
 	unsigned char map[JT_BAND_BINS], *band = NULL;
 	size_t bin_rows[JT_BAND_BINS] = { 0 }, min_rows, i;
@@ -623,8 +685,9 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 	pb = malloc(n * sizeof(*pb));
 	wb = malloc(n * sizeof(*wb));
 	band = malloc(n);
-	sub = malloc(n * sizeof(*sub));
-	if (!mhz || !pred || !ps || !pb || !wb || !band || !sub)
+	dest = malloc(n * sizeof(*dest));
+	done = malloc(n ? n : 1);
+	if (!mhz || !pred || !ps || !pb || !wb || !band || !dest || !done)
 		goto out;
 	res->n_freq = jt_rows_freq(rows, n, present, mhz);
 	if (!res->n_freq) {
@@ -715,7 +778,7 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 		if (round && same_cuts(&best, &prev))
 			break; /* the same bands: the same fits and weights */
 		ret = fit_bands(rows, n, present, o, rep, &g, &best, edges, band,
-				sub, pred, wb, res);
+				dest, done, pred, wb, res);
 		if (ret)
 			goto out;
 		g_is_wb = 0;
@@ -805,7 +868,8 @@ out:
 	free(pb);
 	free(wb);
 	free(band);
-	free(sub);
+	free(dest);
+	free(done);
 	return ret;
 }
 

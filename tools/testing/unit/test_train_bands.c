@@ -34,7 +34,7 @@ static void test_bands(void)
 	struct jt_band_opts bo = { .max_bands = JL_MAX_BANDS };
 	struct jt_report rep;
 	struct gen_opts g;
-	struct jt_row *rows;
+	struct jt_row *rows, *before;
 	unsigned int present, wi = 0, b;
 	size_t n, i, known;
 	double *mhz, e;
@@ -60,9 +60,15 @@ static void test_bands(void)
 		  "neither: unknown");
 	free(mhz);
 
+	/* The bands' fits regroup the rows in place: they come back as they were. */
+	before = malloc(n * sizeof(*before));
+	memcpy(before, rows, n * sizeof(*rows));
 	ret = train_banded(rows, n, present, &bo, &rep, &br);
 	tap_check(ret == 0 && br.banded && br.model.nr == 2, "banded chosen: %d %s",
 		  ret, br.why);
+	tap_check(!memcmp(before, rows, n * sizeof(*rows)),
+		  "the rows are back in their order after the bands' fits");
+	free(before);
 	tap_check(br.nb == 2 && br.upper_mhz[0] >= 1925 && br.upper_mhz[0] <= 2075,
 		  "edge %llu near the true 2000 MHz",
 		  (unsigned long long)br.upper_mhz[0]);

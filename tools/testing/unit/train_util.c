@@ -385,7 +385,7 @@ struct jt_row *gen_rows(const struct gen_opts *g, size_t *n,
 	return rows;
 }
 
-int train_banded(const struct jt_row *rows, size_t n, unsigned int present,
+int train_banded(struct jt_row *rows, size_t n, unsigned int present,
 		 const struct jt_band_opts *bo, struct jt_report *rep,
 		 struct jt_band_result *br)
 {

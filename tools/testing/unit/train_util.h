@@ -118,7 +118,7 @@ struct jt_row *gen_rows(const struct gen_opts *g, size_t *n,
 			unsigned int *present);
 
 /* Single fit, then the banded one, as main() does. */
-int train_banded(const struct jt_row *rows, size_t n, unsigned int present,
+int train_banded(struct jt_row *rows, size_t n, unsigned int present,
 		 const struct jt_band_opts *bo, struct jt_report *rep,
 		 struct jt_band_result *br);
 
