@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel's kselftest harness (kselftest_harness.h from linux-source-6.12,
+ * tools/testing/ksft.mk) as every joules test program uses it, plus one
+ * expectation of its own:
+ *
+ *   CHECK(cond, fmt, ...)   EXPECT_TRUE(cond) with the condition's text and a
+ *                           printf-style explanation logged when it fails;
+ *                           evaluates to cond (0 or 1) so that a test can go
+ *                           on only with what it could read.
+ *
+ * Each TEST runs in a child of its own, so a crash fails that test (and the
+ * program) rather than ending the run; its result is one TAP line.
+ */
+#ifndef JOULES_CHECK_H
+#define JOULES_CHECK_H
+
+#include <stdbool.h>
+
+#include "kselftest_harness.h"
+
+#define CHECK(cond, fmt, ...)                                                      \
+	({                                                                         \
+		bool __ok = (cond);                                                \
+		if (!__ok)                                                         \
+			TH_LOG("check failed: %s: " fmt, #cond, ##__VA_ARGS__);    \
+		EXPECT_TRUE(__ok);                                                 \
+		__ok;                                                              \
+	})
+
+/* A diagnostic outside a test's body (no _metadata there): "# ..." on stdout. */
+#define DIAG(fmt, ...) ksft_print_msg(fmt "\n", ##__VA_ARGS__)
+
+#endif /* JOULES_CHECK_H */
