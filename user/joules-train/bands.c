@@ -99,8 +99,13 @@ static double design(const struct jt_row *r, unsigned int col)
 	return col == JT_COL_IDLE ? r->interval_ns : r->f[col - 1];
 }
 
-/* Add the outer product of v (length p) into the p x p block m. */
-static void outer_add(double *m, const double *v, unsigned int p, double w)
+/*
+ * Add the outer product of v (length p) into the p x p block m (upper
+ * triangle). Restrict-qualified and inlined: the inner loop of a grid.
+ */
+static inline __attribute__((always_inline)) void
+outer_add(double *restrict m, const double *restrict v, unsigned int p,
+	  double w)
 {
 	unsigned int i, j;
 

@@ -69,7 +69,8 @@ static double rnd(struct rob *r)
 }
 
 /* Scaled row i into x; returns the scaled target. */
-static double row(const struct rob *r, size_t i, double *x)
+static inline __attribute__((always_inline)) double
+row(const struct rob *r, size_t i, double *restrict x)
 {
 	const double *src = r->d->x + i * r->d->stride;
 	unsigned int j;
