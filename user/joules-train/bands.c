@@ -99,8 +99,13 @@ static double design(const struct jt_row *r, unsigned int col)
 	return col == JT_COL_IDLE ? r->interval_ns : r->f[col - 1];
 }
 
-/* Add the outer product of v (length p) into the p x p block m. */
-static void outer_add(double *m, const double *v, unsigned int p, double w)
+/*
+ * Add the outer product of v (length p) into the p x p block m (upper
+ * triangle). Restrict-qualified and inlined: the inner loop of a grid.
+ */
+static inline __attribute__((always_inline)) void
+outer_add(double *restrict m, const double *restrict v, unsigned int p,
+	  double w)
 {
 	unsigned int i, j;
 
@@ -464,35 +469,47 @@ static struct cand add_cut(const struct bgrid *g, const struct cand *c,
 	return best;
 }
 
-static int dbl_cmp(const void *pa, const void *pb)
-{
-	double a = *(const double *)pa, b = *(const double *)pb;
-
-	return (a > b) - (a < b);
-}
-
-/* Bin edges: distinct quantiles of the known frequencies. */
+/*
+ * Bin edges: distinct quantiles of the known frequencies, s[m j / BINS] of
+ * them sorted, found by selection (no sort): each quantile's index is above
+ * the last, and fit_kth() leaves every value below position k before it.
+ */
 static unsigned int quantile_edges(const double *mhz, size_t n, double *edges)
 {
-	double *s = malloc(n * sizeof(*s));
+	double *s = malloc(n * sizeof(*s)), lo = INFINITY;
 	unsigned int j, ne = 0;
-	size_t m = 0, i;
+	size_t m = 0, i, from = 0;
 
 	if (!s)
 		return 0;
 	for (i = 0; i < n; i++)
-		if (mhz[i] > 0)
+		if (mhz[i] > 0) {
 			s[m++] = mhz[i];
-	qsort(s, m, sizeof(*s), dbl_cmp);
+			lo = fmin(lo, mhz[i]);
+		}
 	for (j = 1; m && j < JT_BAND_BINS; j++) {
-		double q = s[(size_t)((double)m * j / JT_BAND_BINS)];
+		size_t k = (size_t)((double)m * j / JT_BAND_BINS);
+		double q = fit_kth(s + from, m - from, k - from);
 
+		from = k;
 		/* A frequency no row is below cannot separate anything. */
-		if (q > s[0] && (!ne || q > edges[ne - 1]))
+		if (q > lo && (!ne || q > edges[ne - 1]))
 			edges[ne++] = q;
 	}
 	free(s);
 	return ne;
+}
+
+static int same_cuts(const struct cand *a, const struct cand *b)
+{
+	unsigned int j;
+
+	if (a->nc != b->nc)
+		return 0;
+	for (j = 0; j < a->nc; j++)
+		if (a->cut[j] != b->cut[j])
+			return 0;
+	return 1;
 }
 
 /* Edge search on g (fixed edges: the one candidate). */
@@ -528,59 +545,120 @@ static int search(const struct bgrid *g, const struct jt_band_opts *bo,
 	return 0;
 }
 
-/* Each band's own (robust) fit and checks; its row weights into wb. */
-static int fit_bands(const struct jt_row *rows, size_t n, unsigned int present,
+/*
+ * Rows moved in place so that row i lands at dest[i] (a permutation), by
+ * following its cycles; done[] (n bytes) is scratch.
+ */
+static void permute(struct jt_row *rows, size_t n, const size_t *dest,
+		    unsigned char *done)
+{
+	struct jt_row carry, t;
+	size_t i, j;
+
+	memset(done, 0, n);
+	for (i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		carry = rows[i];
+		for (j = dest[i]; j != i; j = dest[j]) {
+			t = rows[j];
+			rows[j] = carry;
+			carry = t;
+			done[j] = 1;
+		}
+		rows[i] = carry;
+		done[i] = 1;
+	}
+}
+
+/* The inverse of permute(): row dest[i] goes back to i. */
+static void unpermute(struct jt_row *rows, size_t n, const size_t *dest,
+		      unsigned char *done)
+{
+	struct jt_row t;
+	size_t i, j;
+
+	memset(done, 0, n);
+	for (i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		t = rows[i];
+		for (j = i; dest[j] != i; j = dest[j]) {
+			rows[j] = rows[dest[j]];
+			done[j] = 1;
+		}
+		rows[j] = t;
+		done[j] = 1;
+	}
+}
+
+/*
+ * Each band's own (robust) fit and checks; its row weights into wb. The
+ * rows are regrouped in place by band (each band's in their order, as a
+ * copy would have them) and put back: a copy of the rows would be most of
+ * the memory. dest (n) and done (n bytes) are scratch.
+ */
+static int fit_bands(struct jt_row *rows, size_t n, unsigned int present,
 		     const struct jt_train_opts *o, const struct jt_report *rep,
 		     const struct bgrid *g, const struct cand *best,
-		     const double *edges, unsigned char *band,
-		     struct jt_row *sub, double *scratch, double *wb,
+		     const double *edges, unsigned char *band, size_t *dest,
+		     unsigned char *done, double *scratch, double *wb,
 		     struct jt_band_result *res)
 {
 	unsigned char map[JT_BAND_BINS];
+	size_t start[JL_MAX_BANDS + 1] = { 0 }, at[JL_MAX_BANDS];
 	unsigned int b, j;
 	size_t i;
-	int ret;
+	int ret = 0;
 
 	res->tried = 1;
 	res->nb = best->nc + 1;
 	band_map(g, best, map);
 	for (j = 0; j < best->nc; j++)
 		res->upper_mhz[j] = (uint64_t)edges[best->cut[j] - 1];
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		band[i] = map[g->bin[i]];
+		start[band[i] + 1]++;
+	}
+	for (b = 0; b < res->nb; b++) {
+		start[b + 1] += start[b];
+		at[b] = start[b];
+	}
+	for (i = 0; i < n; i++)
+		dest[i] = at[band[i]]++;
+	permute(rows, n, dest, done);
 	for (b = 0; b < res->nb; b++) {
 		struct jt_train_opts bopt = *o;
 		struct jt_report *br = &res->band[b];
-		size_t m = 0;
+		size_t m = start[b + 1] - start[b];
 
-		for (i = 0; i < n; i++)
-			if (band[i] == b)
-				sub[m++] = rows[i];
 		res->nrows[b] = m;
 		bopt.pr = NULL;
 		bopt.no_se = 1;
-		bopt.weights = scratch;
+		bopt.weights = scratch + start[b];
 		memset(br, 0, sizeof(*br));
 		br->samples_name = rep->samples_name;
 		br->pdu_name = rep->pdu_name;
 		br->meter_lines = rep->meter_lines;
 		br->al = rep->al;
 		br->max_gap_s = rep->max_gap_s;
-		ret = jt_train(sub, m, present, &bopt, br, NULL, NULL);
+		ret = jt_train(rows + start[b], m, present, &bopt, br, NULL,
+			       NULL);
 		if (ret) {
 			jt_diagf("banded fit: band %u failed\n", b + 1);
-			return ret;
+			break;
 		}
-		for (i = 0, m = 0; i < n; i++)
-			if (band[i] == b)
-				wb[i] = scratch[m++];
 		res->band_ok[b] = !jt_model_check(br, res->band_why[b],
 						  sizeof(res->band_why[b]));
 	}
-	return 0;
+	unpermute(rows, n, dest, done);
+	if (!ret)
+		for (i = 0; i < n; i++)
+			wb[i] = scratch[dest[i]];
+	return ret;
 }
 
-int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
+int jt_train_bands(struct jt_row *rows, size_t n, unsigned int present,
 		   const struct jt_train_opts *o, const struct jt_band_opts *bo,
 		   const struct jt_report *rep, const double *w_single,
 		   struct jt_band_result *res)
@@ -588,8 +666,11 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 	unsigned int K = o->folds > 1 ? o->folds : 1, ne, j, b;
 	double edges[JT_BAND_BINS], *mhz = NULL, *pred = NULL, *ps = NULL,
 				    *pb = NULL, *wb = NULL;
-	struct bgrid g = { 0 }, gb = { 0 };
-	struct jt_row *sub = NULL;
+	struct bgrid g = { 0 }, gb = { 0 }, gs = { 0 };
+	const double *g_w = NULL; /* the weights g was built with */
+	int g_is_wb = 0; /* ... and they are the bands' weights, wb */
+	size_t *dest = NULL;
+	unsigned char *done = NULL;
 	struct cand best = { .err = INFINITY }, prev;
 	unsigned char map[JT_BAND_BINS], *band = NULL;
 	size_t bin_rows[JT_BAND_BINS] = { 0 }, min_rows, i;
@@ -609,8 +690,9 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 	pb = malloc(n * sizeof(*pb));
 	wb = malloc(n * sizeof(*wb));
 	band = malloc(n);
-	sub = malloc(n * sizeof(*sub));
-	if (!mhz || !pred || !ps || !pb || !wb || !band || !sub)
+	dest = malloc(n * sizeof(*dest));
+	done = malloc(n ? n : 1);
+	if (!mhz || !pred || !ps || !pb || !wb || !band || !dest || !done)
 		goto out;
 	res->n_freq = jt_rows_freq(rows, n, present, mhz);
 	if (!res->n_freq) {
@@ -655,9 +737,19 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 	wsearch = w_single;
 	if (!w_single || (double)rep->n_rejected > JT_MAX_REJECTED * (double)n)
 		wsearch = NULL;
+	/*
+	 * A grid is built once per set of weights: the first round's, when
+	 * it is the single fit's, is kept for the held-out comparison (gs),
+	 * and the last round's serves as the bands' (gb) when the bands'
+	 * weights did not change after it (same edges: the same band fits).
+	 */
 	for (round = 0; round < 2; round++) {
 		if (round && bo->nedges)
 			break;
+		if (round && g_w == w_single) {
+			gs = g;
+			memset(&g, 0, sizeof(g));
+		}
 		bgrid_free(&g);
 		ret = bgrid_build(&g, rows, n, mhz, wsearch, present, K, edges,
 				  ne, o);
@@ -666,6 +758,8 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 				 strerror(-ret));
 			goto out;
 		}
+		g_w = wsearch;
+		g_is_wb = round > 0;
 		memset(bin_rows, 0, sizeof(bin_rows));
 		for (i = 0; i < n; i++)
 			bin_rows[g.bin[i]] += wsearch ? wsearch[i] > 0 : 1;
@@ -676,14 +770,8 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 			goto out;
 		if (!isfinite(best.err)) {
 			if (round) {
-				/* Keep the first round's (grid and fits). */
+				/* Keep the first round's fits. */
 				best = prev;
-				bgrid_free(&g);
-				ret = bgrid_build(&g, rows, n, mhz, w_single,
-						  present, K, edges, ne,
-						  o);
-				if (ret)
-					goto out;
 				break;
 			}
 			snprintf(res->why, sizeof(res->why),
@@ -692,10 +780,13 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 				 min_rows, JT_BAND_MIN_SHARE * 100);
 			goto out;
 		}
+		if (round && same_cuts(&best, &prev))
+			break; /* the same bands: the same fits and weights */
 		ret = fit_bands(rows, n, present, o, rep, &g, &best, edges, band,
-				sub, pred, wb, res);
+				dest, done, pred, wb, res);
 		if (ret)
 			goto out;
+		g_is_wb = 0;
 		wsearch = wb;
 	}
 	band_map(&g, &best, map);
@@ -704,21 +795,30 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 		all_ok &= res->band_ok[b];
 
 	/* Single, banded and CPU-only on the same held-out intervals. */
-	ret = bgrid_build(&gb, rows, n, mhz, wb, present, K, edges, ne,
-			  o);
+	if (g_is_wb) {
+		gb = g;
+		memset(&g, 0, sizeof(g));
+	} else {
+		ret = bgrid_build(&gb, rows, n, mhz, wb, present, K, edges, ne,
+				  o);
+	}
 	if (!ret)
 		ret = bgrid_predict(&gb, map, res->nb, 0, pred);
+	if (!ret && !gs.G && g_w == w_single && g.G) {
+		gs = g;
+		memset(&g, 0, sizeof(g));
+	}
 	bgrid_free(&g);
-	if (!ret)
-		ret = bgrid_build(&g, rows, n, mhz, w_single, present, K, edges,
-				  ne, o);
+	if (!ret && !gs.G)
+		ret = bgrid_build(&gs, rows, n, mhz, w_single, present, K,
+				  edges, ne, o);
 	{
 		unsigned char one[JT_BAND_BINS] = { 0 };
 
 		if (!ret)
-			ret = bgrid_predict(&g, one, 1, 0, ps);
+			ret = bgrid_predict(&gs, one, 1, 0, ps);
 		if (!ret)
-			ret = bgrid_predict(&g, one, 1, 1, pb);
+			ret = bgrid_predict(&gs, one, 1, 1, pb);
 	}
 	if (ret) {
 		jt_diagf("banded fit: held-out evaluation failed: %s\n",
@@ -766,13 +866,15 @@ int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
 out:
 	bgrid_free(&g);
 	bgrid_free(&gb);
+	bgrid_free(&gs);
 	free(mhz);
 	free(pred);
 	free(ps);
 	free(pb);
 	free(wb);
 	free(band);
-	free(sub);
+	free(dest);
+	free(done);
 	return ret;
 }
 

@@ -138,8 +138,13 @@ int fit_solve(const struct fit_blocks *b, int exclude, enum fit_method method,
  *     median |y|, so exact data keep weight 1);
  *  3. Tukey's bisquare (c = 4.685, 95% efficiency under normal errors)
  *     by iteratively reweighted least squares with that scale fixed, with
- *     the method's constraint in each step, until the weights settle
- *     (first on at most 65536 evenly spaced rows, then on all).
+ *     the method's constraint in each step: first on at most 65536
+ *     evenly spaced rows until the coefficients change by at most 1e-7
+ *     (relative), then (when that was a subsample) at most 2 passes over
+ *     all rows from there; converged when the subsample phase did and
+ *     the last pass moved the coefficients by at most 1e-3 (relative).
+ *     A table of only 65536 rows or fewer iterates on all of them until
+ *     the change is at most 1e-6.
  * Residuals are compared after dividing by rdiv[i] (NULL: 1), e.g. the
  * interval length, to compare powers rather than energies. w gets n
  * weights in [0, 1]; 0 means rejected (|residual| > c x scale).

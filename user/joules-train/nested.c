@@ -16,7 +16,7 @@
 
 #include "train.h"
 
-int jt_fit_written(const struct jt_row *rows, size_t n, unsigned int present,
+int jt_fit_written(struct jt_row *rows, size_t n, unsigned int present,
 		   const struct jt_train_opts *o, const struct jt_band_opts *bo,
 		   struct jt_report *rep, struct jt_band_result *br,
 		   double *cv_model, double *cv_base)

@@ -37,6 +37,12 @@
  * million rows costs more than the whole subsample phase.
  */
 #define IRLS_SUB 65536
+/*
+ * Passes over all rows after that, at most, and the relative change of the
+ * coefficients in the last one below which the weights count as settled.
+ */
+#define IRLS_FULL 2
+#define IRLS_SETTLED 1e-3
 #define SCALE_SUB 262144 /* rows the scale's median is taken over */
 #define MAD_NORMAL 1.4826 /* 1 / Phi^-1(3/4): MAD -> sigma under normality */
 #define SCALE_FLOOR 1e-5 /* relative to the median |y|: below any meter's accuracy */
@@ -63,7 +69,8 @@ static double rnd(struct rob *r)
 }
 
 /* Scaled row i into x; returns the scaled target. */
-static double row(const struct rob *r, size_t i, double *x)
+static inline __attribute__((always_inline)) double
+row(const struct rob *r, size_t i, double *restrict x)
 {
 	const double *src = r->d->x + i * r->d->stride;
 	unsigned int j;
@@ -92,8 +99,14 @@ static double resid(const struct rob *r, size_t i, const double *beta)
 	return resid_x(r, i, x, y, beta);
 }
 
-static void ne_add(double *a, double *b, unsigned int q, const double *x,
-		   double y, double w)
+/*
+ * a += w x x' (upper triangle), b += w x y. Restrict-qualified and always
+ * inlined: it is the inner loop of every pass, and the compiler can then
+ * keep the sums in registers (the same operations in the same order).
+ */
+static inline __attribute__((always_inline)) void
+ne_add(double *restrict a, double *restrict b, unsigned int q,
+       const double *restrict x, double y, double w)
 {
 	unsigned int i, j;
 
@@ -203,25 +216,53 @@ double fit_kth(double *v, size_t n, size_t k)
 }
 
 /*
- * One concentration step on the subsample sub[0..m-1]: least squares on
- * the h rows with the smallest |residual| under beta. Returns the sum of
- * those h squared residuals under the old beta (the LTS objective).
+ * The subsample the start is computed on, scaled once: per row the q
+ * scaled columns, the scaled target and rdiv (1 when none), the values
+ * row() and resid() give for it.
  */
-static double cstep(struct rob *r, const size_t *sub, size_t m, size_t h,
+struct subsample {
+	size_t m;
+	unsigned int w; /* doubles per row: q + 2 */
+	double *z;
+};
+
+static inline const double *sub_row(const struct subsample *s, size_t k)
+{
+	return s->z + k * s->w;
+}
+
+static inline double sub_resid(const struct rob *r, const double *z,
+			       const double *beta)
+{
+	double p = 0;
+	unsigned int j;
+
+	for (j = 0; j < r->q; j++)
+		p += z[j] * beta[j];
+	return (z[r->q] - p) / z[r->q + 1];
+}
+
+/*
+ * One concentration step on the subsample: least squares on the h rows
+ * with the smallest |residual| under beta. Returns the sum of those h
+ * squared residuals under the old beta (the LTS objective).
+ */
+static double cstep(struct rob *r, const struct subsample *ss, size_t h,
 		    double *beta, double *tmp, int *fail)
 {
 	double a[FIT_MAXCOL * FIT_MAXCOL] = { 0 }, b[FIT_MAXCOL] = { 0 };
-	double thr, obj = 0, x[FIT_MAXCOL], y;
-	size_t i, taken = 0;
+	double thr, obj = 0;
+	size_t i, taken = 0, m = ss->m;
 
 	for (i = 0; i < m; i++)
-		tmp[m + i] = tmp[i] = fabs(resid(r, sub[i], beta));
+		tmp[m + i] = tmp[i] = fabs(sub_resid(r, sub_row(ss, i), beta));
 	thr = fit_kth(tmp + m, m, h - 1);
 	for (i = 0; i < m && taken < h; i++) {
+		const double *z = sub_row(ss, i);
+
 		if (tmp[i] > thr)
 			continue;
-		y = row(r, sub[i], x);
-		ne_add(a, b, r->q, x, y, 1);
+		ne_add(a, b, r->q, z, z[r->q], 1);
 		obj += tmp[i] * tmp[i];
 		taken++;
 	}
@@ -230,11 +271,10 @@ static double cstep(struct rob *r, const size_t *sub, size_t m, size_t h,
 }
 
 /* An exact fit through q random subsample rows; 0 if they are degenerate. */
-static int elemental(struct rob *r, const size_t *sub, size_t m, double *beta)
+static int elemental(struct rob *r, const struct subsample *ss, double *beta)
 {
 	double a[FIT_MAXCOL * FIT_MAXCOL] = { 0 }, b[FIT_MAXCOL] = { 0 };
-	double x[FIT_MAXCOL], y;
-	size_t pick[FIT_MAXCOL];
+	size_t pick[FIT_MAXCOL], m = ss->m;
 	unsigned int i, j;
 	gsl_matrix *xm;
 	gsl_matrix *v;
@@ -254,10 +294,11 @@ static int elemental(struct rob *r, const size_t *sub, size_t m, double *beta)
 	w = gsl_vector_alloc(r->q);
 	if (xm && v && s && w) {
 		for (i = 0; i < r->q; i++) {
-			y = row(r, sub[pick[i]], x);
+			const double *z = sub_row(ss, pick[i]);
+
 			for (j = 0; j < r->q; j++)
-				gsl_matrix_set(xm, i, j, x[j]);
-			ne_add(a, b, r->q, x, y, 1);
+				gsl_matrix_set(xm, i, j, z[j]);
+			ne_add(a, b, r->q, z, z[r->q], 1);
 		}
 		gsl_linalg_SV_decomp(xm, v, s, w);
 		ok = gsl_vector_get(s, r->q - 1) >
@@ -275,26 +316,32 @@ static int lts_start(struct rob *r, double *beta)
 {
 	size_t n = r->d->n, m = n < SUB_MAX ? n : SUB_MAX, h, i, k;
 	double best[N_KEEP][FIT_MAXCOL], best_obj[N_KEEP];
-	size_t *sub = malloc(m * sizeof(*sub));
+	struct subsample ss = { .m = m, .w = r->q + 2 };
 	double *tmp = malloc(2 * m * sizeof(*tmp));
 	unsigned int s, tries = 0, nkeep = 0;
 	int ret = -ENOMEM, fail;
 
-	if (!sub || !tmp)
+	ss.z = malloc(m * ss.w * sizeof(*ss.z));
+	if (!ss.z || !tmp)
 		goto out;
-	for (i = 0; i < m; i++)
-		sub[i] = (size_t)((unsigned __int128)i * n / m);
+	for (i = 0; i < m; i++) {
+		size_t at = (size_t)((unsigned __int128)i * n / m);
+		double *z = ss.z + i * ss.w;
+
+		z[r->q] = row(r, at, z);
+		z[r->q + 1] = r->rdiv ? r->rdiv[at] : 1;
+	}
 	h = (m + r->q + 1) / 2;
 	for (s = 0; s < N_START && tries < 10 * N_START; tries++) {
 		double b[FIT_MAXCOL], obj;
 
-		if (!elemental(r, sub, m, b))
+		if (!elemental(r, &ss, b))
 			continue;
 		s++;
-		cstep(r, sub, m, h, b, tmp, &fail);
+		cstep(r, &ss, h, b, tmp, &fail);
 		if (fail)
 			continue;
-		obj = cstep(r, sub, m, h, b, tmp, &fail);
+		obj = cstep(r, &ss, h, b, tmp, &fail);
 		if (fail)
 			continue;
 		/* Keep the N_KEEP best (insertion into a short sorted list). */
@@ -319,7 +366,7 @@ static int lts_start(struct rob *r, double *beta)
 
 		for (it = 0; it < MAX_CSTEP && obj < prev; it++) {
 			prev = obj;
-			obj = cstep(r, sub, m, h, best[k], tmp, &fail);
+			obj = cstep(r, &ss, h, best[k], tmp, &fail);
 			if (fail)
 				break;
 		}
@@ -332,7 +379,7 @@ static int lts_start(struct rob *r, double *beta)
 	ret = 0;
 out:
 	free(tmp);
-	free(sub);
+	free(ss.z);
 	return ret;
 }
 
@@ -351,14 +398,15 @@ static double bisquare(double u)
  * row, from beta until it settles. info->iter counts all iterations.
  */
 static int irls(struct rob *r, size_t step, double cs, double *beta,
-		struct fit_robust_info *info)
+		struct fit_robust_info *info, unsigned int max_it,
+		double *last)
 {
 	const struct fit_design *d = r->d;
 	unsigned int it, j;
 	size_t row_i;
 	int ret;
 
-	for (it = 1; it <= MAX_IRLS; it++) {
+	for (it = 1; it <= max_it; it++) {
 		double a[FIT_MAXCOL * FIT_MAXCOL] = { 0 }, b[FIT_MAXCOL] = { 0 };
 		double nb[FIT_MAXCOL], x[FIT_MAXCOL], y, diff = 0, big = 1;
 
@@ -379,6 +427,7 @@ static int irls(struct rob *r, size_t step, double cs, double *beta,
 			beta[j] = nb[j];
 		}
 		info->iter++;
+		*last = diff / big;
 		/*
 		 * The weights need not be exact: the caller refits with them.
 		 * The cheap subsample phase converges tightly, so that the
@@ -401,7 +450,7 @@ int fit_robust(const struct fit_design *d, const unsigned int *cols,
 	struct rob r = { .d = d, .rdiv = rdiv, .o = o,
 			 .rng = 0x9e3779b97f4a7c15ULL };
 	double beta[FIT_MAXCOL], ss[FIT_MAXCOL] = { 0 }, yss = 0, scale, cs;
-	double *tmp = NULL;
+	double *tmp = NULL, last = 0;
 	size_t row_i, step, m, k;
 	unsigned int i;
 	int ret;
@@ -453,14 +502,20 @@ int fit_robust(const struct fit_design *d, const unsigned int *cols,
 	cs = FIT_BISQUARE_C * scale;
 
 	step = d->n > IRLS_SUB ? (d->n + IRLS_SUB - 1) / IRLS_SUB : 1;
-	for (;;) {
-		ret = irls(&r, step, cs, beta, info);
-		if (ret)
-			return ret;
-		if (step == 1)
-			break;
-		step = 1;
+	ret = irls(&r, step, cs, beta, info, MAX_IRLS, &last);
+	if (!ret && step > 1) {
+		/*
+		 * From the subsample's fixed point, at most IRLS_FULL passes
+		 * over all rows: each moves beta by about a fifth of the one
+		 * before, and the caller refits with the weights anyway.
+		 */
+		int sub_converged = info->converged;
+
+		ret = irls(&r, 1, cs, beta, info, IRLS_FULL, &last);
+		info->converged = sub_converged && last <= IRLS_SETTLED;
 	}
+	if (ret)
+		return ret;
 	for (row_i = 0; row_i < d->n; row_i++) {
 		w[row_i] = bisquare(resid(&r, row_i, beta) / cs);
 		info->rejected += w[row_i] == 0;

@@ -30,14 +30,32 @@ double jt_coef_unit(unsigned int coef)
 	return coef == 0 || coef == JL_NR_FEATURES ? 1e9 : 1e6;
 }
 
-double jt_predict_uj(const struct jl_coef *c, const struct jt_row *r)
+/* A set's coefficients as doubles, features then idle, read once. */
+static void pcoef(const struct jl_coef *c, double *k)
 {
-	double e = (double)c->idle_uw * r->interval_ns * 1e-9;
 	unsigned int i;
 
 	for (i = 0; i < JT_NF; i++)
-		e += (double)jl_coef_get(c, i) * r->f[i] / jt_coef_unit(i);
+		k[i] = (double)jl_coef_get(c, i);
+	k[JT_NF] = (double)c->idle_uw;
+}
+
+static inline double predict_k(const double *k, const struct jt_row *r)
+{
+	double e = k[JT_NF] * r->interval_ns * 1e-9;
+	unsigned int i;
+
+	for (i = 0; i < JT_NF; i++)
+		e += k[i] * r->f[i] / jt_coef_unit(i);
 	return e;
+}
+
+double jt_predict_uj(const struct jl_coef *c, const struct jt_row *r)
+{
+	double k[JT_NF + 1];
+
+	pcoef(c, k);
+	return predict_k(k, r);
 }
 
 static FILE *diag(void)
@@ -105,13 +123,16 @@ static void evaluate(const struct jt_row *rows, size_t lo, size_t hi,
 		     const struct jl_coef *base, struct fit_acc *am,
 		     struct fit_acc *ab, double *pm, double *pb)
 {
+	double km[JT_NF + 1], kb[JT_NF + 1];
 	size_t i;
 
+	pcoef(model, km);
+	pcoef(base, kb);
 	for (i = lo; i < hi; i++) {
 		double watts = jt_row_watts(&rows[i]),
 		       k = 1e3 / rows[i].interval_ns;
-		double m = jt_predict_uj(model, &rows[i]) * k,
-		       b = jt_predict_uj(base, &rows[i]) * k;
+		double m = predict_k(km, &rows[i]) * k,
+		       b = predict_k(kb, &rows[i]) * k;
 
 		if (pm)
 			pm[i] = m;

@@ -485,9 +485,11 @@ size_t jt_rows_freq(const struct jt_row *rows, size_t n, unsigned int present,
  * Fit and judge a banded model against the single one (rep, from
  * jt_train() on the same rows with o->weights = w_single). Fills res;
  * res->model is what to write. Returns 0 (res->banded says which) or a
- * negative errno (out of memory, a failed fit) after printing why.
+ * negative errno (out of memory, a failed fit) after printing why. The
+ * rows are regrouped by band in place during the bands' fits and put
+ * back in their order before it returns.
  */
-int jt_train_bands(const struct jt_row *rows, size_t n, unsigned int present,
+int jt_train_bands(struct jt_row *rows, size_t n, unsigned int present,
 		   const struct jt_train_opts *o, const struct jt_band_opts *bo,
 		   const struct jt_report *rep, const double *w_single,
 		   struct jt_band_result *res);
@@ -574,9 +576,10 @@ unsigned int jt_unstep(struct jt_samples *s, unsigned long *first_line,
  * What is written, from rows: jt_train() (robust weights, single set,
  * baseline) then jt_train_bands() (edges and band count by its inner
  * folds, the write rule): br->model is the model. o->weights, if set, gets
- * the single fit's row weights; cv_model/cv_base as for jt_train().
+ * the single fit's row weights; cv_model/cv_base as for jt_train(). The rows
+ * are permuted meanwhile and put back.
  */
-int jt_fit_written(const struct jt_row *rows, size_t n, unsigned int present,
+int jt_fit_written(struct jt_row *rows, size_t n, unsigned int present,
 		   const struct jt_train_opts *o, const struct jt_band_opts *bo,
 		   struct jt_report *rep, struct jt_band_result *br,
 		   double *cv_model, double *cv_base);

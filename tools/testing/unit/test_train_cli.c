@@ -11,7 +11,8 @@
 
 /* ---- --apply ---- */
 
-static void test_apply(void)
+/* apply: one write, generation must change, clear errors */
+TEST(apply)
 {
 	struct jl_coef c = { .cpu_time_uw = 1, .cycles_pj = 2, .instructions_pj = 3,
 			     .cache_miss_pj = 4, .disk_byte_pj = 5, .idle_uw = 6 };
@@ -21,8 +22,8 @@ static void test_apply(void)
 
 	snprintf(dir, sizeof(dir), "%s/sysfs", tmpdir);
 	ret = jt_apply(dir, &c, err, sizeof(err));
-	tap_check(ret == -ENOENT && strstr(err, "not loaded"), "no dir: %d %s",
-		  ret, err);
+	CHECK(ret == -ENOENT && strstr(err, "not loaded"), "no dir: %d %s", ret,
+	      err);
 
 	mkdir(dir, 0755);
 	snprintf(path, sizeof(path), "%s/model", dir);
@@ -30,14 +31,14 @@ static void test_apply(void)
 	snprintf(path, sizeof(path), "%s/model/coefficients", dir);
 	snprintf(gen, sizeof(gen), "%s/model/generation", dir);
 	ret = jt_apply(dir, &c, err, sizeof(err));
-	tap_check(ret == -ENOENT && strstr(err, "generation"),
-		  "no generation: %s", err);
+	CHECK(ret == -ENOENT && strstr(err, "generation"), "no generation: %s",
+	      err);
 
 	write_file(gen, "7\n");
 	write_file(path, "");
 	ret = jt_apply(dir, &c, err, sizeof(err));
-	tap_check(ret == -EAGAIN && strstr(err, "stayed at 7"),
-		  "unchanged generation: %s", err);
+	CHECK(ret == -EAGAIN && strstr(err, "stayed at 7"),
+	      "unchanged generation: %s", err);
 
 	/*
 	 * FIFOs play the module: the child serves generation 7, takes the set
@@ -46,7 +47,7 @@ static void test_apply(void)
 	 */
 	unlink(path);
 	unlink(gen);
-	tap_check(mkfifo(path, 0600) == 0 && mkfifo(gen, 0600) == 0, "mkfifo");
+	CHECK(mkfifo(path, 0600) == 0 && mkfifo(gen, 0600) == 0, "mkfifo");
 	jl_coef_format(&c, want, sizeof(want));
 	pid = fork();
 	if (pid == 0) {
@@ -70,17 +71,17 @@ static void test_apply(void)
 	}
 	ret = jt_apply(dir, &c, err, sizeof(err));
 	waitpid(pid, &status, 0);
-	tap_check(ret == 0, "apply: %d %s", ret, ret ? err : "");
-	tap_check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		  "module saw '%s' in one read", want);
+	CHECK(ret == 0, "apply: %d %s", ret, ret ? err : "");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "module saw '%s' in one read", want);
 	unlink(path);
 	unlink(gen);
-	tap_done("apply: one write, generation must change, clear errors");
 }
 
 /* ---- CLI ---- */
 
-static void test_cli(void)
+/* cli: usage errors, fit, ms/pdu-cmd, bad lines, validation, apply, plot */
+TEST(cli_end_to_end)
 {
 	char gp[4096], *file;
 	struct jl_coef c;
@@ -88,46 +89,45 @@ static void test_cli(void)
 
 	TT_NEED_CLI("cli: end to end");
 	rc = run_cli("--help");
-	tap_check(rc == 0 && strstr(cli_out, "Usage: joules-train"),
-		  "--help %d", rc);
+	CHECK(rc == 0 && strstr(cli_out, "Usage: joules-train"), "--help %d",
+	      rc);
 	rc = run_cli("");
-	tap_check(rc == 2 && strstr(cli_err, "no samples"), "no args: %d %s",
-		  rc, cli_err);
+	CHECK(rc == 2 && strstr(cli_err, "no samples"), "no args: %d %s", rc,
+	      cli_err);
 	rc = run_cli("-s x.csv -p y.csv --method lasso");
-	tap_check(rc == 2 && strstr(cli_err, "--method 'lasso'"),
-		  "bad method: %d", rc);
+	CHECK(rc == 2 && strstr(cli_err, "--method 'lasso'"), "bad method: %d",
+	      rc);
 	rc = run_cli("-s x.csv -p y.csv -c true");
-	tap_check(rc == 2, "-p and -c: %d", rc);
+	CHECK(rc == 2, "-p and -c: %d", rc);
 
 	write_inputs("s.csv", "p.csv", 400, 0, 1);
 	rc = run_cli("-s s.csv -p p.csv -o coef.txt");
-	tap_check(rc == 0, "fit: %d %s", rc, cli_err);
+	CHECK(rc == 0, "fit: %d %s", rc, cli_err);
 	{
 		char path[600];
 
 		snprintf(path, sizeof(path), "%s/coef.txt", tmpdir);
 		file = slurp(path);
 	}
-	tap_check(file && jl_coef_parse(file, strlen(file), &c) == 0,
-		  "coef.txt parses");
+	CHECK(file && jl_coef_parse(file, strlen(file), &c) == 0,
+	      "coef.txt parses");
 	if (file && !jl_coef_parse(file, strlen(file), &c))
-		tap_check(fabs((double)c.cpu_time_uw - 6e6) < 0.02 * 6e6 &&
-				  fabs((double)c.idle_uw - 4e7) < 0.02 * 4e7,
-			  "cpu %llu idle %llu",
-			  (unsigned long long)c.cpu_time_uw,
-			  (unsigned long long)c.idle_uw);
-	tap_check(strstr(cli_out, "# node MAPE") &&
-			  strstr(cli_out, "better than CPU-only"),
-		  "summary on stdout: %s", cli_out);
+		CHECK(fabs((double)c.cpu_time_uw - 6e6) < 0.02 * 6e6 &&
+			      fabs((double)c.idle_uw - 4e7) < 0.02 * 4e7,
+		      "cpu %llu idle %llu", (unsigned long long)c.cpu_time_uw,
+		      (unsigned long long)c.idle_uw);
+	CHECK(strstr(cli_out, "# node MAPE") &&
+		      strstr(cli_out, "better than CPU-only"),
+	      "summary on stdout: %s", cli_out);
 	free(file);
 
 	/* Milliseconds, auto-detected, no PMU columns, via --pdu-cmd. */
 	write_inputs("s2.csv", "p2.csv", 200, 1, 0);
 	rc = run_cli("-s s2.csv -c 'cat p2.csv' -k 3");
-	tap_check(rc == 0 && strstr(cli_err, "look like Unix milliseconds") &&
-			  strstr(cli_out,
-				 "no PMU): cycles instructions cache_misses"),
-		  "ms + pdu-cmd + no PMU: %d %s", rc, cli_err);
+	CHECK(rc == 0 && strstr(cli_err, "look like Unix milliseconds") &&
+		      strstr(cli_out,
+			     "no PMU): cycles instructions cache_misses"),
+	      "ms + pdu-cmd + no PMU: %d %s", rc, cli_err);
 
 	/* A bad line fails by default, passes with --max-bad. */
 	{
@@ -138,26 +138,25 @@ static void test_cli(void)
 		rc = system(cmd);
 	}
 	rc = run_cli("-s s.csv -p p3.csv");
-	tap_check(rc == 1 && strstr(cli_err, "p3.csv:5: 1 fields") &&
-			  strstr(cli_err, "more than --max-bad 0"),
-		  "bad line: %d %s", rc, cli_err);
+	CHECK(rc == 1 && strstr(cli_err, "p3.csv:5: 1 fields") &&
+		      strstr(cli_err, "more than --max-bad 0"),
+	      "bad line: %d %s", rc, cli_err);
 	rc = run_cli("-s s.csv -p p3.csv --max-bad 1");
-	tap_check(rc == 0 && strstr(cli_err, "p3.csv:5:"), "--max-bad 1: %d",
-		  rc);
+	CHECK(rc == 0 && strstr(cli_err, "p3.csv:5:"), "--max-bad 1: %d", rc);
 
 	/* Clocks that do not overlap: a clear error. */
 	rc = run_cli("-s s.csv -p p.csv --clock-offset 100000");
-	tap_check(rc == 1 && strstr(cli_err, "0 of 400 intervals aligned") &&
-			  strstr(cli_err, "samples span"),
-		  "offset: %d %s", rc, cli_err);
+	CHECK(rc == 1 && strstr(cli_err, "0 of 400 intervals aligned") &&
+		      strstr(cli_err, "samples span"),
+	      "offset: %d %s", rc, cli_err);
 
 	/* Validation set. */
 	write_inputs("v.csv", "vp.csv", 100, 0, 1);
 	rc = run_cli(
 		"-s s.csv -p p.csv --validate-samples v.csv --validate-pdu vp.csv -m ols");
-	tap_check(rc == 0 && strstr(cli_out, "validation model") &&
-			  strstr(cli_out, "(validation), "),
-		  "validation: %d %s", rc, cli_err);
+	CHECK(rc == 0 && strstr(cli_out, "validation model") &&
+		      strstr(cli_out, "(validation), "),
+	      "validation: %d %s", rc, cli_err);
 
 	/* --apply to a fake sysfs whose generation never moves. */
 	{
@@ -175,11 +174,11 @@ static void test_cli(void)
 		write_file(path, "");
 	}
 	rc = run_cli("-s s.csv -p p.csv --apply --sysfs fake -q");
-	tap_check(rc == 3 && strstr(cli_err, "did not take"),
-		  "apply unchanged: %d %s", rc, cli_err);
+	CHECK(rc == 3 && strstr(cli_err, "did not take"),
+	      "apply unchanged: %d %s", rc, cli_err);
 	rc = run_cli("-s s.csv -p p.csv --apply --sysfs nowhere -q");
-	tap_check(rc == 3 && strstr(cli_err, "not loaded"),
-		  "apply no module: %d", rc);
+	CHECK(rc == 3 && strstr(cli_err, "not loaded"), "apply no module: %d",
+	      rc);
 
 	if (jt_which("gnuplot", gp, sizeof(gp)) == 0) {
 		char path[600];
@@ -189,15 +188,12 @@ static void test_cli(void)
 			"-s s.csv -p p.csv -o /dev/null -q --plot fit.svg");
 		snprintf(path, sizeof(path), "%s/fit.svg", tmpdir);
 		svg = slurp(path);
-		tap_check(rc == 0 && svg && strstr(svg, "<svg"), "plot: %d %s",
-			  rc, cli_err);
+		CHECK(rc == 0 && svg && strstr(svg, "<svg"), "plot: %d %s", rc,
+		      cli_err);
 		free(svg);
 	}
 	rc = run_cli("-s s.csv -p p.csv --plot fit.pdf");
-	tap_check(rc == 2 && strstr(cli_err, ".svg or .png"), "plot ext: %d",
-		  rc);
-	tap_done(
-		"cli: usage errors, fit, ms/pdu-cmd, bad lines, validation, apply, plot");
+	CHECK(rc == 2 && strstr(cli_err, ".svg or .png"), "plot ext: %d", rc);
 }
 
 /* 0 if the process in pidfile (tmpdir-relative) is gone. */
@@ -224,7 +220,8 @@ static int pidfile_alive(const char *name)
 	return 0;
 }
 
-static void test_cli_pdu_cmd(void)
+/* cli: --pdu-cmd timeout, process group, --max-bad stops reading */
+TEST(cli_pdu_cmd)
 {
 	double t0;
 	int rc;
@@ -236,24 +233,24 @@ static void test_cli_pdu_cmd(void)
 	t0 = now_s();
 	rc = run_cli("-s s.csv -c 'echo $$ > hang.pid; exec sleep 60' "
 		     "--pdu-timeout 1");
-	tap_check(rc == 1 && strstr(cli_err, "no output for 1 s"),
-		  "hang: %d %s", rc, cli_err);
-	tap_check(now_s() - t0 < 10, "ended after %.1f s", now_s() - t0);
-	tap_check(pidfile_alive("hang.pid") == 0, "reader killed");
+	CHECK(rc == 1 && strstr(cli_err, "no output for 1 s"), "hang: %d %s",
+	      rc, cli_err);
+	CHECK(now_s() - t0 < 10, "ended after %.1f s", now_s() - t0);
+	CHECK(pidfile_alive("hang.pid") == 0, "reader killed");
 
 	/* Bad lines forever: reading stops once --max-bad is exceeded. */
 	t0 = now_s();
 	rc = run_cli("-s s.csv -c 'yes garbage' --max-bad 10");
-	tap_check(rc == 1 && strstr(cli_err, "more than --max-bad 10"),
-		  "bad forever: %d %.300s", rc, cli_err);
-	tap_check(now_s() - t0 < 10, "stopped after %.1f s", now_s() - t0);
+	CHECK(rc == 1 && strstr(cli_err, "more than --max-bad 10"),
+	      "bad forever: %d %.300s", rc, cli_err);
+	CHECK(now_s() - t0 < 10, "stopped after %.1f s", now_s() - t0);
 
 	/* Exit on a fatal error kills the reader's children too. */
 	rc = run_cli("-s s.csv -c 'sleep 60 & echo $! > kid.pid; "
 		     "echo garbage; wait'");
-	tap_check(rc == 1, "bad line ends it: %d %s", rc, cli_err);
+	CHECK(rc == 1, "bad line ends it: %d %s", rc, cli_err);
 	usleep(200000);
-	tap_check(pidfile_alive("kid.pid") == 0, "reader's child killed");
+	CHECK(pidfile_alive("kid.pid") == 0, "reader's child killed");
 
 	/* SIGTERM to joules-train takes the reader's process group with it. */
 	{
@@ -282,20 +279,20 @@ static void test_cli_pdu_cmd(void)
 		usleep(100000);
 		kill(pid, SIGTERM);
 		waitpid(pid, &st, 0);
-		tap_check(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM,
-			  "joules-train died of SIGTERM: %#x", st);
+		CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM,
+		      "joules-train died of SIGTERM: %#x", st);
 		usleep(200000);
-		tap_check(pidfile_alive("kid2.pid") == 0,
-			  "reader's child gone after SIGTERM");
+		CHECK(pidfile_alive("kid2.pid") == 0,
+		      "reader's child gone after SIGTERM");
 	}
 
 	/* The reader does not share our stdin (the samples may come from there). */
 	rc = run_cli("-s - -c 'cat > /dev/null; cat p.csv' < s.csv");
-	tap_check(rc == 0, "stdin samples + reader: %d %s", rc, cli_err);
-	tap_done("cli: --pdu-cmd timeout, process group, --max-bad stops reading");
+	CHECK(rc == 0, "stdin samples + reader: %d %s", rc, cli_err);
 }
 
-static void test_cli_inputs(void)
+/* cli: BOM, 1e300 named by line, offset overflow, time spans */
+TEST(cli_inputs)
 {
 	char cmd[1024];
 	int rc;
@@ -306,29 +303,30 @@ static void test_cli_inputs(void)
 		 "cd '%s' && printf '\\357\\273\\277' > sb.csv && cat s.csv >> sb.csv"
 		 " && awk -F, -v OFS=, 'NR == 10 { $2 = \"1e300\" } { print }' p.csv > pbig.csv",
 		 tmpdir);
-	tap_check(system(cmd) == 0, "setup");
+	CHECK(system(cmd) == 0, "setup");
 	rc = run_cli("-s sb.csv -p p.csv");
-	tap_check(rc == 0, "BOM: %d %s", rc, cli_err);
+	CHECK(rc == 0, "BOM: %d %s", rc, cli_err);
 	rc = run_cli("-s s.csv -p pbig.csv");
-	tap_check(rc == 1 && strstr(cli_err, "pbig.csv:10: watts '1e300'") &&
-			  !strstr(cli_err, "cannot set up the fit"),
-		  "1e300: %d %s", rc, cli_err);
+	CHECK(rc == 1 && strstr(cli_err, "pbig.csv:10: watts '1e300'") &&
+		      !strstr(cli_err, "cannot set up the fit"),
+	      "1e300: %d %s", rc, cli_err);
 	rc = run_cli("-s s.csv -p p.csv --clock-offset -9000000000");
-	tap_check(rc == 1 && strstr(cli_err, "0 of 200 intervals aligned"),
-		  "offset -9e9 s: %d %s", rc, cli_err);
+	CHECK(rc == 1 && strstr(cli_err, "0 of 200 intervals aligned"),
+	      "offset -9e9 s: %d %s", rc, cli_err);
 	/* The spans are printed whenever fewer than --min-samples align. */
 	rc = run_cli("-s s.csv -p p.csv --clock-offset 190 --min-samples 50");
-	tap_check(rc == 1 && strstr(cli_err, "intervals aligned") &&
-			  strstr(cli_err, "samples span"),
-		  "spans with some aligned: %d %s", rc, cli_err);
-	tap_done("cli: BOM, 1e300 named by line, offset overflow, time spans");
+	CHECK(rc == 1 && strstr(cli_err, "intervals aligned") &&
+		      strstr(cli_err, "samples span"),
+	      "spans with some aligned: %d %s", rc, cli_err);
 }
 
 /*
  * Issue 18: socket bytes and page-cache reads flow from the recording to the
  * model; recorded on a kernel without them (empty columns), they stay 0.
+ *
+ * cli: socket and page-cache features fitted where recorded, 0 where absent
  */
-static void test_cli_features(void)
+TEST(cli_features)
 {
 	struct gen_opts g;
 	struct jl_coef c;
@@ -343,25 +341,30 @@ static void test_cli_features(void)
 	gen_files("sx.csv", "px.csv", &g);
 	rc = run_cli("-s sx.csv -p px.csv");
 	e = cli_coef(&c) ? gen_coef_err(&c, &g, &wi) : 1;
-	tap_check(rc == 0 && e < 0.02, "all eight features: %d, %s off by %.2f%%: %s",
-		  rc, jl_coef_names[wi], e * 100, cli_err);
-	tap_check(c.net_tx_byte_pj && c.net_rx_byte_pj && c.pagecache_byte_pj,
-		  "the new coefficients are fitted");
-	tap_check(strstr(cli_out, "net_tx_byte") && strstr(cli_out, "pagecache_byte"),
-		  "report names them: %s", cli_out);
+	CHECK(rc == 0 && e < 0.02,
+	      "all eight features: %d, %s off by %.2f%%: %s", rc,
+	      jl_coef_names[wi], e * 100, cli_err);
+	CHECK(c.net_tx_byte_pj && c.net_rx_byte_pj && c.pagecache_byte_pj,
+	      "the new coefficients are fitted");
+	CHECK(strstr(cli_out, "net_tx_byte") &&
+		      strstr(cli_out, "pagecache_byte"),
+	      "report names them: %s", cli_out);
 
 	g.extra = 0;
 	gen_files("sx.csv", "px.csv", &g);
 	rc = run_cli("-s sx.csv -p px.csv");
 	e = cli_coef(&c) ? gen_coef_err(&c, &g, &wi) : 1;
-	tap_check(rc == 0 && e < 0.02 && !c.net_tx_byte_pj && !c.net_rx_byte_pj &&
-			  !c.pagecache_byte_pj,
-		  "absent columns: %d, %s off by %.2f%%, new ones 0", rc,
-		  jl_coef_names[wi], e * 100);
-	tap_done("cli: socket and page-cache features fitted where recorded, 0 where absent");
+	CHECK(rc == 0 && e < 0.02 && !c.net_tx_byte_pj && !c.net_rx_byte_pj &&
+		      !c.pagecache_byte_pj,
+	      "absent columns: %d, %s off by %.2f%%, new ones 0", rc,
+	      jl_coef_names[wi], e * 100);
 }
 
-static void test_cli_meter(void)
+/*
+ * cli: 1 Hz meters against 100 ms and 1 s rows, instant and average
+ * readings
+ */
+TEST(cli_meter)
 {
 	struct gen_opts g;
 	struct jl_coef c;
@@ -387,11 +390,13 @@ static void test_cli_meter(void)
 	gen_files("s3.csv", "p3.csv", &g);
 	rc = run_cli("-s s3.csv -p p3.csv --meter average");
 	e = cli_coef(&c) ? gen_coef_err(&c, &g, &wi) : 1;
-	tap_check(rc == 0 && e < 0.001, "average 1 Hz, 100 ms rows: %d, %s "
-		  "off by %.1f%%: %s", rc, jl_coef_names[wi], e * 100, cli_err);
-	tap_check(strstr(cli_out, "summed into") &&
-			  strstr(cli_out, "mean over the preceding"),
-		  "aggregation reported: %s", cli_out);
+	CHECK(rc == 0 && e < 0.001,
+	      "average 1 Hz, 100 ms rows: %d, %s "
+	      "off by %.1f%%: %s",
+	      rc, jl_coef_names[wi], e * 100, cli_err);
+	CHECK(strstr(cli_out, "summed into") &&
+		      strstr(cli_out, "mean over the preceding"),
+	      "aggregation reported: %s", cli_out);
 
 	/* Instantaneous readings with 1% noise: each paired with its row. */
 	g.meter = GEN_INSTANT;
@@ -399,10 +404,12 @@ static void test_cli_meter(void)
 	gen_files("s3.csv", "p3.csv", &g);
 	rc = run_cli("-s s3.csv -p p3.csv --meter instant");
 	e = cli_coef(&c) ? gen_coef_err(&c, &g, &wi) : 1;
-	tap_check(rc == 0 && e < 0.10, "instant 1 Hz, 100 ms rows: %d, %s "
-		  "off by %.1f%%: %s", rc, jl_coef_names[wi], e * 100, cli_err);
-	tap_check(strstr(cli_out, "without a reading inside"),
-		  "unused rows reported: %s", cli_out);
+	CHECK(rc == 0 && e < 0.10,
+	      "instant 1 Hz, 100 ms rows: %d, %s "
+	      "off by %.1f%%: %s",
+	      rc, jl_coef_names[wi], e * 100, cli_err);
+	CHECK(strstr(cli_out, "without a reading inside"),
+	      "unused rows reported: %s", cli_out);
 
 	/*
 	 * Case 4: a PDU that averages over the preceding second, rows of a
@@ -416,15 +423,19 @@ static void test_cli_meter(void)
 	gen_files("s4.csv", "p4.csv", &g);
 	rc = run_cli("-s s4.csv -p p4.csv --meter average");
 	e = cli_coef(&c) ? gen_coef_err(&c, &g, &wi) : 1;
-	tap_check(rc == 0 && e < 0.05, "average 1 Hz, 1 s rows: %d, %s off "
-		  "by %.1f%%: %s", rc, jl_coef_names[wi], e * 100, cli_err);
+	CHECK(rc == 0 && e < 0.05,
+	      "average 1 Hz, 1 s rows: %d, %s off "
+	      "by %.1f%%: %s",
+	      rc, jl_coef_names[wi], e * 100, cli_err);
 	rc = run_cli("-s s4.csv -p p4.csv --meter sometimes");
-	tap_check(rc == 2 && strstr(cli_err, "--meter"), "bad --meter: %d", rc);
-	tap_done("cli: 1 Hz meters against 100 ms and 1 s rows, instant and "
-		 "average readings");
+	CHECK(rc == 2 && strstr(cli_err, "--meter"), "bad --meter: %d", rc);
 }
 
-static void test_cli_robust(void)
+/*
+ * cli: one bad value: impossible ones are bad lines, plausible ones
+ * rejected by line (issue 17 case 1)
+ */
+TEST(cli_robust)
 {
 	struct gen_opts g;
 	struct jl_coef c, c0;
@@ -443,23 +454,22 @@ static void test_cli_robust(void)
 	edit_csv("s1.csv", "s1a.csv", 2001, 8, "1000000000000000");
 	rc = run_cli("-s s1a.csv -p p1.csv --max-bad 1");
 	e = cli_coef(&c) ? gen_coef_err(&c, &g, &wi) : 1;
-	tap_check(rc == 0 && strstr(cli_err, "s1a.csv:2001: cpu_ns") &&
-			  e < 0.03,
-		  "cpu_ns 1e15: %d, %s off by %.1f%%: %s", rc,
-		  jl_coef_names[wi], e * 100, cli_err);
+	CHECK(rc == 0 && strstr(cli_err, "s1a.csv:2001: cpu_ns") && e < 0.03,
+	      "cpu_ns 1e15: %d, %s off by %.1f%%: %s", rc, jl_coef_names[wi],
+	      e * 100, cli_err);
 	edit_csv("s1.csv", "s1b.csv", 2001, 9, "18446744073709550616");
 	rc = run_cli("-s s1b.csv -p p1.csv");
-	tap_check(rc == 1 && strstr(cli_err, "s1b.csv:2001: cycles"),
-		  "wrapped counter: %d %s", rc, cli_err);
+	CHECK(rc == 1 && strstr(cli_err, "s1b.csv:2001: cycles"),
+	      "wrapped counter: %d %s", rc, cli_err);
 
 	/* A plausible but wrong value: rejected by the fit, named. */
 	edit_csv("s1.csv", "s1c.csv", 2001, 8, "40000000000");
 	rc = run_cli("-s s1c.csv -p p1.csv");
 	e = cli_coef(&c) ? gen_coef_err(&c, &g, &wi) : 1;
-	tap_check(rc == 0 && strstr(cli_out, "# rejected: s1c.csv:2001") &&
-			  e < 0.03,
-		  "cpu_ns x160: %d, %s off by %.1f%%: %s", rc,
-		  jl_coef_names[wi], e * 100, cli_out);
+	CHECK(rc == 0 && strstr(cli_out, "# rejected: s1c.csv:2001") &&
+		      e < 0.03,
+	      "cpu_ns x160: %d, %s off by %.1f%%: %s", rc, jl_coef_names[wi],
+	      e * 100, cli_out);
 
 	/*
 	 * Meter glitches with an averaging 1 Hz meter and no cycles term: one
@@ -470,36 +480,38 @@ static void test_cli_robust(void)
 	g.truth[1] = 0;
 	gen_files("s1.csv", "p1.csv", &g);
 	rc = run_cli("-s s1.csv -p p1.csv --meter average");
-	tap_check(rc == 0 && cli_coef(&c0), "clean: %d %s", rc, cli_err);
+	CHECK(rc == 0 && cli_coef(&c0), "clean: %d %s", rc, cli_err);
 	for (unsigned int i = 0; i < JL_NR_COEF; i++)
 		clean6[i] = (double)jl_coef_get(&c0, i);
 	edit_csv("p1.csv", "p1d.csv", 500, 2, "100000");
 	rc = run_cli("-s s1.csv -p p1d.csv --meter average");
 	e = cli_coef(&c) ? coef_err(&c, clean6, ALL_COEFS, &wi) : 1;
-	tap_check(rc == 0 && strstr(cli_out, "(p1d.csv:500)") && e < 0.01 &&
-			  c.cycles_pj < 30,
-		  "100 kW: %d, %s moved by %.1f%%, cycles %llu: %s", rc,
-		  jl_coef_names[wi], e * 100, (unsigned long long)c.cycles_pj,
-		  cli_out);
+	CHECK(rc == 0 && strstr(cli_out, "(p1d.csv:500)") && e < 0.01 &&
+		      c.cycles_pj < 30,
+	      "100 kW: %d, %s moved by %.1f%%, cycles %llu: %s", rc,
+	      jl_coef_names[wi], e * 100, (unsigned long long)c.cycles_pj,
+	      cli_out);
 	edit_csv("p1.csv", "p1e.csv", 500, 2, "0");
 	rc = run_cli("-s s1.csv -p p1e.csv --meter average");
 	e = cli_coef(&c) ? coef_err(&c, clean6, ALL_COEFS, &wi) : 1;
-	tap_check(rc == 0 && strstr(cli_out, "(p1e.csv:500)") && e < 0.01 &&
-			  c.cycles_pj < 30,
-		  "0 W dropout: %d, %s moved by %.1f%%, cycles %llu", rc,
-		  jl_coef_names[wi], e * 100, (unsigned long long)c.cycles_pj);
+	CHECK(rc == 0 && strstr(cli_out, "(p1e.csv:500)") && e < 0.01 &&
+		      c.cycles_pj < 30,
+	      "0 W dropout: %d, %s moved by %.1f%%, cycles %llu", rc,
+	      jl_coef_names[wi], e * 100, (unsigned long long)c.cycles_pj);
 	rc = run_cli("-s s1.csv -p p1d.csv --meter average --robust off");
 	e = cli_coef(&c) ? gen_coef_err(&c, &g, &wi) : 0;
-	tap_check(rc != 2 && e > 0.2 && !strstr(cli_out, "# rejected"),
-		  "--robust off: %d, %s off by %.1f%%", rc, jl_coef_names[wi],
-		  e * 100);
+	CHECK(rc != 2 && e > 0.2 && !strstr(cli_out, "# rejected"),
+	      "--robust off: %d, %s off by %.1f%%", rc, jl_coef_names[wi],
+	      e * 100);
 	rc = run_cli("-s s1.csv -p p1d.csv --robust maybe");
-	tap_check(rc == 2, "bad --robust: %d", rc);
-	tap_done("cli: one bad value: impossible ones are bad lines, plausible "
-		 "ones rejected by line (issue 17 case 1)");
+	CHECK(rc == 2, "bad --robust: %d", rc);
 }
 
-static void test_cli_degenerate(void)
+/*
+ * cli: degenerate models refused by --apply (exit 3), written with a
+ * warning (exit 4); collinear ones refused without --ridge (cases 2, 5)
+ */
+TEST(cli_degenerate)
 {
 	struct gen_opts g;
 	char path[600], *file;
@@ -518,24 +530,23 @@ static void test_cli_degenerate(void)
 			 "echo 1 > fake2/model/generation && "
 			 ": > fake2/model/coefficients",
 			 tmpdir);
-		tap_check(system(cmd) == 0, "setup");
+		CHECK(system(cmd) == 0, "setup");
 	}
 	/* A meter that reads 0 W throughout: --apply refuses, exit 3. */
 	rc = run_cli("-s s2.csv -p p2z.csv --apply --sysfs fake2 -o c2.txt");
 	snprintf(path, sizeof(path), "%s/fake2/model/coefficients", tmpdir);
 	file = slurp(path);
-	tap_check(rc == 3 && strstr(cli_err, "--apply: refusing") &&
-			  file && !*file,
-		  "zero meter --apply: %d, sysfs '%s': %s", rc,
-		  file ? file : "?", cli_err);
+	CHECK(rc == 3 && strstr(cli_err, "--apply: refusing") && file && !*file,
+	      "zero meter --apply: %d, sysfs '%s': %s", rc, file ? file : "?",
+	      cli_err);
 	free(file);
 	/* Writing it still works, with a warning and its own status. */
 	rc = run_cli("-s s2.csv -p p2z.csv -o c2.txt -q");
 	snprintf(path, sizeof(path), "%s/c2.txt", tmpdir);
 	file = slurp(path);
-	tap_check(rc == 4 && strstr(cli_err, "implausible") && file &&
-			  strstr(file, "# warning: implausible model"),
-		  "zero meter to a file: %d %s", rc, cli_err);
+	CHECK(rc == 4 && strstr(cli_err, "implausible") && file &&
+		      strstr(file, "# warning: implausible model"),
+	      "zero meter to a file: %d %s", rc, cli_err);
 	free(file);
 
 	/* Collinear features: named, with their uncertainty (case 5). */
@@ -546,35 +557,21 @@ static void test_cli_degenerate(void)
 	gen_files("s5.csv", "p5.csv", &g);
 	/* Issue 27: refused (nothing written) unless --ridge is given. */
 	rc = run_cli("-s s5.csv -p p5.csv");
-	tap_check(rc == 1 && strstr(cli_err, "refused: ") &&
-			  strstr(cli_err, "cannot be separated") &&
-			  strstr(cli_err, "instructions") && strstr(cli_err, "--ridge") &&
-			  !cli_coef(&(struct jl_coef){ 0 }),
-		  "collinear refused: %d %s %s", rc, cli_err, cli_out);
+	CHECK(rc == 1 && strstr(cli_err, "refused: ") &&
+		      strstr(cli_err, "cannot be separated") &&
+		      strstr(cli_err, "instructions") &&
+		      strstr(cli_err, "--ridge") &&
+		      !cli_coef(&(struct jl_coef){ 0 }),
+	      "collinear refused: %d %s %s", rc, cli_err, cli_out);
 	rc = run_cli("-s s5.csv -p p5.csv --ridge 0.001");
-	tap_check((rc == 0 || rc == 4) && strstr(cli_out, "cannot be separated") &&
-			  cli_coef(&(struct jl_coef){ 0 }),
-		  "collinear with --ridge: written, named: %d %s %s", rc, cli_err,
-		  cli_out);
+	CHECK((rc == 0 || rc == 4) && strstr(cli_out, "cannot be separated") &&
+		      cli_coef(&(struct jl_coef){ 0 }),
+	      "collinear with --ridge: written, named: %d %s %s", rc, cli_err,
+	      cli_out);
 	/* Whatever OLS makes of it, a model worse than CPU-only is no success. */
 	rc = run_cli("-s s5.csv -p p5.csv -m ols");
-	tap_check(!(rc == 0 && strstr(cli_out, "worse than CPU-only")),
-		  "ols collinear: %d %s", rc, cli_out);
-	tap_done("cli: degenerate models refused by --apply (exit 3), written "
-		 "with a warning (exit 4); collinear ones refused without --ridge "
-		 "(cases 2, 5)");
+	CHECK(!(rc == 0 && strstr(cli_out, "worse than CPU-only")),
+	      "ols collinear: %d %s", rc, cli_out);
 }
 
-int main(void)
-{
-	tt_begin("test_train_cli", 8);
-	test_apply();
-	test_cli();
-	test_cli_pdu_cmd();
-	test_cli_inputs();
-	test_cli_features();
-	test_cli_meter();
-	test_cli_robust();
-	test_cli_degenerate();
-	return tt_end();
-}
+TT_MAIN("test_train_cli")

@@ -11,7 +11,8 @@
 
 /* ---- fitting ---- */
 
-static void test_recover(void)
+/* fit: synthetic data (0.5% noise) recovers all %d coefficients within 2% */
+TEST(recover)
 {
 	static const enum fit_method methods[] = { FIT_OLS, FIT_NNLS };
 	size_t n = 20000;
@@ -26,29 +27,28 @@ static void test_recover(void)
 		int ret;
 
 		ret = jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL);
-		tap_check(ret == 0, "train %d", ret);
+		CHECK(ret == 0, "train %d", ret);
 		for (i = 0; i < JL_NR_COEF; i++) {
 			double want = (double)jl_coef_get(&truth, i);
 			double got = (double)jl_coef_get(&rep.model.coef, i);
 
-			tap_check(fabs(got - want) <= 0.02 * want,
-				  "%s: %s %.0f want %.0f", mi ? "nnls" : "ols",
-				  jl_coef_names[i], got, want);
+			CHECK(fabs(got - want) <= 0.02 * want,
+			      "%s: %s %.0f want %.0f", mi ? "nnls" : "ols",
+			      jl_coef_names[i], got, want);
 		}
-		tap_check(rep.have_cv && rep.cv.model.mape < 1.0 &&
-				  rep.cv.model.r2 > 0.99,
-			  "CV MAPE %.3f R2 %.4f", rep.cv.model.mape,
-			  rep.cv.model.r2);
-		tap_check(rep.cv.base.mape > 2 * rep.cv.model.mape,
-			  "baseline is worse: %.3f", rep.cv.base.mape);
-		tap_check(!rep.model.dropped, "nothing dropped");
+		CHECK(rep.have_cv && rep.cv.model.mape < 1.0 &&
+			      rep.cv.model.r2 > 0.99,
+		      "CV MAPE %.3f R2 %.4f", rep.cv.model.mape,
+		      rep.cv.model.r2);
+		CHECK(rep.cv.base.mape > 2 * rep.cv.model.mape,
+		      "baseline is worse: %.3f", rep.cv.base.mape);
+		CHECK(!rep.model.dropped, "nothing dropped");
 	}
 	free(rows);
-	tap_done(
-		"fit: synthetic data (0.5%% noise) recovers all %d coefficients within 2%%", JL_NR_COEF);
 }
 
-static void test_exact_units(void)
+/* units: noise-free fit returns the exact module coefficients */
+TEST(exact_units)
 {
 	/* Noise-free data: the rounded module coefficients come back exactly. */
 	struct jl_coef c = { .cpu_time_uw = 7654321, .cycles_pj = 1234,
@@ -62,14 +62,14 @@ static void test_exact_units(void)
 	unsigned int i;
 	size_t r;
 
-	tap_check(jt_train(rows, 500, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
-		  "train");
+	CHECK(jt_train(rows, 500, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
+	      "train");
 	for (i = 0; i < JL_NR_COEF; i++)
-		tap_check(jl_coef_get(&rep.model.coef, i) == jl_coef_get(&c, i),
-			  "%s %llu want %llu", jl_coef_names[i],
-			  (unsigned long long)jl_coef_get(&rep.model.coef, i),
-			  (unsigned long long)jl_coef_get(&c, i));
-	tap_check(rep.cv.model.mape < 1e-6, "CV MAPE %g", rep.cv.model.mape);
+		CHECK(jl_coef_get(&rep.model.coef, i) == jl_coef_get(&c, i),
+		      "%s %llu want %llu", jl_coef_names[i],
+		      (unsigned long long)jl_coef_get(&rep.model.coef, i),
+		      (unsigned long long)jl_coef_get(&c, i));
+	CHECK(rep.cv.model.mape < 1e-6, "CV MAPE %g", rep.cv.model.mape);
 	/* The trainer's prediction agrees with the module's fixed-point model. */
 	for (r = 0; r < 500; r++) {
 		struct jl_feat f = { .present = (1u << JL_NR_FEATURES) - 1 };
@@ -82,15 +82,13 @@ static void test_exact_units(void)
 				jl_power_fj(c.idle_uw,
 					    (jl_u64)rows[r].interval_ns),
 			&rem);
-		if (!tap_check(fabs((double)uj - jt_predict_uj(&c, &rows[r])) <=
-				       1.0,
-			       "row %zu: module %llu uJ, trainer %.3f", r,
-			       (unsigned long long)uj,
-			       jt_predict_uj(&c, &rows[r])))
+		if (!CHECK(fabs((double)uj - jt_predict_uj(&c, &rows[r])) <=
+				   1.0,
+			   "row %zu: module %llu uJ, trainer %.3f", r,
+			   (unsigned long long)uj, jt_predict_uj(&c, &rows[r])))
 			break;
 	}
 	free(rows);
-	tap_done("units: noise-free fit returns the exact module coefficients");
 }
 
 /* Brute-force NNLS: best unconstrained LS over every support set that is feasible. */
@@ -151,7 +149,8 @@ static double brute_nnls(const gsl_matrix *a, const gsl_vector *b,
 	return best;
 }
 
-static void test_nnls(void)
+/* nnls: never negative, optimal against brute force (300 problems) */
+TEST(nnls)
 {
 	const size_t m = 12, n = 5;
 	gsl_matrix *a = gsl_matrix_alloc(m, n), *cov = gsl_matrix_alloc(n, n);
@@ -181,12 +180,12 @@ static void test_nnls(void)
 		gsl_multifit_linear(a, b, c, cov, &chisq, ws);
 		for (j = 0; j < n; j++)
 			ols_negative += gsl_vector_get(c, j) < 0;
-		ok &= tap_check(fit_nnls(a, b, x, &it) == 0,
-				"trial %d converged", trial);
+		ok &= CHECK(fit_nnls(a, b, x, &it) == 0, "trial %d converged",
+			    trial);
 		for (j = 0; j < n; j++)
-			ok &= tap_check(gsl_vector_get(x, j) >= 0,
-					"trial %d x%zu = %g", trial, j,
-					gsl_vector_get(x, j));
+			ok &= CHECK(gsl_vector_get(x, j) >= 0,
+				    "trial %d x%zu = %g", trial, j,
+				    gsl_vector_get(x, j));
 		for (i = 0; i < m; i++) {
 			double e = -gsl_vector_get(b, i);
 
@@ -196,25 +195,26 @@ static void test_nnls(void)
 			rss += e * e;
 		}
 		/* Convex problem: the residual must match the brute-force optimum. */
-		ok &= tap_check(rss <= brute_nnls(a, b, ref) * (1 + 1e-9) +
-						1e-12,
-				"trial %d rss %.12g vs optimum %.12g", trial,
-				rss, brute_nnls(a, b, ref));
+		ok &= CHECK(rss <= brute_nnls(a, b, ref) * (1 + 1e-9) + 1e-12,
+			    "trial %d rss %.12g vs optimum %.12g", trial, rss,
+			    brute_nnls(a, b, ref));
 	}
-	tap_check(ols_negative > 100,
-		  "OLS went negative %d times (the cases that matter)",
-		  ols_negative);
+	CHECK(ols_negative > 100,
+	      "OLS went negative %d times (the cases that matter)",
+	      ols_negative);
 	gsl_multifit_linear_free(ws);
 	gsl_vector_free(c);
 	gsl_vector_free(x);
 	gsl_vector_free(b);
 	gsl_matrix_free(cov);
 	gsl_matrix_free(a);
-	tap_done(
-		"nnls: never negative, optimal against brute force (300 problems)");
 }
 
-static void test_nnls_trainer(void)
+/*
+ * ols in the trainer: a negative coefficient is dropped and the rest
+ * refitted (= nnls here)
+ */
+TEST(nnls_trainer)
 {
 	/* Power drops with disk I/O here, so OLS fits a negative disk_byte_pj. */
 	size_t n = 2000, i;
@@ -235,46 +235,48 @@ static void test_nnls_trainer(void)
 
 	for (i = 0; i < n; i++)
 		rows[i].meter_uj -= 18000.0 * 1e-6 * rows[i].f[JL_F_DISK];
-	tap_check(jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
-		  "ols");
+	CHECK(jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
+	      "ols");
 	/*
 	 * Zeroing a negative coefficient after the fact leaves the others
 	 * fitted to compensate for it; OLS must refit without it instead.
 	 */
-	tap_check(rep.model.negative[JL_F_DISK] < -1000 &&
-			  (rep.model.dropped & (1u << JL_F_DISK)) &&
-			  rep.model.coef.disk_byte_pj == 0 &&
-			  rep.model.raw[JL_F_DISK] == 0,
-		  "OLS disk %.1f pJ, dropped %#x",
-		  rep.model.negative[JL_F_DISK], rep.model.dropped);
+	CHECK(rep.model.negative[JL_F_DISK] < -1000 &&
+		      (rep.model.dropped & (1u << JL_F_DISK)) &&
+		      rep.model.coef.disk_byte_pj == 0 &&
+		      rep.model.raw[JL_F_DISK] == 0,
+	      "OLS disk %.1f pJ, dropped %#x", rep.model.negative[JL_F_DISK],
+	      rep.model.dropped);
 	o.method = FIT_NNLS;
-	tap_check(jt_train(rows, n, ALL_FEATURES, &o, &nn, NULL, NULL) == 0,
-		  "nnls");
+	CHECK(jt_train(rows, n, ALL_FEATURES, &o, &nn, NULL, NULL) == 0,
+	      "nnls");
 	for (i = 0; i < JL_NR_COEF; i++)
-		tap_check(nn.model.raw[i] >= 0, "nnls %s = %g",
-			  jl_coef_names[i], nn.model.raw[i]);
-	tap_check(!nn.model.dropped && nn.model.coef.disk_byte_pj == 0,
-		  "disk 0, nothing dropped");
+		CHECK(nn.model.raw[i] >= 0, "nnls %s = %g", jl_coef_names[i],
+		      nn.model.raw[i]);
+	CHECK(!nn.model.dropped && nn.model.coef.disk_byte_pj == 0,
+	      "disk 0, nothing dropped");
 	/* Here the refit is the NNLS solution: the same active set. */
 	for (i = 0; i < JL_NR_COEF; i++)
-		tap_check(rel_close(rep.model.raw[i], nn.model.raw[i], 1e-6),
-			  "ols refit %s %.6g = nnls %.6g", jl_coef_names[i],
-			  rep.model.raw[i], nn.model.raw[i]);
-	tap_check(fabs((double)nn.model.coef.cpu_time_uw - 6e6) < 0.05 * 6e6,
-		  "cpu %llu", (unsigned long long)nn.model.coef.cpu_time_uw);
+		CHECK(rel_close(rep.model.raw[i], nn.model.raw[i], 1e-6),
+		      "ols refit %s %.6g = nnls %.6g", jl_coef_names[i],
+		      rep.model.raw[i], nn.model.raw[i]);
+	CHECK(fabs((double)nn.model.coef.cpu_time_uw - 6e6) < 0.05 * 6e6,
+	      "cpu %llu", (unsigned long long)nn.model.coef.cpu_time_uw);
 	fp = open_memstream(&text, &len);
 	jt_write_report(fp, &rep, 1);
 	fclose(fp);
-	tap_check(strstr(text, "disk_byte_pj fit negative") &&
-			  strstr(text, "refitted without it"),
-		  "reported: %s", text);
+	CHECK(strstr(text, "disk_byte_pj fit negative") &&
+		      strstr(text, "refitted without it"),
+	      "reported: %s", text);
 	free(text);
 	free(rows);
-	tap_done("ols in the trainer: a negative coefficient is dropped and the "
-		 "rest refitted (= nnls here)");
 }
 
-static void test_robust(void)
+/*
+ * robust: bisquare IRLS from an LTS start rejects spikes, dropouts and
+ * leverage points, by line; --robust off does not
+ */
+TEST(robust)
 {
 	size_t n = 4000, i;
 	struct jt_row *rows = synth_rows(n, &truth, 0.005, ALL_FEATURES);
@@ -292,10 +294,10 @@ static void test_robust(void)
 		t6[i] = (double)jl_coef_get(&truth, i);
 	number_lines(rows, n);
 	/* Clean data: the robust fit rejects (almost) nothing. */
-	tap_check(jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
-		  "clean");
-	tap_check(rep.robust && rep.n_rejected <= 2,
-		  "clean: %zu rejected", rep.n_rejected);
+	CHECK(jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
+	      "clean");
+	CHECK(rep.robust && rep.n_rejected <= 2, "clean: %zu rejected",
+	      rep.n_rejected);
 
 	/* One of each: meter spike, meter dropout, two leverage points. */
 	rows[100].meter_uj *= 50;
@@ -304,39 +306,35 @@ static void test_robust(void)
 	rows[3100].f[JL_F_CYCLES] += 5e11;
 	memset(&rep, 0, sizeof(rep));
 	rep.samples_name = "s.csv";
-	tap_check(jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
-		  "robust");
+	CHECK(jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
+	      "robust");
 	e = coef_err(&rep.model.coef, t6, ALL_COEFS, &worst);
-	tap_check(e < 0.02, "robust: %s off by %.2f%%", jl_coef_names[worst],
-		  e * 100);
-	tap_check(rep.n_rejected >= 4 && rep.n_rejected <= 8 &&
-			  rejected_line(&rep, 102) &&
-			  rejected_line(&rep, 902) &&
-			  rejected_line(&rep, 2502) &&
-			  rejected_line(&rep, 3102),
-		  "rejected %zu, by line", rep.n_rejected);
-	tap_check(rep.have_cv && rep.cv.model.mape < 1.0,
-		  "CV MAPE %.3f%% without the rejected", rep.cv.model.mape);
+	CHECK(e < 0.02, "robust: %s off by %.2f%%", jl_coef_names[worst],
+	      e * 100);
+	CHECK(rep.n_rejected >= 4 && rep.n_rejected <= 8 &&
+		      rejected_line(&rep, 102) && rejected_line(&rep, 902) &&
+		      rejected_line(&rep, 2502) && rejected_line(&rep, 3102),
+	      "rejected %zu, by line", rep.n_rejected);
+	CHECK(rep.have_cv && rep.cv.model.mape < 1.0,
+	      "CV MAPE %.3f%% without the rejected", rep.cv.model.mape);
 	fp = open_memstream(&text, &len);
 	jt_write_report(fp, &rep, 1);
 	fclose(fp);
-	tap_check(strstr(text, "# rejected: s.csv:2502") &&
-			  strstr(text, "# rejected: s.csv:102") &&
-			  strstr(text, "bisquare"),
-		  "report: %s", text);
+	CHECK(strstr(text, "# rejected: s.csv:2502") &&
+		      strstr(text, "# rejected: s.csv:102") &&
+		      strstr(text, "bisquare"),
+	      "report: %s", text);
 	free(text);
 
 	/* --robust off: one bad row is enough to poison the fit. */
 	o.no_robust = 1;
 	memset(&rep, 0, sizeof(rep));
-	tap_check(jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
-		  "plain");
+	CHECK(jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
+	      "plain");
 	e = coef_err(&rep.model.coef, t6, ALL_COEFS, &worst);
-	tap_check(!rep.robust && rep.n_rejected == 0 && e > 0.2,
-		  "plain: %s off by %.1f%%", jl_coef_names[worst], e * 100);
+	CHECK(!rep.robust && rep.n_rejected == 0 && e > 0.2,
+	      "plain: %s off by %.1f%%", jl_coef_names[worst], e * 100);
 	free(rows);
-	tap_done("robust: bisquare IRLS from an LTS start rejects spikes, "
-		 "dropouts and leverage points, by line; --robust off does not");
 }
 
 /* Rows whose cpu_ns, cycles and instructions nearly move together. */
@@ -358,7 +356,11 @@ static struct jt_row *collinear_rows(size_t n, double spread, double noise)
 	return r;
 }
 
-static void test_uncertainty(void)
+/*
+ * uncertainty: block-bootstrap standard errors match the real spread;
+ * collinear coefficients are named
+ */
+TEST(uncertainty)
 {
 	struct jt_train_opts o = { .method = FIT_NNLS,
 				   .folds = 5,
@@ -381,9 +383,9 @@ static void test_uncertainty(void)
 
 		rows = synth_rows(2000, &truth, 0.01, ALL_FEATURES);
 		memset(&rep, 0, sizeof(rep));
-		tap_check(jt_train(rows, 2000, ALL_FEATURES, &o, &rep, NULL,
-				   NULL) == 0,
-			  "train %u", k);
+		CHECK(jt_train(rows, 2000, ALL_FEATURES, &o, &rep, NULL,
+			       NULL) == 0,
+		      "train %u", k);
 		v = rep.model.raw[JL_F_CPU_NS];
 		sum += v;
 		sum2 += v * v;
@@ -393,38 +395,38 @@ static void test_uncertainty(void)
 	{
 		double sd = sqrt((sum2 - sum * sum / 20) / 19);
 
-		tap_check(rep.model.have_se && se_mean > sd / 2 &&
-				  se_mean < sd * 2,
-			  "cpu_time: bootstrap SE %.4g vs spread %.4g", se_mean,
-			  sd);
+		CHECK(rep.model.have_se && se_mean > sd / 2 && se_mean < sd * 2,
+		      "cpu_time: bootstrap SE %.4g vs spread %.4g", se_mean,
+		      sd);
 	}
-	tap_check(!rep.model.collinear, "varied load: no collinearity (%#x)",
-		  rep.model.collinear);
+	CHECK(!rep.model.collinear, "varied load: no collinearity (%#x)",
+	      rep.model.collinear);
 
 	/* cpu_ns, cycles and instructions moving together within 1%. */
 	rows = collinear_rows(5000, 0.01, 0.01);
 	memset(&rep, 0, sizeof(rep));
-	tap_check(jt_train(rows, 5000, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
-		  "collinear");
-	tap_check((rep.model.collinear & (1u << JL_F_CYCLES)) &&
-			  (rep.model.collinear & (1u << JL_F_INSTR)) &&
-			  !(rep.model.collinear & (1u << JL_F_DISK)) &&
-			  !(rep.model.collinear & (1u << JL_F_MISSES)),
-		  "named: %#x", rep.model.collinear);
+	CHECK(jt_train(rows, 5000, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
+	      "collinear");
+	CHECK((rep.model.collinear & (1u << JL_F_CYCLES)) &&
+		      (rep.model.collinear & (1u << JL_F_INSTR)) &&
+		      !(rep.model.collinear & (1u << JL_F_DISK)) &&
+		      !(rep.model.collinear & (1u << JL_F_MISSES)),
+	      "named: %#x", rep.model.collinear);
 	fp = open_memstream(&text, &len);
 	jt_write_report(fp, &rep, 1);
 	fclose(fp);
-	tap_check(strstr(text, "cannot be separated") &&
-			  strstr(text, "cycles") && strstr(text, "instructions") &&
-			  strstr(text, "+-"),
-		  "report: %s", text);
+	CHECK(strstr(text, "cannot be separated") && strstr(text, "cycles") &&
+		      strstr(text, "instructions") && strstr(text, "+-"),
+	      "report: %s", text);
 	free(text);
 	free(rows);
-	tap_done("uncertainty: block-bootstrap standard errors match the real "
-		 "spread; collinear coefficients are named");
 }
 
-static void test_model_check(void)
+/*
+ * model check: all zero, non-finite metrics, worse than the baseline,
+ * implausible idle, mostly outliers
+ */
+TEST(model_check)
 {
 	struct jt_row *rows = synth_rows(1000, &truth, 0.01, ALL_FEATURES);
 	struct jt_train_opts o = { .method = FIT_NNLS,
@@ -434,56 +436,56 @@ static void test_model_check(void)
 	char why[256];
 	size_t i;
 
-	tap_check(jt_train(rows, 1000, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
-		  "train");
-	tap_check(jt_model_check(&rep, why, sizeof(why)) == 0, "plausible: %s",
-		  why);
+	CHECK(jt_train(rows, 1000, ALL_FEATURES, &o, &rep, NULL, NULL) == 0,
+	      "train");
+	CHECK(jt_model_check(&rep, why, sizeof(why)) == 0, "plausible: %s",
+	      why);
 
 	bad = rep;
 	memset(&bad.model.coef, 0, sizeof(bad.model.coef));
-	tap_check(jt_model_check(&bad, why, sizeof(why)) &&
-			  strstr(why, "all coefficients are 0"),
-		  "zero: %s", why);
+	CHECK(jt_model_check(&bad, why, sizeof(why)) &&
+		      strstr(why, "all coefficients are 0"),
+	      "zero: %s", why);
 	bad = rep;
 	bad.cv.model.mape = NAN;
-	tap_check(jt_model_check(&bad, why, sizeof(why)) &&
-			  strstr(why, "not finite"),
-		  "nan: %s", why);
+	CHECK(jt_model_check(&bad, why, sizeof(why)) &&
+		      strstr(why, "not finite"),
+	      "nan: %s", why);
 	bad = rep;
 	bad.cv.model.mape = bad.cv.base.mape * 1.5;
-	tap_check(jt_model_check(&bad, why, sizeof(why)) &&
-			  strstr(why, "worse than the CPU-only baseline"),
-		  "worse: %s", why);
+	CHECK(jt_model_check(&bad, why, sizeof(why)) &&
+		      strstr(why, "worse than the CPU-only baseline"),
+	      "worse: %s", why);
 	bad = rep;
 	bad.model.coef.idle_uw = 0;
-	tap_check(jt_model_check(&bad, why, sizeof(why)) &&
-			  strstr(why, "idle power"),
-		  "idle 0: %s", why);
+	CHECK(jt_model_check(&bad, why, sizeof(why)) &&
+		      strstr(why, "idle power"),
+	      "idle 0: %s", why);
 	bad = rep;
 	bad.model.coef.idle_uw = (jl_u64)(rep.median_w * 2e6);
-	tap_check(jt_model_check(&bad, why, sizeof(why)) &&
-			  strstr(why, "idle power"),
-		  "idle above the measured power: %s", why);
+	CHECK(jt_model_check(&bad, why, sizeof(why)) &&
+		      strstr(why, "idle power"),
+	      "idle above the measured power: %s", why);
 	bad = rep;
 	bad.n_rejected = bad.n / 3;
-	tap_check(jt_model_check(&bad, why, sizeof(why)) &&
-			  strstr(why, "outliers"),
-		  "a third rejected: %s", why);
+	CHECK(jt_model_check(&bad, why, sizeof(why)) && strstr(why, "outliers"),
+	      "a third rejected: %s", why);
 
 	/* A meter that reads 0 throughout trains to a refused model. */
 	for (i = 0; i < 1000; i++)
 		rows[i].meter_uj = 0;
 	memset(&rep, 0, sizeof(rep));
 	if (jt_train(rows, 1000, ALL_FEATURES, &o, &rep, NULL, NULL) == 0)
-		tap_check(jt_model_check(&rep, why, sizeof(why)) != 0,
-			  "zero meter refused");
+		CHECK(jt_model_check(&rep, why, sizeof(why)) != 0,
+		      "zero meter refused");
 	free(rows);
-	tap_done("model check: all zero, non-finite metrics, worse than the "
-		 "baseline, implausible idle, mostly outliers");
 }
 
-/* OLS through the blocked QR agrees with gsl_multifit_linear on the full matrix. */
-static void test_blocked_qr(void)
+/* OLS through the blocked QR agrees with gsl_multifit_linear on the full matrix. *
+ * ols: blocked QR reduction gives gsl_multifit_linear's full-matrix
+ * solution
+ */
+TEST(blocked_qr)
 {
 	const size_t n = 5000;
 	const unsigned int p = 7, cols[] = { 0, 1, 2, 3, 4, 5, 6 };
@@ -510,12 +512,12 @@ static void test_blocked_qr(void)
 		gsl_vector_set(yv, i, y[i]);
 	}
 	gsl_multifit_linear(xm, yv, c, cov, &chisq, ws);
-	tap_check(fit_blocks_build(&d, cols, p, 3, &b) == 0, "build");
-	tap_check(fit_solve(&b, -1, FIT_OLS, &res) == 0, "solve");
+	CHECK(fit_blocks_build(&d, cols, p, 3, &b) == 0, "build");
+	CHECK(fit_solve(&b, -1, FIT_OLS, &res) == 0, "solve");
 	for (j = 0; j < p; j++)
-		tap_check(rel_close(res.beta[j], gsl_vector_get(c, j), 1e-8),
-			  "beta%zu %.12g vs %.12g", j, res.beta[j],
-			  gsl_vector_get(c, j));
+		CHECK(rel_close(res.beta[j], gsl_vector_get(c, j), 1e-8),
+		      "beta%zu %.12g vs %.12g", j, res.beta[j],
+		      gsl_vector_get(c, j));
 	fit_blocks_free(&b);
 	gsl_multifit_linear_free(ws);
 	gsl_vector_free(c);
@@ -524,11 +526,10 @@ static void test_blocked_qr(void)
 	gsl_matrix_free(xm);
 	free(x);
 	free(y);
-	tap_done(
-		"ols: blocked QR reduction gives gsl_multifit_linear's full-matrix solution");
 }
 
-static void test_folds(void)
+/* cv: contiguous folds, held-out fold excluded exactly */
+TEST(folds)
 {
 	static const size_t ns[] = { 10, 11, 99, 1000, 1000003 };
 	static const unsigned int ks[] = { 1, 2, 3, 5, 7, 10 };
@@ -539,9 +540,9 @@ static void test_folds(void)
 			size_t n = ns[a], lo = SIZE_MAX, hi = 0;
 			unsigned int K = ks[bk];
 
-			tap_check(fit_fold_start(n, 0, K) == 0 &&
-					  fit_fold_start(n, K, K) == n,
-				  "ends n=%zu K=%u", n, K);
+			CHECK(fit_fold_start(n, 0, K) == 0 &&
+				      fit_fold_start(n, K, K) == n,
+			      "ends n=%zu K=%u", n, K);
 			for (k = 0; k < K; k++) {
 				size_t sz = fit_fold_start(n, k + 1, K) -
 					    fit_fold_start(n, k, K);
@@ -549,8 +550,8 @@ static void test_folds(void)
 				lo = sz < lo ? sz : lo;
 				hi = sz > hi ? sz : hi;
 			}
-			tap_check(hi - lo <= 1 && lo >= n / K,
-				  "sizes n=%zu K=%u: %zu..%zu", n, K, lo, hi);
+			CHECK(hi - lo <= 1 && lo >= n / K,
+			      "sizes n=%zu K=%u: %zu..%zu", n, K, lo, hi);
 		}
 
 	/*
@@ -582,26 +583,24 @@ static void test_folds(void)
 				y2[m++] = y[i];
 			}
 		}
-		tap_check(fit_blocks_build(&d, cols, 2, 4, &b) == 0, "build");
-		tap_check(b.start[2] == 200 && b.start[3] == 300,
-			  "fold 2 is rows 200..299");
-		tap_check(fit_solve(&b, 2, FIT_OLS, &r) == 0, "solve");
-		tap_check(fabs(r.beta[0] - 3) < 1e-9 &&
-				  fabs(r.beta[1] - 2) < 1e-9,
-			  "without fold 2: %g %g", r.beta[0], r.beta[1]);
-		tap_check(fit_solve(&b, 1, FIT_OLS, &r) == 0 &&
-				  fabs(r.beta[0] - 3) > 1,
-			  "with fold 2: %g", r.beta[0]);
-		tap_check(fit_blocks_build(&d2, cols, 2, 1, &b2) == 0,
-			  "build2");
-		tap_check(fit_solve(&b, 2, FIT_NNLS, &r) == 0 &&
-				  fit_solve(&b2, -1, FIT_NNLS, &r2) == 0,
-			  "nnls");
-		tap_check(rel_close(r.beta[0], r2.beta[0], 1e-10) &&
-				  rel_close(r.beta[1], r2.beta[1], 1e-10),
-			  "same as direct");
-		tap_check(fit_solve(&b, 7, FIT_OLS, &r) == 0,
-			  "exclude out of range = use all");
+		CHECK(fit_blocks_build(&d, cols, 2, 4, &b) == 0, "build");
+		CHECK(b.start[2] == 200 && b.start[3] == 300,
+		      "fold 2 is rows 200..299");
+		CHECK(fit_solve(&b, 2, FIT_OLS, &r) == 0, "solve");
+		CHECK(fabs(r.beta[0] - 3) < 1e-9 && fabs(r.beta[1] - 2) < 1e-9,
+		      "without fold 2: %g %g", r.beta[0], r.beta[1]);
+		CHECK(fit_solve(&b, 1, FIT_OLS, &r) == 0 &&
+			      fabs(r.beta[0] - 3) > 1,
+		      "with fold 2: %g", r.beta[0]);
+		CHECK(fit_blocks_build(&d2, cols, 2, 1, &b2) == 0, "build2");
+		CHECK(fit_solve(&b, 2, FIT_NNLS, &r) == 0 &&
+			      fit_solve(&b2, -1, FIT_NNLS, &r2) == 0,
+		      "nnls");
+		CHECK(rel_close(r.beta[0], r2.beta[0], 1e-10) &&
+			      rel_close(r.beta[1], r2.beta[1], 1e-10),
+		      "same as direct");
+		CHECK(fit_solve(&b, 7, FIT_OLS, &r) == 0,
+		      "exclude out of range = use all");
 		fit_blocks_free(&b);
 		fit_blocks_free(&b2);
 	}
@@ -620,22 +619,21 @@ static void test_folds(void)
 			x[3 * i + 2] = (double)i;
 			y[i] = 5 + 0.5 * (double)i;
 		}
-		tap_check(fit_blocks_build(&d, cols, 3, 3, &b) == 0 &&
-				  b.q == 2 && b.scale[1] == 0,
-			  "zero column dropped");
-		tap_check(fit_solve(&b, -1, FIT_OLS, &r) == 0 &&
-				  r.beta[1] == 0 &&
-				  fabs(r.beta[0] - 5) < 1e-9 &&
-				  fabs(r.beta[2] - 0.5) < 1e-12,
-			  "fit %g %g %g", r.beta[0], r.beta[1], r.beta[2]);
+		CHECK(fit_blocks_build(&d, cols, 3, 3, &b) == 0 && b.q == 2 &&
+			      b.scale[1] == 0,
+		      "zero column dropped");
+		CHECK(fit_solve(&b, -1, FIT_OLS, &r) == 0 && r.beta[1] == 0 &&
+			      fabs(r.beta[0] - 5) < 1e-9 &&
+			      fabs(r.beta[2] - 0.5) < 1e-12,
+		      "fit %g %g %g", r.beta[0], r.beta[1], r.beta[2]);
 		fit_blocks_free(&b);
-		tap_check(fit_blocks_build(&d, cols, 3, 61, &b) == -EINVAL,
-			  "more folds than rows");
+		CHECK(fit_blocks_build(&d, cols, 3, 61, &b) == -EINVAL,
+		      "more folds than rows");
 	}
-	tap_done("cv: contiguous folds, held-out fold excluded exactly");
 }
 
-static void test_train_errors_and_report(void)
+/* train: errors, left-out features, report parses with jl_coef_parse */
+TEST(train_errors_and_report)
 {
 	struct jt_row *rows = synth_rows(
 		300, &truth, 0.01, (1u << JL_F_CPU_NS) | (1u << JL_F_DISK));
@@ -650,20 +648,18 @@ static void test_train_errors_and_report(void)
 	FILE *fp;
 
 	diag_begin();
-	tap_check(jt_train(rows, 300, (1u << JL_F_CPU_NS) | (1u << JL_F_DISK),
-			   &o, &rep, NULL, NULL) == -EINVAL,
-		  "min samples");
+	CHECK(jt_train(rows, 300, (1u << JL_F_CPU_NS) | (1u << JL_F_DISK), &o,
+		       &rep, NULL, NULL) == -EINVAL,
+	      "min samples");
 	d = diag_end();
-	tap_check(strstr(d, "only 300 aligned samples, need at least 301") !=
-			  NULL,
-		  "%s", d);
+	CHECK(strstr(d, "only 300 aligned samples, need at least 301") != NULL,
+	      "%s", d);
 	o.min_samples = 20;
 	o.folds = 200;
 	diag_begin();
-	tap_check(jt_train(rows, 300, 1, &o, &rep, NULL, NULL) == -EINVAL,
-		  "folds");
+	CHECK(jt_train(rows, 300, 1, &o, &rep, NULL, NULL) == -EINVAL, "folds");
 	d = diag_end();
-	tap_check(strstr(d, "too few for 200 folds") != NULL, "%s", d);
+	CHECK(strstr(d, "too few for 200 folds") != NULL, "%s", d);
 
 	/* disk_bytes present but always 0: left out and said so. */
 	for (i = 0; i < 300; i++) {
@@ -678,54 +674,36 @@ static void test_train_errors_and_report(void)
 	rep.pdu_name = "p.csv";
 	rep.max_gap_s = 5;
 	rep.al.uncovered = 3;
-	tap_check(jt_train(rows, 300, (1u << JL_F_CPU_NS) | (1u << JL_F_DISK),
-			   &o, &rep, NULL, NULL) == 0,
-		  "train");
-	tap_check(rep.zero == (1u << JL_F_DISK), "zero %#x", rep.zero);
-	tap_check(rep.model.fitted ==
-			  ((1u << JL_F_CPU_NS) | (1u << JL_NR_FEATURES)),
-		  "fitted %#x", rep.model.fitted);
+	CHECK(jt_train(rows, 300, (1u << JL_F_CPU_NS) | (1u << JL_F_DISK), &o,
+		       &rep, NULL, NULL) == 0,
+	      "train");
+	CHECK(rep.zero == (1u << JL_F_DISK), "zero %#x", rep.zero);
+	CHECK(rep.model.fitted ==
+		      ((1u << JL_F_CPU_NS) | (1u << JL_NR_FEATURES)),
+	      "fitted %#x", rep.model.fitted);
 	fp = open_memstream(&text, &len);
-	tap_check(jt_write_report(fp, &rep, 1) == 0, "write");
+	CHECK(jt_write_report(fp, &rep, 1) == 0, "write");
 	fclose(fp);
-	tap_check(jl_coef_parse(text, len, &parsed) == 0 &&
-			  !memcmp(&parsed, &rep.model.coef, sizeof(parsed)),
-		  "output parses with jl_coef_parse:\n%s", text);
-	tap_check(
-		strstr(text,
-		       "left out (empty in the samples: not measured on this machine, "
-		       "e.g. no PMU): cycles instructions cache_misses") !=
-			NULL,
-		"absent");
-	tap_check(strstr(text, "left out (0 in every interval): disk_bytes") !=
-			  NULL,
-		  "zero");
-	tap_check(strstr(text, "3 intervals not covered") != NULL, "dropped");
-	tap_check(strstr(text, "# node MAPE ") && strstr(text, "(5-fold CV)") &&
-			  strstr(text, "than CPU-only"),
-		  "headline");
-	tap_check(strstr(text, "meter energy is 2.00x") != NULL, "ratio");
-	tap_check(parsed.cycles_pj == 0 && parsed.instructions_pj == 0 &&
-			  parsed.cache_miss_pj == 0,
-		  "absent features are 0");
+	CHECK(jl_coef_parse(text, len, &parsed) == 0 &&
+		      !memcmp(&parsed, &rep.model.coef, sizeof(parsed)),
+	      "output parses with jl_coef_parse:\n%s", text);
+	CHECK(strstr(text,
+		     "left out (empty in the samples: not measured on this machine, "
+		     "e.g. no PMU): cycles instructions cache_misses") != NULL,
+	      "absent");
+	CHECK(strstr(text, "left out (0 in every interval): disk_bytes") !=
+		      NULL,
+	      "zero");
+	CHECK(strstr(text, "3 intervals not covered") != NULL, "dropped");
+	CHECK(strstr(text, "# node MAPE ") && strstr(text, "(5-fold CV)") &&
+		      strstr(text, "than CPU-only"),
+	      "headline");
+	CHECK(strstr(text, "meter energy is 2.00x") != NULL, "ratio");
+	CHECK(parsed.cycles_pj == 0 && parsed.instructions_pj == 0 &&
+		      parsed.cache_miss_pj == 0,
+	      "absent features are 0");
 	free(text);
 	free(rows);
-	tap_done(
-		"train: errors, left-out features, report parses with jl_coef_parse");
 }
 
-int main(void)
-{
-	tt_begin("test_train_fit", 10);
-	test_recover();
-	test_exact_units();
-	test_nnls();
-	test_nnls_trainer();
-	test_robust();
-	test_uncertainty();
-	test_model_check();
-	test_blocked_qr();
-	test_folds();
-	test_train_errors_and_report();
-	return tt_end();
-}
+TT_MAIN("test_train_fit")

@@ -10,7 +10,11 @@
 
 /* ---- --follow ---- */
 
-static void test_cli_follow(void)
+/*
+ * cli: --follow follows a changed node within 3 refits; 0 W, 10 kW and a
+ * stall are rejected, the model kept; the module's set is the one in force
+ */
+TEST(cli_follow)
 {
 	static const double truth2[JL_NR_COEF] = { 9e6, 1500, 800, 60000, 10000,
 						   0, 0, 0, 55e6 };
@@ -35,8 +39,8 @@ static void test_cli_follow(void)
 	unlink_tmp("fl.txt");
 	rc = run_cli(args);
 	log = slurp_tmp("fl.txt");
-	tap_check(rc == 0 && log && strstr(log, "end of input"), "ran: %d %s", rc,
-		  cli_err);
+	CHECK(rc == 0 && log && strstr(log, "end of input"), "ran: %d %s", rc,
+	      cli_err);
 	/* Which refit after the change applied the first new set. */
 	for (line = log; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
 		unsigned int k;
@@ -49,13 +53,13 @@ static void test_cli_follow(void)
 			break;
 		}
 	}
-	tap_check(applied_at >= 1 && applied_at <= 3,
-		  "applied %u refits after the change", applied_at);
+	CHECK(applied_at >= 1 && applied_at <= 3,
+	      "applied %u refits after the change", applied_at);
 	memcpy(t, truth2, sizeof(t));
 	if (file_coef("fm.txt", &c))
 		e = coef_err(&c, t, ALL_COEFS, &wi);
-	tap_check(e < 0.05, "follows the new truth: %s off by %.2f%%",
-		  jl_coef_names[wi], e * 100);
+	CHECK(e < 0.05, "follows the new truth: %s off by %.2f%%",
+	      jl_coef_names[wi], e * 100);
 	free(log);
 
 	/* A burst of 0 W readings after the model settled: never applied. */
@@ -75,11 +79,11 @@ static void test_cli_follow(void)
 	rc = run_cli(args);
 	after = slurp_tmp("fm.txt");
 	log = slurp_tmp("fl.txt");
-	tap_check(rc == 0 && before && after && !strcmp(before, after),
-		  "output unchanged by the burst: %d", rc);
-	tap_check(log && strstr(log, "refit 13: rejected: meter glitch") &&
-			  !strstr(strstr(log, "refit 13:"), "applied:"),
-		  "log: %s", log ? log : "");
+	CHECK(rc == 0 && before && after && !strcmp(before, after),
+	      "output unchanged by the burst: %d", rc);
+	CHECK(log && strstr(log, "refit 13: rejected: meter glitch") &&
+		      !strstr(strstr(log, "refit 13:"), "applied:"),
+	      "log: %s", log ? log : "");
 	free(log);
 	free(after);
 
@@ -90,9 +94,9 @@ static void test_cli_follow(void)
 	rc = run_cli(args);
 	after = slurp_tmp("fm.txt");
 	log = slurp_tmp("fl.txt");
-	tap_check(rc == 0 && after && !strcmp(before, after) && log &&
-			  strstr(log, "refit 13: rejected: meter glitch"),
-		  "10 kW: %d %s", rc, log ? log : "");
+	CHECK(rc == 0 && after && !strcmp(before, after) && log &&
+		      strstr(log, "refit 13: rejected: meter glitch"),
+	      "10 kW: %d %s", rc, log ? log : "");
 	free(log);
 	free(after);
 	g.stall = 1;
@@ -103,9 +107,9 @@ static void test_cli_follow(void)
 	rc = run_cli(args);
 	after = slurp_tmp("fm.txt");
 	log = slurp_tmp("fl.txt");
-	tap_check(rc == 0 && after && !strcmp(before, after) && log &&
-			  strstr(log, "rejected: meter stalled"),
-		  "stall: %d %s", rc, log ? log : "");
+	CHECK(rc == 0 && after && !strcmp(before, after) && log &&
+		      strstr(log, "rejected: meter stalled"),
+	      "stall: %d %s", rc, log ? log : "");
 	free(log);
 	free(after);
 	free(before);
@@ -113,11 +117,11 @@ static void test_cli_follow(void)
 	/* SIGTERM ends it cleanly; a missing meter input is an error. */
 	rc = run_cli("--follow -s - -p fp.csv -o fm.txt --window 250 --refit 100 "
 		     "< /dev/null");
-	tap_check(rc == 0, "empty samples: %d %s", rc, cli_err);
+	CHECK(rc == 0, "empty samples: %d %s", rc, cli_err);
 	rc = run_cli("--follow -s fs.csv -p nonexistent.csv -o fm.txt");
-	tap_check(rc == 1 && strstr(cli_err, "nonexistent"), "no meter: %d", rc);
+	CHECK(rc == 1 && strstr(cli_err, "nonexistent"), "no meter: %d", rc);
 	rc = run_cli("--follow -s fs.csv -p fp.csv");
-	tap_check(rc == 2, "--follow needs a target: %d", rc);
+	CHECK(rc == 2, "--follow needs a target: %d", rc);
 	{
 		char logp[600];
 		int in[2], st = -1;
@@ -146,9 +150,9 @@ static void test_cli_follow(void)
 			close(in[1]);
 		}
 		log = slurp(logp);
-		tap_check(WIFEXITED(st) && WEXITSTATUS(st) == 0 && log &&
-				  strstr(log, "stopped by signal 15"),
-			  "SIGTERM: status %d, log %s", st, log ? log : "");
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && log &&
+			      strstr(log, "stopped by signal 15"),
+		      "SIGTERM: status %d, log %s", st, log ? log : "");
 		free(log);
 	}
 
@@ -170,38 +174,40 @@ static void test_cli_follow(void)
 		snprintf(cmd, sizeof(cmd),
 			 "cd '%s' && mkdir -p fsys/model && echo 1 > fsys/model/generation && "
 			 "echo 'max %s' > fsys/model/bands && : > fsys/model/coefficients", tmpdir, truth);
-		tap_check(system(cmd) == 0, "fake sysfs");
+		CHECK(system(cmd) == 0, "fake sysfs");
 		unlink_tmp("fl2.txt");
 		rc = run_cli(fargs);
 		log = slurp_tmp("fl2.txt");
-		tap_check(rc == 0 && log && strstr(log, "kept:") && !strstr(log, "applied:") &&
-				  !strstr(log, "install failed"),
-			  "the truth in force is kept: %d %s", rc, log ? log : "");
+		CHECK(rc == 0 && log && strstr(log, "kept:") &&
+			      !strstr(log, "applied:") &&
+			      !strstr(log, "install failed"),
+		      "the truth in force is kept: %d %s", rc, log ? log : "");
 		free(log);
 		snprintf(cmd, sizeof(cmd),
 			 "cd '%s' && echo 'max 1000000 0 0 0 0 0 0 0 1000000' > fsys/model/bands",
 			 tmpdir);
-		tap_check(system(cmd) == 0, "fake sysfs, bad set");
+		CHECK(system(cmd) == 0, "fake sysfs, bad set");
 		unlink_tmp("fl2.txt");
 		rc = run_cli(fargs);
 		log = slurp_tmp("fl2.txt");
-		tap_check(log && strstr(log, "install failed") && strstr(log, "stayed at 1"),
-			  "a bad set in force is replaced: %d %s", rc, log ? log : "");
+		CHECK(log && strstr(log, "install failed") &&
+			      strstr(log, "stayed at 1"),
+		      "a bad set in force is replaced: %d %s", rc,
+		      log ? log : "");
 		free(log);
 		rc = run_cli("--follow -s fs.csv -p fp.csv --apply --sysfs nosuchdir");
-		tap_check(rc != 0 && strstr(cli_err, "nosuchdir"),
-			  "no module: %d %s", rc, cli_err);
+		CHECK(rc != 0 && strstr(cli_err, "nosuchdir"),
+		      "no module: %d %s", rc, cli_err);
 	}
-	tap_done("cli: --follow follows a changed node within 3 refits; 0 W, "
-		 "10 kW and a stall are rejected, the model kept; the module's set "
-		 "is the one in force");
 }
 
 /*
  * Issue 27: --follow reads its inputs in chunks, and a bad line is named
  * by the file's own line number, not the chunk's.
+ *
+ * cli: --follow names bad lines by the file's own line number
  */
-static void test_follow_lines(void)
+TEST(follow_lines)
 {
 	struct gen_opts g;
 	int rc;
@@ -216,16 +222,9 @@ static void test_follow_lines(void)
 	edit_csv("lp.csv", "lp2.csv", 7001, 2, "y");
 	rc = run_cli("--follow -s ls2.csv -p lp2.csv -o lo.txt --log ll.txt "
 		     "--window 600 --refit 300 --bands 1");
-	tap_check(strstr(cli_err, "ls2.csv:3500: interval_ns") &&
-			  strstr(cli_err, "lp2.csv:7001: "),
-		  "file lines: rc %d %s", rc, cli_err);
-	tap_done("cli: --follow names bad lines by the file's own line number");
+	CHECK(strstr(cli_err, "ls2.csv:3500: interval_ns") &&
+		      strstr(cli_err, "lp2.csv:7001: "),
+	      "file lines: rc %d %s", rc, cli_err);
 }
 
-int main(void)
-{
-	tt_begin("test_train_follow", 2);
-	test_cli_follow();
-	test_follow_lines();
-	return tt_end();
-}
+TT_MAIN("test_train_follow")

@@ -11,54 +11,53 @@
 
 /* ---- parse library ---- */
 
-static void test_parse_numbers(void)
+/* parse: strict integers, doubles and decimal seconds */
+TEST(parse_numbers)
 {
 	const char *why = NULL;
 	uint64_t u;
 	int64_t s;
 	double d;
 
-	tap_check(parse_u64("18446744073709551615", &u, &why) == 0 &&
-			  u == UINT64_MAX,
-		  "u64 max");
-	tap_check(parse_u64("18446744073709551616", &u, &why) == -ERANGE,
-		  "u64 overflow");
-	tap_check(parse_u64("", &u, &why) == -EINVAL, "empty");
-	tap_check(parse_u64(" 1", &u, &why) == -EINVAL, "leading blank");
-	tap_check(parse_u64("1 ", &u, &why) == -EINVAL, "trailing blank");
-	tap_check(parse_u64("-1", &u, &why) == -EINVAL, "sign");
-	tap_check(parse_u64("12x", &u, &why) == -EINVAL && why &&
-			  strstr(why, "integer"),
-		  "junk");
-	tap_check(parse_s64("-9223372036854775808", &s, &why) == 0 &&
-			  s == INT64_MIN,
-		  "s64 min");
-	tap_check(parse_s64("9223372036854775808", &s, &why) == -ERANGE,
-		  "s64 overflow");
-	tap_check(parse_double("-2.5e3", &d, &why) == 0 && d == -2500,
-		  "double");
-	tap_check(parse_double("nan", &d, &why) == -EINVAL, "nan");
-	tap_check(parse_double("inf", &d, &why) == -EINVAL, "inf");
-	tap_check(parse_double(" 1", &d, &why) == -EINVAL,
-		  "double leading blank");
-	tap_check(parse_double("1.5W", &d, &why) == -EINVAL, "double junk");
-	tap_check(parse_double("1e999", &d, &why) == -EINVAL,
-		  "double overflow is inf");
-	tap_check(parse_seconds_ns("-0.25", &s, &why) == 0 && s == -250000000,
-		  "seconds");
-	tap_check(parse_seconds_ns("5", &s, &why) == 0 && s == 5000000000LL,
-		  "int seconds");
-	tap_check(parse_seconds_ns("0.0000000015", &s, &why) == 0 && s == 2,
-		  "rounds half up");
-	tap_check(parse_seconds_ns("1.", &s, &why) == -EINVAL,
-		  "no fraction digits");
-	tap_check(parse_seconds_ns("1e3", &s, &why) == -EINVAL &&
-			  strstr(why, "exponent"),
-		  "exponent");
-	tap_done("parse: strict integers, doubles and decimal seconds");
+	CHECK(parse_u64("18446744073709551615", &u, &why) == 0 &&
+		      u == UINT64_MAX,
+	      "u64 max");
+	CHECK(parse_u64("18446744073709551616", &u, &why) == -ERANGE,
+	      "u64 overflow");
+	CHECK(parse_u64("", &u, &why) == -EINVAL, "empty");
+	CHECK(parse_u64(" 1", &u, &why) == -EINVAL, "leading blank");
+	CHECK(parse_u64("1 ", &u, &why) == -EINVAL, "trailing blank");
+	CHECK(parse_u64("-1", &u, &why) == -EINVAL, "sign");
+	CHECK(parse_u64("12x", &u, &why) == -EINVAL && why &&
+		      strstr(why, "integer"),
+	      "junk");
+	CHECK(parse_s64("-9223372036854775808", &s, &why) == 0 &&
+		      s == INT64_MIN,
+	      "s64 min");
+	CHECK(parse_s64("9223372036854775808", &s, &why) == -ERANGE,
+	      "s64 overflow");
+	CHECK(parse_double("-2.5e3", &d, &why) == 0 && d == -2500, "double");
+	CHECK(parse_double("nan", &d, &why) == -EINVAL, "nan");
+	CHECK(parse_double("inf", &d, &why) == -EINVAL, "inf");
+	CHECK(parse_double(" 1", &d, &why) == -EINVAL, "double leading blank");
+	CHECK(parse_double("1.5W", &d, &why) == -EINVAL, "double junk");
+	CHECK(parse_double("1e999", &d, &why) == -EINVAL,
+	      "double overflow is inf");
+	CHECK(parse_seconds_ns("-0.25", &s, &why) == 0 && s == -250000000,
+	      "seconds");
+	CHECK(parse_seconds_ns("5", &s, &why) == 0 && s == 5000000000LL,
+	      "int seconds");
+	CHECK(parse_seconds_ns("0.0000000015", &s, &why) == 0 && s == 2,
+	      "rounds half up");
+	CHECK(parse_seconds_ns("1.", &s, &why) == -EINVAL,
+	      "no fraction digits");
+	CHECK(parse_seconds_ns("1e3", &s, &why) == -EINVAL &&
+		      strstr(why, "exponent"),
+	      "exponent");
 }
 
-static void test_parse_timestamps(void)
+/* parse: timestamps (Unix s/ms, ISO 8601 with zones) to exact ns */
+TEST(parse_timestamps)
 {
 	const int64_t base =
 		1796220916LL * 1000000000LL; /* 2026-12-02T14:15:16Z */
@@ -67,108 +66,105 @@ static void test_parse_timestamps(void)
 	int64_t ns;
 	int64_t day;
 
-	tap_check(!parse_timestamp("1796220916", PARSE_TS_AUTO, 0, &ns, &k,
-				   &why) &&
-			  ns == base && k == PARSE_TS_KIND_S,
-		  "int seconds: %lld", (long long)ns);
-	tap_check(!parse_timestamp("1796220916.25", PARSE_TS_AUTO, 0, &ns, &k,
-				   &why) &&
-			  ns == base + 250000000,
-		  "fractional seconds: %lld", (long long)ns);
-	tap_check(!parse_timestamp("1796220916.123456789", PARSE_TS_S, 0, &ns,
-				   &k, &why) &&
-			  ns == base + 123456789,
-		  "ns resolution: %lld", (long long)ns);
-	tap_check(!parse_timestamp("1796220916250", PARSE_TS_AUTO, 0, &ns, &k,
-				   &why) &&
-			  ns == base + 250000000 && k == PARSE_TS_KIND_MS,
-		  "auto ms: %lld", (long long)ns);
-	tap_check(!parse_timestamp("1796220916250.5", PARSE_TS_MS, 0, &ns, &k,
-				   &why) &&
-			  ns == base + 250500000,
-		  "fractional ms: %lld", (long long)ns);
-	tap_check(!parse_timestamp("1000", PARSE_TS_MS, 0, &ns, &k, &why) &&
-			  ns == 1000000000,
-		  "forced ms");
-	tap_check(parse_timestamp("1796220916250", PARSE_TS_S, 0, &ns, &k,
-				  &why) == -ERANGE,
-		  "ms as seconds overflows");
-	tap_check(!parse_timestamp("2026-12-02T14:15:16.250Z", PARSE_TS_AUTO, 0,
-				   &ns, &k, &why) &&
-			  ns == base + 250000000 && k == PARSE_TS_KIND_ISO,
-		  "ISO Z: %lld", (long long)ns);
-	tap_check(!parse_timestamp("2026-12-02T15:15:16.250+01:00",
-				   PARSE_TS_AUTO, 0, &ns, &k, &why) &&
-			  ns == base + 250000000,
-		  "ISO +01:00");
-	tap_check(!parse_timestamp("2026-12-02T09:45:16-0430", PARSE_TS_AUTO, 0,
-				   &ns, &k, &why) &&
-			  ns == base,
-		  "ISO -0430");
-	tap_check(!parse_timestamp("2026-12-02 14:15:16", PARSE_TS_AUTO, 0, &ns,
-				   &k, &why) &&
-			  ns == base,
-		  "ISO with blank, no zone = UTC");
-	tap_check(!parse_timestamp("2026-12-02t14:15:16,5z", PARSE_TS_AUTO, 0,
-				   &ns, &k, &why) &&
-			  ns == base + 500000000,
-		  "lower-case t/z, comma fraction");
-	tap_check(!parse_timestamp("2026-12-02T14:15", PARSE_TS_AUTO, 0, &ns,
-				   &k, &why) &&
-			  ns == base - 16000000000LL,
-		  "no seconds");
+	CHECK(!parse_timestamp("1796220916", PARSE_TS_AUTO, 0, &ns, &k, &why) &&
+		      ns == base && k == PARSE_TS_KIND_S,
+	      "int seconds: %lld", (long long)ns);
+	CHECK(!parse_timestamp("1796220916.25", PARSE_TS_AUTO, 0, &ns, &k,
+			       &why) &&
+		      ns == base + 250000000,
+	      "fractional seconds: %lld", (long long)ns);
+	CHECK(!parse_timestamp("1796220916.123456789", PARSE_TS_S, 0, &ns, &k,
+			       &why) &&
+		      ns == base + 123456789,
+	      "ns resolution: %lld", (long long)ns);
+	CHECK(!parse_timestamp("1796220916250", PARSE_TS_AUTO, 0, &ns, &k,
+			       &why) &&
+		      ns == base + 250000000 && k == PARSE_TS_KIND_MS,
+	      "auto ms: %lld", (long long)ns);
+	CHECK(!parse_timestamp("1796220916250.5", PARSE_TS_MS, 0, &ns, &k,
+			       &why) &&
+		      ns == base + 250500000,
+	      "fractional ms: %lld", (long long)ns);
+	CHECK(!parse_timestamp("1000", PARSE_TS_MS, 0, &ns, &k, &why) &&
+		      ns == 1000000000,
+	      "forced ms");
+	CHECK(parse_timestamp("1796220916250", PARSE_TS_S, 0, &ns, &k, &why) ==
+		      -ERANGE,
+	      "ms as seconds overflows");
+	CHECK(!parse_timestamp("2026-12-02T14:15:16.250Z", PARSE_TS_AUTO, 0,
+			       &ns, &k, &why) &&
+		      ns == base + 250000000 && k == PARSE_TS_KIND_ISO,
+	      "ISO Z: %lld", (long long)ns);
+	CHECK(!parse_timestamp("2026-12-02T15:15:16.250+01:00", PARSE_TS_AUTO,
+			       0, &ns, &k, &why) &&
+		      ns == base + 250000000,
+	      "ISO +01:00");
+	CHECK(!parse_timestamp("2026-12-02T09:45:16-0430", PARSE_TS_AUTO, 0,
+			       &ns, &k, &why) &&
+		      ns == base,
+	      "ISO -0430");
+	CHECK(!parse_timestamp("2026-12-02 14:15:16", PARSE_TS_AUTO, 0, &ns, &k,
+			       &why) &&
+		      ns == base,
+	      "ISO with blank, no zone = UTC");
+	CHECK(!parse_timestamp("2026-12-02t14:15:16,5z", PARSE_TS_AUTO, 0, &ns,
+			       &k, &why) &&
+		      ns == base + 500000000,
+	      "lower-case t/z, comma fraction");
+	CHECK(!parse_timestamp("2026-12-02T14:15", PARSE_TS_AUTO, 0, &ns, &k,
+			       &why) &&
+		      ns == base - 16000000000LL,
+	      "no seconds");
 	setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", 1);
 	tzset();
-	tap_check(!parse_timestamp("2026-12-02 15:15:16", PARSE_TS_AUTO,
-				   PARSE_TS_LOCALTIME, &ns, &k, &why) &&
-			  ns == base,
-		  "local time (CET in December): %lld", (long long)ns);
-	tap_check(!parse_timestamp("2026-07-02 15:15:16", PARSE_TS_AUTO,
-				   PARSE_TS_LOCALTIME, &ns, &k, &why) &&
-			  ns == base - 153LL * 86400 * 1000000000LL -
-					  3600000000000LL,
-		  "local time (CEST in July)");
-	tap_check(!parse_timestamp("2026-12-02T14:15:16Z", PARSE_TS_AUTO,
-				   PARSE_TS_LOCALTIME, &ns, &k, &why) &&
-			  ns == base,
-		  "explicit zone wins over local");
+	CHECK(!parse_timestamp("2026-12-02 15:15:16", PARSE_TS_AUTO,
+			       PARSE_TS_LOCALTIME, &ns, &k, &why) &&
+		      ns == base,
+	      "local time (CET in December): %lld", (long long)ns);
+	CHECK(!parse_timestamp("2026-07-02 15:15:16", PARSE_TS_AUTO,
+			       PARSE_TS_LOCALTIME, &ns, &k, &why) &&
+		      ns == base - 153LL * 86400 * 1000000000LL -
+				      3600000000000LL,
+	      "local time (CEST in July)");
+	CHECK(!parse_timestamp("2026-12-02T14:15:16Z", PARSE_TS_AUTO,
+			       PARSE_TS_LOCALTIME, &ns, &k, &why) &&
+		      ns == base,
+	      "explicit zone wins over local");
 	unsetenv("TZ");
 	tzset();
 
-	tap_check(parse_timestamp("2026-13-02T00:00:00Z", PARSE_TS_AUTO, 0, &ns,
-				  &k, &why) == -EINVAL &&
-			  strstr(why, "month"),
-		  "month 13");
-	tap_check(parse_timestamp("2026-02-29T00:00:00Z", PARSE_TS_AUTO, 0, &ns,
-				  &k, &why) == -EINVAL &&
-			  strstr(why, "day"),
-		  "Feb 29 2026");
-	tap_check(!parse_timestamp("2024-02-29T00:00:00Z", PARSE_TS_AUTO, 0,
-				   &ns, &k, &why),
-		  "Feb 29 2024");
-	tap_check(parse_timestamp("2026-12-02T24:00:00Z", PARSE_TS_AUTO, 0, &ns,
-				  &k, &why) == -EINVAL &&
-			  strstr(why, "hour"),
-		  "hour 24");
-	tap_check(parse_timestamp("2026-12-02T14:15:16Zx", PARSE_TS_AUTO, 0,
-				  &ns, &k, &why) == -EINVAL &&
-			  strstr(why, "junk"),
-		  "junk after zone");
-	tap_check(parse_timestamp("2026-12-02", PARSE_TS_AUTO, 0, &ns, &k,
-				  &why) == -EINVAL,
-		  "date only");
-	tap_check(parse_timestamp("-5", PARSE_TS_AUTO, 0, &ns, &k, &why) ==
-			  -EINVAL,
-		  "signed");
-	tap_check(parse_timestamp("1.7e9", PARSE_TS_AUTO, 0, &ns, &k, &why) ==
-			  -EINVAL,
-		  "exponent");
-	tap_check(parse_timestamp("", PARSE_TS_AUTO, 0, &ns, &k, &why) ==
-			  -EINVAL,
-		  "empty");
-	tap_check(parse_timestamp("now", PARSE_TS_AUTO, 0, &ns, &k, &why) ==
-			  -EINVAL,
-		  "word");
+	CHECK(parse_timestamp("2026-13-02T00:00:00Z", PARSE_TS_AUTO, 0, &ns, &k,
+			      &why) == -EINVAL &&
+		      strstr(why, "month"),
+	      "month 13");
+	CHECK(parse_timestamp("2026-02-29T00:00:00Z", PARSE_TS_AUTO, 0, &ns, &k,
+			      &why) == -EINVAL &&
+		      strstr(why, "day"),
+	      "Feb 29 2026");
+	CHECK(!parse_timestamp("2024-02-29T00:00:00Z", PARSE_TS_AUTO, 0, &ns,
+			       &k, &why),
+	      "Feb 29 2024");
+	CHECK(parse_timestamp("2026-12-02T24:00:00Z", PARSE_TS_AUTO, 0, &ns, &k,
+			      &why) == -EINVAL &&
+		      strstr(why, "hour"),
+	      "hour 24");
+	CHECK(parse_timestamp("2026-12-02T14:15:16Zx", PARSE_TS_AUTO, 0, &ns,
+			      &k, &why) == -EINVAL &&
+		      strstr(why, "junk"),
+	      "junk after zone");
+	CHECK(parse_timestamp("2026-12-02", PARSE_TS_AUTO, 0, &ns, &k, &why) ==
+		      -EINVAL,
+	      "date only");
+	CHECK(parse_timestamp("-5", PARSE_TS_AUTO, 0, &ns, &k, &why) == -EINVAL,
+	      "signed");
+	CHECK(parse_timestamp("1.7e9", PARSE_TS_AUTO, 0, &ns, &k, &why) ==
+		      -EINVAL,
+	      "exponent");
+	CHECK(parse_timestamp("", PARSE_TS_AUTO, 0, &ns, &k, &why) == -EINVAL,
+	      "empty");
+	CHECK(parse_timestamp("now", PARSE_TS_AUTO, 0, &ns, &k, &why) ==
+		      -EINVAL,
+	      "word");
 
 	/* The calendar arithmetic against libc's timegm over 1970..2261. */
 	for (day = 0; day < 106000; day += 7) {
@@ -176,18 +172,17 @@ static void test_parse_timestamps(void)
 		struct tm tm;
 
 		gmtime_r(&t, &tm);
-		if (!tap_check(parse_days_from_civil(
-				       tm.tm_year + 1900,
-				       (unsigned int)tm.tm_mon + 1,
-				       (unsigned int)tm.tm_mday) == day,
-			       "day %lld", (long long)day))
+		if (!CHECK(parse_days_from_civil(tm.tm_year + 1900,
+						 (unsigned int)tm.tm_mon + 1,
+						 (unsigned int)tm.tm_mday) ==
+				   day,
+			   "day %lld", (long long)day))
 			break;
 	}
-	tap_done(
-		"parse: timestamps (Unix s/ms, ISO 8601 with zones) to exact ns");
 }
 
-static void test_csv_split(void)
+/* csv: splitting, quoting, line numbers, bad lines */
+TEST(csv_fields)
 {
 	char line[256];
 	char *f[8];
@@ -196,25 +191,25 @@ static void test_csv_split(void)
 
 	strcpy(line, " a , \"b,\"\"c\"\" \" ,,d\t");
 	n = csv_split(line, f, 8, &why);
-	tap_check(n == 4, "n=%d", n);
+	CHECK(n == 4, "n=%d", n);
 	if (n == 4) {
-		tap_check(!strcmp(f[0], "a"), "f0 '%s'", f[0]);
-		tap_check(!strcmp(f[1], "b,\"c\" "), "f1 '%s'", f[1]);
-		tap_check(!strcmp(f[2], ""), "f2 '%s'", f[2]);
-		tap_check(!strcmp(f[3], "d"), "f3 '%s'", f[3]);
+		CHECK(!strcmp(f[0], "a"), "f0 '%s'", f[0]);
+		CHECK(!strcmp(f[1], "b,\"c\" "), "f1 '%s'", f[1]);
+		CHECK(!strcmp(f[2], ""), "f2 '%s'", f[2]);
+		CHECK(!strcmp(f[3], "d"), "f3 '%s'", f[3]);
 	}
 	strcpy(line, "a,\"b");
-	tap_check(csv_split(line, f, 8, &why) == -EINVAL &&
-			  strstr(why, "unterminated"),
-		  "unterminated");
+	CHECK(csv_split(line, f, 8, &why) == -EINVAL &&
+		      strstr(why, "unterminated"),
+	      "unterminated");
 	strcpy(line, "a,\"b\"x");
-	tap_check(csv_split(line, f, 8, &why) == -EINVAL && strstr(why, "junk"),
-		  "junk");
+	CHECK(csv_split(line, f, 8, &why) == -EINVAL && strstr(why, "junk"),
+	      "junk");
 	strcpy(line, "a,b\"c");
-	tap_check(csv_split(line, f, 8, &why) == -EINVAL, "stray quote");
+	CHECK(csv_split(line, f, 8, &why) == -EINVAL, "stray quote");
 	strcpy(line, "1,2,3,4,5");
-	tap_check(csv_split(line, f, 2, &why) == 5 && !strcmp(f[1], "2"),
-		  "more than max");
+	CHECK(csv_split(line, f, 2, &why) == 5 && !strcmp(f[1], "2"),
+	      "more than max");
 	{
 		static const char text[] =
 			"# comment\r\n\r\nx,y\r\n\n  \n1,2\n";
@@ -222,13 +217,13 @@ static void test_csv_split(void)
 		FILE *fp = mem_in(text);
 
 		csv_init(&r, fp, "t", CSV_SKIP_COMMENTS);
-		tap_check(csv_next(&r) == 2 && r.lineno == 3 &&
-				  !strcmp(r.field[1], "y"),
-			  "line 3");
-		tap_check(csv_next(&r) == 2 && r.lineno == 6 &&
-				  !strcmp(r.field[0], "1"),
-			  "line 6");
-		tap_check(csv_next(&r) == 0, "eof");
+		CHECK(csv_next(&r) == 2 && r.lineno == 3 &&
+			      !strcmp(r.field[1], "y"),
+		      "line 3");
+		CHECK(csv_next(&r) == 2 && r.lineno == 6 &&
+			      !strcmp(r.field[0], "1"),
+		      "line 6");
+		CHECK(csv_next(&r) == 0, "eof");
 		csv_free(&r);
 		fclose(fp);
 	}
@@ -238,21 +233,21 @@ static void test_csv_split(void)
 		FILE *fp = fmemopen((void *)text, sizeof(text) - 1, "r");
 
 		csv_init(&r, fp, "t", 0);
-		tap_check(csv_next(&r) == 2, "first");
-		tap_check(csv_next(&r) == -EINVAL && r.lineno == 2 &&
-				  strstr(r.why, "NUL"),
-			  "NUL");
-		tap_check(csv_next(&r) == 2 && r.lineno == 3,
-			  "continues after a bad line");
+		CHECK(csv_next(&r) == 2, "first");
+		CHECK(csv_next(&r) == -EINVAL && r.lineno == 2 &&
+			      strstr(r.why, "NUL"),
+		      "NUL");
+		CHECK(csv_next(&r) == 2 && r.lineno == 3,
+		      "continues after a bad line");
 		csv_free(&r);
 		fclose(fp);
 	}
-	tap_done("csv: splitting, quoting, line numbers, bad lines");
 }
 
 /* ---- input files ---- */
 
-static void test_samples_csv(void)
+/* samples CSV: values, absent features, bad lines with file:line and reason */
+TEST(samples_csv)
 {
 	static const char good[] = HDR
 		"1796220916000000000,10,1000000000,rapl,1,5000000,100,800000000,,,,4096,3\n"
@@ -276,16 +271,16 @@ static void test_samples_csv(void)
 	ret = jt_read_samples(fp, "good.csv", &s, NULL);
 	d = diag_end();
 	fclose(fp);
-	tap_check(ret == 0 && s.n == 2 && s.st.bad == 0,
-		  "good: ret %d n %zu bad %lu: %s", ret, s.n, s.st.bad, d);
-	tap_check(s.present == ((1u << JL_F_CPU_NS) | (1u << JL_F_DISK)),
-		  "present %#x", s.present);
-	tap_check(s.n == 2 && s.s[1].f[JL_F_CPU_NS] == 9e8 &&
-			  s.s[0].f[JL_F_DISK] == 4096 &&
-			  s.s[1].end_ns == 1796220917000000000LL &&
-			  s.s[0].energy_uj == 5e6,
-		  "values");
-	tap_check(s.n_rapl == 1 && s.n_model == 1, "sources");
+	CHECK(ret == 0 && s.n == 2 && s.st.bad == 0,
+	      "good: ret %d n %zu bad %lu: %s", ret, s.n, s.st.bad, d);
+	CHECK(s.present == ((1u << JL_F_CPU_NS) | (1u << JL_F_DISK)),
+	      "present %#x", s.present);
+	CHECK(s.n == 2 && s.s[1].f[JL_F_CPU_NS] == 9e8 &&
+		      s.s[0].f[JL_F_DISK] == 4096 &&
+		      s.s[1].end_ns == 1796220917000000000LL &&
+		      s.s[0].energy_uj == 5e6,
+	      "values");
+	CHECK(s.n_rapl == 1 && s.n_model == 1, "sources");
 	jt_samples_free(&s);
 
 	memset(&s, 0, sizeof(s));
@@ -294,19 +289,19 @@ static void test_samples_csv(void)
 	ret = jt_read_samples(fp, "bad.csv", &s, NULL);
 	d = diag_end();
 	fclose(fp);
-	tap_check(ret == 0 && s.n == 2 && s.st.bad == 5, "bad: n %zu bad %lu",
-		  s.n, s.st.bad);
-	tap_check(s.st.first_bad_line == 3 &&
-			  strstr(s.st.first_bad_why, "interval_ns") &&
-			  strstr(s.st.first_bad_why, "zero"),
-		  "first bad: %lu %s", s.st.first_bad_line, s.st.first_bad_why);
-	tap_check(strstr(d, "bad.csv:3: interval_ns") != NULL,
-		  "line 3 reported: %s", d);
-	tap_check(strstr(d, "bad.csv:4: 11 fields, the header has 13") != NULL,
-		  "line 4");
-	tap_check(strstr(d, "bad.csv:5: cpu_ns: '-8'") != NULL, "line 5");
-	tap_check(strstr(d, "bad.csv:6: source: 'solar'") != NULL, "line 6");
-	tap_check(strstr(d, "bad.csv:7: cycles: empty here") != NULL, "line 7");
+	CHECK(ret == 0 && s.n == 2 && s.st.bad == 5, "bad: n %zu bad %lu", s.n,
+	      s.st.bad);
+	CHECK(s.st.first_bad_line == 3 &&
+		      strstr(s.st.first_bad_why, "interval_ns") &&
+		      strstr(s.st.first_bad_why, "zero"),
+	      "first bad: %lu %s", s.st.first_bad_line, s.st.first_bad_why);
+	CHECK(strstr(d, "bad.csv:3: interval_ns") != NULL,
+	      "line 3 reported: %s", d);
+	CHECK(strstr(d, "bad.csv:4: 11 fields, the header has 13") != NULL,
+	      "line 4");
+	CHECK(strstr(d, "bad.csv:5: cpu_ns: '-8'") != NULL, "line 5");
+	CHECK(strstr(d, "bad.csv:6: source: 'solar'") != NULL, "line 6");
+	CHECK(strstr(d, "bad.csv:7: cycles: empty here") != NULL, "line 7");
 	jt_samples_free(&s);
 
 	memset(&s, 0, sizeof(s));
@@ -315,9 +310,9 @@ static void test_samples_csv(void)
 	ret = jt_read_samples(fp, "nohdr.csv", &s, NULL);
 	d = diag_end();
 	fclose(fp);
-	tap_check(ret == -EINVAL &&
-			  strstr(d, "nohdr.csv:1: header lacks interval_ns"),
-		  "missing column: %d %s", ret, d);
+	CHECK(ret == -EINVAL &&
+		      strstr(d, "nohdr.csv:1: header lacks interval_ns"),
+	      "missing column: %d %s", ret, d);
 	jt_samples_free(&s);
 
 	memset(&s, 0, sizeof(s));
@@ -326,14 +321,13 @@ static void test_samples_csv(void)
 	ret = jt_read_samples(fp, "empty.csv", &s, NULL);
 	d = diag_end();
 	fclose(fp);
-	tap_check(ret == -EINVAL && strstr(d, "empty.csv: empty file"),
-		  "empty: %s", d);
+	CHECK(ret == -EINVAL && strstr(d, "empty.csv: empty file"), "empty: %s",
+	      d);
 	jt_samples_free(&s);
-	tap_done(
-		"samples CSV: values, absent features, bad lines with file:line and reason");
 }
 
-static void test_meter_csv(void)
+/* meter CSV: header optional, ms detection, bad lines, --pdu-cmd */
+TEST(meter_csv)
 {
 	static const char text[] =
 		"timestamp,watts\n"
@@ -357,32 +351,28 @@ static void test_meter_csv(void)
 	ret = jt_read_meter(fp, "pdu.csv", &m, NULL);
 	d = diag_end();
 	fclose(fp);
-	tap_check(ret == 0 && m.n == 3 && m.st.bad == 6,
-		  "ret %d n %zu bad %lu: %s", ret, m.n, m.st.bad, d);
-	tap_check(m.n == 3 && m.t[1] == 1796220916500000000LL &&
-			  m.w[1] == 101.5 && m.t[2] == 1796220919000000000LL,
-		  "values");
-	tap_check(
-		strstr(d,
-		       "pdu.csv:4: timestamp '1796220916.5' is not after the reading on "
-		       "line 3") != NULL,
-		"line 4: %s", d);
-	tap_check(strstr(d, "pdu.csv:5: watts '-1': negative power") != NULL,
-		  "line 5");
-	tap_check(strstr(d, "pdu.csv:6: watts 'abc'") != NULL, "line 6");
-	tap_check(strstr(d, "pdu.csv:8: 3 fields, want 2") != NULL, "line 8");
-	tap_check(
-		strstr(d,
-		       "pdu.csv:9: timestamp '17962209210': timestamp out of range") !=
-			NULL,
-		"line 9");
-	tap_check(
-		strstr(d,
-		       "pdu.csv:10: timestamp '1796220921000' looks like Unix milliseconds, "
-		       "earlier ones were Unix seconds") != NULL,
-		"line 10");
-	tap_check(m.st.first_bad_line == 4, "first bad %lu",
-		  m.st.first_bad_line);
+	CHECK(ret == 0 && m.n == 3 && m.st.bad == 6, "ret %d n %zu bad %lu: %s",
+	      ret, m.n, m.st.bad, d);
+	CHECK(m.n == 3 && m.t[1] == 1796220916500000000LL && m.w[1] == 101.5 &&
+		      m.t[2] == 1796220919000000000LL,
+	      "values");
+	CHECK(strstr(d,
+		     "pdu.csv:4: timestamp '1796220916.5' is not after the reading on "
+		     "line 3") != NULL,
+	      "line 4: %s", d);
+	CHECK(strstr(d, "pdu.csv:5: watts '-1': negative power") != NULL,
+	      "line 5");
+	CHECK(strstr(d, "pdu.csv:6: watts 'abc'") != NULL, "line 6");
+	CHECK(strstr(d, "pdu.csv:8: 3 fields, want 2") != NULL, "line 8");
+	CHECK(strstr(d,
+		     "pdu.csv:9: timestamp '17962209210': timestamp out of range") !=
+		      NULL,
+	      "line 9");
+	CHECK(strstr(d,
+		     "pdu.csv:10: timestamp '1796220921000' looks like Unix milliseconds, "
+		     "earlier ones were Unix seconds") != NULL,
+	      "line 10");
+	CHECK(m.st.first_bad_line == 4, "first bad %lu", m.st.first_bad_line);
 	jt_meter_free(&m);
 
 	/* No header; milliseconds detected with a message. */
@@ -392,13 +382,12 @@ static void test_meter_csv(void)
 	ret = jt_read_meter(fp, "ms.csv", &m, NULL);
 	d = diag_end();
 	fclose(fp);
-	tap_check(ret == 0 && m.n == 2 && m.st.bad == 0 &&
-			  m.t[1] == 1796220916250000000LL,
-		  "ms: n %zu", m.n);
-	tap_check(
-		strstr(d, "ms.csv:1: timestamps look like Unix milliseconds") !=
-			NULL,
-		"ms message: %s", d);
+	CHECK(ret == 0 && m.n == 2 && m.st.bad == 0 &&
+		      m.t[1] == 1796220916250000000LL,
+	      "ms: n %zu", m.n);
+	CHECK(strstr(d, "ms.csv:1: timestamps look like Unix milliseconds") !=
+		      NULL,
+	      "ms message: %s", d);
 	jt_meter_free(&m);
 
 	/* A bad first line is a bad line, not a header, when one field is a value. */
@@ -408,9 +397,9 @@ static void test_meter_csv(void)
 	ret = jt_read_meter(fp, "h.csv", &m, NULL);
 	d = diag_end();
 	fclose(fp);
-	tap_check(ret == 0 && m.n == 1 && m.st.bad == 1 &&
-			  strstr(d, "h.csv:1: timestamp"),
-		  "bad first line: %s", d);
+	CHECK(ret == 0 && m.n == 1 && m.st.bad == 1 &&
+		      strstr(d, "h.csv:1: timestamp"),
+	      "bad first line: %s", d);
 	jt_meter_free(&m);
 
 	/* --pdu-cmd: a reader program's stdout, and its exit status. */
@@ -420,18 +409,16 @@ static void test_meter_csv(void)
 		"printf 'timestamp,watts\\n1796220916,7\\n1796220917,8.5\\n'",
 		&m, NULL, 10);
 	d = diag_end();
-	tap_check(ret == 0 && m.n == 2 && m.w[1] == 8.5, "pdu-cmd: %d %zu %s",
-		  ret, m.n, d);
+	CHECK(ret == 0 && m.n == 2 && m.w[1] == 8.5, "pdu-cmd: %d %zu %s", ret,
+	      m.n, d);
 	jt_meter_free(&m);
 	jt_meter_init(&m, PARSE_TS_AUTO, 0);
 	diag_begin();
 	ret = jt_read_meter_cmd("echo 1796220916,7; exit 3", &m, NULL, 0);
 	d = diag_end();
-	tap_check(ret == -EIO && strstr(d, "exited with status 3"),
-		  "pdu-cmd exit: %d %s", ret, d);
+	CHECK(ret == -EIO && strstr(d, "exited with status 3"),
+	      "pdu-cmd exit: %d %s", ret, d);
 	jt_meter_free(&m);
-	tap_done(
-		"meter CSV: header optional, ms detection, bad lines, --pdu-cmd");
 }
 
 /* ---- alignment ---- */
@@ -457,7 +444,8 @@ static double ref_integral(const double *t, const double *w, int n, double a,
 	return e;
 }
 
-static void test_align(void)
+/* align: exact integral of piecewise-linear power, coverage, gaps, offset */
+TEST(align)
 {
 	int64_t t[] = { 0, 1000000000, 3000000000LL, 4000000000LL };
 	double w[] = { 10, 20, 20, 0 };
@@ -467,32 +455,32 @@ static void test_align(void)
 	double gw[64];
 	int i, ok = 1;
 
-	tap_check(jt_meter_energy(&m, 500000000, 3500000000LL, 5000000000LL,
-				  &uj) == JT_ALIGN_OK &&
-			  fabs(uj - 56250000.0) < 1e-6,
-		  "known trace: %.9f uJ", uj);
-	tap_check(jt_meter_energy(&m, 0, 4000000000LL, 0, &uj) == JT_ALIGN_OK &&
-			  fabs(uj - 65000000.0) < 1e-6,
-		  "whole trace: %.9f", uj);
-	tap_check(jt_meter_energy(&m, 1000000000, 3000000000LL, 0, &uj) ==
-				  JT_ALIGN_OK &&
-			  fabs(uj - 40000000.0) < 1e-6,
-		  "on reading boundaries: %.9f", uj);
-	tap_check(jt_meter_energy(&m, -1, 1000, 0, &uj) == JT_ALIGN_UNCOVERED,
-		  "before");
-	tap_check(jt_meter_energy(&m, 3500000000LL, 4000000001LL, 0, &uj) ==
-			  JT_ALIGN_UNCOVERED,
-		  "after");
-	tap_check(jt_meter_energy(&m, 1500000000, 2500000000LL, 1999999999,
-				  &uj) == JT_ALIGN_GAP,
-		  "2 s gap inside");
-	tap_check(jt_meter_energy(&m, 1500000000, 2500000000LL, 2000000000,
-				  &uj) == JT_ALIGN_OK &&
-			  fabs(uj - 20000000.0) < 1e-6,
-		  "gap = max is fine");
-	tap_check(jt_meter_energy(&m, 3100000000LL, 3200000000LL, 1000000000,
-				  &uj) == JT_ALIGN_OK,
-		  "a gap elsewhere does not matter");
+	CHECK(jt_meter_energy(&m, 500000000, 3500000000LL, 5000000000LL, &uj) ==
+			      JT_ALIGN_OK &&
+		      fabs(uj - 56250000.0) < 1e-6,
+	      "known trace: %.9f uJ", uj);
+	CHECK(jt_meter_energy(&m, 0, 4000000000LL, 0, &uj) == JT_ALIGN_OK &&
+		      fabs(uj - 65000000.0) < 1e-6,
+	      "whole trace: %.9f", uj);
+	CHECK(jt_meter_energy(&m, 1000000000, 3000000000LL, 0, &uj) ==
+			      JT_ALIGN_OK &&
+		      fabs(uj - 40000000.0) < 1e-6,
+	      "on reading boundaries: %.9f", uj);
+	CHECK(jt_meter_energy(&m, -1, 1000, 0, &uj) == JT_ALIGN_UNCOVERED,
+	      "before");
+	CHECK(jt_meter_energy(&m, 3500000000LL, 4000000001LL, 0, &uj) ==
+		      JT_ALIGN_UNCOVERED,
+	      "after");
+	CHECK(jt_meter_energy(&m, 1500000000, 2500000000LL, 1999999999, &uj) ==
+		      JT_ALIGN_GAP,
+	      "2 s gap inside");
+	CHECK(jt_meter_energy(&m, 1500000000, 2500000000LL, 2000000000, &uj) ==
+			      JT_ALIGN_OK &&
+		      fabs(uj - 20000000.0) < 1e-6,
+	      "gap = max is fine");
+	CHECK(jt_meter_energy(&m, 3100000000LL, 3200000000LL, 1000000000,
+			      &uj) == JT_ALIGN_OK,
+	      "a gap elsewhere does not matter");
 
 	/* Random piecewise-linear traces against the antiderivative. */
 	for (i = 0; i < 64; i++) {
@@ -513,10 +501,9 @@ static void test_align(void)
 				     (double)(bn - gt[0]) * 1e-9) *
 			1e6;
 
-		ok = tap_check(
-			jt_meter_energy(&m, an, bn, 0, &uj) == JT_ALIGN_OK &&
-				fabs(uj - ref) <= 1e-9 * fabs(ref) + 1e-6,
-			"random %d: %.6f vs %.6f", i, uj, ref);
+		ok = CHECK(jt_meter_energy(&m, an, bn, 0, &uj) == JT_ALIGN_OK &&
+				   fabs(uj - ref) <= 1e-9 * fabs(ref) + 1e-6,
+			   "random %d: %.6f vs %.6f", i, uj, ref);
 	}
 
 	/*
@@ -552,31 +539,29 @@ static void test_align(void)
 		m.w = w6;
 		m.line = l6;
 		m.n = 6;
-		tap_check(jt_align(&s, &m, 250000000, 1500000000, &rows, &n,
-				   &st) == 0,
-			  "align");
-		tap_check(n == 2 && st.uncovered == 1 && st.gap == 1 &&
-				  st.between == 1,
-			  "n %zu uncovered %zu gap %zu between %zu", n,
-			  st.uncovered, st.gap, st.between);
+		CHECK(jt_align(&s, &m, 250000000, 1500000000, &rows, &n, &st) ==
+			      0,
+		      "align");
+		CHECK(n == 2 && st.uncovered == 1 && st.gap == 1 &&
+			      st.between == 1,
+		      "n %zu uncovered %zu gap %zu between %zu", n,
+		      st.uncovered, st.gap, st.between);
 		if (n == 2) {
-			tap_check(rows[0].end_ns == 1250000000LL &&
-					  rows[1].end_ns == 4150000000LL,
-				  "sorted by end time");
-			tap_check(fabs(rows[0].meter_uj - 17.5 * 0.95e6) < 1e-6,
-				  "two readings inside: %f", rows[0].meter_uj);
-			tap_check(fabs(rows[1].meter_uj - 10 * 0.8e6) < 1e-6,
-				  "one reading inside: %f", rows[1].meter_uj);
-			tap_check(rows[0].line == 12 && rows[0].last_line == 12 &&
-					  rows[0].mlo == 1 && rows[0].mhi == 2 &&
-					  rows[1].mlo == 4 && rows[1].mhi == 4,
-				  "provenance: line %lu meter %zu..%zu",
-				  rows[0].line, rows[0].mlo, rows[0].mhi);
+			CHECK(rows[0].end_ns == 1250000000LL &&
+				      rows[1].end_ns == 4150000000LL,
+			      "sorted by end time");
+			CHECK(fabs(rows[0].meter_uj - 17.5 * 0.95e6) < 1e-6,
+			      "two readings inside: %f", rows[0].meter_uj);
+			CHECK(fabs(rows[1].meter_uj - 10 * 0.8e6) < 1e-6,
+			      "one reading inside: %f", rows[1].meter_uj);
+			CHECK(rows[0].line == 12 && rows[0].last_line == 12 &&
+				      rows[0].mlo == 1 && rows[0].mhi == 2 &&
+				      rows[1].mlo == 4 && rows[1].mhi == 4,
+			      "provenance: line %lu meter %zu..%zu",
+			      rows[0].line, rows[0].mlo, rows[0].mhi);
 		}
 		free(rows);
 	}
-	tap_done(
-		"align: exact integral of piecewise-linear power, coverage, gaps, offset");
 }
 
 /* n contiguous rows of len_ns from t0_ns; feature cpu_ns = (i + 1) * 1e6. */
@@ -602,7 +587,11 @@ static int dbl_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void test_meter_semantics(void)
+/*
+ * align: instant readings paired with their row, average readings over the
+ * meter's period, rows summed into it
+ */
+TEST(meter_semantics)
 {
 	/* Readings every second, 0..10 s; reading k is 10 + k W. */
 	int64_t t[11];
@@ -625,7 +614,7 @@ static void test_meter_semantics(void)
 		qsort(sorted, i, sizeof(double), dbl_cmp);
 		want = i & 1 ? sorted[i / 2] :
 			       (sorted[i / 2 - 1] + sorted[i / 2]) / 2;
-		if (!tap_check(jt_median(v, i) == want, "median of %zu", i))
+		if (!CHECK(jt_median(v, i) == want, "median of %zu", i))
 			break;
 	}
 	for (i = 0; i < 11; i++) {
@@ -643,19 +632,18 @@ static void test_meter_semantics(void)
 	 * Instant readings, slower than the rows (1 s vs 250 ms): each reading
 	 * is paired with the row it falls in; the others are not used.
 	 */
-	tap_check(jt_align(&s, &m, 0, 5000000000LL, &rows, &n, &st) == 0,
-		  "instant");
-	tap_check(n == 9 && st.between == 30 && !st.aggregated,
-		  "instant: n %zu between %zu", n, st.between);
-	tap_check(fabs(st.meter_period_ns - 1e9) < 1 &&
-			  fabs(st.row_ns - 2.5e8) < 1,
-		  "periods %g %g", st.meter_period_ns, st.row_ns);
+	CHECK(jt_align(&s, &m, 0, 5000000000LL, &rows, &n, &st) == 0,
+	      "instant");
+	CHECK(n == 9 && st.between == 30 && !st.aggregated,
+	      "instant: n %zu between %zu", n, st.between);
+	CHECK(fabs(st.meter_period_ns - 1e9) < 1 && fabs(st.row_ns - 2.5e8) < 1,
+	      "periods %g %g", st.meter_period_ns, st.row_ns);
 	/* Reading at 1 s is in row [0.85, 1.1] (line 5): 11 W for 250 ms. */
-	tap_check(n == 9 && rows[0].line == 5 &&
-			  fabs(rows[0].meter_uj - 11 * 0.25e6) < 1e-6 &&
-			  rows[0].f[JL_F_CPU_NS] == 4e6,
-		  "paired: line %lu %f uJ", n ? rows[0].line : 0,
-		  n ? rows[0].meter_uj : 0);
+	CHECK(n == 9 && rows[0].line == 5 &&
+		      fabs(rows[0].meter_uj - 11 * 0.25e6) < 1e-6 &&
+		      rows[0].f[JL_F_CPU_NS] == 4e6,
+	      "paired: line %lu %f uJ", n ? rows[0].line : 0,
+	      n ? rows[0].meter_uj : 0);
 	free(rows);
 
 	/*
@@ -664,37 +652,36 @@ static void test_meter_semantics(void)
 	 * a reading, and the target is exactly the reading times its period.
 	 */
 	m.sem = JT_METER_AVERAGE;
-	tap_check(jt_align(&s, &m, 0, 5000000000LL, &rows, &n, &st) == 0,
-		  "average");
+	CHECK(jt_align(&s, &m, 0, 5000000000LL, &rows, &n, &st) == 0,
+	      "average");
 	/* (0, 1] and (9, 10] are not covered by rows that span 0.1 .. 9.85 */
-	tap_check(n == 8 && st.aggregated && st.uncovered == 2 &&
-			  st.rows_in == 33,
-		  "average: n %zu aggregated %d uncovered %zu rows %zu", n,
-		  st.aggregated, st.uncovered, st.rows_in);
+	CHECK(n == 8 && st.aggregated && st.uncovered == 2 && st.rows_in == 33,
+	      "average: n %zu aggregated %d uncovered %zu rows %zu", n,
+	      st.aggregated, st.uncovered, st.rows_in);
 	if (n == 8) {
 		/* (1, 2]: 0.4 of row 4, rows 5-7, 0.6 of row 8 */
 		double f = (0.4 * 4 + 5 + 6 + 7 + 0.6 * 8) * 1e6;
 
-		tap_check(rows[0].end_ns == 2000000000LL &&
-				  rows[0].interval_ns == 1e9 &&
-				  fabs(rows[0].meter_uj - 12e6) < 1e-6,
-			  "(1, 2]: %lld %g %f", (long long)rows[0].end_ns,
-			  rows[0].interval_ns, rows[0].meter_uj);
-		tap_check(fabs(rows[0].f[JL_F_CPU_NS] - f) < 1e-3,
-			  "pro rata: %f want %f", rows[0].f[JL_F_CPU_NS], f);
-		tap_check(rows[0].line == 5 && rows[0].last_line == 9 &&
-				  rows[0].mlo == 2 && rows[0].mhi == 2,
-			  "lines %lu-%lu meter %zu", rows[0].line,
-			  rows[0].last_line, rows[0].mlo);
+		CHECK(rows[0].end_ns == 2000000000LL &&
+			      rows[0].interval_ns == 1e9 &&
+			      fabs(rows[0].meter_uj - 12e6) < 1e-6,
+		      "(1, 2]: %lld %g %f", (long long)rows[0].end_ns,
+		      rows[0].interval_ns, rows[0].meter_uj);
+		CHECK(fabs(rows[0].f[JL_F_CPU_NS] - f) < 1e-3,
+		      "pro rata: %f want %f", rows[0].f[JL_F_CPU_NS], f);
+		CHECK(rows[0].line == 5 && rows[0].last_line == 9 &&
+			      rows[0].mlo == 2 && rows[0].mhi == 2,
+		      "lines %lu-%lu meter %zu", rows[0].line,
+		      rows[0].last_line, rows[0].mlo);
 	}
 	free(rows);
 
 	/* A missing row (a bad line) leaves its period uncovered. */
 	memmove(&ss[10], &ss[11], 28 * sizeof(*ss)); /* row [2.6, 2.85] */
 	s.n = 38;
-	tap_check(jt_align(&s, &m, 0, 5000000000LL, &rows, &n, &st) == 0 &&
-			  n == 7 && st.uncovered == 3,
-		  "hole: n %zu uncovered %zu", n, st.uncovered);
+	CHECK(jt_align(&s, &m, 0, 5000000000LL, &rows, &n, &st) == 0 &&
+		      n == 7 && st.uncovered == 3,
+	      "hole: n %zu uncovered %zu", n, st.uncovered);
 	free(rows);
 	free(ss);
 
@@ -713,10 +700,10 @@ static void test_meter_semantics(void)
 		m.w = wf;
 		m.line = NULL;
 		m.n = 101;
-		tap_check(jt_align(&ss2, &m, 50000000, 5000000000LL, &rows, &n,
-				   &st) == 0 &&
-				  !st.aggregated,
-			  "fine average");
+		CHECK(jt_align(&ss2, &m, 50000000, 5000000000LL, &rows, &n,
+			       &st) == 0 &&
+			      !st.aggregated,
+		      "fine average");
 		/*
 		 * Row [1, 2] s is [0.95, 1.95] in meter time: half of reading
 		 * 10's period (0.9, 1], all of 11..19, half of 20's.
@@ -726,22 +713,23 @@ static void test_meter_semantics(void)
 
 			for (i = 11; i <= 19; i++)
 				e += wf[i] * 0.1e6;
-			tap_check(rows[0].end_ns == 2000000000LL &&
-					  fabs(rows[0].meter_uj - e) < 1e-6,
-				  "per row: %lld %f want %f",
-				  (long long)rows[0].end_ns, rows[0].meter_uj,
-				  e);
+			CHECK(rows[0].end_ns == 2000000000LL &&
+				      fabs(rows[0].meter_uj - e) < 1e-6,
+			      "per row: %lld %f want %f",
+			      (long long)rows[0].end_ns, rows[0].meter_uj, e);
 		}
 		free(rows);
 		free(s2);
 	}
-	tap_done("align: instant readings paired with their row, average "
-		 "readings over the meter's period, rows summed into it");
 }
 
 /* ---- input hygiene (issue 17, cases 6-8) ---- */
 
-static void test_input_hygiene(void)
+/*
+ * inputs: BOM, duplicate/overlapping rows, implausible values, offset
+ * overflow, progress vs messages
+ */
+TEST(input_hygiene)
 {
 	static const char bom_samples[] = "\xef\xbb\xbf" HDR
 		"1796220916000000000,10,1000000000,rapl,1,5,1,8,1,2,3,4,3\n";
@@ -770,8 +758,8 @@ static void test_input_hygiene(void)
 	ret = jt_read_samples(fp, "bom.csv", &s, NULL);
 	d = diag_end();
 	fclose(fp);
-	tap_check(ret == 0 && s.n == 1 && s.st.bad == 0,
-		  "BOM samples: %d n %zu: %s", ret, s.n, d);
+	CHECK(ret == 0 && s.n == 1 && s.st.bad == 0,
+	      "BOM samples: %d n %zu: %s", ret, s.n, d);
 	jt_samples_free(&s);
 	jt_meter_init(&m, PARSE_TS_AUTO, 0);
 	fp = mem_in("\xef\xbb\xbf" "1796220916,5\n1796220917,6\n");
@@ -779,8 +767,8 @@ static void test_input_hygiene(void)
 	ret = jt_read_meter(fp, "bom.csv", &m, NULL);
 	d = diag_end();
 	fclose(fp);
-	tap_check(ret == 0 && m.n == 2 && m.st.bad == 0,
-		  "BOM meter without header: n %zu: %s", m.n, d);
+	CHECK(ret == 0 && m.n == 2 && m.st.bad == 0,
+	      "BOM meter without header: n %zu: %s", m.n, d);
 	jt_meter_free(&m);
 	jt_meter_init(&m, PARSE_TS_AUTO, 0);
 	fp = fmemopen((void *)"\xff\xfe" "1\0" "7\0", 6, "r");
@@ -788,7 +776,7 @@ static void test_input_hygiene(void)
 	ret = jt_read_meter(fp, "u16.csv", &m, NULL);
 	d = diag_end();
 	fclose(fp);
-	tap_check(strstr(d, "u16.csv:1: UTF-16") != NULL, "UTF-16: %s", d);
+	CHECK(strstr(d, "u16.csv:1: UTF-16") != NULL, "UTF-16: %s", d);
 	jt_meter_free(&m);
 
 	/* Duplicate, overlapping and backwards rows are bad lines. */
@@ -798,33 +786,31 @@ static void test_input_hygiene(void)
 	ret = jt_read_samples(fp, "ov.csv", &s, NULL);
 	d = diag_end();
 	fclose(fp);
-	tap_check(ret == 0 && s.n == 5 && s.st.bad == 3,
-		  "overlaps: n %zu bad %lu: %s", s.n, s.st.bad, d);
-	tap_check(strstr(d, "ov.csv:4: realtime_ns") &&
-			  strstr(d, "not after the row on line 3"),
-		  "duplicate: %s", d);
-	tap_check(strstr(d, "ov.csv:6: interval_ns") &&
-			  strstr(d, "overlaps the row on line 5 by 2000 ms"),
-		  "overlap: %s", d);
-	tap_check(strstr(d, "ov.csv:8: realtime_ns") != NULL, "backwards: %s",
-		  d);
+	CHECK(ret == 0 && s.n == 5 && s.st.bad == 3,
+	      "overlaps: n %zu bad %lu: %s", s.n, s.st.bad, d);
+	CHECK(strstr(d, "ov.csv:4: realtime_ns") &&
+		      strstr(d, "not after the row on line 3"),
+	      "duplicate: %s", d);
+	CHECK(strstr(d, "ov.csv:6: interval_ns") &&
+		      strstr(d, "overlaps the row on line 5 by 2000 ms"),
+	      "overlap: %s", d);
+	CHECK(strstr(d, "ov.csv:8: realtime_ns") != NULL, "backwards: %s", d);
 	jt_samples_free(&s);
 
 	/* Values no machine can produce: the row's line is named. */
 	for (unsigned int i = 0; i < JT_NF; i++)
-		tap_check(jt_feature_max_rate[i] > 0, "%s has a bound",
-			  jt_feature_cols[i]);
+		CHECK(jt_feature_max_rate[i] > 0, "%s has a bound",
+		      jt_feature_cols[i]);
 	memset(&s, 0, sizeof(s));
 	fp = mem_in(insane);
 	diag_begin();
 	ret = jt_read_samples(fp, "ins.csv", &s, NULL);
 	d = diag_end();
 	fclose(fp);
-	tap_check(ret == 0 && s.n == 1 && s.st.bad == 2,
-		  "implausible: n %zu bad %lu: %s", s.n, s.st.bad, d);
-	tap_check(strstr(d, "ins.csv:2: cpu_ns") &&
-			  strstr(d, "ins.csv:3: cycles"),
-		  "named: %s", d);
+	CHECK(ret == 0 && s.n == 1 && s.st.bad == 2,
+	      "implausible: n %zu bad %lu: %s", s.n, s.st.bad, d);
+	CHECK(strstr(d, "ins.csv:2: cpu_ns") && strstr(d, "ins.csv:3: cycles"),
+	      "named: %s", d);
 	jt_samples_free(&s);
 
 	/* A meter value beyond any node's power is a bad line, not a failed fit. */
@@ -835,11 +821,11 @@ static void test_input_hygiene(void)
 	ret = jt_read_meter(fp, "big.csv", &m, NULL);
 	d = diag_end();
 	fclose(fp);
-	tap_check(ret == 0 && m.n == 2 && m.st.bad == 2,
-		  "huge watts: n %zu bad %lu: %s", m.n, m.st.bad, d);
-	tap_check(strstr(d, "big.csv:2: watts '1e300'") &&
-			  strstr(d, "big.csv:3: watts '2000000'"),
-		  "named: %s", d);
+	CHECK(ret == 0 && m.n == 2 && m.st.bad == 2,
+	      "huge watts: n %zu bad %lu: %s", m.n, m.st.bad, d);
+	CHECK(strstr(d, "big.csv:2: watts '1e300'") &&
+		      strstr(d, "big.csv:3: watts '2000000'"),
+	      "named: %s", d);
 	jt_meter_free(&m);
 
 	/* A clock offset that would overflow: no UB (UBSan), nothing aligns. */
@@ -858,14 +844,14 @@ static void test_input_hygiene(void)
 		m.t = t;
 		m.w = w;
 		m.n = 2;
-		tap_check(jt_align(&s1, &m, -9000000000LL * 1000000000LL, 0,
-				   &rows, &n, &st) == 0 &&
-				  n == 0 && st.uncovered == 1,
-			  "offset -9e9 s: n %zu", n);
+		CHECK(jt_align(&s1, &m, -9000000000LL * 1000000000LL, 0, &rows,
+			       &n, &st) == 0 &&
+			      n == 0 && st.uncovered == 1,
+		      "offset -9e9 s: n %zu", n);
 		free(rows);
-		tap_check(jt_align(&s1, &m, INT64_MIN, 0, &rows, &n, &st) == 0 &&
-				  n == 0,
-			  "offset INT64_MIN");
+		CHECK(jt_align(&s1, &m, INT64_MIN, 0, &rows, &n, &st) == 0 &&
+			      n == 0,
+		      "offset INT64_MIN");
 		free(rows);
 	}
 
@@ -886,26 +872,13 @@ static void test_input_hygiene(void)
 		jt_progress_end(&pr);
 		jt_diag = NULL;
 		fclose(out);
-		tap_check(buf && strstr(buf, "45.0%\r\033[Ks.csv:7: bad\n"),
-			  "progress cleared first: '%s'", buf ? buf : "");
-		tap_check(buf && strstr(buf, "bad\njoules-train: reading s.csv  46.0%"),
-			  "progress redrawn after: '%s'", buf ? buf : "");
+		CHECK(buf && strstr(buf, "45.0%\r\033[Ks.csv:7: bad\n"),
+		      "progress cleared first: '%s'", buf ? buf : "");
+		CHECK(buf && strstr(buf,
+				    "bad\njoules-train: reading s.csv  46.0%"),
+		      "progress redrawn after: '%s'", buf ? buf : "");
 		free(buf);
 	}
-	tap_done("inputs: BOM, duplicate/overlapping rows, implausible values, "
-		 "offset overflow, progress vs messages");
 }
 
-int main(void)
-{
-	tt_begin("test_train_input", 8);
-	test_parse_numbers();
-	test_parse_timestamps();
-	test_csv_split();
-	test_samples_csv();
-	test_meter_csv();
-	test_align();
-	test_meter_semantics();
-	test_input_hygiene();
-	return tt_end();
-}
+TT_MAIN("test_train_input")

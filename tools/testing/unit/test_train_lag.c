@@ -19,7 +19,7 @@ static void shift_meter(const char *in, const char *out, int secs)
 		"\".\" a[2] : \"\"); print }' %s > %s",
 		tmpdir, secs, in, out);
 	if (system(cmd))
-		tap_diag("%s failed", cmd);
+		DIAG("%s failed", cmd);
 }
 
 /*
@@ -80,7 +80,8 @@ static void files(struct gen_opts *g)
 	gen_files("gs.csv", "gp.csv", g);
 }
 
-static void test_lag_corrected(void)
+/* lag: a meter 2 s late is measured, reported and corrected */
+TEST(lag_corrected)
 {
 	struct gen_opts g;
 	struct jl_coef c;
@@ -96,15 +97,15 @@ static void test_lag_corrected(void)
 	if (rc == 0 && cli_coef(&c))
 		e = gen_coef_err(&c, &g, &wi);
 	/* The grid is a fifth of a row (0.2 s); the parabola refines within it. */
-	tap_check(fabs(lag - 2) <= 0.1,
-		  "lag %.3f s reported (want 2 +- 0.1): %s", lag, cli_out);
-	tap_check(rc == 0 && strstr(cli_out, "; corrected;") && e < 0.02,
-		  "2 s late meter: rc %d, %s off by %.2f%%: %s", rc,
-		  jl_coef_names[wi], e * 100, cli_err);
-	tap_done("lag: a meter 2 s late is measured, reported and corrected");
+	CHECK(fabs(lag - 2) <= 0.1, "lag %.3f s reported (want 2 +- 0.1): %s",
+	      lag, cli_out);
+	CHECK(rc == 0 && strstr(cli_out, "; corrected;") && e < 0.02,
+	      "2 s late meter: rc %d, %s off by %.2f%%: %s", rc,
+	      jl_coef_names[wi], e * 100, cli_err);
 }
 
-static void test_lag_refused(void)
+/* lag: beyond 10 s refused; an explicit --clock-offset wins */
+TEST(lag_refused)
 {
 	struct gen_opts g;
 	int rc;
@@ -114,18 +115,20 @@ static void test_lag_refused(void)
 	shift_meter("gp.csv", "gp12.csv", 12);
 	unlink_tmp("o.txt");
 	rc = run_cli("-s gs.csv -p gp12.csv -o o.txt");
-	tap_check(rc == 1 && strstr(cli_err, "refused: ") &&
-			  strstr(cli_err, "more than 10 s") &&
-			  !slurp_tmp("o.txt"),
-		  "12 s: rc %d %s", rc, cli_err);
+	CHECK(rc == 1 && strstr(cli_err, "refused: ") &&
+		      strstr(cli_err, "more than 10 s") && !slurp_tmp("o.txt"),
+	      "12 s: rc %d %s", rc, cli_err);
 	/* An explicit offset wins; where it is right, no warning. */
 	rc = run_cli("-s gs.csv -p gp12.csv -o o.txt --clock-offset -12");
-	tap_check(rc == 0 && !strstr(cli_err, "warning: the data put"),
-		  "--clock-offset -12: rc %d %s", rc, cli_err);
-	tap_done("lag: beyond 10 s refused; an explicit --clock-offset wins");
+	CHECK(rc == 0 && !strstr(cli_err, "warning: the data put"),
+	      "--clock-offset -12: rc %d %s", rc, cli_err);
 }
 
-static void test_lag_explicit_warns(void)
+/*
+ * lag: an explicit --clock-offset is kept, with a warning when the data
+ * disagree by more than 0.5 s
+ */
+TEST(lag_explicit_warns)
 {
 	struct gen_opts g;
 	double lag;
@@ -136,17 +139,18 @@ static void test_lag_explicit_warns(void)
 	shift_meter("gp.csv", "gp2.csv", 2);
 	rc = run_cli("-s gs.csv -p gp2.csv --clock-offset 0");
 	lag = reported_lag();
-	tap_check(
-		rc != 2 &&
-			strstr(cli_err, "warning: the data put the meter +2") &&
-			strstr(cli_out, "--clock-offset given: kept") &&
-			fabs(lag - 2) <= 0.1,
-		"kept with a warning: rc %d lag %.3f %s", rc, lag, cli_err);
-	tap_done("lag: an explicit --clock-offset is kept, with a warning when "
-		 "the data disagree by more than 0.5 s");
+	CHECK(rc != 2 &&
+		      strstr(cli_err, "warning: the data put the meter +2") &&
+		      strstr(cli_out, "--clock-offset given: kept") &&
+		      fabs(lag - 2) <= 0.1,
+	      "kept with a warning: rc %d lag %.3f %s", rc, lag, cli_err);
 }
 
-static void test_clock_step(void)
+/*
+ * clock: a realtime step monotonic does not show is found, the alignment
+ * kept continuous
+ */
+TEST(clock_step)
 {
 	struct gen_opts g;
 	struct jl_coef c;
@@ -161,33 +165,21 @@ static void test_clock_step(void)
 	rc = run_cli("-s gs_step.csv -p gp.csv");
 	if (rc == 0 && cli_coef(&c))
 		e = gen_coef_err(&c, &g, &wi);
-	tap_check(
-		rc == 0 &&
-			strstr(cli_err,
-			       "gs_step.csv:1501: realtime_ns steps by +30") &&
-			strstr(cli_out, "# clock: realtime_ns steps") &&
-			e < 0.02,
-		"step: rc %d, %s off by %.2f%%: %s %s", rc, jl_coef_names[wi],
-		e * 100, cli_err, cli_out);
+	CHECK(rc == 0 &&
+		      strstr(cli_err,
+			     "gs_step.csv:1501: realtime_ns steps by +30") &&
+		      strstr(cli_out, "# clock: realtime_ns steps") && e < 0.02,
+	      "step: rc %d, %s off by %.2f%%: %s %s", rc, jl_coef_names[wi],
+	      e * 100, cli_err, cli_out);
 	/* Backwards: rows earlier by wall clock, in order by monotonic. */
 	step_samples("gs.csv", "gs_back.csv", 1501, -30000000000LL);
 	rc = run_cli("-s gs_back.csv -p gp.csv");
 	e = 1;
 	if (rc == 0 && cli_coef(&c))
 		e = gen_coef_err(&c, &g, &wi);
-	tap_check(rc == 0 && strstr(cli_err, "steps by -30") && e < 0.02,
-		  "back step: rc %d, %s off by %.2f%%: %s", rc,
-		  jl_coef_names[wi], e * 100, cli_err);
-	tap_done("clock: a realtime step monotonic does not show is found, the "
-		 "alignment kept continuous");
+	CHECK(rc == 0 && strstr(cli_err, "steps by -30") && e < 0.02,
+	      "back step: rc %d, %s off by %.2f%%: %s", rc, jl_coef_names[wi],
+	      e * 100, cli_err);
 }
 
-int main(void)
-{
-	tt_begin("test_train_lag", 4);
-	test_lag_corrected();
-	test_lag_refused();
-	test_lag_explicit_warns();
-	test_clock_step();
-	return tt_end();
-}
+TT_MAIN("test_train_lag")

@@ -95,8 +95,11 @@ static void add_spikes(struct jt_row *rows, size_t n)
 /*
  * Plain least squares, one set: the nested figure is exactly the
  * independent OLS fits' error on every held-out row.
+ *
+ * nested CV: equals independent OLS fits of the same folds on every
+ * held-out row (MAPE, MAE, RMSE, fold spread)
  */
-static void test_nested_equals_independent(void)
+TEST(nested_equals_independent)
 {
 	const size_t n = 1200;
 	const unsigned int K = 5;
@@ -115,7 +118,7 @@ static void test_nested_equals_independent(void)
 	diag_begin();
 	ret = jt_nested_cv(rows, n, ALL_FEATURES, &o, &bo, &nr, NULL, NULL);
 	diag_end();
-	tap_check(ret == 0 && nr.done && nr.folds == K, "nested: %d", ret);
+	CHECK(ret == 0 && nr.done && nr.folds == K, "nested: %d", ret);
 	for (k = 0; k < K; k++) {
 		size_t lo = ind_fold(n, k, K), hi = ind_fold(n, k + 1, K), i;
 		struct ind_acc f = { 0 };
@@ -131,31 +134,28 @@ static void test_nested_equals_independent(void)
 		fold_min = fmin(fold_min, 100 * f.ape / (double)f.n);
 		fold_max = fmax(fold_max, 100 * f.ape / (double)f.n);
 	}
-	tap_check(!neg, "the independent fits have no negative coefficient "
-			"(else OLS and the trainer's would differ)");
+	CHECK(!neg, "the independent fits have no negative coefficient "
+		    "(else OLS and the trainer's would differ)");
 	/*
 	 * Two solvers (SVD here, the trainer's blocked QR) agree to about
 	 * 1e-10 relative before rounding to whole module units, and round the
 	 * same way but at a tie: 1e-7 relative bounds the difference.
 	 */
-	tap_check(nr.ev.model.n == n, "every row counted: %zu of %zu",
-		  nr.ev.model.n, n);
-	tap_check(rel_close(nr.ev.model.mape, 100 * a.ape / (double)a.n, 1e-7),
-		  "MAPE %.9f independent %.9f", nr.ev.model.mape,
-		  100 * a.ape / (double)a.n);
-	tap_check(rel_close(nr.ev.model.mae, a.ae / (double)a.n, 1e-7),
-		  "MAE %.9f independent %.9f", nr.ev.model.mae,
-		  a.ae / (double)a.n);
-	tap_check(rel_close(nr.ev.model.rmse, sqrt(a.se / (double)a.n), 1e-7),
-		  "RMSE %.9f independent %.9f", nr.ev.model.rmse,
-		  sqrt(a.se / (double)a.n));
-	tap_check(rel_close(nr.fold_mape_min, fold_min, 1e-7) &&
-			  rel_close(nr.fold_mape_max, fold_max, 1e-7),
-		  "fold spread %.6f..%.6f independent %.6f..%.6f",
-		  nr.fold_mape_min, nr.fold_mape_max, fold_min, fold_max);
+	CHECK(nr.ev.model.n == n, "every row counted: %zu of %zu",
+	      nr.ev.model.n, n);
+	CHECK(rel_close(nr.ev.model.mape, 100 * a.ape / (double)a.n, 1e-7),
+	      "MAPE %.9f independent %.9f", nr.ev.model.mape,
+	      100 * a.ape / (double)a.n);
+	CHECK(rel_close(nr.ev.model.mae, a.ae / (double)a.n, 1e-7),
+	      "MAE %.9f independent %.9f", nr.ev.model.mae, a.ae / (double)a.n);
+	CHECK(rel_close(nr.ev.model.rmse, sqrt(a.se / (double)a.n), 1e-7),
+	      "RMSE %.9f independent %.9f", nr.ev.model.rmse,
+	      sqrt(a.se / (double)a.n));
+	CHECK(rel_close(nr.fold_mape_min, fold_min, 1e-7) &&
+		      rel_close(nr.fold_mape_max, fold_max, 1e-7),
+	      "fold spread %.6f..%.6f independent %.6f..%.6f", nr.fold_mape_min,
+	      nr.fold_mape_max, fold_min, fold_max);
 	free(rows);
-	tap_done("nested CV: equals independent OLS fits of the same folds on "
-		 "every held-out row (MAPE, MAE, RMSE, fold spread)");
 }
 
 /*
@@ -163,8 +163,11 @@ static void test_nested_equals_independent(void)
  * only, and the held-out spikes count. The independent side takes each
  * fold's written model from the trainer run on the rows the test itself
  * left in, and scores every held-out row itself.
+ *
+ * nested CV with robust fitting: weights from the training folds only,
+ * every held-out row scored
  */
-static void test_nested_robust_counts_every_row(void)
+TEST(nested_robust_counts_every_row)
 {
 	const size_t n = 1500;
 	const unsigned int K = 5;
@@ -204,28 +207,28 @@ static void test_nested_robust_counts_every_row(void)
 	if (!ret)
 		ret = jt_train(rows, n, ALL_FEATURES, &o, &rep, NULL, NULL);
 	diag_end();
-	tap_check(ret == 0, "fits: %d", ret);
-	tap_check(nr.ev.model.n == n, "every row counted: %zu", nr.ev.model.n);
-	tap_check(rel_close(nr.ev.model.mape, 100 * a.ape / (double)a.n, 1e-12),
-		  "MAPE %.9f independent %.9f", nr.ev.model.mape,
-		  100 * a.ape / (double)a.n);
+	CHECK(ret == 0, "fits: %d", ret);
+	CHECK(nr.ev.model.n == n, "every row counted: %zu", nr.ev.model.n);
+	CHECK(rel_close(nr.ev.model.mape, 100 * a.ape / (double)a.n, 1e-12),
+	      "MAPE %.9f independent %.9f", nr.ev.model.mape,
+	      100 * a.ape / (double)a.n);
 	/*
 	 * A spike (3x) read where the model predicts the truth is 2/3 off:
 	 * on 1 row in 23 it alone adds 66.7%/23 = 2.9 points of MAPE. An
 	 * honest figure is above that; the old one left the spikes out.
 	 */
-	tap_check(
-		nr.ev.model.mape > 200.0 / 3 / 23 && rep.cv.model.mape < 2,
-		"nested %.2f%% counts the spikes, the rejected-row CV %.2f%% did not",
-		nr.ev.model.mape, rep.cv.model.mape);
+	CHECK(nr.ev.model.mape > 200.0 / 3 / 23 && rep.cv.model.mape < 2,
+	      "nested %.2f%% counts the spikes, the rejected-row CV %.2f%% did not",
+	      nr.ev.model.mape, rep.cv.model.mape);
 	free(rows);
 	free(sub);
-	tap_done("nested CV with robust fitting: weights from the training "
-		 "folds only, every held-out row scored");
 }
 
-/* The CLI's headline is that figure, with MAE, RMSE and the spread. */
-static void test_cli_headline(void)
+/* The CLI's headline is that figure, with MAE, RMSE and the spread. *
+ * cli: the headline is the nested figure, MAE and RMSE beside MAPE, the
+ * spread across folds
+ */
+TEST(cli_headline)
 {
 	struct gen_opts g;
 	double mape = -1, mae = -1, rmse = -1;
@@ -244,24 +247,15 @@ static void test_cli_headline(void)
 	h = h ? strstr(h, "MAE ") : NULL;
 	if (h)
 		sscanf(h, "MAE %lf W, RMSE %lf W", &mae, &rmse);
-	tap_check(rc == 0 &&
-			  strstr(cli_out, "nested 5-fold CV: the written "
-					  "model on all") &&
-			  strstr(cli_out, "; folds ") && mape > 0 && mae > 0 &&
-			  rmse >= mae,
-		  "headline: rc %d MAPE %g MAE %g RMSE %g\n%s", rc, mape, mae,
-		  rmse, cli_out);
-	tap_check(!strstr(cli_out, "#   5-fold CV model"),
-		  "no figure from rows the robust fit chose: %s", cli_out);
-	tap_done("cli: the headline is the nested figure, MAE and RMSE beside "
-		 "MAPE, the spread across folds");
+	CHECK(rc == 0 &&
+		      strstr(cli_out, "nested 5-fold CV: the written "
+				      "model on all") &&
+		      strstr(cli_out, "; folds ") && mape > 0 && mae > 0 &&
+		      rmse >= mae,
+	      "headline: rc %d MAPE %g MAE %g RMSE %g\n%s", rc, mape, mae, rmse,
+	      cli_out);
+	CHECK(!strstr(cli_out, "#   5-fold CV model"),
+	      "no figure from rows the robust fit chose: %s", cli_out);
 }
 
-int main(void)
-{
-	tt_begin("test_train_nested", 3);
-	test_nested_equals_independent();
-	test_nested_robust_counts_every_row();
-	test_cli_headline();
-	return tt_end();
-}
+TT_MAIN("test_train_nested")

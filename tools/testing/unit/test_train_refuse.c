@@ -20,7 +20,7 @@ static void map_watts(const char *in, const char *out, const char *expr)
 		"%s > %s",
 		tmpdir, expr, in, out);
 	if (system(cmd))
-		tap_diag("%s failed", cmd);
+		DIAG("%s failed", cmd);
 }
 
 /* A file of tmpdir exists (the model was written)? */
@@ -48,8 +48,11 @@ static void base_files(void)
  * 40 kW idle or 40 mW idle with exit 0 before; now refused, the unit named,
  * nothing written. The recorded energy_uj (2.5x below the meter in the
  * generator) is what tells the unit.
+ *
+ * refuse: a meter in mW or kW is named and refused, nothing written or
+ * installed
  */
-static void test_units(void)
+TEST(units)
 {
 	int rc;
 
@@ -59,26 +62,25 @@ static void test_units(void)
 	map_watts("rp.csv", "rp_kw.csv", "w / 1000");
 	unlink_tmp("o.txt");
 	rc = run_cli("-s rs.csv -p rp_mw.csv -o o.txt");
-	tap_check(rc == 1 && strstr(cli_err, "refused: ") &&
-			  strstr(cli_err, "mW") && !exists_tmp("o.txt"),
-		  "mW: %d %s", rc, cli_err);
+	CHECK(rc == 1 && strstr(cli_err, "refused: ") &&
+		      strstr(cli_err, "mW") && !exists_tmp("o.txt"),
+	      "mW: %d %s", rc, cli_err);
 	rc = run_cli("-s rs.csv -p rp_kw.csv -o o.txt");
-	tap_check(rc == 1 && strstr(cli_err, "kW") && !exists_tmp("o.txt"),
-		  "kW: %d %s", rc, cli_err);
+	CHECK(rc == 1 && strstr(cli_err, "kW") && !exists_tmp("o.txt"),
+	      "kW: %d %s", rc, cli_err);
 	/* --apply never installs it either. */
 	rc = run_cli("-s rs.csv -p rp_mw.csv --apply --sysfs nosuchdir");
-	tap_check(rc == 1 && strstr(cli_err, "mW") &&
-			  !strstr(cli_err, "nosuchdir"),
-		  "mW --apply: %d %s", rc, cli_err);
+	CHECK(rc == 1 && strstr(cli_err, "mW") && !strstr(cli_err, "nosuchdir"),
+	      "mW --apply: %d %s", rc, cli_err);
 	/* The same meter in W is fine. */
 	rc = run_cli("-s rs.csv -p rp.csv -o o.txt");
-	tap_check(rc == 0 && exists_tmp("o.txt"), "W: %d %s", rc, cli_err);
-	tap_done("refuse: a meter in mW or kW is named and refused, nothing "
-		 "written or installed");
+	CHECK(rc == 0 && exists_tmp("o.txt"), "W: %d %s", rc, cli_err);
 }
 
-/* The meaning: a cumulative energy counter (J) read as power. */
-static void test_cumulative(void)
+/* The meaning: a cumulative energy counter (J) read as power. *
+ * refuse: a cumulative energy meter is named and refused
+ */
+TEST(cumulative)
 {
 	char cmd[1024];
 	int rc;
@@ -92,47 +94,49 @@ static void test_cumulative(void)
 		"{ print; next } { if (t0 != \"\") e += $2 * ($1 - t0); t0 = $1; "
 		"$2 = sprintf(\"%%.6f\", e); print }' rp.csv > rp_cum.csv",
 		tmpdir);
-	tap_check(system(cmd) == 0, "cumulative meter file");
+	CHECK(system(cmd) == 0, "cumulative meter file");
 	unlink_tmp("o.txt");
 	rc = run_cli("-s rs.csv -p rp_cum.csv -o o.txt");
-	tap_check(rc == 1 && strstr(cli_err, "cumulative energy") &&
-			  !exists_tmp("o.txt"),
-		  "cumulative: %d %s", rc, cli_err);
-	tap_done("refuse: a cumulative energy meter is named and refused");
+	CHECK(rc == 1 && strstr(cli_err, "cumulative energy") &&
+		      !exists_tmp("o.txt"),
+	      "cumulative: %d %s", rc, cli_err);
 }
 
 /*
  * Bounds on the model, overridable: the default node (40 W idle, 6 W per
  * busy CPU) passes the defaults and fails tighter limits, each by name.
+ *
+ * refuse: idle, per-CPU and node power bounds, overridable
  */
-static void test_bounds(void)
+TEST(bounds)
 {
 	int rc;
 
 	TT_NEED_CLI("refuse: bounds");
 	base_files();
 	rc = run_cli("-s rs.csv -p rp.csv --max-idle-watts 30");
-	tap_check(rc == 1 && strstr(cli_err, "idle power") &&
-			  strstr(cli_err, "--max-idle-watts"),
-		  "idle bound: %d %s", rc, cli_err);
+	CHECK(rc == 1 && strstr(cli_err, "idle power") &&
+		      strstr(cli_err, "--max-idle-watts"),
+	      "idle bound: %d %s", rc, cli_err);
 	rc = run_cli("-s rs.csv -p rp.csv --max-cpu-watts 5");
-	tap_check(rc == 1 && strstr(cli_err, "per busy CPU") &&
-			  strstr(cli_err, "--max-cpu-watts"),
-		  "cpu bound: %d %s", rc, cli_err);
+	CHECK(rc == 1 && strstr(cli_err, "per busy CPU") &&
+		      strstr(cli_err, "--max-cpu-watts"),
+	      "cpu bound: %d %s", rc, cli_err);
 	rc = run_cli("-s rs.csv -p rp.csv --max-node-watts 45");
-	tap_check(rc == 1 && strstr(cli_err, "--max-node-watts"),
-		  "node bound: %d %s", rc, cli_err);
+	CHECK(rc == 1 && strstr(cli_err, "--max-node-watts"),
+	      "node bound: %d %s", rc, cli_err);
 	rc = run_cli(
 		"-s rs.csv -p rp.csv --max-idle-watts 41 --max-cpu-watts 7 "
 		"--max-node-watts 15000");
-	tap_check(rc == 0, "within bounds: %d %s", rc, cli_err);
+	CHECK(rc == 0, "within bounds: %d %s", rc, cli_err);
 	rc = run_cli("-s rs.csv -p rp.csv --max-cpu-watts -3");
-	tap_check(rc == 2, "bad bound: %d %s", rc, cli_err);
-	tap_done("refuse: idle, per-CPU and node power bounds, overridable");
+	CHECK(rc == 2, "bad bound: %d %s", rc, cli_err);
 }
 
-/* Fewer intervals than two per coefficient: a fit says nothing. */
-static void test_too_few(void)
+/* Fewer intervals than two per coefficient: a fit says nothing. *
+ * refuse: fewer than two intervals per coefficient
+ */
+TEST(too_few)
 {
 	struct gen_opts g;
 	int rc;
@@ -142,14 +146,15 @@ static void test_too_few(void)
 	g.n = 12;
 	gen_files("fs.csv", "fp.csv", &g);
 	rc = run_cli("-s fs.csv -p fp.csv --min-samples 1 -k 0");
-	tap_check(rc == 1 && strstr(cli_err, "per coefficient") &&
-			  !strstr(cli_out, "MAPE 0.0"),
-		  "12 rows, 6 coefficients: %d %s %s", rc, cli_err, cli_out);
-	tap_done("refuse: fewer than two intervals per coefficient");
+	CHECK(rc == 1 && strstr(cli_err, "per coefficient") &&
+		      !strstr(cli_out, "MAPE 0.0"),
+	      "12 rows, 6 coefficients: %d %s %s", rc, cli_err, cli_out);
 }
 
-/* cycles per ns of CPU time above 10 GHz: not cycles. */
-static void test_frequency(void)
+/* cycles per ns of CPU time above 10 GHz: not cycles. *
+ * refuse: a frequency stand-in above 10 GHz, by line
+ */
+TEST(frequency)
 {
 	char cmd[1024];
 	int rc;
@@ -162,28 +167,29 @@ static void test_frequency(void)
 		 "print; next } { $9 = sprintf(\"%%.0f\", $9 * 5); print }' "
 		 "rs.csv > rs_ghz.csv",
 		 tmpdir);
-	tap_check(system(cmd) == 0, "file");
+	CHECK(system(cmd) == 0, "file");
 	rc = run_cli("-s rs_ghz.csv -p rp.csv");
-	tap_check(rc == 1 && strstr(cli_err, "above 10 GHz") &&
-			  strstr(cli_err, "rs_ghz.csv:") &&
-			  strstr(cli_err, "cycles per ns"),
-		  "5x cycles: %d %s", rc, cli_err);
+	CHECK(rc == 1 && strstr(cli_err, "above 10 GHz") &&
+		      strstr(cli_err, "rs_ghz.csv:") &&
+		      strstr(cli_err, "cycles per ns"),
+	      "5x cycles: %d %s", rc, cli_err);
 	/* The recorded frequency (17) times 5, cycles as they were. */
 	snprintf(cmd, sizeof(cmd),
 		 "cd '%s' && awk -F, -v OFS=, '/^#/ || !h { if (!/^#/) h = 1; "
 		 "print; next } { $17 = sprintf(\"%%.0f\", $17 * 5); print }' "
 		 "rs.csv > rs_mhz.csv",
 		 tmpdir);
-	tap_check(system(cmd) == 0, "file");
+	CHECK(system(cmd) == 0, "file");
 	rc = run_cli("-s rs_mhz.csv -p rp.csv");
-	tap_check(rc == 1 && strstr(cli_err, "above 10 GHz") &&
-			  strstr(cli_err, "(freq_mhz)"),
-		  "5x freq_mhz: %d %s", rc, cli_err);
-	tap_done("refuse: a frequency stand-in above 10 GHz, by line");
+	CHECK(rc == 1 && strstr(cli_err, "above 10 GHz") &&
+		      strstr(cli_err, "(freq_mhz)"),
+	      "5x freq_mhz: %d %s", rc, cli_err);
 }
 
-/* The node's facts: more busy CPUs than the recording's CPU count. */
-static void test_node_facts(void)
+/* The node's facts: more busy CPUs than the recording's CPU count. *
+ * refuse: more busy CPUs than the recording's node has
+ */
+TEST(node_facts)
 {
 	char cmd[1024];
 	int rc;
@@ -198,14 +204,13 @@ static void test_node_facts(void)
 		"{ echo '# node: cpus=4 packages=1 energy=rapl:package'; "
 		"cat rs.csv; } > rs_4cpu.csv",
 		tmpdir);
-	tap_check(system(cmd) == 0, "files");
+	CHECK(system(cmd) == 0, "files");
 	rc = run_cli("-s rs_1cpu.csv -p rp.csv");
-	tap_check(rc == 1 && strstr(cli_err, "busy CPUs") &&
-			  strstr(cli_err, "has 1"),
-		  "1 CPU: %d %s", rc, cli_err);
+	CHECK(rc == 1 && strstr(cli_err, "busy CPUs") &&
+		      strstr(cli_err, "has 1"),
+	      "1 CPU: %d %s", rc, cli_err);
 	rc = run_cli("-s rs_4cpu.csv -p rp.csv");
-	tap_check(rc == 0, "4 CPUs: %d %s", rc, cli_err);
-	tap_done("refuse: more busy CPUs than the recording's node has");
+	CHECK(rc == 0, "4 CPUs: %d %s", rc, cli_err);
 }
 
 /*
@@ -213,8 +218,11 @@ static void test_node_facts(void)
  * in whole watts. Exact idle rows collapse the robust scale to nothing and
  * every loaded row (off by up to 0.5 W of rounding) looks like an outlier;
  * floored at the meter's resolution (1 W), none is.
+ *
+ * quantised meter: the robust scale is floored at the resolution found in
+ * the readings
  */
-static void test_quantised(void)
+TEST(quantised)
 {
 	const size_t n = 900;
 	struct jt_samples s = { 0 };
@@ -262,9 +270,9 @@ static void test_quantised(void)
 	m.n = 2 * n;
 	ret = jt_align(&s, &m, 0, 5000000000LL, &rows, &nr, &st);
 	/* The first and last rows reach 1 ms beyond the readings. */
-	tap_check(ret == 0 && nr == n - 2, "aligned %zu", nr);
-	tap_check(jt_meter_kind(&m, &res, why, sizeof(why)) == 0 && res == 1,
-		  "resolution %g W (want 1)", res);
+	CHECK(ret == 0 && nr == n - 2, "aligned %zu", nr);
+	CHECK(jt_meter_kind(&m, &res, why, sizeof(why)) == 0 && res == 1,
+	      "resolution %g W (want 1)", res);
 	o.scale_floor_w = res;
 	diag_begin();
 	ret = jt_train(rows, nr, s.present, &o, &rep, NULL, NULL);
@@ -273,19 +281,18 @@ static void test_quantised(void)
 	 * Rounding is off by at most 0.5 W plus the 0.3 W noise: within the
 	 * bisquare's 4.685 x 1 W, so nothing is rejected.
 	 */
-	tap_check(ret == 0 && rep.robust_scale_w >= 1 && rep.n_rejected == 0,
-		  "scale %g W, %zu of %zu rejected", rep.robust_scale_w,
-		  rep.n_rejected, nr);
+	CHECK(ret == 0 && rep.robust_scale_w >= 1 && rep.n_rejected == 0,
+	      "scale %g W, %zu of %zu rejected", rep.robust_scale_w,
+	      rep.n_rejected, nr);
 	free(rows);
 	free(s.s);
 	jt_meter_free(&m);
-	tap_done(
-		"quantised meter: the robust scale is floored at the resolution "
-		"found in the readings");
 }
 
-/* A reading exactly on a row boundary belongs to one row, not both. */
-static void test_half_open(void)
+/* A reading exactly on a row boundary belongs to one row, not both. *
+ * alignment: intervals are half open, a boundary reading is used once
+ */
+TEST(half_open)
 {
 	struct jt_samples s = { 0 };
 	struct jt_meter m;
@@ -320,21 +327,21 @@ static void test_half_open(void)
 	/* The readings start at 0.5 s: only cover (0.5, 2.5]. */
 	s.s[0].interval_ns = 0.5e9;
 	jt_align(&s, &m, 0, 5 * sec, &rows, &n, &st);
-	tap_check(n == 2, "two rows: %zu", n);
+	CHECK(n == 2, "two rows: %zu", n);
 	/* Row 1 (0.5, 1]: the 1000 W reading; row 2 (1, 2]: 1.5 s only. */
-	tap_check(n == 2 && fabs(jt_row_watts(&rows[0]) - 1000) < 1e-9 &&
-			  fabs(jt_row_watts(&rows[1]) - 100) < 1e-9,
-		  "row powers %g, %g W (want 1000, 100)",
-		  n ? jt_row_watts(&rows[0]) : 0,
-		  n > 1 ? jt_row_watts(&rows[1]) : 0);
+	CHECK(n == 2 && fabs(jt_row_watts(&rows[0]) - 1000) < 1e-9 &&
+		      fabs(jt_row_watts(&rows[1]) - 100) < 1e-9,
+	      "row powers %g, %g W (want 1000, 100)",
+	      n ? jt_row_watts(&rows[0]) : 0,
+	      n > 1 ? jt_row_watts(&rows[1]) : 0);
 	free(rows);
 	free(s.s);
-	tap_done("alignment: intervals are half open, a boundary reading is "
-		 "used once");
 }
 
-/* --follow refuses the same models: a mW meter is never installed. */
-static void test_follow(void)
+/* --follow refuses the same models: a mW meter is never installed. *
+ * --follow: an absurd refit is rejected with the reason, never installed
+ */
+TEST(follow)
 {
 	char *log;
 	int rc;
@@ -347,26 +354,11 @@ static void test_follow(void)
 	rc = run_cli("--follow -s rs.csv -p rp_mw.csv -o fo.txt --log fl.txt "
 		     "--window 600 --refit 300 --bands 1");
 	log = slurp_tmp("fl.txt");
-	tap_check(rc == 0 && log && strstr(log, "rejected: ") &&
-			  strstr(log, "mW") && !strstr(log, "applied:") &&
-			  !exists_tmp("fo.txt"),
-		  "follow mW: %d %s %s", rc, log ? log : "", cli_err);
+	CHECK(rc == 0 && log && strstr(log, "rejected: ") &&
+		      strstr(log, "mW") && !strstr(log, "applied:") &&
+		      !exists_tmp("fo.txt"),
+	      "follow mW: %d %s %s", rc, log ? log : "", cli_err);
 	free(log);
-	tap_done("--follow: an absurd refit is rejected with the reason, never "
-		 "installed");
 }
 
-int main(void)
-{
-	tt_begin("test_train_refuse", 9);
-	test_units();
-	test_cumulative();
-	test_bounds();
-	test_too_few();
-	test_frequency();
-	test_node_facts();
-	test_quantised();
-	test_half_open();
-	test_follow();
-	return tt_end();
-}
+TT_MAIN("test_train_refuse")

@@ -1,10 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Helpers of the joules-train host tests: see train_util.h. */
+#include <stdarg.h>
+
 #include <gsl/gsl_multifit.h>
 
 #include "csv.h"
 #include "parse.h"
+
+#define TRAIN_UTIL_C
 #include "train_util.h"
+
+/* "# ..." on stdout, as the harness's diagnostics. */
+static void __attribute__((format(printf, 1, 2))) DIAG(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("# ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
 
 uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
@@ -320,7 +337,7 @@ void gen_files(const char *sname, const char *pname, const struct gen_opts *o)
 	s = fopen(sp, "w");
 	p = fopen(pp, "w");
 	if (!s || !p || gen_write(o, s, p))
-		tap_diag("cannot write %s, %s", sp, pp);
+		DIAG("cannot write %s, %s", sp, pp);
 	if (s)
 		fclose(s);
 	if (p)
@@ -351,7 +368,7 @@ void edit_csv(const char *in, const char *out, int line, int field,
 		 "{ print }' %s > %s",
 		 tmpdir, line, field, val, in, out);
 	if (system(cmd))
-		tap_diag("%s failed", cmd);
+		DIAG("%s failed", cmd);
 }
 
 struct jt_row *gen_rows(const struct gen_opts *g, size_t *n,
@@ -385,7 +402,7 @@ struct jt_row *gen_rows(const struct gen_opts *g, size_t *n,
 	return rows;
 }
 
-int train_banded(const struct jt_row *rows, size_t n, unsigned int present,
+int train_banded(struct jt_row *rows, size_t n, unsigned int present,
 		 const struct jt_band_opts *bo, struct jt_report *rep,
 		 struct jt_band_result *br)
 {
@@ -437,7 +454,7 @@ void tt_cleanup(void)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd))
-		tap_diag("could not remove %s", tmpdir);
+		DIAG("could not remove %s", tmpdir);
 	free(diag_buf);
 	diag_buf = NULL;
 	free(cli_out);

@@ -24,8 +24,22 @@
 
 #include "core.h"
 #include "gen.h"
-#include "tap.h"
 #include "train.h"
+
+/*
+ * The harness (check.h) defines its runner's functions: only the test
+ * programs include it, not train_util.c.
+ */
+#ifndef TRAIN_UTIL_C
+#include "check.h"
+/*
+ * CLI tests generate and train on recordings of thousands of rows, slowly
+ * under the sanitizers on a loaded machine: the harness's 30 s per test is
+ * too short (it expands where each TEST() is, after this).
+ */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 600
+#endif
 
 extern uint64_t rng_state;
 
@@ -118,7 +132,7 @@ struct jt_row *gen_rows(const struct gen_opts *g, size_t *n,
 			unsigned int *present);
 
 /* Single fit, then the banded one, as main() does. */
-int train_banded(const struct jt_row *rows, size_t n, unsigned int present,
+int train_banded(struct jt_row *rows, size_t n, unsigned int present,
 		 const struct jt_band_opts *bo, struct jt_report *rep,
 		 struct jt_band_result *br);
 
@@ -127,38 +141,38 @@ int file_coef(const char *name, struct jl_coef *c);
 
 /*
  * Skip the current test (and return from it) when the joules-train binary
- * is not built; `what` names the test in the skip line.
+ * is not built; `what` says what was not tested in the skip's reason.
  */
-#define TT_NEED_CLI(what)                                                 \
-	do {                                                              \
-		if (!find_cli()) {                                        \
-			tap_skip("joules-train not built (make -C user)", \
-				 "%s", what);                             \
-			return;                                           \
-		}                                                         \
+#define TT_NEED_CLI(what)                                                       \
+	do {                                                                    \
+		if (!find_cli())                                                \
+			SKIP(return,                                            \
+				   "%s: joules-train not built (make -C user)", \
+				   what);                                       \
 	} while (0)
 
 /*
- * Set up a test program: a fresh scratch directory (tmpdir), the random
- * seed (TRAIN_TEST_SEED replays one; printed either way), the TAP plan.
+ * Set up a test program: a fresh scratch directory (tmpdir) and the random
+ * seed (TRAIN_TEST_SEED replays one; printed either way, on stderr: each
+ * TEST starts from it in a child of its own).
  */
 int tt_setup(const char *prog);
 /* Remove the scratch directory and free what the helpers kept. */
 void tt_cleanup(void);
 
-static inline void tt_begin(const char *prog, int plan)
-{
-	if (tt_setup(prog))
-		exit(1);
-	tap_plan(plan);
-	tap_diag("seed %#llx (TRAIN_TEST_SEED replays it)",
-		 (unsigned long long)rng_state);
-}
-
-static inline int tt_end(void)
-{
-	tt_cleanup();
-	return tap_finish();
-}
+/* main(): the harness's, between tt_setup() and tt_cleanup(). */
+#define TT_MAIN(prog)                                                          \
+	int main(int argc, char **argv)                                        \
+	{                                                                      \
+		int rc;                                                        \
+                                                                               \
+		if (tt_setup(prog))                                            \
+			return 1;                                              \
+		fprintf(stderr, "# seed %#llx (TRAIN_TEST_SEED replays it)\n", \
+			(unsigned long long)rng_state);                        \
+		rc = test_harness_run(argc, argv);                             \
+		tt_cleanup();                                                  \
+		return rc;                                                     \
+	}
 
 #endif /* JOULES_TRAIN_UTIL_H */
