@@ -400,7 +400,11 @@ void joules_cg_tick(void)
 	char *buf;
 
 	n = llist_del_all(&cg_removed);
-	buf = n ? kmalloc(PATH_MAX, GFP_KERNEL) : NULL;
+	/*
+	 * The path is for the exit record only: O(depth) each, so a deep
+	 * chain removed at once costs O(n * depth) when someone listens.
+	 */
+	buf = n && joules_report_exits_wanted() ? kmalloc(PATH_MAX, GFP_KERNEL) : NULL;
 	llist_for_each_entry_safe(cg, next, n, rmnode) {
 		/* The path from the hierarchy's root (init_cgroup_ns is not exported). */
 		if (buf && kernfs_path_from_node(cg->cgrp->kn, NULL, buf, PATH_MAX) > 0)
