@@ -21,7 +21,7 @@ static int set_online(int on)
 
 TEST(offline_and_back)
 {
-	char coef[128], b[2048], path[64], hw0[64], hw1[64], c;
+	char coef[128], src[64], b[2048], path[64], hw0[64], hw1[64], c;
 	unsigned long long cpu = 0, energy = 0, want;
 	int go[2], ready[2];
 	struct sample_rec s[3];
@@ -33,6 +33,9 @@ TEST(offline_and_back)
 	ASSERT_LT(0, st_read(JOULES_SYSFS "/hw_counters", hw0, sizeof(hw0)));
 	ASSERT_LT(0, st_read(JOULES_SYSFS "/model/coefficients", coef, sizeof(coef)));
 	ASSERT_EQ(0, st_write(JOULES_SYSFS "/model/coefficients", "10000000 0 0 0 0 0", 18));
+	/* The model's energy whatever an earlier program left (rapl: none here). */
+	ASSERT_LT(0, st_read(JOULES_SYSFS "/source", src, sizeof(src)));
+	ASSERT_EQ(0, st_write(JOULES_SYSFS "/source", "model", 5));
 	ASSERT_EQ(0, jnl_open(&nl));
 	ASSERT_EQ(0, jnl_subscribe(nl, JNL_GRP_SAMPLES));
 	ASSERT_EQ(0, pipe(go));
@@ -86,6 +89,11 @@ TEST(offline_and_back)
 	jnl_close(nl);
 	set_online(1);
 	st_write(JOULES_SYSFS "/model/coefficients", coef, strlen(coef));
+	/* "auto [model] rapl" reads back; the bracketed word is the setting. */
+	if (strchr(src, '[') && strchr(src, ']')) {
+		*strchr(src, ']') = 0;
+		st_write(JOULES_SYSFS "/source", strchr(src, '[') + 1, strlen(strchr(src, '[') + 1));
+	}
 }
 
 TEST_HARNESS_MAIN
