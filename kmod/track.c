@@ -133,11 +133,8 @@ void joules_track_new(struct task_struct *t)
 		 * of its own that the leader's never joins. The sweep tracks
 		 * leaders before their threads.
 		 */
-		if (!leader) {
-			atomic64_inc(&joules_fork_deferred);
-			joules_sweep_request();
-			return;
-		}
+		if (!leader)
+			goto defer;
 	}
 	raw_spin_lock_irqsave(&pool.lock, flags);
 	if (pool.ne && (leader || pool.ng)) {
@@ -147,11 +144,8 @@ void joules_track_new(struct task_struct *t)
 	}
 	low = pool.ne <= fork_pool / 2 || pool.ng <= fork_pool / 2;
 	raw_spin_unlock_irqrestore(&pool.lock, flags);
-	if (!e) {
-		atomic64_inc(&joules_fork_deferred);
-		joules_sweep_request();
-		return;
-	}
+	if (!e)
+		goto defer;
 
 	joules_entry_init(e, t, true);
 	err = joules_attach(e, leader, &g);
@@ -174,6 +168,10 @@ void joules_track_new(struct task_struct *t)
 	}
 	if (low && READ_ONCE(track_up))
 		queue_work(system_unbound_wq, &refill_work);
+	return;
+defer:
+	atomic64_inc(&joules_fork_deferred);
+	joules_sweep_request();
 }
 
 /* Track t, found alive by the sweep and held by it; process context. */
