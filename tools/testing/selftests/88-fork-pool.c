@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A process stays whole when its tracking is deferred.
+ *
+ * With fork_pool=2 the fork hook's pool runs dry in a burst of forks: a
+ * new leader is then left to the sweep, the pool refills, and the leader
+ * creates threads before the sweep has found it. Every thread must still
+ * join its leader's group, or /proc/energy/<tgid> misses its time for
+ * life. Each child of a fork burst starts and joins threads that burn a
+ * little CPU, then blocks; with all of them blocked, each one's
+ * /proc/energy/<pid> cpu_time_ns is compared with the process' CPU clock
+ * (clock_getcpuclockid(), the kernel's sum of its threads' runtimes).
+ * Threads that exit before any sweep found them must keep their time too.
+ */
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "selftest.h"
+
+#define NCHILD 48
+#define NTHREAD 6
+#define BURN_SEC 0.002
+
+static void *burner(void *arg)
+{
+	(void)arg;
+	st_burn_cpu(BURN_SEC);
+	return NULL;
+}
+
+/* A child: threads one after another, each a chance to meet the refilled pool. */
+static void child(int ready, int go)
+{
+	char c = 0;
+
+	for (int i = 0; i < NTHREAD; i++) {
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, burner, NULL) || pthread_join(th, NULL))
+			_exit(1);
+	}
+	if (write(ready, &c, 1) != 1 || read(go, &c, 1) < 0)
+		_exit(1);
+	_exit(0);
+}
+
+static bool rt_kernel(void)
+{
+	struct utsname u;
+
+	return !uname(&u) && strstr(u.version, "PREEMPT_RT");
+}
+
+FIXTURE(pool) {
+	pid_t kids[NCHILD];
+	int n;
+	int go[2];
+};
+
+FIXTURE_SETUP(pool)
+{
+	self->n = 0;
+	self->go[0] = self->go[1] = -1;
+	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload && joules_load fork_pool=2"))
+		TH_LOG("reload with fork_pool=2");
+}
+
+FIXTURE_TEARDOWN(pool)
+{
+	if (self->go[1] >= 0)
+		close(self->go[1]);
+	for (int i = 0; i < self->n; i++)
+		waitpid(self->kids[i], NULL, 0);
+	EXPECT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload && joules_load"))
+		TH_LOG("reload with the defaults");
+}
+
+TEST_F_TIMEOUT(pool, threads_join_a_deferred_leader, 300)
+{
+	unsigned long long deferred = 0, lost;
+	int ready[2], bad = 0;
+	char b[64], c;
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(self->go));
+	/* A burst: the third fork finds the pool of two empty. */
+	for (int i = 0; i < NCHILD; i++) {
+		pid_t p = fork();
+
+		ASSERT_LE(0, p);
+		if (p == 0) {
+			close(ready[0]);
+			close(self->go[1]);
+			child(ready[1], self->go[0]);
+		}
+		self->kids[self->n++] = p;
+	}
+	close(ready[1]);
+	for (int i = 0; i < NCHILD; i++) {
+		ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("child %d never got ready", i);
+	}
+	close(ready[0]);
+	if (st_read(JOULES_SYSFS "/fork_deferred", b, sizeof(b)) > 0)
+		deferred = strtoull(b, NULL, 10);
+	TH_LOG("fork_deferred: %llu", deferred);
+	/* Deferral is what is tested: the burst must have drained the pool. */
+	ASSERT_LT(0, deferred);
+
+	/* Every child blocked; two intervals for the worker to charge the rest. */
+	usleep(3 * st_interval_ms() * 1000);
+	for (int i = 0; i < self->n; i++) {
+		unsigned long long j = ~0ULL, k;
+		struct timespec ts;
+		clockid_t clk;
+		char path[64], e[4096];
+
+		ASSERT_EQ(0, clock_getcpuclockid(self->kids[i], &clk));
+		ASSERT_EQ(0, clock_gettime(clk, &ts));
+		k = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+		snprintf(path, sizeof(path), "/proc/energy/%d", self->kids[i]);
+		if (st_read(path, e, sizeof(e)) > 0)
+			st_kv(e, "cpu_time_ns", &j);
+		/*
+		 * Both figures are sums of the same scheduler runtimes of
+		 * stopped threads: joules may not have less. Its charge of the
+		 * leader's final switch-out can land after the clock's read,
+		 * so more is allowed.
+		 */
+		if (j == ~0ULL || j < k) {
+			DIAG("process %d: joules %lld ns, clock %llu ns", self->kids[i],
+			     j == ~0ULL ? -1LL : (long long)j, k);
+			bad++;
+		}
+	}
+	ASSERT_LT(0, st_read(JOULES_SYSFS "/exits_untracked", b, sizeof(b)));
+	lost = strtoull(b, NULL, 10);
+	TH_LOG("exits_untracked: %llu, PREEMPT_RT: %s", lost, rt_kernel() ? "yes" : "no");
+	/*
+	 * A thread whose tracking was deferred is tracked at its exit, from
+	 * the pool or, without PREEMPT_RT, an atomic allocation. Only on
+	 * PREEMPT_RT, with the pool still empty and its leader untracked too,
+	 * is its time lost, and then counted: each such thread makes at most
+	 * one process short.
+	 */
+	if (!rt_kernel())
+		EXPECT_EQ(0, lost);
+	EXPECT_GE(lost, (unsigned long long)bad)
+		TH_LOG("%d of %d processes lost CPU time", bad, self->n);
+}
+
+TEST_HARNESS_MAIN
