@@ -38,6 +38,7 @@ MODULE_PARM_DESC(fork_pool,
 
 u64 joules_load_ns;
 atomic64_t joules_fork_deferred;
+atomic64_t joules_exits_untracked;
 
 /*
  * The arrays hold fork_pool objects plus one per CPU: a hook that took an
@@ -115,26 +116,27 @@ void joules_sweep_request(void)
 }
 
 /*
- * The new-task hook (preemption off). The entry's counters start at zero,
- * as the new task's do.
+ * Track t from the pool: preemption off, t seen alive in this section.
+ * from_start: its counters start at zero. at_exit: the pool empty, a
+ * kernel without PREEMPT_RT may allocate atomically (its slab takes no
+ * sleeping locks); an exiting task has no later chance. Returns t's
+ * entry, or NULL when none was free, t's leader is not tracked (a thread
+ * must join its leader's group; the sweep tracks leaders first) or t is
+ * tracked already.
  */
-void joules_track_new(struct task_struct *t)
+static struct joules_entry *track_pooled(struct task_struct *t, bool from_start,
+					 bool at_exit)
 {
 	struct joules_entry *e = NULL, *leader = NULL;
 	struct joules_group *g = NULL;
+	bool low, pooled = true;
 	unsigned long flags;
-	bool low;
 	int err;
 
 	if (!thread_group_leader(t)) {
 		leader = joules_lookup(t->group_leader);
-		/*
-		 * Its leader was deferred: so is it, or it would start a group
-		 * of its own that the leader's never joins. The sweep tracks
-		 * leaders before their threads.
-		 */
 		if (!leader)
-			goto defer;
+			return NULL;
 	}
 	raw_spin_lock_irqsave(&pool.lock, flags);
 	if (pool.ne && (leader || pool.ng)) {
@@ -144,18 +146,26 @@ void joules_track_new(struct task_struct *t)
 	}
 	low = pool.ne <= fork_pool / 2 || pool.ng <= fork_pool / 2;
 	raw_spin_unlock_irqrestore(&pool.lock, flags);
-	if (!e)
-		goto defer;
-
-	joules_entry_init(e, t, true);
-	err = joules_attach(e, leader, &g);
-	/* The leader's group was going: the task is the sweep's. */
-	if (err == -ENOMEM) {
-		atomic64_inc(&joules_fork_deferred);
-		atomic_set(&sweep_wanted, 1);
-		low = true;
+	if (!e && at_exit && !IS_ENABLED(CONFIG_PREEMPT_RT)) {
+		pooled = false;
+		e = joules_entry_alloc(GFP_ATOMIC);
+		g = leader ? NULL : joules_group_alloc(GFP_ATOMIC);
+		if (e && !leader && !g) {
+			joules_entry_free(e);
+			e = NULL;
+		}
 	}
-	if (err || g) {
+	if (!e) {
+		err = -ENOMEM;
+		goto out;
+	}
+	joules_entry_init(e, t, from_start);
+	err = joules_attach(e, leader, &g);
+	if (!pooled) {
+		if (err)
+			joules_entry_free(e);
+		kfree(g);
+	} else if (err || g) {
 		/* Unused objects go back (the arrays have room, see pool). */
 		raw_spin_lock_irqsave(&pool.lock, flags);
 		if (err) {
@@ -166,12 +176,51 @@ void joules_track_new(struct task_struct *t)
 			pool.g[pool.ng++] = g;
 		raw_spin_unlock_irqrestore(&pool.lock, flags);
 	}
-	if (low && READ_ONCE(track_up))
+out:
+	/* -ENOMEM: the pool was empty, or the leader's group was going. */
+	if ((low || err == -ENOMEM) && READ_ONCE(track_up))
 		queue_work(system_unbound_wq, &refill_work);
-	return;
-defer:
+	return err ? NULL : e;
+}
+
+/*
+ * The new-task hook (preemption off). The entry's counters start at zero,
+ * as the new task's do. A task not tracked here is the sweep's.
+ */
+void joules_track_new(struct task_struct *t)
+{
+	if (track_pooled(t, true, false))
+		return;
 	atomic64_inc(&joules_fork_deferred);
 	joules_sweep_request();
+}
+
+/*
+ * The exit hook (t is current, preemption off): a task whose tracking was
+ * deferred and that no sweep has found yet. A thread is released as soon
+ * as it exits (so is a process whose parent ignores SIGCHLD) and the sweep
+ * would never see it: its runtime would reach neither its process nor its
+ * cgroup. It is tracked here from the pool, its leader first, and queued
+ * with its work so far; its final switch-out marks it dead for the worker.
+ * Where nothing could be had (the pool empty on PREEMPT_RT), a thread's
+ * final switch-out gives its counts to its leader's entry (hooks.c), and
+ * with no leader entry either they are lost and counted (exits_untracked).
+ */
+void joules_track_exiting(struct task_struct *t)
+{
+	struct task_struct *l = t->group_leader;
+	struct joules_entry *e;
+
+	if (likely(joules_lookup(t)) || !started_since_load(t))
+		return;
+	if (l != t && !joules_lookup(l) && !(READ_ONCE(l->flags) & PF_EXITING)) {
+		e = track_pooled(l, started_since_load(l), true);
+		if (e)
+			joules_queue_now(e);
+	}
+	e = track_pooled(t, true, true);
+	if (e)
+		joules_queue_now(e);
 }
 
 /* Track t, found alive by the sweep and held by it; process context. */
