@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Every difference between the kernels joules builds against, 5.10 to
- * 6.18, in one place. Each guard names the upstream change that made it.
+ * Every difference between the kernels joules builds against in one
+ * place. Each guard names the upstream change that made it.
  *
  * Compile-tested here: Debian's 6.1 and 6.12 (plain and PREEMPT_RT) and a
  * 6.12 built from linux-source-6.12. A guard for a version outside those
@@ -153,6 +153,35 @@
 #include <linux/proc_energy.h>
 #else
 #define JL_HAVE_PROC_ENERGY 0
+#endif
+
+/* ---- permissions ---- */
+
+/*
+ * Dumpability moved from the mm (get_dumpable(), SUID_DUMP_USER) to the
+ * task's exec state (include/linux/sched/exec_state.h, enum task_dumpable,
+ * "exec_state" by Christian Brauner, in linux-source-7.2; the source
+ * package carries no commit id). Its accessor is not exported, so the
+ * field is read under task_lock(t), which every replacement of the exec
+ * state holds (task_exec_state_replace()). Kbuild defines
+ * JL_HAVE_EXEC_STATE=1 where the header exists; compile-tested against
+ * linux-source-7.2 (7.2.13-1) only, not run.
+ */
+#ifdef JL_HAVE_EXEC_STATE
+#include <linux/sched/exec_state.h>
+static inline bool jl_dumpable_by_owner(struct task_struct *t, struct mm_struct *mm)
+{
+	struct task_exec_state *es;
+
+	es = rcu_dereference_protected(t->exec_state, lockdep_is_held(&t->alloc_lock));
+	return es && READ_ONCE(es->dumpable) == TASK_DUMPABLE_OWNER;
+}
+#else
+#include <linux/sched/coredump.h>
+static inline bool jl_dumpable_by_owner(struct task_struct *t, struct mm_struct *mm)
+{
+	return get_dumpable(mm) == SUID_DUMP_USER;
+}
 #endif
 
 /* ---- netlink ---- */

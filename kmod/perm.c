@@ -28,7 +28,6 @@
 #include <linux/namei.h>
 #include <linux/slab.h>
 #include <linux/nsproxy.h>
-#include <linux/sched/coredump.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/uidgid.h>
@@ -85,7 +84,7 @@ bool joules_may_read(struct task_struct *t, const struct joules_reader *r)
 	mine = current->nsproxy ? current->nsproxy->mnt_ns : NULL;
 	task_lock(t);
 	mm = t->mm;
-	ok = (!mm || get_dumpable(mm) == SUID_DUMP_USER) && t->nsproxy &&
+	ok = (!mm || jl_dumpable_by_owner(t, mm)) && t->nsproxy &&
 	     mine && t->nsproxy->mnt_ns == mine;
 	task_unlock(t);
 	return ok;
