@@ -86,28 +86,6 @@ static __always_inline void switch_in(struct joules_cpu *jc,
 	switch_in_slow(jc, next, c, gen);
 }
 
-/*
- * The final switch-out of a thread never tracked (its tracking deferred,
- * the pool empty even at its exit): it is released without the sweep ever
- * seeing it, so its counts go to its leader's entry, queued here. Its
- * hardware counts, and its own cgroup where that is not its leader's, are
- * lost: exits_untracked counts those that had no live leader entry either.
- */
-static noinline notrace void adopt_dead(struct joules_cpu *jc, struct task_struct *t)
-{
-	struct joules_entry *l;
-
-	if (thread_group_leader(t) || t->start_time < joules_load_ns)
-		return;
-	l = joules_lookup(t->group_leader);
-	if (!l || test_bit(JE_DEAD, &l->flags)) {
-		atomic64_inc(&joules_exits_untracked);
-		return;
-	}
-	joules_adopt_dead(l, t);
-	joules_enter(l, jc, READ_ONCE(joules_gen));
-}
-
 /* Work at switch-out: PMU counts of prev, or prev's final switch. */
 static noinline notrace void switch_task_out(struct task_struct *prev,
 					     struct task_struct *next,
@@ -123,9 +101,7 @@ static noinline notrace void switch_task_out(struct task_struct *prev,
 	if (dead) {
 		if (!e)
 			e = joules_lookup(prev);
-		if (!e)
-			adopt_dead(jc, prev);
-		else if (!test_and_set_bit(JE_DEAD, &e->flags))
+		if (e && !test_and_set_bit(JE_DEAD, &e->flags))
 			llist_add(&e->dnode, &joules_dying);
 	}
 	switch_in(jc, next);

@@ -359,32 +359,6 @@ void joules_queue_now(struct joules_entry *e)
 	local_irq_restore(flags);
 }
 
-/*
- * t's final switch-out (rq lock held, irqs off) without an entry: t is a
- * thread whose tracking was deferred, and no entry was free for it even
- * at its exit. Its counts, all made since it started, go whole to its
- * leader's entry, so its process and cgroup keep its runtime and I/O.
- */
-void notrace joules_adopt_dead(struct joules_entry *leader, struct task_struct *t)
-{
-	u64 rd = READ_ONCE(t->ioac.read_bytes);
-	u64 wr = READ_ONCE(t->ioac.write_bytes);
-	u64 pc = pagecache_of(task_rchar(t), rd);
-	struct joules_slot *s;
-
-	raw_spin_lock(&leader->acct_lock);
-	s = &leader->slot[leader->acct_pkg];
-	WRITE_ONCE(s->cum[JL_F_CPU_NS], s->cum[JL_F_CPU_NS] + t->se.sum_exec_runtime);
-	if (rd | wr) {
-		WRITE_ONCE(s->cum[JL_F_DISK], s->cum[JL_F_DISK] + rd + wr);
-		WRITE_ONCE(leader->io_read, leader->io_read + rd);
-		WRITE_ONCE(leader->io_write, leader->io_write + wr);
-	}
-	if (pc)
-		WRITE_ONCE(s->cum[JL_F_PAGECACHE], s->cum[JL_F_PAGECACHE] + pc);
-	raw_spin_unlock(&leader->acct_lock);
-}
-
 /* Always read, so the next task's deltas start here; e may be NULL. */
 void notrace joules_count_hw(struct joules_entry *e, struct joules_cpu *jc)
 {

@@ -171,8 +171,6 @@ void joules_entry_init(struct joules_entry *e, struct task_struct *t,
 int joules_attach(struct joules_entry *e, struct joules_entry *leader,
 		  struct joules_group **spare);
 void joules_queue_now(struct joules_entry *e);
-/* Final switch-out of untracked thread t: its counts to its leader's entry. */
-void joules_adopt_dead(struct joules_entry *leader, struct task_struct *t);
 
 /*
  * Irqs off, t running or about to run on this CPU: queue e on this CPU's

@@ -118,8 +118,8 @@ void joules_sweep_request(void)
 /*
  * Track t from the pool: preemption off, t seen alive in this section.
  * from_start: its counters start at zero. at_exit: the pool empty, a
- * kernel without PREEMPT_RT may allocate atomically (its slab takes no
- * sleeping locks); an exiting task has no later chance. Returns t's
+ * kernel without PREEMPT_RT may allocate without sleeping (its slab takes
+ * no sleeping locks); an exiting task has no later chance. Returns t's
  * entry, or NULL when none was free, t's leader is not tracked (a thread
  * must join its leader's group; the sweep tracks leaders first) or t is
  * tracked already.
@@ -147,12 +147,15 @@ static struct joules_entry *track_pooled(struct task_struct *t, bool from_start,
 	low = pool.ne <= fork_pool / 2 || pool.ng <= fork_pool / 2;
 	raw_spin_unlock_irqrestore(&pool.lock, flags);
 	if (!e && at_exit && !IS_ENABLED(CONFIG_PREEMPT_RT)) {
+		/* No reserves (GFP_ATOMIC's): a user's fork bursts could drain them. */
 		pooled = false;
-		e = joules_entry_alloc(GFP_ATOMIC);
-		g = leader ? NULL : joules_group_alloc(GFP_ATOMIC);
-		if (e && !leader && !g) {
-			joules_entry_free(e);
-			e = NULL;
+		e = joules_entry_alloc(GFP_NOWAIT);
+		if (e && !leader) {
+			g = joules_group_alloc(GFP_NOWAIT);
+			if (!g) {
+				joules_entry_free(e);
+				e = NULL;
+			}
 		}
 	}
 	if (!e) {
@@ -196,31 +199,56 @@ void joules_track_new(struct task_struct *t)
 }
 
 /*
+ * Queued with its work so far; a task that died meanwhile (TASK_DEAD is set
+ * just before its final switch, after which it never runs) is marked dead
+ * here for its exit record, since the switch-out hook had no entry to mark.
+ * The barrier pairs with __schedule()'s after the rq lock.
+ */
+static void track_late_done(struct joules_entry *e, struct task_struct *t)
+{
+	joules_queue_now(e);
+	smp_mb(); /* the entry published before the state is read */
+	if ((jl_task_state(t) & TASK_DEAD) && !test_and_set_bit(JE_DEAD, &e->flags))
+		llist_add(&e->dnode, &joules_dying);
+}
+
+/*
  * The exit hook (t is current, preemption off): a task whose tracking was
  * deferred and that no sweep has found yet. A thread is released as soon
  * as it exits (so is a process whose parent ignores SIGCHLD) and the sweep
  * would never see it: its runtime would reach neither its process nor its
- * cgroup. It is tracked here from the pool, its leader first, and queued
- * with its work so far; its final switch-out marks it dead for the worker.
- * Where nothing could be had (the pool empty on PREEMPT_RT), a thread's
- * final switch-out gives its counts to its leader's entry (hooks.c), and
- * with no leader entry either they are lost and counted (exits_untracked).
+ * cgroup. It is tracked here, its leader first, from the pool or, without
+ * PREEMPT_RT, a non-sleeping allocation. A thread with nothing to be had
+ * is lost and counted (exits_untracked).
+ *
+ * Threads killed by an exec in an untracked thread are left alone: the
+ * exec takes the leader's pid, and an entry for the old leader would read
+ * as the end of the process (joules_exec_swap() needs both tracked).
  */
 void joules_track_exiting(struct task_struct *t)
 {
-	struct task_struct *l = t->group_leader;
+	struct task_struct *l = t->group_leader, *x;
 	struct joules_entry *e;
 
 	if (likely(joules_lookup(t)) || !started_since_load(t))
 		return;
-	if (l != t && !joules_lookup(l) && !(READ_ONCE(l->flags) & PF_EXITING)) {
-		e = track_pooled(l, started_since_load(l), true);
+	x = READ_ONCE(t->signal->group_exec_task);
+	if (x && x != t && !joules_lookup(x))
+		goto lost;
+	if (l != t && !joules_lookup(l) && started_since_load(l)) {
+		e = track_pooled(l, true, true);
 		if (e)
-			joules_queue_now(e);
+			track_late_done(e, l);
 	}
 	e = track_pooled(t, true, true);
-	if (e)
+	if (e) {
 		joules_queue_now(e);
+		return;
+	}
+lost:
+	/* A leader left untracked is the sweep's: it stays until reaped. */
+	if (l != t && !joules_lookup(t))
+		atomic64_inc(&joules_exits_untracked);
 }
 
 /* Track t, found alive by the sweep and held by it; process context. */
