@@ -318,8 +318,12 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 			     pp->generation);
 }
 
-/* Pass 2, once the band is known: weigh, then charge, in the same order. */
-static void charge_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par,
+/*
+ * Pass 2, once the band is known: weigh, then charge, in the same order.
+ * Out of line, so that its meter state and tick()'s sample are never on
+ * the stack together (KASAN's redzones doubled them past FRAME_WARN).
+ */
+static noinline_for_stack void charge_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par,
 		       u64 dt)
 {
 	struct pkg_work *pw = &pkg_work[pkg];
@@ -394,7 +398,8 @@ static void split_idle(u64 idle_uj)
 	 */
 }
 
-static void emit_exit(struct joules_entry *e)
+/* Out of line: its totals would otherwise sit in tick()'s frame. */
+static noinline_for_stack void emit_exit(struct joules_entry *e)
 {
 	struct joules_group *g = e->group;
 	struct joules_totals t;
