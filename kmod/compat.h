@@ -155,6 +155,32 @@
 #define JL_HAVE_PROC_ENERGY 0
 #endif
 
+/* ---- cgroups ---- */
+
+/*
+ * kernfs_node::name became __rcu in 6.15 ("kernfs: Use RCU
+ * to access kernfs_node::name"); the caller is inside rcu_read_lock().
+ * Compile-tested against linux-source-7.2.
+ */
+#if JL_KV(6, 15)
+#define jl_kn_name(kn) rcu_dereference((kn)->name)
+#else
+#define jl_kn_name(kn) ((kn)->name)
+#endif
+
+/* ---- task accounting ---- */
+
+/*
+ * Storage bytes (ioac.read_bytes, write_bytes) exist only with
+ * CONFIG_TASK_IO_ACCOUNTING (include/linux/task_io_accounting.h). Every
+ * kernel joules is tested on has it; a kernel without it is refused at
+ * build time with the reason, rather than built with disk energy faked
+ * as zero.
+ */
+#if defined(__KERNEL__) && !defined(CONFIG_TASK_IO_ACCOUNTING)
+#error "joules needs CONFIG_TASK_IO_ACCOUNTING (per-task storage bytes) in the kernel it is built for"
+#endif
+
 /* ---- permissions ---- */
 
 /*

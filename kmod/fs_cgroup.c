@@ -25,6 +25,7 @@
 #include <linux/slab.h>
 
 #include "cgroup.h"
+#include "compat.h"
 #include "fs_cgroup.h"
 #include "fs_inode.h"
 #include "perm.h"
@@ -251,7 +252,7 @@ static unsigned int cg_children(struct cgroup *cgrp, struct cgroup *after, loff_
 			continue;
 		if (!cgroup_tryget(pos->cgroup))
 			continue;
-		strscpy(batch[n].name, pos->cgroup->kn->name, sizeof(batch[n].name));
+		strscpy(batch[n].name, jl_kn_name(pos->cgroup->kn), sizeof(batch[n].name));
 		batch[n].cgrp = pos->cgroup;
 		if (++n == BATCH)
 			break;
