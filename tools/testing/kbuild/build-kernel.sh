@@ -1,18 +1,21 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Build a test kernel from Debian's linux-source-6.12 package:
+# Build a test kernel from a Debian kernel source package:
 #
 #   build-kernel.sh FLAVOUR            build it (or find it in the cache)
 #   build-kernel.sh --print-dir FLAVOUR  print its cache directory if built
 #
 # FLAVOUR.config (next to this script) is a config fragment merged over
 # tinyconfig plus base.config; FLAVOUR.patches, if present, lists patches
-# (paths relative to the repository) applied to the source first. The result
-# is cached outside any clone in $JOULES_KERNEL_CACHE (default
-# /var/cache/joules/kernels)/FLAVOUR-HASH, HASH covering the source
-# package's version, the fragments, the patches and this script, so a second
-# run costs nothing. The directory holds bzImage, the kernel's config and
-# build/ (the tree out-of-tree modules are built against).
+# (paths relative to the repository) applied to the source first.
+# FLAVOUR.source, if present, names the source package as "PACKAGE VERSION
+# SUITE", fetched without installing it (fetch-source.sh); without it the
+# installed linux-source-6.12 is used. The result is cached outside any
+# clone in $JOULES_KERNEL_CACHE (default /var/cache/joules/kernels)/
+# FLAVOUR-HASH, HASH covering the source package and its version, the
+# fragments, the patches and this script, so a second run costs nothing.
+# The directory holds bzImage, the kernel's config and build/ (the tree
+# out-of-tree modules are built against).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
@@ -33,12 +36,25 @@ if [ -r "$here/$flavour.patches" ]; then
 		patches="$patches $top/$p"
 	done
 fi
-srcver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)
+if [ -r "$here/$flavour.source" ]; then
+	read -r srcpkg pinned suite < "$here/$flavour.source"
+	if [ $print = 1 ]; then
+		fetched=$("$here"/fetch-source.sh --cached "$srcpkg")
+	else
+		fetched=$("$here"/fetch-source.sh "$srcpkg" "$pinned" "$suite") || exit 1
+	fi
+	srcver=${fetched%% *}
+	tarball=${fetched#* }
+else
+	srcpkg=linux-source-6.12
+	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)
+fi
 if [ -z "$srcver" ] || ! [ -r "$tarball" ]; then
-	echo "build-kernel: linux-source-6.12 is not installed (apt-get install linux-source-6.12)" >&2
+	[ $print = 1 ] && exit 0
+	echo "build-kernel: $srcpkg is not there (apt-get install linux-source-6.12, or $flavour.source)" >&2
 	exit 1
 fi
-key=$( { echo "$srcver"; cat "$here/base.config" "$frag" "$0" $patches; } | sha256sum | cut -c1-16)
+key=$( { echo "$srcpkg $srcver"; cat "$here/base.config" "$frag" "$0" $patches; } | sha256sum | cut -c1-16)
 dir=$cache/$flavour-$key
 if [ $print = 1 ]; then
 	[ -r "$dir/bzImage" ] && echo "$dir"
@@ -52,10 +68,11 @@ fi
 mkdir -p "$cache"
 tmp=$(mktemp -d "$cache/.$flavour-$key.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-echo "build-kernel: building $flavour from linux-source-6.12 $srcver in $tmp"
+echo "build-kernel: building $flavour from $srcpkg $srcver in $tmp"
 start=$(date +%s)
 tar -xf "$tarball" -C "$tmp"
-mv "$tmp"/linux-source-6.12 "$tmp"/build
+top_dir=$(basename "$tarball" .tar.xz)
+mv "$tmp/$top_dir" "$tmp"/build
 src=$tmp/build
 for p in $patches; do
 	echo "build-kernel: applying $(basename "$p")"

@@ -1,0 +1,85 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Fetch a Debian kernel source package that this machine's release cannot
+# install (linux-source-7.2 from unstable on Debian 12) without touching
+# the machine's own apt setup:
+#
+#   fetch-source.sh PACKAGE VERSION SUITE     fetch (or find it cached)
+#   fetch-source.sh --cached PACKAGE          print what was fetched, if any
+#
+# apt-get runs with a private configuration (its own sources list, lists
+# and cache under the cache directory) naming SUITE of the same Debian
+# archive the machine uses, signed with the machine's Debian archive
+# keyring; the .deb is unpacked with dpkg-deb -x, never installed. When
+# the archive no longer has VERSION, the newest PACKAGE there is taken and
+# the log says so (Documentation/testing.rst: moving the pin).
+#
+# Prints "VERSION TARBALL" on stdout; the source tarball stays in
+# $JOULES_SOURCE_CACHE (default /var/cache/joules/sources)/PACKAGE_VERSION.
+set -eu
+cache=${JOULES_SOURCE_CACHE:-/var/cache/joules/sources}
+log() { echo "fetch-source: $*" >&2; }
+
+if [ "${1:-}" = --cached ]; then
+	pkg=${2:?usage: fetch-source.sh --cached PACKAGE}
+	[ -r "$cache/$pkg.fetched" ] && cat "$cache/$pkg.fetched"
+	exit 0
+fi
+pkg=${1:?usage: fetch-source.sh PACKAGE VERSION SUITE}
+want=${2:?usage: fetch-source.sh PACKAGE VERSION SUITE}
+suite=${3:?usage: fetch-source.sh PACKAGE VERSION SUITE}
+pin=$pkg
+
+tarball_of() { find "$cache/${pkg}_$1" -maxdepth 1 -name 'linux-source-*.tar.xz' 2>/dev/null | head -n 1; }
+
+t=$(tarball_of "$want")
+if [ -n "$t" ]; then
+	echo "$want $t" > "$cache/$pkg.fetched"
+	echo "$want $t"
+	exit 0
+fi
+
+# The machine's Debian archive (deb822 or one-line sources), else the default.
+uri=$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '$2 ~ /\/debian\/?$/ {print $2; exit}')
+[ -n "$uri" ] || uri=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
+	awk '{for (i = 2; i <= NF; i++) if ($i ~ /^https?:.*\/debian\/?$/) {print $i; exit}}')
+[ -n "$uri" ] || uri=http://deb.debian.org/debian
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+[ -r "$keyring" ] || { log "no $keyring (apt-get install debian-archive-keyring)"; exit 1; }
+
+mkdir -p "$cache"
+apt=$(mktemp -d "$cache/.apt.XXXXXX")
+trap 'rm -rf "$apt"' EXIT
+mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
+echo "deb [signed-by=$keyring] $uri $suite main" > "$apt/sources.list"
+set -- -o Dir::Etc::sourcelist="$apt/sources.list" -o Dir::Etc::sourceparts=/dev/null \
+	-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache" \
+	-o Dir::State::status=/dev/null -o APT::Get::List-Cleanup=false \
+	-o APT::Sandbox::User=root
+log "reading $suite of $uri (private apt configuration)"
+apt-get "$@" -qq update >&2 || { log "apt-get update of $suite failed"; exit 1; }
+have=$(apt-cache "$@" madison "$pkg" | awk '{print $3}')
+got=$want
+if ! echo "$have" | grep -qxF "$want"; then
+	got=$(echo "$have" | sort -V | tail -n 1)
+	if [ -z "$got" ]; then
+		# The package is gone: the newest linux-source-* of the suite.
+		pkg=$(apt-cache "$@" pkgnames linux-source- | grep -E '^linux-source-[0-9.]+$' | sort -V | tail -n 1)
+		[ -n "$pkg" ] || { log "no linux-source-* in $suite"; exit 1; }
+		got=$(apt-cache "$@" madison "$pkg" | awk '{print $3}' | sort -V | tail -n 1)
+	fi
+	log "the pinned $pin $want is not in $suite; taking $pkg $got (move the pin: Documentation/testing.rst)"
+fi
+dir=$cache/${pkg}_$got
+if [ -z "$(tarball_of "$got")" ]; then
+	(cd "$apt" && apt-get "$@" -qq download "$pkg=$got") >&2 || { log "apt-get download $pkg=$got failed"; exit 1; }
+	mkdir -p "$apt/x"
+	dpkg-deb -x "$apt"/"$pkg"_*.deb "$apt/x"
+	mkdir -p "$dir"
+	mv "$apt"/x/usr/src/linux-source-*.tar.xz "$dir"/
+fi
+t=$(tarball_of "$got")
+[ -n "$t" ] || { log "no source tarball in $pkg $got"; exit 1; }
+echo "$got $t" > "$cache/$pin.fetched"
+log "$pkg $got: $t"
+echo "$got $t"
