@@ -3,10 +3,12 @@
  * Every difference between the kernels joules builds against in one
  * place. Each guard names the upstream change that made it.
  *
- * Compile-tested here: Debian's 6.1 and 6.12 (plain and PREEMPT_RT) and a
- * 6.12 built from linux-source-6.12. A guard for a version outside those
- * is written from the upstream change and marked "not compile-tested
- * here"; an operator on such a kernel is the first to build it.
+ * Compile-tested here: Debian's 6.1 and 6.12 (plain and PREEMPT_RT), a
+ * 6.12 PREEMPT_RT built from linux-source-6.12 and a 7.2 built from
+ * linux-source-7.2: both sides of a guard between 6.12 and 7.2 are
+ * compiled. A guard for a version outside those is written from the
+ * upstream change and marked "not compile-tested here"; an operator on
+ * such a kernel is the first to build it.
  */
 #ifndef JOULES_COMPAT_H
 #define JOULES_COMPAT_H
@@ -44,7 +46,7 @@
 /*
  * sched_process_exit gained group_dead in 6.16 ("sched: Add group_dead to
  * sched_process_exit tracepoint"); a probe of the wrong type is an
- * indirect call kCFI traps. Not compile-tested here.
+ * indirect call kCFI traps. Its new side is compiled on 7.2.
  */
 #if JL_KV(6, 16)
 #define JL_TP_EXIT_PROTO(t) void *data, struct task_struct *t, bool group_dead
@@ -55,7 +57,7 @@
 /*
  * task_newtask's clone_flags became u64 in 6.18 ("copy_process: pass
  * clone_flags as u64 across calltree"); same width on x86-64, but kCFI
- * hashes the probe's type. Not compile-tested here.
+ * hashes the probe's type. Its new side is compiled on 7.2.
  */
 #if JL_KV(6, 18)
 #define JL_TP_NEWTASK_PROTO(t) void *data, struct task_struct *t, u64 clone_flags
@@ -110,7 +112,7 @@
 /*
  * ->d_revalidate() is passed the parent directory and the name looked up
  * since 6.14 (5be1fa8abd7b, "Pass parent directory inode and expected name
- * to ->d_revalidate()"). Not compile-tested here.
+ * to ->d_revalidate()"). Its new side is compiled on 7.2.
  */
 #if JL_KV(6, 14)
 #define JL_D_REVALIDATE_PROTO(d, f)                                         \
@@ -123,7 +125,7 @@
 /*
  * A superblock's default dentry operations: set_default_d_op() since 6.17,
  * which also made d_set_d_op() private ("new helper: set_default_d_op()");
- * before it, s_d_op is read by d_alloc(). Not compile-tested here.
+ * before it, s_d_op is read by d_alloc(). Its new side is compiled on 7.2.
  */
 #if JL_KV(6, 17)
 #define jl_set_default_d_op(sb, ops) set_default_d_op(sb, ops)
@@ -190,12 +192,13 @@
  * package carries no commit id). Its accessor is not exported, so the
  * field is read under task_lock(t), which every replacement of the exec
  * state holds (task_exec_state_replace()). Kbuild defines
- * JL_HAVE_EXEC_STATE=1 where the header exists; compile-tested against
- * linux-source-7.2 (7.2.13-1) only, not run.
+ * JL_HAVE_EXEC_STATE=1 where the header exists. The exec state outlives
+ * the mm, and the kernel's own rule (/proc/<pid>/io) asks it whether or not
+ * the task still has an mm: so does joules. Built and run on 7.2 (debug).
  */
 #ifdef JL_HAVE_EXEC_STATE
 #include <linux/sched/exec_state.h>
-static inline bool jl_dumpable_by_owner(struct task_struct *t, struct mm_struct *mm)
+static inline bool jl_dumpable_by_owner(struct task_struct *t)
 {
 	struct task_exec_state *es;
 
@@ -204,9 +207,10 @@ static inline bool jl_dumpable_by_owner(struct task_struct *t, struct mm_struct 
 }
 #else
 #include <linux/sched/coredump.h>
-static inline bool jl_dumpable_by_owner(struct task_struct *t, struct mm_struct *mm)
+static inline bool jl_dumpable_by_owner(struct task_struct *t)
 {
-	return get_dumpable(mm) == SUID_DUMP_USER;
+	/* A task without an mm (exiting, a kernel thread) has nothing to say. */
+	return !t->mm || get_dumpable(t->mm) == SUID_DUMP_USER;
 }
 #endif
 
@@ -251,7 +255,7 @@ static inline bool jl_dumpable_by_owner(struct task_struct *t, struct mm_struct 
 
 /*
  * The 64-bit MSR accessors were renamed rdmsrl*() -> rdmsrq*() in 6.16
- * ("x86/msr: Rename 'rdmsrl()' to 'rdmsrq()'"). Not compile-tested here.
+ * ("x86/msr: Rename 'rdmsrl()' to 'rdmsrq()'"). Its new side is compiled on 7.2.
  */
 #if JL_KV(6, 16)
 #define jl_rdmsr_safe rdmsrq_safe

@@ -64,7 +64,6 @@ static bool ids_match(const struct cred *c, struct task_struct *t)
 bool joules_may_read(struct task_struct *t, const struct joules_reader *r)
 {
 	struct mnt_namespace *mine;
-	struct mm_struct *mm;
 	bool ok;
 
 	/*
@@ -82,10 +81,10 @@ bool joules_may_read(struct task_struct *t, const struct joules_reader *r)
 		return false;
 	/* current's own nsproxy changes only under current. */
 	mine = current->nsproxy ? current->nsproxy->mnt_ns : NULL;
+	/* The ids read before the dumpability, as commit_creds() wrote them. */
+	smp_rmb();
 	task_lock(t);
-	mm = t->mm;
-	ok = (!mm || jl_dumpable_by_owner(t, mm)) && t->nsproxy &&
-	     mine && t->nsproxy->mnt_ns == mine;
+	ok = jl_dumpable_by_owner(t) && t->nsproxy && mine && t->nsproxy->mnt_ns == mine;
 	task_unlock(t);
 	return ok;
 }

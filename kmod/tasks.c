@@ -20,6 +20,7 @@
 #include <linux/user_namespace.h>
 #include <linux/pid_namespace.h>
 
+#include "compat.h"
 #include "pmu.h"
 #include "tasks.h"
 

@@ -12,7 +12,8 @@
 # archive the machine uses, signed with the machine's Debian archive
 # keyring; the .deb is unpacked with dpkg-deb -x, never installed. When
 # the archive no longer has VERSION, the newest PACKAGE there is taken and
-# the log says so (Documentation/testing.rst: moving the pin).
+# the log says so; when the package itself is gone it fails and says so
+# (Documentation/testing.rst: moving the pin).
 #
 # Prints "VERSION TARBALL" on stdout; the source tarball stays in
 # $JOULES_SOURCE_CACHE (default /var/cache/joules/sources)/PACKAGE_VERSION.
@@ -32,17 +33,23 @@ pin=$pkg
 
 tarball_of() { find "$cache/${pkg}_$1" -maxdepth 1 -name 'linux-source-*.tar.xz' 2>/dev/null | head -n 1; }
 
+# Record what was fetched (for --cached) atomically, only when it changed.
+record() {
+	[ "$(cat "$cache/$pin.fetched" 2>/dev/null)" = "$1" ] && return 0
+	echo "$1" > "$cache/.$pin.fetched.$$" && mv -f "$cache/.$pin.fetched.$$" "$cache/$pin.fetched"
+}
+
 t=$(tarball_of "$want")
 if [ -n "$t" ]; then
-	echo "$want $t" > "$cache/$pkg.fetched"
+	record "$want $t" || true
 	echo "$want $t"
 	exit 0
 fi
 
-# The machine's Debian archive (deb822 or one-line sources), else the default.
-uri=$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '$2 ~ /\/debian\/?$/ {print $2; exit}')
-[ -n "$uri" ] || uri=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
-	awk '{for (i = 2; i <= NF; i++) if ($i ~ /^https?:.*\/debian\/?$/) {print $i; exit}}')
+# The machine's Debian archive, as apt itself knows it (not a third-party
+# repository whose path happens to end in /debian), else the default.
+uri=$(apt-get indextargets --format '$(REPO_URI)' 'Origin: Debian' 'Label: Debian' \
+	'Created-By: Packages' 2>/dev/null | head -n 1)
 [ -n "$uri" ] || uri=http://deb.debian.org/debian
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 [ -r "$keyring" ] || { log "no $keyring (apt-get install debian-archive-keyring)"; exit 1; }
@@ -50,23 +57,32 @@ keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 mkdir -p "$cache"
 apt=$(mktemp -d "$cache/.apt.XXXXXX")
 trap 'rm -rf "$apt"' EXIT
+trap 'exit 130' INT TERM HUP	# so that the EXIT trap runs (dash)
 mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
+# apt downloads and checks signatures as its unprivileged _apt user.
+chmod 755 "$apt"
+chown -R _apt "$apt" 2>/dev/null || true
 echo "deb [signed-by=$keyring] $uri $suite main" > "$apt/sources.list"
 set -- -o Dir::Etc::sourcelist="$apt/sources.list" -o Dir::Etc::sourceparts=/dev/null \
 	-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache" \
 	-o Dir::State::status=/dev/null -o APT::Get::List-Cleanup=false \
-	-o APT::Sandbox::User=root
+	-o APT::Get::AllowUnauthenticated=false -o Acquire::AllowInsecureRepositories=false \
+	-o Acquire::AllowDowngradeToInsecureRepositories=false
 log "reading $suite of $uri (private apt configuration)"
 apt-get "$@" -qq update >&2 || { log "apt-get update of $suite failed"; exit 1; }
+# apt-get update may exit 0 when an index failed to download.
+ls "$apt"/lists/*_Packages* > /dev/null 2>&1 ||
+	{ log "no package index for $suite from $uri (network?)"; exit 1; }
 have=$(apt-cache "$@" madison "$pkg" | awk '{print $3}')
 got=$want
 if ! echo "$have" | grep -qxF "$want"; then
 	got=$(echo "$have" | sort -V | tail -n 1)
 	if [ -z "$got" ]; then
-		# The package is gone: the newest linux-source-* of the suite.
-		pkg=$(apt-cache "$@" pkgnames linux-source- | grep -E '^linux-source-[0-9.]+$' | sort -V | tail -n 1)
-		[ -n "$pkg" ] || { log "no linux-source-* in $suite"; exit 1; }
-		got=$(apt-cache "$@" madison "$pkg" | awk '{print $3}' | sort -V | tail -n 1)
+		# Another series needs its own patches: moving there is a change
+		# of the repository, not something to do behind its back.
+		newest=$(apt-cache "$@" pkgnames linux-source- | grep -E '^linux-source-[0-9.]+$' | sort -V | tail -n 1)
+		log "$pkg is no longer in $suite (newest there: ${newest:-none}); move the pin (Documentation/testing.rst)"
+		exit 1
 	fi
 	log "the pinned $pin $want is not in $suite; taking $pkg $got (move the pin: Documentation/testing.rst)"
 fi
@@ -80,6 +96,6 @@ if [ -z "$(tarball_of "$got")" ]; then
 fi
 t=$(tarball_of "$got")
 [ -n "$t" ] || { log "no source tarball in $pkg $got"; exit 1; }
-echo "$got $t" > "$cache/$pin.fetched"
+record "$got $t"
 log "$pkg $got: $t"
 echo "$got $t"
