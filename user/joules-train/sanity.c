@@ -87,7 +87,7 @@ int jt_refuse(const struct jt_report *rep, const struct jt_band_result *br,
 {
 	const struct jl_bands *m = &br->model;
 	const char *hint = unit_hint(rep->meter_over_module);
-	double *mhz, busy_max = 0, pred_max = 0;
+	double *mhz, over_max = 0, pred_max = 0;
 	size_t i, busy_line = 0, pred_line = 0;
 	unsigned int b;
 	char buf[32], list[256];
@@ -123,11 +123,19 @@ int jt_refuse(const struct jt_report *rep, const struct jt_band_result *br,
 	if (mhz)
 		jt_rows_freq(rows, n, rep->present, mhz);
 	for (i = 0; i < n; i++) {
-		double busy = rows[i].f[JL_F_CPU_NS] / rows[i].interval_ns;
 		double p = mhz ? jt_predict_bands_w(m, &rows[i], mhz[i]) : 0;
+		/*
+		 * A running task's runtime advances at scheduler ticks, so an
+		 * interval may count up to one tick per CPU past its length:
+		 * the excess over that, relative to the CPU count.
+		 */
+		double over = cpus ? (rows[i].f[JL_F_CPU_NS] -
+				      cpus * (rows[i].interval_ns + JT_TICK_NS_MAX)) /
+					     (cpus * rows[i].interval_ns) :
+				     0;
 
-		if (busy > busy_max)
-			busy_max = busy, busy_line = i;
+		if (over > over_max)
+			over_max = over, busy_line = i;
 		if (p > pred_max)
 			pred_max = p, pred_line = i;
 	}
@@ -140,13 +148,14 @@ int jt_refuse(const struct jt_report *rep, const struct jt_band_result *br,
 			pred_max, rows[pred_line].line, lim->node_w, hint);
 		return -1;
 	}
-	/* 2% for the clocks of the interval and of the CPU time. */
-	if (cpus && busy_max > 1.02 * cpus) {
+	/* 2% more for the clocks of the interval and of the CPU time. */
+	if (cpus && over_max > 0.02) {
 		snprintf(
 			why, len,
 			"line %lu has %.4g busy CPUs but the recording says the "
 			"node has %u: cpu_ns is not this node's CPU time",
-			rows[busy_line].line, busy_max, cpus);
+			rows[busy_line].line,
+			rows[busy_line].f[JL_F_CPU_NS] / rows[busy_line].interval_ns, cpus);
 		return -1;
 	}
 	if (collinear_unresolved(&rep->model) && !lim->ridge) {

@@ -95,6 +95,12 @@ extern const double jt_feature_max_rate[JT_NF];
 
 /* Rows may overlap their predecessor by this much (clock slew), not more. */
 #define JT_OVERLAP_TOL_NS 1000000LL
+/*
+ * A running task's runtime (se.sum_exec_runtime) advances at scheduler
+ * ticks: one tick at HZ=100, the coarsest kernel tick, is how far an
+ * interval's cpu_ns may run past its length on each CPU.
+ */
+#define JT_TICK_NS_MAX 10000000.0
 
 struct jt_sample {
 	int64_t end_ns; /* CLOCK_REALTIME at the end of the interval */

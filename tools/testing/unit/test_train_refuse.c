@@ -186,6 +186,49 @@ TEST(frequency)
 	      "5x freq_mhz: %d %s", rc, cli_err);
 }
 
+/*
+ * A running task's runtime advances at scheduler ticks, so an interval's
+ * cpu_ns may run up to one tick (10 ms at HZ=100, the coarsest) per CPU
+ * past interval_ns times the CPU count: 2.08 busy CPUs in 100 ms rows on
+ * 2 CPUs is the kernel's granularity (seen on a 1-CPU guest: 1.038), not
+ * another node's CPU time; 2.5 is.
+ *
+ * refuse: busy CPUs past the count by less than a tick per interval are
+ * accepted, by more refused
+ */
+TEST(node_facts_tick)
+{
+	struct gen_opts g;
+	char cmd[1400];
+	int rc;
+
+	TT_NEED_CLI("refuse: node facts, a tick's slack");
+	gen_defaults(&g);
+	g.n = 1500;
+	g.noise = 0.01;
+	g.ivl_ms = 100;
+	gen_files("rs.csv", "rp.csv", &g);
+	for (int i = 0; i < 2; i++) {
+		double peak = i ? 2.5 : 2.08;
+
+		/* cpu_ns (field 8) scaled so that the busiest row has peak CPUs. */
+		snprintf(cmd, sizeof(cmd),
+			 "cd '%s' && awk -F, -v OFS=, -v peak=%g '"
+			 "NR == FNR { if ($8 ~ /^[0-9]/ && $3 > 0 && $8 / $3 > m) m = $8 / $3; next }"
+			 "FNR == 1 { print \"# node: cpus=2 packages=1 energy=rapl:package\" }"
+			 "$8 ~ /^[0-9]/ { $8 = sprintf(\"%%.0f\", $8 * peak / m) } { print }' "
+			 "rs.csv rs.csv > rs_tick.csv",
+			 tmpdir, peak);
+		CHECK(system(cmd) == 0, "file");
+		rc = run_cli("-s rs_tick.csv -p rp.csv");
+		if (i)
+			CHECK(rc == 1 && strstr(cli_err, "busy CPUs"), "2.5 on 2 CPUs: %d %s", rc,
+			      cli_err);
+		else
+			CHECK(!strstr(cli_err, "busy CPUs"), "2.08 on 2 CPUs: %d %s", rc, cli_err);
+	}
+}
+
 /* The node's facts: more busy CPUs than the recording's CPU count. *
  * refuse: more busy CPUs than the recording's node has
  */
