@@ -151,7 +151,17 @@ fi
 # Count results: nested program results ("# ok"/"# not ok") are the tests;
 # a program that failed without a nested failure (crash, plan mismatch)
 # counts as one failure; every dmesg check counts as a test.
-awk -v counts="$counts" '
+# The guest must run on every CPU it was given: a kernel that finds one
+# (the debug kernels without ACPI did) never shows its checkers SMP.
+want_cpus=${smp%%[ ,]*}
+awk -v counts="$counts" -v want_cpus="$want_cpus" '
+/^JOULES-GUEST-START / {
+	for (i = 2; i <= NF; i++)
+		if ($i ~ /^cpus=/) cpus = substr($i, 6)
+	if (cpus == want_cpus) pass++
+	else { fail++; print "run-qemu: the guest runs on " cpus " CPU(s) of the " want_cpus " it was given" > "/dev/stderr" }
+	next
+}
 /^# (not )?ok [0-9]+ / {
 	if ($0 ~ /# SKIP/) { skip++; next }
 	if ($2 == "not") { fail++; pfail++ } else { pass++; ppass++ }
