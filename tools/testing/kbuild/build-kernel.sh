@@ -13,7 +13,10 @@
 # installed linux-source-6.12 is used. The result is cached outside any
 # clone in $JOULES_KERNEL_CACHE (default /var/cache/joules/kernels)/
 # FLAVOUR-HASH, HASH covering the source package and its version, the
-# fragments, the patches and this script, so a second run costs nothing.
+# fragments, the patches, the compiler and linker and this script, so a
+# second run costs nothing. Builds of one flavour are serialised by a lock
+# in the cache: a second caller (make check while .ci/run's background
+# build runs) waits for the first and then finds its result.
 # The directory holds bzImage, the kernel's config and build/ (the tree
 # out-of-tree modules are built against).
 set -eu
@@ -54,20 +57,33 @@ if [ -z "$srcver" ] || ! [ -r "$tarball" ]; then
 	echo "build-kernel: $srcpkg is not there (apt-get install linux-source-6.12, or $flavour.source)" >&2
 	exit 1
 fi
-key=$( { echo "$srcpkg $srcver"; cat "$here/base.config" "$frag" "$0" $patches; } | sha256sum | cut -c1-16)
+# The toolchain is an input too: a kernel built by another gcc or binutils
+# is another kernel (and another module ABI).
+toolchain="$(gcc --version 2>&1 | sed -n 1p) / $(ld --version 2>&1 | sed -n 1p)"
+key=$( { echo "$srcpkg $srcver"; echo "$toolchain"; cat "$here/base.config" "$frag" "$0" $patches; } |
+	sha256sum | cut -c1-16)
 dir=$cache/$flavour-$key
 if [ $print = 1 ]; then
 	[ -r "$dir/bzImage" ] && echo "$dir"
 	exit 0
+fi
+mkdir -p "$cache"
+# One build of a flavour at a time; a waiter then finds it cached.
+exec 9> "$cache/.$flavour.lock"
+if ! flock -n 9; then
+	echo "build-kernel: waiting for another build of $flavour"
+	flock 9
 fi
 if [ -r "$dir/bzImage" ]; then
 	echo "build-kernel: $flavour is cached in $dir"
 	exit 0
 fi
 
-mkdir -p "$cache"
 tmp=$(mktemp -d "$cache/.$flavour-$key.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+# dash runs the EXIT trap on exit, not on a signal: make signals exit.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 echo "build-kernel: building $flavour from $srcpkg $srcver in $tmp"
 start=$(date +%s)
 tar -xf "$tarball" -C "$tmp"
