@@ -177,7 +177,8 @@
  * CONFIG_TASK_IO_ACCOUNTING (include/linux/task_io_accounting.h). Every
  * kernel joules is tested on has it; a kernel without it is refused at
  * build time with the reason, rather than built with disk energy faked
- * as zero.
+ * as zero. It depends on CONFIG_TASK_XACCT, so rchar (page-cache reads)
+ * is always there too.
  */
 #if defined(__KERNEL__) && !defined(CONFIG_TASK_IO_ACCOUNTING)
 #error "joules needs CONFIG_TASK_IO_ACCOUNTING (per-task storage bytes) in the kernel it is built for"

@@ -62,8 +62,9 @@ static_assert(JOULES_FEAT_NET_TX_BYTES == BIT(JL_F_NET_TX) &&
 static_assert(JOULES_FEAT_PAGECACHE_BYTES == BIT(JL_F_PAGECACHE));
 
 /*
- * Counters a PMU or a kernel may lack (socket bytes before 6.3, page-cache
- * reads without CONFIG_TASK_XACCT): absent, never faked as zero.
+ * Counters a PMU or a kernel may lack (socket bytes before 6.3): absent,
+ * never faked as zero. Page-cache reads stay in the optional set for the
+ * protocol's sake; this module always has them (compat.h).
  */
 #define JOULES_FEAT_OPT                                                   \
 	(JOULES_FEAT_CYCLES | JOULES_FEAT_INSTRUCTIONS |                  \

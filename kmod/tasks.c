@@ -38,7 +38,8 @@ static atomic64_t nr_tracked;
 DEFINE_PER_CPU(struct joules_cpu, joules_cpus);
 unsigned long joules_gen = 1;	/* slots' qg[] start at 0: first entry queues */
 DEFINE_STATIC_KEY_FALSE(joules_multi_pkg);
-u32 joules_opt_avail = IS_ENABLED(CONFIG_TASK_XACCT) ? 1U << JL_F_PAGECACHE : 0;
+/* rchar is there: CONFIG_TASK_IO_ACCOUNTING (required, compat.h) needs TASK_XACCT. */
+u32 joules_opt_avail = 1U << JL_F_PAGECACHE;
 struct joules_pkg *joules_pkgs;
 unsigned int joules_nr_pkgs;
 LLIST_HEAD(joules_reaped);
@@ -63,18 +64,10 @@ static inline u64 grown(u64 now, u64 last)
 	return now > last ? now - last : 0;
 }
 
-/*
- * Bytes the read(2) family delivered (ioac.rchar). Without
- * CONFIG_TASK_XACCT the kernel keeps no such count: page-cache reads are
- * then absent (joules_opt_avail).
- */
+/* Bytes the read(2) family delivered (ioac.rchar). */
 static inline u64 task_rchar(struct task_struct *t)
 {
-#ifdef CONFIG_TASK_XACCT
 	return READ_ONCE(t->ioac.rchar);
-#else
-	return 0;
-#endif
 }
 
 /*
