@@ -103,6 +103,7 @@ install: all
 	$(MAKE) -C user install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	install -D -m 0644 packaging/joules-modprobe.conf $(DESTDIR)/etc/modprobe.d/joules.conf
 	install -D -m 0644 packaging/90-joules.rules $(DESTDIR)/etc/udev/rules.d/90-joules.rules
+	install -D -m 0644 packaging/proc-energy.mount $(DESTDIR)/etc/systemd/system/proc-energy.mount
 	for n in 1 4 8; do \
 		install -d $(DESTDIR)$(MAN_DIR)/man$$n; \
 		for m in Documentation/man/*.$$n; do [ -f "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MAN_DIR)/man$$n/ || true; done; \
@@ -137,6 +138,7 @@ soak: user
 install-glue:
 	install -D -m 0644 packaging/joules-modprobe.conf $(DESTDIR)/etc/modprobe.d/joules.conf
 	install -D -m 0644 packaging/90-joules.rules $(DESTDIR)/etc/udev/rules.d/90-joules.rules
+	install -D -m 0644 packaging/proc-energy.mount $(DESTDIR)/etc/systemd/system/proc-energy.mount
 
 .PHONY: install-glue
 
