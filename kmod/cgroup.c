@@ -14,10 +14,18 @@
  * Lifetime: an entry is made the first time a task of the cgroup is
  * charged, or a reader asks for it. It holds a reference on its struct
  * cgroup and on its parent's entry; task entries and readers hold
- * references on it. When the cgroup is removed (the cgroup_rmdir
- * tracepoint), the worker unhashes it; once nothing refers to it any more
- * (the last exited task folded), its final totals go out once on the
- * exits multicast group and it is freed.
+ * references on it. When the cgroup is removed (its CSS_ONLINE cleared by
+ * rmdir, which the worker's scan of the table sees within CG_SCAN_TICKS
+ * ticks), the worker unhashes it; once nothing refers to it any more (the
+ * last exited task folded), its final totals go out once on the exits
+ * multicast group and it is freed.
+ *
+ * Not the cgroup_rmdir tracepoint: with a probe attached, every rmdir
+ * formats the cgroup's path (TRACE_CGROUP_PATH) under a spinlock with
+ * interrupts off, and kernfs_path_from_node() walks up the tree once per
+ * component, O(depth^2). A user with a delegated subtree could make each
+ * rmdir hold interrupts off for as long as they like (2,000 levels: 1 s
+ * per rmdir on the KASAN kernel) merely because joules was loaded.
  *
  * Charges are summed per cgroup (pend) and marked there, the way the
  * kernel's rstat keeps cpu.stat: the worker pays one addition per task
@@ -32,7 +40,9 @@
 #include <linux/hash.h>
 #include <linux/kernfs.h>
 #include <linux/mutex.h>
+#include <linux/random.h>
 #include <linux/seqlock.h>
+#include <linux/siphash.h>
 #include <linux/slab.h>
 
 #include "compat.h"
@@ -40,9 +50,17 @@
 #include "report.h"
 
 #define CG_HASH_BITS 10
+/*
+ * Entries the worker's scan for removed cgroups visits per tick: a whole
+ * pass each tick up to CG_SCAN_BUDGET entries, beyond that 1/CG_SCAN_TICKS
+ * of them, so a removal is seen within CG_SCAN_TICKS ticks however many
+ * cgroups there are.
+ */
+#define CG_SCAN_BUDGET 4096
+#define CG_SCAN_TICKS 16
 
 enum {
-	CG_REMOVED,	/* rmdir seen */
+	CG_REMOVED,	/* its cgroup seen offline (rmdir) */
 	CG_UNHASHED,	/* the worker has taken it out of the table */
 };
 
@@ -86,9 +104,16 @@ u64 joules_cg_objects(void)
 	return atomic64_read(&cg_objects);
 }
 
+/*
+ * Keyed: cgroup ids are visible to their owners (the directory's inode
+ * number), and an unkeyed hash would let a user with a delegated subtree
+ * keep only the cgroups that land in one bucket.
+ */
+static siphash_key_t cg_hash_key;
+
 static struct hlist_head *bucket_of(u64 id)
 {
-	return &cg_table[hash_64(id, CG_HASH_BITS)];
+	return &cg_table[siphash_1u64(id, &cg_hash_key) & (ARRAY_SIZE(cg_table) - 1)];
 }
 
 /* An entry with a reference, or NULL; caller holds RCU. */
@@ -138,12 +163,9 @@ static struct joules_cg *cg_new(struct cgroup *cgrp, struct joules_cg *parent)
 	hlist_add_head_rcu(&cg->hnode, bucket_of(cg->id));
 	/*
 	 * An entry made for a cgroup already removed (a reader of a file
-	 * opened before the rmdir, a task that died there) was not there for
-	 * the rmdir hook to find: marked here, or it would pin the dying
-	 * cgroup for good. rmdir clears CSS_ONLINE before its hook looks the
-	 * entry up; whichever sees the other marks it, once.
+	 * opened before the rmdir, a task that died there) is marked at
+	 * once; the worker's scan would find it too, a tick later.
 	 */
-	smp_mb(); /* the entry visible before CSS_ONLINE is read */
 	if (!(READ_ONCE(cgrp->self.flags) & CSS_ONLINE)) {
 		refcount_inc(&cg->ref);
 		cg_mark_removed(cg);
@@ -152,24 +174,17 @@ static struct joules_cg *cg_new(struct cgroup *cgrp, struct joules_cg *parent)
 }
 
 /*
- * The entry of cgrp (on the default hierarchy), made with its ancestors if
- * need be; a reference. Process context, may sleep.
- *
- * Missing entries are made top-down from the nearest ancestor that has
- * one, in a loop: cgroup v2's depth is unbounded by default and any
- * delegated subtree can be deeper than a kernel stack could recurse.
+ * The entry of cgrp and, where missing, its ancestors', made top-down from
+ * the nearest ancestor that has one, in a loop: cgroup v2's depth is
+ * unbounded by default and any delegated subtree can be deeper than a
+ * kernel stack could recurse. A reference, or NULL without memory.
  */
-struct joules_cg *joules_cg_get(struct cgroup *cgrp)
+static struct joules_cg *cg_make(struct cgroup *cgrp)
 {
 	struct joules_cg *cg, *parent = NULL;
 	struct cgroup *a;
 	int level;
 
-	rcu_read_lock();
-	cg = cg_find(cgroup_id(cgrp));
-	rcu_read_unlock();
-	if (cg)
-		return cg;
 	mutex_lock(&cg_lock);
 	rcu_read_lock();
 	for (a = cgrp; a; a = cgroup_parent(a)) {
@@ -191,19 +206,80 @@ struct joules_cg *joules_cg_get(struct cgroup *cgrp)
 	return cg;
 }
 
-/* rmdir of a cgroup (tracepoint; cgroup_mutex held, atomic context). */
-void joules_cg_rmdir(struct cgroup *cgrp)
+/*
+ * The entry of cgrp (on the default hierarchy), made if need be (the
+ * worker charging a task, which may have died in a cgroup removed since);
+ * a reference. Process context, may sleep.
+ */
+struct joules_cg *joules_cg_get(struct cgroup *cgrp)
 {
 	struct joules_cg *cg;
 
-	if (cgrp->root != &cgrp_dfl_root)
-		return;
-	smp_mb(); /* CSS_ONLINE cleared before the lookup; pairs with cg_new() */
+	rcu_read_lock();
+	cg = cg_find(cgroup_id(cgrp));
+	rcu_read_unlock();
+	return cg ? cg : cg_make(cgrp);
+}
+
+/*
+ * For readers: the entry, or -ENODEV for a removed cgroup that has none
+ * any more (its final totals went out; a fresh empty entry would read
+ * zero and send a second final record on every read), as the kernel's
+ * own files of a removed cgroup answer; NULL without memory.
+ */
+struct joules_cg *joules_cg_get_reader(struct cgroup *cgrp)
+{
+	struct joules_cg *cg;
+
 	rcu_read_lock();
 	cg = cg_find(cgroup_id(cgrp));
 	rcu_read_unlock();
 	if (cg)
-		cg_mark_removed(cg);	/* the reference goes along */
+		return cg;
+	/* Gone offline after this test: cg_new() marks it removed at once. */
+	if (!(READ_ONCE(cgrp->self.flags) & CSS_ONLINE))
+		return ERR_PTR(-ENODEV);
+	return cg_make(cgrp);
+}
+
+/*
+ * Worker: mark the entries whose cgroup went offline (rmdir clears
+ * CSS_ONLINE under cgroup_mutex; a racy read only delays the mark by a
+ * tick). Nothing to look for while the hierarchy has no dying cgroup: an
+ * entry pins its cgroup, and a removed one counts in the root's
+ * nr_dying_descendants until released. Otherwise a share of the table
+ * (see CG_SCAN_BUDGET), resuming where the last call stopped.
+ */
+static void cg_scan_removed(void)
+{
+	static unsigned int next_bucket;
+	u64 budget = max_t(u64, CG_SCAN_BUDGET, atomic64_read(&cg_objects) / CG_SCAN_TICKS + 1);
+	unsigned int n;
+	u64 seen = 0;
+	struct joules_cg *cg;
+
+	if (!READ_ONCE(cgrp_dfl_root.cgrp.nr_dying_descendants))
+		return;
+	for (n = 0; n < ARRAY_SIZE(cg_table) && seen < budget; n++) {
+		unsigned int b = next_bucket;
+
+		next_bucket = (next_bucket + 1) % ARRAY_SIZE(cg_table);
+		if (n % 64 == 63)
+			cond_resched();
+		if (hlist_empty(&cg_table[b]))
+			continue;
+		rcu_read_lock();
+		hlist_for_each_entry_rcu(cg, &cg_table[b], hnode) {
+			seen++;
+			if (test_bit(CG_REMOVED, &cg->flags) ||
+			    test_bit(CG_UNHASHED, &cg->flags) ||
+			    (READ_ONCE(cg->cgrp->self.flags) & CSS_ONLINE))
+				continue;
+			if (refcount_inc_not_zero(&cg->ref))
+				cg_mark_removed(cg);	/* the reference goes along */
+		}
+		rcu_read_unlock();
+	}
 }
 
 /* Add n live tasks (n may be negative) to cg and its ancestors. */
@@ -374,6 +450,36 @@ static void cg_free_rcu(struct rcu_head *rcu)
 	kfree(cg);
 }
 
+/*
+ * cg's path from the hierarchy's root into buf (PATH_MAX), cut at the end
+ * if longer, from the names along the entries' parent chain: O(depth).
+ * kernfs_path_from_node() walks up once per component, O(depth^2), which
+ * a deep chain removed at once makes O(n * depth^2) for the worker (and,
+ * before 6.15, under kernfs' global rename lock with interrupts off).
+ */
+static void cg_path(const struct joules_cg *cg, char *buf)
+{
+	size_t total = 0, end, len, i;
+	const struct joules_cg *c;
+	const char *name;
+
+	rcu_read_lock();	/* kernfs names (compat.h) */
+	for (c = cg; c->parent; c = c->parent)
+		total += 1 + strlen(jl_kn_name(c->cgrp->kn));
+	for (c = cg, end = total; c->parent; c = c->parent) {
+		name = jl_kn_name(c->cgrp->kn);
+		len = strlen(name);
+		end -= len + 1;
+		/* "/name" at [end, end + len + 1), the part below PATH_MAX - 1. */
+		for (i = 0; i <= len && end + i < PATH_MAX - 1; i++)
+			buf[end + i] = i ? name[i - 1] : '/';
+	}
+	rcu_read_unlock();
+	if (!total)
+		buf[total++] = '/';
+	buf[min_t(size_t, total, PATH_MAX - 1)] = '\0';
+}
+
 /* A removed cgroup's final record, once nothing charges it any more. */
 static void cg_report(struct joules_cg *cg)
 {
@@ -399,6 +505,7 @@ void joules_cg_tick(void)
 	struct llist_node *n;
 	char *buf;
 
+	cg_scan_removed();
 	n = llist_del_all(&cg_removed);
 	/*
 	 * The path is for the exit record only: O(depth) each, so a deep
@@ -407,14 +514,17 @@ void joules_cg_tick(void)
 	buf = n && joules_report_exits_wanted() ? kmalloc(PATH_MAX, GFP_KERNEL) : NULL;
 	llist_for_each_entry_safe(cg, next, n, rmnode) {
 		/* The path from the hierarchy's root (init_cgroup_ns is not exported). */
-		if (buf && kernfs_path_from_node(cg->cgrp->kn, NULL, buf, PATH_MAX) > 0)
+		if (buf) {
+			cg_path(cg, buf);
 			cg->path = kstrdup(buf, GFP_KERNEL);
+		}
 		mutex_lock(&cg_lock);
 		set_bit(CG_UNHASHED, &cg->flags);
 		hlist_del_rcu(&cg->hnode);
 		mutex_unlock(&cg_lock);
 		joules_cg_put(cg);	/* rmdir's reference */
 		joules_cg_put(cg);	/* the table's */
+		cond_resched();
 	}
 	kfree(buf);
 	/* Freeing a child may release its parent: until none is left. */
@@ -447,6 +557,7 @@ int joules_cg_init(void)
 {
 	unsigned int i;
 
+	get_random_bytes(&cg_hash_key, sizeof(cg_hash_key));
 	for (i = 0; i < ARRAY_SIZE(cg_table); i++)
 		INIT_HLIST_HEAD(&cg_table[i]);
 	WRITE_ONCE(cg_up, true);

@@ -12,8 +12,9 @@ int joules_cg_init(void);
 void joules_cg_exit(void);
 /* The entry of cgrp, made with its ancestors if need be; may sleep. */
 struct joules_cg *joules_cg_get(struct cgroup *cgrp);
+/* For a reader: as joules_cg_get(), ERR_PTR(-ENODEV) for a cgroup gone. */
+struct joules_cg *joules_cg_get_reader(struct cgroup *cgrp);
 void joules_cg_put(struct joules_cg *cg);
-void joules_cg_rmdir(struct cgroup *cgrp);		/* tracepoint */
 /* Worker: live tasks in cg (n may be negative), and charges. */
 void joules_cg_count(struct joules_cg *cg, int n);
 void joules_cg_charge(struct joules_cg *cg, const struct joules_totals *d);

@@ -113,9 +113,9 @@ static int jf_cg_show(struct seq_file *m, void *v)
 	struct joules_cg *cg;
 	char *path;
 
-	cg = joules_cg_get(cgrp);
-	if (!cg)
-		return -ENOMEM;
+	cg = joules_cg_get_reader(cgrp);
+	if (IS_ERR_OR_NULL(cg))
+		return cg ? PTR_ERR(cg) : -ENOMEM;
 	joules_cg_stats(cg, &cs);
 	joules_cg_put(cg);
 	path = kmalloc(PATH_MAX, GFP_KERNEL);

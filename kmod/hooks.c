@@ -24,7 +24,6 @@
 #include <net/sock.h>
 
 #include "compat.h"
-#include "cgroup.h"
 #include "hooks.h"
 #include "pmu.h"
 #include "tasks.h"
@@ -157,12 +156,6 @@ static void probe_exec(void *data, struct task_struct *t, pid_t old_pid,
 		joules_exec_swap(t, old_pid);
 }
 
-/* A cgroup directory goes (cgroup_mutex held): its final record follows. */
-static void probe_cgroup_rmdir(void *data, struct cgroup *cgrp, const char *path)
-{
-	joules_cg_rmdir(cgrp);
-}
-
 /*
  * Network bytes: IPv4/IPv6 sockets only (a Unix socket is IPC, not the
  * network), bytes actually moved (ret > 0), not a peek that leaves them
@@ -204,7 +197,6 @@ static struct hook hooks[] = {
 	{ "task_newtask", probe_newtask },
 	{ "sched_process_exit", probe_exit },
 	{ "sched_process_exec", probe_exec },
-	{ "cgroup_rmdir", probe_cgroup_rmdir },
 	{ "sched_process_free", probe_free },
 	{ "sched_switch", probe_sched_switch },
 };

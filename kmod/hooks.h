@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* hooks.c: the scheduler, process and cgroup tracepoints. */
+/* hooks.c: the scheduler, process and socket tracepoints. */
 #ifndef JOULES_HOOKS_H
 #define JOULES_HOOKS_H
 

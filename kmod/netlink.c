@@ -712,9 +712,9 @@ static int joules_nl_cgroup_stats(struct sk_buff *skb, struct cgroup *cgrp,
 	n = kernfs_path_from_node(cgrp->kn, root->kn, path, PATH_MAX);
 	if (n < 0 || n >= PATH_MAX)
 		return -ENAMETOOLONG;
-	cg = joules_cg_get(cgrp);
-	if (!cg)
-		return -ENOMEM;
+	cg = joules_cg_get_reader(cgrp);
+	if (IS_ERR_OR_NULL(cg))
+		return cg ? PTR_ERR(cg) : -ENOMEM;
 	joules_cg_stats(cg, cs);
 	joules_cg_put(cg);
 	cs->path = path;
