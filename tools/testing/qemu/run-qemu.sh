@@ -118,7 +118,13 @@ smp=2
 echo "run-qemu: booting $kernel (mode $mode, $sockets package(s), timeout ${tmo}s)" >&2
 # One guest at a time on this machine: guests time their tests, and two
 # of them on two cores would make each other's numbers wrong.
-lock=${JOULES_QEMU_LOCK:-/tmp/joules-qemu.lock}
+# Not in /tmp: there any local user could plant a symlink that root's
+# open truncates, or hold the lock. /run is root's; others get their own.
+if [ -w /run ]; then
+	lock=${JOULES_QEMU_LOCK:-/run/joules-qemu.lock}
+else
+	lock=${JOULES_QEMU_LOCK:-${XDG_RUNTIME_DIR:-/tmp}/joules-qemu-$(id -u).lock}
+fi
 exec 9>"$lock"
 if ! flock -n 9; then
 	echo "run-qemu: waiting for another guest to finish ($lock)" >&2
@@ -156,6 +162,7 @@ fi
 want_cpus=${smp%%[ ,]*}
 awk -v counts="$counts" -v want_cpus="$want_cpus" '
 /^JOULES-GUEST-START / {
+	started = 1
 	for (i = 2; i <= NF; i++)
 		if ($i ~ /^cpus=/) cpus = substr($i, 6)
 	if (cpus == want_cpus) pass++
@@ -181,6 +188,7 @@ awk -v counts="$counts" -v want_cpus="$want_cpus" '
 /^JOULES-GUEST-END/ { ended = 1 }
 /Kernel panic/ { panic = 1 }
 END {
+	if (!started) { fail++; print "run-qemu: no JOULES-GUEST-START line: the CPU count is unchecked" > "/dev/stderr" }
 	if (!ended) { fail++; print "run-qemu: guest did not finish (hang, panic or timeout)" > "/dev/stderr" }
 	if (panic) { fail++; print "run-qemu: kernel panic" > "/dev/stderr" }
 	printf "guest: %d passed, %d failed, %d skipped\n", pass, fail, skip > "/dev/stderr"
