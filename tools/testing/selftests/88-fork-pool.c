@@ -11,8 +11,15 @@
  * /proc/energy/<pid> cpu_time_ns is compared with the process' CPU clock
  * (clock_getcpuclockid(), the kernel's sum of its threads' runtimes).
  * Threads that exit before any sweep found them must keep their time too.
+ *
+ * The burst must drain the pool whatever the host's timing: the refill is
+ * a work item, and on an idle CPU it kept up with 48 forks (6.1 in QEMU).
+ * So the parent forks as a SCHED_FIFO task and every other CPU runs a
+ * SCHED_FIFO spinner: no kworker runs until the burst is over.
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -32,10 +39,13 @@ static void *burner(void *arg)
 }
 
 /* A child: threads one after another, each a chance to meet the refilled pool. */
-static void child(int ready, int go)
+static void child(int ready, int go, const cpu_set_t *all)
 {
 	char c = 0;
 
+	/* The parent was pinned for the burst; its children run anywhere. */
+	if (sched_setaffinity(0, sizeof(*all), all))
+		_exit(1);
 	for (int i = 0; i < NTHREAD; i++) {
 		pthread_t th;
 
@@ -45,6 +55,65 @@ static void child(int ready, int go)
 	if (write(ready, &c, 1) != 1 || read(go, &c, 1) < 0)
 		_exit(1);
 	_exit(0);
+}
+
+static atomic_bool spin_stop;
+
+/* Holds its CPU at SCHED_FIFO until the burst is over, 2 s at most. */
+static void *spinner(void *arg)
+{
+	double end = st_now() + 2;
+
+	(void)arg;
+	while (!atomic_load(&spin_stop) && st_now() < end)
+		;
+	return NULL;
+}
+
+/*
+ * Pin the caller to CPU 0 at SCHED_FIFO (its children reset to
+ * SCHED_OTHER) and start a FIFO spinner pinned to each other online CPU;
+ * *n counts the spinners started. Returns 0, or -1 when a CPU is not held.
+ */
+static int hold_cpus(pthread_t *th, int max, int *n)
+{
+	struct sched_param sp = { .sched_priority = 50 };
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_attr_t a;
+	cpu_set_t one;
+
+	*n = 0;
+	atomic_store(&spin_stop, false);
+	pthread_attr_init(&a);
+	pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&a, SCHED_FIFO);
+	pthread_attr_setschedparam(&a, &sp);
+	for (int cpu = 1; cpu < ncpu && *n < max; cpu++) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (pthread_attr_setaffinity_np(&a, sizeof(one), &one) ||
+		    pthread_create(&th[*n], &a, spinner, NULL))
+			break;
+		(*n)++;
+	}
+	pthread_attr_destroy(&a);
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	if (*n != ncpu - 1 || sched_setaffinity(0, sizeof(one), &one) ||
+	    sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp))
+		return -1;
+	return 0;
+}
+
+static void release_cpus(pthread_t *th, int n, const cpu_set_t *all)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	sched_setscheduler(0, SCHED_OTHER, &sp);
+	atomic_store(&spin_stop, true);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	sched_setaffinity(0, sizeof(*all), all);
 }
 
 static bool rt_kernel(void)
@@ -81,23 +150,31 @@ FIXTURE_TEARDOWN(pool)
 TEST_F_TIMEOUT(pool, threads_join_a_deferred_leader, 300)
 {
 	unsigned long long deferred = 0, lost, maxtail = 0;
-	int ready[2], bad = 0, twice = 0;
+	int ready[2], bad = 0, twice = 0, held, nspin;
+	pthread_t spin[CPU_SETSIZE];
 	char b[64], c;
+	cpu_set_t all;
 
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
 	ASSERT_EQ(0, pipe(ready));
 	ASSERT_EQ(0, pipe(self->go));
-	/* A burst: the third fork finds the pool of two empty. */
-	for (int i = 0; i < NCHILD; i++) {
+	/* A burst with every CPU held: the third fork finds the pool of two empty. */
+	held = hold_cpus(spin, CPU_SETSIZE, &nspin);
+	for (int i = 0; held == 0 && i < NCHILD; i++) {
 		pid_t p = fork();
 
-		ASSERT_LE(0, p);
 		if (p == 0) {
 			close(ready[0]);
 			close(self->go[1]);
-			child(ready[1], self->go[0]);
+			child(ready[1], self->go[0], &all);
 		}
+		if (p < 0)
+			break;
 		self->kids[self->n++] = p;
 	}
+	release_cpus(spin, nspin, &all);
+	ASSERT_EQ(0, held) TH_LOG("SCHED_FIFO on every CPU for the burst");
+	ASSERT_EQ(NCHILD, self->n) TH_LOG("forked %d of %d", self->n, NCHILD);
 	close(ready[1]);
 	for (int i = 0; i < NCHILD; i++) {
 		ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("child %d never got ready", i);
