@@ -10,7 +10,9 @@
 #   2. /boot/vmlinuz-KVER: the vmlinux ELF inside the bzImage, found the
 #      way the kernel's scripts/extract-vmlinux does it (look for each
 #      compressor's magic, decompress from there, keep the first ELF);
-#   3. /sys/kernel/btf/vmlinux of the build host.
+#   3. /sys/kernel/btf/vmlinux of the build host, unless
+#      JOULES_BTF_NO_HOST=1 (a package build: its output must not depend
+#      on the kernel the builder happens to run).
 # CO-RE relocates every field access at load time, so any of them gives an
 # object that runs on every BTF kernel that has the fields it reads; the
 # target's own BTF just catches a missing field at build time already.
@@ -59,6 +61,11 @@ if [ -z "$src" ] && [ -n "$kver" ] && [ -r "/boot/vmlinuz-$kver" ]; then
 	else
 		echo "gen-vmlinux-h: no BTF found in /boot/vmlinuz-$kver; trying the build host's" >&2
 	fi
+fi
+if [ -z "$src" ] && [ "${JOULES_BTF_NO_HOST:-0}" = 1 ]; then
+	echo "gen-vmlinux-h: no BTF from KVER='$kver' or VMLINUX_BTF, and the build host's" \
+		"/sys/kernel/btf/vmlinux is refused (JOULES_BTF_NO_HOST=1)" >&2
+	exit 1
 fi
 if [ -z "$src" ] && [ -r /sys/kernel/btf/vmlinux ]; then
 	dump /sys/kernel/btf/vmlinux || { echo "gen-vmlinux-h: $(cat "$tmp/err")" >&2; exit 1; }
