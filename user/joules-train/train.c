@@ -515,11 +515,39 @@ static int train_fit_all(const struct fit_design *d, const unsigned int *mcols,
 	return 0;
 }
 
+/*
+ * The rows are the design, read in place: interval_ns and f[] are
+ * columns 0..JT_NF of a row of ROW_DOUBLES doubles, meter_uj the
+ * target (no copy: the rows are most of the memory). The model's columns
+ * are idle and every feature present; the baseline's idle and CPU time.
+ */
+static void train_design(const struct jt_row *rows, size_t n,
+			 unsigned int present, struct fit_design *d,
+			 unsigned int *mcols, unsigned int *nm,
+			 unsigned int *bcols, unsigned int *nb)
+{
+	unsigned int i;
+
+	*d = (struct fit_design){ .n = n,
+				  .stride = ROW_DOUBLES,
+				  .x = &rows[0].interval_ns,
+				  .y = &rows[0].meter_uj,
+				  .ystride = ROW_DOUBLES };
+	*nm = *nb = 0;
+	mcols[(*nm)++] = JT_COL_IDLE;
+	bcols[(*nb)++] = JT_COL_IDLE;
+	for (i = 0; i < JT_NF; i++)
+		if (present & (1u << i))
+			mcols[(*nm)++] = 1 + i;
+	if (present & (1u << JL_F_CPU_NS))
+		bcols[(*nb)++] = 1 + JL_F_CPU_NS;
+}
+
 int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 	     const struct jt_train_opts *o, struct jt_report *rep,
 	     double *cv_model, double *cv_base)
 {
-	unsigned int mcols[JT_NCOL], bcols[2], nm = 0, nb = 0, i;
+	unsigned int mcols[JT_NCOL], bcols[2], nm, nb;
 	unsigned int nfolds = o->folds > 1 ? o->folds : 1, sub, nblocks;
 	struct fit_blocks bm = { 0 }, bb = { 0 };
 	struct fit_design d;
@@ -550,24 +578,7 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 		rdiv[r] = rows[r].interval_ns;
 		w[r] = 1;
 	}
-	/*
-	 * The rows are the design, read in place: interval_ns and f[] are
-	 * columns 0..JT_NF of a row of ROW_DOUBLES doubles, meter_uj the
-	 * target (no copy: the rows are most of the memory).
-	 */
-	d = (struct fit_design){ .n = n,
-				 .stride = ROW_DOUBLES,
-				 .x = &rows[0].interval_ns,
-				 .y = &rows[0].meter_uj,
-				 .ystride = ROW_DOUBLES };
-	mcols[nm++] = JT_COL_IDLE;
-	bcols[nb++] = JT_COL_IDLE;
-	for (i = 0; i < JT_NF; i++)
-		if (present & (1u << i))
-			mcols[nm++] = 1 + i;
-	if (present & (1u << JL_F_CPU_NS))
-		bcols[nb++] = 1 + JL_F_CPU_NS;
-
+	train_design(rows, n, present, &d, mcols, &nm, bcols, &nb);
 	if (!o->no_robust) {
 		ret = train_robust(&d, mcols, nm, rdiv, o, w, rep);
 		if (ret)
