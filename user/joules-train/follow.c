@@ -418,7 +418,8 @@ static struct jt_samples window_samples(const struct follow *f, int64_t lo,
 	struct jt_samples ws = f->s;
 	size_t a = 0, b;
 
-	while (a < f->s.n && f->s.s[a].end_ns - (int64_t)f->s.s[a].interval_ns < lo)
+	while (a < f->s.n &&
+	       f->s.s[a].end_ns - (int64_t)f->s.s[a].interval_ns < lo)
 		a++;
 	b = a;
 	while (b < f->s.n && f->s.s[b].end_ns <= t)
