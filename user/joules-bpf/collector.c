@@ -291,16 +291,14 @@ static int attach_one(struct jb_coll *c, struct bpf_program *p,
 	return 0;
 }
 
-int jb_coll_load(struct jb_coll *c, const struct jb_opts *o)
+/* Open the skeleton (not loaded yet) and fill in its read-only settings. */
+static int coll_open(struct jb_coll *c, const struct jb_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo);
 	struct joules_bpf *skel;
-	bool *on = NULL;
 	uint64_t salt;
 	int ncpu, err;
 
-	coll_init(c, o);
-	libbpf_setup(o);
 	/* CO-RE against another BTF than the running kernel's (tests, debugging). */
 	if (strcmp(o->btf, JB_BTF_DEFAULT))
 		oo.btf_custom_path = o->btf;
@@ -322,12 +320,21 @@ int jb_coll_load(struct jb_coll *c, const struct jb_opts *o)
 	if (getrandom(&salt, sizeof(salt), 0) != sizeof(salt))
 		salt = cli_now_ns() * 0x9e3779b97f4a7c15ull;
 	skel->rodata->ident_salt = salt;
+	return 0;
+}
+
+/* Size the maps, load the programs into the kernel, keep the maps' fds. */
+static int coll_load(struct jb_coll *c, const struct jb_opts *o)
+{
+	struct joules_bpf *skel = c->skel;
+	int err;
+
 	if ((err = bpf_map__set_max_entries(skel->maps.tasks, o->max_tasks)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.procs, o->max_tasks)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.hw_events,
 					    JB_NR_HW * c->nr_cpus))) {
 		cli_err("cannot size the maps: %s", lberr(err));
-		goto fail;
+		return err;
 	}
 	err = joules_bpf__load(skel);
 	if (err) {
@@ -335,7 +342,7 @@ int jb_coll_load(struct jb_coll *c, const struct jb_opts *o)
 			lberr(err),
 			err == -EPERM ? " (locked down, or memlock limit)" :
 					"");
-		goto fail;
+		return err;
 	}
 	c->tasks_fd = bpf_map__fd(skel->maps.tasks);
 	c->procs_fd = bpf_map__fd(skel->maps.procs);
@@ -343,16 +350,22 @@ int jb_coll_load(struct jb_coll *c, const struct jb_opts *o)
 	c->stats_fd = bpf_map__fd(skel->maps.stats);
 	c->meta_fd = bpf_map__fd(skel->maps.meta);
 	c->max_tasks = o->max_tasks;
+	return 0;
+}
 
-	on = calloc(c->nr_cpus, sizeof(*on));
-	if (!on) {
-		err = -ENOMEM;
-		goto fail;
-	}
+/*
+ * The settings the programs read, then the programs attached and the
+ * per-CPU events opened on the online CPUs (on[] of nr_cpus).
+ */
+static int coll_start(struct jb_coll *c, const struct jb_opts *o, bool *on)
+{
+	struct joules_bpf *skel = c->skel;
+	int err;
+
 	err = online_cpus(on, c->nr_cpus);
 	if (err) {
 		cli_err("/sys/devices/system/cpu/online: %s", strerror(-err));
-		goto fail;
+		return err;
 	}
 	c->meta = (struct jb_meta){
 		.abi = JB_ABI,
@@ -368,17 +381,38 @@ int jb_coll_load(struct jb_coll *c, const struct jb_opts *o)
 	if (err) {
 		cli_err("cannot write the collector's settings: %s",
 			strerror(-err));
-		goto fail;
+		return err;
 	}
 	/* fork/exec/free first, so no task is born or released unseen. */
 	if ((err = attach_one(c, skel->progs.jb_fork, "sched_process_fork")) ||
 	    (err = attach_one(c, skel->progs.jb_exec, "sched_process_exec")) ||
 	    (err = attach_one(c, skel->progs.jb_free, "sched_process_free")) ||
 	    (err = attach_one(c, skel->progs.jb_switch, "sched_switch")))
-		goto fail;
+		return err;
 	c->meta.tick_ns = open_tick(c, on);
 	c->meta.start_ns = cli_now_ns();
-	err = jb_coll_write_meta(c);
+	return jb_coll_write_meta(c);
+}
+
+int jb_coll_load(struct jb_coll *c, const struct jb_opts *o)
+{
+	bool *on = NULL;
+	int err;
+
+	coll_init(c, o);
+	libbpf_setup(o);
+	err = coll_open(c, o);
+	if (err)
+		return err;
+	err = coll_load(c, o);
+	if (err)
+		goto fail;
+	on = calloc(c->nr_cpus, sizeof(*on));
+	if (!on) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	err = coll_start(c, o, on);
 	if (err)
 		goto fail;
 	free(on);

@@ -157,6 +157,49 @@ enum {
 	OPT_VERSION,
 };
 
+/* The web options in range and consistent; the address to listen on. */
+static int check_web(struct exp_config *cfg, uint64_t maxconn, uint64_t maxreq,
+		     uint64_t timeout, struct exp_addr *addr)
+{
+	const char *why;
+	int rc;
+
+	/* Connections need file descriptors: keep well inside 1024. */
+	if ((rc = opt_uint(&cfg->max_connections, "--web.max-connections",
+			   maxconn, 900)) ||
+	    (rc = opt_uint(&cfg->max_requests, "--web.max-requests", maxreq,
+			   1000)) ||
+	    (rc = opt_uint(&cfg->timeout_s, "--web.timeout",
+			   timeout / 1000000000ull, 3600)))
+		return rc;
+	if (cfg->path[0] != '/' || !strcmp(cfg->path, "/"))
+		return cli_usage(NULL,
+				 "--web.telemetry-path must start with '/' and "
+				 "not be '/' (the landing page)");
+	if (exp_parse_listen(cfg->listen, addr, &why))
+		return cli_usage(NULL, "bad --web.listen-address '%s': %s",
+				 cfg->listen, why);
+	return 0;
+}
+
+/* The settings in force, in the log's first line. */
+static void log_start(const struct exp_config *cfg, int cg_depth,
+		      const char *cg_match)
+{
+	char procs[32], cgs[32];
+
+	snprintf(procs, sizeof(procs), cfg->top ? "top=%u" : "off", cfg->top);
+	snprintf(cgs, sizeof(cgs),
+		 cg_depth == JM_CG_ALL ? "all" :
+		 cg_depth == JM_CG_OFF ? "off" :
+					 "depth=%d",
+		 cg_depth);
+	exp_log("info",
+		"starting joules-exporter %s, processes %s, cgroups %s%s%s",
+		JL_VERSION, procs, cgs, cg_match ? " matching " : "",
+		cg_match ? cg_match : "");
+}
+
 int main(int argc, char **argv)
 {
 	struct exp_config cfg = {
@@ -195,7 +238,6 @@ int main(int argc, char **argv)
 	struct exp_addr addr;
 	struct jm_snapshot snap;
 	struct jm_state jm;
-	const char *why;
 	int rc;
 
 	cli_prog = "joules-exporter";
@@ -207,21 +249,9 @@ int main(int argc, char **argv)
 		       JL_VERSION, JOULES_GENL_VERSION);
 		return CLI_OK;
 	}
-	/* Connections need file descriptors: keep well inside 1024. */
-	if ((rc = opt_uint(&cfg.max_connections, "--web.max-connections",
-			   maxconn, 900)) ||
-	    (rc = opt_uint(&cfg.max_requests, "--web.max-requests", maxreq,
-			   1000)) ||
-	    (rc = opt_uint(&cfg.timeout_s, "--web.timeout",
-			   timeout / 1000000000ull, 3600)))
+	rc = check_web(&cfg, maxconn, maxreq, timeout, &addr);
+	if (rc)
 		return rc;
-	if (cfg.path[0] != '/' || !strcmp(cfg.path, "/"))
-		return cli_usage(NULL,
-				 "--web.telemetry-path must start with '/' and "
-				 "not be '/' (the landing page)");
-	if (exp_parse_listen(cfg.listen, &addr, &why))
-		return cli_usage(NULL, "bad --web.listen-address '%s': %s",
-				 cfg.listen, why);
 
 	jm_init(&jm, cfg.top, NULL, exp_log_collector);
 	if (jm_set_cgroups(&jm, cg_depth, cg_match, why_re, sizeof(why_re))) {
@@ -229,22 +259,8 @@ int main(int argc, char **argv)
 		return cli_usage(NULL, "bad --cgroups.match '%s': %s", cg_match,
 				 why_re);
 	}
+	log_start(&cfg, cg_depth, cg_match);
 	/* One gather now: a missing module or privilege is logged at once. */
-	{
-		char procs[32], cgs[32];
-
-		snprintf(procs, sizeof(procs), cfg.top ? "top=%u" : "off",
-			 cfg.top);
-		snprintf(cgs, sizeof(cgs),
-			 cg_depth == JM_CG_ALL ? "all" :
-			 cg_depth == JM_CG_OFF ? "off" :
-						 "depth=%d",
-			 cg_depth);
-		exp_log("info",
-			"starting joules-exporter %s, processes %s, cgroups %s%s%s",
-			JL_VERSION, procs, cgs, cg_match ? " matching " : "",
-			cg_match ? cg_match : "");
-	}
 	jm_gather(&jm, &snap);
 	jm_snapshot_free(&snap);
 	rc = exp_serve(&cfg, &addr, &jm);

@@ -658,84 +658,119 @@ static int fit_bands(struct jt_row *rows, size_t n, unsigned int present,
 	return ret;
 }
 
-int jt_train_bands(struct jt_row *rows, size_t n, unsigned int present,
-		   const struct jt_train_opts *o, const struct jt_band_opts *bo,
-		   const struct jt_report *rep, const double *w_single,
-		   struct jt_band_result *res)
-{
-	unsigned int K = o->folds > 1 ? o->folds : 1, ne, j, b;
-	double edges[JT_BAND_BINS], *mhz = NULL, *pred = NULL, *ps = NULL,
-				    *pb = NULL, *wb = NULL;
-	struct bgrid g = { 0 }, gb = { 0 }, gs = { 0 };
-	const double *g_w = NULL; /* the weights g was built with */
-	int g_is_wb = 0; /* ... and they are the bands' weights, wb */
-	size_t *dest = NULL;
-	unsigned char *done = NULL;
-	struct cand best = { .err = INFINITY }, prev;
-	unsigned char map[JT_BAND_BINS], *band = NULL;
-	size_t bin_rows[JT_BAND_BINS] = { 0 }, min_rows, i;
-	const double *wsearch;
-	char why[256];
-	int ret = -ENOMEM, all_ok = 1, round;
+/* The state of one band search: inputs, scratch and the grids built. */
+struct btrain {
+	struct jt_row *rows;
+	size_t n;
+	unsigned int present, K, ne;
+	const struct jt_train_opts *o;
+	const struct jt_band_opts *bo;
+	const struct jt_report *rep;
+	const double *w_single;
+	double edges[JT_BAND_BINS], *mhz, *pred, *ps, *pb, *wb;
+	struct bgrid g, gb, gs;
+	const double *g_w; /* the weights g was built with */
+	int g_is_wb; /* ... and they are the bands' weights, wb */
+	size_t *dest, min_rows;
+	unsigned char *done, *band;
+	struct cand best;
+};
 
-	memset(res, 0, sizeof(*res));
-	jl_bands_single(&res->model, &rep->model.coef);
-	if (bo->max_bands <= 1 && !bo->nedges) {
-		snprintf(res->why, sizeof(res->why), "single set (--bands 1)");
-		return 0;
-	}
-	mhz = malloc(n * sizeof(*mhz));
-	pred = malloc(n * sizeof(*pred));
-	ps = malloc(n * sizeof(*ps));
-	pb = malloc(n * sizeof(*pb));
-	wb = malloc(n * sizeof(*wb));
-	band = malloc(n);
-	dest = malloc(n * sizeof(*dest));
-	done = malloc(n ? n : 1);
-	if (!mhz || !pred || !ps || !pb || !wb || !band || !dest || !done)
-		goto out;
-	res->n_freq = jt_rows_freq(rows, n, present, mhz);
+static int bt_alloc(struct btrain *t)
+{
+	size_t n = t->n;
+
+	t->mhz = malloc(n * sizeof(*t->mhz));
+	t->pred = malloc(n * sizeof(*t->pred));
+	t->ps = malloc(n * sizeof(*t->ps));
+	t->pb = malloc(n * sizeof(*t->pb));
+	t->wb = malloc(n * sizeof(*t->wb));
+	t->band = malloc(n);
+	t->dest = malloc(n * sizeof(*t->dest));
+	t->done = malloc(n ? n : 1);
+	if (!t->mhz || !t->pred || !t->ps || !t->pb || !t->wb || !t->band ||
+	    !t->dest || !t->done)
+		return -ENOMEM;
+	return 0;
+}
+
+static void bt_free(struct btrain *t)
+{
+	bgrid_free(&t->g);
+	bgrid_free(&t->gb);
+	bgrid_free(&t->gs);
+	free(t->mhz);
+	free(t->pred);
+	free(t->ps);
+	free(t->pb);
+	free(t->wb);
+	free(t->band);
+	free(t->dest);
+	free(t->done);
+}
+
+/*
+ * The candidate edges, and the fewest rows a band may have; 0 when there is
+ * nothing to search (res->why says why), 1 to search.
+ */
+static int bt_setup(struct btrain *t, struct jt_band_result *res)
+{
+	unsigned int j;
+
+	res->n_freq = jt_rows_freq(t->rows, t->n, t->present, t->mhz);
 	if (!res->n_freq) {
 		snprintf(res->why, sizeof(res->why),
 			 "single set: no frequency known (no freq_mhz column "
 			 "values and no cycles): a banded fit is impossible");
-		ret = 0;
-		goto out;
+		return 0;
 	}
-	if (K < 2) {
+	if (t->K < 2) {
 		snprintf(res->why, sizeof(res->why),
 			 "single set: without cross-validation (--folds) a banded "
 			 "model cannot be judged on held-out data");
-		ret = 0;
-		goto out;
+		return 0;
 	}
-	if (bo->nedges) {
-		for (j = 0; j < bo->nedges; j++)
-			edges[j] = (double)bo->edges[j];
-		ne = bo->nedges;
+	if (t->bo->nedges) {
+		for (j = 0; j < t->bo->nedges; j++)
+			t->edges[j] = (double)t->bo->edges[j];
+		t->ne = t->bo->nedges;
 	} else {
-		ne = quantile_edges(mhz, n, edges);
+		t->ne = quantile_edges(t->mhz, t->n, t->edges);
 	}
-	if (!ne) {
+	if (!t->ne) {
 		snprintf(res->why, sizeof(res->why),
 			 "single set: every interval ran at the same frequency");
-		ret = 0;
-		goto out;
+		return 0;
 	}
-	min_rows = (size_t)ceil(JT_BAND_MIN_SHARE * (double)n);
-	if (min_rows < o->min_samples)
-		min_rows = o->min_samples;
+	t->min_rows = (size_t)ceil(JT_BAND_MIN_SHARE * (double)t->n);
+	if (t->min_rows < t->o->min_samples)
+		t->min_rows = t->o->min_samples;
 	/* Ten intervals per coefficient: a band fitted on less is a guess. */
-	if (min_rows < 10 * JT_NCOL)
-		min_rows = 10 * JT_NCOL;
+	if (t->min_rows < 10 * JT_NCOL)
+		t->min_rows = 10 * JT_NCOL;
+	return 1;
+}
+
+/*
+ * The edges, searched in up to two rounds; < 0 an error, 1 when no edges
+ * fit (res->why says so), 0 with t->best and the bands' fits in res.
+ */
+static int bt_search(struct btrain *t, struct jt_band_result *res)
+{
+	size_t bin_rows[JT_BAND_BINS], i;
+	const double *wsearch;
+	struct cand prev;
+	int ret, round;
+
 	/*
 	 * Which rows the search may trust: the single fit's, unless it
 	 * rejected so many that it does not describe the data (a whole band
 	 * can look like outliers to one set); then all. A second round
 	 * searches again with the bands' own robust weights.
 	 */
-	wsearch = w_single;
-	if (!w_single || (double)rep->n_rejected > JT_MAX_REJECTED * (double)n)
+	wsearch = t->w_single;
+	if (!t->w_single ||
+	    (double)t->rep->n_rejected > JT_MAX_REJECTED * (double)t->n)
 		wsearch = NULL;
 	/*
 	 * A grid is built once per set of weights: the first round's, when
@@ -744,94 +779,106 @@ int jt_train_bands(struct jt_row *rows, size_t n, unsigned int present,
 	 * weights did not change after it (same edges: the same band fits).
 	 */
 	for (round = 0; round < 2; round++) {
-		if (round && bo->nedges)
+		if (round && t->bo->nedges)
 			break;
-		if (round && g_w == w_single) {
-			gs = g;
-			memset(&g, 0, sizeof(g));
+		if (round && t->g_w == t->w_single) {
+			t->gs = t->g;
+			memset(&t->g, 0, sizeof(t->g));
 		}
-		bgrid_free(&g);
-		ret = bgrid_build(&g, rows, n, mhz, wsearch, present, K, edges,
-				  ne, o);
+		bgrid_free(&t->g);
+		ret = bgrid_build(&t->g, t->rows, t->n, t->mhz, wsearch,
+				  t->present, t->K, t->edges, t->ne, t->o);
 		if (ret) {
 			jt_diagf("banded fit: cannot set up: %s\n",
 				 strerror(-ret));
-			goto out;
+			return ret;
 		}
-		g_w = wsearch;
-		g_is_wb = round > 0;
+		t->g_w = wsearch;
+		t->g_is_wb = round > 0;
 		memset(bin_rows, 0, sizeof(bin_rows));
-		for (i = 0; i < n; i++)
-			bin_rows[g.bin[i]] += wsearch ? wsearch[i] > 0 : 1;
-		prev = best;
-		ret = search(&g, bo, bin_rows, min_rows, wsearch, pred, &best,
-			     &res->candidates);
+		for (i = 0; i < t->n; i++)
+			bin_rows[t->g.bin[i]] += wsearch ? wsearch[i] > 0 : 1;
+		prev = t->best;
+		ret = search(&t->g, t->bo, bin_rows, t->min_rows, wsearch,
+			     t->pred, &t->best, &res->candidates);
 		if (ret)
-			goto out;
-		if (!isfinite(best.err)) {
+			return ret;
+		if (!isfinite(t->best.err)) {
 			if (round) {
 				/* Keep the first round's fits. */
-				best = prev;
+				t->best = prev;
 				break;
 			}
 			snprintf(res->why, sizeof(res->why),
 				 "single set: no band edges leave every band %zu "
 				 "intervals (%.0f%% and --min-samples)",
-				 min_rows, JT_BAND_MIN_SHARE * 100);
-			goto out;
+				 t->min_rows, JT_BAND_MIN_SHARE * 100);
+			return 1;
 		}
-		if (round && same_cuts(&best, &prev))
+		if (round && same_cuts(&t->best, &prev))
 			break; /* the same bands: the same fits and weights */
-		ret = fit_bands(rows, n, present, o, rep, &g, &best, edges, band,
-				dest, done, pred, wb, res);
+		ret = fit_bands(t->rows, t->n, t->present, t->o, t->rep, &t->g,
+				&t->best, t->edges, t->band, t->dest, t->done,
+				t->pred, t->wb, res);
 		if (ret)
-			goto out;
-		g_is_wb = 0;
-		wsearch = wb;
+			return ret;
+		t->g_is_wb = 0;
+		wsearch = t->wb;
 	}
-	band_map(&g, &best, map);
-	all_ok = 1;
-	for (b = 0; b < res->nb; b++)
-		all_ok &= res->band_ok[b];
+	return 0;
+}
 
-	/* Single, banded and CPU-only on the same held-out intervals. */
-	if (g_is_wb) {
-		gb = g;
-		memset(&g, 0, sizeof(g));
+/*
+ * Single, banded and CPU-only on the same held-out intervals: the grids
+ * already built are reused where their weights are the right ones.
+ */
+static int bt_heldout(struct btrain *t, const unsigned char *map,
+		      struct jt_band_result *res)
+{
+	unsigned char one[JT_BAND_BINS] = { 0 };
+	int ret = 0;
+
+	if (t->g_is_wb) {
+		t->gb = t->g;
+		memset(&t->g, 0, sizeof(t->g));
 	} else {
-		ret = bgrid_build(&gb, rows, n, mhz, wb, present, K, edges, ne,
-				  o);
+		ret = bgrid_build(&t->gb, t->rows, t->n, t->mhz, t->wb,
+				  t->present, t->K, t->edges, t->ne, t->o);
 	}
 	if (!ret)
-		ret = bgrid_predict(&gb, map, res->nb, 0, pred);
-	if (!ret && !gs.G && g_w == w_single && g.G) {
-		gs = g;
-		memset(&g, 0, sizeof(g));
+		ret = bgrid_predict(&t->gb, map, res->nb, 0, t->pred);
+	if (!ret && !t->gs.G && t->g_w == t->w_single && t->g.G) {
+		t->gs = t->g;
+		memset(&t->g, 0, sizeof(t->g));
 	}
-	bgrid_free(&g);
-	if (!ret && !gs.G)
-		ret = bgrid_build(&gs, rows, n, mhz, w_single, present, K,
-				  edges, ne, o);
-	{
-		unsigned char one[JT_BAND_BINS] = { 0 };
-
-		if (!ret)
-			ret = bgrid_predict(&gs, one, 1, 0, ps);
-		if (!ret)
-			ret = bgrid_predict(&gs, one, 1, 1, pb);
-	}
+	bgrid_free(&t->g);
+	if (!ret && !t->gs.G)
+		ret = bgrid_build(&t->gs, t->rows, t->n, t->mhz, t->w_single,
+				  t->present, t->K, t->edges, t->ne, t->o);
+	if (!ret)
+		ret = bgrid_predict(&t->gs, one, 1, 0, t->ps);
+	if (!ret)
+		ret = bgrid_predict(&t->gs, one, 1, 1, t->pb);
 	if (ret) {
 		jt_diagf("banded fit: held-out evaluation failed: %s\n",
 			 ret == -EDOM ? "NNLS did not converge" : strerror(-ret));
-		goto out;
+		return ret;
 	}
 	/*
 	 * On the intervals the bands accept: ones the single set rejected
 	 * count against it (a band it cannot describe is not noise).
 	 */
-	metrics(rows, n, ps, wb, NULL, &res->cv_single);
-	metrics(rows, n, pred, wb, NULL, &res->cv_banded);
-	metrics(rows, n, pb, wb, NULL, &res->cv_base);
+	metrics(t->rows, t->n, t->ps, t->wb, NULL, &res->cv_single);
+	metrics(t->rows, t->n, t->pred, t->wb, NULL, &res->cv_banded);
+	metrics(t->rows, t->n, t->pb, t->wb, NULL, &res->cv_base);
+	return 0;
+}
+
+/* Banded only if better on held-out data by the margin, every band sane. */
+static void bt_decide(struct jt_band_result *res, int all_ok)
+{
+	char why[256];
+	unsigned int b;
 
 	if (!(res->cv_banded.mape < res->cv_single.mape * (1 - JT_BAND_MARGIN) &&
 	      res->cv_single.mape - res->cv_banded.mape > JT_BAND_SLACK)) {
@@ -862,19 +909,53 @@ int jt_train_bands(struct jt_row *rows, size_t n, unsigned int present,
 			 "set, every band plausible",
 			 res->nb, res->cv_banded.mape, res->cv_single.mape);
 	}
-	ret = 0;
+}
+
+int jt_train_bands(struct jt_row *rows, size_t n, unsigned int present,
+		   const struct jt_train_opts *o, const struct jt_band_opts *bo,
+		   const struct jt_report *rep, const double *w_single,
+		   struct jt_band_result *res)
+{
+	struct btrain t = {
+		.rows = rows,
+		.n = n,
+		.present = present,
+		.K = o->folds > 1 ? o->folds : 1,
+		.o = o,
+		.bo = bo,
+		.rep = rep,
+		.w_single = w_single,
+		.best = { .err = INFINITY },
+	};
+	unsigned char map[JT_BAND_BINS];
+	unsigned int b;
+	int ret, all_ok = 1;
+
+	memset(res, 0, sizeof(*res));
+	jl_bands_single(&res->model, &rep->model.coef);
+	if (bo->max_bands <= 1 && !bo->nedges) {
+		snprintf(res->why, sizeof(res->why), "single set (--bands 1)");
+		return 0;
+	}
+	ret = bt_alloc(&t);
+	if (ret)
+		goto out;
+	if (!bt_setup(&t, res))
+		goto out;
+	ret = bt_search(&t, res);
+	if (ret) {
+		ret = ret > 0 ? 0 : ret;
+		goto out;
+	}
+	band_map(&t.g, &t.best, map);
+	for (b = 0; b < res->nb; b++)
+		all_ok &= res->band_ok[b];
+	ret = bt_heldout(&t, map, res);
+	if (ret)
+		goto out;
+	bt_decide(res, all_ok);
 out:
-	bgrid_free(&g);
-	bgrid_free(&gb);
-	bgrid_free(&gs);
-	free(mhz);
-	free(pred);
-	free(ps);
-	free(pb);
-	free(wb);
-	free(band);
-	free(dest);
-	free(done);
+	bt_free(&t);
 	return ret;
 }
 

@@ -42,25 +42,16 @@ static void clear_lower(gsl_matrix *w, size_t k)
 			gsl_matrix_set(w, i, j, 0.0);
 }
 
-int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
-		     unsigned int ncols, unsigned int nblocks,
-		     struct fit_blocks *b)
+/*
+ * Column and target scales: the root mean square of each (weighted), so the
+ * scaled columns are comparable; a column all 0 is left out (not active).
+ */
+static int blocks_scales(const struct fit_design *d, const unsigned int *cols,
+			 unsigned int ncols, struct fit_blocks *b)
 {
 	double ss[FIT_MAXCOL] = { 0 }, yss = 0;
-	gsl_matrix *w = NULL;
-	gsl_vector *tau = NULL;
-	unsigned int i, j, k, blk;
+	unsigned int i;
 	size_t row;
-	int ret = -ENOMEM;
-
-	memset(b, 0, sizeof(*b));
-	if (ncols > FIT_MAXCOL || !nblocks || (!d->bounds && d->n < nblocks))
-		return -EINVAL;
-	for (i = 0; i < ncols; i++)
-		if (cols[i] >= d->stride)
-			return -EINVAL;
-	b->ncols = ncols;
-	memcpy(b->cols, cols, ncols * sizeof(*cols));
 
 	for (row = 0; row < d->n; row++) {
 		const double *x = d->x + row * d->stride;
@@ -82,6 +73,84 @@ int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
 	if (!isfinite(yss))
 		return -EINVAL;
 	b->yscale = yss > 0 ? sqrt(yss / (double)d->n) : 1.0;
+	return 0;
+}
+
+/* The blocks' first rows: given, or equal parts; they must tile [0, n). */
+static int blocks_starts(const struct fit_design *d, struct fit_blocks *b)
+{
+	unsigned int nblocks = b->nblocks, blk;
+
+	for (blk = 0; blk <= nblocks; blk++)
+		b->start[blk] = d->bounds ? d->bounds[blk] :
+					    fit_fold_start(d->n, blk, nblocks);
+	if (b->start[0] || b->start[nblocks] != d->n)
+		return -EINVAL;
+	for (blk = 0; blk < nblocks; blk++)
+		if (b->start[blk] > b->start[blk + 1])
+			return -EINVAL;
+	return 0;
+}
+
+/*
+ * One block's R factor of [X y], scaled, into b->r: its rows are reduced a
+ * chunk at a time below the R so far (w is (k + FIT_CHUNK) x k).
+ */
+static void block_qr(const struct fit_design *d, struct fit_blocks *b,
+		     unsigned int blk, gsl_matrix *w, gsl_vector *tau)
+{
+	size_t k = b->q + 1, row, i, j;
+	double *r = b->r + (size_t)blk * k * k;
+
+	gsl_matrix_set_zero(w);
+	for (row = b->start[blk]; row < b->start[blk + 1];) {
+		size_t c = 0;
+		gsl_matrix_view v;
+
+		/* Rows below the current R: the next chunk, scaled. */
+		for (; c < FIT_CHUNK && row < b->start[blk + 1]; row++) {
+			const double *x = d->x + row * d->stride;
+			double *dst, sw = d->w ? sqrt(d->w[row]) : 1;
+
+			if (sw == 0)
+				continue; /* rejected: not in the fit */
+			dst = gsl_matrix_ptr(w, k + c++, 0);
+			for (j = 0; j < b->q; j++)
+				dst[j] = sw * x[b->cols[b->act[j]]] /
+					 b->scale[b->act[j]];
+			dst[b->q] = sw * FIT_Y(d, row) / b->yscale;
+		}
+		if (!c)
+			break;
+		v = gsl_matrix_submatrix(w, 0, 0, k + c, k);
+		gsl_linalg_QR_decomp(&v.matrix, tau);
+		clear_lower(w, k);
+	}
+	for (i = 0; i < k; i++)
+		for (j = 0; j < k; j++)
+			r[i * k + j] = gsl_matrix_get(w, i, j);
+}
+
+int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
+		     unsigned int ncols, unsigned int nblocks,
+		     struct fit_blocks *b)
+{
+	gsl_matrix *w = NULL;
+	gsl_vector *tau = NULL;
+	unsigned int i, k, blk;
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	if (ncols > FIT_MAXCOL || !nblocks || (!d->bounds && d->n < nblocks))
+		return -EINVAL;
+	for (i = 0; i < ncols; i++)
+		if (cols[i] >= d->stride)
+			return -EINVAL;
+	b->ncols = ncols;
+	memcpy(b->cols, cols, ncols * sizeof(*cols));
+	ret = blocks_scales(d, cols, ncols, b);
+	if (ret)
+		return ret;
 
 	k = b->q + 1;
 	b->nblocks = nblocks;
@@ -89,53 +158,14 @@ int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
 	b->r = calloc((size_t)nblocks * k * k, sizeof(*b->r));
 	w = gsl_matrix_alloc(k + FIT_CHUNK, k);
 	tau = gsl_vector_alloc(k);
+	ret = -ENOMEM;
 	if (!b->start || !b->r || !w || !tau)
 		goto out;
-	for (blk = 0; blk <= nblocks; blk++)
-		b->start[blk] = d->bounds ? d->bounds[blk] :
-					    fit_fold_start(d->n, blk, nblocks);
-	if (b->start[0] || b->start[nblocks] != d->n) {
-		ret = -EINVAL;
+	ret = blocks_starts(d, b);
+	if (ret)
 		goto out;
-	}
 	for (blk = 0; blk < nblocks; blk++)
-		if (b->start[blk] > b->start[blk + 1]) {
-			ret = -EINVAL;
-			goto out;
-		}
-
-	for (blk = 0; blk < nblocks; blk++) {
-		double *r = b->r + (size_t)blk * k * k;
-
-		gsl_matrix_set_zero(w);
-		for (row = b->start[blk]; row < b->start[blk + 1];) {
-			size_t c = 0;
-			gsl_matrix_view v;
-
-			/* Rows below the current R: the next chunk, scaled. */
-			for (; c < FIT_CHUNK && row < b->start[blk + 1]; row++) {
-				const double *x = d->x + row * d->stride;
-				double *dst, sw = d->w ? sqrt(d->w[row]) : 1;
-
-				if (sw == 0)
-					continue; /* rejected: not in the fit */
-				dst = gsl_matrix_ptr(w, k + c++, 0);
-				for (j = 0; j < b->q; j++)
-					dst[j] = sw * x[cols[b->act[j]]] /
-						 b->scale[b->act[j]];
-				dst[b->q] = sw * FIT_Y(d, row) / b->yscale;
-			}
-			if (!c)
-				break;
-			v = gsl_matrix_submatrix(w, 0, 0, k + c, k);
-			gsl_linalg_QR_decomp(&v.matrix, tau);
-			clear_lower(w, k);
-		}
-		for (i = 0; i < k; i++)
-			for (j = 0; j < k; j++)
-				r[i * k + j] = gsl_matrix_get(w, i, j);
-	}
-	ret = 0;
+		block_qr(d, b, blk, w, tau);
 out:
 	gsl_matrix_free(w);
 	gsl_vector_free(tau);
@@ -230,45 +260,117 @@ static void neg_gradient(const gsl_matrix *a, const gsl_vector *b,
 	gsl_blas_dgemv(CblasTrans, 1.0, a, res, 0.0, w);
 }
 
+/* The largest column sum of |A|: the problem's size, for the tolerance. */
+static double norm1_cols(const gsl_matrix *a)
+{
+	size_t i, j;
+	double norm1 = 0;
+
+	for (j = 0; j < a->size2; j++) {
+		double col = 0;
+
+		for (i = 0; i < a->size1; i++)
+			col += fabs(gsl_matrix_get(a, i, j));
+		if (col > norm1)
+			norm1 = col;
+	}
+	return norm1;
+}
+
+/* Most promising inactive variable: largest descent direction (n: none). */
+static size_t nnls_pick(const gsl_vector *w, const unsigned char *in,
+			const unsigned char *banned, double tol)
+{
+	size_t n = w->size, t = n, j;
+	double best = tol;
+
+	for (j = 0; j < n; j++)
+		if (!in[j] && !banned[j] && gsl_vector_get(w, j) > best) {
+			best = gsl_vector_get(w, j);
+			t = j;
+		}
+	return t;
+}
+
+/*
+ * Step from x towards s until the first variable hits zero; those at zero
+ * (within tol) leave the active set.
+ */
+static void nnls_step(gsl_vector *x, const gsl_vector *s, unsigned char *in,
+		      double tol)
+{
+	size_t n = x->size, j;
+	double alpha = INFINITY;
+
+	for (j = 0; j < n; j++) {
+		double xj = gsl_vector_get(x, j), sj = gsl_vector_get(s, j);
+
+		if (in[j] && sj <= 0 && xj - sj > 0 && xj / (xj - sj) < alpha)
+			alpha = xj / (xj - sj);
+	}
+	if (!isfinite(alpha))
+		alpha = 0;
+	for (j = 0; j < n; j++) {
+		double xj = gsl_vector_get(x, j);
+
+		xj += alpha * (gsl_vector_get(s, j) - xj);
+		if (in[j] && xj <= tol) {
+			in[j] = 0;
+			xj = 0;
+		}
+		gsl_vector_set(x, j, in[j] ? xj : 0);
+	}
+}
+
+/*
+ * The inner loop: least squares on the active set into s, stepping back
+ * while a variable of it comes out <= 0. 0, -ENOMEM or -EDOM (too long).
+ */
+static int nnls_inner(const gsl_matrix *a, const gsl_vector *b,
+		      unsigned char *in, gsl_vector *s, gsl_vector *x,
+		      double tol, unsigned int *it, unsigned int maxit)
+{
+	size_t n = a->size2, j;
+
+	for (;;) {
+		int feasible = 1;
+
+		if (ls_subset(a, b, in, s))
+			return -ENOMEM;
+		for (j = 0; j < n; j++)
+			if (in[j] && gsl_vector_get(s, j) <= 0)
+				feasible = 0;
+		if (feasible)
+			return 0;
+		nnls_step(x, s, in, tol);
+		if (++*it > maxit)
+			return -EDOM;
+	}
+}
+
 int fit_nnls(const gsl_matrix *a, const gsl_vector *b, gsl_vector *x,
 	     unsigned int *iters)
 {
-	size_t m = a->size1, n = a->size2, i, j;
+	size_t m = a->size1, n = a->size2, j;
 	unsigned char *in = calloc(n ? n : 1, 1),
 		      *banned = calloc(n ? n : 1, 1);
 	gsl_vector *w = gsl_vector_alloc(n), *s = gsl_vector_alloc(n);
 	gsl_vector *res = gsl_vector_alloc(m);
 	unsigned int it = 0, maxit = 3 * (unsigned int)n + 10;
-	double norm1 = 0, tol;
+	double tol;
 	int ret = -ENOMEM;
 
 	if (!in || !banned || !w || !s || !res)
 		goto out;
 	gsl_vector_set_zero(x);
-	for (j = 0; j < n; j++) {
-		double col = 0;
-
-		for (i = 0; i < m; i++)
-			col += fabs(gsl_matrix_get(a, i, j));
-		if (col > norm1)
-			norm1 = col;
-	}
 	/* The usual lsqnonneg tolerance: a few ulps of the problem's size. */
-	tol = 10 * DBL_EPSILON * norm1 * (double)(m > n ? m : n);
+	tol = 10 * DBL_EPSILON * norm1_cols(a) * (double)(m > n ? m : n);
 
 	ret = 0;
 	neg_gradient(a, b, x, res, w);
 	for (;;) {
-		double best = tol;
-		size_t t = n;
+		size_t t = nnls_pick(w, in, banned, tol);
 
-		/* Most promising inactive variable: largest descent direction. */
-		for (j = 0; j < n; j++)
-			if (!in[j] && !banned[j] &&
-			    gsl_vector_get(w, j) > best) {
-				best = gsl_vector_get(w, j);
-				t = j;
-			}
 		if (t == n)
 			break;
 		if (++it > maxit) {
@@ -276,45 +378,9 @@ int fit_nnls(const gsl_matrix *a, const gsl_vector *b, gsl_vector *x,
 			break;
 		}
 		in[t] = 1;
-		for (;;) {
-			double alpha = INFINITY;
-			int feasible = 1;
-
-			if (ls_subset(a, b, in, s)) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			for (j = 0; j < n; j++)
-				if (in[j] && gsl_vector_get(s, j) <= 0)
-					feasible = 0;
-			if (feasible)
-				break;
-			/* Step from x towards s until the first variable hits zero. */
-			for (j = 0; j < n; j++) {
-				double xj = gsl_vector_get(x, j),
-				       sj = gsl_vector_get(s, j);
-
-				if (in[j] && sj <= 0 && xj - sj > 0 &&
-				    xj / (xj - sj) < alpha)
-					alpha = xj / (xj - sj);
-			}
-			if (!isfinite(alpha))
-				alpha = 0;
-			for (j = 0; j < n; j++) {
-				double xj = gsl_vector_get(x, j);
-
-				xj += alpha * (gsl_vector_get(s, j) - xj);
-				if (in[j] && xj <= tol) {
-					in[j] = 0;
-					xj = 0;
-				}
-				gsl_vector_set(x, j, in[j] ? xj : 0);
-			}
-			if (++it > maxit) {
-				ret = -EDOM;
-				goto out;
-			}
-		}
+		ret = nnls_inner(a, b, in, s, x, tol, &it, maxit);
+		if (ret)
+			goto out;
 		gsl_vector_memcpy(x, s);
 		neg_gradient(a, b, x, res, w);
 		/*
@@ -385,10 +451,81 @@ out:
 	return ret;
 }
 
+/*
+ * Stack the R factors of the blocks in use into st, each scaled by the
+ * root of its multiplicity; returns how many were stacked.
+ */
+static size_t stack_blocks(const struct fit_blocks *b,
+			   const struct fit_solve_opts *o, gsl_matrix *st)
+{
+	size_t k = b->q + 1, nb = 0, blk, i, j;
+
+	for (blk = 0; blk < b->nblocks; blk++) {
+		const double *r = b->r + blk * k * k;
+		/* Drawn m times weighs like m copies: R scaled by sqrt(m). */
+		double sm = o->mult ? sqrt(o->mult[blk]) : 1;
+
+		if (sm == 0)
+			continue;
+		for (i = 0; i < k; i++)
+			for (j = 0; j < k; j++)
+				gsl_matrix_set(st, nb * k + i, j,
+					       sm * r[i * k + j]);
+		nb++;
+	}
+	return nb;
+}
+
+/*
+ * Penalty rows: sqrt(lambda) I beside the data, target 0, as block nb;
+ * lambda relative to the mean squared column of the stacked data.
+ */
+static void stack_ridge(const struct fit_blocks *b, gsl_matrix *st, size_t nb)
+{
+	size_t k = b->q + 1, i, j;
+	double tr = 0, l;
+
+	for (i = 0; i < nb * k; i++)
+		for (j = 0; j < b->q; j++)
+			tr += gsl_matrix_get(st, i, j) *
+			      gsl_matrix_get(st, i, j);
+	l = sqrt(b->ridge * tr / b->q);
+	for (i = 0; i < k; i++)
+		for (j = 0; j < k; j++)
+			gsl_matrix_set(st, nb * k + i, j,
+				       i == j && i < b->q ? l : 0);
+}
+
+/* Solve R c = z (scaled) and bring the coefficients back to data units. */
+static int solve_unscale(const struct fit_blocks *b,
+			 const struct fit_solve_opts *o, gsl_matrix *r,
+			 gsl_vector *z, gsl_vector *c, struct fit_result *res)
+{
+	double neg[FIT_MAXCOL];
+	unsigned int dropped = 0;
+	size_t j;
+	int ret;
+
+	ret = fit_small_solve(r, z, o, c, &dropped, neg, &res->iter);
+	if (ret == -ENOMEM)
+		return ret;
+	for (j = 0; j < b->q; j++) {
+		unsigned int col = b->act[j];
+		double u = b->yscale / b->scale[col];
+
+		res->beta[col] = gsl_vector_get(c, j) * u;
+		if (dropped & (1u << j)) {
+			res->dropped |= 1u << col;
+			res->negative[col] = neg[j] * u;
+		}
+	}
+	return ret;
+}
+
 int fit_solve_ex(const struct fit_blocks *b, const struct fit_solve_opts *o,
 		 struct fit_result *res)
 {
-	size_t k = b->q + 1, nb = 0, blk, i, j;
+	size_t k = b->q + 1, nb = 0, blk;
 	gsl_matrix *st = NULL, *rr = NULL;
 	gsl_vector *tau = NULL, *c = NULL;
 	gsl_matrix_view av;
@@ -411,34 +548,9 @@ int fit_solve_ex(const struct fit_blocks *b, const struct fit_solve_opts *o,
 	rr = gsl_matrix_alloc(b->q, b->q);
 	if (!st || !tau || !c || !rr)
 		goto out;
-	for (blk = 0, nb = 0; blk < b->nblocks; blk++) {
-		const double *r = b->r + blk * k * k;
-		/* Drawn m times weighs like m copies: R scaled by sqrt(m). */
-		double sm = o->mult ? sqrt(o->mult[blk]) : 1;
-
-		if (sm == 0)
-			continue;
-		for (i = 0; i < k; i++)
-			for (j = 0; j < k; j++)
-				gsl_matrix_set(st, nb * k + i, j,
-					       sm * r[i * k + j]);
-		nb++;
-	}
-	if (b->ridge > 0) {
-		/* Penalty rows: sqrt(lambda) I beside the data, target 0. */
-		double tr = 0, l;
-
-		for (i = 0; i < nb * k; i++)
-			for (j = 0; j < b->q; j++)
-				tr += gsl_matrix_get(st, i, j) *
-				      gsl_matrix_get(st, i, j);
-		l = sqrt(b->ridge * tr / b->q);
-		for (i = 0; i < k; i++)
-			for (j = 0; j < k; j++)
-				gsl_matrix_set(st, nb * k + i, j,
-					       i == j && i < b->q ? l : 0);
-		nb++;
-	}
+	nb = stack_blocks(b, o, st);
+	if (b->ridge > 0)
+		stack_ridge(b, st, nb++);
 	if (nb > 1) {
 		gsl_linalg_QR_decomp(st, tau);
 		clear_lower(st, k);
@@ -448,26 +560,7 @@ int fit_solve_ex(const struct fit_blocks *b, const struct fit_solve_opts *o,
 	gsl_matrix_memcpy(rr, &av.matrix);
 	if (diagnose(rr, b, res))
 		goto out;
-
-	{
-		double neg[FIT_MAXCOL];
-		unsigned int dropped = 0;
-
-		ret = fit_small_solve(&av.matrix, &zv.vector, o, c, &dropped,
-				      neg, &res->iter);
-		if (ret == -ENOMEM)
-			goto out;
-		for (j = 0; j < b->q; j++) {
-			unsigned int col = b->act[j];
-			double u = b->yscale / b->scale[col];
-
-			res->beta[col] = gsl_vector_get(c, j) * u;
-			if (dropped & (1u << j)) {
-				res->dropped |= 1u << col;
-				res->negative[col] = neg[j] * u;
-			}
-		}
-	}
+	ret = solve_unscale(b, o, &av.matrix, &zv.vector, c, res);
 out:
 	gsl_matrix_free(rr);
 	gsl_vector_free(c);

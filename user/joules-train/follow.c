@@ -411,41 +411,135 @@ static int meter_health(struct follow *f, int64_t lo_win, int64_t t,
 	return 0;
 }
 
-static void refit(struct follow *f, int64_t t, int wall_stalled)
+/* The window's samples: (T - window, T]; a view into f->s, not a copy. */
+static struct jt_samples window_samples(const struct follow *f, int64_t lo,
+					int64_t t)
 {
-	const struct jt_follow_opts *o = f->o;
-	static struct jt_band_result br;
 	struct jt_samples ws = f->s;
-	struct jt_report rep = { 0 };
-	struct jt_align_stats st;
-	struct jt_row *rows = NULL;
-	struct fit_metrics mnew, mcur;
-	struct jt_train_opts to = o->train;
-	int64_t lo = t - o->window_ns;
-	size_t a = 0, b = 0, n = 0, nfit;
-	double *w = NULL, *mhz = NULL;
-	char why[384], health[256], err[512];
-	int sick, bad;
+	size_t a = 0, b;
 
-	f->refits++;
-	/* The window's samples: (T - window, T]. */
-	while (a < f->s.n && f->s.s[a].end_ns - (int64_t)f->s.s[a].interval_ns < lo)
+	while (a < f->s.n &&
+	       f->s.s[a].end_ns - (int64_t)f->s.s[a].interval_ns < lo)
 		a++;
 	b = a;
 	while (b < f->s.n && f->s.s[b].end_ns <= t)
 		b++;
 	ws.s = f->s.s + a;
 	ws.n = b - a;
+	return ws;
+}
+
+/* Single and banded fits on the older part of the window; 0 or logged. */
+static int refit_fit(struct follow *f, int64_t t, struct jt_row *rows,
+		     size_t nfit, const struct jt_align_stats *st, double *w,
+		     struct jt_report *rep, struct jt_band_result *br)
+{
+	const struct jt_follow_opts *o = f->o;
+	struct jt_train_opts to = o->train;
+
+	to.weights = w;
+	to.pr = NULL;
+	rep->samples_name = "samples";
+	rep->pdu_name = "meter";
+	rep->al = *st;
+	if (jt_train(rows, nfit, f->s.present, &to, rep, NULL, NULL)) {
+		logf_(f, t, "rejected: the fit failed");
+		return -1;
+	}
+	to.weights = NULL;
+	if (jt_train_bands(rows, nfit, f->s.present, &to, &o->bands, rep, w,
+			   br)) {
+		logf_(f, t, "rejected: the banded fit failed");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Install the new set, or say why not: a sick meter (health, else NULL), an
+ * implausible set, or not better on the held-out part by --margin.
+ */
+static void refit_judge(struct follow *f, int64_t t,
+			const struct jt_report *rep,
+			const struct jt_band_result *br,
+			const struct jt_row *rows, size_t n, size_t nfit,
+			const char *health, const struct fit_metrics *mnew,
+			const struct fit_metrics *mcur)
+{
+	const struct jt_follow_opts *o = f->o;
+	char why[384], err[512];
+	int bad;
+
+	bad = br->banded ? 0 : jt_model_check(rep, why, sizeof(why));
+	if (!bad && jt_refuse(rep, br, rows, nfit, f->s.cpus, &o->lim, why,
+			      sizeof(why)))
+		bad = -1;
+	if (health) {
+		logf_(f, t,
+		      "rejected: %s; held-out MAPE new %.3f%% in force %s%.3f%s",
+		      health, mnew->mape, f->have_cur ? "" : "(none) ",
+		      f->have_cur ? mcur->mape : NAN, f->have_cur ? "%" : "");
+	} else if (bad) {
+		logf_(f, t,
+		      "rejected: implausible: %s; held-out MAPE new %.3f%%",
+		      why, mnew->mape);
+	} else if (!isfinite(mnew->mape)) {
+		logf_(f, t, "rejected: held-out MAPE not finite");
+	} else if (f->have_cur &&
+		   !(mnew->mape < mcur->mape * (1 - o->margin))) {
+		logf_(f, t,
+		      "kept: held-out MAPE new %.3f%% in force %.3f%% "
+		      "(needs %.0f%% lower; %zu intervals)",
+		      mnew->mape, mcur->mape, o->margin * 100, n - nfit);
+	} else if (install(o, rep, br, err, sizeof(err))) {
+		logf_(f, t, "rejected: install failed: %s", err);
+	} else {
+		if (f->have_cur)
+			logf_(f, t,
+			      "applied: %s; held-out MAPE new %.3f%% in force "
+			      "%.3f%% (%zu intervals)",
+			      br->banded ? "banded" : "single set", mnew->mape,
+			      mcur->mape, n - nfit);
+		else
+			logf_(f, t,
+			      "applied: %s; held-out MAPE new %.3f%%, no set in "
+			      "force (%zu intervals)",
+			      br->banded ? "banded" : "single set", mnew->mape,
+			      n - nfit);
+		f->cur = br->model;
+		f->have_cur = 1;
+		f->applied++;
+	}
+}
+
+static void refit(struct follow *f, int64_t t, int wall_stalled)
+{
+	const struct jt_follow_opts *o = f->o;
+	static struct jt_band_result br;
+	struct jt_samples ws;
+	struct jt_report rep = { 0 };
+	struct jt_align_stats st;
+	struct jt_row *rows = NULL;
+	struct fit_metrics mnew, mcur;
+	int64_t lo = t - o->window_ns;
+	size_t n = 0, nfit;
+	double *w = NULL, *mhz = NULL;
+	char health[256];
+	int sick;
+
+	f->refits++;
+	ws = window_samples(f, lo, t);
 	sick = meter_health(f, lo, t, wall_stalled, health, sizeof(health));
 	if (jt_align(&ws, &f->m, o->offset_ns, o->max_gap_ns, &rows, &n, &st)) {
 		logf_(f, t, "rejected: out of memory");
 		return;
 	}
 	nfit = (size_t)((double)n * (1 - o->holdout));
-	if (nfit < to.min_samples || n - nfit < 2) {
-		logf_(f, t, "kept: %zu aligned intervals in the window, too few to "
-			    "fit and judge (--min-samples %zu)",
-		      n, to.min_samples);
+	if (nfit < o->train.min_samples || n - nfit < 2) {
+		logf_(f, t,
+		      "kept: %zu aligned intervals in the window, too few to "
+		      "fit and judge (--min-samples %zu)",
+		      n, o->train.min_samples);
 		goto out;
 	}
 	w = malloc(n * sizeof(*w));
@@ -454,61 +548,15 @@ static void refit(struct follow *f, int64_t t, int wall_stalled)
 		logf_(f, t, "rejected: out of memory");
 		goto out;
 	}
-	to.weights = w;
-	to.pr = NULL;
-	rep.samples_name = "samples";
-	rep.pdu_name = "meter";
-	rep.al = st;
-	if (jt_train(rows, nfit, f->s.present, &to, &rep, NULL, NULL)) {
-		logf_(f, t, "rejected: the fit failed");
+	if (refit_fit(f, t, rows, nfit, &st, w, &rep, &br))
 		goto out;
-	}
-	to.weights = NULL;
-	if (jt_train_bands(rows, nfit, f->s.present, &to, &o->bands, &rep, w,
-			   &br)) {
-		logf_(f, t, "rejected: the banded fit failed");
-		goto out;
-	}
 	/* Both sets on the newest part of the window, which neither saw. */
 	eval_bands(rows + nfit, n - nfit, f->s.present, &br.model, mhz, &mnew);
 	if (f->have_cur)
 		eval_bands(rows + nfit, n - nfit, f->s.present, &f->cur, mhz,
 			   &mcur);
-	bad = br.banded ? 0 : jt_model_check(&rep, why, sizeof(why));
-	if (!bad && jt_refuse(&rep, &br, rows, nfit, f->s.cpus, &o->lim, why,
-			      sizeof(why)))
-		bad = -1;
-	if (sick) {
-		logf_(f, t, "rejected: %s; held-out MAPE new %.3f%% in force %s%.3f%s",
-		      health, mnew.mape, f->have_cur ? "" : "(none) ",
-		      f->have_cur ? mcur.mape : NAN, f->have_cur ? "%" : "");
-	} else if (bad) {
-		logf_(f, t, "rejected: implausible: %s; held-out MAPE new %.3f%%",
-		      why, mnew.mape);
-	} else if (!isfinite(mnew.mape)) {
-		logf_(f, t, "rejected: held-out MAPE not finite");
-	} else if (f->have_cur &&
-		   !(mnew.mape < mcur.mape * (1 - o->margin))) {
-		logf_(f, t, "kept: held-out MAPE new %.3f%% in force %.3f%% "
-			    "(needs %.0f%% lower; %zu intervals)",
-		      mnew.mape, mcur.mape, o->margin * 100, n - nfit);
-	} else if (install(o, &rep, &br, err, sizeof(err))) {
-		logf_(f, t, "rejected: install failed: %s", err);
-	} else {
-		if (f->have_cur)
-			logf_(f, t, "applied: %s; held-out MAPE new %.3f%% in force "
-				    "%.3f%% (%zu intervals)",
-			      br.banded ? "banded" : "single set", mnew.mape,
-			      mcur.mape, n - nfit);
-		else
-			logf_(f, t, "applied: %s; held-out MAPE new %.3f%%, no set in "
-				    "force (%zu intervals)",
-			      br.banded ? "banded" : "single set", mnew.mape,
-			      n - nfit);
-		f->cur = br.model;
-		f->have_cur = 1;
-		f->applied++;
-	}
+	refit_judge(f, t, &rep, &br, rows, n, nfit, sick ? health : NULL, &mnew,
+		    &mcur);
 out:
 	free(rows);
 	free(w);
@@ -560,15 +608,143 @@ static int nl_lines(struct jnl *nl, struct lbuf *b)
 	return ret;
 }
 
+/* The samples: the module's netlink group, stdin or a file. */
+static int open_samples(const struct jt_follow_opts *o, struct lbuf *sb,
+			struct jnl **nl)
+{
+	int rc, err;
+
+	if (!o->samples) {
+		rc = jnl_open(nl);
+		if (!rc)
+			rc = jnl_subscribe(*nl, JNL_GRP_SAMPLES);
+		if (rc) {
+			jt_diagf("joules-train: samples: %s\n",
+				 jnl_strerror(*nl ? JNL_OP_SUBSCRIBE : JNL_OP_OPEN, rc));
+			return rc;
+		}
+		sb->fd = jnl_fd(*nl);
+	} else if (!strcmp(o->samples, "-")) {
+		sb->fd = STDIN_FILENO;
+	} else if ((sb->fd = open(o->samples, O_RDONLY | O_CLOEXEC)) < 0) {
+		err = errno;
+		jt_diagf("joules-train: %s: %s\n", o->samples, strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
+/* The meter: a command's stdout, stdin or a file. */
+static int open_meter(const struct jt_follow_opts *o, struct lbuf *mb,
+		      pid_t *pid)
+{
+	int err;
+
+	if (o->pdu_cmd) {
+		*pid = spawn(o->pdu_cmd, &mb->fd);
+		if (*pid < 0) {
+			err = errno;
+			jt_diagf("joules-train: pdu-cmd: %s\n", strerror(err));
+			return -err;
+		}
+	} else if (!strcmp(o->pdu, "-")) {
+		mb->fd = STDIN_FILENO;
+	} else if ((mb->fd = open(o->pdu, O_RDONLY | O_CLOEXEC)) < 0) {
+		err = errno;
+		jt_diagf("joules-train: %s: %s\n", o->pdu, strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
+/* Read what is ready on either input; nonzero ends the loop (the error). */
+static int follow_read(struct follow *f, struct jnl *nl, struct lbuf *sb,
+		       struct lbuf *mb)
+{
+	const struct jt_follow_opts *o = f->o;
+	struct pollfd p[2] = {
+		{ .fd = sb->eof ? -1 : sb->fd, .events = POLLIN },
+		{ .fd = mb->eof ? -1 : mb->fd, .events = POLLIN },
+	};
+	int rc;
+
+	rc = poll(p, 2, 1000);
+	if (rc < 0 && errno != EINTR)
+		return -errno;
+	if (rc > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+		rc = nl ? nl_lines(nl, sb) : lbuf_fill(sb);
+		if (!rc)
+			rc = lbuf_parse(sb, o->samples ? o->samples : "netlink",
+					&f->s, NULL);
+		if (rc)
+			return rc;
+	}
+	if (rc >= 0 && p[1].fd >= 0 &&
+	    (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+		rc = lbuf_fill(mb);
+		if (!rc)
+			rc = lbuf_parse(mb, o->pdu_cmd ? "pdu-cmd" : o->pdu,
+					NULL, &f->m);
+		if (rc)
+			return rc;
+		if (mb->eof && o->pdu_cmd)
+			fprintf(f->log, "meter: pdu-cmd ended; refits are "
+					"rejected from now on\n");
+	}
+	return 0;
+}
+
+/* Read and refit until the inputs end or a signal; 0 or the error. */
+static int follow_loop(struct follow *f, struct jnl *nl, struct lbuf *sb,
+		       struct lbuf *mb)
+{
+	const struct jt_follow_opts *o = f->o;
+	int64_t next = 0;
+	int ret;
+
+	while (!stop_sig) {
+		int wall_stalled;
+
+		if (sb->eof && !f->s.n)
+			break;
+		ret = follow_read(f, nl, sb, mb);
+		if (ret)
+			return ret;
+		if (!f->s.n)
+			continue;
+		if (!next)
+			next = f->s.s[0].end_ns -
+			       (int64_t)f->s.s[0].interval_ns + o->refit_ns;
+		wall_stalled = !mb->eof &&
+			       mono_s() - mb->last_data >
+				       (double)o->pdu_timeout_ns * 1e-9 &&
+			       o->pdu_timeout_ns > 0;
+		/* Refits that are due, once the meter has caught up. */
+		while (f->s.s[f->s.n - 1].end_ns >= next &&
+		       ((f->m.n && f->m.t[f->m.n - 1] + o->offset_ns >= next) ||
+			mb->eof || wall_stalled)) {
+			refit(f, next, wall_stalled);
+			next += o->refit_ns;
+			trim(&f->s, &f->m,
+			     next - o->window_ns - 2 * o->refit_ns);
+		}
+		/* At the samples' end, wait for the meter to catch up (or end). */
+		if (sb->eof && (mb->eof || wall_stalled ||
+				(f->m.n && f->m.t[f->m.n - 1] + o->offset_ns >=
+						   f->s.s[f->s.n - 1].end_ns)))
+			break;
+	}
+	return 0;
+}
+
 int jt_follow(const struct jt_follow_opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct lbuf sb = { .fd = -1 }, mb = { .fd = -1 };
 	struct follow f = { .o = o };
 	struct jnl *nl = NULL;
-	int64_t next = 0;
 	pid_t pid = -1;
-	int ret = 0, rc;
+	int ret;
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
@@ -590,104 +766,14 @@ int jt_follow(const struct jt_follow_opts *o)
 	}
 	jt_meter_init(&f.m, o->unit, o->ts_flags);
 	f.m.sem = o->sem;
-	if (!o->samples) {
-		rc = jnl_open(&nl);
-		if (!rc)
-			rc = jnl_subscribe(nl, JNL_GRP_SAMPLES);
-		if (rc) {
-			jt_diagf("joules-train: samples: %s\n",
-				 jnl_strerror(nl ? JNL_OP_SUBSCRIBE : JNL_OP_OPEN, rc));
-			ret = rc;
-			goto out;
-		}
-		sb.fd = jnl_fd(nl);
-	} else if (!strcmp(o->samples, "-")) {
-		sb.fd = STDIN_FILENO;
-	} else if ((sb.fd = open(o->samples, O_RDONLY | O_CLOEXEC)) < 0) {
-		ret = -errno;
-		jt_diagf("joules-train: %s: %s\n", o->samples, strerror(errno));
+	ret = open_samples(o, &sb, &nl);
+	if (!ret)
+		ret = open_meter(o, &mb, &pid);
+	if (ret)
 		goto out;
-	}
-	if (o->pdu_cmd) {
-		pid = spawn(o->pdu_cmd, &mb.fd);
-		if (pid < 0) {
-			ret = -errno;
-			jt_diagf("joules-train: pdu-cmd: %s\n", strerror(errno));
-			goto out;
-		}
-	} else if (!strcmp(o->pdu, "-")) {
-		mb.fd = STDIN_FILENO;
-	} else if ((mb.fd = open(o->pdu, O_RDONLY | O_CLOEXEC)) < 0) {
-		ret = -errno;
-		jt_diagf("joules-train: %s: %s\n", o->pdu, strerror(errno));
-		goto out;
-	}
 	sb.last_data = mb.last_data = mono_s();
 
-	while (!stop_sig) {
-		struct pollfd p[2] = {
-			{ .fd = sb.eof ? -1 : sb.fd, .events = POLLIN },
-			{ .fd = mb.eof ? -1 : mb.fd, .events = POLLIN },
-		};
-		int wall_stalled, progressed = 0;
-
-		if (sb.eof && !f.s.n)
-			break;
-		rc = poll(p, 2, 1000);
-		if (rc < 0 && errno != EINTR) {
-			ret = -errno;
-			break;
-		}
-		if (rc > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-			rc = nl ? nl_lines(nl, &sb) : lbuf_fill(&sb);
-			if (!rc)
-				rc = lbuf_parse(&sb, o->samples ? o->samples : "netlink",
-						&f.s, NULL);
-			if (rc) {
-				ret = rc;
-				break;
-			}
-			progressed = 1;
-		}
-		if (rc >= 0 && p[1].fd >= 0 &&
-		    (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-			rc = lbuf_fill(&mb);
-			if (!rc)
-				rc = lbuf_parse(&mb, o->pdu_cmd ? "pdu-cmd" : o->pdu,
-						NULL, &f.m);
-			if (rc) {
-				ret = rc;
-				break;
-			}
-			if (mb.eof && o->pdu_cmd)
-				fprintf(f.log, "meter: pdu-cmd ended; refits are "
-					       "rejected from now on\n");
-			progressed = 1;
-		}
-		(void)progressed;
-		if (!f.s.n)
-			continue;
-		if (!next)
-			next = f.s.s[0].end_ns - (int64_t)f.s.s[0].interval_ns +
-			       o->refit_ns;
-		wall_stalled = !mb.eof &&
-			       mono_s() - mb.last_data >
-				       (double)o->pdu_timeout_ns * 1e-9 &&
-			       o->pdu_timeout_ns > 0;
-		/* Refits that are due, once the meter has caught up. */
-		while (f.s.s[f.s.n - 1].end_ns >= next &&
-		       ((f.m.n && f.m.t[f.m.n - 1] + o->offset_ns >= next) ||
-			mb.eof || wall_stalled)) {
-			refit(&f, next, wall_stalled);
-			next += o->refit_ns;
-			trim(&f.s, &f.m, next - o->window_ns - 2 * o->refit_ns);
-		}
-		/* At the samples' end, wait for the meter to catch up (or end). */
-		if (sb.eof && (mb.eof || wall_stalled ||
-			       (f.m.n && f.m.t[f.m.n - 1] + o->offset_ns >=
-						 f.s.s[f.s.n - 1].end_ns)))
-			break;
-	}
+	ret = follow_loop(&f, nl, &sb, &mb);
 	if (stop_sig)
 		fprintf(f.log, "stopped by signal %d after %lu refits, %lu applied\n",
 			(int)stop_sig, f.refits, f.applied);

@@ -435,6 +435,43 @@ static int check_plot(const char *plot)
 }
 
 /* CLI_GO with *o filled in, or the status to exit with. */
+/* Every option's default, before the command line. */
+static void opts_defaults(struct opts *o)
+{
+	*o = (struct opts){
+		.sysfs = "/sys/kernel/joules",
+		.max_gap_ns = 5000000000LL,
+		.pdu_timeout_ns = 60000000000LL,
+		.min_samples = 20,
+		.method = FIT_NNLS,
+		.folds = 5,
+		.bands = { .max_bands = JL_MAX_BANDS },
+		.window_ns = 3600000000000LL,
+		.refit_ns = 300000000000LL,
+		.holdout = 0.2,
+		.margin = 0.05,
+		.lim = { .node_w = JT_MAX_NODE_W,
+			 .idle_w = JT_MAX_IDLE_W,
+			 .cpu_w = JT_MAX_CPU_W },
+	};
+}
+
+/* What the options imply, then whether they go together: CLI_GO if so. */
+static int opts_finish(struct opts *o)
+{
+	int rc;
+
+	o->lim.ridge = o->ridge > 0;
+	if (o->pdu_ms)
+		o->unit = PARSE_TS_MS;
+	if (o->pdu_local)
+		o->ts_flags |= PARSE_TS_LOCALTIME;
+	rc = check_args(o);
+	if (!rc && o->plot)
+		rc = check_plot(o->plot);
+	return rc ? rc : CLI_GO;
+}
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	const struct cli_opt table[] = {
@@ -489,22 +526,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	};
 	int rc;
 
-	*o = (struct opts){
-		.sysfs = "/sys/kernel/joules",
-		.max_gap_ns = 5000000000LL,
-		.pdu_timeout_ns = 60000000000LL,
-		.min_samples = 20,
-		.method = FIT_NNLS,
-		.folds = 5,
-		.bands = { .max_bands = JL_MAX_BANDS },
-		.window_ns = 3600000000000LL,
-		.refit_ns = 300000000000LL,
-		.holdout = 0.2,
-		.margin = 0.05,
-		.lim = { .node_w = JT_MAX_NODE_W,
-			 .idle_w = JT_MAX_IDLE_W,
-			 .cpu_w = JT_MAX_CPU_W },
-	};
+	opts_defaults(o);
 	rc = cli_getopt(&cl, argc, argv);
 	if (rc != CLI_GO)
 		return rc;
@@ -512,15 +534,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		printf("joules-train %s\n", JL_VERSION);
 		return CLI_OK;
 	}
-	o->lim.ridge = o->ridge > 0;
-	if (o->pdu_ms)
-		o->unit = PARSE_TS_MS;
-	if (o->pdu_local)
-		o->ts_flags |= PARSE_TS_LOCALTIME;
-	rc = check_args(o);
-	if (!rc && o->plot)
-		rc = check_plot(o->plot);
-	return rc ? rc : CLI_GO;
+	return opts_finish(o);
 }
 
 static FILE *open_in(const char *name)

@@ -42,6 +42,88 @@ static const char *kind_name(enum parse_ts_kind k)
 				       "ISO 8601";
 }
 
+/* The fields' values as read; nonzero when one is bad (said, counted). */
+static int meter_bad_value(struct jt_meter *m, const struct csv_reader *r,
+			   const char *name, int rt, const char *why_t, int rw,
+			   const char *why_w, const double *w)
+{
+	if (rt) {
+		jt_bad_line(&m->st, name, r->lineno, "timestamp '%s': %s",
+			    r->field[0], why_t);
+		return 1;
+	}
+	if (rw) {
+		jt_bad_line(&m->st, name, r->lineno, "watts '%s': %s",
+			    r->field[1], why_w);
+		return 1;
+	}
+	if (*w < 0) {
+		jt_bad_line(&m->st, name, r->lineno,
+			    "watts '%s': negative power", r->field[1]);
+		return 1;
+	}
+	if (*w > JT_MAX_WATTS) {
+		jt_bad_line(&m->st, name, r->lineno,
+			    "watts '%s': above %g W, not the power of one node",
+			    r->field[1], JT_MAX_WATTS);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The first numeric timestamp sets the kind (seconds or milliseconds);
+ * nonzero when this one is of the other kind (said, counted).
+ */
+static int meter_bad_kind(struct jt_meter *m, const struct csv_reader *r,
+			  const char *name, enum parse_ts_kind kind)
+{
+	if (kind == PARSE_TS_KIND_ISO)
+		return 0;
+	if (!m->kind_set) {
+		m->kind_set = 1;
+		m->kind = kind;
+		if (m->unit == PARSE_TS_AUTO && kind == PARSE_TS_KIND_MS)
+			jt_diagf(
+				"%s:%lu: timestamps look like Unix milliseconds "
+				"(%s); reading them so (--pdu-ms says it "
+				"explicitly)\n",
+				name, r->lineno, r->field[0]);
+	} else if (kind != m->kind) {
+		/* Only AUTO can see both kinds: a mix is a broken file. */
+		jt_bad_line(
+			&m->st, name, r->lineno,
+			"timestamp '%s' looks like %s, earlier ones were %s",
+			r->field[0], kind_name(kind), kind_name(m->kind));
+		return 1;
+	}
+	return 0;
+}
+
+/* Room for one more reading: 0 or -ENOMEM. */
+static int meter_grow(struct jt_meter *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 4096;
+	int64_t *nt;
+	unsigned long *nl;
+	double *nw;
+
+	if (m->n < m->cap)
+		return 0;
+	nt = realloc(m->t, cap * sizeof(*nt));
+	if (nt)
+		m->t = nt;
+	nw = nt ? realloc(m->w, cap * sizeof(*nw)) : NULL;
+	if (nw)
+		m->w = nw;
+	nl = nw ? realloc(m->line, cap * sizeof(*nl)) : NULL;
+	if (!nl)
+		return -ENOMEM;
+	m->line = nl;
+	m->cap = cap;
+	return 0;
+}
+
 int jt_read_meter(FILE *fp, const char *name, struct jt_meter *m,
 		  struct jt_progress *pr)
 {
@@ -92,48 +174,9 @@ int jt_read_meter(FILE *fp, const char *name, struct jt_meter *m,
 		if ((m->st.records & 4095) == 0)
 			jt_progress(pr, what, total ? r.bytes : m->st.records,
 				    total);
-		if (rt) {
-			jt_bad_line(&m->st, name, r.lineno,
-				    "timestamp '%s': %s", r.field[0], why_t);
+		if (meter_bad_value(m, &r, name, rt, why_t, rw, why_w, &w) ||
+		    meter_bad_kind(m, &r, name, kind))
 			continue;
-		}
-		if (rw) {
-			jt_bad_line(&m->st, name, r.lineno, "watts '%s': %s",
-				    r.field[1], why_w);
-			continue;
-		}
-		if (w < 0) {
-			jt_bad_line(&m->st, name, r.lineno,
-				    "watts '%s': negative power", r.field[1]);
-			continue;
-		}
-		if (w > JT_MAX_WATTS) {
-			jt_bad_line(&m->st, name, r.lineno,
-				    "watts '%s': above %g W, not the power of one node",
-				    r.field[1], JT_MAX_WATTS);
-			continue;
-		}
-		if (kind != PARSE_TS_KIND_ISO) {
-			if (!m->kind_set) {
-				m->kind_set = 1;
-				m->kind = kind;
-				if (m->unit == PARSE_TS_AUTO &&
-				    kind == PARSE_TS_KIND_MS)
-					jt_diagf(
-						"%s:%lu: timestamps look like Unix milliseconds "
-						"(%s); reading them so (--pdu-ms says it "
-						"explicitly)\n",
-						name, r.lineno, r.field[0]);
-			} else if (kind != m->kind) {
-				/* Only AUTO can see both kinds: a mix is a broken file. */
-				jt_bad_line(
-					&m->st, name, r.lineno,
-					"timestamp '%s' looks like %s, earlier ones were %s",
-					r.field[0], kind_name(kind),
-					kind_name(m->kind));
-				continue;
-			}
-		}
 		if (m->n && t <= m->t[m->n - 1]) {
 			jt_bad_line(
 				&m->st, name, r.lineno,
@@ -141,25 +184,9 @@ int jt_read_meter(FILE *fp, const char *name, struct jt_meter *m,
 				r.field[0], prev_line);
 			continue;
 		}
-		if (m->n == m->cap) {
-			size_t cap = m->cap ? m->cap * 2 : 4096;
-			int64_t *nt = realloc(m->t, cap * sizeof(*nt));
-			unsigned long *nl;
-			double *nw;
-
-			if (nt)
-				m->t = nt;
-			nw = nt ? realloc(m->w, cap * sizeof(*nw)) : NULL;
-			if (nw)
-				m->w = nw;
-			nl = nw ? realloc(m->line, cap * sizeof(*nl)) : NULL;
-			if (!nl) {
-				ret = -ENOMEM;
-				break;
-			}
-			m->line = nl;
-			m->cap = cap;
-		}
+		ret = meter_grow(m);
+		if (ret)
+			break;
 		m->t[m->n] = t;
 		m->line[m->n] = r.lineno;
 		m->w[m->n++] = w;
@@ -248,6 +275,76 @@ static void wait_exit(pid_t pid, int ms)
 	}
 }
 
+/* In the child: the reader, in its own group, its stdout the pipe. */
+static void __attribute__((noreturn))
+reader_exec(const char *cmd, const int *fd, const struct sigaction *old)
+{
+	int null = open("/dev/null", O_RDONLY);
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		sigaction(reader_sigs[i], &old[i], NULL);
+	/* Its own group, so that it and its children can be killed at once. */
+	setpgid(0, 0);
+	/* If joules-train dies by SIGKILL, at least the shell hears of it. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	/* Not our stdin: the samples may be coming from there. */
+	if (null >= 0 && null != STDIN_FILENO) {
+		dup2(null, STDIN_FILENO);
+		close(null);
+	}
+	/* The reader gets our stderr for its own messages. */
+	dup2(fd[1], STDOUT_FILENO);
+	execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+	_exit(127);
+}
+
+/*
+ * At EOF the reader is done; otherwise (error, timeout, too many bad
+ * lines) it is asked to stop, and given a second. Then nothing of its
+ * group may outlive the reading. Returns ret, or the waitpid error.
+ */
+static int reader_reap(pid_t pid, int ret, int stopped, int timeout_ms,
+		       int *status)
+{
+	if (ret || stopped) {
+		kill(-pid, SIGTERM);
+		wait_exit(pid, 1000);
+	} else {
+		/* It closed its output: it should be exiting now. */
+		wait_exit(pid, timeout_ms);
+	}
+	kill(-pid, SIGKILL);
+	while (waitpid(pid, status, 0) < 0) {
+		if (errno != EINTR) {
+			jt_diagf("pdu-cmd: waitpid: %s\n", strerror(errno));
+			if (!ret)
+				ret = -errno;
+			break;
+		}
+	}
+	reader_pgid = 0;
+	return ret;
+}
+
+/* A reader that failed is an error even when its output looked whole. */
+static int reader_status(const char *cmd, int status)
+{
+	if (WIFSIGNALED(status)) {
+		jt_diagf("pdu-cmd: '%s' was killed by signal %d\n", cmd,
+			 WTERMSIG(status));
+		return -EIO;
+	}
+	if (WEXITSTATUS(status)) {
+		jt_diagf("pdu-cmd: '%s' exited with status %d%s\n", cmd,
+			 WEXITSTATUS(status),
+			 WEXITSTATUS(status) == 127 ? " (command not found?)" :
+						      "");
+		return -EIO;
+	}
+	return 0;
+}
+
 int jt_read_meter_cmd(const char *cmd, struct jt_meter *m,
 		      struct jt_progress *pr, double timeout_s)
 {
@@ -276,25 +373,8 @@ int jt_read_meter_cmd(const char *cmd, struct jt_meter *m,
 		close(fd[1]);
 		goto restore;
 	}
-	if (!pid) {
-		int null = open("/dev/null", O_RDONLY);
-
-		for (i = 0; i < 3; i++)
-			sigaction(reader_sigs[i], &old[i], NULL);
-		/* Its own group, so that it and its children can be killed at once. */
-		setpgid(0, 0);
-		/* If joules-train dies by SIGKILL, at least the shell hears of it. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		/* Not our stdin: the samples may be coming from there. */
-		if (null >= 0 && null != STDIN_FILENO) {
-			dup2(null, STDIN_FILENO);
-			close(null);
-		}
-		/* The reader gets our stderr for its own messages. */
-		dup2(fd[1], STDOUT_FILENO);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
+	if (!pid)
+		reader_exec(cmd, fd, old);
 	setpgid(pid, pid); /* also here: no race with the child's own call */
 	reader_pgid = pid;
 	close(fd[1]);
@@ -306,50 +386,17 @@ int jt_read_meter_cmd(const char *cmd, struct jt_meter *m,
 	if (!fp) {
 		ret = -errno;
 		close(fd[0]);
-		goto reap;
-	}
-	ret = jt_read_meter(fp, "pdu-cmd", m, pr);
-	fclose(fp);
-	if (in.timed_out)
-		jt_diagf("pdu-cmd: no output for %g s (--pdu-timeout); stopped "
-			 "'%s'\n",
-			 timeout_s, cmd);
-reap:
-	/*
-	 * At EOF the reader is done; otherwise (error, timeout, too many bad
-	 * lines) it is asked to stop, and given a second. Then nothing of its
-	 * group may outlive the reading.
-	 */
-	if (ret || m->st.stopped) {
-		kill(-pid, SIGTERM);
-		wait_exit(pid, 1000);
 	} else {
-		/* It closed its output: it should be exiting now. */
-		wait_exit(pid, in.timeout_ms);
+		ret = jt_read_meter(fp, "pdu-cmd", m, pr);
+		fclose(fp);
+		if (in.timed_out)
+			jt_diagf("pdu-cmd: no output for %g s (--pdu-timeout); "
+				 "stopped '%s'\n",
+				 timeout_s, cmd);
 	}
-	kill(-pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			jt_diagf("pdu-cmd: waitpid: %s\n", strerror(errno));
-			if (!ret)
-				ret = -errno;
-			break;
-		}
-	}
-	reader_pgid = 0;
-	if (ret || m->st.stopped)
-		goto restore;
-	if (WIFSIGNALED(status)) {
-		jt_diagf("pdu-cmd: '%s' was killed by signal %d\n", cmd,
-			 WTERMSIG(status));
-		ret = -EIO;
-	} else if (WEXITSTATUS(status)) {
-		jt_diagf("pdu-cmd: '%s' exited with status %d%s\n", cmd,
-			 WEXITSTATUS(status),
-			 WEXITSTATUS(status) == 127 ? " (command not found?)" :
-						     "");
-		ret = -EIO;
-	}
+	ret = reader_reap(pid, ret, m->st.stopped, in.timeout_ms, &status);
+	if (!ret && !m->st.stopped)
+		ret = reader_status(cmd, status);
 restore:
 	for (i = 0; i < 3; i++)
 		sigaction(reader_sigs[i], &old[i], NULL);

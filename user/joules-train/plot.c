@@ -36,6 +36,64 @@ static void put_quoted(FILE *fp, const char *s)
 	fputc('\'', fp);
 }
 
+/* In the child: gnuplot reading its script from the pipe. */
+static void __attribute__((noreturn)) plot_exec(const char *gp, const int *fd)
+{
+	close(fd[1]);
+	dup2(fd[0], STDIN_FILENO);
+	close(fd[0]);
+	/* gnuplot's messages belong on stderr; our stdout may be the result. */
+	dup2(STDERR_FILENO, STDOUT_FILENO);
+	execl(gp, "gnuplot", (char *)NULL);
+	_exit(127);
+}
+
+/* The gnuplot script, with the points inline (at most JT_PLOT_MAX). */
+static void plot_script(FILE *fp, const char *file, const char *term,
+			const char *title, const double *measured,
+			const double *model, const double *base, size_t n)
+{
+	size_t i, step;
+
+	fprintf(fp, "set terminal %s\nset output ", term);
+	put_quoted(fp, file);
+	fputs("\nset title ", fp);
+	put_quoted(fp, title);
+	fputs("\nset xlabel 'measured power (W)'\nset ylabel 'predicted power (W)'\n"
+	      "set grid\nset key top left\nset size ratio -1\n$d << EOD\n",
+	      fp);
+	step = n > JT_PLOT_MAX ? (n + JT_PLOT_MAX - 1) / JT_PLOT_MAX : 1;
+	for (i = 0; i < n; i += step)
+		fprintf(fp, "%.6g %.6g %.6g\n", measured[i], model[i], base[i]);
+	fputs("EOD\nplot $d using 1:3 with points pt 7 ps 0.3 lc rgb '#a0a0a0' "
+	      "title 'CPU-time only', \\\n"
+	      "     $d using 1:2 with points pt 7 ps 0.3 lc rgb '#d04010' "
+	      "title 'multi-feature model', \\\n"
+	      "     x with lines lc rgb 'black' dt 2 title 'predicted = measured'\n"
+	      "unset output\nquit\n",
+	      fp);
+}
+
+/* gnuplot's exit, and the file it should have written. */
+static int plot_result(const char *file, int status, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		snprintf(err, errlen, "gnuplot failed (%s %d) writing %s",
+			 WIFEXITED(status) ? "exit status" : "signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) :
+					     WTERMSIG(status),
+			 file);
+		return -EIO;
+	}
+	if (stat(file, &st) || !st.st_size) {
+		snprintf(err, errlen, "gnuplot wrote no %s", file);
+		return -EIO;
+	}
+	return 0;
+}
+
 int jt_plot(const char *file, const double *measured, const double *model,
 	    const double *base, size_t n, const char *title, char *err,
 	    size_t errlen)
@@ -43,9 +101,7 @@ int jt_plot(const char *file, const double *measured, const double *model,
 	const char *ext = ext_of(file), *term;
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
 	char gp[4096];
-	size_t i, step;
 	int fd[2], status, e;
-	struct stat st;
 	pid_t pid;
 	FILE *fp;
 
@@ -79,15 +135,8 @@ int jt_plot(const char *file, const double *measured, const double *model,
 		snprintf(err, errlen, "fork: %s", strerror(e));
 		return -e;
 	}
-	if (!pid) {
-		close(fd[1]);
-		dup2(fd[0], STDIN_FILENO);
-		close(fd[0]);
-		/* gnuplot's messages belong on stderr; our stdout may be the result. */
-		dup2(STDERR_FILENO, STDOUT_FILENO);
-		execl(gp, "gnuplot", (char *)NULL);
-		_exit(127);
-	}
+	if (!pid)
+		plot_exec(gp, fd);
 	close(fd[0]);
 	/* If gnuplot dies early, writing must fail with EPIPE, not kill us. */
 	sigaction(SIGPIPE, &ign, &old);
@@ -95,25 +144,7 @@ int jt_plot(const char *file, const double *measured, const double *model,
 	if (!fp) {
 		close(fd[1]);
 	} else {
-		fprintf(fp, "set terminal %s\nset output ", term);
-		put_quoted(fp, file);
-		fputs("\nset title ", fp);
-		put_quoted(fp, title);
-		fputs("\nset xlabel 'measured power (W)'\nset ylabel 'predicted power (W)'\n"
-		      "set grid\nset key top left\nset size ratio -1\n$d << EOD\n",
-		      fp);
-		step = n > JT_PLOT_MAX ? (n + JT_PLOT_MAX - 1) / JT_PLOT_MAX :
-					 1;
-		for (i = 0; i < n; i += step)
-			fprintf(fp, "%.6g %.6g %.6g\n", measured[i], model[i],
-				base[i]);
-		fputs("EOD\nplot $d using 1:3 with points pt 7 ps 0.3 lc rgb '#a0a0a0' "
-		      "title 'CPU-time only', \\\n"
-		      "     $d using 1:2 with points pt 7 ps 0.3 lc rgb '#d04010' "
-		      "title 'multi-feature model', \\\n"
-		      "     x with lines lc rgb 'black' dt 2 title 'predicted = measured'\n"
-		      "unset output\nquit\n",
-		      fp);
+		plot_script(fp, file, term, title, measured, model, base, n);
 		fclose(fp);
 	}
 	while (waitpid(pid, &status, 0) < 0) {
@@ -125,17 +156,5 @@ int jt_plot(const char *file, const double *measured, const double *model,
 		}
 	}
 	sigaction(SIGPIPE, &old, NULL);
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		snprintf(err, errlen, "gnuplot failed (%s %d) writing %s",
-			 WIFEXITED(status) ? "exit status" : "signal",
-			 WIFEXITED(status) ? WEXITSTATUS(status) :
-					     WTERMSIG(status),
-			 file);
-		return -EIO;
-	}
-	if (stat(file, &st) || !st.st_size) {
-		snprintf(err, errlen, "gnuplot wrote no %s", file);
-		return -EIO;
-	}
-	return 0;
+	return plot_result(file, status, err, errlen);
 }

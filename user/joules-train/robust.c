@@ -442,22 +442,15 @@ static int irls(struct rob *r, size_t step, double cs, double *beta,
 	return 0;
 }
 
-int fit_robust(const struct fit_design *d, const unsigned int *cols,
-	       unsigned int ncols, const double *rdiv,
-	       const struct fit_solve_opts *o, double *w,
-	       struct fit_robust_info *info)
+/* The columns that are not all 0, and the scales that make them comparable. */
+static void rob_scales(struct rob *r, const unsigned int *cols,
+		       unsigned int ncols)
 {
-	struct rob r = { .d = d, .rdiv = rdiv, .o = o,
-			 .rng = 0x9e3779b97f4a7c15ULL };
-	double beta[FIT_MAXCOL], ss[FIT_MAXCOL] = { 0 }, yss = 0, scale, cs;
-	double *tmp = NULL, last = 0;
-	size_t row_i, step, m, k;
+	const struct fit_design *d = r->d;
+	double ss[FIT_MAXCOL] = { 0 }, yss = 0;
+	size_t row_i;
 	unsigned int i;
-	int ret;
 
-	memset(info, 0, sizeof(*info));
-	if (ncols > FIT_MAXCOL)
-		return -EINVAL;
 	for (row_i = 0; row_i < d->n; row_i++) {
 		const double *x = d->x + row_i * d->stride;
 
@@ -467,38 +460,71 @@ int fit_robust(const struct fit_design *d, const unsigned int *cols,
 	}
 	for (i = 0; i < ncols; i++)
 		if (ss[i] > 0) {
-			r.col[r.q] = cols[i];
-			r.scale[r.q] = sqrt(ss[i] / (double)d->n);
-			r.inv_scale[r.q] = 1 / r.scale[r.q];
-			r.q++;
+			r->col[r->q] = cols[i];
+			r->scale[r->q] = sqrt(ss[i] / (double)d->n);
+			r->inv_scale[r->q] = 1 / r->scale[r->q];
+			r->q++;
 		}
-	r.yscale = yss > 0 ? sqrt(yss / (double)d->n) : 1;
-	r.inv_yscale = 1 / r.yscale;
-	/* An exact fit through half the rows needs more rows than that. */
-	if (!r.q || d->n < 2 * (size_t)r.q + 2)
-		return -EDOM;
-	ret = lts_start(&r, beta);
-	if (ret)
-		return ret;
+	r->yscale = yss > 0 ? sqrt(yss / (double)d->n) : 1;
+	r->inv_yscale = 1 / r->yscale;
+}
+
+/*
+ * The residual scale (scaled units) of the start: the MAD, but not below
+ * a share of the typical target nor the meter's resolution. -1: no memory.
+ */
+static double rob_scale(const struct rob *r, const double *beta)
+{
+	const struct fit_design *d = r->d;
+	const double *rdiv = r->rdiv;
+	double *tmp, scale;
+	size_t step, m, k;
 
 	/* Medians over evenly spaced rows: plenty for a scale. */
 	step = d->n > SCALE_SUB ? (d->n + SCALE_SUB - 1) / SCALE_SUB : 1;
 	m = (d->n + step - 1) / step;
 	tmp = malloc(m * sizeof(*tmp));
 	if (!tmp)
-		return -ENOMEM;
+		return -1;
 	for (k = 0; k < m; k++)
-		tmp[k] = fabs(resid(&r, k * step, beta));
+		tmp[k] = fabs(resid(r, k * step, beta));
 	scale = MAD_NORMAL * fit_kth(tmp, m, m / 2);
 	for (k = 0; k < m; k++)
-		tmp[k] = fabs(FIT_Y(d, k * step) / r.yscale /
+		tmp[k] = fabs(FIT_Y(d, k * step) / r->yscale /
 			      (rdiv ? rdiv[k * step] : 1));
 	scale = fmax(scale, SCALE_FLOOR * fit_kth(tmp, m, m / 2));
 	/* A quantised meter: residuals below its resolution are not news. */
-	scale = fmax(scale, o->scale_floor / r.yscale);
+	scale = fmax(scale, r->o->scale_floor / r->yscale);
 	free(tmp);
 	if (!(scale > 0))
 		scale = 1e-300; /* all targets 0: every nonzero residual is news */
+	return scale;
+}
+
+int fit_robust(const struct fit_design *d, const unsigned int *cols,
+	       unsigned int ncols, const double *rdiv,
+	       const struct fit_solve_opts *o, double *w,
+	       struct fit_robust_info *info)
+{
+	struct rob r = { .d = d, .rdiv = rdiv, .o = o,
+			 .rng = 0x9e3779b97f4a7c15ULL };
+	double beta[FIT_MAXCOL], scale, cs, last = 0;
+	size_t row_i, step;
+	int ret;
+
+	memset(info, 0, sizeof(*info));
+	if (ncols > FIT_MAXCOL)
+		return -EINVAL;
+	rob_scales(&r, cols, ncols);
+	/* An exact fit through half the rows needs more rows than that. */
+	if (!r.q || d->n < 2 * (size_t)r.q + 2)
+		return -EDOM;
+	ret = lts_start(&r, beta);
+	if (ret)
+		return ret;
+	scale = rob_scale(&r, beta);
+	if (scale < 0)
+		return -ENOMEM;
 	cs = FIT_BISQUARE_C * scale;
 
 	step = d->n > IRLS_SUB ? (d->n + IRLS_SUB - 1) / IRLS_SUB : 1;

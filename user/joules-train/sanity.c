@@ -81,18 +81,9 @@ static int collinear_unresolved(const struct jt_model *m)
 	return 0;
 }
 
-int jt_refuse(const struct jt_report *rep, const struct jt_band_result *br,
-	      const struct jt_row *rows, size_t n, unsigned int cpus,
-	      const struct jt_limits *lim, char *why, size_t len)
+/* About 1000x apart from the module's own energy: another unit. */
+static int refuse_unit(const struct jt_report *rep, char *why, size_t len)
 {
-	const struct jl_bands *m = &br->model;
-	const char *hint = unit_hint(rep->meter_over_module);
-	double *mhz, over_max = 0, pred_max = 0;
-	size_t i, busy_line = 0, pred_line = 0;
-	unsigned int b;
-	char buf[32], list[256];
-
-	/* About 1000x apart from the module's own energy: another unit. */
 	if ((rep->meter_over_module > 300 && rep->meter_over_module < 3000) ||
 	    (rep->meter_over_module > 1.0 / 3000 &&
 	     rep->meter_over_module < 1.0 / 300)) {
@@ -103,6 +94,16 @@ int jt_refuse(const struct jt_report *rep, const struct jt_band_result *br,
 			 rep->meter_over_module > 1 ? "mW" : "kW");
 		return -1;
 	}
+	return 0;
+}
+
+/* Every set's coefficients within the bounds, each band named. */
+static int refuse_sets(const struct jl_bands *m, const struct jt_limits *lim,
+		       const char *hint, char *why, size_t len)
+{
+	unsigned int b;
+	char buf[32];
+
 	for (b = 0; b < m->nr; b++) {
 		if (m->nr > 1)
 			snprintf(buf, sizeof(buf), "band %u: ", b + 1);
@@ -111,17 +112,24 @@ int jt_refuse(const struct jt_report *rep, const struct jt_band_result *br,
 		if (check_set(&m->set[b], buf, lim, hint, why, len))
 			return -1;
 	}
-	if (rep->median_w > lim->node_w) {
-		snprintf(
-			why, len,
-			"the median measured power %.4g W is above %g W for one "
-			"node (--max-node-watts)%s",
-			rep->median_w, lim->node_w, hint);
-		return -1;
-	}
-	mhz = malloc((n ? n : 1) * sizeof(*mhz));
+	return 0;
+}
+
+/* The worst row: for the largest prediction, and for the busiest CPUs. */
+struct refuse_max {
+	double over_max, pred_max;
+	size_t busy_line, pred_line;
+};
+
+static void refuse_scan(const struct jl_bands *m, const struct jt_row *rows,
+			size_t n, unsigned int present, unsigned int cpus,
+			struct refuse_max *x)
+{
+	double *mhz = malloc((n ? n : 1) * sizeof(*mhz));
+	size_t i;
+
 	if (mhz)
-		jt_rows_freq(rows, n, rep->present, mhz);
+		jt_rows_freq(rows, n, present, mhz);
 	for (i = 0; i < n; i++) {
 		double p = mhz ? jt_predict_bands_w(m, &rows[i], mhz[i]) : 0;
 		/*
@@ -134,28 +142,52 @@ int jt_refuse(const struct jt_report *rep, const struct jt_band_result *br,
 					     (cpus * rows[i].interval_ns) :
 				     0;
 
-		if (over > over_max)
-			over_max = over, busy_line = i;
-		if (p > pred_max)
-			pred_max = p, pred_line = i;
+		if (over > x->over_max)
+			x->over_max = over, x->busy_line = i;
+		if (p > x->pred_max)
+			x->pred_max = p, x->pred_line = i;
 	}
 	free(mhz);
-	if (pred_max > lim->node_w) {
+}
+
+int jt_refuse(const struct jt_report *rep, const struct jt_band_result *br,
+	      const struct jt_row *rows, size_t n, unsigned int cpus,
+	      const struct jt_limits *lim, char *why, size_t len)
+{
+	const struct jl_bands *m = &br->model;
+	const char *hint = unit_hint(rep->meter_over_module);
+	struct refuse_max x = { 0 };
+	char list[256];
+
+	if (refuse_unit(rep, why, len) || refuse_sets(m, lim, hint, why, len))
+		return -1;
+	if (rep->median_w > lim->node_w) {
+		snprintf(
+			why, len,
+			"the median measured power %.4g W is above %g W for one "
+			"node (--max-node-watts)%s",
+			rep->median_w, lim->node_w, hint);
+		return -1;
+	}
+	refuse_scan(m, rows, n, rep->present, cpus, &x);
+	if (x.pred_max > lim->node_w) {
 		snprintf(
 			why, len,
 			"it predicts %.4g W for the interval of line %lu, above %g "
 			"W for one node (--max-node-watts)%s",
-			pred_max, rows[pred_line].line, lim->node_w, hint);
+			x.pred_max, rows[x.pred_line].line, lim->node_w, hint);
 		return -1;
 	}
 	/* 2% more for the clocks of the interval and of the CPU time. */
-	if (cpus && over_max > 0.02) {
+	if (cpus && x.over_max > 0.02) {
 		snprintf(
 			why, len,
 			"line %lu has %.4g busy CPUs but the recording says the "
 			"node has %u: cpu_ns is not this node's CPU time",
-			rows[busy_line].line,
-			rows[busy_line].f[JL_F_CPU_NS] / rows[busy_line].interval_ns, cpus);
+			rows[x.busy_line].line,
+			rows[x.busy_line].f[JL_F_CPU_NS] /
+				rows[x.busy_line].interval_ns,
+			cpus);
 		return -1;
 	}
 	if (collinear_unresolved(&rep->model) && !lim->ridge) {

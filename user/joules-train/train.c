@@ -295,23 +295,14 @@ _Static_assert(sizeof(struct jt_row) % sizeof(double) == 0 &&
 		       JT_COL_IDLE == 0,
 	       "jt_row: interval_ns then f[] as design columns");
 
-int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
-	     const struct jt_train_opts *o, struct jt_report *rep,
-	     double *cv_model, double *cv_base)
+/* Enough rows for the folds and for every coefficient? Said, not guessed. */
+static int train_check(const struct jt_row *rows, size_t n,
+		       unsigned int present, const struct jt_train_opts *o,
+		       unsigned int nfolds, const char *samples_name)
 {
-	unsigned int mcols[JT_NCOL], bcols[2], nm = 0, nb = 0, i, k;
-	unsigned int nfolds = o->folds > 1 ? o->folds : 1, sub, nblocks;
-	struct fit_blocks bm = { 0 }, bb = { 0 };
-	struct fit_design d;
-	struct fit_acc am, ab;
-	double *y = NULL, *w = NULL, *rdiv = NULL, *mult = NULL;
-	size_t r;
+	unsigned int i, k;
 	int ret;
 
-	rep->method = o->method;
-	rep->n = n;
-	rep->folds = nfolds;
-	rep->present = present;
 	if (n < o->min_samples || n < 2) {
 		fprintf(diag(),
 			"only %zu aligned samples, need at least %zu (--min-samples)\n",
@@ -324,20 +315,9 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 			n, nfolds);
 		return -EINVAL;
 	}
-	ret = check_rows(rows, n, present, rep->samples_name);
+	ret = check_rows(rows, n, present, samples_name);
 	if (ret)
 		return ret;
-	/*
-	 * Each fold is split into `sub` blocks for the bootstrap, of at least
-	 * 10 rows; fold k is then blocks [k sub, (k + 1) sub).
-	 */
-	sub = (JT_BOOT_BLOCKS + nfolds - 1) / nfolds;
-	if (sub > n / (10 * (size_t)nfolds))
-		sub = (unsigned int)(n / (10 * (size_t)nfolds));
-	if (!sub)
-		sub = 1;
-	nblocks = nfolds * sub;
-
 	for (i = 0, k = 1; i < JT_NF; i++)
 		k += !!(present & (1u << i));
 	if (n < JT_MIN_PER_COEF * (size_t)k) {
@@ -348,6 +328,244 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 			n, k, JT_MIN_PER_COEF);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/*
+ * Each fold is split into `sub` blocks for the bootstrap, of at least
+ * 10 rows; fold k is then blocks [k sub, (k + 1) sub).
+ */
+static unsigned int train_sub_blocks(size_t n, unsigned int nfolds)
+{
+	unsigned int sub = (JT_BOOT_BLOCKS + nfolds - 1) / nfolds;
+
+	if (sub > n / (10 * (size_t)nfolds))
+		sub = (unsigned int)(n / (10 * (size_t)nfolds));
+	return sub ? sub : 1;
+}
+
+/* The robust weights into w[] and d->w; too few rows is a note, not an error. */
+static int train_robust(struct fit_design *d, const unsigned int *mcols,
+			unsigned int nm, const double *rdiv,
+			const struct jt_train_opts *o, double *w,
+			struct jt_report *rep)
+{
+	struct fit_solve_opts so = {
+		.method = o->method,
+		.drop_negative = o->method == FIT_OLS,
+		.ridge = o->ridge,
+		/* residual / ns is kW: uJ / ns */
+		.scale_floor = o->scale_floor_w * 1e-3,
+	};
+	struct fit_robust_info info;
+	size_t r;
+	int ret;
+
+	jt_progress(o->pr, "robust fitting", 0, 0);
+	ret = fit_robust(d, mcols, nm, rdiv, &so, w, &info);
+	if (ret == -EDOM) {
+		/* Said in the report, not silently: too few rows. */
+		rep->robust_note =
+			"too few intervals (or features all 0) for a robust fit";
+		for (r = 0; r < d->n; r++)
+			w[r] = 1;
+		return 0;
+	}
+	if (ret) {
+		jt_diagf("robust fit failed: %s\n", strerror(-ret));
+		return ret;
+	}
+	rep->robust = 1;
+	rep->robust_scale_w = info.scale * 1e3; /* uJ/ns -> W */
+	rep->robust_iter = info.iter;
+	rep->robust_converged = info.converged;
+	rep->n_rejected = info.rejected;
+	rep->n_down = info.downweighted;
+	d->w = w;
+	return 0;
+}
+
+/* Fit on all folds but k, evaluate on fold k: the held-out error. */
+static int train_cv(const struct jt_row *rows, const struct fit_design *d,
+		    const struct fit_blocks *bm, const struct fit_blocks *bb,
+		    unsigned int nfolds, unsigned int sub, double *mult,
+		    const struct jt_train_opts *o, struct jt_report *rep,
+		    double *cv_model, double *cv_base)
+{
+	unsigned int nblocks = nfolds * sub, i, k;
+	struct fit_acc am, ab;
+	int ret;
+
+	fit_acc_init(&am);
+	fit_acc_init(&ab);
+	for (k = 0; k < nfolds; k++) {
+		struct jt_model fm, fb;
+
+		jt_progress(o->pr, "cross-validating", k, nfolds);
+		if (nfolds > 1) {
+			for (i = 0; i < nblocks; i++)
+				mult[i] = i / sub != k;
+			ret = jt_fit_model(bm, mult, o->method, &fm);
+			if (!ret)
+				ret = jt_fit_model(bb, mult, o->method, &fb);
+			if (ret) {
+				jt_diagf("fit of fold %u failed: %s\n", k + 1,
+					 fit_error(ret));
+				return ret;
+			}
+		} else {
+			fm = rep->model;
+			fb = rep->base;
+		}
+		/* Evaluate on the held-out fold only. */
+		evaluate(rows, bm->start[k * sub], bm->start[(k + 1) * sub],
+			 d->w, &fm.coef, &fb.coef, &am, &ab, cv_model, cv_base);
+	}
+	jt_progress_end(o->pr);
+	if (nfolds > 1) {
+		rep->have_cv = 1;
+		fit_acc_result(&am, &rep->cv.model);
+		fit_acc_result(&ab, &rep->cv.base);
+	}
+	return 0;
+}
+
+/* One rejected row, kept for the report while there is room. */
+static void train_outlier(const struct jt_row *row, struct jt_report *rep)
+{
+	struct jt_outlier *ol;
+	double watts = jt_row_watts(row);
+	double p =
+		jt_predict_uj(&rep->model.coef, row) * 1e3 / row->interval_ns;
+
+	if (rep->n_outliers_kept >= JT_OUTLIERS_SHOWN)
+		return;
+	ol = &rep->outliers[rep->n_outliers_kept++];
+	ol->line = row->line;
+	ol->last_line = row->last_line;
+	ol->mlo = row->mlo;
+	ol->mhi = row->mhi;
+	ol->measured_w = watts;
+	ol->predicted_w = p;
+	ol->z = rep->robust_scale_w > 0 ? (watts - p) / rep->robust_scale_w : 0;
+}
+
+/*
+ * Outliers, meter/module ratio and median power of the rows kept; y is
+ * scratch of n doubles (free now: it collects the fitted powers).
+ */
+static void train_summary(const struct jt_row *rows, size_t n, const double *w,
+			  double *y, struct jt_report *rep)
+{
+	double sm = 0, su = 0;
+	size_t nw = 0, r;
+
+	for (r = 0; r < n; r++) {
+		if (w[r] == 0) {
+			train_outlier(&rows[r], rep);
+			continue;
+		}
+		y[nw++] = jt_row_watts(&rows[r]);
+		if (rows[r].module_uj < 0)
+			continue;
+		sm += rows[r].meter_uj;
+		su += rows[r].module_uj;
+	}
+	rep->meter_over_module = su > 0 ? sm / su : 0;
+	rep->median_w = nw ? jt_median(y, nw) : 0;
+	qsort(rep->outliers, rep->n_outliers_kept, sizeof(rep->outliers[0]),
+	      out_cmp);
+}
+
+/* Both fits on all rows; their block R factors are kept for the folds. */
+static int train_fit_all(const struct fit_design *d, const unsigned int *mcols,
+			 unsigned int nm, const unsigned int *bcols,
+			 unsigned int nb, unsigned int nblocks,
+			 const struct jt_train_opts *o, struct fit_blocks *bm,
+			 struct fit_blocks *bb, struct jt_report *rep)
+{
+	unsigned int i;
+	int ret;
+
+	jt_progress(o->pr, "fitting", 0, 0);
+	ret = fit_blocks_build(d, mcols, nm, nblocks, bm);
+	if (!ret)
+		ret = fit_blocks_build(d, bcols, nb, nblocks, bb);
+	if (ret) {
+		jt_diagf("cannot set up the fit: %s\n", strerror(-ret));
+		return ret;
+	}
+	bm->ridge = bb->ridge = o->ridge;
+	for (i = 1; i < nm; i++)
+		if (bm->scale[i] == 0)
+			rep->zero |= 1u << (mcols[i] - 1);
+
+	ret = jt_fit_model(bm, NULL, o->method, &rep->model);
+	if (!ret)
+		ret = jt_fit_model(bb, NULL, o->method, &rep->base);
+	if (ret) {
+		jt_diagf("fit failed: %s\n", fit_error(ret));
+		return ret;
+	}
+	if (nblocks >= JT_BOOT_MIN_BLOCKS && !o->no_se) {
+		jt_progress(o->pr, "bootstrapping", 0, 0);
+		bootstrap(bm, o->method, &rep->model);
+		rep->se_blocks = nblocks;
+	}
+	return 0;
+}
+
+/*
+ * The rows are the design, read in place: interval_ns and f[] are
+ * columns 0..JT_NF of a row of ROW_DOUBLES doubles, meter_uj the
+ * target (no copy: the rows are most of the memory). The model's columns
+ * are idle and every feature present; the baseline's idle and CPU time.
+ */
+static void train_design(const struct jt_row *rows, size_t n,
+			 unsigned int present, struct fit_design *d,
+			 unsigned int *mcols, unsigned int *nm,
+			 unsigned int *bcols, unsigned int *nb)
+{
+	unsigned int i;
+
+	*d = (struct fit_design){ .n = n,
+				  .stride = ROW_DOUBLES,
+				  .x = &rows[0].interval_ns,
+				  .y = &rows[0].meter_uj,
+				  .ystride = ROW_DOUBLES };
+	*nm = *nb = 0;
+	mcols[(*nm)++] = JT_COL_IDLE;
+	bcols[(*nb)++] = JT_COL_IDLE;
+	for (i = 0; i < JT_NF; i++)
+		if (present & (1u << i))
+			mcols[(*nm)++] = 1 + i;
+	if (present & (1u << JL_F_CPU_NS))
+		bcols[(*nb)++] = 1 + JL_F_CPU_NS;
+}
+
+int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
+	     const struct jt_train_opts *o, struct jt_report *rep,
+	     double *cv_model, double *cv_base)
+{
+	unsigned int mcols[JT_NCOL], bcols[2], nm, nb;
+	unsigned int nfolds = o->folds > 1 ? o->folds : 1, sub, nblocks;
+	struct fit_blocks bm = { 0 }, bb = { 0 };
+	struct fit_design d;
+	struct fit_acc am, ab;
+	double *y = NULL, *w = NULL, *rdiv = NULL, *mult = NULL;
+	size_t r;
+	int ret;
+
+	rep->method = o->method;
+	rep->n = n;
+	rep->folds = nfolds;
+	rep->present = present;
+	ret = train_check(rows, n, present, o, nfolds, rep->samples_name);
+	if (ret)
+		return ret;
+	sub = train_sub_blocks(n, nfolds);
+	nblocks = nfolds * sub;
+
 	y = malloc(n * sizeof(*y)); /* scratch for the median */
 	w = malloc(n * sizeof(*w));
 	rdiv = malloc(n * sizeof(*rdiv));
@@ -360,81 +578,16 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 		rdiv[r] = rows[r].interval_ns;
 		w[r] = 1;
 	}
-	/*
-	 * The rows are the design, read in place: interval_ns and f[] are
-	 * columns 0..JT_NF of a row of ROW_DOUBLES doubles, meter_uj the
-	 * target (no copy: the rows are most of the memory).
-	 */
-	d = (struct fit_design){ .n = n,
-				 .stride = ROW_DOUBLES,
-				 .x = &rows[0].interval_ns,
-				 .y = &rows[0].meter_uj,
-				 .ystride = ROW_DOUBLES };
-	mcols[nm++] = JT_COL_IDLE;
-	bcols[nb++] = JT_COL_IDLE;
-	for (i = 0; i < JT_NF; i++)
-		if (present & (1u << i))
-			mcols[nm++] = 1 + i;
-	if (present & (1u << JL_F_CPU_NS))
-		bcols[nb++] = 1 + JL_F_CPU_NS;
-
+	train_design(rows, n, present, &d, mcols, &nm, bcols, &nb);
 	if (!o->no_robust) {
-		struct fit_solve_opts so = {
-			.method = o->method,
-			.drop_negative = o->method == FIT_OLS,
-			.ridge = o->ridge,
-			/* residual / ns is kW: uJ / ns */
-			.scale_floor = o->scale_floor_w * 1e-3,
-		};
-		struct fit_robust_info info;
-
-		jt_progress(o->pr, "robust fitting", 0, 0);
-		ret = fit_robust(&d, mcols, nm, rdiv, &so, w, &info);
-		if (ret == -EDOM) {
-			/* Said in the report, not silently: too few rows. */
-			rep->robust_note =
-				"too few intervals (or features all 0) for a robust fit";
-			for (r = 0; r < n; r++)
-				w[r] = 1;
-		} else if (ret) {
-			jt_diagf("robust fit failed: %s\n", strerror(-ret));
+		ret = train_robust(&d, mcols, nm, rdiv, o, w, rep);
+		if (ret)
 			goto out;
-		} else {
-			rep->robust = 1;
-			rep->robust_scale_w = info.scale * 1e3; /* uJ/ns -> W */
-			rep->robust_iter = info.iter;
-			rep->robust_converged = info.converged;
-			rep->n_rejected = info.rejected;
-			rep->n_down = info.downweighted;
-			d.w = w;
-		}
 	}
-
-	jt_progress(o->pr, "fitting", 0, 0);
-	ret = fit_blocks_build(&d, mcols, nm, nblocks, &bm);
-	if (!ret)
-		ret = fit_blocks_build(&d, bcols, nb, nblocks, &bb);
-	if (ret) {
-		jt_diagf("cannot set up the fit: %s\n", strerror(-ret));
+	ret = train_fit_all(&d, mcols, nm, bcols, nb, nblocks, o, &bm, &bb,
+			    rep);
+	if (ret)
 		goto out;
-	}
-	bm.ridge = bb.ridge = o->ridge;
-	for (i = 1; i < nm; i++)
-		if (bm.scale[i] == 0)
-			rep->zero |= 1u << (mcols[i] - 1);
-
-	ret = jt_fit_model(&bm, NULL, o->method, &rep->model);
-	if (!ret)
-		ret = jt_fit_model(&bb, NULL, o->method, &rep->base);
-	if (ret) {
-		jt_diagf("fit failed: %s\n", fit_error(ret));
-		goto out;
-	}
-	if (nblocks >= JT_BOOT_MIN_BLOCKS && !o->no_se) {
-		jt_progress(o->pr, "bootstrapping", 0, 0);
-		bootstrap(&bm, o->method, &rep->model);
-		rep->se_blocks = nblocks;
-	}
 	fit_acc_init(&am);
 	fit_acc_init(&ab);
 	evaluate(rows, 0, n, d.w, &rep->model.coef, &rep->base.coef, &am, &ab,
@@ -442,76 +595,11 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 	fit_acc_result(&am, &rep->insample.model);
 	fit_acc_result(&ab, &rep->insample.base);
 
-	fit_acc_init(&am);
-	fit_acc_init(&ab);
-	for (k = 0; k < nfolds; k++) {
-		struct jt_model fm, fb;
-
-		jt_progress(o->pr, "cross-validating", k, nfolds);
-		if (nfolds > 1) {
-			for (i = 0; i < nblocks; i++)
-				mult[i] = i / sub != k;
-			ret = jt_fit_model(&bm, mult, o->method, &fm);
-			if (!ret)
-				ret = jt_fit_model(&bb, mult, o->method, &fb);
-			if (ret) {
-				jt_diagf("fit of fold %u failed: %s\n", k + 1,
-					 fit_error(ret));
-				goto out;
-			}
-		} else {
-			fm = rep->model;
-			fb = rep->base;
-		}
-		/* Evaluate on the held-out fold only. */
-		evaluate(rows, bm.start[k * sub], bm.start[(k + 1) * sub], d.w,
-			 &fm.coef, &fb.coef, &am, &ab, cv_model, cv_base);
-	}
-	jt_progress_end(o->pr);
-	if (nfolds > 1) {
-		rep->have_cv = 1;
-		fit_acc_result(&am, &rep->cv.model);
-		fit_acc_result(&ab, &rep->cv.base);
-	}
-
-	{
-		double sm = 0, su = 0;
-		size_t nw = 0;
-
-		for (r = 0; r < n; r++) {
-			if (w[r] == 0) {
-				struct jt_outlier *ol;
-				double watts = jt_row_watts(&rows[r]);
-				double p = jt_predict_uj(&rep->model.coef,
-							 &rows[r]) *
-					   1e3 / rows[r].interval_ns;
-
-				if (rep->n_outliers_kept >= JT_OUTLIERS_SHOWN)
-					continue;
-				ol = &rep->outliers[rep->n_outliers_kept++];
-				ol->line = rows[r].line;
-				ol->last_line = rows[r].last_line;
-				ol->mlo = rows[r].mlo;
-				ol->mhi = rows[r].mhi;
-				ol->measured_w = watts;
-				ol->predicted_w = p;
-				ol->z = rep->robust_scale_w > 0 ?
-						(watts - p) / rep->robust_scale_w :
-						0;
-				continue;
-			}
-			/* y is free now: it collects the fitted powers. */
-			y[nw++] = jt_row_watts(&rows[r]);
-			if (rows[r].module_uj < 0)
-				continue;
-			sm += rows[r].meter_uj;
-			su += rows[r].module_uj;
-		}
-		rep->meter_over_module = su > 0 ? sm / su : 0;
-		rep->median_w = nw ? jt_median(y, nw) : 0;
-		qsort(rep->outliers, rep->n_outliers_kept,
-		      sizeof(rep->outliers[0]), out_cmp);
-	}
+	ret = train_cv(rows, &d, &bm, &bb, nfolds, sub, mult, o, rep, cv_model,
+		       cv_base);
+	if (ret)
+		goto out;
+	train_summary(rows, n, w, y, rep);
 	if (o->weights)
 		memcpy(o->weights, w, n * sizeof(*w));
 	ret = 0;
@@ -779,17 +867,9 @@ static void feature_list(FILE *fp, unsigned int mask)
 		fputs("none", fp);
 }
 
-int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
+/* What was read and how it was aligned: meter, lag, clock, dropped rows. */
+static void report_input(FILE *fp, const struct jt_report *rep)
 {
-	const struct jt_eval *head;
-	const char *head_name;
-	char line[256], hname[192], why[256];
-	unsigned int absent = ((1u << JT_NF) - 1) & ~rep->present;
-	double gain;
-	int len;
-
-	if (with_coef == 2)
-		goto coef; /* after a report written before */
 	fprintf(fp, "# joules-train %s: %s fit of %zu intervals (%s, %s)\n",
 		JL_VERSION, rep->method == FIT_OLS ? "ols" : "nnls", rep->n,
 		rep->samples_name ? rep->samples_name : "-",
@@ -834,6 +914,13 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 				"instantaneous reading says nothing about the rows around it)\n",
 				rep->al.between);
 	}
+}
+
+/* The features used, and why the others were left out. */
+static void report_features(FILE *fp, const struct jt_report *rep)
+{
+	unsigned int absent = ((1u << JT_NF) - 1) & ~rep->present;
+
 	fputs("# features: ", fp);
 	feature_list(fp, rep->present & ~rep->zero);
 	fputc('\n', fp);
@@ -849,8 +936,16 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 		feature_list(fp, rep->zero);
 		fputc('\n', fp);
 	}
-	robust_lines(fp, rep);
-	fitted_lines(fp, rep);
+}
+
+/* The metrics table, then the headline error against CPU-only. */
+static void report_metrics(FILE *fp, const struct jt_report *rep)
+{
+	const struct jt_eval *head;
+	const char *head_name;
+	char hname[192];
+	double gain;
+
 	fprintf(fp, "# %-26s %8s %12s %12s %8s\n", "", "MAPE", "MAE", "RMSE",
 		"R2");
 	eval_lines(fp, "in-sample", &rep->insample);
@@ -885,15 +980,14 @@ int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
 		"CPU-only (%.2f%%)\n",
 		head->model.mape, head_name, head->model.mae, head->model.rmse,
 		fabs(gain), gain >= 0 ? "better" : "worse", head->base.mape);
-	if (rep->meter_over_module > 0)
-		fprintf(fp, "# meter energy is %.2fx the recorded energy_uj\n",
-			rep->meter_over_module);
-	if (jt_model_check(rep, why, sizeof(why)))
-		fprintf(fp, "# warning: implausible model, --apply refuses it: %s\n",
-			why);
-	if (!with_coef)
-		return ferror(fp) ? -EIO : 0;
-coef:
+}
+
+/* The coefficients line, under its field names. */
+static int report_coef(FILE *fp, const struct jt_report *rep)
+{
+	char line[256];
+	int len;
+
 	len = jl_coef_format(&rep->model.coef, line, sizeof(line));
 	if (len < 0)
 		return len;
@@ -904,4 +998,27 @@ coef:
 	fputc('\n', fp);
 	fputs(line, fp);
 	return ferror(fp) ? -EIO : 0;
+}
+
+int jt_write_report(FILE *fp, const struct jt_report *rep, int with_coef)
+{
+	char why[256];
+
+	if (with_coef == 2)
+		return report_coef(fp, rep); /* after a report written before */
+	report_input(fp, rep);
+	report_features(fp, rep);
+	robust_lines(fp, rep);
+	fitted_lines(fp, rep);
+	report_metrics(fp, rep);
+	if (rep->meter_over_module > 0)
+		fprintf(fp, "# meter energy is %.2fx the recorded energy_uj\n",
+			rep->meter_over_module);
+	if (jt_model_check(rep, why, sizeof(why)))
+		fprintf(fp,
+			"# warning: implausible model, --apply refuses it: %s\n",
+			why);
+	if (!with_coef)
+		return ferror(fp) ? -EIO : 0;
+	return report_coef(fp, rep);
 }

@@ -67,28 +67,9 @@ static int coef_index(const char *key, size_t len)
 	return -1;
 }
 
-int cmd_set(int argc, char **argv)
+/* The KEY=VALUE operands into given[] and val[]; CLI_OK or a usage error. */
+static int set_parse_args(int argc, char **argv, bool *given, uint64_t *val)
 {
-	/* Options only before the first KEY=VALUE. */
-	static const struct cli_cmdline cl = {
-		.cmd = "set",
-		.help = set_usage,
-		.min_args = 1,
-		.max_args = -1,
-		.operand = "KEY=VALUE",
-		.in_order = true,
-	};
-	char path[512], buf[JL_COEF_TEXT_MAX + 1], gen[64];
-	char bbuf[JL_BANDS_TEXT_MAX + 1];
-	bool given[JL_NR_COEF] = { false };
-	uint64_t val[JL_NR_COEF];
-	struct jl_coef coef;
-	ssize_t n;
-	int fd, rc;
-
-	rc = cli_getopt(&cl, argc, argv);
-	if (rc != CLI_GO)
-		return rc;
 	for (int a = optind; a < argc; a++) {
 		const char *eq = strchr(argv[a], '='), *why;
 		int i;
@@ -113,25 +94,37 @@ int cmd_set(int argc, char **argv)
 					 (unsigned long long)JL_COEF_MAX);
 		given[i] = true;
 	}
+	return CLI_OK;
+}
 
-	/*
-	 * A model of several frequency bands has no one set to edit, and
-	 * writing `coefficients` would silently make it a one-band model.
-	 */
+/*
+ * A model of several frequency bands has no one set to edit, and
+ * writing `coefficients` would silently make it a one-band model.
+ */
+static int set_check_bands(void)
+{
+	char path[512], bbuf[JL_BANDS_TEXT_MAX + 1];
+	struct jl_bands bands;
+	ssize_t n;
+
 	snprintf(path, sizeof(path), "%s/model/bands", sysfs_root());
 	n = read_small(path, bbuf, sizeof(bbuf));
-	if (n > 0) {
-		struct jl_bands bands;
-
-		if (!jl_bands_parse(bbuf, (jl_size)n, &bands) && bands.nr > 1) {
-			cli_err("the model has %u frequency bands: one coefficient is ambiguous; "
-				"write %s whole (joules-train --apply)",
-				bands.nr, path);
-			return CLI_FAIL;
-		}
+	if (n > 0 && !jl_bands_parse(bbuf, (jl_size)n, &bands) &&
+	    bands.nr > 1) {
+		cli_err("the model has %u frequency bands: one coefficient is ambiguous; "
+			"write %s whole (joules-train --apply)",
+			bands.nr, path);
+		return CLI_FAIL;
 	}
-	snprintf(path, sizeof(path), "%s/model/coefficients", sysfs_root());
-	n = read_small(path, buf, sizeof(buf));
+	return CLI_OK;
+}
+
+/* The set in force, from path; CLI_OK or CLI_FAIL, said. */
+static int set_read_current(const char *path, char *buf, size_t size,
+			    struct jl_coef *coef)
+{
+	ssize_t n = read_small(path, buf, size);
+
 	if (n < 0) {
 		if (n == -ENOENT)
 			cli_err("joules module not loaded (no %s)", path);
@@ -139,20 +132,18 @@ int cmd_set(int argc, char **argv)
 			cli_err("%s: %s", path, strerror((int)-n));
 		return CLI_FAIL;
 	}
-	if (jl_coef_parse(buf, (jl_size)n, &coef)) {
+	if (jl_coef_parse(buf, (jl_size)n, coef)) {
 		cli_err("%s: cannot parse the current set '%s'", path, buf);
 		return CLI_FAIL;
 	}
-	for (int i = 0; i < JL_NR_COEF; i++)
-		if (given[i])
-			jl_coef_set(&coef, (unsigned int)i, val[i]);
-	n = jl_coef_format(&coef, buf, sizeof(buf));
-	if (n < 0) {
-		cli_err("cannot format the new set");
-		return CLI_FAIL;
-	}
+	return CLI_OK;
+}
 
-	fd = open(path, O_WRONLY | O_TRUNC);
+/* One write: the module parses and installs the nine values together. */
+static int set_write(const char *path, const char *buf, ssize_t n)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+
 	if (fd < 0) {
 		if (errno == EACCES || errno == EPERM)
 			cli_err("%s: permission denied: changing coefficients needs root",
@@ -161,7 +152,6 @@ int cmd_set(int argc, char **argv)
 			cli_err("%s: %s", path, strerror(errno));
 		return CLI_FAIL;
 	}
-	/* One write: the module parses and installs the nine values together. */
 	if (write(fd, buf, (size_t)n) != n) {
 		int e = errno;
 
@@ -180,11 +170,19 @@ int cmd_set(int argc, char **argv)
 		cli_err("%s: %s", path, strerror(errno));
 		return CLI_FAIL;
 	}
+	return CLI_OK;
+}
+
+/* The set installed, and the generation the module gave it. */
+static int set_print(const struct jl_coef *coef)
+{
+	char path[512], gen[64];
+	ssize_t n;
 
 	printf("coefficients:");
 	for (int i = 0; i < JL_NR_COEF; i++)
 		printf(" %s=%" PRIu64, jl_coef_names[i],
-		       (uint64_t)jl_coef_get(&coef, (unsigned int)i));
+		       (uint64_t)jl_coef_get(coef, (unsigned int)i));
 	putchar('\n');
 	snprintf(path, sizeof(path), "%s/model/generation", sysfs_root());
 	n = read_small(path, gen, sizeof(gen));
@@ -196,4 +194,49 @@ int cmd_set(int argc, char **argv)
 		return CLI_FAIL;
 	}
 	return fflush(stdout) ? CLI_FAIL : CLI_OK;
+}
+
+int cmd_set(int argc, char **argv)
+{
+	/* Options only before the first KEY=VALUE. */
+	static const struct cli_cmdline cl = {
+		.cmd = "set",
+		.help = set_usage,
+		.min_args = 1,
+		.max_args = -1,
+		.operand = "KEY=VALUE",
+		.in_order = true,
+	};
+	char path[512], buf[JL_COEF_TEXT_MAX + 1];
+	bool given[JL_NR_COEF] = { false };
+	uint64_t val[JL_NR_COEF];
+	struct jl_coef coef;
+	ssize_t n;
+	int rc;
+
+	rc = cli_getopt(&cl, argc, argv);
+	if (rc != CLI_GO)
+		return rc;
+	rc = set_parse_args(argc, argv, given, val);
+	if (rc)
+		return rc;
+	rc = set_check_bands();
+	if (rc)
+		return rc;
+	snprintf(path, sizeof(path), "%s/model/coefficients", sysfs_root());
+	rc = set_read_current(path, buf, sizeof(buf), &coef);
+	if (rc)
+		return rc;
+	for (int i = 0; i < JL_NR_COEF; i++)
+		if (given[i])
+			jl_coef_set(&coef, (unsigned int)i, val[i]);
+	n = jl_coef_format(&coef, buf, sizeof(buf));
+	if (n < 0) {
+		cli_err("cannot format the new set");
+		return CLI_FAIL;
+	}
+	rc = set_write(path, buf, n);
+	if (rc)
+		return rc;
+	return set_print(&coef);
 }

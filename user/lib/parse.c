@@ -184,64 +184,94 @@ static int take_digits(const char **sp, int n, unsigned int *out)
 	return 0;
 }
 
-int parse_iso8601(const char *s, int flags, int64_t *ns, const char **why)
+/* YYYY-MM-DD and the separator before the time. */
+static int iso_date(const char **sp, unsigned int *y, unsigned int *mo,
+		    unsigned int *d, const char **why)
 {
-	unsigned int y, mo, d, h, mi, sec = 0, oh = 0, om = 0;
-	int64_t frac = 0, t, off = 0;
-	int have_zone = 0;
+	const char *s = *sp;
 
-	if (take_digits(&s, 4, &y) || *s++ != '-' || take_digits(&s, 2, &mo) ||
-	    *s++ != '-' || take_digits(&s, 2, &d))
+	if (take_digits(&s, 4, y) || *s++ != '-' || take_digits(&s, 2, mo) ||
+	    *s++ != '-' || take_digits(&s, 2, d))
 		return fail(why, "bad date (want YYYY-MM-DD)", -EINVAL);
-	if (mo < 1 || mo > 12)
+	if (*mo < 1 || *mo > 12)
 		return fail(why, "month out of range", -EINVAL);
-	if (d < 1 || d > days_in_month(y, mo))
+	if (*d < 1 || *d > days_in_month(*y, *mo))
 		return fail(why, "day out of range", -EINVAL);
 	if (*s != 'T' && *s != 't' && *s != ' ')
 		return fail(why,
 			    *s ? "bad date/time separator (want 'T' or ' ')" :
 				 "date without a time",
 			    -EINVAL);
-	s++;
-	if (take_digits(&s, 2, &h) || *s++ != ':' || take_digits(&s, 2, &mi))
+	*sp = s + 1;
+	return 0;
+}
+
+/* The fraction of a second after '.' or ',', in ns. */
+static int iso_frac(const char **sp, int64_t *frac, const char **why)
+{
+	const char *s = *sp;
+	int64_t place = NSEC_PER_SEC / 10;
+	int round = 0;
+
+	if (!is_digit(*s))
+		return fail(why, "no digits in the fraction of a second",
+			    -EINVAL);
+	/* Same rounding as parse_fixed(): half away from zero at 1 ns. */
+	for (; is_digit(*s); s++) {
+		if (place) {
+			*frac += (*s - '0') * place;
+			place /= 10;
+		} else if (!round) {
+			round = *s >= '5' ? 1 : -1;
+		}
+	}
+	*frac += round > 0;
+	*sp = s;
+	return 0;
+}
+
+/* hh:mm[:ss[.fff]], each field in range. */
+static int iso_time(const char **sp, unsigned int *h, unsigned int *mi,
+		    unsigned int *sec, int64_t *frac, const char **why)
+{
+	const char *s = *sp;
+	int ret;
+
+	if (take_digits(&s, 2, h) || *s++ != ':' || take_digits(&s, 2, mi))
 		return fail(why, "bad time (want hh:mm[:ss])", -EINVAL);
 	if (*s == ':') {
 		s++;
-		if (take_digits(&s, 2, &sec))
+		if (take_digits(&s, 2, sec))
 			return fail(why, "bad seconds", -EINVAL);
 		if (*s == '.' || *s == ',') {
-			int64_t place = NSEC_PER_SEC / 10;
-			int round = 0;
-
 			s++;
-			if (!is_digit(*s))
-				return fail(
-					why,
-					"no digits in the fraction of a second",
-					-EINVAL);
-			/* Same rounding as parse_fixed(): half away from zero at 1 ns. */
-			for (; is_digit(*s); s++) {
-				if (place) {
-					frac += (*s - '0') * place;
-					place /= 10;
-				} else if (!round) {
-					round = *s >= '5' ? 1 : -1;
-				}
-			}
-			frac += round > 0;
+			ret = iso_frac(&s, frac, why);
+			if (ret)
+				return ret;
 		}
 	}
-	if (h > 23)
+	if (*h > 23)
 		return fail(why, "hour out of range", -EINVAL);
-	if (mi > 59)
+	if (*mi > 59)
 		return fail(why, "minute out of range", -EINVAL);
-	if (sec > 59)
+	if (*sec > 59)
 		return fail(
 			why,
 			"second out of range (leap seconds are not accepted)",
 			-EINVAL);
+	*sp = s;
+	return 0;
+}
+
+/* Z or +hh[:mm]/-hh[:mm], if any: the offset from UTC in seconds. */
+static int iso_zone(const char **sp, int64_t *off, int *have_zone,
+		    const char **why)
+{
+	const char *s = *sp;
+	unsigned int oh = 0, om = 0;
+
 	if (*s == 'Z' || *s == 'z') {
-		have_zone = 1;
+		*have_zone = 1;
 		s++;
 	} else if (*s == '+' || *s == '-') {
 		int neg = *s++ == '-';
@@ -256,9 +286,26 @@ int parse_iso8601(const char *s, int flags, int64_t *ns, const char **why)
 				    -EINVAL);
 		if (oh > 23 || om > 59)
 			return fail(why, "UTC offset out of range", -EINVAL);
-		off = ((int64_t)oh * 3600 + om * 60) * (neg ? -1 : 1);
-		have_zone = 1;
+		*off = ((int64_t)oh * 3600 + om * 60) * (neg ? -1 : 1);
+		*have_zone = 1;
 	}
+	*sp = s;
+	return 0;
+}
+
+int parse_iso8601(const char *s, int flags, int64_t *ns, const char **why)
+{
+	unsigned int y, mo, d, h, mi, sec = 0;
+	int64_t frac = 0, t, off = 0;
+	int have_zone = 0, ret;
+
+	ret = iso_date(&s, &y, &mo, &d, why);
+	if (!ret)
+		ret = iso_time(&s, &h, &mi, &sec, &frac, why);
+	if (!ret)
+		ret = iso_zone(&s, &off, &have_zone, why);
+	if (ret)
+		return ret;
 	if (*s)
 		return fail(why, "junk after the time", -EINVAL);
 
