@@ -792,7 +792,11 @@ static struct file_system_type joules_fs_type = {
 	.parameters = jf_params,
 	.kill_sb = jf_kill_sb,
 };
-MODULE_ALIAS_FS("joulesfs");
+/*
+ * No MODULE_ALIAS_FS(): "mount -t joulesfs" in an unprivileged user
+ * namespace would make the kernel run modprobe as root and load joules
+ * for any user. Mounting needs the module loaded by name first.
+ */
 
 int joules_fs_init(void)
 {
