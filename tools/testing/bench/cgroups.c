@@ -15,6 +15,22 @@
  *   worker_flat, worker_cg - us of worker CPU per interval;
  *   ratio                  - worker_cg / worker_flat (goal: <= 1.20).
  *
+ * Flush (bench "cgroups-flush"): the tasks in their leaves, so every
+ * interval marks all N leaves, their pods and the slice; a reader's
+ * GET_CGROUP of one leaf carries those sums up the tree first (the flush,
+ * in the reader's context). D times per trial, each after an interval and
+ * a half: that request, then the same again with nothing left to flush.
+ * The reader's thread CPU time:
+ *   flush_max, flush_mean - us, the first request minus the second: the
+ *                           flush alone (goal for the longest: 200 us at
+ *                           one instruction per ns, in bench-icount);
+ *   per_cgroup            - ns per cgroup flushed (N leaves, N/100 pods,
+ *                           the slice and the root);
+ *   clean                 - us of a request with nothing to flush.
+ * A whole flush is not one stretch without preemption: cg_seq is dropped
+ * and cond_resched() called every 64 cgroups (kmod/cgroup.c), so the
+ * longest stretch is about 64 x per_cgroup.
+ *
  * Dump (bench "cgroups-dump"): DUMP_CGROUPS of those N cgroups (and the
  * rest of the tree), D dumps per trial:
  *   kernel   - system CPU time per dump through libjoules (getrusage
@@ -26,7 +42,7 @@
  *   lib_wall - wall time per jnl_dump_cgroups().
  *
  *   bench-cgroups [-n CGROUPS] [-s SECONDS] [-r TRIALS] [-d DUMPS] [-q]
- *                 [-m worker|dump|both]
+ *                 [-m worker|dump|flush|both]   (both: worker and dump)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +207,50 @@ fail:
 	return -1;
 }
 
+static int flush_trial(void *arg, bool loaded, double *out)
+{
+	const struct cgb *c = arg;
+	double max = 0, sum = 0, clean = 0;
+	struct cgroup_rec r;
+	struct jnl *nl;
+	int err;
+
+	(void)loaded;
+	err = jnl_open(&nl);
+	if (err) {
+		fprintf(stderr, "bench-cgroups: %s\n", jnl_strerror(JNL_OP_OPEN, err));
+		return -1;
+	}
+	for (unsigned int k = 0; k < c->dumps; k++) {
+		double t0, t1, t2, f;
+
+		/* Every ticker ran in this interval and the worker charged it. */
+		bench_sleep(c->interval_ms * 1.5e-3);
+		t0 = thread_cpu();
+		err = jnl_get_cgroup(nl, "jbench.slice/pod0.slice/ctr0.scope", 0, &r);
+		t1 = thread_cpu();
+		if (!err)
+			err = jnl_get_cgroup(nl, "jbench.slice/pod0.slice/ctr0.scope", 0, &r);
+		t2 = thread_cpu();
+		if (err) {
+			fprintf(stderr, "bench-cgroups: GET_CGROUP: %s\n",
+				jnl_strerror(JNL_OP_GET_CGROUP, err));
+			jnl_close(nl);
+			return -1;
+		}
+		f = (t1 - t0) - (t2 - t1);
+		max = f > max ? f : max;
+		sum += f;
+		clean += t2 - t1;
+	}
+	jnl_close(nl);
+	out[0] = max * 1e6;
+	out[1] = sum * 1e6 / c->dumps;
+	out[2] = sum * 1e9 / c->dumps / (double)(c->n + (c->n + 99) / 100 + 2);
+	out[3] = clean * 1e6 / c->dumps;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct bench_metric worker_metrics[] = {
@@ -198,6 +258,12 @@ int main(int argc, char **argv)
 		{ "worker_cg", "us/interval", 0 },
 		{ "ratio", "x", 1.20 },
 		{ "kworkers_unloaded", "us/interval", 0 },
+	};
+	static const struct bench_metric flush_metrics[] = {
+		{ "flush_max", "us", 200 },
+		{ "flush_mean", "us", 0 },
+		{ "per_cgroup", "ns", 0 },
+		{ "clean", "us", 0 },
 	};
 	static const struct bench_metric dump_metrics[] = {
 		{ "kernel", "ms", 5 },
@@ -208,6 +274,7 @@ int main(int argc, char **argv)
 	struct cgb c = { .n = 1000, .secs = 5, .dumps = 20 };
 	unsigned int reps = 5;
 	const char *mode = "both";
+	struct bench_limits old;
 	long long iv;
 	int rc = 0, rc2 = 0;
 	double t0;
@@ -217,7 +284,7 @@ int main(int argc, char **argv)
 		{ 's', BENCH_DOUBLE, &c.secs, "SECONDS" },
 		{ 'r', BENCH_UINT, &reps, "TRIALS" },
 		{ 'd', BENCH_UINT, &c.dumps, "DUMPS" },
-		{ 'm', BENCH_STR, &mode, "worker|dump|both" },
+		{ 'm', BENCH_STR, &mode, "worker|dump|flush|both" },
 		BENCH_OPT_QUIET,
 	};
 	int err;
@@ -226,7 +293,8 @@ int main(int argc, char **argv)
 	if (err)
 		return err;
 	if (!c.n || c.secs <= 0 || !reps || !c.dumps ||
-	    (strcmp(mode, "worker") && strcmp(mode, "dump") && strcmp(mode, "both"))) {
+	    (strcmp(mode, "worker") && strcmp(mode, "dump") && strcmp(mode, "flush") &&
+	     strcmp(mode, "both"))) {
 		fprintf(stderr, "bench-cgroups: bad -n, -s, -r, -d or -m\n");
 		return 2;
 	}
@@ -234,17 +302,19 @@ int main(int argc, char **argv)
 		return 1;
 	iv = bench_read_ll("/sys/kernel/joules/interval_ms");
 	c.interval_ms = iv > 0 ? (unsigned int)iv : 100;
+	bench_task_room(c.n, &old);
 	t0 = bench_now();
 	if (bench_cgroups_make(c.n) ||
 	    bench_spawn_tickers(c.n, c.interval_ms / 1e3)) {
 		bench_reap_sleepers();
 		bench_cgroups_remove(c.n);
+		bench_task_room_restore(&old);
 		return 1;
 	}
 	printf("== cgroups: %lu tasks waking every %u ms interval, %lu cgroups 3 deep (made in %.1f s), %.0f s windows, %u trials, %u dumps per trial ==\n",
 	       c.n, c.interval_ms, c.n, bench_now() - t0, c.secs, reps, c.dumps);
 	fflush(stdout);
-	if (strcmp(mode, "dump")) {
+	if (!strcmp(mode, "worker") || !strcmp(mode, "both")) {
 		struct bench_def d = { .name = "cgroups",
 				       .metrics = worker_metrics,
 				       .nr_metrics = 4,
@@ -255,7 +325,20 @@ int main(int argc, char **argv)
 
 		rc = bench_run_loaded(&d);
 	}
-	if (strcmp(mode, "worker")) {
+	if (!strcmp(mode, "flush")) {
+		struct bench_def d = { .name = "cgroups-flush",
+				       .metrics = flush_metrics,
+				       .nr_metrics = 4,
+				       .reps = reps,
+				       .trial = flush_trial,
+				       .arg = &c };
+
+		if (bench_set_loaded(true) || layout(true))
+			rc2 = -1;
+		else
+			rc2 = bench_run_loaded(&d);
+	}
+	if (!strcmp(mode, "dump") || !strcmp(mode, "both")) {
 		struct bench_def d = { .name = "cgroups-dump",
 				       .metrics = dump_metrics,
 				       .nr_metrics = 4,
@@ -274,5 +357,6 @@ int main(int argc, char **argv)
 	bench_reap_sleepers();
 	bench_cgroups_remove(c.n);
 	bench_set_loaded(false);
+	bench_task_room_restore(&old);
 	return rc < 0 || rc2 < 0 ? 1 : 0;
 }

@@ -44,34 +44,6 @@ struct xb {
 	pid_t pid;
 };
 
-#define THREADS_MAX "/proc/sys/kernel/threads-max"
-#define PID_MAX "/proc/sys/kernel/pid_max"
-
-/* Room for n more tasks; the old value to restore, or -1. */
-static long long raise_limit(const char *path, unsigned long n)
-{
-	long long old = bench_read_ll(path);
-	char buf[32];
-
-	if (old < 0 || (unsigned long long)old >= n + 4096)
-		return -1;
-	snprintf(buf, sizeof(buf), "%lu", n + 4096);
-	if (bench_write_file(path, buf))
-		fprintf(stderr, "bench-exporter: cannot raise %s to %s\n", path,
-			buf);
-	return old;
-}
-
-static void restore_limit(const char *path, long long old)
-{
-	char buf[32];
-
-	if (old < 0)
-		return;
-	snprintf(buf, sizeof(buf), "%lld", old);
-	bench_write_file(path, buf);
-}
-
 /* CPU time of every thread of pid, ns; -1 if unreadable. */
 static double proc_cpu_ns(pid_t pid)
 {
@@ -237,7 +209,7 @@ int main(int argc, char **argv)
 	};
 	struct xb x = { .n = 10000, .cgroups = 1000, .scrapes = 50, .exe = NULL };
 	unsigned int reps = 5;
-	long long old_threads, old_pids;
+	struct bench_limits old;
 	int rc, rc2, rc3;
 	double t0;
 
@@ -277,8 +249,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	old_threads = raise_limit(THREADS_MAX, x.n);
-	old_pids = raise_limit(PID_MAX, x.n);
+	bench_task_room(x.n, &old);
 	t0 = bench_now();
 	if (bench_spawn_sleepers(x.n, false) ||
 	    (x.cgroups && bench_cgroups_make(x.cgroups))) {
@@ -347,8 +318,7 @@ int main(int argc, char **argv)
 	bench_reap_sleepers();
 	if (x.cgroups)
 		bench_cgroups_remove(x.cgroups);
-	restore_limit(THREADS_MAX, old_threads);
-	restore_limit(PID_MAX, old_pids);
+	bench_task_room_restore(&old);
 	if (rc < 0 || rc2 < 0 || rc3 < 0)
 		return 1;
 	return rc;

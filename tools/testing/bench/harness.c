@@ -104,6 +104,45 @@ long long bench_read_ll(const char *path)
 	return strtoll(buf, NULL, 10);
 }
 
+#define THREADS_MAX "/proc/sys/kernel/threads-max"
+#define PID_MAX "/proc/sys/kernel/pid_max"
+
+/* Raise a limit to n + 4096; the old value to restore, or -1. */
+static long long raise_limit(const char *path, unsigned long n)
+{
+	long long old = bench_read_ll(path);
+	char buf[32];
+
+	if (old < 0 || (unsigned long long)old >= n + 4096)
+		return -1;
+	snprintf(buf, sizeof(buf), "%lu", n + 4096);
+	if (bench_write_file(path, buf))
+		fprintf(stderr, "bench: cannot raise %s to %s\n", path, buf);
+	return old;
+}
+
+static void restore_limit(const char *path, long long old)
+{
+	char buf[32];
+
+	if (old < 0)
+		return;
+	snprintf(buf, sizeof(buf), "%lld", old);
+	bench_write_file(path, buf);
+}
+
+void bench_task_room(unsigned long n, struct bench_limits *old)
+{
+	old->threads = raise_limit(THREADS_MAX, n);
+	old->pids = raise_limit(PID_MAX, n);
+}
+
+void bench_task_room_restore(const struct bench_limits *old)
+{
+	restore_limit(THREADS_MAX, old->threads);
+	restore_limit(PID_MAX, old->pids);
+}
+
 int bench_proc_stat(struct bench_stat *s)
 {
 	static char buf[16384];

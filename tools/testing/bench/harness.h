@@ -98,6 +98,13 @@ double bench_median(double *v, unsigned int n); /* sorts v */
 int bench_read_file(const char *path, char *buf, size_t size);
 int bench_write_file(const char *path, const char *s); /* 0 or -1 */
 long long bench_read_ll(const char *path); /* one integer, or -1 */
+/* threads-max and pid_max before bench_task_room() raised them (-1: not). */
+struct bench_limits {
+	long long threads, pids;
+};
+/* Room for n more tasks than the guest's defaults allow; undo with restore. */
+void bench_task_room(unsigned long n, struct bench_limits *old);
+void bench_task_room_restore(const struct bench_limits *old);
 
 /* /proc/stat: busy (user+nice+system+irq+softirq+steal) and idle ticks, ctxt. */
 struct bench_stat {

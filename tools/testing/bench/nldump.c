@@ -26,8 +26,6 @@
 #include "nl.h"
 #include "uapi/joules_netlink.h"
 
-#define THREADS_MAX "/proc/sys/kernel/threads-max"
-#define PID_MAX "/proc/sys/kernel/pid_max"
 
 struct nldump {
 	unsigned long n;
@@ -89,21 +87,6 @@ fail:
 	return -1;
 }
 
-/* Make room for n more tasks; returns the old limit to restore, or -1. */
-static long long raise_limit(const char *path, unsigned long n)
-{
-	long long old = bench_read_ll(path);
-	char buf[32];
-
-	if (old < 0 || (unsigned long long)old >= n + 4096)
-		return -1;
-	snprintf(buf, sizeof(buf), "%lu", n + 4096);
-	if (bench_write_file(path, buf))
-		fprintf(stderr, "bench-nldump: cannot raise %s to %s\n", path,
-			buf);
-	return old;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct bench_metric metrics[] = {
@@ -120,9 +103,8 @@ int main(int argc, char **argv)
 		.trial = trial,
 		.arg = &nd,
 	};
-	long long old_threads, old_pids;
+	struct bench_limits old;
 	double t0;
-	char buf[32];
 	int rc;
 
 	const struct bench_opt opts[] = {
@@ -141,8 +123,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-nldump: bad -n, -d or -r\n");
 		return 2;
 	}
-	old_threads = raise_limit(THREADS_MAX, nd.n);
-	old_pids = raise_limit(PID_MAX, nd.n);
+	bench_task_room(nd.n, &old);
 	t0 = bench_now();
 	if (bench_spawn_sleepers(nd.n, nd.threads)) {
 		bench_reap_sleepers();
@@ -156,13 +137,6 @@ int main(int argc, char **argv)
 	printf("nldump: %zu records per dump\n", nd.records);
 	bench_set_loaded(false);
 	bench_reap_sleepers();
-	if (old_threads >= 0) {
-		snprintf(buf, sizeof(buf), "%lld", old_threads);
-		bench_write_file(THREADS_MAX, buf);
-	}
-	if (old_pids >= 0) {
-		snprintf(buf, sizeof(buf), "%lld", old_pids);
-		bench_write_file(PID_MAX, buf);
-	}
+	bench_task_room_restore(&old);
 	return rc < 0 ? 1 : 0;
 }
