@@ -1673,13 +1673,15 @@ static int run_round(const struct round *r)
 			snprintf(dir, sizeof(dir), CG "/%s", cgs[i].rel);
 			if (!cgs[i].gone) {
 				cgs[i].base = df_usage_usec(dir);
-				/* + 999: the extra reading's truncation */
-				cgs[i].load_gap = (long long)(cgs[i].base - cgs[i].pre) * 1000 + 999;
+				/* + 999: the extra reading's truncation; none if unread */
+				if (cgs[i].pre != ~0ULL && cgs[i].base != ~0ULL)
+					cgs[i].load_gap =
+						(long long)(cgs[i].base - cgs[i].pre) * 1000 + 999;
 			}
 			cgs[i].bound = 0;
 			cgs[i].moves = 0;
 		}
-		/* Nothing ran since the load: every cgroup at 0, every task counted. */
+		/* At most what ran between the load and the snapshot; every task counted. */
 		check_cgroups("just after the reload");
 		roles_tell(&ro, 'c');
 		churn(&ro, false);
