@@ -14,12 +14,15 @@
  *
  * The burst must drain the pool whatever the host's timing: the refill is
  * a work item, and on an idle CPU it kept up with 48 forks (6.1 in QEMU).
- * So the parent forks as a SCHED_FIFO task and every other CPU runs a
- * SCHED_FIFO spinner: no kworker runs until the burst is over.
+ * So the parent forks as a SCHED_FIFO task and every other CPU it may run
+ * on holds a SCHED_FIFO spinner, a process of its own (a thread would
+ * share the parent's memory, and each fork's copy-on-write of its stack
+ * could make it wait and leave its CPU idle): no kworker runs until the
+ * burst is over.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -52,68 +55,90 @@ static void child(int ready, int go, const cpu_set_t *all)
 		if (pthread_create(&th, NULL, burner, NULL) || pthread_join(th, NULL))
 			_exit(1);
 	}
-	if (write(ready, &c, 1) != 1 || read(go, &c, 1) < 0)
+	/* Closed once written: a child that failed ends the parent's reads. */
+	if (write(ready, &c, 1) != 1 || close(ready) || read(go, &c, 1) < 0)
 		_exit(1);
 	_exit(0);
 }
 
-static atomic_bool spin_stop;
-
-/* Holds its CPU at SCHED_FIFO until the burst is over, 2 s at most. */
-static void *spinner(void *arg)
+/*
+ * A spinner on cpu at SCHED_FIFO until the write end of stop is closed
+ * everywhere or 2 s pass. Returns its pid, or -1.
+ */
+static pid_t spinner(int cpu, const int stop[2])
 {
-	double end = st_now() + 2;
+	struct sched_param sp = { .sched_priority = 50 };
+	pid_t p = fork();
+	cpu_set_t one;
 
-	(void)arg;
-	while (!atomic_load(&spin_stop) && st_now() < end)
-		;
-	return NULL;
+	if (p)
+		return p;
+	close(stop[1]);
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one) ||
+	    sched_setscheduler(0, SCHED_FIFO, &sp))
+		_exit(1);
+	fcntl(stop[0], F_SETFL, O_NONBLOCK);
+	for (double end = st_now() + 2; st_now() < end;) {
+		char c;
+
+		if (read(stop[0], &c, 1) == 0)
+			break;
+	}
+	_exit(0);
 }
 
 /*
- * Pin the caller to CPU 0 at SCHED_FIFO (its children reset to
- * SCHED_OTHER) and start a FIFO spinner pinned to each other online CPU;
- * *n counts the spinners started. Returns 0, or -1 when a CPU is not held.
+ * Hold every CPU of all: the caller at SCHED_FIFO on the first (its
+ * children reset to SCHED_OTHER), a spinner on each other. The spinners
+ * stop when *stop_w is closed; *n counts them. Returns 0, or -1 when a CPU
+ * is not held.
  */
-static int hold_cpus(pthread_t *th, int max, int *n)
+static int hold_cpus(const cpu_set_t *all, pid_t *spin, int *n, int *stop_w)
 {
 	struct sched_param sp = { .sched_priority = 50 };
-	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	pthread_attr_t a;
+	int stop[2], first = -1;
 	cpu_set_t one;
 
 	*n = 0;
-	atomic_store(&spin_stop, false);
-	pthread_attr_init(&a);
-	pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&a, SCHED_FIFO);
-	pthread_attr_setschedparam(&a, &sp);
-	for (int cpu = 1; cpu < ncpu && *n < max; cpu++) {
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		if (pthread_attr_setaffinity_np(&a, sizeof(one), &one) ||
-		    pthread_create(&th[*n], &a, spinner, NULL))
+	if (pipe(stop))
+		return -1;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, all))
+			continue;
+		if (first < 0) {
+			first = cpu;
+			continue;
+		}
+		spin[*n] = spinner(cpu, stop);
+		if (spin[*n] < 0)
 			break;
 		(*n)++;
 	}
-	pthread_attr_destroy(&a);
+	close(stop[0]);
+	*stop_w = stop[1];
 	CPU_ZERO(&one);
-	CPU_SET(0, &one);
-	if (*n != ncpu - 1 || sched_setaffinity(0, sizeof(one), &one) ||
+	CPU_SET(first, &one);
+	if (*n != CPU_COUNT(all) - 1 || sched_setaffinity(0, sizeof(one), &one) ||
 	    sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp))
 		return -1;
 	return 0;
 }
 
-static void release_cpus(pthread_t *th, int n, const cpu_set_t *all)
+/* Back to SCHED_OTHER on all; the spinners stop and are reaped. */
+static int release_cpus(const cpu_set_t *all, pid_t *spin, int n, int stop_w)
 {
 	struct sched_param sp = { .sched_priority = 0 };
+	int st, bad = 0;
 
 	sched_setscheduler(0, SCHED_OTHER, &sp);
-	atomic_store(&spin_stop, true);
+	close(stop_w);
 	for (int i = 0; i < n; i++)
-		pthread_join(th[i], NULL);
+		if (waitpid(spin[i], &st, 0) != spin[i] || !WIFEXITED(st) || WEXITSTATUS(st))
+			bad++;
 	sched_setaffinity(0, sizeof(*all), all);
+	return bad;
 }
 
 static bool rt_kernel(void)
@@ -149,9 +174,9 @@ FIXTURE_TEARDOWN(pool)
 
 TEST_F_TIMEOUT(pool, threads_join_a_deferred_leader, 300)
 {
-	unsigned long long deferred = 0, lost, maxtail = 0;
-	int ready[2], bad = 0, twice = 0, held, nspin;
-	pthread_t spin[CPU_SETSIZE];
+	unsigned long long d0 = 0, d1 = 0, lost, maxtail = 0;
+	int ready[2], bad = 0, twice = 0, held, nspin, stop_w = -1, spin_bad;
+	static pid_t spin[CPU_SETSIZE];
 	char b[64], c;
 	cpu_set_t all;
 
@@ -159,11 +184,14 @@ TEST_F_TIMEOUT(pool, threads_join_a_deferred_leader, 300)
 	ASSERT_EQ(0, pipe(ready));
 	ASSERT_EQ(0, pipe(self->go));
 	/* A burst with every CPU held: the third fork finds the pool of two empty. */
-	held = hold_cpus(spin, CPU_SETSIZE, &nspin);
+	held = hold_cpus(&all, spin, &nspin, &stop_w);
+	if (st_read(JOULES_SYSFS "/fork_deferred", b, sizeof(b)) > 0)
+		d0 = strtoull(b, NULL, 10);
 	for (int i = 0; held == 0 && i < NCHILD; i++) {
 		pid_t p = fork();
 
 		if (p == 0) {
+			close(stop_w);	/* the spinners stop when the parent closes it */
 			close(ready[0]);
 			close(self->go[1]);
 			child(ready[1], self->go[0], &all);
@@ -172,19 +200,20 @@ TEST_F_TIMEOUT(pool, threads_join_a_deferred_leader, 300)
 			break;
 		self->kids[self->n++] = p;
 	}
-	release_cpus(spin, nspin, &all);
+	if (st_read(JOULES_SYSFS "/fork_deferred", b, sizeof(b)) > 0)
+		d1 = strtoull(b, NULL, 10);
+	spin_bad = release_cpus(&all, spin, nspin, stop_w);
 	ASSERT_EQ(0, held) TH_LOG("SCHED_FIFO on every CPU for the burst");
+	ASSERT_EQ(0, spin_bad) TH_LOG("a spinner failed (SCHED_FIFO, affinity)");
 	ASSERT_EQ(NCHILD, self->n) TH_LOG("forked %d of %d", self->n, NCHILD);
 	close(ready[1]);
 	for (int i = 0; i < NCHILD; i++) {
 		ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("child %d never got ready", i);
 	}
 	close(ready[0]);
-	if (st_read(JOULES_SYSFS "/fork_deferred", b, sizeof(b)) > 0)
-		deferred = strtoull(b, NULL, 10);
-	TH_LOG("fork_deferred: %llu", deferred);
+	TH_LOG("fork_deferred: %llu during the burst", d1 - d0);
 	/* Deferral is what is tested: the burst must have drained the pool. */
-	ASSERT_LT(0, deferred);
+	ASSERT_LT(0, d1 - d0);
 
 	/* Every child blocked; two intervals for the worker to charge the rest. */
 	usleep(3 * st_interval_ms() * 1000);
