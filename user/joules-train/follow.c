@@ -608,11 +608,29 @@ static int nl_lines(struct jnl *nl, struct lbuf *b)
 	return ret;
 }
 
+/* path, or standard input for "-", for reading into *fd. */
+static int open_input(const char *path, int *fd)
+{
+	int err;
+
+	if (!strcmp(path, "-")) {
+		*fd = STDIN_FILENO;
+		return 0;
+	}
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0) {
+		err = errno;
+		jt_diagf("joules-train: %s: %s\n", path, strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
 /* The samples: the module's netlink group, stdin or a file. */
 static int open_samples(const struct jt_follow_opts *o, struct lbuf *sb,
 			struct jnl **nl)
 {
-	int rc, err;
+	int rc;
 
 	if (!o->samples) {
 		rc = jnl_open(nl);
@@ -624,14 +642,9 @@ static int open_samples(const struct jt_follow_opts *o, struct lbuf *sb,
 			return rc;
 		}
 		sb->fd = jnl_fd(*nl);
-	} else if (!strcmp(o->samples, "-")) {
-		sb->fd = STDIN_FILENO;
-	} else if ((sb->fd = open(o->samples, O_RDONLY | O_CLOEXEC)) < 0) {
-		err = errno;
-		jt_diagf("joules-train: %s: %s\n", o->samples, strerror(err));
-		return -err;
+		return 0;
 	}
-	return 0;
+	return open_input(o->samples, &sb->fd);
 }
 
 /* The meter: a command's stdout, stdin or a file. */
@@ -647,14 +660,9 @@ static int open_meter(const struct jt_follow_opts *o, struct lbuf *mb,
 			jt_diagf("joules-train: pdu-cmd: %s\n", strerror(err));
 			return -err;
 		}
-	} else if (!strcmp(o->pdu, "-")) {
-		mb->fd = STDIN_FILENO;
-	} else if ((mb->fd = open(o->pdu, O_RDONLY | O_CLOEXEC)) < 0) {
-		err = errno;
-		jt_diagf("joules-train: %s: %s\n", o->pdu, strerror(err));
-		return -err;
+		return 0;
 	}
-	return 0;
+	return open_input(o->pdu, &mb->fd);
 }
 
 /* Read what is ready on either input; nonzero ends the loop (the error). */
