@@ -251,6 +251,14 @@ static int flush_trial(void *arg, bool loaded, double *out)
 	return 0;
 }
 
+/* d's trials with the module loaded and the tasks in their containers, as on a node. */
+static int run_spread(const struct bench_def *d)
+{
+	if (bench_set_loaded(true) || layout(true))
+		return -1;
+	return bench_run_loaded(d);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct bench_metric worker_metrics[] = {
@@ -333,10 +341,7 @@ int main(int argc, char **argv)
 				       .trial = flush_trial,
 				       .arg = &c };
 
-		if (bench_set_loaded(true) || layout(true))
-			rc2 = -1;
-		else
-			rc2 = bench_run_loaded(&d);
+		rc2 = run_spread(&d);
 	}
 	if (!strcmp(mode, "dump") || !strcmp(mode, "both")) {
 		struct bench_def d = { .name = "cgroups-dump",
@@ -346,11 +351,7 @@ int main(int argc, char **argv)
 				       .trial = dump_trial,
 				       .arg = &c };
 
-		/* The tasks in their containers, as on a node. */
-		if (bench_set_loaded(true) || layout(true))
-			rc2 = -1;
-		else
-			rc2 = bench_run_loaded(&d);
+		rc2 = run_spread(&d);
 		printf("cgroups-dump: %zu records per dump\n", c.records);
 	}
 	layout(false);
