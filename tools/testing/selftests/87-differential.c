@@ -892,6 +892,15 @@ static void role_tell(struct child *c, char what)
 
 /* ---- the comparisons ---- */
 
+/* usage_usec in cpu.stat of the cgroup rel (below the mount), or ~0ULL. */
+static unsigned long long cg_usage(const char *rel)
+{
+	char dir[4300];
+
+	snprintf(dir, sizeof(dir), CG "/%s", rel);
+	return df_usage_usec(dir);
+}
+
 /*
  * Every cgroup of the round's tree, workload stopped and charged.
  *
@@ -920,8 +929,7 @@ static void check_cgroups(const char *when)
 
 		if (c->gone)
 			continue;
-		snprintf(path, sizeof(path), CG "/%s", c->rel);
-		u = df_usage_usec(path);
+		u = cg_usage(c->rel);
 		snprintf(path, sizeof(path), "/proc/energy/cgroup/%s/energy.stat", c->rel);
 		if (u == ~0ULL || st_read(path, b, sizeof(b)) <= 0 || st_kv(b, "cpu_time_ns", &j) ||
 		    st_kv(b, "tasks", &jt)) {
@@ -1024,11 +1032,7 @@ static void check_live(void)
 				 "process %d: joules %llu, clock %llu", c->pid, j, k);
 		if (c->alone[0] && !c->preload) {
 			struct cgn *g = cg_find(c->alone);
-			char dir[4300];
-			unsigned long long u;
-
-			snprintf(dir, sizeof(dir), CG "/%s", c->alone);
-			u = df_usage_usec(dir);
+			unsigned long long u = cg_usage(c->alone);
 			if (g && u != ~0ULL)
 				df_judge(&figs[F_PROC_CG], (long long)j - (long long)(u - g->base) * 1000,
 					 -999 - cg_bound(g), 999 + cg_bound(g),
@@ -1249,11 +1253,7 @@ static void reap_and_check(bool all)
 		}
 		if (c->alone[0] && !c->preload) {
 			struct cgn *g = cg_find(c->alone);
-			char dir[4300];
-			unsigned long long u;
-
-			snprintf(dir, sizeof(dir), CG "/%s", c->alone);
-			u = df_usage_usec(dir);
+			unsigned long long u = cg_usage(c->alone);
 			if (g && u != ~0ULL)
 				df_judge(&figs[F_EXIT_CG], (long long)j - (long long)(u - g->base) * 1000,
 					 -999 - cg_bound(g), 999 + cg_bound(g),
@@ -1648,13 +1648,9 @@ static int run_round(const struct round *r)
 		check_cgroups("before the reload");
 		events_close();
 		err = mod_unload();
-		for (int i = 0; i < ncgs; i++) {
-			char dir[4300];
-
-			snprintf(dir, sizeof(dir), CG "/%s", cgs[i].rel);
+		for (int i = 0; i < ncgs; i++)
 			if (!cgs[i].gone)
-				cgs[i].pre = df_usage_usec(dir);
-		}
+				cgs[i].pre = cg_usage(cgs[i].rel);
 		if (!err)
 			err = mod_load("");
 		if (err) {
@@ -1668,11 +1664,8 @@ static int run_round(const struct round *r)
 			if (!kids[i].reaped)
 				kids[i].preload = true;
 		for (int i = 0; i < ncgs; i++) {
-			char dir[4300];
-
-			snprintf(dir, sizeof(dir), CG "/%s", cgs[i].rel);
 			if (!cgs[i].gone) {
-				cgs[i].base = df_usage_usec(dir);
+				cgs[i].base = cg_usage(cgs[i].rel);
 				/* + 999: the extra reading's truncation; none if unread */
 				if (cgs[i].pre != ~0ULL && cgs[i].base != ~0ULL)
 					cgs[i].load_gap =
