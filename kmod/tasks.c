@@ -164,6 +164,7 @@ struct joules_group *joules_group_alloc(gfp_t gfp)
 		return NULL;
 	raw_spin_lock_init(&g->lock);
 	INIT_LIST_HEAD(&g->members);
+	seqcount_raw_spinlock_init(&g->folds, &g->lock);
 	return g;
 }
 
@@ -190,7 +191,10 @@ static int attach(struct joules_entry *e, struct joules_group *g, bool fresh)
 	} else {
 		e->group = g;
 		hlist_add_head_rcu(&e->hnode, &table[b]);
-		list_add_tail(&e->gnode, &g->members);
+		list_add_tail_rcu(&e->gnode, &g->members);
+		/* A fresh group's first member leads it (the sweep and the hooks track leaders first). */
+		if (fresh)
+			g->leader = e;
 		g->nr_members++;
 		atomic64_inc(&nr_tracked);
 		atomic64_add(fresh ? 2 : 1, &joules_objects);
@@ -424,21 +428,33 @@ void joules_entry_totals(struct joules_entry *e, struct joules_totals *t)
 	t->opt_present = READ_ONCE(e->hw_seen) | joules_opt_avail;
 }
 
-/* a += b: sums, flags or-ed, the newer generation. Tasks and cgroups alike. */
+/*
+ * Held by a process reader whose lockless walks raced folds twice: it
+ * then walks with no fold in progress. Folds are the worker's (and the
+ * unload's), in process context.
+ */
+static DEFINE_MUTEX(fold_lock);
+
 void joules_fold(struct joules_entry *e)
 {
 	struct joules_group *g = e->group;
 	struct joules_totals t;
 	bool last;
 
+	mutex_lock(&fold_lock);
 	raw_spin_lock(&g->lock);
+	write_seqcount_begin(&g->folds);
 	joules_entry_totals(e, &t);
 	joules_totals_add(&g->dead, &t);
 	g->nr_dead++;
 	set_bit(JE_FOLDED, &e->flags);
-	list_del(&e->gnode);
+	list_del_rcu(&e->gnode);
+	if (g->leader == e)
+		g->leader = NULL;
 	last = --g->nr_members == 0;
+	write_seqcount_end(&g->folds);
 	raw_spin_unlock(&g->lock);
+	mutex_unlock(&fold_lock);
 	call_rcu(&e->rcu, entry_free_rcu);
 	if (last)
 		call_rcu(&g->rcu, group_free_rcu);
@@ -448,7 +464,8 @@ void joules_fold(struct joules_entry *e)
  * A group leader's exit record waits until every other thread of its group
  * has died: pid == tgid in a record reads as "the process ended", which a
  * leader that exits first (pthread_exit() in main) or is replaced by exec
- * in another thread is not. Worker; e is dead and off its CPU.
+ * in another thread is not. Worker (which alone folds: the members stay);
+ * e is dead and off its CPU.
  */
 bool joules_leader_waits(struct joules_entry *e)
 {
@@ -458,14 +475,14 @@ bool joules_leader_waits(struct joules_entry *e)
 
 	if (READ_ONCE(e->pid) != READ_ONCE(e->tgid))
 		return false;
-	raw_spin_lock(&g->lock);
-	list_for_each_entry(m, &g->members, gnode) {
+	rcu_read_lock();
+	list_for_each_entry_rcu(m, &g->members, gnode) {
 		if (m != e && !test_bit(JE_DEAD, &m->flags)) {
 			wait = true;
 			break;
 		}
 	}
-	raw_spin_unlock(&g->lock);
+	rcu_read_unlock();
 	return wait;
 }
 
@@ -483,10 +500,11 @@ void joules_exec_swap(struct task_struct *t, pid_t old_pid)
 		return;
 	g = e->group;
 	raw_spin_lock(&g->lock);
-	list_for_each_entry(m, &g->members, gnode)
-		if (m != e && READ_ONCE(m->pid) == t->tgid)
-			WRITE_ONCE(m->pid, old_pid);
+	m = g->leader;
+	if (m && m != e && READ_ONCE(m->pid) == t->tgid)
+		WRITE_ONCE(m->pid, old_pid);
 	WRITE_ONCE(e->pid, t->pid);
+	g->leader = e;
 	raw_spin_unlock(&g->lock);
 }
 
@@ -526,48 +544,81 @@ void joules_fill_stats(struct joules_entry *e, const struct joules_totals *t,
 	}
 }
 
+/*
+ * g's totals: its folded threads and each member's, the group's lock held
+ * for one member at a time (a raw lock; a process may have thousands of
+ * threads). False when a fold ran meanwhile: a member folded before the
+ * walk reached it would be missing, one folded after counted twice.
+ */
+static bool group_totals(struct joules_group *g, struct joules_totals *sum,
+			 struct joules_stats *st)
+{
+	struct joules_totals one;
+	struct joules_entry *m;
+	unsigned int seq;
+
+	raw_spin_lock(&g->lock);
+	seq = raw_read_seqcount(&g->folds);
+	*sum = g->dead;
+	raw_spin_unlock(&g->lock);
+	st->nr_threads = 0;
+	st->exited = true;
+	list_for_each_entry_rcu(m, &g->members, gnode) {
+		raw_spin_lock(&g->lock);
+		joules_entry_totals(m, &one);
+		raw_spin_unlock(&g->lock);
+		joules_totals_add(sum, &one);
+		st->nr_threads++;
+		if (!test_bit(JE_DEAD, &m->flags))
+			st->exited = false;
+	}
+	return !read_seqcount_retry(&g->folds, seq);
+}
+
+/* Under RCU: t's or its process' totals into st, or -ENOENT; -EAGAIN to retry. */
+static int stats_of(struct task_struct *t, bool process, struct joules_stats *st)
+{
+	struct joules_entry *e = joules_lookup(t);
+	struct joules_totals sum;
+
+	if (!e || test_bit(JE_FOLDED, &e->flags))
+		return -ENOENT;
+	if (!process) {
+		raw_spin_lock(&e->group->lock);
+		joules_entry_totals(e, &sum);
+		raw_spin_unlock(&e->group->lock);
+		joules_fill_stats(e, &sum, st);
+		st->nr_threads = 1;
+		return 0;
+	}
+	if (!group_totals(e->group, &sum, st))
+		return -EAGAIN;
+	joules_fill_stats(NULL, &sum, st);
+	memcpy(st->comm, t->group_leader->comm, TASK_COMM_LEN);
+	if (!st->nr_threads)
+		st->exited = true;
+	return 0;
+}
+
 int joules_task_stats(struct task_struct *t, bool process,
 		      struct pid_namespace *ns, struct user_namespace *uns,
 		      struct joules_stats *st)
 {
-	struct joules_entry *e, *m;
-	struct joules_totals sum, one;
-	struct joules_group *g;
-	int err = 0;
+	int err, tries = 0;
 
-	memset(st, 0, sizeof(*st));
-	rcu_read_lock();
-	e = joules_lookup(t);
-	if (!e) {
+	/* Folds come in bursts once a tick: a third walk waits them out. */
+	do {
+		bool hold = ++tries > 2;
+
+		memset(st, 0, sizeof(*st));
+		if (hold)
+			mutex_lock(&fold_lock);
+		rcu_read_lock();
+		err = stats_of(t, process, st);
 		rcu_read_unlock();
-		return -ENOENT;
-	}
-	g = e->group;
-	raw_spin_lock(&g->lock);
-	if (test_bit(JE_FOLDED, &e->flags)) {
-		err = -ENOENT;
-	} else if (process) {
-		sum = g->dead;
-		st->nr_threads = 0;
-		st->exited = true;
-		list_for_each_entry(m, &g->members, gnode) {
-			joules_entry_totals(m, &one);
-			joules_totals_add(&sum, &one);
-			st->nr_threads++;
-			if (!test_bit(JE_DEAD, &m->flags))
-				st->exited = false;
-		}
-		joules_fill_stats(NULL, &sum, st);
-		memcpy(st->comm, t->group_leader->comm, TASK_COMM_LEN);
-		if (!st->nr_threads)
-			st->exited = true;
-	} else {
-		joules_entry_totals(e, &one);
-		joules_fill_stats(e, &one, st);
-		st->nr_threads = 1;
-	}
-	raw_spin_unlock(&g->lock);
-	rcu_read_unlock();
+		if (hold)
+			mutex_unlock(&fold_lock);
+	} while (err == -EAGAIN && !WARN_ON_ONCE(tries > 2));
 	if (err)
 		return err;
 	st->pid = process ? task_tgid_nr_ns(t, ns) : task_pid_nr_ns(t, ns);

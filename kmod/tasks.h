@@ -18,8 +18,8 @@
  * interrupts off) and queues each CPU's running task for the new interval.
  * A CPU idle at the flip is left asleep: leaving idle, it marks itself awake
  * before reading the generation (a barrier on each side), so it either got
- * the IPI or sees the new number. Readers hold RCU and the thread group's
- * spinlock.
+ * the IPI or sees the new number. Readers hold RCU, and the thread group's
+ * spinlock for one entry at a time.
  */
 #ifndef JOULES_TASKS_H
 #define JOULES_TASKS_H
@@ -29,6 +29,7 @@
 #include <linux/list.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
+#include <linux/seqlock.h>
 #include <linux/spinlock.h>
 
 #include "totals.h"
@@ -52,10 +53,17 @@ struct joules_slot {
 
 struct joules_group {
 	raw_spinlock_t lock;	/* taken in the fork hook: raw on PREEMPT_RT */
-	struct list_head members;	/* unfolded joules_entry.gnode */
+	/*
+	 * Unfolded joules_entry.gnode: changed under lock, walked under RCU
+	 * by readers, who take lock for one member at a time (a process may
+	 * have thousands of threads, and lock is raw).
+	 */
+	struct list_head members;
 	unsigned int nr_members;	/* group freed when it reaches 0 */
 	struct joules_totals dead;	/* folded totals of reaped threads */
 	u32 nr_dead;
+	seqcount_raw_spinlock_t folds;	/* a walk that raced a fold retries */
+	struct joules_entry *leader;	/* the member whose pid is the tgid */
 	struct rcu_head rcu;
 };
 
@@ -193,7 +201,7 @@ void joules_exec_swap(struct task_struct *t, pid_t old_pid);
 bool joules_leader_waits(struct joules_entry *e);
 /* Worker: fold a finalised, reaped entry into its group and free it. */
 void joules_fold(struct joules_entry *e);
-/* Worker: totals of one entry (caller holds e->group->lock). */
+/* Totals of one entry (caller holds e->group->lock: the worker charges under it). */
 void joules_entry_totals(struct joules_entry *e, struct joules_totals *t);
 /* Visit every live entry (worker, for idle splitting); cb under RCU. */
 void joules_for_each_entry(void (*cb)(struct joules_entry *e, void *arg),
