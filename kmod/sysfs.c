@@ -59,6 +59,7 @@ RO_U64(lookup_misses, atomic64_read(&joules_lookup_misses));
 RO_U64(alloc_failures, atomic64_read(&joules_alloc_failures));
 RO_U64(fork_deferred, atomic64_read(&joules_fork_deferred));
 RO_U64(exits_untracked, atomic64_read(&joules_exits_untracked));
+RO_U64(walk_retries, atomic64_read(&joules_walk_retries));
 RO_U64(cgroups, joules_cg_objects());
 RO_U64(packages, joules_nr_pkgs);
 
@@ -239,6 +240,7 @@ static struct attribute *joules_attrs[] = {
 	&lookup_misses_attr.attr,
 	&fork_deferred_attr.attr,
 	&exits_untracked_attr.attr,
+	&walk_retries_attr.attr,
 	&cgroups_attr.attr,
 	&alloc_failures_attr.attr,
 	&packages_attr.attr,

@@ -192,8 +192,8 @@ static int attach(struct joules_entry *e, struct joules_group *g, bool fresh)
 		e->group = g;
 		hlist_add_head_rcu(&e->hnode, &table[b]);
 		list_add_tail_rcu(&e->gnode, &g->members);
-		/* A fresh group's first member leads it (the sweep and the hooks track leaders first). */
-		if (fresh)
+		/* Leaders come first (track.c); not so a thread whose leader's group was going. */
+		if (fresh && e->pid == e->tgid)
 			g->leader = e;
 		g->nr_members++;
 		atomic64_inc(&nr_tracked);
@@ -428,21 +428,30 @@ void joules_entry_totals(struct joules_entry *e, struct joules_totals *t)
 	t->opt_present = READ_ONCE(e->hw_seen) | joules_opt_avail;
 }
 
-/*
- * Held by a process reader whose lockless walks raced folds twice: it
- * then walks with no fold in progress. Folds are the worker's (and the
- * unload's), in process context.
- */
-static DEFINE_MUTEX(fold_lock);
+atomic64_t joules_walk_retries;
 
-void joules_fold(struct joules_entry *e)
+/* Would joules_fold(e) wait? A reader walks e's group with folds held off. */
+bool joules_fold_held(struct joules_entry *e)
+{
+	return READ_ONCE(e->group->walkers);
+}
+
+/*
+ * Fold e into its group's dead totals and free it; false (nothing done)
+ * while a reader walks the group with folds held off, for the worker to
+ * try again at its next tick. Process context.
+ */
+bool joules_fold(struct joules_entry *e)
 {
 	struct joules_group *g = e->group;
 	struct joules_totals t;
 	bool last;
 
-	mutex_lock(&fold_lock);
 	raw_spin_lock(&g->lock);
+	if (g->walkers) {
+		raw_spin_unlock(&g->lock);
+		return false;
+	}
 	write_seqcount_begin(&g->folds);
 	joules_entry_totals(e, &t);
 	joules_totals_add(&g->dead, &t);
@@ -454,10 +463,10 @@ void joules_fold(struct joules_entry *e)
 	last = --g->nr_members == 0;
 	write_seqcount_end(&g->folds);
 	raw_spin_unlock(&g->lock);
-	mutex_unlock(&fold_lock);
 	call_rcu(&e->rcu, entry_free_rcu);
 	if (last)
 		call_rcu(&g->rcu, group_free_rcu);
+	return true;
 }
 
 /*
@@ -465,7 +474,8 @@ void joules_fold(struct joules_entry *e)
  * has died: pid == tgid in a record reads as "the process ended", which a
  * leader that exits first (pthread_exit() in main) or is replaced by exec
  * in another thread is not. Worker (which alone folds: the members stay);
- * e is dead and off its CPU.
+ * e is dead and off its CPU. A thread created meanwhile may be missed on a
+ * weakly ordered CPU: its creator, alive, keeps the leader waiting anyway.
  */
 bool joules_leader_waits(struct joules_entry *e)
 {
@@ -548,10 +558,11 @@ void joules_fill_stats(struct joules_entry *e, const struct joules_totals *t,
  * g's totals: its folded threads and each member's, the group's lock held
  * for one member at a time (a raw lock; a process may have thousands of
  * threads). False when a fold ran meanwhile: a member folded before the
- * walk reached it would be missing, one folded after counted twice.
+ * walk reached it would be missing, one folded after counted twice. With
+ * hold, folds wait (joules_fold() declines) and the walk cannot fail.
  */
-static bool group_totals(struct joules_group *g, struct joules_totals *sum,
-			 struct joules_stats *st)
+static bool group_totals(struct joules_group *g, bool hold,
+			 struct joules_totals *sum, struct joules_stats *st)
 {
 	struct joules_totals one;
 	struct joules_entry *m;
@@ -559,6 +570,7 @@ static bool group_totals(struct joules_group *g, struct joules_totals *sum,
 
 	raw_spin_lock(&g->lock);
 	seq = raw_read_seqcount(&g->folds);
+	g->walkers += hold;
 	*sum = g->dead;
 	raw_spin_unlock(&g->lock);
 	st->nr_threads = 0;
@@ -572,11 +584,17 @@ static bool group_totals(struct joules_group *g, struct joules_totals *sum,
 		if (!test_bit(JE_DEAD, &m->flags))
 			st->exited = false;
 	}
+	if (hold) {
+		raw_spin_lock(&g->lock);
+		g->walkers--;
+		raw_spin_unlock(&g->lock);
+	}
 	return !read_seqcount_retry(&g->folds, seq);
 }
 
 /* Under RCU: t's or its process' totals into st, or -ENOENT; -EAGAIN to retry. */
-static int stats_of(struct task_struct *t, bool process, struct joules_stats *st)
+static int stats_of(struct task_struct *t, bool process, bool hold,
+		    struct joules_stats *st)
 {
 	struct joules_entry *e = joules_lookup(t);
 	struct joules_totals sum;
@@ -591,7 +609,7 @@ static int stats_of(struct task_struct *t, bool process, struct joules_stats *st
 		st->nr_threads = 1;
 		return 0;
 	}
-	if (!group_totals(e->group, &sum, st))
+	if (!group_totals(e->group, hold, &sum, st))
 		return -EAGAIN;
 	joules_fill_stats(NULL, &sum, st);
 	memcpy(st->comm, t->group_leader->comm, TASK_COMM_LEN);
@@ -604,21 +622,25 @@ int joules_task_stats(struct task_struct *t, bool process,
 		      struct pid_namespace *ns, struct user_namespace *uns,
 		      struct joules_stats *st)
 {
-	int err, tries = 0;
+	int err, tries;
 
-	/* Folds come in bursts once a tick: a third walk waits them out. */
-	do {
-		bool hold = ++tries > 2;
-
+	/*
+	 * Folds come in a burst once a tick: two walks that raced one, then
+	 * a third with the group's folds held off (the worker folds them at
+	 * its next tick). Only that group waits, and a walk that holds them
+	 * off races none, so readers cannot keep each other holding them.
+	 */
+	for (tries = 0; tries < 3; tries++) {
 		memset(st, 0, sizeof(*st));
-		if (hold)
-			mutex_lock(&fold_lock);
 		rcu_read_lock();
-		err = stats_of(t, process, st);
+		err = stats_of(t, process, tries == 2, st);
 		rcu_read_unlock();
-		if (hold)
-			mutex_unlock(&fold_lock);
-	} while (err == -EAGAIN && !WARN_ON_ONCE(tries > 2));
+		if (err != -EAGAIN)
+			break;
+		atomic64_inc(&joules_walk_retries);
+	}
+	if (WARN_ON_ONCE(err == -EAGAIN))	/* the third walk cannot race a fold */
+		err = -EIO;
 	if (err)
 		return err;
 	st->pid = process ? task_tgid_nr_ns(t, ns) : task_pid_nr_ns(t, ns);
@@ -729,7 +751,7 @@ void joules_tasks_exit(void (*release)(struct joules_entry *e))
 
 		e = container_of(n, struct joules_entry, rnode);
 		release(e);
-		joules_fold(e);
+		WARN_ON_ONCE(!joules_fold(e));	/* no reader is left */
 		n = next;
 	}
 	for (b = 0; b < (1U << table_bits); b++) {
@@ -739,7 +761,7 @@ void joules_tasks_exit(void (*release)(struct joules_entry *e))
 			/* Without the free hook the task may be gone already. */
 			e->task = NULL;
 			release(e);
-			joules_fold(e);
+			WARN_ON_ONCE(!joules_fold(e));
 		}
 	}
 	if (hp_state > 0)

@@ -63,7 +63,8 @@ struct joules_group {
 	struct joules_totals dead;	/* folded totals of reaped threads */
 	u32 nr_dead;
 	seqcount_raw_spinlock_t folds;	/* a walk that raced a fold retries */
-	struct joules_entry *leader;	/* the member whose pid is the tgid */
+	unsigned int walkers;		/* walks that hold folds off, under lock */
+	struct joules_entry *leader;	/* the member whose pid is the tgid, or NULL */
 	struct rcu_head rcu;
 };
 
@@ -84,7 +85,7 @@ struct joules_entry {
 	 */
 	struct task_struct *task;
 	struct joules_group *group;
-	struct list_head gnode;		/* group->members, under group->lock */
+	struct list_head gnode;		/* group->members: RCU, changed under group->lock */
 	unsigned long flags;		/* JE_* bits */
 	pid_t pid;			/* global (init ns) ids, for exit records */
 	pid_t tgid;
@@ -199,8 +200,14 @@ void joules_count_hw(struct joules_entry *e, struct joules_cpu *jc);
 void joules_exit_identity(struct task_struct *t);
 void joules_exec_swap(struct task_struct *t, pid_t old_pid);
 bool joules_leader_waits(struct joules_entry *e);
-/* Worker: fold a finalised, reaped entry into its group and free it. */
-void joules_fold(struct joules_entry *e);
+/*
+ * Worker: fold a finalised, reaped entry into its group and free it; false
+ * (nothing done) while a reader holds the group's folds off: try again.
+ */
+bool joules_fold(struct joules_entry *e);
+bool joules_fold_held(struct joules_entry *e);
+/* Process reads walked again because the worker folded a thread meanwhile. */
+extern atomic64_t joules_walk_retries;
 /* Totals of one entry (caller holds e->group->lock: the worker charges under it). */
 void joules_entry_totals(struct joules_entry *e, struct joules_totals *t);
 /* Visit every live entry (worker, for idle splitting); cb under RCU. */

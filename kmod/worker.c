@@ -514,6 +514,7 @@ static void pick_band(struct pkg_pass *pp)
 static void finish_entries(struct list_head *ready)
 {
 	struct joules_entry *e, *tmp;
+	LIST_HEAD(held);
 
 	list_for_each_entry_safe(e, tmp, ready, wnode) {
 		list_del_init(&e->wnode);
@@ -522,13 +523,16 @@ static void finish_entries(struct list_head *ready)
 		joules_taskcg_gone(e);
 	}
 	list_for_each_entry_safe(e, tmp, &reaped_wait, rwait) {
-		if (!test_bit(JE_FINAL, &e->flags))
+		if (!test_bit(JE_FINAL, &e->flags) || joules_fold_held(e))
 			continue;
 		list_del(&e->rwait);
 		/* Outside the group's raw lock: cgroup.c may sleep on RT. */
 		joules_taskcg_release(e);
-		joules_fold(e);
+		/* A reader came meanwhile: the next tick (release is idempotent). */
+		if (!joules_fold(e))
+			list_add(&e->rwait, &held);
 	}
+	list_splice(&held, &reaped_wait);
 }
 
 static void tick(struct work_struct *work)
@@ -641,7 +645,7 @@ void joules_worker_exit(void)
 	list_for_each_entry_safe(e, tmp, &reaped_wait, rwait) {
 		list_del(&e->rwait);
 		joules_taskcg_release(e);
-		joules_fold(e);
+		WARN_ON_ONCE(!joules_fold(e));	/* no reader is left */
 	}
 	kfree(pkg_work);
 	pkg_work = NULL;

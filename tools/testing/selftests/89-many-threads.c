@@ -9,14 +9,15 @@
  * or it would miss a thread folded before it got there, or count one
  * folded after it twice. Both show as a process total that goes down.
  *
- * The oracle: with every thread blocked, cpu_time_ns equals the process
- * CPU clock (the kernel's sum of its threads' runtimes); no thread has
- * exited, so the two read the same runtimes to the nanosecond. Then, while
- * a thread of the process creates and joins short threads (folded by the
- * worker every interval), its total read again and again never goes down.
+ * The oracle: with every thread tracked and blocked, cpu_time_ns equals
+ * the process CPU clock (the kernel's sum of its threads' runtimes); no
+ * thread has exited, so the two read the same runtimes to the nanosecond.
+ * Then, while a thread of the process creates and joins short threads,
+ * folded by the worker every 10 ms (interval_ms), its total read again and
+ * again never goes down, and walk_retries in sysfs shows that walks did
+ * race the folds.
  */
 #include <pthread.h>
-#include <sys/resource.h>
 
 #include "kselftest_harness.h"
 #include "selftest.h"
@@ -114,49 +115,38 @@ static unsigned long long clock_ns(pid_t pid)
 FIXTURE(many) {
 	pid_t pid;
 	int go_w, churn_w, stop_w;
-	char threads_max[32];
+	char threads_max[32], interval[32];
 };
 
 #define THREADS_MAX "/proc/sys/kernel/threads-max"
+#define INTERVAL JOULES_SYSFS "/interval_ms"
 
 /* Room for the process: KASAN's larger kernel stacks lower the default threads-max. */
 static int make_room(char *old, size_t size)
 {
-	unsigned long long n = 0;
 	char b[32];
 	int len;
 
 	if (st_read(THREADS_MAX, old, size) <= 0)
 		return -1;
-	n = strtoull(old, NULL, 10);
-	if (n >= 2 * NTHREAD)
+	if (strtoull(old, NULL, 10) >= 2 * NTHREAD)
 		return 0;
 	len = snprintf(b, sizeof(b), "%d", 2 * NTHREAD);
 	return st_write(THREADS_MAX, b, len);
 }
 
-FIXTURE_SETUP(many)
+/* The process of NTHREAD blocked threads and a churner, all up; -1 if not. */
+static pid_t start_process(FIXTURE_DATA(many) *self)
 {
-	struct rlimit r = { RLIM_INFINITY, RLIM_INFINITY };
 	int go[2], churn[2], stop[2], ready[2];
 	struct proc p;
+	pid_t pid;
 	char c;
 
-	self->pid = -1;
-	self->go_w = self->churn_w = self->stop_w = -1;
-	self->threads_max[0] = 0;
-	setrlimit(RLIMIT_NPROC, &r);
-	ASSERT_EQ(0, make_room(self->threads_max, sizeof(self->threads_max)))
-		TH_LOG("threads-max");
-	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload && joules_load"))
-		TH_LOG("reload with the defaults");
-	ASSERT_EQ(0, pipe(go));
-	ASSERT_EQ(0, pipe(churn));
-	ASSERT_EQ(0, pipe(stop));
-	ASSERT_EQ(0, pipe(ready));
-	self->pid = fork();
-	ASSERT_LE(0, self->pid);
-	if (self->pid == 0) {
+	if (pipe(go) || pipe(churn) || pipe(stop) || pipe(ready))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
 		close(go[1]);
 		close(churn[1]);
 		close(stop[1]);
@@ -171,32 +161,74 @@ FIXTURE_SETUP(many)
 	self->go_w = go[1];
 	self->churn_w = churn[1];
 	self->stop_w = stop[1];
-	ASSERT_EQ(1, read(ready[0], &c, 1))
-		TH_LOG("%d threads could not be created (threads-max, memory)", NTHREAD);
+	if (pid > 0 && read(ready[0], &c, 1) != 1)
+		pid = -1;	/* the teardown reaps it */
 	close(ready[0]);
+	return pid;
+}
+
+static unsigned long long sysfs_u64(const char *name)
+{
+	char path[128], b[32];
+
+	snprintf(path, sizeof(path), JOULES_SYSFS "/%s", name);
+	return st_read(path, b, sizeof(b)) > 0 ? strtoull(b, NULL, 10) : ~0ULL;
+}
+
+FIXTURE_SETUP(many)
+{
+	self->pid = -1;
+	self->go_w = self->churn_w = self->stop_w = -1;
+	self->interval[0] = 0;
+	self->threads_max[0] = 0;
+	ASSERT_EQ(0, make_room(self->threads_max, sizeof(self->threads_max)))
+		TH_LOG("threads-max");
 }
 
 FIXTURE_TEARDOWN(many)
 {
+	pid_t pid = self->pid;
 	int st = -1;
 
 	close(self->stop_w);
 	close(self->churn_w);
 	close(self->go_w);
-	if (self->pid > 0) {
-		EXPECT_EQ(self->pid, waitpid(self->pid, &st, 0));
+	if (pid > 0) {
+		EXPECT_EQ(pid, waitpid(pid, &st, 0));
 		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
 			TH_LOG("the process' threads failed: status %#x", st);
 	}
-	if (self->threads_max[0])
-		EXPECT_EQ(0, st_write(THREADS_MAX, self->threads_max, strlen(self->threads_max)));
+	if (self->interval[0])
+		EXPECT_EQ(0, st_write(INTERVAL, self->interval, strlen(self->interval)));
+	EXPECT_EQ(0, st_write(THREADS_MAX, self->threads_max, strlen(self->threads_max)));
+}
+
+/* Every thread tracked (the fork pool deferred most to the sweep): 60 s at most. */
+static unsigned long long all_tracked(pid_t pid)
+{
+	unsigned long long n = 0;
+	char path[64], b[4096];
+
+	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
+	for (int i = 0; i < 600; i++) {
+		if (st_read(path, b, sizeof(b)) > 0 && !st_kv(b, "threads", &n) &&
+		    n == NTHREAD + 2)
+			break;
+		usleep(100000);
+	}
+	return n;
 }
 
 TEST_F_TIMEOUT(many, read_whole_while_threads_come_and_go, 600)
 {
-	unsigned long long j, k, prev = 0, down = 0, reads = 0;
+	unsigned long long j, k, prev = 0, down = 0, reads = 0, r0, r1;
 	double t0, slowest = 0, end;
 
+	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload && joules_load"))
+		TH_LOG("reload with the defaults");
+	self->pid = start_process(self);
+	ASSERT_LT(0, self->pid) TH_LOG("%d threads (threads-max, memory)", NTHREAD);
+	ASSERT_EQ(NTHREAD + 2, all_tracked(self->pid)) TH_LOG("threads in /proc/energy");
 	/* Every thread blocked: the clock stands still (30 s at most). */
 	k = clock_ns(self->pid);
 	for (int i = 0; i < 300; i++) {
@@ -206,18 +238,20 @@ TEST_F_TIMEOUT(many, read_whole_while_threads_come_and_go, 600)
 		if (k == j)
 			break;
 	}
-	/* Then two intervals for the sweep to find threads the fork pool deferred. */
-	usleep(3 * st_interval_ms() * 1000);
-	k = clock_ns(self->pid);
 	j = joules_cpu_ns(self->pid);
 	ASSERT_NE(~0ULL, k);
 	ASSERT_NE(~0ULL, j) TH_LOG("no /proc/energy/%d", self->pid);
 	TH_LOG("%d threads blocked: joules %llu ns, clock %llu ns", NTHREAD + 2, j, k);
+	/* No thread has exited: both sum the same runtimes. */
 	EXPECT_EQ(k, j);
 
+	/* Folds every 10 ms, so that walks race them. */
+	ASSERT_LT(0, st_read(INTERVAL, self->interval, sizeof(self->interval)));
+	ASSERT_EQ(0, st_write(INTERVAL, "10", 2));
+	r0 = sysfs_u64("walk_retries");
 	close(self->churn_w);
 	self->churn_w = -1;
-	end = st_now() + 3 + 10.0 * st_interval_ms() / 1000;
+	end = st_now() + 4;
 	while (st_now() < end) {
 		t0 = st_now();
 		j = joules_cpu_ns(self->pid);
@@ -231,8 +265,12 @@ TEST_F_TIMEOUT(many, read_whole_while_threads_come_and_go, 600)
 		}
 		prev = j > prev ? j : prev;
 	}
-	TH_LOG("%llu reads while threads came and went, slowest %.1f ms", reads, slowest * 1e3);
+	r1 = sysfs_u64("walk_retries");
+	TH_LOG("%llu reads while threads came and went, slowest %.1f ms, %llu walks again",
+	       reads, slowest * 1e3, r1 - r0);
 	EXPECT_EQ(0, down) TH_LOG("the process total went down %llu times", down);
+	/* The race this is about happened: walks overlapped the worker's folds. */
+	EXPECT_LT(0, r1 - r0);
 }
 
 TEST_HARNESS_MAIN
