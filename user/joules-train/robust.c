@@ -231,6 +231,13 @@ static inline const double *sub_row(const struct subsample *s, size_t k)
 	return s->z + k * s->w;
 }
 
+/* Row `at` of the design into z, as row() and resid() see it. */
+static void sub_set(const struct rob *r, double *z, size_t at)
+{
+	z[r->q] = row(r, at, z);
+	z[r->q + 1] = r->rdiv ? r->rdiv[at] : 1;
+}
+
 static inline double sub_resid(const struct rob *r, const double *z,
 			       const double *beta)
 {
@@ -324,13 +331,9 @@ static int lts_start(struct rob *r, double *beta)
 	ss.z = malloc(m * ss.w * sizeof(*ss.z));
 	if (!ss.z || !tmp)
 		goto out;
-	for (i = 0; i < m; i++) {
-		size_t at = (size_t)((unsigned __int128)i * n / m);
-		double *z = ss.z + i * ss.w;
-
-		z[r->q] = row(r, at, z);
-		z[r->q + 1] = r->rdiv ? r->rdiv[at] : 1;
-	}
+	for (i = 0; i < m; i++)
+		sub_set(r, ss.z + i * ss.w,
+			(size_t)((unsigned __int128)i * n / m));
 	h = (m + r->q + 1) / 2;
 	for (s = 0; s < N_START && tries < 10 * N_START; tries++) {
 		double b[FIT_MAXCOL], obj;
@@ -394,30 +397,50 @@ static double bisquare(double u)
 }
 
 /*
- * Bisquare IRLS with the scale fixed (cs = c x scale), over every step-th
- * row, from beta until it settles. info->iter counts all iterations.
+ * The bisquare weights' normal equations under beta (a, b zeroed): over
+ * the scaled subsample ss, else over all rows of the design.
  */
-static int irls(struct rob *r, size_t step, double cs, double *beta,
-		struct fit_robust_info *info, unsigned int max_it,
-		double *last)
+static void irls_ne(const struct rob *r, const struct subsample *ss,
+		    double cs, const double *beta, double *a, double *b)
 {
-	const struct fit_design *d = r->d;
+	double x[FIT_MAXCOL], y, wr;
+	size_t i;
+
+	if (ss) {
+		for (i = 0; i < ss->m; i++) {
+			const double *z = sub_row(ss, i);
+
+			wr = bisquare(sub_resid(r, z, beta) / cs);
+			if (wr > 0)
+				ne_add(a, b, r->q, z, z[r->q], wr);
+		}
+		return;
+	}
+	for (i = 0; i < r->d->n; i++) {
+		y = row(r, i, x);
+		wr = bisquare(resid_x(r, i, x, y, beta) / cs);
+		if (wr > 0)
+			ne_add(a, b, r->q, x, y, wr);
+	}
+}
+
+/*
+ * Bisquare IRLS with the scale fixed (cs = c x scale), over the subsample
+ * ss (NULL: all rows), from beta until it settles. info->iter counts all
+ * iterations.
+ */
+static int irls(struct rob *r, const struct subsample *ss, double cs,
+		double *beta, struct fit_robust_info *info,
+		unsigned int max_it, double *last)
+{
 	unsigned int it, j;
-	size_t row_i;
 	int ret;
 
 	for (it = 1; it <= max_it; it++) {
 		double a[FIT_MAXCOL * FIT_MAXCOL] = { 0 }, b[FIT_MAXCOL] = { 0 };
-		double nb[FIT_MAXCOL], x[FIT_MAXCOL], y, diff = 0, big = 1;
+		double nb[FIT_MAXCOL], diff = 0, big = 1;
 
-		for (row_i = 0; row_i < d->n; row_i += step) {
-			double wr;
-
-			y = row(r, row_i, x);
-			wr = bisquare(resid_x(r, row_i, x, y, beta) / cs);
-			if (wr > 0)
-				ne_add(a, b, r->q, x, y, wr);
-		}
+		irls_ne(r, ss, cs, beta, a, b);
 		ret = solve_ne(r, a, b, 0, nb);
 		if (ret)
 			return ret;
@@ -433,13 +456,48 @@ static int irls(struct rob *r, size_t step, double cs, double *beta,
 		 * The cheap subsample phase converges tightly, so that the
 		 * passes over all rows start close.
 		 */
-		if (diff <= (step > 1 ? 1e-7 : 1e-6) * big) {
+		if (diff <= (ss ? 1e-7 : 1e-6) * big) {
 			info->converged = 1;
 			return 0;
 		}
 	}
 	info->converged = 0;
 	return 0;
+}
+
+/*
+ * IRLS from beta: on all rows when there are at most IRLS_SUB, else first
+ * on every step-th row until it settles, then at most IRLS_FULL passes
+ * over all rows from there: each moves beta by about a fifth of the one
+ * before, and the caller refits with the weights anyway. The subsample is
+ * scaled once into a compact copy (each iteration gathered it from the
+ * design again: a cache miss a row).
+ */
+static int irls_all(struct rob *r, double cs, double *beta,
+		    struct fit_robust_info *info)
+{
+	size_t n = r->d->n, step, i;
+	struct subsample ss = { .w = r->q + 2 };
+	double last = 0;
+	int ret, sub_converged;
+
+	if (n <= IRLS_SUB)
+		return irls(r, NULL, cs, beta, info, MAX_IRLS, &last);
+	step = (n + IRLS_SUB - 1) / IRLS_SUB;
+	ss.m = (n + step - 1) / step;
+	ss.z = malloc(ss.m * ss.w * sizeof(*ss.z));
+	if (!ss.z)
+		return -ENOMEM;
+	for (i = 0; i < ss.m; i++)
+		sub_set(r, ss.z + i * ss.w, i * step);
+	ret = irls(r, &ss, cs, beta, info, MAX_IRLS, &last);
+	free(ss.z);
+	if (ret)
+		return ret;
+	sub_converged = info->converged;
+	ret = irls(r, NULL, cs, beta, info, IRLS_FULL, &last);
+	info->converged = sub_converged && last <= IRLS_SETTLED;
+	return ret;
 }
 
 /* The columns that are not all 0, and the scales that make them comparable. */
@@ -508,8 +566,8 @@ int fit_robust(const struct fit_design *d, const unsigned int *cols,
 {
 	struct rob r = { .d = d, .rdiv = rdiv, .o = o,
 			 .rng = 0x9e3779b97f4a7c15ULL };
-	double beta[FIT_MAXCOL], scale, cs, last = 0;
-	size_t row_i, step;
+	double beta[FIT_MAXCOL], scale, cs;
+	size_t row_i;
 	int ret;
 
 	memset(info, 0, sizeof(*info));
@@ -527,19 +585,7 @@ int fit_robust(const struct fit_design *d, const unsigned int *cols,
 		return -ENOMEM;
 	cs = FIT_BISQUARE_C * scale;
 
-	step = d->n > IRLS_SUB ? (d->n + IRLS_SUB - 1) / IRLS_SUB : 1;
-	ret = irls(&r, step, cs, beta, info, MAX_IRLS, &last);
-	if (!ret && step > 1) {
-		/*
-		 * From the subsample's fixed point, at most IRLS_FULL passes
-		 * over all rows: each moves beta by about a fifth of the one
-		 * before, and the caller refits with the weights anyway.
-		 */
-		int sub_converged = info->converged;
-
-		ret = irls(&r, 1, cs, beta, info, IRLS_FULL, &last);
-		info->converged = sub_converged && last <= IRLS_SETTLED;
-	}
+	ret = irls_all(&r, cs, beta, info);
 	if (ret)
 		return ret;
 	for (row_i = 0; row_i < d->n; row_i++) {
