@@ -242,6 +242,17 @@ int jt_align(const struct jt_samples *s, const struct jt_meter *m,
 	     int64_t offset_ns, int64_t max_gap_ns, struct jt_row **rows,
 	     size_t *nrows, struct jt_align_stats *st);
 
+/*
+ * jt_align(), giving the samples' memory back as they are aligned: the
+ * samples, the readings and the rows are never all whole at once (the
+ * peak of a long recording). s->s is freed and s->n is 0 on return, its
+ * other fields (present, cpus, ...) kept.
+ */
+int jt_align_consume(struct jt_samples *s, const struct jt_meter *m,
+		     int64_t offset_ns, int64_t max_gap_ns,
+		     struct jt_row **rows, size_t *nrows,
+		     struct jt_align_stats *st);
+
 /* ---- model fitting ---- */
 
 /* Design-matrix column of coefficient i (jl_coef order): idle is column 0. */
