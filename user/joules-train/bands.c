@@ -112,14 +112,10 @@ static inline __attribute__((always_inline)) void
 outer_add(double *restrict m, const double *restrict v, unsigned int p,
 	  double w)
 {
-	unsigned int i, j;
+	unsigned int i;
 
-	for (i = 0; i < p; i++) {
-		double a = w * v[i];
-
-		for (j = i; j < p; j++)
-			m[i * p + j] += a * v[j];
-	}
+	for (i = 0; i < p; i++)
+		fit_axpy(m + i * p + i, v + i, w * v[i], p - i);
 }
 
 /* Columns: idle and the present features whose RMS is not 0. */

@@ -132,8 +132,7 @@ static void qr_update(double *restrict r, unsigned int k, double *restrict cm,
 				s += v[i] * u[i];
 			s *= tau;
 			r[j * k + l] -= s;
-			for (i = 0; i < c; i++)
-				u[i] -= s * v[i];
+			fit_axpy(u, v, -s, c); /* u - s v, as exactly */
 		}
 	}
 }

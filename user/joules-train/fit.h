@@ -62,6 +62,33 @@ struct fit_blocks {
 	double ridge;
 };
 
+/*
+ * y[j] += a x[j], j < n: the inner loop of every normal-equations and
+ * Gram accumulation and of the QR update. Two at a time in 16-byte vectors
+ * (GCC and clang vector extensions): each element gets the same multiply
+ * and add as one at a time, so the results are bit for bit the same, with
+ * half the instructions (-O2 does not vectorize a loop of unknown length).
+ */
+typedef double fit_v2d __attribute__((vector_size(16), aligned(8)));
+
+static inline __attribute__((always_inline)) void
+fit_axpy(double *restrict y, const double *restrict x, double a, size_t n)
+{
+	fit_v2d av = { a, a };
+	size_t j = 0;
+
+	for (; j + 2 <= n; j += 2) {
+		fit_v2d xv, yv;
+
+		__builtin_memcpy(&xv, x + j, sizeof(xv));
+		__builtin_memcpy(&yv, y + j, sizeof(yv));
+		yv += av * xv;
+		__builtin_memcpy(y + j, &yv, sizeof(yv));
+	}
+	if (j < n)
+		y[j] += a * x[j];
+}
+
 /* Contiguous fold k of K over n rows starts here (fit_fold_start(n, K, K) == n). */
 size_t fit_fold_start(size_t n, unsigned int k, unsigned int nfolds);
 

@@ -108,13 +108,12 @@ static inline __attribute__((always_inline)) void
 ne_add(double *restrict a, double *restrict b, unsigned int q,
        const double *restrict x, double y, double w)
 {
-	unsigned int i, j;
+	unsigned int i;
 
 	for (i = 0; i < q; i++) {
 		double wx = w * x[i];
 
-		for (j = i; j < q; j++)
-			a[i * q + j] += wx * x[j];
+		fit_axpy(a + i * q + i, x + i, wx, q - i);
 		b[i] += wx * y;
 	}
 }
