@@ -475,15 +475,15 @@ static struct cand add_cut(const struct bgrid *g, const struct cand *c,
  * Bin edges: distinct quantiles of the known frequencies, s[m j / BINS] of
  * them sorted, found by selection (no sort): each quantile's index is above
  * the last, and fit_kth() leaves every value below position k before it.
+ * s is scratch of n doubles.
  */
-static unsigned int quantile_edges(const double *mhz, size_t n, double *edges)
+static unsigned int quantile_edges(const double *mhz, size_t n, double *edges,
+				   double *s)
 {
-	double *s = malloc(n * sizeof(*s)), lo = INFINITY;
+	double lo = INFINITY;
 	unsigned int j, ne = 0;
 	size_t m = 0, i, from = 0;
 
-	if (!s)
-		return 0;
 	for (i = 0; i < n; i++)
 		if (mhz[i] > 0) {
 			s[m++] = mhz[i];
@@ -498,7 +498,6 @@ static unsigned int quantile_edges(const double *mhz, size_t n, double *edges)
 		if (q > lo && (!ne || q > edges[ne - 1]))
 			edges[ne++] = q;
 	}
-	free(s);
 	return ne;
 }
 
@@ -684,14 +683,12 @@ static int bt_alloc(struct btrain *t)
 
 	t->mhz = malloc(n * sizeof(*t->mhz));
 	t->pred = malloc(n * sizeof(*t->pred));
-	t->ps = malloc(n * sizeof(*t->ps));
-	t->pb = malloc(n * sizeof(*t->pb));
 	t->wb = malloc(n * sizeof(*t->wb));
 	t->band = malloc(n);
 	t->dest = malloc(n * sizeof(*t->dest));
 	t->done = malloc(n ? n : 1);
 	t->bin = malloc(n ? n : 1);
-	if (!t->mhz || !t->pred || !t->ps || !t->pb || !t->wb || !t->band ||
+	if (!t->mhz || !t->pred || !t->wb || !t->band ||
 	    !t->dest || !t->done || !t->bin)
 		return -ENOMEM;
 	return 0;
@@ -739,7 +736,7 @@ static int bt_setup(struct btrain *t, struct jt_band_result *res)
 			t->edges[j] = (double)t->bo->edges[j];
 		t->ne = t->bo->nedges;
 	} else {
-		t->ne = quantile_edges(t->mhz, t->n, t->edges);
+		t->ne = quantile_edges(t->mhz, t->n, t->edges, t->pred);
 	}
 	if (!t->ne) {
 		snprintf(res->why, sizeof(res->why),
@@ -747,6 +744,9 @@ static int bt_setup(struct btrain *t, struct jt_band_result *res)
 		return 0;
 	}
 	rows_bins(t->mhz, t->n, t->edges, t->ne, t->bin);
+	/* The bins are all the search needs of the frequencies. */
+	free(t->mhz);
+	t->mhz = NULL;
 	t->min_rows = (size_t)ceil(JT_BAND_MIN_SHARE * (double)t->n);
 	if (t->min_rows < t->o->min_samples)
 		t->min_rows = t->o->min_samples;
@@ -835,13 +835,26 @@ static int bt_search(struct btrain *t, struct jt_band_result *res)
 
 /*
  * Single, banded and CPU-only on the same held-out intervals: the grids
- * already built are reused where their weights are the right ones.
+ * already built are reused where their weights are the right ones. The
+ * predictions of the single set and the baseline are allocated only now:
+ * the bands' fits, before, are the peak of memory.
  */
 static int bt_heldout(struct btrain *t, const unsigned char *map,
 		      struct jt_band_result *res)
 {
 	unsigned char one[JT_BAND_BINS] = { 0 };
 	int ret = 0;
+
+	/* What regrouped the rows for the bands' fits is not needed now. */
+	free(t->band);
+	free(t->dest);
+	free(t->done);
+	t->band = t->done = NULL;
+	t->dest = NULL;
+	t->ps = malloc((t->n ? t->n : 1) * sizeof(*t->ps));
+	t->pb = malloc((t->n ? t->n : 1) * sizeof(*t->pb));
+	if (!t->ps || !t->pb)
+		return -ENOMEM;
 
 	if (t->g_is_wb) {
 		t->gb = t->g;

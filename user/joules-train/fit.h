@@ -172,8 +172,9 @@ int fit_solve(const struct fit_blocks *b, int exclude, enum fit_method method,
  *     the last pass moved the coefficients by at most 1e-3 (relative).
  *     A table of only 65536 rows or fewer iterates on all of them until
  *     the change is at most 1e-6.
- * Residuals are compared after dividing by rdiv[i] (NULL: 1), e.g. the
- * interval length, to compare powers rather than energies. w gets n
+ * Residuals are compared after dividing by the row's value in design
+ * column rdiv_col (-1: by 1), e.g. the interval length, to compare powers
+ * rather than energies (read in place: no copy of a column). w gets n
  * weights in [0, 1]; 0 means rejected (|residual| > c x scale).
  */
 struct fit_robust_info {
@@ -190,7 +191,7 @@ struct fit_robust_info {
 double fit_kth(double *v, size_t n, size_t k);
 
 int fit_robust(const struct fit_design *d, const unsigned int *cols,
-	       unsigned int ncols, const double *rdiv,
+	       unsigned int ncols, int rdiv_col,
 	       const struct fit_solve_opts *o, double *w,
 	       struct fit_robust_info *info);
 

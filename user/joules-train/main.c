@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -1059,6 +1060,13 @@ int main(int argc, char **argv)
 	int ret;
 
 	cli_prog = "joules-train";
+	/*
+	 * Arrays of a value per row are mapped and unmapped on their own,
+	 * whatever was freed before: glibc would otherwise raise its mmap
+	 * threshold after the first such free and put the next ones on the
+	 * heap, where a freed one stays resident below a live one.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	ret = parse_args(argc, argv, &r.o);
 	if (ret != CLI_GO)
 		return ret;

@@ -49,7 +49,8 @@
 
 struct rob {
 	const struct fit_design *d;
-	const double *rdiv;
+	const double *rdiv; /* divisor of row i's residual: rdiv[i * rstride] */
+	size_t rstride;
 	unsigned int q;
 	unsigned int col[FIT_MAXCOL]; /* design column of each fitted one */
 	double scale[FIT_MAXCOL];
@@ -80,6 +81,11 @@ row(const struct rob *r, size_t i, double *restrict x)
 	return FIT_Y(r->d, i) * r->inv_yscale;
 }
 
+static inline double rdiv_of(const struct rob *r, size_t i)
+{
+	return r->rdiv ? r->rdiv[i * r->rstride] : 1;
+}
+
 /* Residual of scaled row (x, y) i, divided by rdiv: powers, not energies. */
 static double resid_x(const struct rob *r, size_t i, const double *x,
 		      double y, const double *beta)
@@ -89,7 +95,7 @@ static double resid_x(const struct rob *r, size_t i, const double *x,
 
 	for (j = 0; j < r->q; j++)
 		p += x[j] * beta[j];
-	return (y - p) / (r->rdiv ? r->rdiv[i] : 1);
+	return (y - p) / rdiv_of(r, i);
 }
 
 static double resid(const struct rob *r, size_t i, const double *beta)
@@ -234,7 +240,7 @@ static inline const double *sub_row(const struct subsample *s, size_t k)
 static void sub_set(const struct rob *r, double *z, size_t at)
 {
 	z[r->q] = row(r, at, z);
-	z[r->q + 1] = r->rdiv ? r->rdiv[at] : 1;
+	z[r->q + 1] = rdiv_of(r, at);
 }
 
 static inline double sub_resid(const struct rob *r, const double *z,
@@ -533,7 +539,6 @@ static void rob_scales(struct rob *r, const unsigned int *cols,
 static double rob_scale(const struct rob *r, const double *beta)
 {
 	const struct fit_design *d = r->d;
-	const double *rdiv = r->rdiv;
 	double *tmp, scale;
 	size_t step, m, k;
 
@@ -548,7 +553,7 @@ static double rob_scale(const struct rob *r, const double *beta)
 	scale = MAD_NORMAL * fit_kth(tmp, m, m / 2);
 	for (k = 0; k < m; k++)
 		tmp[k] = fabs(FIT_Y(d, k * step) / r->yscale /
-			      (rdiv ? rdiv[k * step] : 1));
+			      rdiv_of(r, k * step));
 	scale = fmax(scale, SCALE_FLOOR * fit_kth(tmp, m, m / 2));
 	/* A quantised meter: residuals below its resolution are not news. */
 	scale = fmax(scale, r->o->scale_floor / r->yscale);
@@ -559,11 +564,14 @@ static double rob_scale(const struct rob *r, const double *beta)
 }
 
 int fit_robust(const struct fit_design *d, const unsigned int *cols,
-	       unsigned int ncols, const double *rdiv,
+	       unsigned int ncols, int rdiv_col,
 	       const struct fit_solve_opts *o, double *w,
 	       struct fit_robust_info *info)
 {
-	struct rob r = { .d = d, .rdiv = rdiv, .o = o,
+	struct rob r = { .d = d,
+			 .rdiv = rdiv_col >= 0 ? d->x + rdiv_col : NULL,
+			 .rstride = d->stride,
+			 .o = o,
 			 .rng = 0x9e3779b97f4a7c15ULL };
 	double beta[FIT_MAXCOL], scale, cs;
 	size_t row_i;
