@@ -641,6 +641,7 @@ static int fit_bands(struct jt_row *rows, size_t n, unsigned int present,
 		br->samples_name = rep->samples_name;
 		br->pdu_name = rep->pdu_name;
 		br->meter_lines = rep->meter_lines;
+		br->meter_line0 = rep->meter_line0;
 		br->al = rep->al;
 		br->max_gap_s = rep->max_gap_s;
 		ret = jt_train(rows + start[b], m, present, &bopt, br, NULL,

@@ -845,6 +845,28 @@ static int measure_alignment(struct run *r)
 }
 
 /*
+ * The readings' line numbers, to name an outlier's: when they follow each
+ * other (no bad or blank line between readings, the usual case), the first
+ * says them all and the array (8 bytes a reading) goes.
+ */
+static void meter_lines(struct run *r)
+{
+	const unsigned long *l = r->m.line;
+	size_t i;
+
+	r->rep.meter_lines = l;
+	if (!l || !r->m.n)
+		return;
+	for (i = 1; i < r->m.n; i++)
+		if (l[i] != l[0] + i)
+			return;
+	r->rep.meter_line0 = l[0];
+	r->rep.meter_lines = NULL;
+	free(r->m.line);
+	r->m.line = NULL;
+}
+
+/*
  * The training rows, the samples given back as they are aligned (with the
  * readings and the rows, the peak of memory).
  */
@@ -870,8 +892,10 @@ static int train_all(struct run *r)
 	ret = meter_kind(&r->m, o->pdu_cmd ? "pdu-cmd" : o->pdu, &r->res_w);
 	if (!ret)
 		ret = measure_alignment(r);
-	if (!ret)
+	if (!ret) {
+		meter_lines(r); /* before the peak: aligning */
 		ret = align_train(r);
+	}
 	if (ret)
 		return ret;
 	if (r->n < o->min_samples)
@@ -896,7 +920,6 @@ static int train_all(struct run *r)
 	}
 	r->rep.samples_name = o->samples;
 	r->rep.pdu_name = o->pdu_cmd ? "pdu-cmd" : o->pdu;
-	r->rep.meter_lines = r->m.line;
 	r->rep.max_gap_s = (double)o->max_gap_ns * 1e-9;
 	to = (struct jt_train_opts){
 		.method = o->method,

@@ -788,6 +788,14 @@ static void fitted_lines(FILE *fp, const struct jt_report *rep)
 	}
 }
 
+/* The line of meter reading k, 0 if not known. */
+static unsigned long meter_line(const struct jt_report *rep, size_t k)
+{
+	if (rep->meter_lines)
+		return rep->meter_lines[k];
+	return rep->meter_line0 ? rep->meter_line0 + k : 0;
+}
+
 /* Robust fitting and the rejected intervals, by file and line. */
 static void robust_lines(FILE *fp, const struct jt_report *rep)
 {
@@ -817,10 +825,10 @@ static void robust_lines(FILE *fp, const struct jt_report *rep)
 		fprintf(fp, "# rejected: %s:%lu", sn, o->line);
 		if (o->last_line != o->line)
 			fprintf(fp, "-%lu", o->last_line);
-		if (rep->meter_lines) {
-			fprintf(fp, " (%s:%lu", pn, rep->meter_lines[o->mlo]);
+		if (rep->meter_lines || rep->meter_line0) {
+			fprintf(fp, " (%s:%lu", pn, meter_line(rep, o->mlo));
 			if (o->mhi != o->mlo)
-				fprintf(fp, "-%lu", rep->meter_lines[o->mhi]);
+				fprintf(fp, "-%lu", meter_line(rep, o->mhi));
 			fputc(')', fp);
 		}
 		fprintf(fp, ": measured %.4g W, predicted %.4g W (%+.3g x scale)\n",

@@ -395,6 +395,8 @@ struct jt_report {
 	size_t n_outliers_kept;
 	struct jt_outlier outliers[JT_OUTLIERS_SHOWN];
 	const unsigned long *meter_lines; /* to name outliers' readings */
+	/* No meter_lines: reading k is on line meter_line0 + k (0: unknown). */
+	unsigned long meter_line0;
 	unsigned int se_blocks; /* time blocks of the bootstrap, 0: none */
 	double median_w; /* median measured power of the fitted intervals */
 };
