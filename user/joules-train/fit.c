@@ -385,6 +385,31 @@ static int nnls_inner(const gsl_matrix *a, const gsl_vector *b,
 	}
 }
 
+/*
+ * The usual case, every coefficient positive at the unconstrained
+ * optimum: the active set method would add the variables one by one, a
+ * least-squares solve each, and end with them all in and the same solve
+ * on all (then nothing is left to add). Done at once: 1 if so, x = s.
+ */
+static int nnls_interior(const gsl_matrix *a, const gsl_vector *b,
+			 unsigned char *in, gsl_vector *s)
+{
+	size_t n = a->size2, j;
+
+	if (a->size1 < n)
+		return 0;
+	memset(in, 1, n);
+	if (!ls_subset(a, b, in, s))
+		for (j = 0; j < n && gsl_vector_get(s, j) > 0; j++)
+			;
+	else
+		j = 0;
+	if (j == n)
+		return 1;
+	memset(in, 0, n);
+	return 0;
+}
+
 int fit_nnls(const gsl_matrix *a, const gsl_vector *b, gsl_vector *x,
 	     unsigned int *iters)
 {
@@ -404,6 +429,11 @@ int fit_nnls(const gsl_matrix *a, const gsl_vector *b, gsl_vector *x,
 	tol = 10 * DBL_EPSILON * norm1_cols(a) * (double)(m > n ? m : n);
 
 	ret = 0;
+	if (n && nnls_interior(a, b, in, s)) {
+		gsl_vector_memcpy(x, s);
+		it = (unsigned int)n; /* as the steps that would have added them */
+		goto out;
+	}
 	neg_gradient(a, b, x, res, w);
 	for (;;) {
 		size_t t = nnls_pick(w, in, banned, tol);
