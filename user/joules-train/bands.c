@@ -112,10 +112,7 @@ static inline __attribute__((always_inline)) void
 outer_add(double *restrict m, const double *restrict v, unsigned int p,
 	  double w)
 {
-	unsigned int i;
-
-	for (i = 0; i < p; i++)
-		fit_axpy(m + i * p + i, v + i, w * v[i], p - i);
+	fit_syr(m, v, w, p);
 }
 
 /* Columns: idle and the present features whose RMS is not 0. */

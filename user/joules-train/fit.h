@@ -77,6 +77,7 @@ fit_axpy(double *restrict y, const double *restrict x, double a, size_t n)
 	fit_v2d av = { a, a };
 	size_t j = 0;
 
+#pragma GCC unroll 16
 	for (; j + 2 <= n; j += 2) {
 		fit_v2d xv, yv;
 
@@ -87,6 +88,43 @@ fit_axpy(double *restrict y, const double *restrict x, double a, size_t n)
 	}
 	if (j < n)
 		y[j] += a * x[j];
+}
+
+/*
+ * m += w v v' over the upper triangle of the p x p matrix m (row-major):
+ * a Gram matrix's row update. For the sizes of a node's model (up to
+ * FIT_SYR_MAX) the loops are unrolled with p known: every fit and grid
+ * does this for every row. The same operations in the same order.
+ */
+#define FIT_SYR_MAX 12
+
+static inline __attribute__((always_inline)) void
+fit_syr_n(double *restrict m, const double *restrict v, double w,
+	  unsigned int p)
+{
+	unsigned int i;
+
+#pragma GCC unroll 16
+	for (i = 0; i < p; i++)
+		fit_axpy(m + i * p + i, v + i, w * v[i], p - i);
+}
+
+static inline __attribute__((always_inline)) void
+fit_syr(double *restrict m, const double *restrict v, double w,
+	unsigned int p)
+{
+	switch (p) {
+#define FIT_SYR_CASE(k)                    \
+	case k:                            \
+		fit_syr_n(m, v, w, k);     \
+		return;
+		FIT_SYR_CASE(1) FIT_SYR_CASE(2) FIT_SYR_CASE(3) FIT_SYR_CASE(4)
+		FIT_SYR_CASE(5) FIT_SYR_CASE(6) FIT_SYR_CASE(7) FIT_SYR_CASE(8)
+		FIT_SYR_CASE(9) FIT_SYR_CASE(10) FIT_SYR_CASE(11)
+		FIT_SYR_CASE(12)
+#undef FIT_SYR_CASE
+	}
+	fit_syr_n(m, v, w, p);
 }
 
 /* Contiguous fold k of K over n rows starts here (fit_fold_start(n, K, K) == n). */

@@ -116,12 +116,9 @@ ne_add(double *restrict a, double *restrict b, unsigned int q,
 {
 	unsigned int i;
 
-	for (i = 0; i < q; i++) {
-		double wx = w * x[i];
-
-		fit_axpy(a + i * q + i, x + i, wx, q - i);
-		b[i] += wx * y;
-	}
+	fit_syr(a, x, w, q);
+	for (i = 0; i < q; i++)
+		b[i] += w * x[i] * y; /* (w x[i]) y, as a's row i has it */
 }
 
 /*
