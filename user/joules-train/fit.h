@@ -127,6 +127,35 @@ fit_syr(double *restrict m, const double *restrict v, double w,
 	fit_syr_n(m, v, w, p);
 }
 
+/* x . y over n, summed in order; unrolled as fit_syr() for its sizes. */
+static inline __attribute__((always_inline)) double
+fit_dot_n(const double *restrict x, const double *restrict y, unsigned int n)
+{
+	double p = 0;
+	unsigned int j;
+
+#pragma GCC unroll 16
+	for (j = 0; j < n; j++)
+		p += x[j] * y[j];
+	return p;
+}
+
+static inline __attribute__((always_inline)) double
+fit_dot(const double *restrict x, const double *restrict y, unsigned int n)
+{
+	switch (n) {
+#define FIT_DOT_CASE(k)                    \
+	case k:                            \
+		return fit_dot_n(x, y, k);
+		FIT_DOT_CASE(1) FIT_DOT_CASE(2) FIT_DOT_CASE(3) FIT_DOT_CASE(4)
+		FIT_DOT_CASE(5) FIT_DOT_CASE(6) FIT_DOT_CASE(7) FIT_DOT_CASE(8)
+		FIT_DOT_CASE(9) FIT_DOT_CASE(10) FIT_DOT_CASE(11)
+		FIT_DOT_CASE(12)
+#undef FIT_DOT_CASE
+	}
+	return fit_dot_n(x, y, n);
+}
+
 /* Contiguous fold k of K over n rows starts here (fit_fold_start(n, K, K) == n). */
 size_t fit_fold_start(size_t n, unsigned int k, unsigned int nfolds);
 

@@ -90,12 +90,7 @@ static inline double rdiv_of(const struct rob *r, size_t i)
 static double resid_x(const struct rob *r, size_t i, const double *x,
 		      double y, const double *beta)
 {
-	double p = 0;
-	unsigned int j;
-
-	for (j = 0; j < r->q; j++)
-		p += x[j] * beta[j];
-	return (y - p) / rdiv_of(r, i);
+	return (y - fit_dot(x, beta, r->q)) / rdiv_of(r, i);
 }
 
 static double resid(const struct rob *r, size_t i, const double *beta)
@@ -243,12 +238,7 @@ static void sub_set(const struct rob *r, double *z, size_t at)
 static inline double sub_resid(const struct rob *r, const double *z,
 			       const double *beta)
 {
-	double p = 0;
-	unsigned int j;
-
-	for (j = 0; j < r->q; j++)
-		p += z[j] * beta[j];
-	return (z[r->q] - p) / z[r->q + 1];
+	return (z[r->q] - fit_dot(z, beta, r->q)) / z[r->q + 1];
 }
 
 /*
