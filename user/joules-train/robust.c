@@ -87,8 +87,9 @@ static inline double rdiv_of(const struct rob *r, size_t i)
 }
 
 /* Residual of scaled row (x, y) i, divided by rdiv: powers, not energies. */
-static double resid_x(const struct rob *r, size_t i, const double *x,
-		      double y, const double *beta)
+static inline __attribute__((always_inline)) double
+resid_x(const struct rob *r, size_t i, const double *x, double y,
+	const double *beta)
 {
 	return (y - fit_dot(x, beta, r->q)) / rdiv_of(r, i);
 }
@@ -235,8 +236,8 @@ static void sub_set(const struct rob *r, double *z, size_t at)
 	z[r->q + 1] = rdiv_of(r, at);
 }
 
-static inline double sub_resid(const struct rob *r, const double *z,
-			       const double *beta)
+static inline __attribute__((always_inline)) double
+sub_resid(const struct rob *r, const double *z, const double *beta)
 {
 	return (z[r->q] - fit_dot(z, beta, r->q)) / z[r->q + 1];
 }
