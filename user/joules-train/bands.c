@@ -686,8 +686,8 @@ static int bt_alloc(struct btrain *t)
 	t->dest = malloc(n * sizeof(*t->dest));
 	t->done = malloc(n ? n : 1);
 	t->bin = malloc(n ? n : 1);
-	if (!t->mhz || !t->pred || !t->wb || !t->band ||
-	    !t->dest || !t->done || !t->bin)
+	if (!t->mhz || !t->pred || !t->wb || !t->band || !t->dest || !t->done ||
+	    !t->bin)
 		return -ENOMEM;
 	return 0;
 }

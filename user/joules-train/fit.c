@@ -158,11 +158,14 @@ static void block_qr(const struct fit_design *d, struct fit_blocks *b,
 
 			if (sw == 0)
 				continue; /* rejected: not in the fit */
-			for (j = 0; j < b->q; j++)
+			for (j = 0; j < b->q; j++) {
+				unsigned int a = b->act[j];
+
 				cm[j * FIT_CHUNK + c] =
-					sw * x[b->cols[b->act[j]]] /
-					b->scale[b->act[j]];
-			cm[b->q * FIT_CHUNK + c] = sw * FIT_Y(d, row) / b->yscale;
+					sw * x[b->cols[a]] / b->scale[a];
+			}
+			cm[b->q * FIT_CHUNK + c] =
+				sw * FIT_Y(d, row) / b->yscale;
 			c++;
 		}
 		if (!c)
@@ -431,7 +434,8 @@ int fit_nnls(const gsl_matrix *a, const gsl_vector *b, gsl_vector *x,
 	ret = 0;
 	if (n && nnls_interior(a, b, in, s)) {
 		gsl_vector_memcpy(x, s);
-		it = (unsigned int)n; /* as the steps that would have added them */
+		/* as many steps as would have added them */
+		it = (unsigned int)n;
 		goto out;
 	}
 	neg_gradient(a, b, x, res, w);

@@ -92,11 +92,12 @@ fit_axpy(double *restrict y, const double *restrict x, double a, size_t n)
 
 /*
  * m += w v v' over the upper triangle of the p x p matrix m (row-major):
- * a Gram matrix's row update. For the sizes of a node's model (up to
- * FIT_SYR_MAX) the loops are unrolled with p known: every fit and grid
+ * a Gram matrix's row update. For the sizes of a node's model (FIT_SIZES,
+ * up to 12) the loops are unrolled with p known: every fit and grid
  * does this for every row. The same operations in the same order.
  */
-#define FIT_SYR_MAX 12
+#define FIT_SIZES(X) \
+	X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12)
 
 static inline __attribute__((always_inline)) void
 fit_syr_n(double *restrict m, const double *restrict v, double w,
@@ -110,18 +111,14 @@ fit_syr_n(double *restrict m, const double *restrict v, double w,
 }
 
 static inline __attribute__((always_inline)) void
-fit_syr(double *restrict m, const double *restrict v, double w,
-	unsigned int p)
+fit_syr(double *restrict m, const double *restrict v, double w, unsigned int p)
 {
 	switch (p) {
-#define FIT_SYR_CASE(k)                    \
-	case k:                            \
-		fit_syr_n(m, v, w, k);     \
+#define FIT_SYR_CASE(k)                \
+	case k:                        \
+		fit_syr_n(m, v, w, k); \
 		return;
-		FIT_SYR_CASE(1) FIT_SYR_CASE(2) FIT_SYR_CASE(3) FIT_SYR_CASE(4)
-		FIT_SYR_CASE(5) FIT_SYR_CASE(6) FIT_SYR_CASE(7) FIT_SYR_CASE(8)
-		FIT_SYR_CASE(9) FIT_SYR_CASE(10) FIT_SYR_CASE(11)
-		FIT_SYR_CASE(12)
+		FIT_SIZES(FIT_SYR_CASE)
 #undef FIT_SYR_CASE
 	}
 	fit_syr_n(m, v, w, p);
@@ -144,13 +141,10 @@ static inline __attribute__((always_inline)) double
 fit_dot(const double *restrict x, const double *restrict y, unsigned int n)
 {
 	switch (n) {
-#define FIT_DOT_CASE(k)                    \
-	case k:                            \
+#define FIT_DOT_CASE(k) \
+	case k:         \
 		return fit_dot_n(x, y, k);
-		FIT_DOT_CASE(1) FIT_DOT_CASE(2) FIT_DOT_CASE(3) FIT_DOT_CASE(4)
-		FIT_DOT_CASE(5) FIT_DOT_CASE(6) FIT_DOT_CASE(7) FIT_DOT_CASE(8)
-		FIT_DOT_CASE(9) FIT_DOT_CASE(10) FIT_DOT_CASE(11)
-		FIT_DOT_CASE(12)
+		FIT_SIZES(FIT_DOT_CASE)
 #undef FIT_DOT_CASE
 	}
 	return fit_dot_n(x, y, n);
@@ -258,9 +252,8 @@ struct fit_robust_info {
 double fit_kth(double *v, size_t n, size_t k);
 
 int fit_robust(const struct fit_design *d, const unsigned int *cols,
-	       unsigned int ncols, int rdiv_col,
-	       const struct fit_solve_opts *o, double *w,
-	       struct fit_robust_info *info);
+	       unsigned int ncols, int rdiv_col, const struct fit_solve_opts *o,
+	       double *w, struct fit_robust_info *info);
 
 /*
  * min ||A x - b||_2 subject to x >= 0 (Lawson & Hanson, "Solving Least

@@ -393,8 +393,8 @@ static double bisquare(double u)
  * The bisquare weights' normal equations under beta (a, b zeroed): over
  * the scaled subsample ss, else over all rows of the design.
  */
-static void irls_ne(const struct rob *r, const struct subsample *ss,
-		    double cs, const double *beta, double *a, double *b)
+static void irls_ne(const struct rob *r, const struct subsample *ss, double cs,
+		    const double *beta, double *a, double *b)
 {
 	double x[FIT_MAXCOL], y, wr;
 	size_t i;
@@ -423,8 +423,8 @@ static void irls_ne(const struct rob *r, const struct subsample *ss,
  * iterations.
  */
 static int irls(struct rob *r, const struct subsample *ss, double cs,
-		double *beta, struct fit_robust_info *info,
-		unsigned int max_it, double *last)
+		double *beta, struct fit_robust_info *info, unsigned int max_it,
+		double *last)
 {
 	unsigned int it, j;
 	int ret;
@@ -552,9 +552,8 @@ static double rob_scale(const struct rob *r, const double *beta)
 }
 
 int fit_robust(const struct fit_design *d, const unsigned int *cols,
-	       unsigned int ncols, int rdiv_col,
-	       const struct fit_solve_opts *o, double *w,
-	       struct fit_robust_info *info)
+	       unsigned int ncols, int rdiv_col, const struct fit_solve_opts *o,
+	       double *w, struct fit_robust_info *info)
 {
 	struct rob r = { .d = d,
 			 .rdiv = rdiv_col >= 0 ? d->x + rdiv_col : NULL,

@@ -346,8 +346,8 @@ static unsigned int train_sub_blocks(size_t n, unsigned int nfolds)
 
 /* The robust weights into w[] and d->w; too few rows is a note, not an error. */
 static int train_robust(struct fit_design *d, const unsigned int *mcols,
-			unsigned int nm, const struct jt_train_opts *o, double *w,
-			struct jt_report *rep)
+			unsigned int nm, const struct jt_train_opts *o,
+			double *w, struct jt_report *rep)
 {
 	struct fit_solve_opts so = {
 		.method = o->method,

@@ -480,8 +480,10 @@ TEST(cli_robust)
 		unsigned long lo = 0, hi = 0, lo2 = 0, hi2 = 0;
 		char cmd[1024];
 
-		CHECK(at && sscanf(at, "s1c.csv:2001 (p1.csv:%lu-%lu)", &lo,
-				   &hi) == 2 && lo > 3 && hi >= lo,
+		CHECK(at &&
+			      sscanf(at, "s1c.csv:2001 (p1.csv:%lu-%lu)", &lo,
+				     &hi) == 2 &&
+			      lo > 3 && hi >= lo,
 		      "readings named: %s", cli_out);
 		snprintf(cmd, sizeof(cmd),
 			 "cd '%s' && awk 'NR == 3 { print \"x,y\" } { print }' "
@@ -494,8 +496,8 @@ TEST(cli_robust)
 			      sscanf(at, "s1c.csv:2001 (p1x.csv:%lu-%lu)", &lo2,
 				     &hi2) == 2 &&
 			      lo2 == lo + 1 && hi2 == hi + 1,
-		      "%lu-%lu, after a bad line %lu-%lu: %s", lo, hi, lo2,
-		      hi2, cli_out);
+		      "%lu-%lu, after a bad line %lu-%lu: %s", lo, hi, lo2, hi2,
+		      cli_out);
 	}
 
 	/*
