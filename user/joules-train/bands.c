@@ -151,7 +151,8 @@ static int bgrid_build(struct bgrid *g, const struct jt_row *rows, size_t n,
 		       const double *edges, unsigned int nedges,
 		       const struct jt_train_opts *o)
 {
-	double z[JT_NCOL + 1], u[JT_NCOL + 1];
+	/* FIT_MAXCOL: fit_syr() has copies for sizes the model never has */
+	double z[FIT_MAXCOL], u[FIT_MAXCOL];
 	size_t r, blk, pp, next;
 	unsigned int i, j, p, k = 0;
 
