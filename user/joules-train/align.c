@@ -168,6 +168,44 @@ static int row_average(const struct jt_meter *m, int64_t a, int64_t b,
 	return JT_ALIGN_OK;
 }
 
+/*
+ * One sample row as one interval (instant, or average finer than rows)
+ * into *r: 1 if it is used, else 0 with the reason counted in st.
+ */
+static int align_one(const struct jt_sample *x, const struct jt_meter *m,
+		     int64_t offset_ns, int64_t max_gap_ns, struct jt_row *r,
+		     struct jt_align_stats *st)
+{
+	int64_t a, b;
+	int rc;
+
+	/*
+	 * meter clock + offset = sample clock, so query at sample - offset.
+	 * A huge --clock-offset moves the interval out of any meter's range
+	 * rather than wrapping around.
+	 */
+	if (__builtin_sub_overflow(x->end_ns, offset_ns, &b) ||
+	    __builtin_sub_overflow(b, (int64_t)x->interval_ns, &a)) {
+		st->uncovered++;
+		return 0;
+	}
+	rc = m->sem == JT_METER_AVERAGE ? row_average(m, a, b, max_gap_ns, r) :
+					  row_instant(m, a, b, max_gap_ns, r);
+	if (rc != JT_ALIGN_OK) {
+		st->uncovered += rc == JT_ALIGN_UNCOVERED;
+		st->gap += rc == JT_ALIGN_GAP;
+		st->between += rc == JT_ALIGN_BETWEEN;
+		return 0;
+	}
+	r->end_ns = x->end_ns;
+	r->interval_ns = x->interval_ns;
+	memcpy(r->f, x->f, sizeof(r->f));
+	r->module_uj = x->energy_uj;
+	r->freq_mhz = x->freq_mhz;
+	r->line = r->last_line = x->line;
+	return 1;
+}
+
 /* Each sample row is one interval: instant, or average finer than rows. */
 static size_t align_rows(const struct jt_samples *s, const struct jt_meter *m,
 			 int64_t offset_ns, int64_t max_gap_ns,
@@ -175,45 +213,8 @@ static size_t align_rows(const struct jt_samples *s, const struct jt_meter *m,
 {
 	size_t i, n = 0;
 
-	for (i = 0; i < s->n; i++) {
-		const struct jt_sample *x = &s->s[i];
-		struct jt_row *r = &out[n];
-		int64_t a, b;
-		int rc;
-
-		/*
-		 * meter clock + offset = sample clock, so query at sample -
-		 * offset. A huge --clock-offset moves the interval out of any
-		 * meter's range rather than wrapping around.
-		 */
-		if (__builtin_sub_overflow(x->end_ns, offset_ns, &b) ||
-		    __builtin_sub_overflow(b, (int64_t)x->interval_ns, &a)) {
-			st->uncovered++;
-			continue;
-		}
-		rc = m->sem == JT_METER_AVERAGE ?
-			     row_average(m, a, b, max_gap_ns, r) :
-			     row_instant(m, a, b, max_gap_ns, r);
-		if (rc == JT_ALIGN_UNCOVERED) {
-			st->uncovered++;
-			continue;
-		}
-		if (rc == JT_ALIGN_GAP) {
-			st->gap++;
-			continue;
-		}
-		if (rc == JT_ALIGN_BETWEEN) {
-			st->between++;
-			continue;
-		}
-		r->end_ns = x->end_ns;
-		r->interval_ns = x->interval_ns;
-		memcpy(r->f, x->f, sizeof(r->f));
-		r->module_uj = x->energy_uj;
-		r->freq_mhz = x->freq_mhz;
-		r->line = r->last_line = x->line;
-		n++;
-	}
+	for (i = 0; i < s->n; i++)
+		n += align_one(&s->s[i], m, offset_ns, max_gap_ns, &out[n], st);
 	st->rows_in = n;
 	return n;
 }
@@ -310,14 +311,11 @@ static size_t align_periods(const struct jt_sample *x, size_t ns,
 	return n;
 }
 
-int jt_align(const struct jt_samples *s, const struct jt_meter *m,
-	     int64_t offset_ns, int64_t max_gap_ns, struct jt_row **rows,
-	     size_t *nrows, struct jt_align_stats *st)
+/* The meter's period and the rows': are the rows summed into periods? */
+static void align_setup(const struct jt_samples *s, const struct jt_meter *m,
+			struct jt_row **rows, size_t *nrows,
+			struct jt_align_stats *st)
 {
-	struct jt_row *out;
-	size_t i, n, cap;
-	int sorted = 1;
-
 	memset(st, 0, sizeof(*st));
 	*rows = NULL;
 	*nrows = 0;
@@ -327,6 +325,29 @@ int jt_align(const struct jt_samples *s, const struct jt_meter *m,
 	st->row_ns = median_of(s->n, row_len, s);
 	st->aggregated = m->sem == JT_METER_AVERAGE && m->n >= 2 &&
 			 st->meter_period_ns >= st->row_ns / 2;
+}
+
+/* Folds are contiguous in time, so the rows must be in time order. */
+static void rows_sort(struct jt_row *out, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (row_cmp(&out[i - 1], &out[i]) > 0) {
+			qsort(out, n, sizeof(*out), row_cmp);
+			return;
+		}
+}
+
+int jt_align(const struct jt_samples *s, const struct jt_meter *m,
+	     int64_t offset_ns, int64_t max_gap_ns, struct jt_row **rows,
+	     size_t *nrows, struct jt_align_stats *st)
+{
+	struct jt_row *out;
+	size_t i, n, cap;
+	int sorted = 1;
+
+	align_setup(s, m, rows, nrows, st);
 	cap = s->n;
 	if (st->aggregated && m->n - 1 < cap)
 		cap = m->n - 1;
@@ -355,15 +376,60 @@ int jt_align(const struct jt_samples *s, const struct jt_meter *m,
 		free(copy);
 	} else {
 		n = align_rows(s, m, offset_ns, max_gap_ns, out, st);
-		/* Folds are contiguous in time, so the rows must be in time order. */
-		for (i = 1; i < n; i++)
-			if (row_cmp(&out[i - 1], &out[i]) > 0)
-				sorted = 0;
-		if (!sorted)
-			qsort(out, n, sizeof(*out), row_cmp);
+		rows_sort(out, n);
 	}
 	st->used = n;
 	*rows = out;
 	*nrows = n;
 	return 0;
+}
+
+/* Samples given back at a time while aligning (a realloc each). */
+#define ALIGN_GIVE_BACK 65536
+
+int jt_align_consume(struct jt_samples *s, const struct jt_meter *m,
+		     int64_t offset_ns, int64_t max_gap_ns,
+		     struct jt_row **rows, size_t *nrows,
+		     struct jt_align_stats *st)
+{
+	struct jt_row *out, *tmp;
+	size_t i, n = 0, cap = s->n;
+	int ret;
+
+	align_setup(s, m, rows, nrows, st);
+	if (st->aggregated) {
+		ret = jt_align(s, m, offset_ns, max_gap_ns, rows, nrows, st);
+		goto out;
+	}
+	/*
+	 * Rows are written from the end of out[] backwards, from the last
+	 * sample to the first: pages of out[] become resident as the
+	 * samples behind them are given back (realloc shrinks in place).
+	 */
+	ret = -ENOMEM;
+	out = malloc((cap ? cap : 1) * sizeof(*out));
+	if (!out)
+		goto out;
+	for (i = s->n; i-- > 0;) {
+		n += align_one(&s->s[i], m, offset_ns, max_gap_ns,
+			       &out[cap - 1 - n], st);
+		if (i % ALIGN_GIVE_BACK == 0 && i) {
+			struct jt_sample *x = realloc(s->s, i * sizeof(*x));
+
+			s->s = x ? x : s->s;
+		}
+	}
+	memmove(out, out + cap - n, n * sizeof(*out));
+	tmp = realloc(out, (n ? n : 1) * sizeof(*out));
+	out = tmp ? tmp : out;
+	rows_sort(out, n);
+	st->rows_in = st->used = n;
+	*rows = out;
+	*nrows = n;
+	ret = 0;
+out:
+	free(s->s);
+	s->s = NULL;
+	s->n = s->cap = 0;
+	return ret;
 }

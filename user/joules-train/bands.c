@@ -63,7 +63,7 @@ struct bgrid {
 	size_t n;
 	unsigned int K, B; /* folds, bins */
 	double edge[JT_BAND_BINS]; /* B - 1 ascending bin edges, MHz */
-	unsigned char *bin; /* per row */
+	const unsigned char *bin; /* per row (struct btrain's: shared) */
 	unsigned int p; /* model columns + 1 (y) */
 	unsigned int cols[JT_NCOL]; /* design column of each model column */
 	unsigned int nbase, base[2]; /* CPU-only columns, as indexes into cols */
@@ -75,23 +75,28 @@ struct bgrid {
 
 static void bgrid_free(struct bgrid *g)
 {
-	free(g->bin);
 	free(g->G);
 	free(g->H);
-	g->bin = NULL;
 	g->G = g->H = NULL;
 }
 
-static unsigned int fold_of(const struct bgrid *g, size_t i)
+/*
+ * Each row's frequency bin, the number of edges[] at or below its
+ * frequency (scanned as the edges came: they ascend). The same for every
+ * grid of a search, whatever its weights: computed once.
+ */
+static void rows_bins(const double *mhz, size_t n, const double *edges,
+		      unsigned int nedges, unsigned char *bin)
 {
-	unsigned int k = (unsigned int)((unsigned __int128)i * g->K / g->n);
+	size_t r;
 
-	/* fit_fold_start() rounds down: step to the fold that holds i. */
-	while (k + 1 < g->K && fit_fold_start(g->n, k + 1, g->K) <= i)
-		k++;
-	while (k > 0 && fit_fold_start(g->n, k, g->K) > i)
-		k--;
-	return k;
+	for (r = 0; r < n; r++) {
+		unsigned int b = 0;
+
+		while (b < nedges && mhz[r] >= edges[b])
+			b++;
+		bin[r] = (unsigned char)b;
+	}
 }
 
 static double design(const struct jt_row *r, unsigned int col)
@@ -107,14 +112,7 @@ static inline __attribute__((always_inline)) void
 outer_add(double *restrict m, const double *restrict v, unsigned int p,
 	  double w)
 {
-	unsigned int i, j;
-
-	for (i = 0; i < p; i++) {
-		double a = w * v[i];
-
-		for (j = i; j < p; j++)
-			m[i * p + j] += a * v[j];
-	}
+	fit_syr(m, v, w, p);
 }
 
 /* Columns: idle and the present features whose RMS is not 0. */
@@ -148,13 +146,15 @@ static void bgrid_columns(struct bgrid *g, const struct jt_row *rows, size_t n,
 }
 
 static int bgrid_build(struct bgrid *g, const struct jt_row *rows, size_t n,
-		       const double *mhz, const double *w, unsigned int present,
-		       unsigned int K, const double *edges, unsigned int nedges,
+		       const unsigned char *bin, const double *w,
+		       unsigned int present, unsigned int K,
+		       const double *edges, unsigned int nedges,
 		       const struct jt_train_opts *o)
 {
-	double z[JT_NCOL + 1], u[JT_NCOL + 1];
-	size_t r, blk, pp;
-	unsigned int i, j, p;
+	/* FIT_MAXCOL: fit_syr() has copies for sizes the model never has */
+	double z[FIT_MAXCOL], u[FIT_MAXCOL];
+	size_t r, blk, pp, next;
+	unsigned int i, j, p, k = 0;
 
 	memset(g, 0, sizeof(*g));
 	g->rows = rows;
@@ -167,21 +167,21 @@ static int bgrid_build(struct bgrid *g, const struct jt_row *rows, size_t n,
 	bgrid_columns(g, rows, n, w, present);
 	p = g->p;
 	pp = (size_t)p * p;
-	g->bin = malloc(n ? n : 1);
+	g->bin = bin;
 	g->G = calloc((size_t)K * g->B * pp, sizeof(*g->G));
 	g->H = calloc((size_t)K * g->B * pp, sizeof(*g->H));
-	if (!g->bin || !g->G || !g->H) {
+	if (!g->G || !g->H) {
 		bgrid_free(g);
 		return -ENOMEM;
 	}
+	next = fit_fold_start(n, 1, K);
 	for (r = 0; r < n; r++) {
-		unsigned int b = 0;
 		double wr = w ? w[r] : 1, y;
 
-		while (b < nedges && mhz[r] >= edges[b])
-			b++;
-		g->bin[r] = (unsigned char)b;
-		blk = ((size_t)fold_of(g, r) * g->B + b) * pp;
+		/* The rows come in order: the fold is the one that holds r. */
+		while (k + 1 < K && next <= r)
+			next = fit_fold_start(n, ++k + 1, K);
+		blk = ((size_t)k * g->B + bin[r]) * pp;
 		for (i = 0; i + 1 < p; i++)
 			z[i] = design(&rows[r], g->cols[i]) / g->scale[i];
 		y = z[p - 1] = rows[r].meter_uj / g->yscale;
@@ -473,15 +473,15 @@ static struct cand add_cut(const struct bgrid *g, const struct cand *c,
  * Bin edges: distinct quantiles of the known frequencies, s[m j / BINS] of
  * them sorted, found by selection (no sort): each quantile's index is above
  * the last, and fit_kth() leaves every value below position k before it.
+ * s is scratch of n doubles.
  */
-static unsigned int quantile_edges(const double *mhz, size_t n, double *edges)
+static unsigned int quantile_edges(const double *mhz, size_t n, double *edges,
+				   double *s)
 {
-	double *s = malloc(n * sizeof(*s)), lo = INFINITY;
+	double lo = INFINITY;
 	unsigned int j, ne = 0;
 	size_t m = 0, i, from = 0;
 
-	if (!s)
-		return 0;
 	for (i = 0; i < n; i++)
 		if (mhz[i] > 0) {
 			s[m++] = mhz[i];
@@ -496,7 +496,6 @@ static unsigned int quantile_edges(const double *mhz, size_t n, double *edges)
 		if (q > lo && (!ne || q > edges[ne - 1]))
 			edges[ne++] = q;
 	}
-	free(s);
 	return ne;
 }
 
@@ -640,6 +639,7 @@ static int fit_bands(struct jt_row *rows, size_t n, unsigned int present,
 		br->samples_name = rep->samples_name;
 		br->pdu_name = rep->pdu_name;
 		br->meter_lines = rep->meter_lines;
+		br->meter_line0 = rep->meter_line0;
 		br->al = rep->al;
 		br->max_gap_s = rep->max_gap_s;
 		ret = jt_train(rows + start[b], m, present, &bopt, br, NULL,
@@ -672,7 +672,7 @@ struct btrain {
 	const double *g_w; /* the weights g was built with */
 	int g_is_wb; /* ... and they are the bands' weights, wb */
 	size_t *dest, min_rows;
-	unsigned char *done, *band;
+	unsigned char *done, *band, *bin;
 	struct cand best;
 };
 
@@ -682,14 +682,13 @@ static int bt_alloc(struct btrain *t)
 
 	t->mhz = malloc(n * sizeof(*t->mhz));
 	t->pred = malloc(n * sizeof(*t->pred));
-	t->ps = malloc(n * sizeof(*t->ps));
-	t->pb = malloc(n * sizeof(*t->pb));
 	t->wb = malloc(n * sizeof(*t->wb));
 	t->band = malloc(n);
 	t->dest = malloc(n * sizeof(*t->dest));
 	t->done = malloc(n ? n : 1);
-	if (!t->mhz || !t->pred || !t->ps || !t->pb || !t->wb || !t->band ||
-	    !t->dest || !t->done)
+	t->bin = malloc(n ? n : 1);
+	if (!t->mhz || !t->pred || !t->wb || !t->band || !t->dest || !t->done ||
+	    !t->bin)
 		return -ENOMEM;
 	return 0;
 }
@@ -707,6 +706,7 @@ static void bt_free(struct btrain *t)
 	free(t->band);
 	free(t->dest);
 	free(t->done);
+	free(t->bin);
 }
 
 /*
@@ -735,13 +735,17 @@ static int bt_setup(struct btrain *t, struct jt_band_result *res)
 			t->edges[j] = (double)t->bo->edges[j];
 		t->ne = t->bo->nedges;
 	} else {
-		t->ne = quantile_edges(t->mhz, t->n, t->edges);
+		t->ne = quantile_edges(t->mhz, t->n, t->edges, t->pred);
 	}
 	if (!t->ne) {
 		snprintf(res->why, sizeof(res->why),
 			 "single set: every interval ran at the same frequency");
 		return 0;
 	}
+	rows_bins(t->mhz, t->n, t->edges, t->ne, t->bin);
+	/* The bins are all the search needs of the frequencies. */
+	free(t->mhz);
+	t->mhz = NULL;
 	t->min_rows = (size_t)ceil(JT_BAND_MIN_SHARE * (double)t->n);
 	if (t->min_rows < t->o->min_samples)
 		t->min_rows = t->o->min_samples;
@@ -786,7 +790,7 @@ static int bt_search(struct btrain *t, struct jt_band_result *res)
 			memset(&t->g, 0, sizeof(t->g));
 		}
 		bgrid_free(&t->g);
-		ret = bgrid_build(&t->g, t->rows, t->n, t->mhz, wsearch,
+		ret = bgrid_build(&t->g, t->rows, t->n, t->bin, wsearch,
 				  t->present, t->K, t->edges, t->ne, t->o);
 		if (ret) {
 			jt_diagf("banded fit: cannot set up: %s\n",
@@ -830,7 +834,9 @@ static int bt_search(struct btrain *t, struct jt_band_result *res)
 
 /*
  * Single, banded and CPU-only on the same held-out intervals: the grids
- * already built are reused where their weights are the right ones.
+ * already built are reused where their weights are the right ones. The
+ * predictions of the single set and the baseline are allocated only now:
+ * the bands' fits, before, are the peak of memory.
  */
 static int bt_heldout(struct btrain *t, const unsigned char *map,
 		      struct jt_band_result *res)
@@ -838,11 +844,22 @@ static int bt_heldout(struct btrain *t, const unsigned char *map,
 	unsigned char one[JT_BAND_BINS] = { 0 };
 	int ret = 0;
 
+	/* What regrouped the rows for the bands' fits is not needed now. */
+	free(t->band);
+	free(t->dest);
+	free(t->done);
+	t->band = t->done = NULL;
+	t->dest = NULL;
+	t->ps = malloc((t->n ? t->n : 1) * sizeof(*t->ps));
+	t->pb = malloc((t->n ? t->n : 1) * sizeof(*t->pb));
+	if (!t->ps || !t->pb)
+		return -ENOMEM;
+
 	if (t->g_is_wb) {
 		t->gb = t->g;
 		memset(&t->g, 0, sizeof(t->g));
 	} else {
-		ret = bgrid_build(&t->gb, t->rows, t->n, t->mhz, t->wb,
+		ret = bgrid_build(&t->gb, t->rows, t->n, t->bin, t->wb,
 				  t->present, t->K, t->edges, t->ne, t->o);
 	}
 	if (!ret)
@@ -853,7 +870,7 @@ static int bt_heldout(struct btrain *t, const unsigned char *map,
 	}
 	bgrid_free(&t->g);
 	if (!ret && !t->gs.G)
-		ret = bgrid_build(&t->gs, t->rows, t->n, t->mhz, t->w_single,
+		ret = bgrid_build(&t->gs, t->rows, t->n, t->bin, t->w_single,
 				  t->present, t->K, t->edges, t->ne, t->o);
 	if (!ret)
 		ret = bgrid_predict(&t->gs, one, 1, 0, t->ps);

@@ -93,50 +93,111 @@ static int blocks_starts(const struct fit_design *d, struct fit_blocks *b)
 }
 
 /*
+ * x . y over a chunk's column, as two interleaved partial sums in a
+ * 16-byte vector: half the instructions of one running sum, and no less
+ * accurate (the rounding differs from summing in order, not its size).
+ */
+static inline double chunk_dot(const double *restrict x,
+			       const double *restrict y, size_t n)
+{
+	fit_v2d acc = { 0, 0 };
+	double s;
+	size_t i;
+
+	for (i = 0; i + 2 <= n; i += 2) {
+		fit_v2d xv, yv;
+
+		__builtin_memcpy(&xv, x + i, sizeof(xv));
+		__builtin_memcpy(&yv, y + i, sizeof(yv));
+		acc += xv * yv;
+	}
+	s = acc[0] + acc[1];
+	return i < n ? s + x[i] * y[i] : s;
+}
+
+/*
+ * Householder reduction of [R; C] to a new R: R is k x k upper triangular
+ * (row-major), C a chunk of c rows stored column by column, ld apart.
+ * Below the diagonal R is 0, so column j's reflector touches only R's row
+ * j and C's column j: a chunk costs c k^2 multiply-adds, on contiguous
+ * columns (GSL's general QR of the stacked matrix did the same arithmetic
+ * on the known zeros, through strided accessors). Reflectors as LAPACK's
+ * dlarfg: the new diagonal takes the sign opposite to the old one, so
+ * nothing cancels.
+ */
+static void qr_update(double *restrict r, unsigned int k, double *restrict cm,
+		      size_t ld, size_t c)
+{
+	unsigned int j, l;
+	size_t i;
+
+	for (j = 0; j < k; j++) {
+		double *restrict v = cm + j * ld;
+		double alpha = r[j * k + j], beta, tau, sc;
+		double xn = chunk_dot(v, v, c);
+
+		if (xn == 0)
+			continue; /* the chunk is 0 there: nothing to rotate */
+		beta = sqrt(alpha * alpha + xn);
+		if (alpha > 0)
+			beta = -beta;
+		tau = (beta - alpha) / beta;
+		sc = 1 / (alpha - beta);
+		for (i = 0; i < c; i++)
+			v[i] *= sc;
+		r[j * k + j] = beta;
+		for (l = j + 1; l < k; l++) {
+			double *restrict u = cm + l * ld;
+			double s = (r[j * k + l] + chunk_dot(v, u, c)) * tau;
+
+			r[j * k + l] -= s;
+			fit_axpy(u, v, -s, c); /* u - s v, as exactly */
+		}
+	}
+}
+
+/*
  * One block's R factor of [X y], scaled, into b->r: its rows are reduced a
- * chunk at a time below the R so far (w is (k + FIT_CHUNK) x k).
+ * chunk at a time into the R so far (cm holds a chunk, k x FIT_CHUNK).
  */
 static void block_qr(const struct fit_design *d, struct fit_blocks *b,
-		     unsigned int blk, gsl_matrix *w, gsl_vector *tau)
+		     unsigned int blk, double *cm)
 {
-	size_t k = b->q + 1, row, i, j;
+	size_t k = b->q + 1, row, j;
 	double *r = b->r + (size_t)blk * k * k;
 
-	gsl_matrix_set_zero(w);
+	memset(r, 0, k * k * sizeof(*r));
 	for (row = b->start[blk]; row < b->start[blk + 1];) {
 		size_t c = 0;
-		gsl_matrix_view v;
 
-		/* Rows below the current R: the next chunk, scaled. */
+		/* The next chunk, scaled, one column after the other. */
 		for (; c < FIT_CHUNK && row < b->start[blk + 1]; row++) {
 			const double *x = d->x + row * d->stride;
-			double *dst, sw = d->w ? sqrt(d->w[row]) : 1;
+			double sw = d->w ? sqrt(d->w[row]) : 1;
 
 			if (sw == 0)
 				continue; /* rejected: not in the fit */
-			dst = gsl_matrix_ptr(w, k + c++, 0);
-			for (j = 0; j < b->q; j++)
-				dst[j] = sw * x[b->cols[b->act[j]]] /
-					 b->scale[b->act[j]];
-			dst[b->q] = sw * FIT_Y(d, row) / b->yscale;
+			for (j = 0; j < b->q; j++) {
+				unsigned int a = b->act[j];
+
+				cm[j * FIT_CHUNK + c] =
+					sw * x[b->cols[a]] / b->scale[a];
+			}
+			cm[b->q * FIT_CHUNK + c] =
+				sw * FIT_Y(d, row) / b->yscale;
+			c++;
 		}
 		if (!c)
 			break;
-		v = gsl_matrix_submatrix(w, 0, 0, k + c, k);
-		gsl_linalg_QR_decomp(&v.matrix, tau);
-		clear_lower(w, k);
+		qr_update(r, (unsigned int)k, cm, FIT_CHUNK, c);
 	}
-	for (i = 0; i < k; i++)
-		for (j = 0; j < k; j++)
-			r[i * k + j] = gsl_matrix_get(w, i, j);
 }
 
 int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
 		     unsigned int ncols, unsigned int nblocks,
 		     struct fit_blocks *b)
 {
-	gsl_matrix *w = NULL;
-	gsl_vector *tau = NULL;
+	double *cm = NULL;
 	unsigned int i, k, blk;
 	int ret;
 
@@ -156,19 +217,17 @@ int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
 	b->nblocks = nblocks;
 	b->start = calloc(nblocks + 1, sizeof(*b->start));
 	b->r = calloc((size_t)nblocks * k * k, sizeof(*b->r));
-	w = gsl_matrix_alloc(k + FIT_CHUNK, k);
-	tau = gsl_vector_alloc(k);
+	cm = malloc((size_t)k * FIT_CHUNK * sizeof(*cm));
 	ret = -ENOMEM;
-	if (!b->start || !b->r || !w || !tau)
+	if (!b->start || !b->r || !cm)
 		goto out;
 	ret = blocks_starts(d, b);
 	if (ret)
 		goto out;
 	for (blk = 0; blk < nblocks; blk++)
-		block_qr(d, b, blk, w, tau);
+		block_qr(d, b, blk, cm);
 out:
-	gsl_matrix_free(w);
-	gsl_vector_free(tau);
+	free(cm);
 	if (ret)
 		fit_blocks_free(b);
 	return ret;
@@ -348,6 +407,31 @@ static int nnls_inner(const gsl_matrix *a, const gsl_vector *b,
 	}
 }
 
+/*
+ * The usual case, every coefficient positive at the unconstrained
+ * optimum: the active set method would add the variables one by one, a
+ * least-squares solve each, and end with them all in and the same solve
+ * on all (then nothing is left to add). Done at once: 1 if so, x = s.
+ */
+static int nnls_interior(const gsl_matrix *a, const gsl_vector *b,
+			 unsigned char *in, gsl_vector *s)
+{
+	size_t n = a->size2, j;
+
+	if (a->size1 < n)
+		return 0;
+	memset(in, 1, n);
+	if (!ls_subset(a, b, in, s))
+		for (j = 0; j < n && gsl_vector_get(s, j) > 0; j++)
+			;
+	else
+		j = 0;
+	if (j == n)
+		return 1;
+	memset(in, 0, n);
+	return 0;
+}
+
 int fit_nnls(const gsl_matrix *a, const gsl_vector *b, gsl_vector *x,
 	     unsigned int *iters)
 {
@@ -367,6 +451,12 @@ int fit_nnls(const gsl_matrix *a, const gsl_vector *b, gsl_vector *x,
 	tol = 10 * DBL_EPSILON * norm1_cols(a) * (double)(m > n ? m : n);
 
 	ret = 0;
+	if (n && nnls_interior(a, b, in, s)) {
+		gsl_vector_memcpy(x, s);
+		/* as many steps as would have added them */
+		it = (unsigned int)n;
+		goto out;
+	}
 	neg_gradient(a, b, x, res, w);
 	for (;;) {
 		size_t t = nnls_pick(w, in, banned, tol);

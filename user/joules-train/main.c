@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -574,26 +575,39 @@ static void fmt_time(int64_t ns, char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* Explain an empty alignment: usually the clocks or the units disagree. */
-static void explain_ranges(const struct jt_samples *s, const struct jt_meter *m,
-			   int64_t offset_ns)
+/* The time the samples span (taken before aligning gives them back). */
+struct span {
+	size_t n;
+	int64_t lo, hi;
+};
+
+static void samples_span(const struct jt_samples *s, struct span *sp)
 {
-	char a[32], b[32], c[32], d[32];
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
 	size_t i;
 
-	if (!s->n || !m->n)
-		return;
+	sp->n = s->n;
+	sp->lo = INT64_MAX;
+	sp->hi = INT64_MIN;
 	for (i = 0; i < s->n; i++) {
 		int64_t start = s->s[i].end_ns - (int64_t)s->s[i].interval_ns;
 
-		if (start < lo)
-			lo = start;
-		if (s->s[i].end_ns > hi)
-			hi = s->s[i].end_ns;
+		if (start < sp->lo)
+			sp->lo = start;
+		if (s->s[i].end_ns > sp->hi)
+			sp->hi = s->s[i].end_ns;
 	}
-	fmt_time(lo, a, sizeof(a));
-	fmt_time(hi, b, sizeof(b));
+}
+
+/* Explain an empty alignment: usually the clocks or the units disagree. */
+static void explain_ranges(const struct span *sp, const struct jt_meter *m,
+			   int64_t offset_ns)
+{
+	char a[32], b[32], c[32], d[32];
+
+	if (!sp->n || !m->n)
+		return;
+	fmt_time(sp->lo, a, sizeof(a));
+	fmt_time(sp->hi, b, sizeof(b));
 	fmt_time(sat_add(m->t[0], offset_ns), c, sizeof(c));
 	fmt_time(sat_add(m->t[m->n - 1], offset_ns), d, sizeof(d));
 	cli_err("samples span %s .. %s, meter readings (with --clock-offset) "
@@ -688,6 +702,7 @@ struct run {
 	struct jt_report rep;
 	struct jt_band_result br;
 	struct jt_progress pr;
+	struct span span; /* of the training samples */
 	double *pm, *pb;
 	int implausible;
 	char why[256];
@@ -763,8 +778,8 @@ static void explain_alignment(const struct run *r)
 		cli_err("%zu of %zu intervals aligned with meter readings (%zu "
 			"not covered, %zu across gaps > --max-gap, %zu without "
 			"a reading inside)",
-			r->n, r->s.n, al->uncovered, al->gap, al->between);
-	explain_ranges(&r->s, &r->m, r->o.offset_ns);
+			r->n, r->span.n, al->uncovered, al->gap, al->between);
+	explain_ranges(&r->span, &r->m, r->o.offset_ns);
 }
 
 /*
@@ -829,6 +844,43 @@ static int measure_alignment(struct run *r)
 	return 0;
 }
 
+/*
+ * The readings' line numbers, to name an outlier's: when they follow each
+ * other (no bad or blank line between readings, the usual case), the first
+ * says them all and the array (8 bytes a reading) goes.
+ */
+static void meter_lines(struct run *r)
+{
+	const unsigned long *l = r->m.line;
+	size_t i;
+
+	r->rep.meter_lines = l;
+	if (!l || !r->m.n)
+		return;
+	for (i = 1; i < r->m.n; i++)
+		if (l[i] != l[0] + i)
+			return;
+	r->rep.meter_line0 = l[0];
+	r->rep.meter_lines = NULL;
+	free(r->m.line);
+	r->m.line = NULL;
+}
+
+/*
+ * The training rows, the samples given back as they are aligned (with the
+ * readings and the rows, the peak of memory).
+ */
+static int align_train(struct run *r)
+{
+	samples_span(&r->s, &r->span);
+	if (jt_align_consume(&r->s, &r->m, r->o.offset_ns, r->o.max_gap_ns,
+			     &r->rows, &r->n, &r->rep.al)) {
+		cli_err("out of memory");
+		return EXIT_DATA;
+	}
+	return 0;
+}
+
 /* Align, fit the single set and the banded candidate. */
 static int train_all(struct run *r)
 {
@@ -840,32 +892,34 @@ static int train_all(struct run *r)
 	ret = meter_kind(&r->m, o->pdu_cmd ? "pdu-cmd" : o->pdu, &r->res_w);
 	if (!ret)
 		ret = measure_alignment(r);
-	if (!ret)
-		ret = align(o, &r->s, &r->m, &r->rows, &r->n, &r->rep.al);
+	if (!ret) {
+		meter_lines(r); /* before the peak: aligning */
+		ret = align_train(r);
+	}
 	if (ret)
 		return ret;
 	if (r->n < o->min_samples)
 		explain_alignment(r);
 	/*
-	 * The rows hold what the fit needs: the samples and the readings
-	 * (but their line numbers, for the report) go, a third of the
-	 * memory of a long recording.
+	 * The rows hold what the fit needs: the readings (but their line
+	 * numbers, for the report) go too. The predictions per row are for
+	 * --plot only.
 	 */
-	jt_samples_free(&r->s);
 	free(r->m.t);
 	free(r->m.w);
 	r->m.t = NULL;
 	r->m.w = NULL;
 	k = r->n ? r->n : 1;
-	r->pm = malloc(k * sizeof(*r->pm));
-	r->pb = malloc(k * sizeof(*r->pb));
-	if (!r->pm || !r->pb) {
-		cli_err("out of memory");
-		return EXIT_DATA;
+	if (o->plot) {
+		r->pm = malloc(k * sizeof(*r->pm));
+		r->pb = malloc(k * sizeof(*r->pb));
+		if (!r->pm || !r->pb) {
+			cli_err("out of memory");
+			return EXIT_DATA;
+		}
 	}
 	r->rep.samples_name = o->samples;
 	r->rep.pdu_name = o->pdu_cmd ? "pdu-cmd" : o->pdu;
-	r->rep.meter_lines = r->m.line;
 	r->rep.max_gap_s = (double)o->max_gap_ns * 1e-9;
 	to = (struct jt_train_opts){
 		.method = o->method,
@@ -899,8 +953,11 @@ static int validate(struct run *r)
 	if (ret)
 		return ret;
 	if (!r->vn) {
+		struct span vsp;
+
 		cli_err("no validation interval aligned with %s", o->val_pdu);
-		explain_ranges(&r->vs, &r->vm, o->offset_ns);
+		samples_span(&r->vs, &vsp);
+		explain_ranges(&vsp, &r->vm, o->offset_ns);
 		return EXIT_DATA;
 	}
 	if (r->s.present & ~r->vs.present)
@@ -1026,6 +1083,13 @@ int main(int argc, char **argv)
 	int ret;
 
 	cli_prog = "joules-train";
+	/*
+	 * Arrays of a value per row are mapped and unmapped on their own,
+	 * whatever was freed before: glibc would otherwise raise its mmap
+	 * threshold after the first such free and put the next ones on the
+	 * heap, where a freed one stays resident below a live one.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	ret = parse_args(argc, argv, &r.o);
 	if (ret != CLI_GO)
 		return ret;

@@ -69,6 +69,35 @@ static void rotate(struct jt_row *a, size_t n, size_t k)
 	reverse(a, n);
 }
 
+/*
+ * [A M B] -> [B M A] in place, A and B two folds (of sizes within one row
+ * of each other): the rows of the shorter are exchanged with as many of
+ * the other's, and the one row left over crosses M by a memmove. Each row
+ * of A and B moves once, M at most by one row.
+ */
+static void exchange_ends(struct jt_row *seg, size_t na, size_t nm, size_t nb)
+{
+	size_t s = na < nb ? na : nb, i;
+	struct jt_row t;
+
+	for (i = 0; i < s; i++) {
+		t = seg[i];
+		seg[i] = seg[na + nm + i];
+		seg[na + nm + i] = t;
+	}
+	if (na > nb) {
+		/* [B A2 M A1]: A2, the one row left, to the end */
+		t = seg[s];
+		memmove(seg + s, seg + s + 1, (nm + s) * sizeof(t));
+		seg[s + nm + s] = t;
+	} else if (nb > na) {
+		/* [B1 M A B2]: B2, the one row left, after B1 */
+		t = seg[na + nm + na];
+		memmove(seg + s + 1, seg + s, (nm + na) * sizeof(t));
+		seg[s] = t;
+	}
+}
+
 /* Scratch of one outer fold's run, on the heap (the reports are large). */
 struct fold_run {
 	struct jt_report rep;
@@ -92,7 +121,11 @@ static void spread(const double *v, unsigned int k, struct jt_nested *res)
 	res->fold_mape_sd = k > 1 ? sqrt(ss / (k - 1)) : 0;
 }
 
-/* One outer fold: fit on the others, predict [lo, hi). */
+/*
+ * One outer fold: fit on the others, predict [lo, hi). The rows come as
+ * [fold | the folds before it | the folds after it], each in its order:
+ * the held-out rows first, the training rows after them, in time order.
+ */
 static int outer_fold(struct jt_row *rows, size_t n, unsigned int present,
 		      const struct jt_train_opts *o,
 		      const struct jt_band_opts *bo, size_t lo, size_t hi,
@@ -109,23 +142,17 @@ static int outer_fold(struct jt_row *rows, size_t n, unsigned int present,
 	to.no_se = 1;
 	memset(fr, 0, sizeof(*fr));
 	fr->rep.samples_name = "training folds";
-	/*
-	 * The training rows in order, [0, lo) then [hi, n), are the first m
-	 * once [lo, n) is rotated; rotated back after the fit (no copy of
-	 * the rows: they are most of the memory).
-	 */
-	rotate(rows + lo, n - lo, hi - lo);
-	ret = jt_fit_written(rows, m, present, &to, bo, &fr->rep, &fr->br,
-			     NULL, NULL);
-	rotate(rows + lo, n - lo, n - hi);
+	ret = jt_fit_written(rows + (hi - lo), m, present, &to, bo, &fr->rep,
+			     &fr->br, NULL, NULL);
 	if (ret)
 		return ret;
 	fit_acc_init(fold);
 	for (i = lo; i < hi; i++) {
-		double watts = jt_row_watts(&rows[i]);
-		double p = jt_predict_bands_w(&fr->br.model, &rows[i], mhz[i]);
-		double q = jt_predict_uj(&fr->rep.base.coef, &rows[i]) * 1e3 /
-			   rows[i].interval_ns;
+		const struct jt_row *r = &rows[i - lo];
+		double watts = jt_row_watts(r);
+		double p = jt_predict_bands_w(&fr->br.model, r, mhz[i]);
+		double q = jt_predict_uj(&fr->rep.base.coef, r) * 1e3 /
+			   r->interval_ns;
 
 		fit_acc_add(am, watts, p);
 		fit_acc_add(ab, watts, q);
@@ -167,6 +194,18 @@ int jt_nested_cv(struct jt_row *rows, size_t n, unsigned int present,
 		jt_progress(o->pr, "nested cross-validation", k, K);
 		ret = outer_fold(rows, n, present, o, bo, lo, hi, mhz, fr, &am,
 				 &ab, &fold, pm, pb);
+		/*
+		 * The next fold to the front: [fold k | before | fold k + 1]
+		 * -> [fold k + 1 | before, fold k]. No copy of the rows (most
+		 * of the memory), and each moves about once a fold, where
+		 * rotating the folds after it there and back moved them four
+		 * times.
+		 */
+		if (!ret && k + 1 < K)
+			exchange_ends(rows, hi - lo, lo,
+				      fit_fold_start(n, k + 2, K) - hi);
+		else
+			rotate(rows, hi, hi - lo); /* the rows back in order */
 		if (ret) {
 			jt_diagf(
 				"nested cross-validation: the fit without fold "

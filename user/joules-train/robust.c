@@ -49,7 +49,8 @@
 
 struct rob {
 	const struct fit_design *d;
-	const double *rdiv;
+	const double *rdiv; /* divisor of row i's residual: rdiv[i * rstride] */
+	size_t rstride;
 	unsigned int q;
 	unsigned int col[FIT_MAXCOL]; /* design column of each fitted one */
 	double scale[FIT_MAXCOL];
@@ -80,16 +81,17 @@ row(const struct rob *r, size_t i, double *restrict x)
 	return FIT_Y(r->d, i) * r->inv_yscale;
 }
 
-/* Residual of scaled row (x, y) i, divided by rdiv: powers, not energies. */
-static double resid_x(const struct rob *r, size_t i, const double *x,
-		      double y, const double *beta)
+static inline double rdiv_of(const struct rob *r, size_t i)
 {
-	double p = 0;
-	unsigned int j;
+	return r->rdiv ? r->rdiv[i * r->rstride] : 1;
+}
 
-	for (j = 0; j < r->q; j++)
-		p += x[j] * beta[j];
-	return (y - p) / (r->rdiv ? r->rdiv[i] : 1);
+/* Residual of scaled row (x, y) i, divided by rdiv: powers, not energies. */
+static inline __attribute__((always_inline)) double
+resid_x(const struct rob *r, size_t i, const double *x, double y,
+	const double *beta)
+{
+	return (y - fit_dot(x, beta, r->q)) / rdiv_of(r, i);
 }
 
 static double resid(const struct rob *r, size_t i, const double *beta)
@@ -108,15 +110,11 @@ static inline __attribute__((always_inline)) void
 ne_add(double *restrict a, double *restrict b, unsigned int q,
        const double *restrict x, double y, double w)
 {
-	unsigned int i, j;
+	unsigned int i;
 
-	for (i = 0; i < q; i++) {
-		double wx = w * x[i];
-
-		for (j = i; j < q; j++)
-			a[i * q + j] += wx * x[j];
-		b[i] += wx * y;
-	}
+	fit_syr(a, x, w, q);
+	for (i = 0; i < q; i++)
+		b[i] += w * x[i] * y; /* (w x[i]) y, as a's row i has it */
 }
 
 /*
@@ -231,15 +229,17 @@ static inline const double *sub_row(const struct subsample *s, size_t k)
 	return s->z + k * s->w;
 }
 
-static inline double sub_resid(const struct rob *r, const double *z,
-			       const double *beta)
+/* Row `at` of the design into z, as row() and resid() see it. */
+static void sub_set(const struct rob *r, double *z, size_t at)
 {
-	double p = 0;
-	unsigned int j;
+	z[r->q] = row(r, at, z);
+	z[r->q + 1] = rdiv_of(r, at);
+}
 
-	for (j = 0; j < r->q; j++)
-		p += z[j] * beta[j];
-	return (z[r->q] - p) / z[r->q + 1];
+static inline __attribute__((always_inline)) double
+sub_resid(const struct rob *r, const double *z, const double *beta)
+{
+	return (z[r->q] - fit_dot(z, beta, r->q)) / z[r->q + 1];
 }
 
 /*
@@ -324,13 +324,9 @@ static int lts_start(struct rob *r, double *beta)
 	ss.z = malloc(m * ss.w * sizeof(*ss.z));
 	if (!ss.z || !tmp)
 		goto out;
-	for (i = 0; i < m; i++) {
-		size_t at = (size_t)((unsigned __int128)i * n / m);
-		double *z = ss.z + i * ss.w;
-
-		z[r->q] = row(r, at, z);
-		z[r->q + 1] = r->rdiv ? r->rdiv[at] : 1;
-	}
+	for (i = 0; i < m; i++)
+		sub_set(r, ss.z + i * ss.w,
+			(size_t)((unsigned __int128)i * n / m));
 	h = (m + r->q + 1) / 2;
 	for (s = 0; s < N_START && tries < 10 * N_START; tries++) {
 		double b[FIT_MAXCOL], obj;
@@ -394,30 +390,50 @@ static double bisquare(double u)
 }
 
 /*
- * Bisquare IRLS with the scale fixed (cs = c x scale), over every step-th
- * row, from beta until it settles. info->iter counts all iterations.
+ * The bisquare weights' normal equations under beta (a, b zeroed): over
+ * the scaled subsample ss, else over all rows of the design.
  */
-static int irls(struct rob *r, size_t step, double cs, double *beta,
-		struct fit_robust_info *info, unsigned int max_it,
+static void irls_ne(const struct rob *r, const struct subsample *ss, double cs,
+		    const double *beta, double *a, double *b)
+{
+	double x[FIT_MAXCOL], y, wr;
+	size_t i;
+
+	if (ss) {
+		for (i = 0; i < ss->m; i++) {
+			const double *z = sub_row(ss, i);
+
+			wr = bisquare(sub_resid(r, z, beta) / cs);
+			if (wr > 0)
+				ne_add(a, b, r->q, z, z[r->q], wr);
+		}
+		return;
+	}
+	for (i = 0; i < r->d->n; i++) {
+		y = row(r, i, x);
+		wr = bisquare(resid_x(r, i, x, y, beta) / cs);
+		if (wr > 0)
+			ne_add(a, b, r->q, x, y, wr);
+	}
+}
+
+/*
+ * Bisquare IRLS with the scale fixed (cs = c x scale), over the subsample
+ * ss (NULL: all rows), from beta until it settles. info->iter counts all
+ * iterations.
+ */
+static int irls(struct rob *r, const struct subsample *ss, double cs,
+		double *beta, struct fit_robust_info *info, unsigned int max_it,
 		double *last)
 {
-	const struct fit_design *d = r->d;
 	unsigned int it, j;
-	size_t row_i;
 	int ret;
 
 	for (it = 1; it <= max_it; it++) {
 		double a[FIT_MAXCOL * FIT_MAXCOL] = { 0 }, b[FIT_MAXCOL] = { 0 };
-		double nb[FIT_MAXCOL], x[FIT_MAXCOL], y, diff = 0, big = 1;
+		double nb[FIT_MAXCOL], diff = 0, big = 1;
 
-		for (row_i = 0; row_i < d->n; row_i += step) {
-			double wr;
-
-			y = row(r, row_i, x);
-			wr = bisquare(resid_x(r, row_i, x, y, beta) / cs);
-			if (wr > 0)
-				ne_add(a, b, r->q, x, y, wr);
-		}
+		irls_ne(r, ss, cs, beta, a, b);
 		ret = solve_ne(r, a, b, 0, nb);
 		if (ret)
 			return ret;
@@ -433,13 +449,48 @@ static int irls(struct rob *r, size_t step, double cs, double *beta,
 		 * The cheap subsample phase converges tightly, so that the
 		 * passes over all rows start close.
 		 */
-		if (diff <= (step > 1 ? 1e-7 : 1e-6) * big) {
+		if (diff <= (ss ? 1e-7 : 1e-6) * big) {
 			info->converged = 1;
 			return 0;
 		}
 	}
 	info->converged = 0;
 	return 0;
+}
+
+/*
+ * IRLS from beta: on all rows when there are at most IRLS_SUB, else first
+ * on every step-th row until it settles, then at most IRLS_FULL passes
+ * over all rows from there: each moves beta by about a fifth of the one
+ * before, and the caller refits with the weights anyway. The subsample is
+ * scaled once into a compact copy (each iteration gathered it from the
+ * design again: a cache miss a row).
+ */
+static int irls_all(struct rob *r, double cs, double *beta,
+		    struct fit_robust_info *info)
+{
+	size_t n = r->d->n, step, i;
+	struct subsample ss = { .w = r->q + 2 };
+	double last = 0;
+	int ret, sub_converged;
+
+	if (n <= IRLS_SUB)
+		return irls(r, NULL, cs, beta, info, MAX_IRLS, &last);
+	step = (n + IRLS_SUB - 1) / IRLS_SUB;
+	ss.m = (n + step - 1) / step;
+	ss.z = malloc(ss.m * ss.w * sizeof(*ss.z));
+	if (!ss.z)
+		return -ENOMEM;
+	for (i = 0; i < ss.m; i++)
+		sub_set(r, ss.z + i * ss.w, i * step);
+	ret = irls(r, &ss, cs, beta, info, MAX_IRLS, &last);
+	free(ss.z);
+	if (ret)
+		return ret;
+	sub_converged = info->converged;
+	ret = irls(r, NULL, cs, beta, info, IRLS_FULL, &last);
+	info->converged = sub_converged && last <= IRLS_SETTLED;
+	return ret;
 }
 
 /* The columns that are not all 0, and the scales that make them comparable. */
@@ -476,7 +527,6 @@ static void rob_scales(struct rob *r, const unsigned int *cols,
 static double rob_scale(const struct rob *r, const double *beta)
 {
 	const struct fit_design *d = r->d;
-	const double *rdiv = r->rdiv;
 	double *tmp, scale;
 	size_t step, m, k;
 
@@ -491,7 +541,7 @@ static double rob_scale(const struct rob *r, const double *beta)
 	scale = MAD_NORMAL * fit_kth(tmp, m, m / 2);
 	for (k = 0; k < m; k++)
 		tmp[k] = fabs(FIT_Y(d, k * step) / r->yscale /
-			      (rdiv ? rdiv[k * step] : 1));
+			      rdiv_of(r, k * step));
 	scale = fmax(scale, SCALE_FLOOR * fit_kth(tmp, m, m / 2));
 	/* A quantised meter: residuals below its resolution are not news. */
 	scale = fmax(scale, r->o->scale_floor / r->yscale);
@@ -502,14 +552,16 @@ static double rob_scale(const struct rob *r, const double *beta)
 }
 
 int fit_robust(const struct fit_design *d, const unsigned int *cols,
-	       unsigned int ncols, const double *rdiv,
-	       const struct fit_solve_opts *o, double *w,
-	       struct fit_robust_info *info)
+	       unsigned int ncols, int rdiv_col, const struct fit_solve_opts *o,
+	       double *w, struct fit_robust_info *info)
 {
-	struct rob r = { .d = d, .rdiv = rdiv, .o = o,
+	struct rob r = { .d = d,
+			 .rdiv = rdiv_col >= 0 ? d->x + rdiv_col : NULL,
+			 .rstride = d->stride,
+			 .o = o,
 			 .rng = 0x9e3779b97f4a7c15ULL };
-	double beta[FIT_MAXCOL], scale, cs, last = 0;
-	size_t row_i, step;
+	double beta[FIT_MAXCOL], scale, cs;
+	size_t row_i;
 	int ret;
 
 	memset(info, 0, sizeof(*info));
@@ -527,19 +579,7 @@ int fit_robust(const struct fit_design *d, const unsigned int *cols,
 		return -ENOMEM;
 	cs = FIT_BISQUARE_C * scale;
 
-	step = d->n > IRLS_SUB ? (d->n + IRLS_SUB - 1) / IRLS_SUB : 1;
-	ret = irls(&r, step, cs, beta, info, MAX_IRLS, &last);
-	if (!ret && step > 1) {
-		/*
-		 * From the subsample's fixed point, at most IRLS_FULL passes
-		 * over all rows: each moves beta by about a fifth of the one
-		 * before, and the caller refits with the weights anyway.
-		 */
-		int sub_converged = info->converged;
-
-		ret = irls(&r, 1, cs, beta, info, IRLS_FULL, &last);
-		info->converged = sub_converged && last <= IRLS_SETTLED;
-	}
+	ret = irls_all(&r, cs, beta, info);
 	if (ret)
 		return ret;
 	for (row_i = 0; row_i < d->n; row_i++) {

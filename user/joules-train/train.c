@@ -346,9 +346,8 @@ static unsigned int train_sub_blocks(size_t n, unsigned int nfolds)
 
 /* The robust weights into w[] and d->w; too few rows is a note, not an error. */
 static int train_robust(struct fit_design *d, const unsigned int *mcols,
-			unsigned int nm, const double *rdiv,
-			const struct jt_train_opts *o, double *w,
-			struct jt_report *rep)
+			unsigned int nm, const struct jt_train_opts *o,
+			double *w, struct jt_report *rep)
 {
 	struct fit_solve_opts so = {
 		.method = o->method,
@@ -362,7 +361,8 @@ static int train_robust(struct fit_design *d, const unsigned int *mcols,
 	int ret;
 
 	jt_progress(o->pr, "robust fitting", 0, 0);
-	ret = fit_robust(d, mcols, nm, rdiv, &so, w, &info);
+	/* residuals per ns of the interval (design column 0): powers */
+	ret = fit_robust(d, mcols, nm, JT_COL_IDLE, &so, w, &info);
 	if (ret == -EDOM) {
 		/* Said in the report, not silently: too few rows. */
 		rep->robust_note =
@@ -450,16 +450,15 @@ static void train_outlier(const struct jt_row *row, struct jt_report *rep)
 	ol->z = rep->robust_scale_w > 0 ? (watts - p) / rep->robust_scale_w : 0;
 }
 
-/*
- * Outliers, meter/module ratio and median power of the rows kept; y is
- * scratch of n doubles (free now: it collects the fitted powers).
- */
-static void train_summary(const struct jt_row *rows, size_t n, const double *w,
-			  double *y, struct jt_report *rep)
+/* Outliers, meter/module ratio and median power of the rows kept. */
+static int train_summary(const struct jt_row *rows, size_t n, const double *w,
+			 struct jt_report *rep)
 {
-	double sm = 0, su = 0;
+	double sm = 0, su = 0, *y = malloc((n ? n : 1) * sizeof(*y));
 	size_t nw = 0, r;
 
+	if (!y)
+		return -ENOMEM;
 	for (r = 0; r < n; r++) {
 		if (w[r] == 0) {
 			train_outlier(&rows[r], rep);
@@ -473,8 +472,10 @@ static void train_summary(const struct jt_row *rows, size_t n, const double *w,
 	}
 	rep->meter_over_module = su > 0 ? sm / su : 0;
 	rep->median_w = nw ? jt_median(y, nw) : 0;
+	free(y);
 	qsort(rep->outliers, rep->n_outliers_kept, sizeof(rep->outliers[0]),
 	      out_cmp);
+	return 0;
 }
 
 /* Both fits on all rows; their block R factors are kept for the folds. */
@@ -552,7 +553,7 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 	struct fit_blocks bm = { 0 }, bb = { 0 };
 	struct fit_design d;
 	struct fit_acc am, ab;
-	double *y = NULL, *w = NULL, *rdiv = NULL, *mult = NULL;
+	double *w, *mult;
 	size_t r;
 	int ret;
 
@@ -566,21 +567,18 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 	sub = train_sub_blocks(n, nfolds);
 	nblocks = nfolds * sub;
 
-	y = malloc(n * sizeof(*y)); /* scratch for the median */
-	w = malloc(n * sizeof(*w));
-	rdiv = malloc(n * sizeof(*rdiv));
+	/* The weights go straight to the caller's array, if it wants them. */
+	w = o->weights ? o->weights : malloc(n * sizeof(*w));
 	mult = malloc(nblocks * sizeof(*mult));
-	if (!y || !w || !rdiv || !mult) {
+	if (!w || !mult) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (r = 0; r < n; r++) {
-		rdiv[r] = rows[r].interval_ns;
+	for (r = 0; r < n; r++)
 		w[r] = 1;
-	}
 	train_design(rows, n, present, &d, mcols, &nm, bcols, &nb);
 	if (!o->no_robust) {
-		ret = train_robust(&d, mcols, nm, rdiv, o, w, rep);
+		ret = train_robust(&d, mcols, nm, o, w, rep);
 		if (ret)
 			goto out;
 	}
@@ -599,16 +597,12 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 		       cv_base);
 	if (ret)
 		goto out;
-	train_summary(rows, n, w, y, rep);
-	if (o->weights)
-		memcpy(o->weights, w, n * sizeof(*w));
-	ret = 0;
+	ret = train_summary(rows, n, w, rep);
 out:
 	fit_blocks_free(&bm);
 	fit_blocks_free(&bb);
-	free(y);
-	free(w);
-	free(rdiv);
+	if (w != o->weights)
+		free(w);
 	free(mult);
 	return ret;
 }
@@ -794,6 +788,14 @@ static void fitted_lines(FILE *fp, const struct jt_report *rep)
 	}
 }
 
+/* The line of meter reading k, 0 if not known. */
+static unsigned long meter_line(const struct jt_report *rep, size_t k)
+{
+	if (rep->meter_lines)
+		return rep->meter_lines[k];
+	return rep->meter_line0 ? rep->meter_line0 + k : 0;
+}
+
 /* Robust fitting and the rejected intervals, by file and line. */
 static void robust_lines(FILE *fp, const struct jt_report *rep)
 {
@@ -823,10 +825,10 @@ static void robust_lines(FILE *fp, const struct jt_report *rep)
 		fprintf(fp, "# rejected: %s:%lu", sn, o->line);
 		if (o->last_line != o->line)
 			fprintf(fp, "-%lu", o->last_line);
-		if (rep->meter_lines) {
-			fprintf(fp, " (%s:%lu", pn, rep->meter_lines[o->mlo]);
+		if (rep->meter_lines || rep->meter_line0) {
+			fprintf(fp, " (%s:%lu", pn, meter_line(rep, o->mlo));
 			if (o->mhi != o->mlo)
-				fprintf(fp, "-%lu", rep->meter_lines[o->mhi]);
+				fprintf(fp, "-%lu", meter_line(rep, o->mhi));
 			fputc(')', fp);
 		}
 		fprintf(fp, ": measured %.4g W, predicted %.4g W (%+.3g x scale)\n",

@@ -242,6 +242,17 @@ int jt_align(const struct jt_samples *s, const struct jt_meter *m,
 	     int64_t offset_ns, int64_t max_gap_ns, struct jt_row **rows,
 	     size_t *nrows, struct jt_align_stats *st);
 
+/*
+ * jt_align(), giving the samples' memory back as they are aligned: the
+ * samples, the readings and the rows are never all whole at once (the
+ * peak of a long recording). s->s is freed and s->n is 0 on return, its
+ * other fields (present, cpus, ...) kept.
+ */
+int jt_align_consume(struct jt_samples *s, const struct jt_meter *m,
+		     int64_t offset_ns, int64_t max_gap_ns,
+		     struct jt_row **rows, size_t *nrows,
+		     struct jt_align_stats *st);
+
 /* ---- model fitting ---- */
 
 /* Design-matrix column of coefficient i (jl_coef order): idle is column 0. */
@@ -384,6 +395,8 @@ struct jt_report {
 	size_t n_outliers_kept;
 	struct jt_outlier outliers[JT_OUTLIERS_SHOWN];
 	const unsigned long *meter_lines; /* to name outliers' readings */
+	/* No meter_lines: reading k is on line meter_line0 + k (0: unknown). */
+	unsigned long meter_line0;
 	unsigned int se_blocks; /* time blocks of the bootstrap, 0: none */
 	double median_w; /* median measured power of the fitted intervals */
 };

@@ -470,6 +470,35 @@ TEST(cli_robust)
 		      e < 0.03,
 	      "cpu_ns x160: %d, %s off by %.1f%%: %s", rc, jl_coef_names[wi],
 	      e * 100, cli_out);
+	/*
+	 * Its meter readings are named by their lines: the same readings one
+	 * line further down when a bad line comes before them (the lines no
+	 * longer follow each other, so each reading's is kept).
+	 */
+	{
+		const char *at = strstr(cli_out, "s1c.csv:2001 (p1.csv:");
+		unsigned long lo = 0, hi = 0, lo2 = 0, hi2 = 0;
+		char cmd[1024];
+
+		CHECK(at &&
+			      sscanf(at, "s1c.csv:2001 (p1.csv:%lu-%lu)", &lo,
+				     &hi) == 2 &&
+			      lo > 3 && hi >= lo,
+		      "readings named: %s", cli_out);
+		snprintf(cmd, sizeof(cmd),
+			 "cd '%s' && awk 'NR == 3 { print \"x,y\" } { print }' "
+			 "p1.csv > p1x.csv",
+			 tmpdir);
+		CHECK(!system(cmd), "%s", cmd);
+		rc = run_cli("-s s1c.csv -p p1x.csv --max-bad 1");
+		at = strstr(cli_out, "s1c.csv:2001 (p1x.csv:");
+		CHECK(rc == 0 && at &&
+			      sscanf(at, "s1c.csv:2001 (p1x.csv:%lu-%lu)", &lo2,
+				     &hi2) == 2 &&
+			      lo2 == lo + 1 && hi2 == hi + 1,
+		      "%lu-%lu, after a bad line %lu-%lu: %s", lo, hi, lo2, hi2,
+		      cli_out);
+	}
 
 	/*
 	 * Meter glitches with an averaging 1 Hz meter and no cycles term: one

@@ -723,6 +723,81 @@ TEST(meter_semantics)
 	}
 }
 
+/*
+ * jt_align_consume() on one pairing: the same rows and counts as
+ * jt_align() on a copy of the samples, and the samples given back.
+ */
+static void consume_same(struct __test_metadata *_metadata,
+			 const struct jt_sample *ss, size_t ns,
+			 const struct jt_meter *m, int64_t gap_ns,
+			 const char *what)
+{
+	struct jt_samples a = { .n = ns }, b = { .n = ns, .present = 5 };
+	struct jt_align_stats sa, sb;
+	struct jt_row *ra = NULL, *rb = NULL;
+	size_t na = 0, nb = 0;
+
+	a.s = malloc(ns * sizeof(*ss));
+	b.s = malloc(ns * sizeof(*ss));
+	ASSERT_TRUE(a.s && b.s);
+	memcpy(a.s, ss, ns * sizeof(*ss));
+	memcpy(b.s, ss, ns * sizeof(*ss));
+	CHECK(jt_align(&a, m, 0, gap_ns, &ra, &na, &sa) == 0 &&
+		      jt_align_consume(&b, m, 0, gap_ns, &rb, &nb, &sb) == 0,
+	      "%s: aligned", what);
+	CHECK(na == nb && (!na || !memcmp(ra, rb, na * sizeof(*ra))),
+	      "%s: %zu rows, %zu consuming", what, na, nb);
+	CHECK(!memcmp(&sa, &sb, sizeof(sa)), "%s: the same counts", what);
+	CHECK(!b.s && !b.n && b.present == 5, "%s: samples given back", what);
+	free(ra);
+	free(rb);
+	jt_samples_free(&a);
+}
+
+/*
+ * align: aligning while giving the samples back (more of them than one
+ * give-back step) changes nothing: instant with rows dropped for every
+ * reason, average summed into periods, rows out of order.
+ */
+TEST(align_consume)
+{
+	const size_t ns = 150000, nm = 40000;
+	struct jt_sample *ss = rows_from(0, 250000000, ns), t;
+	int64_t *tm = malloc(nm * sizeof(*tm));
+	double *wm = malloc(nm * sizeof(*wm));
+	unsigned long *lm = malloc(nm * sizeof(*lm));
+	struct jt_meter m;
+	size_t i;
+
+	ASSERT_TRUE(ss && tm && wm && lm);
+	/* Readings every 0.8 s from 5 s on, a 10 s gap at 2000 s. */
+	for (i = 0; i < nm; i++) {
+		tm[i] = 5000000000LL + (int64_t)i * 800000000LL +
+			(i >= 2500 ? 10000000000LL : 0);
+		wm[i] = 50 + (double)(i % 13);
+		lm[i] = 1 + i;
+	}
+	jt_meter_init(&m, PARSE_TS_AUTO, 0);
+	m.t = tm;
+	m.w = wm;
+	m.line = lm;
+	m.n = nm;
+	consume_same(_metadata, ss, ns, &m, 5000000000LL, "instant");
+	m.sem = JT_METER_AVERAGE;
+	consume_same(_metadata, ss, ns, &m, 5000000000LL, "average");
+	m.sem = JT_METER_INSTANT;
+	for (i = 0; i + 7 < ns; i += 1000) {
+		t = ss[i];
+		ss[i] = ss[i + 7];
+		ss[i + 7] = t;
+	}
+	consume_same(_metadata, ss, ns, &m, 0, "out of order");
+	free(ss);
+	free(tm);
+	free(wm);
+	free(lm);
+}
+
 /* ---- input hygiene (issue 17, cases 6-8) ---- */
 
 /*
