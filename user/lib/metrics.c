@@ -223,7 +223,9 @@ static int jm_retry(struct jm_state *s, int err, enum jnl_op *op)
 	int oerr;
 
 	if (err != -EPERM) {
-		jm_close(s);
+		/* The handle only: the settings (--cgroups.match) stay. */
+		jnl_close(s->nl);
+		s->nl = NULL;
 		oerr = jm_open(s);
 		if (oerr) {
 			*op = JNL_OP_OPEN;
