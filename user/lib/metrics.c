@@ -78,6 +78,7 @@ void jm_close(struct jm_state *s)
 	if (s->cg_have_match)
 		regfree(&s->cg_match);
 	s->cg_have_match = false;
+	jm_kepler_state_free(s);
 }
 
 void jm_snapshot_free(struct jm_snapshot *snap)
@@ -90,6 +91,7 @@ void jm_snapshot_free(struct jm_snapshot *snap)
 	free(snap->cgroups);
 	snap->cgroups = NULL;
 	snap->ncgroups = 0;
+	jm_kepler_free(snap);
 }
 
 uint64_t jm_now(void)
@@ -309,6 +311,8 @@ void jm_gather(struct jm_state *s, struct jm_snapshot *snap)
 	if (s->reload_seen)
 		s->reloads++;
 	s->reload_seen = false;
+	if (s->compat == JM_COMPAT_KEPLER)
+		jm_kepler_gather(s, snap);
 	snap->ns = jm_now() - t0;
 }
 
@@ -364,6 +368,7 @@ void jm_render(const struct jm_state *s, const struct jm_snapshot *snap,
 		    (jm_collectors[c]->shown & (1u << st->reason)))
 			jm_collectors[c]->render(s, snap, w);
 	}
+	jm_kepler_render(s, snap, w);
 	render_exporter(s, snap, w);
 }
 
