@@ -26,7 +26,7 @@ for f in "$exporter" "$joulesctl" "$here/build/test_prom" "$here/build/http-chec
 done
 # The collectors' own tests (user/lib/collector/NAME_test.c), one line each.
 coltests=$(ls "$here"/build/collector/*_test 2>/dev/null)
-echo "1..$((21 + $(echo "$coltests" | grep -c .)))"
+echo "1..$((22 + $(echo "$coltests" | grep -c .)))"
 
 "$here"/build/test_prom > "$work/out" 2>&1; rc=$?
 nest < "$work/out"; t $rc "writer, negotiation, flag parsing (test_prom)"
@@ -206,7 +206,7 @@ if [ -x "$fakenl" ] && command -v prometheus >/dev/null && command -v jq >/dev/n
 	exporter_was=$exporter exporter=$fakenl
 	start_exporter --compat=kepler --compat.node-name=fake-rapl --compat.window=1 \
 		--processes=top=5 || rc=1
-	port_rapl=$port
+	port_rapl=$port pid_rapl=$exp_pid
 	JOULES_FAKE_NL=model start_exporter --compat=kepler --compat.node-name=fake-model \
 		--compat.window=1 || rc=1
 	port_model=$port
@@ -256,6 +256,9 @@ if [ -x "$fakenl" ] && command -v prometheus >/dev/null && command -v jq >/dev/n
 		near() { awk -v a="${1:-0}" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.05 * b) }'; }
 		near "$v1" 15 && near "$v2" 15 && near "$v3" 20 && near "$v4" 5 && near "$v5" 4.5 && near "$v6" 4.5
 		t $? "Kepler watts and rate() of Kepler's counters match the fake node's power within 5%"
+		# Its memory after a minute of scrapes, for the DaemonSet's limit below.
+		set -- $(mem_kb $pid_rapl); hwm_fake=$2
+		diag "fake-netlink exporter with --compat kepler --processes=top=5: RSS $1 kB, peak $2 kB"
 	else
 		nest < "$work/prom-fake/prometheus.log"
 		t 1 "Prometheus starts (fake-netlink exporters)"
@@ -267,6 +270,19 @@ else
 	for what in "fake-netlink exporters" "dashboard queries" "Kepler queries" "Kepler values"; do
 		echo "ok $((n = n + 1)) $what # SKIP needs build/joules-exporter-fakenl (libmicrohttpd-dev), prometheus and jq"
 	done
+fi
+
+# packaging/kubernetes without a cluster: yamllint, and every command,
+# option, port and capability the manifests use against the built exporter;
+# the memory limit against the peak RSS measured above.
+peak=${hwm5:-0}
+[ "${hwm_fake:-0}" -gt "$peak" ] && peak=$hwm_fake
+"$here"/k8s-check.sh "$exporter" "$peak" > "$work/out" 2>&1; rc=$?
+nest < "$work/out"
+if [ $rc = 4 ]; then
+	echo "ok $((n = n + 1)) packaging/kubernetes # SKIP $(sed -n 's/^1\.\.0 # SKIP //p' "$work/out")"
+else
+	t $rc "packaging/kubernetes: yamllint, commands, options, ports, capabilities, memory limit (k8s-check.sh)"
 fi
 
 # Flags: errors say why.
