@@ -201,6 +201,23 @@ static int check_web(struct exp_config *cfg, uint64_t maxconn, uint64_t maxreq,
 	return 0;
 }
 
+/*
+ * --compat kepler: Kepler's node_name is the host name unless the site
+ * names its nodes otherwise (a DaemonSet passes spec.nodeName). uts
+ * holds the name for as long as the exporter runs.
+ */
+static int set_kepler(struct jm_state *jm, const char *node_name,
+		      uint64_t window, struct utsname *uts)
+{
+	if (!node_name)
+		node_name = uname(uts) ? "" : uts->nodename;
+	if (jm_set_compat_kepler(jm, node_name, window)) {
+		exp_log("error", "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* The settings in force, in the log's first line. */
 static void log_start(const struct exp_config *cfg, int cg_depth,
 		      const char *cg_match)
@@ -287,14 +304,10 @@ int main(int argc, char **argv)
 		return cli_usage(NULL, "bad --cgroups.match '%s': %s", cg_match,
 				 why_re);
 	}
-	if (cfg.compat == JM_COMPAT_KEPLER) {
-		if (!node_name)
-			node_name = uname(&uts) ? "" : uts.nodename;
-		if (jm_set_compat_kepler(&jm, node_name, window)) {
-			jm_close(&jm);
-			exp_log("error", "out of memory");
-			return 1;
-		}
+	if (cfg.compat == JM_COMPAT_KEPLER &&
+	    set_kepler(&jm, node_name, window, &uts)) {
+		jm_close(&jm);
+		return 1;
 	}
 	log_start(&cfg, cg_depth, cg_match);
 	/* One gather now: a missing module or privilege is logged at once. */
