@@ -28,7 +28,8 @@ struct jnl {
 	int unused;
 };
 
-#define FAKE_ID "f00d0000000000000000000000000000000000000000000000000000000000aa"
+#define FAKE_ID \
+	"f00d0000000000000000000000000000000000000000000000000000000000aa"
 #define FAKE_DOCKER \
 	"d0c00000000000000000000000000000000000000000000000000000000000bb"
 #define FAKE_UID "0a0b0c0d-0000-4000-8000-00000000abcd"
@@ -200,7 +201,8 @@ int jnl_dump_cgroups(struct jnl *nl, struct cgroup_rec **recs, size_t *n)
 int jnl_dump_tasks(struct jnl *nl, bool threads, struct task_rec **recs,
 		   size_t *n)
 {
-	static const char *const comm[] = { "joules-exporter", "burner", "sshd" };
+	static const char *const comm[] = { "joules-exporter", "burner",
+					    "sshd" };
 	static const double watts[] = { 0.5, 8, 1 };
 	uint64_t up = fake_up();
 
@@ -212,7 +214,8 @@ int jnl_dump_tasks(struct jnl *nl, bool threads, struct task_rec **recs,
 	for (size_t i = 0; i < 3; i++) {
 		struct task_rec *t = &(*recs)[i];
 
-		t->pid = t->tgid = i ? 4000000 + (uint32_t)i : (uint32_t)getpid();
+		t->pid = t->tgid =
+			i ? 4000000 + (uint32_t)i : (uint32_t)getpid();
 		snprintf(t->comm, sizeof(t->comm), "%s", comm[i]);
 		t->process = true;
 		fake_energy(watts[i], up, &t->source, &t->domains,
