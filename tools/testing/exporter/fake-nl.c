@@ -114,10 +114,23 @@ int jnl_fd(const struct jnl *nl)
 	return -1;
 }
 
+/*
+ * fake_nl_fail(): the next n GET_NODE requests fail with err, and each bumps
+ * the family id, as a module reload does (test_retry.c).
+ */
+static int fake_fails, fake_err, fake_family = 42;
+
+void fake_nl_fail(int n, int err);
+void fake_nl_fail(int n, int err)
+{
+	fake_fails = n;
+	fake_err = err;
+}
+
 int jnl_family_id(const struct jnl *nl)
 {
 	(void)nl;
-	return 42;
+	return fake_family;
 }
 
 int jnl_group_id(const struct jnl *nl, unsigned int group)
@@ -144,6 +157,11 @@ int jnl_get_node(struct jnl *nl, struct node_rec *n)
 	uint64_t up = fake_up();
 
 	(void)nl;
+	if (fake_fails > 0) {
+		fake_fails--;
+		fake_family++;
+		return fake_err;
+	}
 	memset(n, 0, sizeof(*n));
 	n->version = 1;
 	fake_energy(20, up, &n->source, &n->domains, &n->energy_uj,

@@ -26,7 +26,7 @@ for f in "$exporter" "$joulesctl" "$here/build/test_prom" "$here/build/http-chec
 done
 # The collectors' own tests (user/lib/collector/NAME_test.c), one line each.
 coltests=$(ls "$here"/build/collector/*_test 2>/dev/null)
-echo "1..$((22 + $(echo "$coltests" | grep -c .)))"
+echo "1..$((23 + $(echo "$coltests" | grep -c .)))"
 
 "$here"/build/test_prom > "$work/out" 2>&1; rc=$?
 nest < "$work/out"; t $rc "writer, negotiation, flag parsing (test_prom)"
@@ -35,18 +35,23 @@ mkdir -p "$work/render"
 "$here"/build/test_render "$work/render" > "$work/out" 2>&1; rc=$?
 nest < "$work/out"; t $rc "metric families from made-up snapshots (test_render)"
 
+"$here"/build/test_retry > "$work/out" 2>&1; rc=$?
+nest < "$work/out"; t $rc "a netlink retry keeps --cgroups.match and --compat kepler (test_retry)"
+
 for c in $coltests; do
 	"$c" > "$work/out" 2>&1; rc=$?
 	nest < "$work/out"; t $rc "collector: $(basename "$c")"
 done
 
 # The same under AddressSanitizer + UBSan, when built (make check does).
-if [ -x "$here/build-san/test_prom" ] && [ -x "$here/build-san/test_render" ]; then
+if [ -x "$here/build-san/test_prom" ] && [ -x "$here/build-san/test_render" ] &&
+	[ -x "$here/build-san/test_retry" ]; then
 	rc=0
-	for p in "$here"/build-san/test_prom "$here"/build-san/test_render "$here"/build-san/collector/*_test; do
+	for p in "$here"/build-san/test_prom "$here"/build-san/test_render "$here"/build-san/test_retry \
+		"$here"/build-san/collector/*_test; do
 		"$p" > "$work/out" 2>&1 || { rc=1; nest < "$work/out"; }
 	done
-	t $rc "test_prom, test_render and the collector tests under ASan + UBSan"
+	t $rc "test_prom, test_render, test_retry and the collector tests under ASan + UBSan"
 else
 	echo "ok $((n = n + 1)) sanitizers # SKIP build-san/ not built (make check builds it)"
 fi
