@@ -27,7 +27,7 @@ for c in yamllint /usr/bin/python3; do
 	command -v $c >/dev/null || { echo "1..0 # SKIP $c not installed (apt-get install yamllint)"; exit 4; }
 done
 /usr/bin/python3 -c 'import yaml' 2>/dev/null || { echo "1..0 # SKIP python3-yaml missing"; exit 4; }
-echo "1..7"
+echo "1..8"
 
 yamllint -s -c "$here/yamllint.yml" "$k8s"/*.yaml > "$work/out" 2>&1
 rc=$?
@@ -87,8 +87,29 @@ grep -qx "$bin" "$top/packaging/debian/joules-exporter.install" &&
 	grep -q '^Package: joules-exporter$' "$top/packaging/debian/control"
 t $? "command $command is what the joules-exporter package installs and the image's ENTRYPOINT"
 
-# Every option: listed in --help, and the whole set accepted by the parser
-# and the server (rc 2 is a usage error; 1 only for a port already taken).
+# The DaemonSet's args with the env substituted, the node's IP being $1;
+# exit status 0 when the parser and the server accept them (rc 2 is a
+# usage error; 1 only for a port already taken).
+run_args() {
+	set -- "$1"
+	ip=$1
+	set --
+	while IFS= read -r a; do
+		for kv in $env; do
+			v=${kv#*=}
+			[ "${kv%%=*}" = NODE_IP ] && v=$ip
+			a=$(echo "$a" | sed "s|\$(${kv%%=*})|$v|g")
+		done
+		set -- "$@" "$a"
+	done < "$work/args"
+	diag "joules-exporter $*"
+	JOULES_SYSFS=/nonexistent timeout 3 "$exporter" "$@" > "$work/run" 2>&1
+	erc=$?
+	nest < "$work/run"
+	[ $erc = 124 ] || { [ $erc = 1 ] && grep -q 'cannot listen' "$work/run"; }
+}
+
+# Every option: listed in --help, and the whole set accepted.
 "$exporter" --help > "$work/help"
 rc=0
 echo "$args" > "$work/args"
@@ -96,17 +117,13 @@ while IFS= read -r a; do
 	o=${a%%=*}
 	grep -q -- "^ *$o[= ]" "$work/help" || { diag "$o not in joules-exporter --help"; rc=1; }
 done < "$work/args"
-set --
-while IFS= read -r a; do
-	for kv in $env; do a=$(echo "$a" | sed "s|\$(${kv%%=*})|${kv#*=}|g"); done
-	set -- "$@" "$a"
-done < "$work/args"
-diag "joules-exporter $*"
-JOULES_SYSFS=/nonexistent timeout 3 "$exporter" "$@" > "$work/run" 2>&1
-erc=$?
-nest < "$work/run"
-[ $erc = 124 ] || { [ $erc = 1 ] && grep -q 'cannot listen' "$work/run"; } || rc=1
+run_args 127.0.0.1 || rc=1
 t $rc "every option of the DaemonSet's args is in --help and accepted (exit $erc)"
+
+# status.hostIP is an IPv6 address on an IPv6 node: it must reach the
+# exporter in brackets.
+run_args ::1
+t $? "the DaemonSet's args on an IPv6 node (NODE_IP ::1) are accepted (exit $erc)"
 
 # Ports and paths agree from the container to the ServiceMonitor.
 lport=$(echo "$args" | sed -n 's/^--web\.listen-address=.*:\([0-9]*\)$/\1/p')
