@@ -197,7 +197,11 @@ struct jm_state {
  */
 void jm_init(struct jm_state *s, unsigned int top, const char *sysfs,
 	     jm_log_fn log);
-/* Frees the netlink handle and the cgroup match. */
+/*
+ * The final teardown: frees the netlink handle, the cgroup match and the
+ * --compat state. Not for reconnecting (that is jm_retry(), the handle
+ * only): the settings would be lost.
+ */
 void jm_close(struct jm_state *s);
 
 /*

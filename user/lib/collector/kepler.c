@@ -347,6 +347,9 @@ static int kp_advance(struct jm_state *s, const struct jm_kepler *k,
 	struct kp_table t;
 	int err;
 
+	/* Torn down (jm_close()): the counters are served, no watts. */
+	if (!ks)
+		return 0;
 	if (ks->to.ns && now - ks->to.ns < s->compat_window_ns)
 		return 0;
 	err = kp_table(k, now, &t);

@@ -166,6 +166,33 @@ TEST(reset_no_watts)
 	jm_close(&s);
 }
 
+/*
+ * Without the window's state (freed by jm_close(), which a netlink retry
+ * once called): counters still, no watts, no crash.
+ */
+TEST(no_state_no_watts)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t;
+
+	base_state(&s, 3);
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
+	jm_close(&s);
+	s.compat = JM_COMPAT_KEPLER;
+	rapl_snapshot(&snap, 0);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(100), 2));
+	jm_kepler_free(&snap);
+	rapl_snapshot(&snap, 50000000);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(102), 2));
+	t = kp_render(&s, &snap);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(has(t, "kepler_node_cpu_joules_total{zone=\"package\"} "));
+	EXPECT_FALSE(strstr(t, "_watts"));
+	free(t);
+	jm_kepler_free(&snap);
+}
+
 /* Without a meter: zone model, with its active and idle parts. */
 TEST(model_zone)
 {
