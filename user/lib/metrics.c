@@ -66,6 +66,8 @@ void jm_init(struct jm_state *s, unsigned int top, const char *sysfs,
 	memset(s, 0, sizeof(*s));
 	s->top = top > JM_MAX_TOP ? JM_MAX_TOP : top;
 	s->sysfs = sysfs ? sysfs : env && *env ? env : "/sys/kernel/joules";
+	env = getenv("JOULES_PROC");
+	s->proc = env && *env ? env : "/proc";
 	s->log = log;
 	s->family = -1;
 	s->cg_depth = JM_CG_ALL;

@@ -172,6 +172,7 @@ struct jm_state {
 	bool cg_have_match;
 	regex_t cg_match; /* only cgroups whose path matches, if cg_have_match */
 	const char *sysfs; /* the module's sysfs directory */
+	const char *proc; /* procfs: $JOULES_PROC (tests) or /proc */
 	jm_log_fn log; /* may be NULL */
 	struct jnl *nl; /* reopened when a request fails */
 	int family; /* netlink family id at the last open, or -1 */

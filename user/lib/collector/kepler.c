@@ -98,7 +98,13 @@ struct jm_kepler {
 	struct kp_series *v;
 	size_t n, cap;
 	struct cgname *cg; /* per cgroup of the snapshot */
-	char (*proc_ctr)[CGN_ID_LEN + 1]; /* per process: container id or "" */
+	struct kp_proc *proc; /* per process */
+};
+
+/* A process's container, from /proc/PID/cgroup. */
+struct kp_proc {
+	bool known; /* the file was read: no type label otherwise */
+	char ctr[CGN_ID_LEN + 1]; /* container id or "" */
 };
 
 struct kp_counter {
@@ -160,7 +166,7 @@ void jm_kepler_free(struct jm_snapshot *snap)
 		return;
 	free(snap->kepler->v);
 	free(snap->kepler->cg);
-	free(snap->kepler->proc_ctr);
+	free(snap->kepler->proc);
 	free(snap->kepler);
 	snap->kepler = NULL;
 }
@@ -386,17 +392,19 @@ int jm_kepler_build(struct jm_state *s, struct jm_snapshot *snap, uint64_t now,
 }
 
 /*
- * The container a process runs in, from /proc/PID/cgroup's v2 line, as
- * the cgroup families name it. Unreadable (gone, or not ours): none.
+ * The container a process runs in, from PROC/PID/cgroup's v2 line, as the
+ * cgroup families name it. Unreadable (gone, another PID namespace, not
+ * ours): unknown, and the series has no type rather than a guessed one.
  */
-static void kp_proc_container(pid_t pid, char *id, size_t size)
+static void kp_proc_container(const char *proc, pid_t pid, struct kp_proc *p)
 {
-	char path[64], line[4096];
+	char path[4096], line[4096];
 	struct cgname n;
 	FILE *fp;
 
-	id[0] = 0;
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	p->known = false;
+	p->ctr[0] = 0;
+	snprintf(path, sizeof(path), "%s/%d/cgroup", proc, (int)pid);
 	fp = fopen(path, "re");
 	if (!fp)
 		return;
@@ -405,7 +413,8 @@ static void kp_proc_container(pid_t pid, char *id, size_t size)
 		if (strncmp(line, "0::", 3))
 			continue;
 		cgname_parse(line + 3, &n);
-		snprintf(id, size, "%s", n.container_id);
+		snprintf(p->ctr, sizeof(p->ctr), "%s", n.container_id);
+		p->known = true;
 		break;
 	}
 	fclose(fp);
@@ -421,13 +430,13 @@ void jm_kepler_gather(struct jm_state *s, struct jm_snapshot *snap)
 
 	snap->kepler = k;
 	if (k && snap->nprocs) {
-		k->proc_ctr = calloc(snap->nprocs, sizeof(*k->proc_ctr));
-		for (size_t i = 0; k->proc_ctr && i < snap->nprocs; i++)
-			kp_proc_container((pid_t)snap->procs[i].pid,
-					  k->proc_ctr[i],
-					  sizeof(k->proc_ctr[i]));
+		k->proc = calloc(snap->nprocs, sizeof(*k->proc));
+		for (size_t i = 0; k->proc && i < snap->nprocs; i++)
+			kp_proc_container(s->proc ? s->proc : "/proc",
+					  (pid_t)snap->procs[i].pid,
+					  &k->proc[i]);
 	}
-	if (!k || (snap->nprocs && !k->proc_ctr) ||
+	if (!k || (snap->nprocs && !k->proc) ||
 	    jm_kepler_build(s, snap, jm_now(), sysconf(_SC_NPROCESSORS_ONLN))) {
 		if (s->log)
 			s->log("error", "kepler",
@@ -478,7 +487,7 @@ static size_t kp_labels(const struct jm_state *s,
 	const struct jm_kepler *k = snap->kepler;
 	const struct cgname *n = NULL;
 	const struct task_rec *t;
-	const char *ctr;
+	const struct kp_proc *p;
 	size_t i = 0;
 
 	switch (e->kind) {
@@ -502,15 +511,17 @@ static size_t kp_labels(const struct jm_state *s,
 	case KP_PROCESS:
 	case KP_PROC_CPU:
 		t = &snap->procs[e->idx];
-		ctr = k->proc_ctr ? k->proc_ctr[e->idx] : "";
+		p = k->proc ? &k->proc[e->idx] : NULL;
 		snprintf(pid, pidsz, "%" PRIu32, t->pid);
 		l[i++] = (struct prom_label){ "pid", pid };
 		l[i++] = (struct prom_label){ "comm", t->comm };
-		l[i++] = (struct prom_label){ "type", ctr[0] ? "container" :
-							       "regular" };
+		if (p && p->known)
+			l[i++] = (struct prom_label){
+				"type", p->ctr[0] ? "container" : "regular"
+			};
 		l[i++] = (struct prom_label){ "state", "running" };
-		if (ctr[0])
-			l[i++] = (struct prom_label){ "container_id", ctr };
+		if (p && p->ctr[0])
+			l[i++] = (struct prom_label){ "container_id", p->ctr };
 		break;
 	default:
 		break;

@@ -4,6 +4,10 @@
 #include "collector_test.h"
 #include "collector.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
 #define S(x) ((uint64_t)(x)*1000000000ull)
 
 static char *kp_render(const struct jm_state *s, const struct jm_snapshot *snap)
@@ -120,7 +124,7 @@ TEST(watts_over_window)
 		"\",state=\"running\",zone=\"package\",node_name=\"node-1\"} 2\n"));
 	EXPECT_TRUE(has(
 		t,
-		"kepler_process_cpu_watts{pid=\"4242\",comm=\"burner\",type=\"regular\",state=\"running\",zone=\"package\",node_name=\"node-1\"} 2\n"));
+		"kepler_process_cpu_watts{pid=\"4242\",comm=\"burner\",state=\"running\",zone=\"package\",node_name=\"node-1\"} 2\n"));
 	/* 2 s of CPU time in 10 s on 4 CPUs: 0.05. */
 	EXPECT_TRUE(has(
 		t, "kepler_node_cpu_usage_ratio{node_name=\"node-1\"} 0.05\n"));
@@ -193,6 +197,54 @@ TEST(no_state_no_watts)
 	jm_kepler_free(&snap);
 }
 
+/*
+ * A process's type and container from $JOULES_PROC/PID/cgroup: container
+ * when its cgroup names one, regular when it names none, and no type at
+ * all when the file cannot be read (a guess would be a lie).
+ */
+TEST(process_type)
+{
+	char dir[] = "/tmp/kepler_test.XXXXXX", path[128];
+	struct jm_snapshot snap;
+	struct jm_state s;
+	FILE *fp;
+	char *t;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/4242", dir);
+	ASSERT_EQ(0, mkdir(path, 0700));
+	snprintf(path, sizeof(path), "%s/4242/cgroup", dir);
+	fp = fopen(path, "w");
+	ASSERT_NE(NULL, fp);
+	fprintf(fp, "0::" CTR "\n");
+	fclose(fp);
+	snprintf(path, sizeof(path), "%s/17", dir);
+	ASSERT_EQ(0, mkdir(path, 0700));
+	snprintf(path, sizeof(path), "%s/17/cgroup", dir);
+	fp = fopen(path, "w");
+	ASSERT_NE(NULL, fp);
+	fprintf(fp, "0::/user.slice/session-1.scope\n");
+	fclose(fp);
+	/* pid 18 has no file: gone, or in another PID namespace. */
+	setenv("JOULES_PROC", dir, 1);
+	base_state(&s, 3);
+	unsetenv("JOULES_PROC");
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
+	rapl_snapshot(&snap, 0);
+	jm_kepler_gather(&s, &snap);
+	t = kp_render(&s, &snap);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(has(t, "kepler_process_cpu_seconds_total{pid=\"4242\",comm=\"burner\",type=\"container\",state=\"running\",container_id=\"" ID "\"} "));
+	/* pid 17's comm is made to be escaped: only it is regular. */
+	EXPECT_TRUE(strstr(t, "\",type=\"regular\",state=\"running\"} "));
+	EXPECT_TRUE(has(t, "kepler_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\",state=\"running\"} "));
+	free(t);
+	jm_kepler_free(&snap);
+	jm_close(&s);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	EXPECT_EQ(0, system(path));
+}
+
 /* Without a meter: zone model, with its active and idle parts. */
 TEST(model_zone)
 {
@@ -227,7 +279,7 @@ TEST(model_zone)
 	EXPECT_FALSE(strstr(t, "kepler_process_cpu_joules_total{pid=\"18\""));
 	EXPECT_TRUE(has(
 		t,
-		"kepler_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\",type=\"regular\",state=\"running\",node_name=\"n\"} 0.000000005\n"));
+		"kepler_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\",state=\"running\",node_name=\"n\"} 0.000000005\n"));
 	EXPECT_FALSE(strstr(t, "quiet.service"));
 	free(t);
 	jm_kepler_free(&snap);
