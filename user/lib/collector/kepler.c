@@ -242,6 +242,30 @@ static int kp_build_node(struct jm_kepler *k, const struct jm_snapshot *snap)
 	return err;
 }
 
+/*
+ * Is a pod or container at path believable? Names are all a cgroup has,
+ * and a user names the cgroups delegated to them (systemd's
+ * user@UID.service) as they like: a forged "...-pod<uid>.slice" there
+ * would charge its energy to someone's pod. Only the runtimes' top-level
+ * trees, which root alone creates, are believed; rootless Podman's
+ * containers are then not Kepler's containers.
+ */
+static bool kp_trusted(const char *path)
+{
+	static const char *const roots[] = { "system.slice", "machine.slice",
+					     "docker", "k8s.io", "default" };
+	size_t len;
+
+	path += strspn(path, "/");
+	len = strcspn(path, "/");
+	if (!strncmp(path, "kubepods", 8))
+		return true;
+	for (size_t i = 0; i < NL(roots); i++)
+		if (len == strlen(roots[i]) && !strncmp(path, roots[i], len))
+			return true;
+	return false;
+}
+
 /* Containers and pods: their own cgroups (kind container, pod). */
 static int kp_build_cgroups(struct jm_kepler *k, const struct jm_snapshot *snap)
 {
@@ -257,6 +281,8 @@ static int kp_build_cgroups(struct jm_kepler *k, const struct jm_snapshot *snap)
 		struct cgname *n = &k->cg[i];
 
 		cgname_parse(c->path, n);
+		if (!kp_trusted(c->path))
+			continue;
 		if (n->kind == CGN_CONTAINER)
 			err = kp_add_zones(k, KP_CONTAINER, c->source,
 					   c->domains, c->domain_uj,
@@ -413,7 +439,8 @@ static void kp_proc_container(const char *proc, pid_t pid, struct kp_proc *p)
 		if (strncmp(line, "0::", 3))
 			continue;
 		cgname_parse(line + 3, &n);
-		snprintf(p->ctr, sizeof(p->ctr), "%s", n.container_id);
+		if (kp_trusted(line + 3))
+			snprintf(p->ctr, sizeof(p->ctr), "%s", n.container_id);
 		p->known = true;
 		break;
 	}

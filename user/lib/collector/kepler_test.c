@@ -245,6 +245,42 @@ TEST(process_type)
 	EXPECT_EQ(0, system(path));
 }
 
+/*
+ * A user's delegated cgroups can be named like anything: a pod or a
+ * container there is forged, and gets no Kepler series. Only the runtimes'
+ * top-level trees are believed.
+ */
+#define FORGED_POD                                                  \
+	"/user.slice/user-1000.slice/user@1000.service/x-kubepods.slice/" \
+	"x-kubepods-pod1a2b3c4d_5e6f_7a8b_9c0d_1e2f3a4b5c6d.slice"
+#define FORGED_CTR                                                       \
+	"/user.slice/user-1000.slice/user@1000.service/cri-containerd-" DID \
+	".scope"
+
+TEST(forged_pod)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t;
+
+	base_state(&s, 3);
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
+	rapl_snapshot(&snap, 0);
+	/* The real pod and docker container become a user's forgeries. */
+	snprintf(snap.cgroups[1].path, sizeof(cg_paths[1]), "%s", FORGED_POD);
+	snprintf(snap.cgroups[3].path, sizeof(cg_paths[3]), "%s", FORGED_CTR);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(1), 2));
+	t = kp_render(&s, &snap);
+	ASSERT_NE(NULL, t);
+	EXPECT_FALSE(strstr(t, "kepler_pod_cpu_joules_total{"));
+	EXPECT_FALSE(strstr(t, DID));
+	/* The real container under /kubepods.slice still has its series. */
+	EXPECT_TRUE(strstr(t, "kepler_container_cpu_joules_total{container_id=\"" ID));
+	free(t);
+	jm_kepler_free(&snap);
+	jm_close(&s);
+}
+
 /* Without a meter: zone model, with its active and idle parts. */
 TEST(model_zone)
 {
