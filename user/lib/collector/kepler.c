@@ -117,6 +117,8 @@ struct kp_table {
 	struct kp_counter *v;
 	size_t n;
 	uint64_t ns; /* CLOCK_MONOTONIC; 0: not taken */
+	uint64_t reloads; /* jm_state's when taken */
+	uint64_t uptime_ns; /* the module's; 0: unknown */
 };
 
 /* The last window: counters at its start and at its end. */
@@ -372,9 +374,10 @@ static int kp_table(const struct jm_kepler *k, uint64_t now, struct kp_table *t)
  * becomes the next one's start. Scrapes in between (a second Prometheus)
  * see the same window, so every scraper gets watts over the stated time.
  */
-static int kp_advance(struct jm_state *s, const struct jm_kepler *k,
+static int kp_advance(struct jm_state *s, const struct jm_snapshot *snap,
 		      uint64_t now, long ncpus)
 {
+	const struct jm_kepler *k = snap->kepler;
 	struct jm_kepler_state *ks = s->kepler;
 	struct kp_table t;
 	int err;
@@ -387,6 +390,9 @@ static int kp_advance(struct jm_state *s, const struct jm_kepler *k,
 	err = kp_table(k, now, &t);
 	if (err)
 		return err;
+	t.reloads = s->reloads;
+	if (snap->st[JM_C_NODE].enabled && snap->st[JM_C_NODE].reason == JM_OK)
+		t.uptime_ns = snap->node.uptime_ns;
 	free(ks->from.v);
 	ks->from = ks->to;
 	ks->to = t;
@@ -414,7 +420,7 @@ int jm_kepler_build(struct jm_state *s, struct jm_snapshot *snap, uint64_t now,
 	if (err)
 		return err;
 	kp_sort_unique(k);
-	return kp_advance(s, k, now, ncpus);
+	return kp_advance(s, snap, now, ncpus);
 }
 
 /*
@@ -484,16 +490,30 @@ static const struct kp_counter *kp_find(const struct kp_table *t,
 }
 
 /*
+ * Did the module reload within the window? Its counters restarted from 0
+ * and may have passed their old values since, so a counter that did not
+ * fall proves nothing: the exporter's reload count or the module's uptime
+ * going down tells.
+ */
+static bool kp_window_reset(const struct jm_kepler_state *ks)
+{
+	return ks->to.reloads != ks->from.reloads ||
+	       (ks->from.uptime_ns && ks->to.uptime_ns &&
+		ks->to.uptime_ns < ks->from.uptime_ns);
+}
+
+/*
  * A counter's change per second over the last window, times scale; false
- * when the window or either end is missing, or the counter fell (a module
- * reload): absent, not 0.
+ * when the window or either end is missing, the module reloaded within it,
+ * or the counter fell: absent, not 0.
  */
 static bool kp_rate(const struct jm_kepler_state *ks, const char *key,
 		    double scale, double *out)
 {
 	const struct kp_counter *a, *b;
 
-	if (!ks || !ks->from.ns || ks->to.ns <= ks->from.ns)
+	if (!ks || !ks->from.ns || ks->to.ns <= ks->from.ns ||
+	    kp_window_reset(ks))
 		return false;
 	a = kp_find(&ks->from, key);
 	b = kp_find(&ks->to, key);

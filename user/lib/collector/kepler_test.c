@@ -281,6 +281,49 @@ TEST(forged_pod)
 	jm_close(&s);
 }
 
+/*
+ * A module reload inside a window: the counters restarted from 0 and may
+ * have climbed past their old values by the window's end, so no counter
+ * falling proves nothing. The whole window has no watts when the exporter
+ * noticed a reload or the node's uptime went down.
+ */
+static void reset_window(struct __test_metadata *_metadata, bool reload)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t;
+
+	base_state(&s, 3);
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
+	rapl_snapshot(&snap, 0);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(100), 2));
+	jm_kepler_free(&snap);
+	rapl_snapshot(&snap, 50000000);
+	if (reload)
+		s.reloads++;
+	else
+		snap.node.uptime_ns = S(1);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(102), 2));
+	t = kp_render(&s, &snap);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(has(t, "kepler_node_cpu_joules_total{zone=\"package\"} "));
+	EXPECT_FALSE(strstr(t, "_watts"));
+	EXPECT_FALSE(strstr(t, "usage_ratio"));
+	free(t);
+	jm_kepler_free(&snap);
+	jm_close(&s);
+}
+
+TEST(reload_no_watts)
+{
+	reset_window(_metadata, true);
+}
+
+TEST(uptime_fell_no_watts)
+{
+	reset_window(_metadata, false);
+}
+
 /* Without a meter: zone model, with its active and idle parts. */
 TEST(model_zone)
 {
