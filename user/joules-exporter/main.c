@@ -103,7 +103,8 @@ static void usage(FILE *fp)
 		"  --compat.node-name=NAME     their node_name label (default: the host\n"
 		"                              name)\n"
 		"  --compat.window=SECS        shortest window their watts are computed\n"
-		"                              over (default %u)\n"
+		"                              over (default %u; at least 10 of the\n"
+		"                              module's intervals)\n"
 		"  --version                   print the version\n"
 		"  -h, --help                  this help\n\n"
 		"Collectors:\n",

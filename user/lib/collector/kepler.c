@@ -370,7 +370,24 @@ static int kp_table(const struct jm_kepler *k, uint64_t now, struct kp_table *t)
 }
 
 /*
- * Close the window when it is at least compat_window_ns long: its end
+ * The shortest window: --compat.window, and at least 10 of the module's
+ * intervals (sysfs interval_ms). The module charges whole intervals, so
+ * a window holds one interval more or less than its length: over 10 that
+ * is a 10% swing of the watts at most, over 2 it would be 50%.
+ */
+static uint64_t kp_min_window(const struct jm_state *s)
+{
+	uint64_t ms;
+
+	if (jm_read_u64(s, "interval_ms", &ms) || ms > 60000)
+		return s->compat_window_ns;
+	return s->compat_window_ns > 10 * ms * 1000000 ?
+		       s->compat_window_ns :
+		       10 * ms * 1000000;
+}
+
+/*
+ * Close the window when it is at least kp_min_window() long: its end
  * becomes the next one's start. Scrapes in between (a second Prometheus)
  * see the same window, so every scraper gets watts over the stated time.
  */
@@ -385,7 +402,7 @@ static int kp_advance(struct jm_state *s, const struct jm_snapshot *snap,
 	/* Torn down (jm_close()): the counters are served, no watts. */
 	if (!ks)
 		return 0;
-	if (ks->to.ns && now - ks->to.ns < s->compat_window_ns)
+	if (ks->to.ns && now - ks->to.ns < kp_min_window(s))
 		return 0;
 	err = kp_table(k, now, &t);
 	if (err)

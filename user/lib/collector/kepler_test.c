@@ -324,6 +324,51 @@ TEST(uptime_fell_no_watts)
 	reset_window(_metadata, false);
 }
 
+/*
+ * The module charges whole intervals (sysfs interval_ms): a window of a
+ * few intervals would swing by one interval's energy. It is at least 10
+ * intervals, whatever --compat.window says.
+ */
+TEST(window_ten_intervals)
+{
+	char dir[] = "/tmp/kepler_test.XXXXXX", path[128];
+	struct jm_snapshot snap;
+	struct jm_state s;
+	FILE *fp;
+	char *t;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/interval_ms", dir);
+	fp = fopen(path, "w");
+	ASSERT_NE(NULL, fp);
+	fprintf(fp, "1000\n");
+	fclose(fp);
+	jm_init(&s, 3, dir, NULL);
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
+	rapl_snapshot(&snap, 0);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(100), 2));
+	jm_kepler_free(&snap);
+	/* 5 s: past --compat.window, short of 10 intervals. */
+	rapl_snapshot(&snap, 10000000);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(105), 2));
+	t = kp_render(&s, &snap);
+	ASSERT_NE(NULL, t);
+	EXPECT_FALSE(strstr(t, "_watts"));
+	free(t);
+	jm_kepler_free(&snap);
+	rapl_snapshot(&snap, 20000000);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(110), 2));
+	t = kp_render(&s, &snap);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(has(t, "kepler_node_cpu_watts{zone=\"package\"} 2\n"));
+	EXPECT_TRUE(has(t, "joules_exporter_compat_window_seconds 10\n"));
+	free(t);
+	jm_kepler_free(&snap);
+	jm_close(&s);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	EXPECT_EQ(0, system(path));
+}
+
 /* Without a meter: zone model, with its active and idle parts. */
 TEST(model_zone)
 {
