@@ -7,7 +7,8 @@
 # exporter's parser, listed in --help), ports and their names across
 # DaemonSet, Service and ServiceMonitor, the telemetry path, the
 # capabilities (known to Linux; none but the named ones, never
-# privileged), and a memory limit above the exporter's measured peak.
+# privileged), and a memory limit that holds --web.max-requests responses
+# at their bound and twice the exporter's measured peak (given, or fail).
 # Nothing here starts a pod or builds an image.
 #
 #   k8s-check.sh EXPORTER [PEAK_RSS_KB]
@@ -145,13 +146,15 @@ diag "capabilities: drop $capdrop, add $capadd; privileged $privileged, escalati
 	[ "$anyprivileged" = false ] && [ "$escalation" = false ] && [ "$hostpid" = false ]
 t $? "capabilities: ALL dropped, only PERFMON added; not privileged, no escalation, no hostPID"
 
-# The memory limit: above the exporter's measured peak, with room.
+# The memory limit: every response --web.max-requests lets it hold at
+# once, at their bound (EXP_MAX_RESPONSE in exporter.h), on top of twice
+# the measured peak RSS. No measured peak is a failure: the limit would
+# then be checked against nothing.
 lim_kb=$(echo "$memlimit" | awk '/Mi$/ { print $0 * 1024 } /Gi$/ { print $0 * 1048576 }')
-if [ -n "$peak_kb" ]; then
-	diag "memory limit $memlimit ($lim_kb kB), measured peak RSS $peak_kb kB"
-	[ "${lim_kb:-0}" -ge $((2 * peak_kb)) ]
-	t $? "memory limit $memlimit is at least twice the measured peak RSS ($peak_kb kB)"
-else
-	echo "ok $((n = n + 1)) memory limit # SKIP no measured peak given"
-fi
+maxreq=$(echo "$args" | sed -n 's/^--web\.max-requests=//p')
+resp_mib=$(sed -n 's/^#define EXP_MAX_RESPONSE (\([0-9]*\)u << 20)$/\1/p' "$top/user/joules-exporter/exporter.h")
+diag "memory limit $memlimit (${lim_kb:-?} kB), --web.max-requests=${maxreq:-unset}, responses up to ${resp_mib:-?} MiB, measured peak RSS ${peak_kb:-none} kB"
+[ "${peak_kb:-0}" -gt 0 ] && [ -n "$maxreq" ] && [ -n "$resp_mib" ] &&
+	[ "${lim_kb:-0}" -ge $((maxreq * resp_mib * 1024 + 2 * peak_kb)) ]
+t $? "memory limit $memlimit holds $maxreq responses of ${resp_mib:-?} MiB and twice the measured peak RSS (${peak_kb:-none} kB)"
 [ $failed = 0 ]
