@@ -250,7 +250,7 @@ int main(int argc, char **argv)
 	bool version = false;
 	int cg_depth = JM_CG_ALL;
 	const char *cg_match = NULL;
-	uint64_t window = EXP_DEFAULT_COMPAT_WINDOW_S * 1000000000ull;
+	uint64_t window = 0; /* 0: not given (the option's least is 1 s) */
 	const char *node_name = NULL;
 	struct utsname uts;
 	char why_re[128];
@@ -298,6 +298,13 @@ int main(int argc, char **argv)
 	rc = check_web(&cfg, maxconn, maxreq, timeout, &addr);
 	if (rc)
 		return rc;
+	/* Given without Kepler's names they would do nothing: a typo'd setup. */
+	if (cfg.compat != JM_COMPAT_KEPLER && (node_name || window))
+		return cli_usage(NULL, "%s needs --compat=kepler",
+				 node_name ? "--compat.node-name" :
+					     "--compat.window");
+	if (!window)
+		window = EXP_DEFAULT_COMPAT_WINDOW_S * 1000000000ull;
 
 	jm_init(&jm, cfg.top, NULL, exp_log_collector);
 	if (jm_set_cgroups(&jm, cg_depth, cg_match, why_re, sizeof(why_re))) {
