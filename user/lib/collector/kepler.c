@@ -62,6 +62,9 @@ f_window = { "joules_exporter_compat_window_seconds", PROM_GAUGE, "seconds",
 	"Length of the window the --compat watts and ratio gauges are computed over" };
 /* clang-format on */
 
+/* A new RAPL domain needs its Kepler zone name here. */
+_Static_assert(JL_NR_DOMAINS == 4, "a Kepler zone per RAPL domain");
+
 /* Kepler's zone per RAPL domain: what the powercap zone of that domain is named. */
 static const char *const kp_zone_names[JL_NR_DOMAINS] = {
 	[JL_D_PKG] = "package",
@@ -583,7 +586,9 @@ static size_t kp_labels(const struct jm_state *s,
 			l[i++] = (struct prom_label){
 				"type", p->ctr[0] ? "container" : "regular"
 			};
-		l[i++] = (struct prom_label){ "state", "running" };
+		/* Kepler's CPU seconds have no state: its energy series do. */
+		if (e->kind == KP_PROCESS)
+			l[i++] = (struct prom_label){ "state", "running" };
 		if (p && p->ctr[0])
 			l[i++] = (struct prom_label){ "container_id", p->ctr };
 		break;
