@@ -116,7 +116,9 @@ rc=0
 echo "$args" > "$work/args"
 while IFS= read -r a; do
 	o=${a%%=*}
-	grep -q -- "^ *$o[= ]" "$work/help" || { diag "$o not in joules-exporter --help"; rc=1; }
+	# The dots literal: --web.max-requests must not match --webXmax-requests.
+	ore=$(printf '%s\n' "$o" | sed 's/\./\\./g')
+	grep -q -- "^ *$ore[= ]" "$work/help" || { diag "$o not in joules-exporter --help"; rc=1; }
 done < "$work/args"
 run_args 127.0.0.1 || rc=1
 t $rc "every option of the DaemonSet's args is in --help and accepted (exit $erc)"
