@@ -223,7 +223,9 @@ TEST(process_type)
 	snprintf(path, sizeof(path), "%s/17/cgroup", dir);
 	fp = fopen(path, "w");
 	ASSERT_NE(NULL, fp);
-	fprintf(fp, "0::/user.slice/session-1.scope\n");
+	/* A user's own cgroup, named like a container: regular. */
+	fprintf(fp, "0::/user.slice/user-1000.slice/user@1000.service/"
+		    "cri-containerd-" DID ".scope\n");
 	fclose(fp);
 	/* pid 18 has no file: gone, or in another PID namespace. */
 	setenv("JOULES_PROC", dir, 1);
@@ -237,6 +239,7 @@ TEST(process_type)
 	EXPECT_TRUE(has(t, "kepler_process_cpu_seconds_total{pid=\"4242\",comm=\"burner\",type=\"container\",container_id=\"" ID "\"} "));
 	/* pid 17's comm is made to be escaped: only it is regular. */
 	EXPECT_TRUE(strstr(t, "\",type=\"regular\"} "));
+	EXPECT_FALSE(strstr(t, "type=\"container\",container_id=\"" DID));
 	EXPECT_TRUE(has(t, "kepler_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\"} "));
 	free(t);
 	jm_kepler_free(&snap);
