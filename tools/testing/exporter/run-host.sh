@@ -301,7 +301,7 @@ fi
 [ $rc = 2 ] && grep -q "bad --cgroups.match '(': " "$work/out" || r2=1
 for o in --compat.node-name=n --compat.window=9; do
 	"$exporter" "$o" > "$work/out" 2>&1; rc=$?
-	[ $rc = 2 ] && grep -q "${o%%=*} needs --compat=kepler" "$work/out" || r2=1
+	[ $rc = 2 ] && grep -q -- "${o%%=*} needs --compat=kepler" "$work/out" || r2=1
 done
 ss -Hltn | awk '{ print $4 }' | sed -n 's/^127\.0\.0\.1:\([0-9]*\)$/\1/p' | head -n 1 > "$work/busy"
 busy=$(cat "$work/busy")
