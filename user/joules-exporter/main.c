@@ -238,6 +238,23 @@ static void log_start(const struct exp_config *cfg, int cg_depth,
 		cfg->compat == JM_COMPAT_KEPLER ? ", compat kepler" : "");
 }
 
+/*
+ * --compat.node-name and --compat.window without --compat=kepler would do
+ * nothing: a setup that meant Kepler's names and lost them. window is 0
+ * when not given (the option's least is 1 s); it then gets the default.
+ */
+static int check_compat(enum jm_compat compat, const char *node_name,
+			uint64_t *window)
+{
+	if (compat != JM_COMPAT_KEPLER && (node_name || *window))
+		return cli_usage(NULL, "%s needs --compat=kepler",
+				 node_name ? "--compat.node-name" :
+					     "--compat.window");
+	if (!*window)
+		*window = EXP_DEFAULT_COMPAT_WINDOW_S * 1000000000ull;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct exp_config cfg = {
@@ -298,13 +315,9 @@ int main(int argc, char **argv)
 	rc = check_web(&cfg, maxconn, maxreq, timeout, &addr);
 	if (rc)
 		return rc;
-	/* Given without Kepler's names they would do nothing: a typo'd setup. */
-	if (cfg.compat != JM_COMPAT_KEPLER && (node_name || window))
-		return cli_usage(NULL, "%s needs --compat=kepler",
-				 node_name ? "--compat.node-name" :
-					     "--compat.window");
-	if (!window)
-		window = EXP_DEFAULT_COMPAT_WINDOW_S * 1000000000ull;
+	rc = check_compat(cfg.compat, node_name, &window);
+	if (rc)
+		return rc;
 
 	jm_init(&jm, cfg.top, NULL, exp_log_collector);
 	if (jm_set_cgroups(&jm, cg_depth, cg_match, why_re, sizeof(why_re))) {
