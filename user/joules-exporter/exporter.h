@@ -15,6 +15,8 @@
 #define EXP_DEFAULT_MAX_CONNECTIONS 512
 #define EXP_DEFAULT_MAX_REQUESTS 40
 #define EXP_DEFAULT_TIMEOUT_S 10
+/* --compat watts: Kepler's own default interval is about this. */
+#define EXP_DEFAULT_COMPAT_WINDOW_S 5
 /* Request line and headers of one connection: far above any scraper's. */
 #define EXP_CONNECTION_MEMORY (16 * 1024)
 /*
@@ -32,6 +34,7 @@ struct exp_config {
 	unsigned int max_connections;
 	unsigned int max_requests; /* scrapes answered or being sent at once */
 	unsigned int timeout_s; /* idle connection timeout */
+	enum jm_compat compat; /* --compat */
 };
 
 /* A parsed --web.listen-address. */

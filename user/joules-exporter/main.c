@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/utsname.h>
 #include <time.h>
 
 #include "cli.h"
@@ -96,12 +97,20 @@ static void usage(FILE *fp)
 		"                              root (\"/\" is level 0)\n"
 		"  --cgroups.match=REGEX       only cgroups whose path matches REGEX (POSIX\n"
 		"                              extended, unanchored; e.g. '^/kubepods')\n"
+		"  --compat=kepler|none        also serve Kepler's (0.10+) names: node,\n"
+		"                              container and pod energy and watts (and\n"
+		"                              processes with --processes)\n"
+		"  --compat.node-name=NAME     their node_name label (default: the host\n"
+		"                              name)\n"
+		"  --compat.window=SECS        shortest window their watts are computed\n"
+		"                              over (default %u; at least 10 of the\n"
+		"                              module's intervals)\n"
 		"  --version                   print the version\n"
 		"  -h, --help                  this help\n\n"
 		"Collectors:\n",
 		EXP_DEFAULT_LISTEN, EXP_DEFAULT_PATH,
 		EXP_DEFAULT_MAX_CONNECTIONS, EXP_DEFAULT_MAX_REQUESTS,
-		EXP_DEFAULT_TIMEOUT_S, JM_MAX_TOP);
+		EXP_DEFAULT_TIMEOUT_S, JM_MAX_TOP, EXP_DEFAULT_COMPAT_WINDOW_S);
 	for (int c = 0; c < JM_NR_COLLECTORS; c++)
 		fprintf(fp, "  %-8s %s\n", jm_collectors[c]->name,
 			jm_collectors[c]->what);
@@ -135,6 +144,14 @@ static int opt_cgroups(void *dst, const char *cmd, const char *arg)
 	return 0;
 }
 
+static int opt_compat(void *dst, const char *cmd, const char *arg)
+{
+	if (jm_parse_compat(arg, dst))
+		return cli_usage(cmd, "bad --compat '%s' (kepler or none)",
+				 arg);
+	return 0;
+}
+
 static int opt_uint(unsigned int *dst, const char *name, uint64_t v,
 		    uint64_t max)
 {
@@ -154,6 +171,9 @@ enum {
 	OPT_PROCESSES,
 	OPT_CGROUPS,
 	OPT_CGMATCH,
+	OPT_COMPAT,
+	OPT_NODENAME,
+	OPT_WINDOW,
 	OPT_VERSION,
 };
 
@@ -182,6 +202,23 @@ static int check_web(struct exp_config *cfg, uint64_t maxconn, uint64_t maxreq,
 	return 0;
 }
 
+/*
+ * --compat kepler: Kepler's node_name is the host name unless the site
+ * names its nodes otherwise (a DaemonSet passes spec.nodeName). uts
+ * holds the name for as long as the exporter runs.
+ */
+static int set_kepler(struct jm_state *jm, const char *node_name,
+		      uint64_t window, struct utsname *uts)
+{
+	if (!node_name)
+		node_name = uname(uts) ? "" : uts->nodename;
+	if (jm_set_compat_kepler(jm, node_name, window)) {
+		exp_log("error", "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* The settings in force, in the log's first line. */
 static void log_start(const struct exp_config *cfg, int cg_depth,
 		      const char *cg_match)
@@ -195,9 +232,27 @@ static void log_start(const struct exp_config *cfg, int cg_depth,
 					 "depth=%d",
 		 cg_depth);
 	exp_log("info",
-		"starting joules-exporter %s, processes %s, cgroups %s%s%s",
+		"starting joules-exporter %s, processes %s, cgroups %s%s%s%s",
 		JL_VERSION, procs, cgs, cg_match ? " matching " : "",
-		cg_match ? cg_match : "");
+		cg_match ? cg_match : "",
+		cfg->compat == JM_COMPAT_KEPLER ? ", compat kepler" : "");
+}
+
+/*
+ * --compat.node-name and --compat.window without --compat=kepler would do
+ * nothing: a setup that meant Kepler's names and lost them. window is 0
+ * when not given (the option's least is 1 s); it then gets the default.
+ */
+static int check_compat(enum jm_compat compat, const char *node_name,
+			uint64_t *window)
+{
+	if (compat != JM_COMPAT_KEPLER && (node_name || *window))
+		return cli_usage(NULL, "%s needs --compat=kepler",
+				 node_name ? "--compat.node-name" :
+					     "--compat.window");
+	if (!*window)
+		*window = EXP_DEFAULT_COMPAT_WINDOW_S * 1000000000ull;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -212,6 +267,9 @@ int main(int argc, char **argv)
 	bool version = false;
 	int cg_depth = JM_CG_ALL;
 	const char *cg_match = NULL;
+	uint64_t window = 0; /* 0: not given (the option's least is 1 s) */
+	const char *node_name = NULL;
+	struct utsname uts;
 	char why_re[128];
 	const struct cli_opt opts[] = {
 		CLI_OPT_STR("web.listen-address", OPT_LISTEN, &cfg.listen),
@@ -227,6 +285,11 @@ int main(int argc, char **argv)
 			     &cfg.top),
 		CLI_OPT_FUNC("cgroups", OPT_CGROUPS, opt_cgroups, &cg_depth),
 		CLI_OPT_STR("cgroups.match", OPT_CGMATCH, &cg_match),
+		CLI_OPT_FUNC("compat", OPT_COMPAT, opt_compat, &cfg.compat),
+		CLI_OPT_STR("compat.node-name", OPT_NODENAME, &node_name),
+		CLI_OPT_SECS("compat.window", OPT_WINDOW, &window,
+			     1000000000ull,
+			     "bad --compat.window '%s' (seconds, at least 1)"),
 		CLI_OPT_FLAG("version", OPT_VERSION, &version),
 		CLI_OPT_END,
 	};
@@ -252,12 +315,20 @@ int main(int argc, char **argv)
 	rc = check_web(&cfg, maxconn, maxreq, timeout, &addr);
 	if (rc)
 		return rc;
+	rc = check_compat(cfg.compat, node_name, &window);
+	if (rc)
+		return rc;
 
 	jm_init(&jm, cfg.top, NULL, exp_log_collector);
 	if (jm_set_cgroups(&jm, cg_depth, cg_match, why_re, sizeof(why_re))) {
 		jm_close(&jm);
 		return cli_usage(NULL, "bad --cgroups.match '%s': %s", cg_match,
 				 why_re);
+	}
+	if (cfg.compat == JM_COMPAT_KEPLER &&
+	    set_kepler(&jm, node_name, window, &uts)) {
+		jm_close(&jm);
+		return 1;
 	}
 	log_start(&cfg, cg_depth, cg_match);
 	/* One gather now: a missing module or privilege is logged at once. */

@@ -66,6 +66,8 @@ void jm_init(struct jm_state *s, unsigned int top, const char *sysfs,
 	memset(s, 0, sizeof(*s));
 	s->top = top > JM_MAX_TOP ? JM_MAX_TOP : top;
 	s->sysfs = sysfs ? sysfs : env && *env ? env : "/sys/kernel/joules";
+	env = getenv("JOULES_PROC");
+	s->proc = env && *env ? env : "/proc";
 	s->log = log;
 	s->family = -1;
 	s->cg_depth = JM_CG_ALL;
@@ -78,6 +80,7 @@ void jm_close(struct jm_state *s)
 	if (s->cg_have_match)
 		regfree(&s->cg_match);
 	s->cg_have_match = false;
+	jm_kepler_state_free(s);
 }
 
 void jm_snapshot_free(struct jm_snapshot *snap)
@@ -90,6 +93,7 @@ void jm_snapshot_free(struct jm_snapshot *snap)
 	free(snap->cgroups);
 	snap->cgroups = NULL;
 	snap->ncgroups = 0;
+	jm_kepler_free(snap);
 }
 
 uint64_t jm_now(void)
@@ -223,7 +227,9 @@ static int jm_retry(struct jm_state *s, int err, enum jnl_op *op)
 	int oerr;
 
 	if (err != -EPERM) {
-		jm_close(s);
+		/* The handle only: the settings (--cgroups.match) stay. */
+		jnl_close(s->nl);
+		s->nl = NULL;
 		oerr = jm_open(s);
 		if (oerr) {
 			*op = JNL_OP_OPEN;
@@ -307,6 +313,8 @@ void jm_gather(struct jm_state *s, struct jm_snapshot *snap)
 	if (s->reload_seen)
 		s->reloads++;
 	s->reload_seen = false;
+	if (s->compat == JM_COMPAT_KEPLER)
+		jm_kepler_gather(s, snap);
 	snap->ns = jm_now() - t0;
 }
 
@@ -362,6 +370,7 @@ void jm_render(const struct jm_state *s, const struct jm_snapshot *snap,
 		    (jm_collectors[c]->shown & (1u << st->reason)))
 			jm_collectors[c]->render(s, snap, w);
 	}
+	jm_kepler_render(s, snap, w);
 	render_exporter(s, snap, w);
 }
 

@@ -37,6 +37,8 @@
 #include "prom.h"
 
 struct jnl;
+struct jm_kepler; /* collector/kepler.c */
+struct jm_kepler_state;
 
 enum jm_collector {
 	JM_C_MODULE, /* joules_module_*: loaded, version */
@@ -84,6 +86,12 @@ struct jm_collector_info {
 };
 extern const struct jm_collector_info *const jm_collectors[JM_NR_COLLECTORS];
 extern const char *const jm_reason_names[JM_NR_REASONS];
+
+/* --compat: other exporters' metric names served as well as joules' own. */
+enum jm_compat {
+	JM_COMPAT_NONE,
+	JM_COMPAT_KEPLER, /* kepler_* (Kepler 0.10+), collector/kepler.c */
+};
 
 /* Largest --processes top=N: per-pid series are the cardinality risk. */
 #define JM_MAX_TOP 1000
@@ -135,6 +143,9 @@ struct jm_snapshot {
 	size_t ncgroups;
 	size_t cgroups_seen; /* records in the dump */
 	bool idle_split; /* sysfs idle_split: idle energy is shared out to tasks */
+
+	/* --compat kepler: the series and what joules cannot know of them */
+	struct jm_kepler *kepler;
 };
 
 /* What the cgroup families need of a cgroup record (those are 4 KiB). */
@@ -146,6 +157,9 @@ struct jm_cgroup {
 	uint64_t energy_uj, idle_uj, cpu_ns, read_bytes, write_bytes;
 	uint64_t net_tx_bytes, net_rx_bytes,
 		pagecache_bytes; /* where present */
+	uint32_t
+		domains; /* bits of domain_uj[] present (--compat kepler's zones) */
+	uint64_t domain_uj[JL_NR_DOMAINS];
 };
 
 /* Log callback: level is "error", "warn" or "info". */
@@ -158,6 +172,7 @@ struct jm_state {
 	bool cg_have_match;
 	regex_t cg_match; /* only cgroups whose path matches, if cg_have_match */
 	const char *sysfs; /* the module's sysfs directory */
+	const char *proc; /* procfs: $JOULES_PROC (tests) or /proc */
 	jm_log_fn log; /* may be NULL */
 	struct jnl *nl; /* reopened when a request fails */
 	int family; /* netlink family id at the last open, or -1 */
@@ -170,6 +185,10 @@ struct jm_state {
 	enum jm_reason last[JM_NR_COLLECTORS]; /* logged state */
 	bool logged[JM_NR_COLLECTORS];
 	bool ptrace_warned;
+	enum jm_compat compat;
+	const char *node_name; /* kepler's node_name label */
+	uint64_t compat_window_ns; /* shortest window watts are computed over */
+	struct jm_kepler_state *kepler; /* counters at the window's ends */
 };
 
 /*
@@ -179,7 +198,11 @@ struct jm_state {
  */
 void jm_init(struct jm_state *s, unsigned int top, const char *sysfs,
 	     jm_log_fn log);
-/* Frees the netlink handle and the cgroup match. */
+/*
+ * The final teardown: frees the netlink handle, the cgroup match and the
+ * --compat state. Not for reconnecting (that is jm_retry(), the handle
+ * only): the settings would be lost.
+ */
 void jm_close(struct jm_state *s);
 
 /*
@@ -190,6 +213,16 @@ void jm_close(struct jm_state *s);
  */
 int jm_set_cgroups(struct jm_state *s, int depth, const char *match, char *why,
 		   size_t size);
+
+/*
+ * Serve Kepler's names as well (--compat kepler): node_name is the
+ * constant label, window_ns the shortest window the watts gauges are
+ * computed over. 0 or -ENOMEM.
+ */
+int jm_set_compat_kepler(struct jm_state *s, const char *node_name,
+			 uint64_t window_ns);
+/* Parse a --compat argument: "kepler" or "none". 0 or -EINVAL. */
+int jm_parse_compat(const char *arg, enum jm_compat *c);
 
 /* Parse a --cgroups argument: "all", "off" or "depth=N". 0 or -EINVAL. */
 int jm_parse_cgroups(const char *arg, int *depth);

@@ -47,7 +47,7 @@ name=${1:-$(jk_default)}
 image=$(jk_image "$name")
 kdir=$(jk_kdir "$name")
 [ -n "$image" ] && [ -n "$kdir" ] || skip "kernel $name not installed"
-echo "1..9"
+echo "1..11"
 
 "$testing"/build-module.sh "$kdir" "$work/mod" > "$work/build.log" 2>&1
 t $? "module built for $name"
@@ -107,6 +107,47 @@ rc=$?
 # Ten scrapes in before measuring.
 wait_for 60 sh -c "n=\$(. '$here/lib.sh'; here='$here'; prom_query $pport 'count_over_time(joules_module_loaded[1m])'); [ \"\${n:-0}\" -ge 10 ]"
 t $(( rc | $? )) "Prometheus on 127.0.0.1:$pport scrapes the guest every second"
+
+# Every query of the Grafana dashboard on the module's real series. What
+# the guest cannot have must return nothing (checked, not skipped): QEMU
+# has no RAPL, and the guest runs no pod and no systemd service. Every
+# other query must return series.
+absent='joules_node_rapl_energy_joules_total|kind="pod"|kind="service"'
+if command -v jq >/dev/null; then
+	dashboard_queries "$top/packaging/grafana/joules.json" > "$work/dash.all"
+	grep -Ev "$absent" "$work/dash.all" > "$work/dash.q"
+	grep -E "$absent" "$work/dash.all" > "$work/dash.rapl"
+	queries_with_series "$pport" < "$work/dash.q"; rc=$?
+	dn=$qn
+	while IFS= read -r q; do
+		c=$(prom_json "$pport" "$q" | jq -r '.status + " " + (.data.result | length | tostring)' 2>/dev/null)
+		[ "$c" = "success 0" ] || { diag "expected success and no series in the guest, got '$c': $q"; rc=1; }
+	done < "$work/dash.rapl"
+	t $rc "Grafana dashboard: $dn panel queries return series, $(grep -c . "$work/dash.rapl") (RAPL, pods, services) none in the guest"
+else
+	echo "ok $((n = n + 1)) dashboard queries # SKIP jq not installed"
+fi
+
+# Kepler's names: the guest's exporter runs with --compat=kepler
+# (tools/testing/selftests/56-exporter.sh), so their absence is a failure.
+if grep -q '^kepler_node_cpu_joules_total{' "$work/metrics.txt"; then
+	printf '%s\n' \
+		'rate(kepler_container_cpu_joules_total[1m])' \
+		'sum by (zone) (rate(kepler_node_cpu_joules_total[1m]))' \
+		'sum by (zone) (kepler_node_cpu_watts)' \
+		'kepler_container_cpu_watts' \
+		'kepler_node_cpu_usage_ratio' > "$work/kepler.q"
+	queries_with_series "$pport" < "$work/kepler.q"; rc=$?
+	# No pods in the guest: the pod queries must run and return nothing.
+	for q in 'sum by (pod_id) (rate(kepler_pod_cpu_joules_total[1m]))' 'sum by (pod_id) (kepler_pod_cpu_watts)'; do
+		[ "$(prom_json "$pport" "$q" | jq -r '.status + " " + (.data.result | length | tostring)')" = "success 0" ] ||
+			{ diag "expected success and no series (no pod in the guest): $q"; rc=1; }
+	done
+	t $rc "Kepler's names on the module's series: node and container queries return series (zone model)"
+else
+	diag "no kepler_node_cpu_joules_total: 56-exporter.sh starts the exporter with --compat=kepler"
+	t 1 "Kepler's names on the module's series"
+fi
 
 # Power from the energy files, measured in the guest over 20 s, against
 # Prometheus' rate() over the same 20 s. The cgroup is selected by the

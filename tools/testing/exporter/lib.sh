@@ -59,10 +59,10 @@ wait_for() {
 }
 
 # Prometheus from Debian's package on 127.0.0.1:PORT with its own config
-# and data directory under DIR, scraping TARGET (host:port) every second.
-# Sets $prom_pid.
+# and data directory under DIR, scraping TARGET (host:port; several,
+# separated by spaces) every second. Sets $prom_pid.
 start_prometheus() {
-	_pd=$1 _pp=$2 _pt=$3
+	_pd=$1 _pp=$2 _pt=$(echo "$3" | sed "s/ /', '/g")
 	mkdir -p "$_pd/data"
 	cat > "$_pd/prometheus.yml" <<EOF
 global:
@@ -86,4 +86,36 @@ EOF
 prom_query() {
 	hget "$1" "/api/v1/query?query=$(urlencode "$2")${3:+&time=$3}" |
 		sed -n 's/.*"value":\[[^,]*,"\([^"]*\)"\].*/\1/p'
+}
+
+# The JSON of an instant query, whatever it returns.
+prom_json() {
+	hget "$1" "/api/v1/query?query=$(urlencode "$2")${3:+&time=$3}"
+}
+
+# Every query of a Grafana dashboard (FILE), one a line, with Grafana's
+# variables as the tests set them: rate windows of 1m, every instance.
+dashboard_queries() {
+	jq -r '.. | objects | select(has("targets")) | .targets[].expr' "$1" |
+		sed -e 's/\$__rate_interval/1m/g' -e 's/\$__range/1m/g' -e 's/\$instance/.*/g'
+}
+
+# Queries on stdin, one a line, against Prometheus on PORT: each must run
+# without error and return at least one series. The failures are printed
+# as TAP diagnostics; $qn is the number of queries. 0 if all passed.
+queries_with_series() {
+	_qrc=0 qn=0
+	while IFS= read -r _q; do
+		[ -n "$_q" ] || continue
+		qn=$((qn + 1))
+		_qj=$(prom_json "$1" "$_q")
+		_qs=$(printf '%s' "$_qj" | jq -r '.status' 2>/dev/null)
+		_qc=$(printf '%s' "$_qj" | jq -r '.data.result | length' 2>/dev/null)
+		if [ "$_qs" != success ] || [ "${_qc:-0}" -lt 1 ]; then
+			diag "query ${_qs:-failed}, ${_qc:-no} series: $_q"
+			printf '%s\n' "$_qj" | head -c 300 | nest
+			_qrc=1
+		fi
+	done
+	return $_qrc
 }

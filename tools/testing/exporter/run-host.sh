@@ -26,7 +26,7 @@ for f in "$exporter" "$joulesctl" "$here/build/test_prom" "$here/build/http-chec
 done
 # The collectors' own tests (user/lib/collector/NAME_test.c), one line each.
 coltests=$(ls "$here"/build/collector/*_test 2>/dev/null)
-echo "1..$((17 + $(echo "$coltests" | grep -c .)))"
+echo "1..$((23 + $(echo "$coltests" | grep -c .)))"
 
 "$here"/build/test_prom > "$work/out" 2>&1; rc=$?
 nest < "$work/out"; t $rc "writer, negotiation, flag parsing (test_prom)"
@@ -35,18 +35,23 @@ mkdir -p "$work/render"
 "$here"/build/test_render "$work/render" > "$work/out" 2>&1; rc=$?
 nest < "$work/out"; t $rc "metric families from made-up snapshots (test_render)"
 
+"$here"/build/test_retry > "$work/out" 2>&1; rc=$?
+nest < "$work/out"; t $rc "a netlink retry keeps --cgroups.match and --compat kepler (test_retry)"
+
 for c in $coltests; do
 	"$c" > "$work/out" 2>&1; rc=$?
 	nest < "$work/out"; t $rc "collector: $(basename "$c")"
 done
 
 # The same under AddressSanitizer + UBSan, when built (make check does).
-if [ -x "$here/build-san/test_prom" ] && [ -x "$here/build-san/test_render" ]; then
+if [ -x "$here/build-san/test_prom" ] && [ -x "$here/build-san/test_render" ] &&
+	[ -x "$here/build-san/test_retry" ]; then
 	rc=0
-	for p in "$here"/build-san/test_prom "$here"/build-san/test_render "$here"/build-san/collector/*_test; do
+	for p in "$here"/build-san/test_prom "$here"/build-san/test_render "$here"/build-san/test_retry \
+		"$here"/build-san/collector/*_test; do
 		"$p" > "$work/out" 2>&1 || { rc=1; nest < "$work/out"; }
 	done
-	t $rc "test_prom, test_render and the collector tests under ASan + UBSan"
+	t $rc "test_prom, test_render, test_retry and the collector tests under ASan + UBSan"
 else
 	echo "ok $((n = n + 1)) sanitizers # SKIP build-san/ not built (make check builds it)"
 fi
@@ -194,6 +199,97 @@ else
 	echo "ok $((n = n + 1)) valgrind # SKIP valgrind not installed"
 fi
 
+# The exporter built with fake-nl.c (a steady node: package 15 W, dram
+# 5 W, a pod of 6 W holding a container of 4 W) and once more with a
+# model node (20 W, idle 5 W), scraped by a real Prometheus: every query
+# of the Grafana dashboard and Kepler's names (--compat kepler) against
+# the node, cgroup and process series the host has no module for.
+fakenl=$here/build/joules-exporter-fakenl
+dash=$top/packaging/grafana/joules.json
+if [ -x "$fakenl" ] && command -v prometheus >/dev/null && command -v jq >/dev/null; then
+	rc=0
+	exporter_was=$exporter exporter=$fakenl
+	start_exporter --compat=kepler --compat.node-name=fake-rapl --compat.window=1 \
+		--processes=top=5 || rc=1
+	port_rapl=$port pid_rapl=$exp_pid
+	JOULES_FAKE_NL=model start_exporter --compat=kepler --compat.node-name=fake-model \
+		--compat.window=1 || rc=1
+	port_model=$port
+	exporter=$exporter_was
+	hget "$port_rapl" /metrics > "$work/fake-rapl.txt" || rc=1
+	hget "$port_model" /metrics > "$work/fake-model.txt" || rc=1
+	for f in "$work"/fake-rapl.txt "$work"/fake-model.txt; do
+		{ ! command -v promtool >/dev/null || promtool check metrics < "$f" > "$work/lint" 2>&1; } ||
+			{ rc=1; nest < "$work/lint"; }
+	done
+	grep -q '^kepler_node_cpu_joules_total{zone="package",node_name="fake-rapl"} ' "$work/fake-rapl.txt" &&
+		grep -q '^kepler_node_cpu_idle_joules_total{zone="model",node_name="fake-model"} ' "$work/fake-model.txt" &&
+		grep -q '^joules_cgroup_energy_joules_total{cgroup="/system.slice/sshd.service",kind="service"} ' "$work/fake-rapl.txt" || rc=1
+	t $rc "fake-netlink exporters (RAPL and model nodes) with --compat kepler: series there, promtool clean"
+	pport=$(free_port)
+	if start_prometheus "$work/prom-fake" "$pport" "127.0.0.1:$port_rapl 127.0.0.1:$port_model"; then
+		# Enough samples for rate() over 1m, and several windows of watts.
+		wait_for 40 sh -c "n=\$(. '$here/lib.sh'; here='$here'; prom_query $pport 'min(count_over_time(kepler_node_cpu_watts[1m]))'); [ \"\${n:-0}\" -ge 8 ]"
+		dashboard_queries "$dash" > "$work/dash.q"
+		queries_with_series "$pport" < "$work/dash.q"; rc=$?
+		[ "$qn" -ge 15 ] || rc=1
+		t $rc "Grafana dashboard: all $qn panel queries run in Prometheus and return series"
+		printf '%s\n' \
+			'rate(kepler_container_cpu_joules_total[1m])' \
+			'sum by (zone) (rate(kepler_node_cpu_joules_total[1m]))' \
+			'sum by (pod_id) (rate(kepler_pod_cpu_joules_total[1m]))' \
+			'kepler_container_cpu_watts' \
+			'sum by (zone) (kepler_node_cpu_watts)' \
+			'sum by (pod_id) (kepler_pod_cpu_watts)' \
+			'rate(kepler_node_cpu_active_joules_total[1m])' \
+			'kepler_node_cpu_idle_watts' \
+			'kepler_node_cpu_usage_ratio' \
+			'rate(kepler_process_cpu_joules_total[1m])' \
+			'kepler_process_cpu_watts' \
+			'rate(kepler_process_cpu_seconds_total[1m])' > "$work/kepler.q"
+		queries_with_series "$pport" < "$work/kepler.q"
+		t $? "Kepler's names: all $qn queries (rate, sum by zone and pod_id, watts) return series"
+		# rate() of the counters (over 5 s: 1m would reach back before the
+		# first sample) and the exporter's watts against the fake node's power.
+		v1=$(prom_query "$pport" 'sum(rate(kepler_node_cpu_joules_total{zone="package"}[5s]))')
+		v2=$(prom_query "$pport" 'sum(kepler_node_cpu_watts{zone="package"})')
+		v3=$(prom_query "$pport" 'sum(kepler_node_cpu_watts{zone="model"})')
+		v4=$(prom_query "$pport" 'sum(kepler_node_cpu_idle_watts{zone="model"})')
+		v5=$(prom_query "$pport" 'sum(kepler_pod_cpu_watts{zone="package"})')
+		v6=$(prom_query "$pport" 'sum(rate(kepler_pod_cpu_joules_total{zone="package"}[5s]))')
+		diag "package: rate() ${v1:-none} W, watts ${v2:-none} W (15); model node ${v3:-none} W (20), idle ${v4:-none} W (5); pod package: rate() ${v6:-none} W, watts ${v5:-none} W (4.5)"
+		near() { awk -v a="${1:-0}" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.05 * b) }'; }
+		near "$v1" 15 && near "$v2" 15 && near "$v3" 20 && near "$v4" 5 && near "$v5" 4.5 && near "$v6" 4.5
+		t $? "Kepler watts and rate() of Kepler's counters match the fake node's power within 5%"
+		# Its memory after a minute of scrapes, for the DaemonSet's limit below.
+		set -- $(mem_kb $pid_rapl); hwm_fake=$2
+		diag "fake-netlink exporter with --compat kepler --processes=top=5: RSS $1 kB, peak $2 kB"
+	else
+		nest < "$work/prom-fake/prometheus.log"
+		t 1 "Prometheus starts (fake-netlink exporters)"
+		t 1 "Kepler queries"
+		t 1 "Kepler values"
+	fi
+	stop_all
+else
+	for what in "fake-netlink exporters" "dashboard queries" "Kepler queries" "Kepler values"; do
+		echo "ok $((n = n + 1)) $what # SKIP needs build/joules-exporter-fakenl (libmicrohttpd-dev), prometheus and jq"
+	done
+fi
+
+# packaging/kubernetes without a cluster: yamllint, and every command,
+# option, port and capability the manifests use against the built exporter;
+# the memory limit against the peak RSS measured above.
+peak=${hwm5:-0}
+[ "${hwm_fake:-0}" -gt "$peak" ] && peak=$hwm_fake
+"$here"/k8s-check.sh "$exporter" "$peak" > "$work/out" 2>&1; rc=$?
+nest < "$work/out"
+if [ $rc = 4 ]; then
+	echo "ok $((n = n + 1)) packaging/kubernetes # SKIP $(sed -n 's/^1\.\.0 # SKIP //p' "$work/out")"
+else
+	t $rc "packaging/kubernetes: yamllint, commands, options, ports, capabilities, memory limit (k8s-check.sh)"
+fi
+
 # Flags: errors say why.
 "$exporter" --web.listen-address=nonsense > "$work/out" 2>&1; rc=$?
 [ $rc = 2 ] && grep -q "bad --web.listen-address 'nonsense'" "$work/out"; r1=$?
@@ -203,6 +299,10 @@ fi
 [ $rc = 2 ] && grep -q "bad --cgroups 'depth=x' (all, off or depth=N)" "$work/out" || r2=1
 "$exporter" --cgroups.match='(' > "$work/out" 2>&1; rc=$?
 [ $rc = 2 ] && grep -q "bad --cgroups.match '(': " "$work/out" || r2=1
+for o in --compat.node-name=n --compat.window=9; do
+	"$exporter" "$o" > "$work/out" 2>&1; rc=$?
+	[ $rc = 2 ] && grep -q -- "${o%%=*} needs --compat=kepler" "$work/out" || r2=1
+done
 ss -Hltn | awk '{ print $4 }' | sed -n 's/^127\.0\.0\.1:\([0-9]*\)$/\1/p' | head -n 1 > "$work/busy"
 busy=$(cat "$work/busy")
 if [ -n "$busy" ]; then

@@ -21,6 +21,7 @@
 #include "check.h"
 #include "metrics.h"
 #include "collector/collector_test.h"
+#include "collector/collector.h"
 
 static const char *outdir;
 
@@ -353,6 +354,105 @@ TEST(not_loaded)
 		  "reason");
 	free(t);
 	free(o);
+}
+
+/*
+ * --compat kepler over a RAPL node: Kepler's names next to joules' own,
+ * watts over a 10 s window in which the package drew 2 W and the CPUs
+ * were busy 5% of the time.
+ */
+TEST(kepler)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t, *o;
+
+	base_state(&s, 3);
+	CHECK(!jm_set_compat_kepler(&s, "node-1", 5000000000ull), "compat");
+	full_snapshot(&snap);
+	for (size_t i = 0; i < snap.ncgroups; i++) {
+		snap.cgroups[i].domains =
+			snap.cgroups[i].source ? 1u << JL_D_PKG : 0;
+		snap.cgroups[i].domain_uj[JL_D_PKG] = snap.cgroups[i].energy_uj;
+	}
+	snap.procs[0].domains = 1u << JL_D_PKG | 1u << JL_D_DRAM;
+	snap.procs[0].domain_uj[JL_D_PKG] = 8000000;
+	snap.procs[0].domain_uj[JL_D_DRAM] = 1000000;
+	CHECK(!jm_kepler_build(&s, &snap, 100000000000ull, 4), "first");
+	jm_kepler_free(&snap);
+	snap.node.domain_uj[JL_D_PKG] += 20000000;
+	snap.node.feat[JL_F_CPU_NS] += 2000000000;
+	snap.cgroups[1].domain_uj[JL_D_PKG] += 5000000;
+	snap.cgroups[2].domain_uj[JL_D_PKG] += 5000000;
+	snap.procs[0].domain_uj[JL_D_PKG] += 5000000;
+	CHECK(!jm_kepler_build(&s, &snap, 110000000000ull, 4), "second");
+	render(_metadata, "kepler", &s, &snap, &t, &o);
+	CHECK(has(t,
+		  "kepler_node_cpu_watts{zone=\"package\",node_name=\"node-1\"} 2\n"),
+	      "node watts");
+	CHECK(has(t, "kepler_container_cpu_watts{container_id=\"" ID
+		     "\",runtime=\"containerd\",state=\"running\",pod_id=\"" UID
+		     "\",zone=\"package\",node_name=\"node-1\"} 0.5\n"),
+	      "container watts");
+	CHECK(has(t,
+		  "kepler_node_cpu_usage_ratio{node_name=\"node-1\"} 0.05\n"),
+	      "usage");
+	CHECK(has(t,
+		  "joules_node_energy_joules_total{source=\"rapl\"} 123456.789012\n"),
+	      "joules' own names too");
+	CHECK(has(o, "# TYPE kepler_node_cpu_joules counter"), "OM counter");
+	CHECK(has(o, "# UNIT kepler_node_cpu_watts watts"), "OM unit");
+	free(t);
+	free(o);
+	jm_kepler_free(&snap);
+	jm_close(&s);
+}
+
+/* --compat kepler without a meter: zone model, its active and idle parts. */
+TEST(kepler_model)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t, *o;
+
+	base_state(&s, 0);
+	CHECK(!jm_set_compat_kepler(&s, "node-1", 5000000000ull), "compat");
+	full_snapshot(&snap);
+	snap.st[JM_C_PROCESS].enabled = false;
+	snap.nprocs = 0;
+	snap.node.source = REC_SRC_MODEL;
+	snap.node.domains = 0;
+	snap.meter_present = false;
+	strcpy(snap.meter_reason, "no RAPL: CPU vendor/model not supported");
+	for (size_t i = 0; i < snap.ncgroups; i++)
+		snap.cgroups[i].source =
+			snap.cgroups[i].source ? REC_SRC_MODEL : 0;
+	CHECK(!jm_kepler_build(&s, &snap, 100000000000ull, 2), "first");
+	jm_kepler_free(&snap);
+	snap.node.energy_uj += 150000000;
+	snap.node.idle_uj += 100000000;
+	snap.cgroups[1].energy_uj += 20000000;
+	CHECK(!jm_kepler_build(&s, &snap, 110000000000ull, 2), "second");
+	render(_metadata, "kepler-model", &s, &snap, &t, &o);
+	CHECK(has(t,
+		  "kepler_node_cpu_watts{zone=\"model\",node_name=\"node-1\"} 15\n"),
+	      "node watts");
+	CHECK(has(t,
+		  "kepler_node_cpu_idle_watts{zone=\"model\",node_name=\"node-1\"} 10\n"),
+	      "idle watts");
+	CHECK(has(t,
+		  "kepler_node_cpu_active_watts{zone=\"model\",node_name=\"node-1\"} 5\n"),
+	      "active watts");
+	CHECK(has(t,
+		  "kepler_pod_cpu_watts{pod_id=\"" UID
+		  "\",state=\"running\",zone=\"model\",node_name=\"node-1\"} 2\n"),
+	      "pod watts");
+	CHECK(!strstr(t, "kepler_process_"),
+	      "no processes without --processes");
+	free(t);
+	free(o);
+	jm_kepler_free(&snap);
+	jm_close(&s);
 }
 
 /* The real gather with nothing there: every collector says why. */

@@ -93,8 +93,10 @@ e2e_guest() {
 	pids="$pids $burner"
 	# The burner is the container's only task.
 	echo "$burner" > "$CGROOT/$CGREL/cgroup.procs" || { t 1 "burner into $CGREL"; return 1; }
-	# Every address of the guest: QEMU forwards to 10.0.2.15.
+	# Every address of the guest: QEMU forwards to 10.0.2.15. Kepler's
+	# names too, for e2e.sh to query on the module's series.
 	joules-exporter --web.listen-address=":$port" --processes=top=5 --web.timeout=5 \
+		--compat=kepler --compat.window=1 \
 		> /tmp/exporter.log 2>&1 &
 	exporter=$!
 	pids="$pids $exporter"

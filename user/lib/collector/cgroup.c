@@ -154,6 +154,8 @@ static void cgroup_gather(struct jm_state *s, struct jm_snapshot *snap)
 		c->net_tx_bytes = r->feat[JL_F_NET_TX];
 		c->net_rx_bytes = r->feat[JL_F_NET_RX];
 		c->pagecache_bytes = r->feat[JL_F_PAGECACHE];
+		c->domains = r->domains;
+		memcpy(c->domain_uj, r->domain_uj, sizeof(c->domain_uj));
 		snap->ncgroups = ++k;
 	}
 	free(recs);

@@ -66,4 +66,18 @@ int jm_request(struct jm_state *s, int (*req)(struct jnl *nl, void *arg),
 void jm_request_fail(struct jm_status *st, const char *request, enum jnl_op op,
 		     int err, const char *kmsg);
 
+/*
+ * --compat kepler (kepler.c): after the collectors, the series under
+ * Kepler's names and the window their watts are over; render them; free
+ * the snapshot's part and the state's. jm_kepler_build() is the gather
+ * without I/O, at time now with ncpus online (for the tests).
+ */
+void jm_kepler_gather(struct jm_state *s, struct jm_snapshot *snap);
+int jm_kepler_build(struct jm_state *s, struct jm_snapshot *snap, uint64_t now,
+		    long ncpus);
+void jm_kepler_render(const struct jm_state *s, const struct jm_snapshot *snap,
+		      struct prom_writer *w);
+void jm_kepler_free(struct jm_snapshot *snap);
+void jm_kepler_state_free(struct jm_state *s);
+
 #endif /* JOULES_COLLECTOR_H */

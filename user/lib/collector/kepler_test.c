@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Host test of --compat kepler (kepler.c): names, zones, watts over a window. */
+#include "kselftest_harness.h"
+#include "collector_test.h"
+#include "collector.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#define S(x) ((uint64_t)(x)*1000000000ull)
+
+static char *kp_render(const struct jm_state *s, const struct jm_snapshot *snap)
+{
+	struct prom_writer w;
+	size_t len;
+
+	prom_init(&w, PROM_FMT_TEXT, 0);
+	jm_kepler_render(s, snap, &w);
+	if (prom_finish(&w)) {
+		prom_free(&w);
+		return NULL;
+	}
+	return prom_take(&w, &len);
+}
+
+/* The full snapshot with RAPL domains on the cgroups and processes. */
+static void rapl_snapshot(struct jm_snapshot *snap, uint64_t add_uj)
+{
+	full_snapshot(snap);
+	snap->node.domain_uj[JL_D_PKG] += add_uj;
+	for (size_t i = 0; i < snap->ncgroups; i++) {
+		snap->cgroups[i].domains =
+			snap->cgroups[i].source ? 1u << JL_D_PKG : 0;
+		snap->cgroups[i].domain_uj[JL_D_PKG] =
+			snap->cgroups[i].energy_uj + add_uj;
+	}
+	for (size_t i = 0; i < snap->nprocs; i++) {
+		struct task_rec *t = &snap->procs[i];
+
+		t->domains = t->source ? 1u << JL_D_PKG | 1u << JL_D_DRAM : 0;
+		t->domain_uj[JL_D_PKG] = t->energy_uj + add_uj;
+		t->domain_uj[JL_D_DRAM] = 1000000;
+	}
+	snap->node.feat[JL_F_CPU_NS] += add_uj * 100;
+}
+
+/* Off unless asked: joules' own names only. */
+TEST(off_by_default)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t;
+
+	base_state(&s, 3);
+	rapl_snapshot(&snap, 0);
+	t = ct_render(&s, &snap, PROM_FMT_TEXT);
+	ASSERT_NE(NULL, t);
+	EXPECT_FALSE(strstr(t, "kepler_"));
+	EXPECT_FALSE(strstr(t, "compat_window"));
+	free(t);
+}
+
+/* The first scrape: counters, and no watts (no window yet), not 0. */
+TEST(first_scrape_no_watts)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t;
+
+	base_state(&s, 3);
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "node-1", S(5)));
+	rapl_snapshot(&snap, 0);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(100), 4));
+	t = kp_render(&s, &snap);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(has(
+		t,
+		"kepler_node_cpu_joules_total{zone=\"package\",node_name=\"node-1\"} 1.000001\n"));
+	EXPECT_TRUE(has(
+		t,
+		"kepler_node_cpu_joules_total{zone=\"psys\",node_name=\"node-1\"} 4.000001\n"));
+	EXPECT_FALSE(strstr(t, "_watts"));
+	EXPECT_FALSE(strstr(t, "usage_ratio"));
+	EXPECT_FALSE(strstr(t, "compat_window"));
+	/* RAPL: no active/idle per zone (joules splits idle from the total). */
+	EXPECT_FALSE(strstr(t, "_active_"));
+	free(t);
+	jm_kepler_free(&snap);
+	jm_close(&s);
+}
+
+/* Watts: the change over the window, the window stated; kept until the next. */
+TEST(watts_over_window)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t;
+
+	base_state(&s, 3);
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "node-1", S(5)));
+	rapl_snapshot(&snap, 0);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(100), 4));
+	jm_kepler_free(&snap);
+	/* 20 J more in 10 s: 2 W. */
+	rapl_snapshot(&snap, 20000000);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(110), 4));
+	t = kp_render(&s, &snap);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(has(
+		t,
+		"kepler_node_cpu_watts{zone=\"package\",node_name=\"node-1\"} 2\n"));
+	/* Unchanged zones draw 0 W: measured, not absent. */
+	EXPECT_TRUE(has(
+		t,
+		"kepler_node_cpu_watts{zone=\"dram\",node_name=\"node-1\"} 0\n"));
+	EXPECT_TRUE(has(
+		t, "kepler_container_cpu_watts{container_id=\"" ID
+		   "\",runtime=\"containerd\",state=\"running\",pod_id=\"" UID
+		   "\",zone=\"package\",node_name=\"node-1\"} 2\n"));
+	EXPECT_TRUE(has(
+		t,
+		"kepler_pod_cpu_watts{pod_id=\"" UID
+		"\",state=\"running\",zone=\"package\",node_name=\"node-1\"} 2\n"));
+	EXPECT_TRUE(has(
+		t,
+		"kepler_process_cpu_watts{pid=\"4242\",comm=\"burner\",state=\"running\",zone=\"package\",node_name=\"node-1\"} 2\n"));
+	/* 2 s of CPU time in 10 s on 4 CPUs: 0.05. */
+	EXPECT_TRUE(has(
+		t, "kepler_node_cpu_usage_ratio{node_name=\"node-1\"} 0.05\n"));
+	EXPECT_TRUE(has(t, "joules_exporter_compat_window_seconds 10\n"));
+	free(t);
+	jm_kepler_free(&snap);
+	/* 2 s later: too short a window; the last one is served again. */
+	rapl_snapshot(&snap, 90000000);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(112), 4));
+	t = kp_render(&s, &snap);
+	EXPECT_TRUE(has(
+		t,
+		"kepler_node_cpu_watts{zone=\"package\",node_name=\"node-1\"} 2\n"));
+	EXPECT_TRUE(has(
+		t,
+		"kepler_node_cpu_joules_total{zone=\"package\",node_name=\"node-1\"} 91.000001\n"));
+	free(t);
+	jm_kepler_free(&snap);
+	jm_close(&s);
+}
+
+/* A counter that fell (module reload): no watts for that window. */
+TEST(reset_no_watts)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t;
+
+	base_state(&s, 3);
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
+	rapl_snapshot(&snap, 50000000);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(100), 2));
+	jm_kepler_free(&snap);
+	rapl_snapshot(&snap, 0);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(101), 2));
+	t = kp_render(&s, &snap);
+	EXPECT_FALSE(strstr(t, "kepler_node_cpu_watts{zone=\"package\""));
+	EXPECT_TRUE(has(t, "kepler_node_cpu_watts{zone=\"dram\"} 0\n"));
+	/* No node name: no node_name label rather than an empty one. */
+	EXPECT_FALSE(strstr(t, "node_name"));
+	free(t);
+	jm_kepler_free(&snap);
+	jm_close(&s);
+}
+
+/*
+ * Without the window's state (freed by jm_close(), which a netlink retry
+ * once called): counters still, no watts, no crash.
+ */
+TEST(no_state_no_watts)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t;
+
+	base_state(&s, 3);
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
+	jm_close(&s);
+	s.compat = JM_COMPAT_KEPLER;
+	rapl_snapshot(&snap, 0);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(100), 2));
+	jm_kepler_free(&snap);
+	rapl_snapshot(&snap, 50000000);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(102), 2));
+	t = kp_render(&s, &snap);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(has(t, "kepler_node_cpu_joules_total{zone=\"package\"} "));
+	EXPECT_FALSE(strstr(t, "_watts"));
+	free(t);
+	jm_kepler_free(&snap);
+}
+
+/*
+ * A process's type and container from $JOULES_PROC/PID/cgroup: container
+ * when its cgroup names one, regular when it names none, and no type at
+ * all when the file cannot be read (a guess would be a lie).
+ */
+TEST(process_type)
+{
+	char dir[] = "/tmp/kepler_test.XXXXXX", path[128];
+	struct jm_snapshot snap;
+	struct jm_state s;
+	FILE *fp;
+	char *t;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/4242", dir);
+	ASSERT_EQ(0, mkdir(path, 0700));
+	snprintf(path, sizeof(path), "%s/4242/cgroup", dir);
+	fp = fopen(path, "w");
+	ASSERT_NE(NULL, fp);
+	fprintf(fp, "0::" CTR "\n");
+	fclose(fp);
+	snprintf(path, sizeof(path), "%s/17", dir);
+	ASSERT_EQ(0, mkdir(path, 0700));
+	snprintf(path, sizeof(path), "%s/17/cgroup", dir);
+	fp = fopen(path, "w");
+	ASSERT_NE(NULL, fp);
+	/* A user's own cgroup, named like a container: regular. */
+	fprintf(fp, "0::/user.slice/user-1000.slice/user@1000.service/"
+		    "cri-containerd-" DID ".scope\n");
+	fclose(fp);
+	/* pid 18 has no file: gone, or in another PID namespace. */
+	setenv("JOULES_PROC", dir, 1);
+	base_state(&s, 3);
+	unsetenv("JOULES_PROC");
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
+	rapl_snapshot(&snap, 0);
+	jm_kepler_gather(&s, &snap);
+	t = kp_render(&s, &snap);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(has(t, "kepler_process_cpu_seconds_total{pid=\"4242\",comm=\"burner\",type=\"container\",container_id=\"" ID "\"} "));
+	/* pid 17's comm is made to be escaped: only it is regular. */
+	EXPECT_TRUE(strstr(t, "\",type=\"regular\"} "));
+	EXPECT_FALSE(strstr(t, "type=\"container\",container_id=\"" DID));
+	EXPECT_TRUE(has(t, "kepler_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\"} "));
+	free(t);
+	jm_kepler_free(&snap);
+	jm_close(&s);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	EXPECT_EQ(0, system(path));
+}
+
+/*
+ * A user's delegated cgroups can be named like anything: a pod or a
+ * container there is forged, and gets no Kepler series. Only the runtimes'
+ * top-level trees are believed.
+ */
+#define FORGED_POD                                                  \
+	"/user.slice/user-1000.slice/user@1000.service/x-kubepods.slice/" \
+	"x-kubepods-pod1a2b3c4d_5e6f_7a8b_9c0d_1e2f3a4b5c6d.slice"
+#define FORGED_CTR                                                       \
+	"/user.slice/user-1000.slice/user@1000.service/cri-containerd-" DID \
+	".scope"
+
+TEST(forged_pod)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t;
+
+	base_state(&s, 3);
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
+	rapl_snapshot(&snap, 0);
+	/* The real pod and docker container become a user's forgeries. */
+	snprintf(snap.cgroups[1].path, sizeof(cg_paths[1]), "%s", FORGED_POD);
+	snprintf(snap.cgroups[3].path, sizeof(cg_paths[3]), "%s", FORGED_CTR);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(1), 2));
+	t = kp_render(&s, &snap);
+	ASSERT_NE(NULL, t);
+	EXPECT_FALSE(strstr(t, "kepler_pod_cpu_joules_total{"));
+	EXPECT_FALSE(strstr(t, DID));
+	/* The real container under /kubepods.slice still has its series. */
+	EXPECT_TRUE(strstr(t, "kepler_container_cpu_joules_total{container_id=\"" ID));
+	free(t);
+	jm_kepler_free(&snap);
+	jm_close(&s);
+}
+
+/*
+ * A module reload inside a window: the counters restarted from 0 and may
+ * have climbed past their old values by the window's end, so no counter
+ * falling proves nothing. The whole window has no watts when the exporter
+ * noticed a reload or the node's uptime went down.
+ */
+static void reset_window(struct __test_metadata *_metadata, bool reload)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t;
+
+	base_state(&s, 3);
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
+	rapl_snapshot(&snap, 0);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(100), 2));
+	jm_kepler_free(&snap);
+	rapl_snapshot(&snap, 50000000);
+	if (reload)
+		s.reloads++;
+	else
+		snap.node.uptime_ns = S(1);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(102), 2));
+	t = kp_render(&s, &snap);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(has(t, "kepler_node_cpu_joules_total{zone=\"package\"} "));
+	EXPECT_FALSE(strstr(t, "_watts"));
+	EXPECT_FALSE(strstr(t, "usage_ratio"));
+	free(t);
+	jm_kepler_free(&snap);
+	jm_close(&s);
+}
+
+TEST(reload_no_watts)
+{
+	reset_window(_metadata, true);
+}
+
+TEST(uptime_fell_no_watts)
+{
+	reset_window(_metadata, false);
+}
+
+/*
+ * The module charges whole intervals (sysfs interval_ms): a window of a
+ * few intervals would swing by one interval's energy. It is at least 10
+ * intervals, whatever --compat.window says.
+ */
+TEST(window_ten_intervals)
+{
+	char dir[] = "/tmp/kepler_test.XXXXXX", path[128];
+	struct jm_snapshot snap;
+	struct jm_state s;
+	FILE *fp;
+	char *t;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/interval_ms", dir);
+	fp = fopen(path, "w");
+	ASSERT_NE(NULL, fp);
+	fprintf(fp, "1000\n");
+	fclose(fp);
+	jm_init(&s, 3, dir, NULL);
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
+	rapl_snapshot(&snap, 0);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(100), 2));
+	jm_kepler_free(&snap);
+	/* 5 s: past --compat.window, short of 10 intervals. */
+	rapl_snapshot(&snap, 10000000);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(105), 2));
+	t = kp_render(&s, &snap);
+	ASSERT_NE(NULL, t);
+	EXPECT_FALSE(strstr(t, "_watts"));
+	free(t);
+	jm_kepler_free(&snap);
+	rapl_snapshot(&snap, 20000000);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(110), 2));
+	t = kp_render(&s, &snap);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(has(t, "kepler_node_cpu_watts{zone=\"package\"} 2\n"));
+	EXPECT_TRUE(has(t, "joules_exporter_compat_window_seconds 10\n"));
+	free(t);
+	jm_kepler_free(&snap);
+	jm_close(&s);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	EXPECT_EQ(0, system(path));
+}
+
+/* Without a meter: zone model, with its active and idle parts. */
+TEST(model_zone)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t;
+
+	base_state(&s, 3);
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "n", S(5)));
+	full_snapshot(&snap);
+	snap.node.source = REC_SRC_MODEL;
+	snap.node.domains = 0;
+	for (size_t i = 0; i < snap.ncgroups; i++)
+		snap.cgroups[i].source =
+			snap.cgroups[i].source ? REC_SRC_MODEL : 0;
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(1), 2));
+	t = kp_render(&s, &snap);
+	EXPECT_TRUE(has(
+		t,
+		"kepler_node_cpu_joules_total{zone=\"model\",node_name=\"n\"} 123456.789012\n"));
+	EXPECT_TRUE(has(
+		t,
+		"kepler_node_cpu_active_joules_total{zone=\"model\",node_name=\"n\"} 100000\n"));
+	EXPECT_TRUE(has(
+		t,
+		"kepler_node_cpu_idle_joules_total{zone=\"model\",node_name=\"n\"} 23456.789012\n"));
+	EXPECT_FALSE(strstr(t, "zone=\"package\""));
+	EXPECT_TRUE(has(
+		t, "kepler_pod_cpu_joules_total{pod_id=\"" UID
+		   "\",state=\"running\",zone=\"model\",node_name=\"n\"} 3\n"));
+	/* Nothing charged pid 18: CPU time, and no energy in any zone. */
+	EXPECT_FALSE(strstr(t, "kepler_process_cpu_joules_total{pid=\"18\""));
+	EXPECT_TRUE(has(
+		t,
+		"kepler_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\",node_name=\"n\"} 0.000000005\n"));
+	EXPECT_FALSE(strstr(t, "quiet.service"));
+	free(t);
+	jm_kepler_free(&snap);
+	jm_close(&s);
+}
+
+/* Two cgroups naming one container: one series, or the scrape is lost. */
+TEST(duplicate_container)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t, *p;
+	int n = 0;
+
+	base_state(&s, 3);
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "n", S(5)));
+	rapl_snapshot(&snap, 0);
+	snprintf(cg_paths[4], sizeof(cg_paths[4]), "/docker/%s", DID);
+	snap.cgroups[4].source = REC_SRC_RAPL;
+	snap.cgroups[4].domains = 1u << JL_D_PKG;
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(1), 2));
+	t = kp_render(&s, &snap);
+	for (p = t; (p = strstr(p, "container_id=\"" DID "\"")); p++)
+		n++;
+	EXPECT_EQ(1, n);
+	EXPECT_TRUE(has(
+		t,
+		"kepler_container_cpu_joules_total{container_id=\"" DID
+		"\",runtime=\"docker\",state=\"running\",zone=\"package\",node_name=\"n\"} 0.000007\n"));
+	free(t);
+	jm_kepler_free(&snap);
+	jm_close(&s);
+}
+
+TEST(parse_compat)
+{
+	enum jm_compat c = JM_COMPAT_NONE;
+
+	EXPECT_EQ(0, jm_parse_compat("kepler", &c));
+	EXPECT_EQ(JM_COMPAT_KEPLER, c);
+	EXPECT_EQ(0, jm_parse_compat("none", &c));
+	EXPECT_EQ(JM_COMPAT_NONE, c);
+	EXPECT_EQ(-EINVAL, jm_parse_compat("scaphandre", &c));
+}
+
+TEST_HARNESS_MAIN
