@@ -64,10 +64,12 @@ wait_up() {
 set_model() {
 	echo model > $sys/source && echo "$COEF" > $sys/model/coefficients
 }
-# A docker-named cgroup for a burner: what container_id, runtime and kind come from.
+# A docker-named cgroup for a burner: what container_id, runtime and kind come
+# from; under system.slice, where Docker puts it (--compat=kepler takes
+# containers only under a runtime's top-level cgroup).
 CGROOT=/sys/fs/cgroup
 CTRID=e2e0000000000000000000000000000000000000000000000000000000000056
-CGREL=e2e.slice/docker-$CTRID.scope
+CGREL=system.slice/docker-$CTRID.scope
 mount_cgroup2() {
 	grep -q " $CGROOT cgroup2 " /proc/mounts || mount -t cgroup2 none $CGROOT
 }
@@ -230,7 +232,7 @@ ce=$(val /tmp/m1 "joules_cgroup_energy_joules_total{$labels}") || ok=1
 echo "# burner's cgroup: energy.stat $c0 <= exported $ce <= energy.stat $c1 J"
 le "$c0" "$ce" "$c1" || ok=1
 # Hierarchical: the slice holds it, the root holds everything.
-se=$(val /tmp/m1 'joules_cgroup_energy_joules_total{cgroup="/e2e.slice",kind="slice"}') && le "$ce" "$se" || ok=1
+se=$(val /tmp/m1 'joules_cgroup_energy_joules_total{cgroup="/system.slice",kind="slice"}') && le "$ce" "$se" || ok=1
 re=$(val /tmp/m1 'joules_cgroup_energy_joules_total{cgroup="/",kind="root"}') && le "$se" "$re" "$ne" || ok=1
 val /tmp/m1 "joules_cgroup_cpu_seconds_total{$labels}" >/dev/null || ok=1
 # An idle series only where idle energy is shared out (idle_split=1).
@@ -247,18 +249,18 @@ t $ok "per-cgroup: the burner's container agrees with its energy.stat, names fro
 
 # A removed cgroup is no longer exported; its energy stays in its parent.
 ok=0
-mkdir -p "$CGROOT/e2e.slice/short.scope" || ok=1
-sh -c "echo \$\$ > $CGROOT/e2e.slice/short.scope/cgroup.procs; i=0; while [ \$i -lt 20000 ]; do i=\$((i + 1)); done" || ok=1
+mkdir -p "$CGROOT/system.slice/short.scope" || ok=1
+sh -c "echo \$\$ > $CGROOT/system.slice/short.scope/cgroup.procs; i=0; while [ \$i -lt 20000 ]; do i=\$((i + 1)); done" || ok=1
 sleep 1
 scrape $P > /tmp/m5 || ok=1
-se0=$(val /tmp/m5 'joules_cgroup_energy_joules_total{cgroup="/e2e.slice",kind="slice"}') || ok=1
-sh0=$(val /tmp/m5 'joules_cgroup_energy_joules_total{cgroup="/e2e.slice/short.scope",kind="scope"}') || ok=1
-for i in 1 2 3 4 5 6 7 8 9 10; do rmdir "$CGROOT/e2e.slice/short.scope" 2>/dev/null && break; sleep 0.2; done
-! [ -d "$CGROOT/e2e.slice/short.scope" ] || ok=1
+se0=$(val /tmp/m5 'joules_cgroup_energy_joules_total{cgroup="/system.slice",kind="slice"}') || ok=1
+sh0=$(val /tmp/m5 'joules_cgroup_energy_joules_total{cgroup="/system.slice/short.scope",kind="scope"}') || ok=1
+for i in 1 2 3 4 5 6 7 8 9 10; do rmdir "$CGROOT/system.slice/short.scope" 2>/dev/null && break; sleep 0.2; done
+! [ -d "$CGROOT/system.slice/short.scope" ] || ok=1
 scrape $P > /tmp/m6 || ok=1
 ! grep -q 'short.scope' /tmp/m6 || ok=1
-se1=$(val /tmp/m6 'joules_cgroup_energy_joules_total{cgroup="/e2e.slice",kind="slice"}') && le "$se0" "$se1" || ok=1
-echo "# short.scope had $sh0 J; e2e.slice $se0 -> $se1 J after its removal"
+se1=$(val /tmp/m6 'joules_cgroup_energy_joules_total{cgroup="/system.slice",kind="slice"}') && le "$se0" "$se1" || ok=1
+echo "# short.scope had $sh0 J; system.slice $se0 -> $se1 J after its removal"
 t $ok "a removed cgroup is no longer exported, its parent keeps its energy"
 
 scrape $P application/openmetrics-text > /tmp/m-om
@@ -321,7 +323,7 @@ t $(( rc | $? )) "exporter stops on SIGTERM (exit $rc)"
 
 cleanup
 for i in 1 2 3 4 5 6 7 8 9 10; do rmdir "$CGROOT/$CGREL" 2>/dev/null && break; sleep 0.2; done
-rmdir "$CGROOT/e2e.slice" 2>/dev/null
+rmdir "$CGROOT/system.slice" 2>/dev/null
 # Leave the module as the next test expects to find it: freshly loaded.
 joules_unload
 t $? "unload"
