@@ -481,49 +481,59 @@ TEST(model_check)
 	free(rows);
 }
 
-/* OLS through the blocked QR agrees with gsl_multifit_linear on the full matrix. *
- * ols: blocked QR reduction gives gsl_multifit_linear's full-matrix
- * solution
- */
-TEST(blocked_qr)
+/* The reference: gsl_multifit_linear's SVD fit of the full n x p matrix, into beta. */
+static void gsl_ols(const double *x, const double *y, size_t n, unsigned int p,
+		    double *beta)
 {
-	const size_t n = 5000;
-	const unsigned int p = 7, cols[] = { 0, 1, 2, 3, 4, 5, 6 };
-	double *x = malloc(n * p * sizeof(*x)), *y = malloc(n * sizeof(*y));
 	gsl_matrix *xm = gsl_matrix_alloc(n, p), *cov = gsl_matrix_alloc(p, p);
 	gsl_vector *yv = gsl_vector_alloc(n), *c = gsl_vector_alloc(p);
 	gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(n, p);
-	struct fit_design d = { .n = n, .stride = p, .x = x, .y = y };
-	struct fit_blocks b;
-	struct fit_result res;
 	double chisq;
 	size_t i, j;
 
 	for (i = 0; i < n; i++) {
-		double u0 = rng_unif(0, 1);
-
-		for (j = 0; j < p; j++) {
-			/* wildly different column scales, mildly correlated */
-			x[i * p + j] = pow(10, (double)j * 1.5) *
-				       (rng_unif(0, 1) + 0.3 * u0);
+		for (j = 0; j < p; j++)
 			gsl_matrix_set(xm, i, j, x[i * p + j]);
-		}
-		y[i] = rng_unif(-1, 1) * 100 + x[i * p + 3] * 1e-4;
 		gsl_vector_set(yv, i, y[i]);
 	}
 	gsl_multifit_linear(xm, yv, c, cov, &chisq, ws);
-	CHECK(fit_blocks_build(&d, cols, p, 3, &b) == 0, "build");
-	CHECK(fit_solve(&b, -1, FIT_OLS, &res) == 0, "solve");
 	for (j = 0; j < p; j++)
-		CHECK(rel_close(res.beta[j], gsl_vector_get(c, j), 1e-8),
-		      "beta%zu %.12g vs %.12g", j, res.beta[j],
-		      gsl_vector_get(c, j));
-	fit_blocks_free(&b);
+		beta[j] = gsl_vector_get(c, j);
 	gsl_multifit_linear_free(ws);
 	gsl_vector_free(c);
 	gsl_vector_free(yv);
 	gsl_matrix_free(cov);
 	gsl_matrix_free(xm);
+}
+
+/* ols: blocked QR reduction gives gsl_multifit_linear's full-matrix solution */
+TEST(blocked_qr)
+{
+	const size_t n = 5000;
+	const unsigned int p = 7, cols[] = { 0, 1, 2, 3, 4, 5, 6 };
+	double *x = malloc(n * p * sizeof(*x)), *y = malloc(n * sizeof(*y));
+	struct fit_design d = { .n = n, .stride = p, .x = x, .y = y };
+	struct fit_blocks b;
+	struct fit_result res;
+	double ref[7];
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		double u0 = rng_unif(0, 1);
+
+		/* wildly different column scales, mildly correlated */
+		for (j = 0; j < p; j++)
+			x[i * p + j] = pow(10, (double)j * 1.5) *
+				       (rng_unif(0, 1) + 0.3 * u0);
+		y[i] = rng_unif(-1, 1) * 100 + x[i * p + 3] * 1e-4;
+	}
+	gsl_ols(x, y, n, p, ref);
+	CHECK(fit_blocks_build(&d, cols, p, 3, &b) == 0, "build");
+	CHECK(fit_solve(&b, -1, FIT_OLS, &res) == 0, "solve");
+	for (j = 0; j < p; j++)
+		CHECK(rel_close(res.beta[j], ref[j], 1e-8),
+		      "beta%zu %.12g vs %.12g", j, res.beta[j], ref[j]);
+	fit_blocks_free(&b);
 	free(x);
 	free(y);
 }
@@ -539,13 +549,10 @@ TEST(blocked_qr_collinear)
 	const size_t n = 4000;
 	const unsigned int p = 4, cols[] = { 0, 1, 2, 3 };
 	double *x = malloc(n * p * sizeof(*x)), *y = malloc(n * sizeof(*y));
-	gsl_matrix *xm = gsl_matrix_alloc(n, p), *cov = gsl_matrix_alloc(p, p);
-	gsl_vector *yv = gsl_vector_alloc(n), *c = gsl_vector_alloc(p);
-	gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(n, p);
 	struct fit_design d = { .n = n, .stride = p, .x = x, .y = y };
 	struct fit_blocks b;
 	struct fit_result res;
-	double chisq;
+	double ref[4];
 	size_t i, j;
 
 	for (i = 0; i < n; i++) {
@@ -558,24 +565,15 @@ TEST(blocked_qr_collinear)
 		r[3] = 1e3 * rng_unif(0, 1);
 		y[i] = 4e-2 * r[0] + 2 * r[1] + 1 * r[2] + 5 * r[3] +
 		       1e3 * rng_gauss();
-		for (j = 0; j < p; j++)
-			gsl_matrix_set(xm, i, j, r[j]);
-		gsl_vector_set(yv, i, y[i]);
 	}
-	gsl_multifit_linear(xm, yv, c, cov, &chisq, ws);
+	gsl_ols(x, y, n, p, ref);
 	CHECK(fit_blocks_build(&d, cols, p, 5, &b) == 0, "build");
 	CHECK(fit_solve(&b, -1, FIT_OLS, &res) == 0, "solve");
 	CHECK(res.rcond < 1e-5, "nearly collinear: rcond %g", res.rcond);
 	for (j = 0; j < p; j++)
-		CHECK(rel_close(res.beta[j], gsl_vector_get(c, j), 1e-6),
-		      "beta%zu %.12g vs %.12g", j, res.beta[j],
-		      gsl_vector_get(c, j));
+		CHECK(rel_close(res.beta[j], ref[j], 1e-6),
+		      "beta%zu %.12g vs %.12g", j, res.beta[j], ref[j]);
 	fit_blocks_free(&b);
-	gsl_multifit_linear_free(ws);
-	gsl_vector_free(c);
-	gsl_vector_free(yv);
-	gsl_matrix_free(cov);
-	gsl_matrix_free(xm);
 	free(x);
 	free(y);
 }
