@@ -567,6 +567,7 @@ static bool group_totals(struct joules_group *g, bool hold,
 	struct joules_totals one;
 	struct joules_entry *m;
 	unsigned int seq;
+	bool raced;
 
 	raw_spin_lock(&g->lock);
 	seq = raw_read_seqcount(&g->folds);
@@ -584,12 +585,15 @@ static bool group_totals(struct joules_group *g, bool hold,
 		if (!test_bit(JE_DEAD, &m->flags))
 			st->exited = false;
 	}
-	if (hold) {
-		raw_spin_lock(&g->lock);
-		g->walkers--;
-		raw_spin_unlock(&g->lock);
-	}
-	return !read_seqcount_retry(&g->folds, seq);
+	/*
+	 * Checked before the hold ends: a fold may run as soon as it has,
+	 * and must not make a walk that it did not race look raced.
+	 */
+	raw_spin_lock(&g->lock);
+	raced = read_seqcount_retry(&g->folds, seq);
+	g->walkers -= hold;
+	raw_spin_unlock(&g->lock);
+	return !raced;
 }
 
 /* Under RCU: t's or its process' totals into st, or -ENOENT; -EAGAIN to retry. */
