@@ -44,6 +44,12 @@ enum joules_cmd {
 	JOULES_CMD_DUMP_CGROUPS, /* dump: each readable cgroup -> CGROUP */
 	JOULES_CMD_CGROUP, /* one cgroup's totals */
 	JOULES_CMD_CGROUP_EXIT, /* "exits" group: final totals of a removed cgroup */
+	/*
+	 * do (CAP_SYS_ADMIN): one reading of the node's wall meter, stamped by
+	 * the module on receipt: METER_NAME and exactly one of METER_UJ or
+	 * METER_POWER_UW; METER_RESET when the reading starts a new baseline.
+	 */
+	JOULES_CMD_METER_FEED,
 	__JOULES_CMD_MAX,
 };
 #define JOULES_CMD_MAX (__JOULES_CMD_MAX - 1)
@@ -139,6 +145,23 @@ enum joules_attr {
 	JOULES_A_BAND, /* u32: index of the coefficient set used */
 	JOULES_A_FREQ_MHZ, /* u32: effective frequency; absent: no source */
 
+	/* METER_FEED requests; NODE records of a node with a meter. */
+	JOULES_A_METER_NAME, /* string: the meter ("pdu1/outlet4"), <= 31 bytes */
+	/*
+	 * METER_FEED: the meter's cumulative energy, uJ, in the feeder's own
+	 * origin (wraps and several PSUs are the feeder's to resolve); it
+	 * must not decrease unless METER_RESET is set. NODE: the meter's
+	 * energy counted since the module loaded.
+	 */
+	JOULES_A_METER_UJ,
+	JOULES_A_METER_POWER_UW, /* METER_FEED: power now, uW (meters without energy) */
+	JOULES_A_METER_RESET, /* flag: METER_FEED: a new baseline, nothing charged */
+	/*
+	 * s64 (NODE): the meter's energy minus the node's, uJ, over the
+	 * meter's readings so far: what is still to be spread (+) or held back (-)
+	 */
+	JOULES_A_METER_PENDING_UJ,
+
 	__JOULES_A_MAX,
 };
 #define JOULES_A_MAX (__JOULES_A_MAX - 1)
@@ -146,6 +169,7 @@ enum joules_attr {
 /* JOULES_A_SOURCE bits (same values as the module's JOULES_SRC_*). */
 #define JOULES_SOURCE_MODEL 0x1
 #define JOULES_SOURCE_RAPL 0x2
+#define JOULES_SOURCE_METER 0x4 /* scaled to a wall meter's readings */
 
 /* JOULES_A_DOMAINS bits: 1 << (JOULES_A_<domain>_UJ - JOULES_A_PKG_UJ). */
 #define JOULES_DOMAIN_PKG 0x1
