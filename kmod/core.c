@@ -734,3 +734,126 @@ jl_u64 jl_max_energy_uj(jl_u64 max_power_uw, jl_u64 ns)
 {
 	return jl_muldiv(max_power_uw, ns, 1000000000ULL); /* uW * ns / 1e9 */
 }
+
+/* ---- the wall meter ---------------------------------------------------- */
+
+static void wall_baseline(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
+			  unsigned int flags)
+{
+	w->primed = 1;
+	w->power = !!(flags & JL_WALL_POWER);
+	w->raw = value;
+	w->power_uw = w->power ? value : 0;
+	w->read_ns = now_ns;
+	w->base_ns = now_ns;
+	w->period_ns = 0;
+	w->unseen_uj = 0;
+	w->rem_fj = 0;
+	w->rebase = 1;
+	w->fresh = 0;
+}
+
+int jl_wall_reading(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
+		    unsigned int flags, jl_u64 max_power_uw)
+{
+	jl_u64 dt, uj;
+
+	if (w->primed && now_ns < w->read_ns)
+		return -JL_EINVAL;
+	if ((flags & JL_WALL_POWER) && value > max_power_uw)
+		return -JL_ERANGE;
+	if (!w->primed || (flags & JL_WALL_RESET) ||
+	    !(flags & JL_WALL_POWER) != !w->power) {
+		wall_baseline(w, now_ns, value, flags);
+		return 0;
+	}
+	dt = now_ns - w->read_ns;
+	if (w->power) {
+		/* Trapezoid: the two readings' mean over the time between them. */
+		uj = jl_power_uj(w->raw / 2 + value / 2 + (w->raw & value & 1),
+				 dt, &w->rem_fj);
+		w->power_uw = value;
+	} else {
+		if (value < w->raw)
+			return -JL_ERANGE;
+		uj = value - w->raw;
+		/* One microjoule of slack: the feeder's counter is in whole uJ. */
+		if (uj > jl_max_energy_uj(max_power_uw, dt) + 1)
+			return -JL_ERANGE;
+		w->power_uw = dt ? jl_muldiv(uj, 1000000000ULL, dt) : w->power_uw;
+	}
+	w->raw = value;
+	w->unseen_uj += uj;
+	w->period_ns = dt;
+	w->read_ns = now_ns;
+	w->fresh = 1;
+	return 0;
+}
+
+/* The shape of (t0, t1] up to at (clamped to the tick), rounded down. */
+static jl_u64 shape_until(jl_u64 shape_uj, jl_u64 t0, jl_u64 t1, jl_u64 at)
+{
+	if (at <= t0 || t1 <= t0)
+		return 0;
+	if (at >= t1)
+		return shape_uj;
+	return jl_muldiv(shape_uj, at - t0, t1 - t0);
+}
+
+jl_u64 jl_wall_tick(struct jl_wall *w, jl_u64 t0_ns, jl_u64 t1_ns,
+		    jl_u64 shape_uj, int in_force)
+{
+	jl_s64 c;
+
+	if (!in_force || !w->primed) {
+		w->node_uj += shape_uj;
+		w->shape_uj += shape_uj;
+		w->meter_uj = w->node_uj;
+		w->pending_uj = 0;
+		w->ticks_left = 0;
+		w->windowed = 0;
+		return shape_uj;
+	}
+	if (w->rebase) {
+		/* The meter takes up from where the node is at the baseline. */
+		jl_u64 s = shape_until(shape_uj, t0_ns, t1_ns, w->base_ns);
+
+		w->meter_uj = w->node_uj + s;
+		w->win_meter_uj = w->meter_uj;
+		w->win_shape_uj = w->shape_uj + s;
+		w->win_ns = w->base_ns;
+		w->windowed = 1;
+		w->pending_uj = 0;
+		w->ticks_left = 0;
+		w->rebase = 0;
+	}
+	w->meter_uj += w->unseen_uj;
+	w->unseen_uj = 0;
+	if (w->fresh) {
+		jl_u64 s = shape_until(shape_uj, t0_ns, t1_ns, w->read_ns);
+		jl_u64 dt = t1_ns - t0_ns;
+
+		w->pending_uj = (jl_s64)(w->meter_uj - (w->node_uj + s));
+		w->ticks_left = dt && w->period_ns > dt ? w->period_ns / dt : 1;
+		if (w->windowed) {
+			w->window_uj = w->meter_uj - w->win_meter_uj;
+			w->window_ns = w->read_ns - w->win_ns;
+			w->residual_uj = (jl_s64)(w->window_uj -
+						  (w->shape_uj + s - w->win_shape_uj));
+		}
+		w->win_meter_uj = w->meter_uj;
+		w->win_shape_uj = w->shape_uj + s;
+		w->win_ns = w->read_ns;
+		w->windowed = 1;
+		w->fresh = 0;
+	}
+	c = w->ticks_left > 1 ? w->pending_uj / (jl_s64)w->ticks_left : w->pending_uj;
+	if (c < 0 && (jl_u64)-c > shape_uj)
+		c = -(jl_s64)shape_uj;
+	w->pending_uj -= c;
+	if (w->ticks_left > 1)
+		w->ticks_left--;
+	w->shape_uj += shape_uj;
+	w->node_uj += shape_uj + c;
+	return shape_uj + c;
+}

@@ -310,4 +310,63 @@ jl_u64 jl_rapl_wrap_period_ns(unsigned int esu, jl_u64 max_power_uw);
  */
 jl_u64 jl_max_energy_uj(jl_u64 max_power_uw, jl_u64 ns);
 
+/*
+ * A wall meter (PDU, BMC; joules-meterd feeds it) held against the node's
+ * charges. Readings come at the meter's rate (0.1-10 s), stamped on
+ * receipt; the worker's ticks charge the node. Between readings a shape
+ * (RAPL, the model, or the meter's last power) sets each tick's energy. At
+ * the first tick after a reading, the meter's total is compared with the
+ * node's at the reading's instant (the tick's shape interpolated to it);
+ * the difference is spread over the ticks of one meter period. A tick's
+ * charge never goes below 0: what it cannot hold back stays pending. So
+ * node_uj + pending_uj == meter_uj after every tick that saw a reading,
+ * to the microjoule, and no counter goes backwards.
+ */
+struct jl_wall {
+	jl_u64 meter_uj;	/* the meter's total, on the node's scale */
+	jl_u64 node_uj;		/* the node's total (every tick's charge) */
+	jl_u64 shape_uj;	/* every tick's shape */
+	jl_s64 pending_uj;	/* still to spread: + to give, - to hold back */
+	jl_s64 residual_uj;	/* last window: meter minus shape */
+	jl_u64 window_uj;	/* last window's meter energy */
+	jl_u64 window_ns;	/* its length */
+	jl_u64 power_uw;	/* at the last reading (read, or of two energies) */
+	jl_u64 period_ns;	/* between the last two readings */
+	jl_u64 raw;		/* the feeder's last value (uJ or uW) */
+	jl_u64 read_ns;		/* the last reading's stamp */
+	jl_u64 base_ns;		/* a baseline's stamp, for the next tick */
+	jl_u64 unseen_uj;	/* meter energy not yet seen by a tick */
+	jl_u64 rem_fj;		/* power integration's sub-uJ rest */
+	jl_u64 win_meter_uj;	/* meter_uj at the last reading a tick saw */
+	jl_u64 win_shape_uj;	/* the shape, interpolated to that reading */
+	jl_u64 win_ns;		/* and its stamp */
+	jl_u32 ticks_left;	/* ticks to spread pending_uj over */
+	jl_u8 primed;		/* a baseline was taken */
+	jl_u8 power;		/* readings are power, not energy */
+	jl_u8 rebase;		/* a baseline the next tick is to place */
+	jl_u8 fresh;		/* a reading the next tick is to compare */
+	jl_u8 windowed;		/* win_* hold a reading */
+};
+
+#define JL_WALL_POWER 0x1	/* value is power (uW), not cumulative energy (uJ) */
+#define JL_WALL_RESET 0x2	/* a new baseline: nothing counted from it */
+
+/*
+ * One reading at now_ns. Returns 0 (counted, or taken as the baseline: the
+ * first one, a reset, a change between energy and power), -JL_ERANGE for
+ * energy that went back without a reset or power above max_power_uw (also
+ * as implied by two energies), -JL_EINVAL for a stamp before the last one.
+ * A refused reading changes nothing.
+ */
+int jl_wall_reading(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
+		    unsigned int flags, jl_u64 max_power_uw);
+
+/*
+ * The node's energy for the tick (t0_ns, t1_ns] whose shape is shape_uj.
+ * With in_force 0 (no meter, a silent one), the shape itself; the next
+ * reading is then to be a baseline (the caller sets JL_WALL_RESET).
+ */
+jl_u64 jl_wall_tick(struct jl_wall *w, jl_u64 t0_ns, jl_u64 t1_ns,
+		    jl_u64 shape_uj, int in_force);
+
 #endif /* JOULES_CORE_H */

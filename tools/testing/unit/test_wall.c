@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host tests of the wall meter's arithmetic (kmod/core.c: jl_wall_*). The
+ * oracle is this file's own bookkeeping: the meter's energy integrated in
+ * 128-bit femtojoules from the readings it was given, the node's charge
+ * summed tick by tick, and the node at a reading's instant interpolated
+ * with exact 128-bit arithmetic. Randomized: WALL_SEED=N replays a run.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "check.h"
+
+typedef unsigned __int128 u128;
+typedef __int128 s128;
+
+#define MS 1000000ULL
+#define S 1000000000ULL
+
+static jl_u64 rng_state;
+
+static jl_u64 rnd(void)
+{
+	jl_u64 z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static jl_u64 rnd_below(jl_u64 n)
+{
+	return n ? rnd() % n : 0;
+}
+
+/* A meter fed energy at a steady 100 W, the shape saying 80 W. */
+TEST(wall_hand)
+{
+	struct jl_wall w = { 0 };
+	jl_u64 t = 0, n, node = 0;
+	int i;
+
+	/* The first reading is the baseline: nothing counted. */
+	CHECK(jl_wall_reading(&w, 0, 5000000, 0, 1000000000) == 0, "baseline");
+	/* Ticks of 100 ms at 80 W: 8 J each; a reading every second at 100 W. */
+	for (i = 1; i <= 30; i++) {
+		t += 100 * MS;
+		if (i % 10 == 0)
+			CHECK(jl_wall_reading(&w, t, 5000000 + (t / MS) * 100000, 0,
+					      1000000000) == 0, "reading at %d", i);
+		n = jl_wall_tick(&w, t - 100 * MS, t, 8000000, 1);
+		node += n;
+		if (i < 10)
+			CHECK(n == 8000000, "tick %d before any reading: the shape (%llu)", i, n);
+		else if (i < 20)
+			/* +20 J found at 1 s, given 2 J a tick from the tick that found it. */
+			CHECK(n == 10000000, "tick %d: shape and 2 J (%llu)", i, n);
+	}
+	/*
+	 * At 1 s the node had 80 J, the meter 100 J: +20 J spread over the
+	 * next ten ticks (2 J each). At 2 s the node had 100 J over the
+	 * window, the meter 100 J more again: residual of the window = 100 - 80.
+	 */
+	CHECK(w.residual_uj == 20000000, "residual %lld uJ", w.residual_uj);
+	CHECK(w.window_uj == 100000000 && w.window_ns == S, "window %llu uJ over %llu ns",
+	      w.window_uj, w.window_ns);
+	CHECK(node == w.node_uj, "node %llu vs %llu", node, w.node_uj);
+	/* The last reading (3 s) was at the end of tick 30: node + pending = meter. */
+	CHECK((jl_s64)w.node_uj + w.pending_uj == (jl_s64)w.meter_uj,
+	      "node %llu + pending %lld != meter %llu", w.node_uj, w.pending_uj, w.meter_uj);
+	CHECK(w.meter_uj == 300000000, "meter %llu uJ since the baseline", w.meter_uj);
+
+	/* Refusals change nothing. */
+	CHECK(jl_wall_reading(&w, t + 1, 1, 0, 1000000000) == -JL_ERANGE, "went back");
+	CHECK(jl_wall_reading(&w, t - 1, 5000000 + 300000000, 0, 1000000000) == -JL_EINVAL,
+	      "stamp before the last");
+	/* 1 MJ within 1 s is above 1 kW. */
+	CHECK(jl_wall_reading(&w, t + S, 5000000 + 300000000 + 1000000000000ULL, 0,
+			      1000000000) == -JL_ERANGE, "absurd jump");
+	CHECK(!w.fresh, "a refused reading is not compared");
+	/* A reset: new baseline, whatever the value. */
+	CHECK(jl_wall_reading(&w, t + S, 7, JL_WALL_RESET, 1000000000) == 0, "reset");
+	CHECK(w.rebase && !w.fresh, "a baseline, not a window");
+}
+
+/* Negative differences hold back later charges; never below zero. */
+TEST(wall_negative)
+{
+	struct jl_wall w = { 0 };
+	jl_u64 t = 0, n;
+	int i;
+
+	CHECK(jl_wall_reading(&w, 0, 50000000, JL_WALL_POWER, 1000000000) == 0, "baseline 50 W");
+	for (i = 1; i <= 40; i++) {
+		t += 100 * MS;
+		/* The meter says 10 W; the shape 50 W. */
+		if (i % 10 == 0)
+			CHECK(jl_wall_reading(&w, t, 10000000, JL_WALL_POWER, 1000000000) == 0,
+			      "reading %d", i);
+		n = jl_wall_tick(&w, t - 100 * MS, t, i > 30 ? 0 : 5000000, 1);
+		CHECK(n <= 5000000, "tick %d charged %llu, more than its shape", i, n);
+		if (i > 30)
+			CHECK(n == 0, "tick %d: no shape, nothing to hold back from", i);
+	}
+	/* What could not be held back stays pending (negative). */
+	CHECK(w.pending_uj < 0, "pending %lld", w.pending_uj);
+}
+
+/*
+ * Random ticks, shapes and readings (energy and power, resets, refusals,
+ * silences). After every tick that saw a reading, the module's view must
+ * equal this test's: meter total on the node's scale minus the node at the
+ * reading's instant is what is pending before the tick's spread.
+ */
+TEST(wall_random)
+{
+	const char *env = getenv("WALL_SEED");
+	jl_u64 seed = env && *env ? strtoull(env, NULL, 0) : 0x77616c6c;
+	unsigned int run, bad = 0;
+
+	DIAG("seed %#llx (WALL_SEED=%#llx replays)", seed, seed);
+	rng_state = seed;
+	for (run = 0; run < 200; run++) {
+		struct jl_wall w = { 0 };
+		jl_u64 t = 0, tick_ns = (10 + rnd_below(1000)) * MS;
+		jl_u64 max_uw = 2000000000ULL;	/* 2 kW */
+		jl_u64 node = 0, meter_raw = rnd_below(1ULL << 40);
+		jl_u64 last_read = 0, last_power = 0;
+		u128 meter_fj = 0;	/* the test's own meter total, since its base */
+		jl_u64 base_node = 0;	/* node at the baseline's instant */
+		int power = rnd() & 1, primed = 0, based = 0, fresh = 0, i;
+		jl_u64 read_at = 0, reset_at = 0;
+
+		for (i = 0; i < 300 && !bad; i++) {
+			jl_u64 t0 = t, shape = rnd_below(tick_ns / 1000 * 500);	/* < 500 W */
+			int k, nread = rnd_below(4) == 0 ? (int)rnd_below(3) + 1 : 0;
+
+			t += tick_ns;
+			/* Readings inside (t0, t], in order. */
+			for (k = 0; k < nread; k++) {
+				jl_u64 at = t0 + 1 + (tick_ns - 1) * (k + 1) / nread;
+				jl_u64 p = rnd_below(max_uw / 2);
+				int reset = !primed || rnd_below(50) == 0;
+				int rc;
+
+				if (at <= last_read)
+					continue;
+				if (power) {
+					rc = jl_wall_reading(&w, at, p, JL_WALL_POWER |
+							     (reset ? JL_WALL_RESET : 0), max_uw);
+					if (rc) {
+						bad++;
+						DIAG("run %u: power %llu refused (%d)", run, p, rc);
+						break;
+					}
+					if (!reset)
+						meter_fj += (u128)(last_power / 2 + p / 2 +
+								   (last_power & p & 1)) *
+							    (at - last_read);
+					last_power = p;
+				} else {
+					jl_u64 uj = (jl_u64)((u128)p * (at - last_read) / S);
+
+					if (rnd_below(20) == 0) {
+						/* Backwards without a reset: refused. */
+						if (primed && !reset &&
+						    jl_wall_reading(&w, at, meter_raw - 1, 0,
+								    max_uw) != -JL_ERANGE) {
+							bad++;
+							DIAG("run %u: backwards accepted", run);
+						}
+						continue;
+					}
+					meter_raw += reset ? rnd_below(1000) : uj;
+					rc = jl_wall_reading(&w, at, meter_raw,
+							     reset ? JL_WALL_RESET : 0, max_uw);
+					if (rc) {
+						bad++;
+						DIAG("run %u: energy refused (%d)", run, rc);
+						break;
+					}
+					if (!reset)
+						meter_fj += (u128)uj * 1000000000ULL;
+				}
+				if (reset) {
+					meter_fj = 0;
+					based = 0;
+					reset_at = at;
+					fresh = 0;
+				} else {
+					fresh = 1;
+					read_at = at;
+				}
+				primed = 1;
+				last_read = at;
+			}
+			if (!based && primed) {
+				/* The baseline's instant, in this tick or an earlier one. */
+				base_node = node + (reset_at > t0 ? (jl_u64)((u128)shape *
+						    (reset_at - t0) / tick_ns) : 0);
+				based = 1;
+			}
+			{
+				jl_u64 at_read = node + (jl_u64)((u128)shape * (read_at - t0) /
+								  tick_ns);
+				jl_u64 n = jl_wall_tick(&w, t0, t, shape, 1);
+				/* What the tick gave (+) or held back (-) of the pending. */
+				jl_s64 c = (jl_s64)(n - shape);
+
+				if (fresh) {
+					/* Power integrates to whole uJ, the rest carried. */
+					jl_u64 m = base_node + (jl_u64)(meter_fj / 1000000000ULL);
+
+					if (w.meter_uj != m) {
+						bad++;
+						DIAG("run %u tick %d: meter %llu, expected %llu",
+						     run, i, w.meter_uj, m);
+					}
+					if (w.pending_uj + c != (jl_s64)(m - at_read)) {
+						bad++;
+						DIAG("run %u tick %d: found %lld, expected %lld",
+						     run, i, w.pending_uj + c, (jl_s64)(m - at_read));
+					}
+					fresh = 0;
+				}
+				/* Never below zero, never more than the shape and the pending. */
+				if (c < -(jl_s64)shape ||
+				    (c > 0 && c > w.pending_uj + c)) {
+					bad++;
+					DIAG("run %u tick %d: charge %llu of shape %llu", run, i,
+					     n, shape);
+				}
+				node += n;
+				if (node != w.node_uj) {
+					bad++;
+					DIAG("run %u tick %d: node %llu vs %llu", run, i, node,
+					     w.node_uj);
+				}
+			}
+		}
+		/* The meter goes quiet but stays in force: a positive pending is all given. */
+		if (!bad && w.pending_uj > 0) {
+			jl_u64 left = w.ticks_left, given = 0;
+			jl_s64 p = w.pending_uj;
+
+			for (i = 0; i < (int)left; i++) {
+				given += jl_wall_tick(&w, t, t + tick_ns, 1000, 1) - 1000;
+				t += tick_ns;
+			}
+			if (w.pending_uj != 0 || given != (jl_u64)p) {
+				bad++;
+				DIAG("run %u: %lld pending, %llu given over %llu ticks, %lld left",
+				     run, p, given, left, w.pending_uj);
+			}
+		}
+	}
+	CHECK(!bad, "%u mismatches (seed %#llx)", bad, seed);
+}
+
+TEST_HARNESS_MAIN
