@@ -170,9 +170,20 @@ void jf_print_energy(struct seq_file *m, const struct joules_stats *st)
 		/* Nothing has charged it: no meter and no model set. */
 		seq_puts(m, "source: none\nenergy_uj: absent\n");
 	} else {
-		seq_puts(m, st->source_mask == (JOULES_SRC_RAPL | JOULES_SRC_MODEL) ?
-			 "source: rapl,model\n" : st->source_mask & JOULES_SRC_RAPL ?
-			 "source: rapl\n" : "source: model\n");
+		/* Every source that charged it, in this order: "rapl,model". */
+		static const char *const names[] = { "rapl", "model", "meter" };
+		static const u32 bits[] = { JOULES_SRC_RAPL, JOULES_SRC_MODEL,
+					    JOULES_SRC_METER };
+		const char *sep = "source: ";
+
+		for (i = 0; i < ARRAY_SIZE(bits); i++) {
+			if (!(st->source_mask & bits[i]))
+				continue;
+			seq_puts(m, sep);
+			seq_puts(m, names[i]);
+			sep = ",";
+		}
+		seq_putc(m, '\n');
 		put_u64(m, "energy_uj: ", st->energy_uj);
 	}
 	for (i = 0; i < JL_NR_DOMAINS; i++)

@@ -16,6 +16,7 @@
 /* Who charged a task's energy (bits; a task may have seen both). */
 #define JOULES_SRC_MODEL 0x1
 #define JOULES_SRC_RAPL 0x2
+#define JOULES_SRC_METER 0x4	/* a wall meter's energy (wallmeter.c) */
 
 /* Operator's choice in sysfs `source`. */
 enum joules_source_mode {

@@ -39,11 +39,13 @@
 #include "perm.h"
 #include "report.h"
 #include "tasks.h"
+#include "wallmeter.h"
 #include "uapi/joules_netlink.h"
 
 /* The uapi bits are the module's bits; keep them from drifting apart. */
 static_assert(JOULES_SOURCE_MODEL == JOULES_SRC_MODEL);
 static_assert(JOULES_SOURCE_RAPL == JOULES_SRC_RAPL);
+static_assert(JOULES_SOURCE_METER == JOULES_SRC_METER);
 static_assert(JOULES_NR_DOMAINS == JL_NR_DOMAINS);
 static_assert(JOULES_DOMAIN_PKG == BIT(JL_D_PKG) &&
 	      JOULES_DOMAIN_CORE == BIT(JL_D_CORE));
@@ -127,6 +129,14 @@ static const struct nla_policy joules_nl_dump_cgroups_policy[JOULES_A_MAX + 1] =
 	[JOULES_A_PAD] = { .type = NLA_REJECT },
 };
 
+/* METER_FEED: a name and one of energy or power (checked in the handler). */
+static const struct nla_policy joules_nl_meter_feed_policy[JOULES_A_MAX + 1] = {
+	[JOULES_A_METER_NAME] = { .type = NLA_NUL_STRING, .len = 31 },
+	[JOULES_A_METER_UJ] = { .type = NLA_U64 },
+	[JOULES_A_METER_POWER_UW] = { .type = NLA_U64 },
+	[JOULES_A_METER_RESET] = { .type = NLA_FLAG },
+};
+
 static int joules_nl_get_task(struct sk_buff *skb, struct genl_info *info);
 static int joules_nl_dump_start(struct netlink_callback *cb);
 static int joules_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);
@@ -136,6 +146,7 @@ static int joules_nl_get_cgroup(struct sk_buff *skb, struct genl_info *info);
 static int joules_nl_cg_dump_start(struct netlink_callback *cb);
 static int joules_nl_cg_dump(struct sk_buff *skb, struct netlink_callback *cb);
 static int joules_nl_cg_dump_done(struct netlink_callback *cb);
+static int joules_nl_meter_feed(struct sk_buff *skb, struct genl_info *info);
 
 /* .validate is 0: strict parsing for do and dump (no GENL_DONT_VALIDATE_*). */
 static const struct genl_ops joules_nl_ops[] = {
@@ -172,6 +183,13 @@ static const struct genl_ops joules_nl_ops[] = {
 		.dumpit = joules_nl_cg_dump,
 		.done = joules_nl_cg_dump_done,
 		.policy = joules_nl_dump_cgroups_policy,
+		.maxattr = JOULES_A_MAX,
+	},
+	{
+		/* CAP_SYS_ADMIN of sender and opener: checked in the handler. */
+		.cmd = JOULES_CMD_METER_FEED,
+		.doit = joules_nl_meter_feed,
+		.policy = joules_nl_meter_feed_policy,
 		.maxattr = JOULES_A_MAX,
 	},
 };
@@ -440,7 +458,7 @@ static int joules_nl_fill_sample(struct sk_buff *skb,
 
 static int joules_nl_fill_node(struct sk_buff *skb,
 			       const struct joules_node_totals *nt,
-			       u64 generation)
+			       const struct joules_wall_totals *wt, u64 generation)
 {
 	struct joules_nl_w w;
 
@@ -456,6 +474,12 @@ static int joules_nl_fill_node(struct sk_buff *skb,
 	joules_nl_w_u64(&w, JOULES_A_MODEL_GEN, generation);
 	joules_nl_w_u64(&w, JOULES_A_TASKS_TRACKED, nt->tasks_tracked);
 	joules_nl_w_u64(&w, JOULES_A_UPTIME_NS, nt->uptime_ns);
+	if (*wt->name) {
+		/* A meter has fed the node: its books (PENDING_UJ is signed). */
+		joules_nl_w_str(&w, JOULES_A_METER_NAME, wt->name);
+		joules_nl_w_u64(&w, JOULES_A_METER_UJ, wt->meter_uj);
+		joules_nl_w_u64(&w, JOULES_A_METER_PENDING_UJ, (u64)wt->pending_uj);
+	}
 	return joules_nl_w_end(&w);
 }
 
@@ -661,6 +685,7 @@ static int joules_nl_get_node(struct sk_buff *skb, struct genl_info *info)
 {
 	struct joules_reader opener, sender;
 	struct joules_node_totals nt;
+	struct joules_wall_totals wt;
 	struct sk_buff *msg;
 	u64 generation;
 	void *hdr;
@@ -674,6 +699,7 @@ static int joules_nl_get_node(struct sk_buff *skb, struct genl_info *info)
 
 	memset(&nt, 0, sizeof(nt));
 	joules_node_get(&nt);
+	joules_wall_get(&wt);
 	/* The generation in force now, not the one of the last interval. */
 	rcu_read_lock();
 	generation = joules_model_get()->generation;
@@ -684,12 +710,39 @@ static int joules_nl_get_node(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 	hdr = genlmsg_put_reply(msg, info, &joules_nl_family, 0,
 				JOULES_CMD_NODE);
-	if (!hdr || joules_nl_fill_node(msg, &nt, generation)) {
+	if (!hdr || joules_nl_fill_node(msg, &nt, &wt, generation)) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}
 	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);
+}
+
+static int joules_nl_meter_feed(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	struct joules_reader opener, sender;
+	bool power = a[JOULES_A_METER_POWER_UW];
+
+	joules_nl_opener(skb, &opener);
+	joules_reader_current(&sender);
+	if (!joules_may_feed(&opener) || !joules_may_feed(&sender)) {
+		GENL_SET_ERR_MSG(info, "feeding the wall meter needs CAP_SYS_ADMIN");
+		return -EPERM;
+	}
+	if (!a[JOULES_A_METER_NAME] || !nla_len(a[JOULES_A_METER_NAME]) ||
+	    !*(char *)nla_data(a[JOULES_A_METER_NAME])) {
+		GENL_SET_ERR_MSG(info, "METER_NAME is required");
+		return -EINVAL;
+	}
+	if (!a[JOULES_A_METER_UJ] == !power) {
+		GENL_SET_ERR_MSG(info, "exactly one of METER_UJ and METER_POWER_UW");
+		return -EINVAL;
+	}
+	return joules_wall_feed(nla_data(a[JOULES_A_METER_NAME]), power,
+				nla_get_u64(a[power ? JOULES_A_METER_POWER_UW :
+						      JOULES_A_METER_UJ]),
+				a[JOULES_A_METER_RESET], info->extack);
 }
 
 /*

@@ -106,6 +106,12 @@ bool joules_may_read_node(const struct joules_reader *r)
 	return reader_capable(r, CAP_PERFMON) || reader_capable(r, CAP_SYS_ADMIN);
 }
 
+/* Feeding the node's wall meter: its figures become everyone's energy. */
+bool joules_may_feed(const struct joules_reader *r)
+{
+	return reader_capable(r, CAP_SYS_ADMIN);
+}
+
 /*
  * A cgroup's totals hold every task's in it: CAP_PERFMON or CAP_SYS_ADMIN,
  * as node energy, or the owner of the cgroup's directory (a delegated

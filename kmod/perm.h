@@ -20,6 +20,8 @@ int joules_read_lock(struct task_struct *t);	/* exec's lock; -EINTR */
 void joules_read_unlock(struct task_struct *t);
 /* Node-wide measured energy: CAP_PERFMON or CAP_SYS_ADMIN. */
 bool joules_may_read_node(const struct joules_reader *r);
+/* Feeding the wall meter (METER_FEED): CAP_SYS_ADMIN. */
+bool joules_may_feed(const struct joules_reader *r);
 struct cgroup;
 /* A cgroup's totals: as node energy, or the owner of its directory. */
 bool joules_may_read_cgroup(struct cgroup *cgrp, const struct joules_reader *r);

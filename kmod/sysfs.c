@@ -21,6 +21,7 @@
 #include "sysfs.h"
 #include "tasks.h"
 #include "track.h"
+#include "wallmeter.h"
 #include "worker.h"
 
 struct kobject *joules_kobj;
@@ -452,6 +453,9 @@ int joules_sysfs_init(void)
 	if (err)
 		goto fail;
 	err = joules_source_sysfs(joules_kobj);
+	if (err)
+		goto fail;
+	err = joules_wall_sysfs(joules_kobj);
 	if (err)
 		goto fail;
 	return 0;

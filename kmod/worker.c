@@ -35,6 +35,7 @@
 #include "taskcg.h"
 #include "tasks.h"
 #include "track.h"
+#include "wallmeter.h"
 #include "worker.h"
 
 unsigned int joules_interval_ms = 100;
@@ -55,6 +56,7 @@ static DEFINE_MUTEX(tick_lock);
 static bool stopping = true;
 static u64 last_tick_ns;
 static u64 idle_rem_fj;
+static u64 wall_rem_fj;		/* a wall meter's power as the shape */
 static u64 misses_seen;
 
 
@@ -71,12 +73,23 @@ struct pkg_pass {
 	/* Read once per tick, so that every charge of the tick agrees. */
 	enum joules_source_mode mode;
 	unsigned int gamma, delta;
+	/*
+	 * A wall meter in force: the node's energy this tick is wall_uj
+	 * (wallmeter.c), handed to the tasks in proportion to what the shape
+	 * (RAPL or the model) gave each, or by CPU time without a shape
+	 * (wall_only); idle keeps the rest.
+	 */
+	bool wall, wall_only;
+	struct jl_splitter wall_split;
+	u64 wall_uj, wall_given;
 };
 
 /* Per package, between the two passes of a tick. */
 struct pkg_work {
 	struct llist_node *list;
 	u64 wsum, msum;		/* CPU-time and memory weight sums */
+	struct joules_meter_take mt;	/* its meter's energy this tick */
+	bool measured;		/* mt is charged (a meter, and not mode model) */
 };
 static struct pkg_work *pkg_work;	/* joules_nr_pkgs of them */
 
@@ -290,6 +303,8 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 	struct jl_feat d;
 	unsigned int i;
 
+	u32 src = pm ? JOULES_SRC_RAPL : modelled ? JOULES_SRC_MODEL : 0;
+
 	entry_deltas(e, pkg, &d);
 	if (pm)
 		uj = measured_parts(pp, pm, e, &d, part);
@@ -297,25 +312,30 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 	if (pm) {
 		for (i = 0; i < JL_NR_DOMAINS; i++)
 			e->sums.domain_uj[i] += part[i];
-		e->sums.energy_uj += uj;
 		e->sums.domains |= pm->mt.domains;
-		e->sums.source_mask |= JOULES_SRC_RAPL;
 		if (pp->have_model)
 			e->sums.model_generation = pp->generation;
 	} else if (modelled) {
 		uj = jl_model_uj(&pp->coef, &d, &e->sums.model_rem_fj);
-		e->sums.energy_uj += uj;
-		e->sums.source_mask |= JOULES_SRC_MODEL;
 		e->sums.model_generation = pp->generation;
 	}
-	raw_spin_unlock(&g->lock);
 	if (modelled) {
 		pp->smp->energy_uj += uj;
 		pp->smp->source |= JOULES_SRC_MODEL;
 	}
+	if (pp->wall) {
+		/* Its share of the meter's energy, by what the shape gave it. */
+		uj = jl_splitter_next(&pp->wall_split, pp->wall_only ?
+				      scale_gamma(pp, d.v[JL_F_CPU_NS]) : uj);
+		pp->wall_given += uj;
+		src = JOULES_SRC_METER;
+	}
+	e->sums.energy_uj += uj;
+	e->sums.source_mask |= src;
+	raw_spin_unlock(&g->lock);
+	/* A cgroup's source: whoever charged it energy (a model's 0 is none). */
 	joules_taskcg_charge(e, &d, uj, part, pm ? pm->mt.domains : 0,
-			     pm ? JOULES_SRC_RAPL : uj ? JOULES_SRC_MODEL : 0,
-			     pp->generation);
+			     src == JOULES_SRC_MODEL && !uj ? 0 : src, pp->generation);
 }
 
 /*
@@ -335,8 +355,8 @@ static noinline_for_stack void charge_pkg(struct pkg_pass *pp, unsigned int pkg,
 	meter.by_model = wsum > 0;
 	if (!meter.by_model)
 		wsum = pw->wsum;
-	/* Always take the meter, so each interval gets only its own energy. */
-	if (joules_meter_take(pkg, &meter.mt) && pp->mode != JOULES_MODE_MODEL) {
+	if (pw->measured) {
+		meter.mt = pw->mt;
 		pm = &meter;
 		meter_split(pp, pm, pw, wsum, dt);
 	}
@@ -351,6 +371,78 @@ static noinline_for_stack void charge_pkg(struct pkg_pass *pp, unsigned int pkg,
 		for (i = 0; i < JL_NR_DOMAINS; i++)
 			if (pm->edoms & pm->mt.domains & (1U << i))
 				pp->smp->idle_uj += jl_splitter_rest(&pm->split[i]);
+}
+
+/*
+ * The node's shape this tick, before anything is charged: the measured
+ * packages' energy, else the model's prediction for the node's features
+ * (linear: the sum of the tasks', to within a microjoule each) and its
+ * idle power, else 0 (the wall meter's last power then shapes it).
+ */
+static u64 node_shape(struct pkg_pass *pp, u64 dt, bool *any)
+{
+	u64 uj = 0, rem = 0, idle_rem = idle_rem_fj;
+	unsigned int pkg, i;
+	bool measured = false;
+
+	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
+		struct pkg_work *pw = &pkg_work[pkg];
+		u32 edoms = energy_domains(pw->mt.domains);
+
+		if (!pw->measured)
+			continue;
+		measured = true;
+		for (i = 0; i < JL_NR_DOMAINS; i++)
+			if (edoms & pw->mt.domains & (1U << i))
+				uj += pw->mt.uj[i];
+	}
+	*any = measured;
+	if (measured || !pp->have_model || pp->mode == JOULES_MODE_RAPL)
+		return uj;
+	*any = true;
+	return jl_model_uj(&pp->coef, &pp->smp->feat, &rem) +
+	       jl_power_uj(pp->coef.idle_uw, dt, &idle_rem);
+}
+
+/*
+ * A wall meter in force: the node's energy this tick from wallmeter.c,
+ * split among the tasks in proportion to the shape's charges (by CPU time
+ * when there is no shape). Without one, the meter's books still follow
+ * the node.
+ */
+static void wall_start(struct pkg_pass *pp, u64 t0, u64 t1)
+{
+	u64 power_uw, shape, wsum = 0;
+	unsigned int pkg;
+	bool any;
+
+	pp->wall = joules_wall_in_force(&power_uw);
+	if (!pp->wall)
+		return;
+	shape = node_shape(pp, t1 - t0, &any);
+	pp->wall_only = !any;
+	if (pp->wall_only) {
+		shape = jl_power_uj(power_uw, t1 - t0, &wall_rem_fj);
+		for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
+			wsum = jl_add_sat(wsum, pkg_work[pkg].wsum);
+	}
+	pp->wall_uj = joules_wall_tick(t0, t1, shape, true);
+	pp->wall_given = 0;
+	jl_splitter_init(&pp->wall_split, pp->wall_uj, pp->wall_only ? wsum : shape);
+}
+
+/* What the tasks did not get is idle: idle + tasks = the meter's, exactly. */
+static void wall_end(struct pkg_pass *pp, u64 t0, u64 t1)
+{
+	struct joules_node_sample *smp = pp->smp;
+
+	if (!pp->wall) {
+		joules_wall_tick(t0, t1, smp->energy_uj, false);
+		return;
+	}
+	smp->energy_uj = pp->wall_uj;
+	smp->idle_uj = pp->wall_uj - pp->wall_given;
+	smp->source |= JOULES_SRC_METER;
 }
 
 struct idle_pass {
@@ -568,6 +660,15 @@ static void tick(struct work_struct *work)
 		take_pkg(&pp, pkg, closed & 1);
 	}
 	pick_band(&pp);
+	/* Every package's meter first: a wall meter needs the node's shape. */
+	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
+		struct pkg_work *pw = &pkg_work[pkg];
+
+		/* Always take, so that each interval gets only its own energy. */
+		pw->measured = joules_meter_take(pkg, &pw->mt) &&
+			       pp.mode != JOULES_MODE_MODEL;
+	}
+	wall_start(&pp, now - dt, now);
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
 		charge_pkg(&pp, pkg, closed & 1, dt);
 
@@ -580,6 +681,7 @@ static void tick(struct work_struct *work)
 		smp.energy_uj += idle_uj;
 		smp.source |= JOULES_SRC_MODEL;
 	}
+	wall_end(&pp, now - dt, now);
 	if (joules_idle_split)
 		split_idle(smp.idle_uj);
 	finish_entries(&ready);

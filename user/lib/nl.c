@@ -109,7 +109,8 @@ static const int jnl_feat_attr[JL_NR_FEATURES] = {
 
 _Static_assert(JL_NR_DOMAINS == JOULES_NR_DOMAINS, "domain count");
 _Static_assert(REC_SRC_RAPL == JOULES_SOURCE_RAPL &&
-		       REC_SRC_MODEL == JOULES_SOURCE_MODEL,
+		       REC_SRC_MODEL == JOULES_SOURCE_MODEL &&
+		       REC_SRC_METER == JOULES_SOURCE_METER,
 	       "source bits");
 _Static_assert(REC_F(JL_F_MISSES) == JOULES_FEAT_CACHE_MISSES &&
 		       REC_F(JL_F_PAGECACHE) == JOULES_FEAT_PAGECACHE_BYTES,
@@ -290,6 +291,11 @@ static int jnl_parse_node(struct nlmsghdr *nlh, struct node_rec *n)
 	JNL_ENERGY_FIELDS(tb, n);
 	n->tasks_tracked = jnl_u64(tb, JOULES_A_TASKS_TRACKED);
 	n->uptime_ns = jnl_u64(tb, JOULES_A_UPTIME_NS);
+	if (tb[JOULES_A_METER_NAME]) {
+		nla_strlcpy(n->meter_name, tb[JOULES_A_METER_NAME], sizeof(n->meter_name));
+		n->meter_uj = jnl_u64(tb, JOULES_A_METER_UJ);
+		n->meter_pending_uj = (int64_t)jnl_u64(tb, JOULES_A_METER_PENDING_UJ);
+	}
 	return 0;
 }
 
@@ -636,6 +642,12 @@ const char *jnl_strerror(enum jnl_op op, int err)
 			return "permission denied: a cgroup's energy needs CAP_PERFMON or "
 			       "CAP_SYS_ADMIN, or owning the cgroup's directory";
 		break;
+	case JNL_OP_METER_FEED:
+		if (err == EPERM)
+			return "permission denied: feeding the wall meter needs CAP_SYS_ADMIN";
+		if (err == ERANGE)
+			return "reading refused by the module (see its message)";
+		break;
 	case JNL_OP_DUMP:
 		break;
 	}
@@ -877,6 +889,22 @@ int jnl_get_node(struct jnl *nl, struct node_rec *out)
 	if (!msg)
 		return -ENOMEM;
 	return jnl_get(nl, msg, &jnl_node_kind, out);
+}
+
+int jnl_meter_feed(struct jnl *nl, const char *name, bool power, uint64_t value,
+		   bool reset)
+{
+	struct nl_msg *msg = jnl_msg(nl, JOULES_CMD_METER_FEED, JOULES_GENL_VERSION, 0);
+
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_string(msg, JOULES_A_METER_NAME, name) < 0 ||
+	    nla_put_u64(msg, power ? JOULES_A_METER_POWER_UW : JOULES_A_METER_UJ, value) < 0 ||
+	    (reset && nla_put_flag(msg, JOULES_A_METER_RESET) < 0)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	return jnl_transact(nl, msg, NULL, NULL);
 }
 
 int jnl_raw_request(struct jnl *nl, uint8_t cmd, uint8_t version,

@@ -53,6 +53,7 @@ enum jnl_op {
 	JNL_OP_GET_NODE,
 	JNL_OP_SUBSCRIBE,
 	JNL_OP_GET_CGROUP,
+	JNL_OP_METER_FEED,
 };
 
 /*
@@ -127,6 +128,14 @@ void jnl_event_free(struct jnl_event *ev);
  */
 int jnl_next_event(struct jnl *nl, struct jnl_event *ev, int timeout_ms);
 unsigned long jnl_events_lost(const struct jnl *nl);
+
+/*
+ * METER_FEED: one reading of the node's wall meter, cumulative energy in
+ * uJ or power in uW; reset starts a new baseline. CAP_SYS_ADMIN; -ERANGE
+ * when the module refuses the reading (jnl_kernel_msg() says why).
+ */
+int jnl_meter_feed(struct jnl *nl, const char *name, bool power, uint64_t value,
+		   bool reset);
 
 /*
  * Send a request built by the caller and wait for its answer: for tests

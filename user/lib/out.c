@@ -9,19 +9,18 @@
 
 #include "out.h"
 
-/* The per-pid file's spelling: rapl, model, "rapl,model" or none. */
+/*
+ * The per-pid file's spelling: each source that charged it, in the order
+ * rapl, model, meter ("rapl,model"), or none.
+ */
 const char *out_source_name(uint32_t source)
 {
-	switch (source & (REC_SRC_RAPL | REC_SRC_MODEL)) {
-	case REC_SRC_RAPL:
-		return "rapl";
-	case REC_SRC_MODEL:
-		return "model";
-	case REC_SRC_RAPL | REC_SRC_MODEL:
-		return "rapl,model";
-	default:
-		return "none";
-	}
+	static const char *const names[8] = {
+		"none",		  "model",	 "rapl",	"rapl,model",
+		"meter",	  "model,meter", "rapl,meter", "rapl,model,meter",
+	};
+
+	return names[source & (REC_SRC_RAPL | REC_SRC_MODEL | REC_SRC_METER)];
 }
 
 static const int hw_feats[] = { JL_F_CYCLES, JL_F_INSTR, JL_F_MISSES };

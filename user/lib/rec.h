@@ -30,6 +30,7 @@
 /* Source bits (who charged the energy). */
 #define REC_SRC_MODEL 0x1
 #define REC_SRC_RAPL 0x2
+#define REC_SRC_METER 0x4 /* a wall meter's energy (joules-meterd) */
 
 /* One task's or one process's totals (GET_TASK, DUMP_TASKS, exit records). */
 struct task_rec {
@@ -113,6 +114,9 @@ struct node_rec {
 	uint64_t model_generation;
 	uint64_t tasks_tracked;
 	uint64_t uptime_ns;
+	char meter_name[32]; /* "" until a wall meter has fed the node */
+	uint64_t meter_uj; /* the meter's total, on the node's scale */
+	int64_t meter_pending_uj; /* found, not yet spread (+) or held back (-) */
 };
 
 #endif /* JOULES_REC_H */
