@@ -730,9 +730,8 @@ static int joules_nl_meter_feed(struct sk_buff *skb, struct genl_info *info)
 		GENL_SET_ERR_MSG(info, "feeding the wall meter needs CAP_SYS_ADMIN");
 		return -EPERM;
 	}
-	if (!a[JOULES_A_METER_NAME] || !nla_len(a[JOULES_A_METER_NAME]) ||
-	    !*(char *)nla_data(a[JOULES_A_METER_NAME])) {
-		GENL_SET_ERR_MSG(info, "METER_NAME is required");
+	if (!a[JOULES_A_METER_NAME] || !joules_wall_name_ok(nla_data(a[JOULES_A_METER_NAME]))) {
+		GENL_SET_ERR_MSG(info, "METER_NAME is required: printable ASCII, no blanks");
 		return -EINVAL;
 	}
 	if (!a[JOULES_A_METER_UJ] == !power) {

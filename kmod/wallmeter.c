@@ -31,6 +31,16 @@ static u64 nr_readings, nr_refused;
 static unsigned int timeout_ms = 10000;
 static unsigned int max_power_w = 20000;
 
+bool joules_wall_name_ok(const char *name)
+{
+	const char *c;
+
+	for (c = name; *c; c++)
+		if (*c <= ' ' || *c > '~')
+			return false;
+	return c != name;
+}
+
 int joules_wall_feed(const char *name, bool power, u64 value, bool reset,
 		     struct netlink_ext_ack *extack)
 {
@@ -54,10 +64,10 @@ int joules_wall_feed(const char *name, bool power, u64 value, bool reset,
 		return -ERANGE;
 	}
 	if (strncmp(name, wall_name, sizeof(wall_name))) {
-		pr_info("wall meter %s feeds the node's energy\n", name);
+		pr_info_ratelimited("wall meter %s feeds the node's energy\n", name);
 		strscpy(wall_name, name, sizeof(wall_name));
 	} else if (silent) {
-		pr_info("wall meter %s resumed\n", wall_name);
+		pr_info_ratelimited("wall meter %s resumed\n", wall_name);
 	}
 	silent = false;
 	fed = true;
@@ -186,14 +196,15 @@ FIGURE(residual_uj, W_RESIDUAL);
 FIGURE(window_ms, W_WINDOW_MS);
 FIGURE(power_uw, W_POWER);
 
-static int store_uint(const char *buf, unsigned int min, unsigned int max,
-		      unsigned int *v)
+static int store_uint(const char *buf, size_t len, unsigned int min,
+		      unsigned int max, unsigned int *v)
 {
-	unsigned int x;
+	u64 x;
 
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	if (kstrtouint(buf, 10, &x) || x < min || x > max)
+	/* As every joules setting: digits, at most a newline (no sign, no blanks). */
+	if (jl_parse_u64(buf, len, max, &x) || x < min)
 		return -EINVAL;
 	mutex_lock(&wall_lock);
 	*v = x;
@@ -210,7 +221,7 @@ static ssize_t timeout_ms_show(struct kobject *k, struct kobj_attribute *a, char
 static ssize_t timeout_ms_store(struct kobject *k, struct kobj_attribute *a,
 				const char *buf, size_t len)
 {
-	int err = store_uint(buf, 100, 600000, &timeout_ms);
+	int err = store_uint(buf, len, 100, 600000, &timeout_ms);
 
 	return err ? err : len;
 }
@@ -223,7 +234,7 @@ static ssize_t max_power_w_show(struct kobject *k, struct kobj_attribute *a, cha
 static ssize_t max_power_w_store(struct kobject *k, struct kobj_attribute *a,
 				 const char *buf, size_t len)
 {
-	int err = store_uint(buf, 1, 1000000, &max_power_w);
+	int err = store_uint(buf, len, 1, 1000000, &max_power_w);
 
 	return err ? err : len;
 }

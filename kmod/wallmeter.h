@@ -8,6 +8,8 @@
 
 struct netlink_ext_ack;
 
+/* A meter's name goes to the kernel log and sysfs: printable ASCII, no blanks. */
+bool joules_wall_name_ok(const char *name);
 /* A reading (METER_FEED), stamped now: 0, or -EINVAL/-ERANGE with the reason. */
 int joules_wall_feed(const char *name, bool power, u64 value, bool reset,
 		     struct netlink_ext_ack *extack);

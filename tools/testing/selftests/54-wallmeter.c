@@ -84,6 +84,9 @@ TEST(refusals)
 	      wall_value(WALL "/refused"), refused);
 	err = jnl_meter_feed(nl, "", true, 1, false);
 	CHECK(err == -EINVAL, "no name: %d", err);
+	/* The name goes to the kernel log: no line breaks or escapes in it. */
+	err = jnl_meter_feed(nl, "pdu\nBUG: fake", true, 1, false);
+	CHECK(err == -EINVAL, "a newline in the name: %d", err);
 	jnl_close(nl);
 	wall_silence();
 }

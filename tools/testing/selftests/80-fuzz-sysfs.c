@@ -38,6 +38,8 @@ static struct attr attrs[] = {
 	{ .path = JOULES_SYSFS "/delta_milli", .kind = K_UINT, .lo = 1, .hi = 1000 },
 	{ .path = JOULES_SYSFS "/source", .kind = K_WORD, .words = source_words },
 	{ .path = JOULES_SYSFS "/meter_idle_uw", .kind = K_FIELDS, .hi = MAXV, .fields = 4 },
+	{ .path = JOULES_SYSFS "/wallmeter/timeout_ms", .kind = K_UINT, .lo = 100, .hi = 600000 },
+	{ .path = JOULES_SYSFS "/wallmeter/max_power_w", .kind = K_UINT, .lo = 1, .hi = 1000000 },
 	/* Nine fields, or the six of the first layout. */
 	{ .path = JOULES_SYSFS "/model/coefficients", .kind = K_FIELDS, .hi = MAXV, .fields = 9,
 	  .alt_fields = 6, .comments = true },
@@ -55,7 +57,7 @@ static struct attr attrs[] = {
 };
 #define NR_ATTRS (sizeof(attrs) / sizeof(attrs[0]))
 /* The settings, through model/coefficients: what is put back at the end. */
-#define NR_RESTORE 7
+#define NR_RESTORE 9
 
 /* Does the node have a frequency source (else several bands are refused)? */
 static bool have_freq;
