@@ -393,6 +393,12 @@ void out_node_text(FILE *fp, const struct node_rec *n)
 	}
 	fprintf(fp, "model_generation: %" PRIu64 "\n", n->model_generation);
 	fprintf(fp, "tasks_tracked: %" PRIu64 "\n", n->tasks_tracked);
+	if (*n->meter_name) {
+		/* A wall meter has fed the node: its books. */
+		fprintf(fp, "meter: %s\n", n->meter_name);
+		fprintf(fp, "meter_uj: %" PRIu64 "\n", n->meter_uj);
+		fprintf(fp, "meter_pending_uj: %" PRId64 "\n", n->meter_pending_uj);
+	}
 }
 
 void out_node_json(FILE *fp, const struct node_rec *n)

@@ -20,3 +20,57 @@ joules_unload() {
 	fi
 	! joules_loaded || rmmod joules
 }
+
+# A simulated PDU inside the guest: Debian's snmpd on 127.0.0.1:PORT, its
+# Raritan outlet 1's active power (PDU2-MIB measurementsOutletSensorValue,
+# index pdu 1, outlet 1, activePower 5) served by a pass_persist handler
+# from /tmp/pdu/1.1.5, which joules_pdu_watts sets. Sets JOULES_PDU_PID.
+JOULES_RARITAN=.1.3.6.1.4.1.13742.6.5.4.3.1.4
+joules_pdu_start() {
+	command -v snmpd >/dev/null || return 1
+	ip link set lo up 2>/dev/null
+	mkdir -p /tmp/pdu /tmp/snmp
+	[ -f /tmp/pdu/1.1.5 ] || echo 0 > /tmp/pdu/1.1.5
+	cat > /tmp/snmpd.conf <<CONF
+rocommunity public 127.0.0.1
+pass_persist $JOULES_RARITAN /lib/joules/pdu-handler.sh $JOULES_RARITAN /tmp/pdu gauge
+CONF
+	SNMP_PERSISTENT_DIR=/tmp/snmp MIBS= timeout 600 snmpd -f -Lo -C -c /tmp/snmpd.conf \
+		"udp:127.0.0.1:$1" > /tmp/snmpd.log 2>&1 &
+	JOULES_PDU_PID=$!
+}
+joules_pdu_watts() { echo "$1" > /tmp/pdu/1.1.5; }
+joules_pdu_stop() {
+	[ -n "${JOULES_PDU_PID:-}" ] || return 0
+	kill "$JOULES_PDU_PID" 2>/dev/null
+	wait "$JOULES_PDU_PID" 2>/dev/null
+	JOULES_PDU_PID=
+}
+
+# joules-meterd's configuration for that PDU (name NAME, reading every
+# INTERVAL s) in FILE, mode 0600 as its credentials require.
+joules_meterd_conf() {
+	umask 077
+	cat > "$1" <<CONF
+name = $2
+interval = $3
+timeout = 1
+[snmp pdu]
+host = 127.0.0.1
+port = $4
+community = public
+family = raritan
+outlet = 1
+CONF
+	umask 022
+}
+
+# Wait up to 20 s for the PDU to answer joules-meterd (CONF).
+joules_pdu_wait() {
+	i=0
+	while ! joules-meterd -c "$1" --once --no-feed > /dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 40 ] || return 1
+		sleep 0.5
+	done
+}

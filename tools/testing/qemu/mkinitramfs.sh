@@ -67,6 +67,14 @@ fi
 for t in "$top"/user/build/*; do
 	[ -f "$t" ] && [ -x "$t" ] && cp "$t" "$root"/usr/bin/
 done
+# The real servers joules-meterd's guest tests and the meter demo talk to,
+# on the guest's 127.0.0.1, where the build host has them (net-snmp's
+# snmpd; openipmi's BMC simulator). Their libraries come with them below.
+if [ "$mode" = tests ] || [ "$mode" = demo ]; then
+	for s in /usr/sbin/snmpd /usr/bin/ipmi_sim; do
+		[ -x "$s" ] && cp "$s" "$root"/usr/bin/
+	done
+fi
 # BPF objects, if built.
 for o in "$top"/bpf/build/*.o; do
 	[ -f "$o" ] && mkdir -p "$root"/lib/joules/bpf && cp "$o" "$root"/lib/joules/bpf/
@@ -81,6 +89,11 @@ fi
 cp "$top"/tools/testing/qemu/guest-init "$root"/init
 cp "$top"/tools/testing/qemu/guest-run-tests "$root"/bin/joules-run-tests
 cp "$top"/tools/testing/qemu/guest-lib.sh "$root"/lib/joules/lib.sh
+# The simulated PDU's pass_persist handler (shared with the host tests).
+if [ -f "$top"/tools/testing/meters/pdu-handler.sh ]; then
+	cp "$top"/tools/testing/meters/pdu-handler.sh "$root"/lib/joules/pdu-handler.sh
+	chmod 0755 "$root"/lib/joules/pdu-handler.sh
+fi
 [ -f "$top"/tools/testing/demo-guest.sh ] && cp "$top"/tools/testing/demo-guest.sh "$root"/bin/joules-demo
 [ -d "$top"/tools/testing/bench ] && mkdir -p "$root"/bench && \
 	for b in "$top"/tools/testing/bench/build/* "$top"/tools/testing/bench/*.sh; do
