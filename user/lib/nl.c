@@ -636,6 +636,14 @@ const char *jnl_strerror(enum jnl_op op, int err)
 			return "permission denied: a cgroup's energy needs CAP_PERFMON or "
 			       "CAP_SYS_ADMIN, or owning the cgroup's directory";
 		break;
+	case JNL_OP_METER_FEED:
+		if (err == EPERM)
+			return "permission denied: feeding the meter needs CAP_SYS_ADMIN "
+			       "(run as root)";
+		if (err == EINVAL || err == EOPNOTSUPP)
+			return "the module refused the meter reading (a module without "
+			       "meter support, or a bad name or value)";
+		break;
 	case JNL_OP_DUMP:
 		break;
 	}
@@ -975,4 +983,65 @@ int jnl_next_event(struct jnl *nl, struct jnl_event *ev, int timeout_ms)
 unsigned long jnl_events_lost(const struct jnl *nl)
 {
 	return nl->lost;
+}
+
+/* The METER_FEED attributes into msg. 0 or -errno. */
+static int jnl_meter_put(struct nl_msg *msg, const char *name, uint64_t uj,
+			 bool reset)
+{
+	if (!name || !*name || strlen(name) > 31)
+		return -EINVAL;
+	if (nla_put_string(msg, JOULES_A_METER_NAME, name) < 0 ||
+	    nla_put_u64(msg, JOULES_A_METER_UJ, uj) < 0 ||
+	    (reset && nla_put_flag(msg, JOULES_A_METER_RESET) < 0))
+		return -EMSGSIZE;
+	return 0;
+}
+
+int jnl_meter_feed(struct jnl *nl, const char *name, uint64_t uj, bool reset)
+{
+	struct nl_msg *msg =
+		jnl_msg(nl, JOULES_CMD_METER_FEED, JOULES_GENL_VERSION, 0);
+	int err;
+
+	if (!msg)
+		return -ENOMEM;
+	err = jnl_meter_put(msg, name, uj, reset);
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	err = jnl_transact(nl, msg, NULL, NULL);
+	return err < 0 ? err : 0;
+}
+
+int jnl_meter_payload(const char *name, uint64_t uj, bool reset, void *buf,
+		      size_t cap)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	struct nlmsghdr *nlh;
+	size_t len;
+	int err;
+
+	if (!msg)
+		return -ENOMEM;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, 0, 0, 0,
+			 JOULES_CMD_METER_FEED, JOULES_GENL_VERSION)) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
+	err = jnl_meter_put(msg, name, uj, reset);
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	nlh = nlmsg_hdr(msg);
+	len = (size_t)genlmsg_attrlen(nlmsg_data(nlh), 0);
+	if (len > cap) {
+		nlmsg_free(msg);
+		return -ENOSPC;
+	}
+	memcpy(buf, genlmsg_attrdata(nlmsg_data(nlh), 0), len);
+	nlmsg_free(msg);
+	return (int)len;
 }

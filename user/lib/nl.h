@@ -53,6 +53,7 @@ enum jnl_op {
 	JNL_OP_GET_NODE,
 	JNL_OP_SUBSCRIBE,
 	JNL_OP_GET_CGROUP,
+	JNL_OP_METER_FEED,
 };
 
 /*
@@ -142,5 +143,26 @@ int jnl_raw_request(struct jnl *nl, uint8_t cmd, uint8_t version,
 int jnl_family_id(const struct jnl *nl);
 /* Multicast group id of JNL_GRP_SAMPLES or JNL_GRP_EXITS, or -errno. */
 int jnl_group_id(const struct jnl *nl, unsigned int group);
+
+/*
+ * METER_FEED (CAP_SYS_ADMIN): one reading of the node's wall meter `name`
+ * (<= 31 bytes): its cumulative energy in uJ, in the feeder's own origin,
+ * never decreasing unless `reset` (a new baseline: nothing is charged for
+ * it). The message: genlmsghdr { cmd JOULES_CMD_METER_FEED, version
+ * JOULES_GENL_VERSION }, then JOULES_A_METER_NAME (NUL-terminated string),
+ * JOULES_A_METER_UJ (u64, as libnl's nla_put_u64 puts it: 4-byte aligned,
+ * no JOULES_A_PAD, as every u64 the tools send), and the flag
+ * JOULES_A_METER_RESET when reset. -EPERM: not CAP_SYS_ADMIN; -EINVAL: the
+ * module refused it (jnl_kernel_msg() says why; a module without meter
+ * support refuses the command too).
+ */
+int jnl_meter_feed(struct jnl *nl, const char *name, uint64_t uj, bool reset);
+
+/*
+ * The attributes of that request, for tests: the genetlink payload after
+ * the genlmsghdr into buf (cap bytes). Returns its length or -errno.
+ */
+int jnl_meter_payload(const char *name, uint64_t uj, bool reset, void *buf,
+		      size_t cap);
 
 #endif /* JOULES_NL_H */
