@@ -128,6 +128,17 @@ static void jsnmp_lib_init(void)
 			       NETSNMP_DS_LIB_DONT_PERSIST_STATE, 1);
 	netsnmp_ds_set_int(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_MIB_WARNINGS,
 			   0);
+	/*
+	 * Nothing is kept, but the library still makes a cert_indexes/ in
+	 * its persistent directory: the service's own runtime directory
+	 * (systemd's RuntimeDirectory=), else a path that cannot exist,
+	 * never /var/lib/snmp of the system's agent.
+	 */
+	netsnmp_ds_set_string(NETSNMP_DS_LIBRARY_ID,
+			      NETSNMP_DS_LIB_PERSISTENT_DIR,
+			      getenv("RUNTIME_DIRECTORY") ?
+				      getenv("RUNTIME_DIRECTORY") :
+				      "/dev/null/joules-meterd");
 	init_snmp("joules-meterd");
 }
 
@@ -640,8 +651,13 @@ static int jsnmp_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 		char *msg = NULL;
 
 		snmp_sess_error(p->sess, &cerr, &serr, &msg);
-		snprintf(err, errlen, "%s:%u: %s", p->host, p->port,
-			 msg ? msg : "SNMP request failed");
+		if (serr == SNMPERR_TIMEOUT)
+			snprintf(err, errlen,
+				 "%s:%u: no answer within %u ms (SNMPv3 engine "
+				 "discovery)", p->host, p->port, in->timeout_ms);
+		else
+			snprintf(err, errlen, "%s:%u: %s", p->host, p->port,
+				 msg ? msg : "SNMP request failed");
 		free(msg);
 		if (resp)
 			snmp_free_pdu(resp);
