@@ -321,11 +321,15 @@ static int run(struct jmd_conf *c, const struct opts *o)
 		struct jmd_step step;
 		uint64_t t;
 
+		uint64_t t0 = cli_now_ns();
+
 		if (read_all(c, st, s, n, false)) {
 			jmd_acc_gap(&acc);
 			memset(&step, 0, sizeof(step));
 		} else {
+			/* The meters were read somewhere in [t0, now]: its middle. */
 			t = cli_now_ns();
+			t = t0 + (t - t0) / 2;
 			jmd_acc_step(&acc, t, sp, n, &step);
 			if (!step.feed && strcmp(step.why, last_why))
 				logf_("reading refused (nothing fed): %s", step.why);
