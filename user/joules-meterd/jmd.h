@@ -124,6 +124,29 @@ void jmd_acc_step(struct jmd_acc *a, uint64_t t_ns,
  */
 void jmd_acc_gap(struct jmd_acc *a);
 
+/* ---- feeding the module (feed.c) ---- */
+
+struct jnl;
+
+struct jmd_feeder {
+	char name[32];
+	struct jnl *nl;	 /* NULL: resolve the family at the next feed */
+	bool need_reset; /* the next feed starts a new baseline */
+	int err;	 /* the last error (0: fed), logged when it changes */
+	unsigned long fed, failed;
+	void (*log)(void *ctx, const char *msg);
+	void *log_ctx;
+};
+
+void jmd_feeder_init(struct jmd_feeder *f, const char *name);
+/*
+ * Feed the cumulative uj (reset: a new baseline). 0, or the negative errno
+ * (logged if it is new); after any error the socket is closed and the next
+ * feed resolves the family again and is sent as a new baseline.
+ */
+int jmd_feed(struct jmd_feeder *f, uint64_t uj, bool reset, bool verbose);
+void jmd_feeder_close(struct jmd_feeder *f);
+
 /* ---- command-line helpers shared by the backends (util in conf.c) ---- */
 
 /* "1", "yes", "true", "on" / "0", "no", "false", "off". */

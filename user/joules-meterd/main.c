@@ -18,7 +18,6 @@
 #include "cli.h"
 #include "core.h" /* kmod/core.h: JL_VERSION */
 #include "jmd.h"
-#include "nl.h"
 #include "uapi/joules_netlink.h"
 
 struct opts {
@@ -243,59 +242,12 @@ static int run_once(struct jmd_conf *c, const struct opts *o)
 	return rc;
 }
 
-/* ---- feeding ---- */
-
-struct feeder {
-	const char *name;
-	struct jnl *nl;
-	bool need_reset; /* the next feed starts a new baseline */
-	int err;	 /* last error (0: fed), for logging changes only */
-};
-
-static void feed(struct feeder *f, const struct jmd_step *step, bool verbose)
-{
-	int err = 0;
-	enum jnl_op op = JNL_OP_OPEN;
-
-	if (!f->nl) {
-		err = jnl_open(&f->nl);
-		if (err)
-			f->nl = NULL;
-	}
-	if (!err) {
-		op = JNL_OP_METER_FEED;
-		err = jnl_meter_feed(f->nl, f->name, step->uj,
-				     step->reset || f->need_reset);
-	}
-	if (err) {
-		if (err != f->err) {
-			const char *km = f->nl ? jnl_kernel_msg(f->nl) : NULL;
-
-			logf_("feed: %s%s%s; retrying every interval",
-			      jnl_strerror(op, err), km ? ": " : "", km ? km : "");
-		}
-		f->err = err;
-		/* Re-resolve the family next time (the module may be reloaded). */
-		jnl_close(f->nl);
-		f->nl = NULL;
-		f->need_reset = true;
-		return;
-	}
-	if (f->err)
-		logf_("feed: the module takes readings again (new baseline)");
-	else if (verbose)
-		logf_("fed %s: %llu uJ%s", f->name, (unsigned long long)step->uj,
-		      step->reset || f->need_reset ? " (new baseline)" : "");
-	f->err = 0;
-	f->need_reset = false;
-}
-
 static int run(struct jmd_conf *c, const struct opts *o)
 {
 	static struct jmd_sample s[JMD_MAX_INPUTS][JMD_MAX_SAMPLES];
 	static struct input_state st[JMD_MAX_INPUTS];
 	const struct jmd_sample *sp[JMD_MAX_INPUTS];
-	struct feeder f = { .name = c->name, .need_reset = true };
+	struct jmd_feeder f;
 	size_t n[JMD_MAX_INPUTS];
 	uint64_t next, last_good, done = 0;
 	char last_why[160] = "";
@@ -306,6 +258,8 @@ static int run(struct jmd_conf *c, const struct opts *o)
 
 	if (o->csv && !(csv = csv_open(o->csv)))
 		return CLI_FAIL;
+	jmd_feeder_init(&f, c->name);
+	f.log = acc_logger;
 	/* More than a few intervals between readings is a gap, not a slope. */
 	jmd_acc_init(&acc, c->nin, c->max_power,
 		     5 * c->interval_ns + 2000000ull * JMD_DEFAULT_TIMEOUT_MS);
@@ -349,7 +303,7 @@ static int run(struct jmd_conf *c, const struct opts *o)
 				      (unsigned long long)step.uj,
 				      step.reset ? ", new baseline" : "");
 			if (!o->no_feed)
-				feed(&f, &step, o->verbose);
+				jmd_feed(&f, step.uj, step.reset, o->verbose);
 			if (csv && step.have_watts && csv_row(csv, step.watts)) {
 				cli_err("%s: write error: %s", o->csv,
 					strerror(errno));
@@ -381,7 +335,7 @@ static int run(struct jmd_conf *c, const struct opts *o)
 	}
 	if (csv && csv != stdout)
 		fclose(csv);
-	jnl_close(f.nl);
+	jmd_feeder_close(&f);
 	return rc;
 }
 
