@@ -59,19 +59,22 @@ has() {
 now_ms() { date +%s%3N; }
 
 echo "TAP version 13"
-for f in "$md" "$here/build/test_meterd" "$here/build/csv_check"; do
+for f in "$md" "$here/build/test_meterd" "$here/build/test_feed" "$here/build/csv_check"; do
 	if ! [ -x "$f" ]; then
 		echo "1..0 # SKIP $f not built (make -C tools/testing/meters)"
 		exit 4
 	fi
 done
-echo "1..28"
+echo "1..29"
 
 # ---- 1: the core's unit tests ----
 "$here"/build/test_meterd > "$work/out" 2>&1; rc=$?
 nest < "$work/out"; t $rc "core: configuration, sums, wraps, resets, refusals, METER_FEED message (test_meterd)"
 
-# ---- 2-4: the command line ----
+"$here"/build/test_feed > "$work/out" 2>&1; rc=$?
+nest < "$work/out"; t $rc "feed: module absent, loaded, reloaded under the daemon, refused (test_feed)"
+
+# ---- 3-5: the command line ----
 "$md" --help > "$work/help" 2>&1; rc=$?
 [ $rc = 0 ] && has "never taken from" "$work/help" && has "the command line" "$work/help" &&
 	! grep -qi -- "--community\|--password\|--user" "$work/help"
@@ -97,7 +100,7 @@ chmod 0644 "$work/bad.conf"
 [ $rc = 1 ] && has "readable by others: it holds credentials (chmod 0600" "$work/out"
 t $? "a configuration readable by others is refused before it is read"
 
-# ---- 5-10: the command backend ----
+# ---- 6-12: the command backend ----
 echo 250 > "$work/watts"
 conf cmd.conf <<EOF
 name = cmd-node
@@ -183,7 +186,7 @@ echo 150000 > "$work/watts"
 [ $rc = 1 ] && has "refused: input 1 'line 1': power 150000 refused: above max_power" "$work/out"
 t $? "command: an absurd power (above max_power) is refused with the reason"
 
-# ---- 13: the feed ----
+# ---- 14: the feed ----
 # The daemon alone, its module absent or not: it never hangs on the feed
 # and says what it could not do. (Nothing is loaded here; with the module
 # loaded and root, the reading is fed.)
@@ -203,10 +206,10 @@ else
 fi
 
 
-# ---- 14-28: SNMP against Debian's snmpd on 127.0.0.1 ----
+# ---- 15-29: SNMP against Debian's snmpd on 127.0.0.1 ----
 snmpd=/usr/sbin/snmpd
 if ! [ -x "$snmpd" ] || ! command -v snmpget >/dev/null; then
-	for i in $(seq 14 28); do skip "snmp test $i" "no snmpd/snmpget (apt-get install snmpd snmp)"; done
+	for i in $(seq 15 29); do skip "snmp test $i" "no snmpd/snmpget (apt-get install snmpd snmp)"; done
 	[ $failed = 0 ]; exit
 fi
 
