@@ -65,7 +65,7 @@ for f in "$md" "$here/build/test_meterd" "$here/build/test_feed" "$here/build/cs
 		exit 4
 	fi
 done
-echo "1..29"
+echo "1..30"
 
 # ---- 1: the core's unit tests ----
 "$here"/build/test_meterd > "$work/out" 2>&1; rc=$?
@@ -100,7 +100,7 @@ chmod 0644 "$work/bad.conf"
 [ $rc = 1 ] && has "readable by others: it holds credentials (chmod 0600" "$work/out"
 t $? "a configuration readable by others is refused before it is read"
 
-# ---- 6-12: the command backend ----
+# ---- 7-14: the command backend ----
 echo 250 > "$work/watts"
 conf cmd.conf <<EOF
 name = cmd-node
@@ -145,6 +145,33 @@ t $? "command: an energy counter through two wraps adds exactly 8 x 1000 J"
 awk -F, 'NR > 1 && ($2 < 1800 || $2 > 2200) { bad = 1; print "# bad row: " $0 } END { exit bad }' "$work/ctr.csv"
 t $? "command: the counter's mean power in the CSV (2000 W within 10%)"
 
+# Two inputs of one node; the second fails at its 2nd and 3rd reading:
+# those intervals feed nothing (never the first input alone), the failure
+# is logged once, and the next reading is a new baseline.
+echo 0 > "$work/calls"
+cat > "$work/flaky.sh" <<EOF
+#!/bin/sh
+c=\$((\$(cat '$work/calls') + 1))
+echo \$c > '$work/calls'
+[ \$c = 2 ] || [ \$c = 3 ] && exit 1
+echo 50
+EOF
+chmod +x "$work/flaky.sh"
+conf flaky.conf <<EOF
+name = flaky-node
+interval = 0.2
+[command steady]
+command = echo 100
+[command flaky]
+command = '$work/flaky.sh'
+EOF
+"$md" -c "$work/flaky.conf" --no-feed --count 5 --csv "$work/flaky.csv" -v > "$work/out" 2>&1; rc=$?
+[ $rc = 0 ] && [ "$(tail -n +2 "$work/flaky.csv" | cut -d, -f2 | tr '\n' ' ')" = "150.000 150.000 150.000 " ] &&
+	[ "$(grep -c "exited with status 1" "$work/out")" = 1 ] && has "[command flaky]: answers again" "$work/out" &&
+	[ "$(grep -c "new baseline" "$work/out")" = 2 ] ||
+	{ nest < "$work/out"; nest < "$work/flaky.csv"; false; }
+t $? "an input failing feeds nothing (no partial sum), logged once, then a new baseline"
+
 printf 'hello\n' > "$work/garbage"
 conf garbage.conf <<EOF
 name = g
@@ -186,7 +213,7 @@ echo 150000 > "$work/watts"
 [ $rc = 1 ] && has "refused: input 1 'line 1': power 150000 refused: above max_power" "$work/out"
 t $? "command: an absurd power (above max_power) is refused with the reason"
 
-# ---- 14: the feed ----
+# ---- 15: the feed ----
 # The daemon alone, its module absent or not: it never hangs on the feed
 # and says what it could not do. (Nothing is loaded here; with the module
 # loaded and root, the reading is fed.)
@@ -206,10 +233,10 @@ else
 fi
 
 
-# ---- 15-29: SNMP against Debian's snmpd on 127.0.0.1 ----
+# ---- 16-30: SNMP against Debian's snmpd on 127.0.0.1 ----
 snmpd=/usr/sbin/snmpd
 if ! [ -x "$snmpd" ] || ! command -v snmpget >/dev/null; then
-	for i in $(seq 15 29); do skip "snmp test $i" "no snmpd/snmpget (apt-get install snmpd snmp)"; done
+	for i in $(seq 16 30); do skip "snmp test $i" "no snmpd/snmpget (apt-get install snmpd snmp)"; done
 	[ $failed = 0 ]; exit
 fi
 
