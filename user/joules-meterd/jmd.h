@@ -98,7 +98,7 @@ struct jmd_step {
 	uint64_t uj;	/* cumulative energy, uJ */
 	bool have_watts; /* watts is known (not on a new baseline of counters) */
 	double watts;	/* power sum now plus energy counters' mean power */
-	char why[160];	/* !feed: why nothing is fed */
+	char why[512];	/* !feed: why nothing is fed */
 };
 
 void jmd_acc_init(struct jmd_acc *a, size_t nin, double max_power,

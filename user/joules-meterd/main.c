@@ -250,7 +250,7 @@ static int run(struct jmd_conf *c, const struct opts *o)
 	struct jmd_feeder f;
 	size_t n[JMD_MAX_INPUTS];
 	uint64_t next, last_good, done = 0;
-	char last_why[160] = "";
+	char last_why[512] = "";
 	bool silent = false, late = false;
 	struct jmd_acc acc;
 	FILE *csv = NULL;
