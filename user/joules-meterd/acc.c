@@ -101,9 +101,9 @@ void jmd_acc_step(struct jmd_acc *a, uint64_t t_ns,
 
 			if (why) {
 				snprintf(out->why, sizeof(out->why),
-					 "input %zu '%s': %s %g refused: %s", i + 1,
-					 x->label, jmd_kind_name(x->kind),
-					 x->value, why);
+					 "input %zu '%s': %s %g refused: %s",
+					 i + 1, x->label,
+					 jmd_kind_name(x->kind), x->value, why);
 				goto refuse;
 			}
 			if (x->kind == JMD_POWER)
@@ -113,8 +113,8 @@ void jmd_acc_step(struct jmd_acc *a, uint64_t t_ns,
 		}
 	if (power > a->max_power) {
 		snprintf(out->why, sizeof(out->why),
-			 "power sum %.3f W refused: above max_power %g W", power,
-			 a->max_power);
+			 "power sum %.3f W refused: above max_power %g W",
+			 power, a->max_power);
 		goto refuse;
 	}
 
@@ -136,10 +136,11 @@ void jmd_acc_step(struct jmd_acc *a, uint64_t t_ns,
 			if (d < 0)
 				continue; /* a reset: below */
 			if (d / dt > a->max_power) {
-				snprintf(out->why, sizeof(out->why),
-					 "input %zu '%s': energy jump of %.6g J in "
-					 "%.3f s (%.6g W) refused: above max_power",
-					 i + 1, x->label, d, dt, d / dt);
+				snprintf(
+					out->why, sizeof(out->why),
+					"input %zu '%s': energy jump of %.6g J in "
+					"%.3f s (%.6g W) refused: above max_power",
+					i + 1, x->label, d, dt, d / dt);
 				goto refuse;
 			}
 			energy_j += d;
@@ -158,17 +159,22 @@ void jmd_acc_step(struct jmd_acc *a, uint64_t t_ns,
 				continue;
 			c = base ? NULL : acc_counter(a, i, x->label);
 			if (!base && !c) {
-				acc_log(a, "input %zu '%s': new energy counter at %.6g J",
+				acc_log(a,
+					"input %zu '%s': new energy counter at %.6g J",
 					i + 1, x->label, x->value);
 				resets++;
-			} else if (c && x->value < c->last && !(x->wrap_j > 0)) {
-				acc_log(a, "input %zu '%s': energy counter went back from "
+			} else if (c && x->value < c->last &&
+				   !(x->wrap_j > 0)) {
+				acc_log(a,
+					"input %zu '%s': energy counter went back from "
 					"%.6g J to %.6g J: a reset, new baseline",
 					i + 1, x->label, c->last, x->value);
 				resets++;
 			} else if (c && x->value < c->last) {
-				acc_log(a, "input %zu '%s': energy counter wrapped at "
-					"%.6g J", i + 1, x->label, x->wrap_j);
+				acc_log(a,
+					"input %zu '%s': energy counter wrapped at "
+					"%.6g J",
+					i + 1, x->label, x->wrap_j);
 			}
 			memset(&next[m], 0, sizeof(next[m]));
 			snprintf(next[m].label, sizeof(next[m].label), "%s",

@@ -124,8 +124,8 @@ static int cmd_line(char *line, unsigned int lineno, struct jmd_sample *s,
 			if (parse_double(f[2], &s->wrap_j, &why) ||
 			    s->wrap_j < 0) {
 				snprintf(err, errlen,
-					 "output line %u: wrap '%s': %s", lineno,
-					 f[2], why ? why : "negative");
+					 "output line %u: wrap '%s': %s",
+					 lineno, f[2], why ? why : "negative");
 				return -1;
 			}
 		}
@@ -242,9 +242,10 @@ static int cmd_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 	if (len < 0) {
 		kill(-pid, SIGKILL);
 		cmd_reap(pid, now_ms() + 1000, &status, &killed);
-		snprintf(err, errlen,
-			 "command timed out after %u ms (its process group killed)",
-			 in->timeout_ms);
+		snprintf(
+			err, errlen,
+			"command timed out after %u ms (its process group killed)",
+			in->timeout_ms);
 		return -1;
 	}
 	if (cmd_reap(pid, deadline, &status, &killed)) {
@@ -253,9 +254,10 @@ static int cmd_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 		return -1;
 	}
 	if (killed) {
-		snprintf(err, errlen,
-			 "command timed out after %u ms (its process group killed)",
-			 in->timeout_ms);
+		snprintf(
+			err, errlen,
+			"command timed out after %u ms (its process group killed)",
+			in->timeout_ms);
 		return -1;
 	}
 	/* Whatever the command left in its group goes with it. */

@@ -55,10 +55,11 @@ int jmd_conf_check_perms(int fd, const char *name, char *err, size_t errlen)
 		return -1;
 	}
 	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		snprintf(err, errlen,
-			 "%s: owned by uid %u, neither root nor the user running "
-			 "joules-meterd: it holds credentials (chown root %s)",
-			 name, (unsigned int)st.st_uid, name);
+		snprintf(
+			err, errlen,
+			"%s: owned by uid %u, neither root nor the user running "
+			"joules-meterd: it holds credentials (chown root %s)",
+			name, (unsigned int)st.st_uid, name);
 		return -1;
 	}
 	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
@@ -125,8 +126,8 @@ static int conf_timeout(const char *v, unsigned int *ms, char *why,
 	return 0;
 }
 
-static int conf_top(struct jmd_conf *c, const char *k, const char *v,
-		    char *why, size_t whylen)
+static int conf_top(struct jmd_conf *c, const char *k, const char *v, char *why,
+		    size_t whylen)
 {
 	if (!strcmp(k, "name")) {
 		if (!*v || strlen(v) > 31) {
@@ -137,9 +138,10 @@ static int conf_top(struct jmd_conf *c, const char *k, const char *v,
 		}
 		for (const char *p = v; *p; p++)
 			if (!isgraph((unsigned char)*p)) {
-				snprintf(why, whylen,
-					 "name '%s': blanks or control characters",
-					 v);
+				snprintf(
+					why, whylen,
+					"name '%s': blanks or control characters",
+					v);
 				return -1;
 			}
 		snprintf(c->name, sizeof(c->name), "%s", v);
@@ -153,9 +155,10 @@ static int conf_top(struct jmd_conf *c, const char *k, const char *v,
 		const char *w = NULL;
 
 		if (parse_double(v, &c->max_power, &w) || !(c->max_power > 0)) {
-			snprintf(why, whylen,
-				 "max_power '%s': want a positive number of watts",
-				 v);
+			snprintf(
+				why, whylen,
+				"max_power '%s': want a positive number of watts",
+				v);
 			return -1;
 		}
 		return 0;
@@ -181,13 +184,15 @@ static int conf_section(struct jmd_conf *c, char *line, char *why,
 		*name++ = 0;
 	name = trim(name);
 	if (!*type || !*name) {
-		snprintf(why, whylen,
-			 "section: want [TYPE NAME] (TYPE snmp, ipmi or command)");
+		snprintf(
+			why, whylen,
+			"section: want [TYPE NAME] (TYPE snmp, ipmi or command)");
 		return -1;
 	}
 	if (strlen(name) >= sizeof(in->name) || strpbrk(name, " \t")) {
-		snprintf(why, whylen, "section name '%s': one word of up to %zu bytes",
-			 name, sizeof(in->name) - 1);
+		snprintf(why, whylen,
+			 "section name '%s': one word of up to %zu bytes", name,
+			 sizeof(in->name) - 1);
 		return -1;
 	}
 	be = jmd_backend_find(type, why, whylen);
@@ -199,7 +204,8 @@ static int conf_section(struct jmd_conf *c, char *line, char *why,
 	}
 	for (size_t i = 0; i < c->nin; i++)
 		if (!strcmp(c->in[i].name, name)) {
-			snprintf(why, whylen, "a second input named '%s'", name);
+			snprintf(why, whylen, "a second input named '%s'",
+				 name);
 			return -1;
 		}
 	in = &c->in[c->nin++];
@@ -267,8 +273,9 @@ int jmd_conf_parse(FILE *fp, const char *name, struct jmd_conf *c, char *err,
 			char *end = strchr(line, ']');
 
 			if (!end || trim(end + 1)[0]) {
-				snprintf(why, sizeof(why),
-					 "section header without its ']' (or text after it)");
+				snprintf(
+					why, sizeof(why),
+					"section header without its ']' (or text after it)");
 				goto bad;
 			}
 			*end = 0;
@@ -333,15 +340,17 @@ int jmd_conf_parse(FILE *fp, const char *name, struct jmd_conf *c, char *err,
 		goto bad;
 	}
 	if (!c->name[0]) {
-		snprintf(err, errlen, "%s: no 'name' (the meter's name for the module)",
+		snprintf(err, errlen,
+			 "%s: no 'name' (the meter's name for the module)",
 			 name);
 		jmd_conf_free(c);
 		return -1;
 	}
 	if (!c->nin) {
-		snprintf(err, errlen,
-			 "%s: no input ([snmp NAME], [ipmi NAME] or [command NAME])",
-			 name);
+		snprintf(
+			err, errlen,
+			"%s: no input ([snmp NAME], [ipmi NAME] or [command NAME])",
+			name);
 		jmd_conf_free(c);
 		return -1;
 	}

@@ -70,10 +70,12 @@ int jmd_feed(struct jmd_feeder *f, uint64_t uj, bool reset, bool verbose)
 		return err;
 	}
 	if (f->err)
-		feed_log(f, "feed: the module takes readings again (new baseline)");
+		feed_log(
+			f,
+			"feed: the module takes readings again (new baseline)");
 	else if (verbose)
-		feed_log(f, "fed %s: %llu uJ%s", f->name, (unsigned long long)uj,
-			 rst ? " (new baseline)" : "");
+		feed_log(f, "fed %s: %llu uJ%s", f->name,
+			 (unsigned long long)uj, rst ? " (new baseline)" : "");
 	f->err = 0;
 	f->need_reset = false;
 	f->fed++;

@@ -32,11 +32,12 @@ const struct jmd_backend *jmd_backend_find(const char *type, char *err,
 /* ---- configuration (conf.c) ---- */
 
 struct jmd_conf {
-	char name[32];		/* the meter's name for the module */
-	uint64_t interval_ns;	/* "interval", 0.1 .. 10 s, default 1 s */
+	char name[32]; /* the meter's name for the module */
+	uint64_t interval_ns; /* "interval", 0.1 .. 10 s, default 1 s */
 	unsigned int timeout_ms; /* "timeout": default of every input */
-	double max_power;	/* "max_power", W */
-	uint64_t silent_after_ns; /* "silent_after": say so when silent longer */
+	double max_power; /* "max_power", W */
+	uint64_t
+		silent_after_ns; /* "silent_after": say so when silent longer */
 	struct jmd_input in[JMD_MAX_INPUTS];
 	size_t nin;
 	bool opened[JMD_MAX_INPUTS]; /* open() succeeded: close() on free */
@@ -72,17 +73,17 @@ void jmd_conf_free(struct jmd_conf *c);
 struct jmd_counter {
 	char label[48];
 	double last; /* J */
-	bool seen;   /* in this interval's reading */
+	bool seen; /* in this interval's reading */
 };
 
 struct jmd_acc {
-	double max_power;	/* W */
-	uint64_t max_gap_ns;	/* a longer time between readings is a gap */
+	double max_power; /* W */
+	uint64_t max_gap_ns; /* a longer time between readings is a gap */
 	/* Cumulative energy, uJ (fractional part kept, never decreasing). */
 	long double total_uj;
-	bool have_prev;		/* a good reading before this one, no gap */
+	bool have_prev; /* a good reading before this one, no gap */
 	uint64_t prev_ns;
-	double prev_power;	/* sum of the power samples then, W */
+	double prev_power; /* sum of the power samples then, W */
 	struct jmd_counter ctr[JMD_MAX_INPUTS][JMD_MAX_SAMPLES];
 	size_t nctr[JMD_MAX_INPUTS];
 	size_t nin;
@@ -93,12 +94,12 @@ struct jmd_acc {
 
 /* What one interval gave. */
 struct jmd_step {
-	bool feed;	/* a reading for the module */
-	bool reset;	/* ... that starts a new baseline (JOULES_A_METER_RESET) */
-	uint64_t uj;	/* cumulative energy, uJ */
+	bool feed; /* a reading for the module */
+	bool reset; /* ... that starts a new baseline (JOULES_A_METER_RESET) */
+	uint64_t uj; /* cumulative energy, uJ */
 	bool have_watts; /* watts is known (not on a new baseline of counters) */
-	double watts;	/* power sum now plus energy counters' mean power */
-	char why[512];	/* !feed: why nothing is fed */
+	double watts; /* power sum now plus energy counters' mean power */
+	char why[512]; /* !feed: why nothing is fed */
 };
 
 void jmd_acc_init(struct jmd_acc *a, size_t nin, double max_power,
@@ -130,9 +131,9 @@ struct jnl;
 
 struct jmd_feeder {
 	char name[32];
-	struct jnl *nl;	 /* NULL: resolve the family at the next feed */
+	struct jnl *nl; /* NULL: resolve the family at the next feed */
 	bool need_reset; /* the next feed starts a new baseline */
-	int err;	 /* the last error (0: fed), logged when it changes */
+	int err; /* the last error (0: fed), logged when it changes */
 	unsigned long fed, failed;
 	void (*log)(void *ctx, const char *msg);
 	void *log_ctx;

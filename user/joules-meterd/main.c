@@ -33,7 +33,8 @@ static const char help_text[] =
 	"each interval, sum them, and feed the node's cumulative energy to the\n"
 	"joules module; or write the meter CSV joules-train reads.\n"
 	"\n"
-	"  -c, --config FILE   configuration (default " JMD_CONF_DEFAULT "); it holds\n"
+	"  -c, --config FILE   configuration (default " JMD_CONF_DEFAULT
+	"); it holds\n"
 	"                      the meters' credentials, which are never taken from\n"
 	"                      the command line: it must be owned by root (or by the\n"
 	"                      user running joules-meterd), writable by nobody else\n"
@@ -176,9 +177,11 @@ static size_t read_all(struct jmd_conf *c, struct input_state *st,
 			n[i] = 0;
 			failed++;
 			if (!quiet && (!st[i].failed || strcmp(st[i].err, err)))
-				logf_("[%s %s]: %s%s", in->be->type, in->name, err,
-				      st[i].failed ? "" :
-						     " (nothing fed until it answers)");
+				logf_("[%s %s]: %s%s", in->be->type, in->name,
+				      err,
+				      st[i].failed ?
+					      "" :
+					      " (nothing fed until it answers)");
 			st[i].failed = true;
 			snprintf(st[i].err, sizeof(st[i].err), "%s", err);
 			continue;
@@ -286,7 +289,8 @@ static int run(struct jmd_conf *c, const struct opts *o)
 			t = t0 + (t - t0) / 2;
 			jmd_acc_step(&acc, t, sp, n, &step);
 			if (!step.feed && strcmp(step.why, last_why))
-				logf_("reading refused (nothing fed): %s", step.why);
+				logf_("reading refused (nothing fed): %s",
+				      step.why);
 			snprintf(last_why, sizeof(last_why), "%s",
 				 step.feed ? "" : step.why);
 		}
@@ -304,7 +308,8 @@ static int run(struct jmd_conf *c, const struct opts *o)
 				      step.reset ? ", new baseline" : "");
 			if (!o->no_feed)
 				jmd_feed(&f, step.uj, step.reset, o->verbose);
-			if (csv && step.have_watts && csv_row(csv, step.watts)) {
+			if (csv && step.have_watts &&
+			    csv_row(csv, step.watts)) {
 				cli_err("%s: write error: %s", o->csv,
 					strerror(errno));
 				rc = CLI_FAIL;
@@ -355,8 +360,8 @@ int main(int argc, char **argv)
 		return CLI_FAIL;
 	}
 	if (o.check) {
-		printf("%s: meter '%s', %zu input%s, interval %.3g s: OK\n", o.conf,
-		       c.name, c.nin, c.nin == 1 ? "" : "s",
+		printf("%s: meter '%s', %zu input%s, interval %.3g s: OK\n",
+		       o.conf, c.name, c.nin, c.nin == 1 ? "" : "s",
 		       (double)c.interval_ns / 1e9);
 		jmd_conf_free(&c);
 		return CLI_OK;

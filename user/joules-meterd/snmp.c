@@ -43,13 +43,13 @@ static const struct jsnmp_obj jsnmp_objs[] = {
 	{ "raritan", false, JMD_ENERGY, "1.3.6.1.4.1.13742.6.5.4.3.1.4", "1",
 	  ".8", 3600, WRAP32 }, /* activeEnergy(8), Wh, Unsigned32 */
 	/* Raritan PDU2-MIB: measurementsInletSensorValue.pduId.inletId.type */
-	{ "raritan", true, JMD_POWER, "1.3.6.1.4.1.13742.6.5.2.3.1.4", "1", ".5",
-	  1, 0 }, /* activePower(5), W */
+	{ "raritan", true, JMD_POWER, "1.3.6.1.4.1.13742.6.5.2.3.1.4", "1",
+	  ".5", 1, 0 }, /* activePower(5), W */
 	{ "raritan", true, JMD_ENERGY, "1.3.6.1.4.1.13742.6.5.2.3.1.4", "1",
 	  ".8", 3600, WRAP32 }, /* activeEnergy(8), Wh, Unsigned32 */
 	/* APC PowerNet-MIB: rPDU2OutletMeteredStatusPower.index, W */
-	{ "apc", false, JMD_POWER, "1.3.6.1.4.1.318.1.1.26.9.4.3.1.7", "", "", 1,
-	  0 },
+	{ "apc", false, JMD_POWER, "1.3.6.1.4.1.318.1.1.26.9.4.3.1.7", "", "",
+	  1, 0 },
 	/* APC PowerNet-MIB: rPDU2OutletMeteredStatusEnergy.index, 0.1 kWh */
 	{ "apc", false, JMD_ENERGY, "1.3.6.1.4.1.318.1.1.26.9.4.3.1.11", "", "",
 	  360000, 0 },
@@ -63,11 +63,11 @@ static const struct jsnmp_obj jsnmp_objs[] = {
 	{ "servertech", false, JMD_ENERGY, "1.3.6.1.4.1.1718.4.1.8.3.1.14",
 	  "1.1", "", 3600, 0 },
 	/* ServerTech Sentry4-MIB: st4InputCordActivePower.unit.cord, W */
-	{ "servertech", true, JMD_POWER, "1.3.6.1.4.1.1718.4.1.3.3.1.3", "1", "",
-	  1, 0 },
+	{ "servertech", true, JMD_POWER, "1.3.6.1.4.1.1718.4.1.3.3.1.3", "1",
+	  "", 1, 0 },
 	/* Eaton EATON-EPDU-MIB: outletWatts.strappingIndex.outletIndex, W */
-	{ "eaton", false, JMD_POWER, "1.3.6.1.4.1.534.6.6.7.6.5.1.3", "0", "", 1,
-	  0 },
+	{ "eaton", false, JMD_POWER, "1.3.6.1.4.1.534.6.6.7.6.5.1.3", "0", "",
+	  1, 0 },
 	/* Eaton EATON-EPDU-MIB: outletWh.strappingIndex.outletIndex, Wh */
 	{ "eaton", false, JMD_ENERGY, "1.3.6.1.4.1.534.6.6.7.6.5.1.4", "0", "",
 	  3600, 0 },
@@ -79,8 +79,8 @@ static const struct jsnmp_obj jsnmp_objs[] = {
 #define SNMP_MAX_ELEMS JMD_MAX_SAMPLES
 
 struct jsnmp_elem {
-	bool inlet;	/* family element: inlet, else outlet */
-	char index[64];	/* family element: its number or dotted index */
+	bool inlet; /* family element: inlet, else outlet */
+	char index[64]; /* family element: its number or dotted index */
 	char oid_text[160]; /* explicit oid, or the built-in one's text */
 	oid oid[MAX_OID_LEN];
 	size_t oid_len;
@@ -134,11 +134,10 @@ static void jsnmp_lib_init(void)
 	 * (systemd's RuntimeDirectory=), else a path that cannot exist,
 	 * never /var/lib/snmp of the system's agent.
 	 */
-	netsnmp_ds_set_string(NETSNMP_DS_LIBRARY_ID,
-			      NETSNMP_DS_LIB_PERSISTENT_DIR,
-			      getenv("RUNTIME_DIRECTORY") ?
-				      getenv("RUNTIME_DIRECTORY") :
-				      "/dev/null/joules-meterd");
+	netsnmp_ds_set_string(
+		NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_PERSISTENT_DIR,
+		getenv("RUNTIME_DIRECTORY") ? getenv("RUNTIME_DIRECTORY") :
+					      "/dev/null/joules-meterd");
 	init_snmp("joules-meterd");
 }
 
@@ -204,7 +203,7 @@ static int jsnmp_parse_numeric(const char *s, oid *o, size_t *len)
 }
 
 static int jsnmp_add_elem(struct jsnmp_priv *p, const char *key,
-			 const char *val, char *err, size_t errlen)
+			  const char *val, char *err, size_t errlen)
 {
 	struct jsnmp_elem *e;
 
@@ -218,7 +217,8 @@ static int jsnmp_add_elem(struct jsnmp_priv *p, const char *key,
 	if (!strcmp(key, "oid")) {
 		if (jsnmp_parse_numeric(val, e->oid, &e->oid_len)) {
 			snprintf(err, errlen,
-				 "oid '%s': want a numeric OID (1.3.6.1...)", val);
+				 "oid '%s': want a numeric OID (1.3.6.1...)",
+				 val);
 			return -1;
 		}
 		snprintf(e->oid_text, sizeof(e->oid_text), "%s", val);
@@ -230,9 +230,10 @@ static int jsnmp_add_elem(struct jsnmp_priv *p, const char *key,
 			q++;
 		if (*q || !*val || *val == '.' || val[strlen(val) - 1] == '.' ||
 		    strstr(val, "..") || strlen(val) >= sizeof(e->index)) {
-			snprintf(err, errlen,
-				 "%s '%s': want a number (or a dotted table index)",
-				 key, val);
+			snprintf(
+				err, errlen,
+				"%s '%s': want a number (or a dotted table index)",
+				key, val);
 			return -1;
 		}
 		e->inlet = !strcmp(key, "inlet");
@@ -244,7 +245,7 @@ static int jsnmp_add_elem(struct jsnmp_priv *p, const char *key,
 }
 
 static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
-		    char *err, size_t errlen)
+		     char *err, size_t errlen)
 {
 	struct jsnmp_priv *p = jsnmp_priv(in);
 	const char *why = NULL;
@@ -256,7 +257,8 @@ static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 	}
 	if (!strcmp(key, "host")) {
 		if (strlen(val) >= sizeof(p->host) || strpbrk(val, " \t/")) {
-			snprintf(err, errlen, "host '%s': not a host name", val);
+			snprintf(err, errlen, "host '%s': not a host name",
+				 val);
 			return -1;
 		}
 		snprintf(p->host, sizeof(p->host), "%s", val);
@@ -264,7 +266,8 @@ static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 	}
 	if (!strcmp(key, "port")) {
 		if (parse_u64(val, &u, &why) || !u || u > 65535) {
-			snprintf(err, errlen, "port '%s': want 1 to 65535", val);
+			snprintf(err, errlen, "port '%s': want 1 to 65535",
+				 val);
 			return -1;
 		}
 		p->port = (unsigned int)u;
@@ -276,7 +279,8 @@ static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 		else if (!strcmp(val, "3"))
 			p->version = SNMP_VERSION_3;
 		else {
-			snprintf(err, errlen, "version '%s': want 2c or 3", val);
+			snprintf(err, errlen, "version '%s': want 2c or 3",
+				 val);
 			return -1;
 		}
 		return 0;
@@ -297,9 +301,10 @@ static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 		else if (!strcmp(val, "authPriv"))
 			p->level = SNMP_SEC_LEVEL_AUTHPRIV;
 		else {
-			snprintf(err, errlen,
-				 "security_level '%s': want noAuthNoPriv, authNoPriv or authPriv",
-				 val);
+			snprintf(
+				err, errlen,
+				"security_level '%s': want noAuthNoPriv, authNoPriv or authPriv",
+				val);
 			return -1;
 		}
 		return 0;
@@ -308,7 +313,8 @@ static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 		if (strcmp(val, "MD5") && strcmp(val, "SHA") &&
 		    strcmp(val, "SHA-256")) {
 			snprintf(err, errlen,
-				 "auth_protocol '%s': want SHA, SHA-256 or MD5", val);
+				 "auth_protocol '%s': want SHA, SHA-256 or MD5",
+				 val);
 			return -1;
 		}
 		snprintf(p->auth_proto, sizeof(p->auth_proto), "%s", val);
@@ -316,8 +322,8 @@ static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 	}
 	if (!strcmp(key, "priv_protocol")) {
 		if (strcmp(val, "AES") && strcmp(val, "DES")) {
-			snprintf(err, errlen, "priv_protocol '%s': want AES or DES",
-				 val);
+			snprintf(err, errlen,
+				 "priv_protocol '%s': want AES or DES", val);
 			return -1;
 		}
 		snprintf(p->priv_proto, sizeof(p->priv_proto), "%s", val);
@@ -326,12 +332,14 @@ static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 	if (!strcmp(key, "family")) {
 		bool known = false;
 
-		for (size_t i = 0; i < sizeof(jsnmp_objs) / sizeof(jsnmp_objs[0]); i++)
+		for (size_t i = 0;
+		     i < sizeof(jsnmp_objs) / sizeof(jsnmp_objs[0]); i++)
 			known |= !strcmp(jsnmp_objs[i].family, val);
 		if (!known) {
-			snprintf(err, errlen,
-				 "family '%s': want raritan, apc, servertech or eaton",
-				 val);
+			snprintf(
+				err, errlen,
+				"family '%s': want raritan, apc, servertech or eaton",
+				val);
 			return -1;
 		}
 		snprintf(p->family, sizeof(p->family), "%s", val);
@@ -343,7 +351,8 @@ static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 		else if (!strcmp(val, "energy"))
 			p->kind = JMD_ENERGY;
 		else {
-			snprintf(err, errlen, "kind '%s': want power or energy", val);
+			snprintf(err, errlen, "kind '%s': want power or energy",
+				 val);
 			return -1;
 		}
 		p->kind_set = true;
@@ -353,8 +362,8 @@ static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 		double d;
 
 		if (parse_double(val, &d, &why) || !(d > 0)) {
-			snprintf(err, errlen, "%s '%s': want a positive number", key,
-				 val);
+			snprintf(err, errlen, "%s '%s': want a positive number",
+				 key, val);
 			return -1;
 		}
 		if (key[0] == 's') {
@@ -374,7 +383,7 @@ static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 }
 
 static const struct jsnmp_obj *jsnmp_find_obj(const char *family, bool inlet,
-					    enum jmd_kind kind)
+					      enum jmd_kind kind)
 {
 	for (size_t i = 0; i < sizeof(jsnmp_objs) / sizeof(jsnmp_objs[0]); i++)
 		if (!strcmp(jsnmp_objs[i].family, family) &&
@@ -396,7 +405,8 @@ static int jsnmp_open(struct jmd_input *in, char *err, size_t errlen)
 		return -1;
 	}
 	if (!p->nel) {
-		snprintf(err, errlen, "nothing to read: no outlet, inlet or oid");
+		snprintf(err, errlen,
+			 "nothing to read: no outlet, inlet or oid");
 		return -1;
 	}
 	if (p->version == SNMP_VERSION_2c) {
@@ -405,8 +415,9 @@ static int jsnmp_open(struct jmd_input *in, char *err, size_t errlen)
 			return -1;
 		}
 		if (p->user || p->auth_pass || p->priv_pass) {
-			snprintf(err, errlen,
-				 "user and passwords are for version 3, not 2c");
+			snprintf(
+				err, errlen,
+				"user and passwords are for version 3, not 2c");
 			return -1;
 		}
 	} else {
@@ -415,7 +426,8 @@ static int jsnmp_open(struct jmd_input *in, char *err, size_t errlen)
 			return -1;
 		}
 		if (p->community) {
-			snprintf(err, errlen, "community is for version 2c, not 3");
+			snprintf(err, errlen,
+				 "community is for version 2c, not 3");
 			return -1;
 		}
 		if (!p->level)
@@ -423,11 +435,13 @@ static int jsnmp_open(struct jmd_input *in, char *err, size_t errlen)
 				   p->auth_pass ? SNMP_SEC_LEVEL_AUTHNOPRIV :
 						  SNMP_SEC_LEVEL_NOAUTH;
 		if (p->level >= SNMP_SEC_LEVEL_AUTHNOPRIV && !p->auth_pass) {
-			snprintf(err, errlen, "security level needs an 'auth_password'");
+			snprintf(err, errlen,
+				 "security level needs an 'auth_password'");
 			return -1;
 		}
 		if (p->level == SNMP_SEC_LEVEL_AUTHPRIV && !p->priv_pass) {
-			snprintf(err, errlen, "authPriv needs a 'priv_password'");
+			snprintf(err, errlen,
+				 "authPriv needs a 'priv_password'");
 			return -1;
 		}
 		if ((p->auth_pass && strlen(p->auth_pass) < 8) ||
@@ -453,21 +467,23 @@ static int jsnmp_open(struct jmd_input *in, char *err, size_t errlen)
 			continue;
 		}
 		if (!p->family[0]) {
-			snprintf(err, errlen, "%s: needs a 'family' (or give an oid)",
+			snprintf(err, errlen,
+				 "%s: needs a 'family' (or give an oid)",
 				 e->label);
 			return -1;
 		}
 		o = jsnmp_find_obj(p->family, e->inlet, p->kind);
 		if (!o) {
-			snprintf(err, errlen, "family %s has no %s %s built in "
+			snprintf(err, errlen,
+				 "family %s has no %s %s built in "
 				 "(give its oid with kind and scale)",
 				 p->family, e->inlet ? "inlet" : "outlet",
 				 jmd_kind_name(p->kind));
 			return -1;
 		}
 		if (strchr(e->index, '.') || !o->prefix[0])
-			snprintf(text, sizeof(text), "%s.%s%s", o->base, e->index,
-				 o->suffix);
+			snprintf(text, sizeof(text), "%s.%s%s", o->base,
+				 e->index, o->suffix);
 		else
 			snprintf(text, sizeof(text), "%s.%s.%s%s", o->base,
 				 o->prefix, e->index, o->suffix);
@@ -504,7 +520,7 @@ static void jsnmp_close(struct jmd_input *in)
 
 /* Open the session (SNMPv3: engine discovery, bounded by the timeout). */
 static int jsnmp_connect(struct jmd_input *in, struct jsnmp_priv *p, char *err,
-			size_t errlen)
+			 size_t errlen)
 {
 	netsnmp_session s;
 	char peer[300];
@@ -526,38 +542,47 @@ static int jsnmp_connect(struct jmd_input *in, struct jsnmp_priv *p, char *err,
 		if (p->level >= SNMP_SEC_LEVEL_AUTHNOPRIV) {
 			if (!strcmp(p->auth_proto, "MD5")) {
 				s.securityAuthProto = usmHMACMD5AuthProtocol;
-				s.securityAuthProtoLen = OID_LENGTH(usmHMACMD5AuthProtocol);
-			} else if (!strcmp(p->auth_proto, "SHA-256")) {
-				s.securityAuthProto = usmHMAC192SHA256AuthProtocol;
 				s.securityAuthProtoLen =
-					OID_LENGTH(usmHMAC192SHA256AuthProtocol);
+					OID_LENGTH(usmHMACMD5AuthProtocol);
+			} else if (!strcmp(p->auth_proto, "SHA-256")) {
+				s.securityAuthProto =
+					usmHMAC192SHA256AuthProtocol;
+				s.securityAuthProtoLen = OID_LENGTH(
+					usmHMAC192SHA256AuthProtocol);
 			} else {
 				s.securityAuthProto = usmHMACSHA1AuthProtocol;
-				s.securityAuthProtoLen = OID_LENGTH(usmHMACSHA1AuthProtocol);
+				s.securityAuthProtoLen =
+					OID_LENGTH(usmHMACSHA1AuthProtocol);
 			}
 			s.securityAuthKeyLen = USM_AUTH_KU_LEN;
-			if (generate_Ku(s.securityAuthProto, s.securityAuthProtoLen,
-					(u_char *)p->auth_pass, strlen(p->auth_pass),
-					s.securityAuthKey,
-					&s.securityAuthKeyLen) != SNMPERR_SUCCESS) {
-				snprintf(err, errlen, "cannot derive the auth key");
+			if (generate_Ku(
+				    s.securityAuthProto, s.securityAuthProtoLen,
+				    (u_char *)p->auth_pass,
+				    strlen(p->auth_pass), s.securityAuthKey,
+				    &s.securityAuthKeyLen) != SNMPERR_SUCCESS) {
+				snprintf(err, errlen,
+					 "cannot derive the auth key");
 				return -1;
 			}
 		}
 		if (p->level == SNMP_SEC_LEVEL_AUTHPRIV) {
 			if (!strcmp(p->priv_proto, "DES")) {
 				s.securityPrivProto = usmDESPrivProtocol;
-				s.securityPrivProtoLen = OID_LENGTH(usmDESPrivProtocol);
+				s.securityPrivProtoLen =
+					OID_LENGTH(usmDESPrivProtocol);
 			} else {
 				s.securityPrivProto = usmAESPrivProtocol;
-				s.securityPrivProtoLen = OID_LENGTH(usmAESPrivProtocol);
+				s.securityPrivProtoLen =
+					OID_LENGTH(usmAESPrivProtocol);
 			}
 			s.securityPrivKeyLen = USM_PRIV_KU_LEN;
-			if (generate_Ku(s.securityAuthProto, s.securityAuthProtoLen,
-					(u_char *)p->priv_pass, strlen(p->priv_pass),
-					s.securityPrivKey,
-					&s.securityPrivKeyLen) != SNMPERR_SUCCESS) {
-				snprintf(err, errlen, "cannot derive the privacy key");
+			if (generate_Ku(
+				    s.securityAuthProto, s.securityAuthProtoLen,
+				    (u_char *)p->priv_pass,
+				    strlen(p->priv_pass), s.securityPrivKey,
+				    &s.securityPrivKeyLen) != SNMPERR_SUCCESS) {
+				snprintf(err, errlen,
+					 "cannot derive the privacy key");
 				return -1;
 			}
 		}
@@ -580,7 +605,7 @@ static int jsnmp_connect(struct jmd_input *in, struct jsnmp_priv *p, char *err,
 
 /* One value as a double, or -1 with the reason. */
 static int jsnmp_value(const struct variable_list *v, double *out,
-		      const char **why)
+		       const char **why)
 {
 	switch (v->type) {
 	case ASN_INTEGER:
@@ -598,7 +623,7 @@ static int jsnmp_value(const struct variable_list *v, double *out,
 	case ASN_OCTET_STR: {
 		char buf[64];
 		size_t n = v->val_len < sizeof(buf) - 1 ? v->val_len :
-							   sizeof(buf) - 1;
+							  sizeof(buf) - 1;
 
 		memcpy(buf, v->val.string, n);
 		buf[n] = 0;
@@ -620,7 +645,7 @@ static int jsnmp_value(const struct variable_list *v, double *out,
 }
 
 static int jsnmp_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
-		     char *err, size_t errlen)
+		      char *err, size_t errlen)
 {
 	struct jsnmp_priv *p = in->priv;
 	netsnmp_pdu *pdu, *resp = NULL;
@@ -654,7 +679,8 @@ static int jsnmp_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 		if (serr == SNMPERR_TIMEOUT)
 			snprintf(err, errlen,
 				 "%s:%u: no answer within %u ms (SNMPv3 engine "
-				 "discovery)", p->host, p->port, in->timeout_ms);
+				 "discovery)",
+				 p->host, p->port, in->timeout_ms);
 		else
 			snprintf(err, errlen, "%s:%u: %s", p->host, p->port,
 				 msg ? msg : "SNMP request failed");
@@ -684,8 +710,8 @@ static int jsnmp_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 		double val;
 
 		if (jsnmp_value(v, &val, &why)) {
-			snprintf(err, errlen, "%s (%s): %s", e->label, e->oid_text,
-				 why ? why : "bad value");
+			snprintf(err, errlen, "%s (%s): %s", e->label,
+				 e->oid_text, why ? why : "bad value");
 			snmp_free_pdu(resp);
 			return -1;
 		}
@@ -697,8 +723,8 @@ static int jsnmp_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 	}
 	snmp_free_pdu(resp);
 	if (k != p->nel) {
-		snprintf(err, errlen, "%s:%u: %zu values for %zu objects", p->host,
-			 p->port, k, p->nel);
+		snprintf(err, errlen, "%s:%u: %zu values for %zu objects",
+			 p->host, p->port, k, p->nel);
 		return -1;
 	}
 	*n = k;

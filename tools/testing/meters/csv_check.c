@@ -47,7 +47,8 @@ int main(int argc, char **argv)
 	fclose(fp);
 	for (size_t i = 0; i < m.n; i++)
 		printf("%lld %.6f\n", (long long)m.t[i], m.w[i]);
-	fprintf(stderr, "csv_check: %zu readings, %lu bad lines\n", m.n, m.st.bad);
+	fprintf(stderr, "csv_check: %zu readings, %lu bad lines\n", m.n,
+		m.st.bad);
 	r = r || m.st.bad || !m.n;
 	jt_meter_free(&m);
 	return r ? 1 : 0;

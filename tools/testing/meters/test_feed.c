@@ -16,8 +16,8 @@
 
 /* ---- the stand-in: a module that is loaded or not ---- */
 
-static bool loaded;		/* the family exists */
-static int feed_err;		/* what the next METER_FEED answers */
+static bool loaded; /* the family exists */
+static int feed_err; /* what the next METER_FEED answers */
 static int opens, closes, feeds;
 static uint64_t last_uj;
 static bool last_reset;
@@ -96,7 +96,8 @@ TEST(reconnect)
 	EXPECT_EQ(3, opens);
 	EXPECT_EQ(0, feeds);
 	EXPECT_EQ(1, nlog);
-	CHECK(strstr(logbuf, "joules module not loaded; retrying every interval"),
+	CHECK(strstr(logbuf,
+		     "joules module not loaded; retrying every interval"),
 	      "log: %s", logbuf);
 
 	/* Loaded: the first reading is a new baseline, even if the core's is not. */

@@ -44,26 +44,28 @@ TEST(conf_good)
 {
 	static struct jmd_conf c;
 	char err[512] = "";
-	const char *text = "# a meter\n"
-			   "name = rack4-node7\n"
-			   "interval = 0.5\n"
-			   "timeout = 0.25\n"
-			   "max_power = 3000\n"
-			   "silent_after = 20\n"
-			   "\n"
-			   "[snmp pdu1]\n"
-			   "  host = 127.0.0.1   # comments end lines too? no: a value\n"
-			   "community = public\n"
-			   "family = raritan\n"
-			   "outlet = 4\n"
-			   "outlet = 5\n"
-			   "timeout = 1.5\n"
-			   "[command psu]\n"
-			   "command = echo 100\n";
+	const char *text =
+		"# a meter\n"
+		"name = rack4-node7\n"
+		"interval = 0.5\n"
+		"timeout = 0.25\n"
+		"max_power = 3000\n"
+		"silent_after = 20\n"
+		"\n"
+		"[snmp pdu1]\n"
+		"  host = 127.0.0.1   # comments end lines too? no: a value\n"
+		"community = public\n"
+		"family = raritan\n"
+		"outlet = 4\n"
+		"outlet = 5\n"
+		"timeout = 1.5\n"
+		"[command psu]\n"
+		"command = echo 100\n";
 
 	/* '#' starts a comment only at the start of a line: values may hold it. */
 	ASSERT_EQ(-1, parse_text(text, &c, err, sizeof(err)));
-	CHECK(strstr(err, "t.conf:9: host '127.0.0.1   # comments end lines too? no: a value'"),
+	CHECK(strstr(err,
+		     "t.conf:9: host '127.0.0.1   # comments end lines too? no: a value'"),
 	      "err: %s", err);
 	text = "# a meter\n"
 	       "name = rack4-node7\n"
@@ -82,7 +84,7 @@ TEST(conf_good)
 	       "[command psu]\n"
 	       "command = echo 100 # not a comment: sh sees it\n";
 	ASSERT_EQ(0, parse_text(text, &c, err, sizeof(err)))
-		TH_LOG("%s", err);
+	TH_LOG("%s", err);
 	EXPECT_STREQ("rack4-node7", c.name);
 	EXPECT_EQ(500000000ull, c.interval_ns);
 	EXPECT_EQ(3000.0, c.max_power);
@@ -108,7 +110,8 @@ TEST(conf_bad_lines)
 		  "t.conf:2: interval '0.05': want 0.1 to 10 seconds" },
 		{ "name = a\ninterval = 11\n",
 		  "t.conf:2: interval '11': want 0.1 to 10 seconds" },
-		{ "name = a\ninterval = fast\n", "t.conf:2: interval 'fast': " },
+		{ "name = a\ninterval = fast\n",
+		  "t.conf:2: interval 'fast': " },
 		{ "name = a\nmax_power = -5\n",
 		  "t.conf:2: max_power '-5': want a positive number of watts" },
 		{ "name = 0123456789012345678901234567890123\n",
@@ -116,10 +119,12 @@ TEST(conf_bad_lines)
 		{ "name = a\njust words\n", "t.conf:2: want key = value" },
 		{ "name = a\n= 5\n", "t.conf:2: a value without its key" },
 		{ "name = a\ntimeout =\n", "t.conf:2: timeout: empty value" },
-		{ "name = a\n[snmp\n", "t.conf:2: section header without its ']'" },
+		{ "name = a\n[snmp\n",
+		  "t.conf:2: section header without its ']'" },
 		{ "name = a\n[modbus m]\n",
 		  "t.conf:2: unknown section type 'modbus'" },
-		{ "name = a\n[command]\n", "t.conf:2: section: want [TYPE NAME]" },
+		{ "name = a\n[command]\n",
+		  "t.conf:2: section: want [TYPE NAME]" },
 		{ "name = a\n[command x]\ncommand = true\n[command x]\ncommand = true\n",
 		  "t.conf:4: a second input named 'x'" },
 		{ "name = a\n[command x]\nprogram = true\n",
@@ -168,7 +173,8 @@ TEST(conf_bad_lines)
 
 		CHECK(r == -1, "case %zu accepted", i);
 		CHECK(!strncmp(err, cases[i].want, strlen(cases[i].want)),
-		      "case %zu: got '%s', want '%s...'", i, err, cases[i].want);
+		      "case %zu: got '%s', want '%s...'", i, err,
+		      cases[i].want);
 	}
 }
 
@@ -231,7 +237,8 @@ TEST(conf_permissions)
 		err[0] = 0;
 		r = jmd_conf_load(path, &c, err, sizeof(err));
 		if (!cases[i].want) {
-			CHECK(r == 0, "mode %o refused: %s", cases[i].mode, err);
+			CHECK(r == 0, "mode %o refused: %s", cases[i].mode,
+			      err);
 			jmd_conf_free(&c);
 		} else {
 			CHECK(r == -1 && strstr(err, cases[i].want) &&
@@ -263,17 +270,18 @@ TEST(conf_permissions)
 
 /* ---- accumulator ---- */
 
-static struct jmd_sample P(double w, const char *label)
-{
+static struct jmd_sample P(double w, const char *label) {
 	struct jmd_sample s = { .kind = JMD_POWER, .value = w };
 
 	snprintf(s.label, sizeof(s.label), "%s", label);
 	return s;
 }
 
-static struct jmd_sample E(double j, double wrap, const char *label)
-{
-	struct jmd_sample s = { .kind = JMD_ENERGY, .value = j, .wrap_j = wrap };
+static struct jmd_sample
+E(double j, double wrap, const char *label) {
+	struct jmd_sample s = { .kind = JMD_ENERGY,
+				.value = j,
+				.wrap_j = wrap };
 
 	snprintf(s.label, sizeof(s.label), "%s", label);
 	return s;
@@ -318,22 +326,22 @@ TEST(acc_wrap_and_reset)
 	jmd_acc_step(&acc, 1 * SEC, s, n, &st);
 	EXPECT_TRUE(st.feed && st.reset);
 	EXPECT_FALSE(st.have_watts); /* counters: no rate on a baseline */
-	a[0].value = 10;  /* +20 J through the wrap */
+	a[0].value = 10; /* +20 J through the wrap */
 	a[1].value = 530; /* +30 J */
 	jmd_acc_step(&acc, 2 * SEC, s, n, &st);
 	EXPECT_TRUE(st.feed);
 	EXPECT_FALSE(st.reset);
 	EXPECT_EQ(50000000ull, st.uj);
 	EXPECT_EQ(50.0, st.watts);
-	a[0].value = 30;  /* +20 J */
-	a[1].value = 5;	  /* went back, no modulus: a reset, never negative */
+	a[0].value = 30; /* +20 J */
+	a[1].value = 5; /* went back, no modulus: a reset, never negative */
 	jmd_acc_step(&acc, 3 * SEC, s, n, &st);
 	EXPECT_TRUE(st.feed);
 	EXPECT_TRUE(st.reset);
 	EXPECT_EQ(70000000ull, st.uj);
 	EXPECT_FALSE(st.have_watts);
-	a[0].value = 40;  /* +10 J */
-	a[1].value = 15;  /* +10 J from the new baseline */
+	a[0].value = 40; /* +10 J */
+	a[1].value = 15; /* +10 J from the new baseline */
 	jmd_acc_step(&acc, 4 * SEC, s, n, &st);
 	EXPECT_TRUE(st.feed);
 	EXPECT_FALSE(st.reset);
@@ -347,15 +355,24 @@ TEST(acc_absurd)
 		struct jmd_sample s;
 		const char *why;
 	} bad[] = {
-		{ { .kind = JMD_POWER, .value = NAN, .label = "x" }, "not a number" },
-		{ { .kind = JMD_POWER, .value = INFINITY, .label = "x" }, "not a number" },
-		{ { .kind = JMD_POWER, .value = -1, .label = "x" }, "negative power" },
-		{ { .kind = JMD_POWER, .value = 1000.5, .label = "x" }, "above max_power" },
-		{ { .kind = JMD_ENERGY, .value = -3, .label = "e" }, "negative energy" },
+		{ { .kind = JMD_POWER, .value = NAN, .label = "x" },
+		  "not a number" },
+		{ { .kind = JMD_POWER, .value = INFINITY, .label = "x" },
+		  "not a number" },
+		{ { .kind = JMD_POWER, .value = -1, .label = "x" },
+		  "negative power" },
+		{ { .kind = JMD_POWER, .value = 1000.5, .label = "x" },
+		  "above max_power" },
+		{ { .kind = JMD_ENERGY, .value = -3, .label = "e" },
+		  "negative energy" },
 		/* 110 J + 1090 J in 1 s: 1090 W */
-		{ { .kind = JMD_ENERGY, .value = 1200, .label = "e" }, "energy jump" },
+		{ { .kind = JMD_ENERGY, .value = 1200, .label = "e" },
+		  "energy jump" },
 		/* a wrap implying 900 J + 1e6 J in 1 s */
-		{ { .kind = JMD_ENERGY, .value = 1, .wrap_j = 1e6, .label = "w" },
+		{ { .kind = JMD_ENERGY,
+		    .value = 1,
+		    .wrap_j = 1e6,
+		    .label = "w" },
 		  "energy jump" },
 	};
 
@@ -382,8 +399,8 @@ TEST(acc_absurd)
 		else
 			a[2] = bad[i].s;
 		jmd_acc_step(&acc, 3 * SEC, s, n, &st);
-		CHECK(!st.feed && strstr(st.why, bad[i].why), "case %zu: feed %d '%s'",
-		      i, st.feed, st.why);
+		CHECK(!st.feed && strstr(st.why, bad[i].why),
+		      "case %zu: feed %d '%s'", i, st.feed, st.why);
 		/* Back to sane values: fed again, as a new baseline. */
 		a[0] = P(300, "p");
 		a[1] = E(130, 0, "e");
@@ -404,8 +421,8 @@ TEST(acc_absurd)
 
 		jmd_acc_init(&acc, 1, 1000, 0);
 		jmd_acc_step(&acc, 1 * SEC, s, n, &st);
-		CHECK(!st.feed && strstr(st.why, "power sum 1200.000 W"), "'%s'",
-		      st.why);
+		CHECK(!st.feed && strstr(st.why, "power sum 1200.000 W"),
+		      "'%s'", st.why);
 	}
 }
 
@@ -445,15 +462,17 @@ TEST(acc_gap)
 TEST(acc_random_trace)
 {
 	const char *env = getenv("SEED");
-	unsigned int seed = env ? (unsigned int)strtoul(env, NULL, 0) :
-				  (unsigned int)time(NULL) ^ (unsigned int)getpid();
+	unsigned int seed =
+		env ? (unsigned int)strtoul(env, NULL, 0) :
+		      (unsigned int)time(NULL) ^ (unsigned int)getpid();
 	const uint64_t wrap = 1u << 20; /* J */
 	uint64_t t_ms = 1000, bmc, pdu, oracle = 0, prev_p = 0;
 	bool base = true;
 	int fed = 0, resets = 0, refused = 0, gaps = 0, wraps = 0;
 	struct jmd_acc acc;
 
-	ksft_print_msg("acc_random_trace: SEED=%u (set SEED to replay)\n", seed);
+	ksft_print_msg("acc_random_trace: SEED=%u (set SEED to replay)\n",
+		       seed);
 	srandom(seed);
 	bmc = (uint64_t)random() % wrap;
 	pdu = (uint64_t)random() % 100000;
@@ -518,7 +537,8 @@ TEST(acc_random_trace)
 		}
 		jmd_acc_step(&acc, t_ms * 1000000ull, s, n, &st);
 		if (absurd) {
-			if (!CHECK(!st.feed, "step %d: absurd reading fed (SEED=%u)",
+			if (!CHECK(!st.feed,
+				   "step %d: absurd reading fed (SEED=%u)",
 				   step, seed))
 				return;
 			base = true;
@@ -535,23 +555,23 @@ TEST(acc_random_trace)
 				oracle += d_pdu * 1000000;
 		}
 		if (!CHECK(st.reset == want_reset,
-			   "step %d: reset %d, want %d (SEED=%u)", step, st.reset,
-			   want_reset, seed))
+			   "step %d: reset %d, want %d (SEED=%u)", step,
+			   st.reset, want_reset, seed))
 			return;
 		if (!CHECK(st.uj + 1 >= oracle && st.uj <= oracle,
 			   "step %d: %llu uJ, oracle %llu uJ (SEED=%u)", step,
-			   (unsigned long long)st.uj, (unsigned long long)oracle,
-			   seed))
+			   (unsigned long long)st.uj,
+			   (unsigned long long)oracle, seed))
 			return;
 		resets += st.reset;
 		fed++;
 		prev_p = p0 + p1;
 		base = false;
 	}
-	ksft_print_msg("%d readings fed (%d new baselines), %d refused, %d gaps, "
-		       "%d wraps; %llu uJ\n",
-		       fed, resets, refused, gaps, wraps,
-		       (unsigned long long)oracle);
+	ksft_print_msg(
+		"%d readings fed (%d new baselines), %d refused, %d gaps, "
+		"%d wraps; %llu uJ\n",
+		fed, resets, refused, gaps, wraps, (unsigned long long)oracle);
 }
 
 /* ---- the METER_FEED message ---- */
@@ -559,7 +579,8 @@ TEST(acc_random_trace)
 TEST(feed_message)
 {
 	struct nla_policy pol[JOULES_A_MAX + 1] = {
-		[JOULES_A_METER_NAME] = { .type = NLA_NUL_STRING, .maxlen = 31 },
+		[JOULES_A_METER_NAME] = { .type = NLA_NUL_STRING,
+					  .maxlen = 31 },
 		[JOULES_A_METER_UJ] = { .type = NLA_U64 },
 		[JOULES_A_METER_RESET] = { .type = NLA_FLAG },
 	};
@@ -571,7 +592,8 @@ TEST(feed_message)
 	len = jnl_meter_payload("rack4-node7", 123456789012345ull, true, buf,
 				sizeof(buf));
 	ASSERT_GT(len, 0);
-	ASSERT_EQ(0, nla_parse(tb, JOULES_A_MAX, (struct nlattr *)buf, len, pol));
+	ASSERT_EQ(0,
+		  nla_parse(tb, JOULES_A_MAX, (struct nlattr *)buf, len, pol));
 	ASSERT_NE(NULL, tb[JOULES_A_METER_NAME]);
 	EXPECT_STREQ("rack4-node7", nla_get_string(tb[JOULES_A_METER_NAME]));
 	ASSERT_NE(NULL, tb[JOULES_A_METER_UJ]);
@@ -579,8 +601,10 @@ TEST(feed_message)
 	EXPECT_NE(NULL, tb[JOULES_A_METER_RESET]);
 	EXPECT_EQ(NULL, tb[JOULES_A_METER_POWER_UW]);
 	/* Exactly three attributes, in this order; nothing else. */
-	nla_for_each_attr(a, (struct nlattr *)buf, len, rem) {
-		static const int order[] = { JOULES_A_METER_NAME, JOULES_A_METER_UJ,
+	nla_for_each_attr(a, (struct nlattr *)buf, len, rem)
+	{
+		static const int order[] = { JOULES_A_METER_NAME,
+					     JOULES_A_METER_UJ,
 					     JOULES_A_METER_RESET };
 
 		if (count < 3)
@@ -595,12 +619,14 @@ TEST(feed_message)
 
 	len = jnl_meter_payload("n", 7, false, buf, sizeof(buf));
 	ASSERT_GT(len, 0);
-	ASSERT_EQ(0, nla_parse(tb, JOULES_A_MAX, (struct nlattr *)buf, len, pol));
+	ASSERT_EQ(0,
+		  nla_parse(tb, JOULES_A_MAX, (struct nlattr *)buf, len, pol));
 	EXPECT_EQ(7ull, nla_get_u64(tb[JOULES_A_METER_UJ]));
 	EXPECT_EQ(NULL, tb[JOULES_A_METER_RESET]);
 
-	EXPECT_EQ(-EINVAL, jnl_meter_payload("0123456789012345678901234567890123",
-					     1, false, buf, sizeof(buf)));
+	EXPECT_EQ(-EINVAL,
+		  jnl_meter_payload("0123456789012345678901234567890123", 1,
+				    false, buf, sizeof(buf)));
 	EXPECT_EQ(-EINVAL, jnl_meter_payload("", 1, false, buf, sizeof(buf)));
 	EXPECT_EQ(-ENOSPC, jnl_meter_payload("n", 1, false, buf, 8));
 }
