@@ -252,7 +252,7 @@ static int run(struct jmd_conf *c, const struct opts *o)
 	const struct jmd_sample *sp[JMD_MAX_INPUTS];
 	struct jmd_feeder f;
 	size_t n[JMD_MAX_INPUTS];
-	uint64_t next, last_good, done = 0;
+	uint64_t next, last_good, done = 0, round_ns = 0;
 	char last_why[512] = "";
 	bool silent = false, late = false;
 	struct jmd_acc acc;
@@ -263,9 +263,15 @@ static int run(struct jmd_conf *c, const struct opts *o)
 		return CLI_FAIL;
 	jmd_feeder_init(&f, c->name);
 	f.log = acc_logger;
-	/* More than a few intervals between readings is a gap, not a slope. */
+	/*
+	 * Readings further apart than a few intervals plus the longest a
+	 * round of reads may take (each input to its timeout, one after the
+	 * other) are a gap (a suspended host, a stopped daemon), not a slope.
+	 */
+	for (size_t i = 0; i < c->nin; i++)
+		round_ns += c->in[i].timeout_ms * 1000000ull;
 	jmd_acc_init(&acc, c->nin, c->max_power,
-		     5 * c->interval_ns + 2000000ull * JMD_DEFAULT_TIMEOUT_MS);
+		     3 * c->interval_ns + 2 * round_ns);
 	acc.log = acc_logger;
 	for (size_t i = 0; i < c->nin; i++)
 		sp[i] = s[i];

@@ -65,7 +65,7 @@ for f in "$md" "$here/build/test_meterd" "$here/build/test_feed" "$here/build/cs
 		exit 4
 	fi
 done
-echo "1..30"
+echo "1..31"
 
 # ---- 1: the core's unit tests ----
 "$here"/build/test_meterd > "$work/out" 2>&1; rc=$?
@@ -100,7 +100,7 @@ chmod 0644 "$work/bad.conf"
 [ $rc = 1 ] && has "readable by others: it holds credentials (chmod 0600" "$work/out"
 t $? "a configuration readable by others is refused before it is read"
 
-# ---- 7-14: the command backend ----
+# ---- 7-15: the command backend ----
 echo 250 > "$work/watts"
 conf cmd.conf <<EOF
 name = cmd-node
@@ -172,6 +172,23 @@ EOF
 	{ nest < "$work/out"; nest < "$work/flaky.csv"; false; }
 t $? "an input failing feeds nothing (no partial sum), logged once, then a new baseline"
 
+# systemctl stop: SIGTERM ends the wait for the next interval at once.
+conf slow.conf <<EOF
+name = slow
+interval = 10
+[command c]
+command = echo 100
+EOF
+"$md" -c "$work/slow.conf" --no-feed > "$work/out" 2>&1 &
+mdpid=$!
+sleep 0.5
+t0=$(now_ms)
+kill -TERM $mdpid
+wait $mdpid; rc=$?
+dt=$(($(now_ms) - t0))
+[ $rc = 0 ] && [ $dt -lt 1000 ] || diag "exit $rc after $dt ms"
+t $? "SIGTERM during a 10 s interval: exit 0 at once ($dt ms)"
+
 printf 'hello\n' > "$work/garbage"
 conf garbage.conf <<EOF
 name = g
@@ -213,7 +230,7 @@ echo 150000 > "$work/watts"
 [ $rc = 1 ] && has "refused: input 1 'line 1': power 150000 refused: above max_power" "$work/out"
 t $? "command: an absurd power (above max_power) is refused with the reason"
 
-# ---- 15: the feed ----
+# ---- 16: the feed ----
 # The daemon alone, its module absent or not: it never hangs on the feed
 # and says what it could not do. (Nothing is loaded here; with the module
 # loaded and root, the reading is fed.)
@@ -233,10 +250,10 @@ else
 fi
 
 
-# ---- 16-30: SNMP against Debian's snmpd on 127.0.0.1 ----
+# ---- 17-31: SNMP against Debian's snmpd on 127.0.0.1 ----
 snmpd=/usr/sbin/snmpd
 if ! [ -x "$snmpd" ] || ! command -v snmpget >/dev/null; then
-	for i in $(seq 16 30); do skip "snmp test $i" "no snmpd/snmpget (apt-get install snmpd snmp)"; done
+	for i in $(seq 17 31); do skip "snmp test $i" "no snmpd/snmpget (apt-get install snmpd snmp)"; done
 	[ $failed = 0 ]; exit
 fi
 
