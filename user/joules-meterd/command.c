@@ -140,7 +140,10 @@ bad_num:
 	return -1;
 }
 
-/* Read the child's output until EOF or the deadline: bytes, or -1 on timeout. */
+/*
+ * Read the child's output until EOF or the deadline: bytes, -1 on timeout,
+ * -2 when poll() or read() failed (errno says why).
+ */
 static ssize_t cmd_collect(int fd, char *buf, size_t cap, uint64_t deadline,
 			   bool *overflow)
 {
@@ -160,14 +163,16 @@ static ssize_t cmd_collect(int fd, char *buf, size_t cap, uint64_t deadline,
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return r == 0 ? -1 : -1;
+			return r == 0 ? -1 : -2;
 		if (len < cap)
 			n = read(fd, buf + len, cap - len);
 		else
 			n = read(fd, junk, sizeof(junk));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n < 0)
+			return -2;
+		if (n == 0)
 			return (ssize_t)len;
 		if (len < cap)
 			len += (size_t)n;
@@ -238,14 +243,18 @@ static int cmd_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 	setpgid(pid, pid); /* also here: no race with a kill below */
 	close(pfd[1]);
 	len = cmd_collect(pfd[0], buf, CMD_OUT_MAX, deadline, &overflow);
+	if (len == -2)
+		snprintf(err, errlen, "reading the command's output: %s",
+			 strerror(errno));
 	close(pfd[0]);
 	if (len < 0) {
 		kill(-pid, SIGKILL);
 		cmd_reap(pid, now_ms() + 1000, &status, &killed);
-		snprintf(
-			err, errlen,
-			"command timed out after %u ms (its process group killed)",
-			in->timeout_ms);
+		if (len == -1)
+			snprintf(err, errlen,
+				 "command timed out after %u ms (its process "
+				 "group killed)",
+				 in->timeout_ms);
 		return -1;
 	}
 	if (cmd_reap(pid, deadline, &status, &killed)) {
