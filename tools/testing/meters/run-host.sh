@@ -65,7 +65,7 @@ for f in "$md" "$here/build/test_meterd" "$here/build/test_feed" "$here/build/cs
 		exit 4
 	fi
 done
-echo "1..31"
+echo "1..32"
 
 # ---- 1: the core's unit tests ----
 "$here"/build/test_meterd > "$work/out" 2>&1; rc=$?
@@ -250,10 +250,10 @@ else
 fi
 
 
-# ---- 17-31: SNMP against Debian's snmpd on 127.0.0.1 ----
+# ---- 17-32: SNMP against Debian's snmpd on 127.0.0.1 ----
 snmpd=/usr/sbin/snmpd
 if ! [ -x "$snmpd" ] || ! command -v snmpget >/dev/null; then
-	for i in $(seq 17 31); do skip "snmp test $i" "no snmpd/snmpget (apt-get install snmpd snmp)"; done
+	for i in $(seq 17 32); do skip "snmp test $i" "no snmpd/snmpget (apt-get install snmpd snmp)"; done
 	[ $failed = 0 ]; exit
 fi
 
@@ -391,6 +391,31 @@ t $? "the CSV as joules-train's reader (--pdu) takes it: 5 readings, same watts,
 span=$(awk 'NR == 1 { a = $1 } { b = $1 } END { printf "%d", (b - a) / 1e6 }' "$work/parsed")
 [ "$span" -ge 750 ] && [ "$span" -le 1000 ] || diag "span $span ms"
 t $? "daemon: readings 0.2 s apart ($span ms for 4 intervals)"
+
+# The outlet's energy counter (activeEnergy, Wh, 32 bits) goes 1 Wh a
+# reading, then back to 0 (reset by the PDU's user): as a 32-bit wrap that
+# would be 4294966294 Wh in 0.2 s, refused; the next reading is a new
+# baseline. Fed: 3 x 1 Wh = 10800 J, never less, never a jump.
+printf '%s\n' 1000 1001 1002 0 1 2 > "$work/raritan/1.4.8.seq"
+conf energy.conf <<EOF
+name = energy-node
+interval = 0.2
+[snmp pdu]
+host = 127.0.0.1
+port = $port
+community = public
+family = raritan
+kind = energy
+outlet = 4
+EOF
+"$md" -c "$work/energy.conf" --no-feed --count 6 -v > "$work/out" 2>&1; rc=$?
+rm -f "$work/raritan/1.4.8.seq"
+last=$(grep 'reading:' "$work/out" | tail -n 1)
+[ $rc = 0 ] && [ "$(grep -c 'reading:' "$work/out")" = 5 ] &&
+	[ "$(grep -c 'reading refused (nothing fed): .*energy jump of 1.54619e+13 J' "$work/out")" = 1 ] &&
+	[ "$(grep -c 'new baseline' "$work/out")" = 2 ] && echo "$last" | grep -qF " 10800000000 uJ" ||
+	{ diag "last '$last'"; nest < "$work/out"; false; }
+t $? "v2c energy counter that goes back to 0: refused once, a new baseline, 3 x 3600 J fed"
 
 echo 150000 > "$work/raritan/1.4.5"
 "$md" -c "$work/snmp.conf" --once > "$work/out" 2>&1; rc=$?
