@@ -65,7 +65,7 @@ for f in "$md" "$here/build/test_meterd" "$here/build/test_feed" "$here/build/cs
 		exit 4
 	fi
 done
-echo "1..32"
+echo "1..33"
 
 # ---- 1: the core's unit tests ----
 "$here"/build/test_meterd > "$work/out" 2>&1; rc=$?
@@ -250,10 +250,10 @@ else
 fi
 
 
-# ---- 17-32: SNMP against Debian's snmpd on 127.0.0.1 ----
+# ---- 17-33: SNMP against Debian's snmpd on 127.0.0.1 ----
 snmpd=/usr/sbin/snmpd
 if ! [ -x "$snmpd" ] || ! command -v snmpget >/dev/null; then
-	for i in $(seq 17 32); do skip "snmp test $i" "no snmpd/snmpget (apt-get install snmpd snmp)"; done
+	for i in $(seq 17 33); do skip "snmp test $i" "no snmpd/snmpget (apt-get install snmpd snmp)"; done
 	[ $failed = 0 ]; exit
 fi
 
@@ -298,6 +298,8 @@ pass_persist $raritan $work/handler.sh $raritan $work/raritan gauge
 pass_persist $apc $work/handler.sh $apc $work/apc integer
 createUser meteruser SHA "authpass123" AES "privpass123"
 rouser meteruser authpriv
+createUser meteruser256 SHA-256 "authpass256" AES "privpass256"
+rouser meteruser256 authpriv
 EOF
 mkdir -p "$SNMP_PERSISTENT_DIR"
 timeout 300 "$snmpd" -f -Lo -C -c "$work/snmpd.conf" "udp:127.0.0.1:$port" > "$work/snmpd.log" 2>&1 &
@@ -441,6 +443,13 @@ EOF
 "$md" -c "$work/v3.conf" --once > "$work/out" 2>&1; rc=$?
 [ $rc = 0 ] && has "pdu3	outlet 4	power	200" "$work/out"
 t $? "v3 authPriv SHA/AES: read"
+
+sed -e 's/^user = .*/user = meteruser256/' -e 's/^auth_protocol = .*/auth_protocol = SHA-256/' \
+	-e 's/^auth_password = .*/auth_password = authpass256/' \
+	-e 's/^priv_password = .*/priv_password = privpass256/' "$work/v3.conf" | conf v3sha256.conf
+"$md" -c "$work/v3sha256.conf" --once > "$work/out" 2>&1; rc=$?
+[ $rc = 0 ] && has "pdu3	outlet 4	power	200" "$work/out"
+t $? "v3 authPriv SHA-256/AES: read"
 
 sed 's/^auth_password = .*/auth_password = wrongpass1/' "$work/v3.conf" | conf v3bad.conf
 "$md" -c "$work/v3bad.conf" --once > "$work/out" 2>&1; rc=$?
