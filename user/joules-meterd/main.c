@@ -212,10 +212,11 @@ static int run_once(struct jmd_conf *c, const struct opts *o)
 			continue;
 		}
 		for (size_t k = 0; k < n[i]; k++) {
-			printf("%s\t%s\t%s\t%.6g", c->in[i].name, s[i][k].label,
-			       jmd_kind_name(s[i][k].kind), s[i][k].value);
+			printf("%s\t%s\t%s\t%.12g", c->in[i].name,
+			       s[i][k].label, jmd_kind_name(s[i][k].kind),
+			       s[i][k].value);
 			if (s[i][k].kind == JMD_ENERGY && s[i][k].wrap_j > 0)
-				printf("\twrap %.6g", s[i][k].wrap_j);
+				printf("\twrap %.12g", s[i][k].wrap_j);
 			putchar('\n');
 		}
 	}
@@ -234,7 +235,7 @@ static int run_once(struct jmd_conf *c, const struct opts *o)
 		return CLI_FAIL;
 	}
 	if (step.have_watts)
-		printf("sum\t-\tpower\t%.6g\n", step.watts);
+		printf("sum\t-\tpower\t%.12g\n", step.watts);
 	if (o->csv && step.have_watts) {
 		csv = csv_open(o->csv);
 		if (!csv || csv_row(csv, step.watts))
