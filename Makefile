@@ -66,6 +66,7 @@ tests: user
 	$(MAKE) -C tools/testing/unit
 	$(MAKE) -C tools/testing/selftests
 	$(MAKE) -C tools/testing/exporter
+	$(MAKE) -C tools/testing/meters
 
 # Every installed kernel of tools/testing/kernels.conf (KVER= or
 # JOULES_KERNELS= narrows it).
@@ -108,7 +109,7 @@ install: all
 		install -d $(DESTDIR)$(MAN_DIR)/man$$n; \
 		for m in Documentation/man/*.$$n; do [ -f "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MAN_DIR)/man$$n/ || true; done; \
 	done
-	for u in joules-exporter joules-train-follow; do \
+	for u in joules-exporter joules-train-follow joules-meterd; do \
 		sed 's,/usr/local/bin/,$(PREFIX)/bin/,' packaging/$$u.service > $$u.service.tmp && \
 		install -D -m 0644 $$u.service.tmp $(DESTDIR)/lib/systemd/system/$$u.service && \
 		rm -f $$u.service.tmp || exit 1; \

@@ -644,9 +644,14 @@ const char *jnl_strerror(enum jnl_op op, int err)
 		break;
 	case JNL_OP_METER_FEED:
 		if (err == EPERM)
-			return "permission denied: feeding the wall meter needs CAP_SYS_ADMIN";
+			return "permission denied: feeding the wall meter needs CAP_SYS_ADMIN "
+			       "(run as root)";
 		if (err == ERANGE)
-			return "reading refused by the module (see its message)";
+			return "the module refused the reading as implausible (it went back "
+			       "without a reset, or above wallmeter/max_power_w)";
+		if (err == EINVAL || err == EOPNOTSUPP)
+			return "the module refused the meter reading (a module without "
+			       "meter support, or a bad name)";
 		break;
 	case JNL_OP_DUMP:
 		break;
@@ -891,22 +896,6 @@ int jnl_get_node(struct jnl *nl, struct node_rec *out)
 	return jnl_get(nl, msg, &jnl_node_kind, out);
 }
 
-int jnl_meter_feed(struct jnl *nl, const char *name, bool power, uint64_t value,
-		   bool reset)
-{
-	struct nl_msg *msg = jnl_msg(nl, JOULES_CMD_METER_FEED, JOULES_GENL_VERSION, 0);
-
-	if (!msg)
-		return -ENOMEM;
-	if (nla_put_string(msg, JOULES_A_METER_NAME, name) < 0 ||
-	    nla_put_u64(msg, power ? JOULES_A_METER_POWER_UW : JOULES_A_METER_UJ, value) < 0 ||
-	    (reset && nla_put_flag(msg, JOULES_A_METER_RESET) < 0)) {
-		nlmsg_free(msg);
-		return -EMSGSIZE;
-	}
-	return jnl_transact(nl, msg, NULL, NULL);
-}
-
 int jnl_raw_request(struct jnl *nl, uint8_t cmd, uint8_t version,
 		    uint16_t flags, const void *buf, size_t len)
 {
@@ -1003,4 +992,77 @@ int jnl_next_event(struct jnl *nl, struct jnl_event *ev, int timeout_ms)
 unsigned long jnl_events_lost(const struct jnl *nl)
 {
 	return nl->lost;
+}
+
+/* The METER_FEED attributes into msg. 0 or -errno. */
+/* attr: JOULES_A_METER_UJ (cumulative energy) or JOULES_A_METER_POWER_UW. */
+static int jnl_meter_put(struct nl_msg *msg, const char *name, int attr,
+			 uint64_t value, bool reset)
+{
+	if (!name || !*name || strlen(name) > 31)
+		return -EINVAL;
+	if (nla_put_string(msg, JOULES_A_METER_NAME, name) < 0 ||
+	    nla_put_u64(msg, attr, value) < 0 ||
+	    (reset && nla_put_flag(msg, JOULES_A_METER_RESET) < 0))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int jnl_meter_send(struct jnl *nl, const char *name, int attr,
+			  uint64_t value, bool reset)
+{
+	struct nl_msg *msg =
+		jnl_msg(nl, JOULES_CMD_METER_FEED, JOULES_GENL_VERSION, 0);
+	int err;
+
+	if (!msg)
+		return -ENOMEM;
+	err = jnl_meter_put(msg, name, attr, value, reset);
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	err = jnl_transact(nl, msg, NULL, NULL);
+	return err < 0 ? err : 0;
+}
+
+int jnl_meter_feed(struct jnl *nl, const char *name, uint64_t uj, bool reset)
+{
+	return jnl_meter_send(nl, name, JOULES_A_METER_UJ, uj, reset);
+}
+
+int jnl_meter_feed_power(struct jnl *nl, const char *name, uint64_t uw, bool reset)
+{
+	return jnl_meter_send(nl, name, JOULES_A_METER_POWER_UW, uw, reset);
+}
+
+int jnl_meter_payload(const char *name, uint64_t uj, bool reset, void *buf,
+		      size_t cap)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	struct nlmsghdr *nlh;
+	size_t len;
+	int err;
+
+	if (!msg)
+		return -ENOMEM;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, 0, 0, 0,
+			 JOULES_CMD_METER_FEED, JOULES_GENL_VERSION)) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
+	err = jnl_meter_put(msg, name, JOULES_A_METER_UJ, uj, reset);
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	nlh = nlmsg_hdr(msg);
+	len = (size_t)genlmsg_attrlen(nlmsg_data(nlh), 0);
+	if (len > cap) {
+		nlmsg_free(msg);
+		return -ENOSPC;
+	}
+	memcpy(buf, genlmsg_attrdata(nlmsg_data(nlh), 0), len);
+	nlmsg_free(msg);
+	return (int)len;
 }

@@ -130,14 +130,6 @@ int jnl_next_event(struct jnl *nl, struct jnl_event *ev, int timeout_ms);
 unsigned long jnl_events_lost(const struct jnl *nl);
 
 /*
- * METER_FEED: one reading of the node's wall meter, cumulative energy in
- * uJ or power in uW; reset starts a new baseline. CAP_SYS_ADMIN; -ERANGE
- * when the module refuses the reading (jnl_kernel_msg() says why).
- */
-int jnl_meter_feed(struct jnl *nl, const char *name, bool power, uint64_t value,
-		   bool reset);
-
-/*
  * Send a request built by the caller and wait for its answer: for tests
  * that need malformed messages. `buf` is the genetlink payload after the
  * genlmsghdr (attributes, possibly garbage), cmd/version go in the
@@ -151,5 +143,29 @@ int jnl_raw_request(struct jnl *nl, uint8_t cmd, uint8_t version,
 int jnl_family_id(const struct jnl *nl);
 /* Multicast group id of JNL_GRP_SAMPLES or JNL_GRP_EXITS, or -errno. */
 int jnl_group_id(const struct jnl *nl, unsigned int group);
+
+/*
+ * METER_FEED (CAP_SYS_ADMIN): one reading of the node's wall meter `name`
+ * (<= 31 bytes): its cumulative energy in uJ, in the feeder's own origin,
+ * never decreasing unless `reset` (a new baseline: nothing is charged for
+ * it). The message: genlmsghdr { cmd JOULES_CMD_METER_FEED, version
+ * JOULES_GENL_VERSION }, then JOULES_A_METER_NAME (NUL-terminated string),
+ * JOULES_A_METER_UJ (u64, as libnl's nla_put_u64 puts it: 4-byte aligned,
+ * no JOULES_A_PAD, as every u64 the tools send), and the flag
+ * JOULES_A_METER_RESET when reset. -EPERM: not CAP_SYS_ADMIN; -ERANGE: the
+ * module refused the reading as implausible, -EINVAL: the request
+ * (jnl_kernel_msg() says why; a module without meter support refuses the
+ * command too).
+ */
+int jnl_meter_feed(struct jnl *nl, const char *name, uint64_t uj, bool reset);
+/* The same for a meter that gives power (uW) only: the module integrates it. */
+int jnl_meter_feed_power(struct jnl *nl, const char *name, uint64_t uw, bool reset);
+
+/*
+ * The attributes of that request, for tests: the genetlink payload after
+ * the genlmsghdr into buf (cap bytes). Returns its length or -errno.
+ */
+int jnl_meter_payload(const char *name, uint64_t uj, bool reset, void *buf,
+		      size_t cap);
 
 #endif /* JOULES_NL_H */

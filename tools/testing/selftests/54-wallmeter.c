@@ -63,29 +63,29 @@ TEST(refusals)
 			_exit(2);
 		if (jnl_open(&unl))
 			_exit(3);
-		_exit(jnl_meter_feed(unl, "nobody", true, 1000000, false) == -EPERM ? 0 : 1);
+		_exit(jnl_meter_feed_power(unl, "nobody", 1000000, false) == -EPERM ? 0 : 1);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	      "an unprivileged feed was not refused with EPERM (status %#x)", status);
 
 	ASSERT_EQ(0, jnl_open(&nl));
-	ASSERT_EQ(0, jnl_meter_feed(nl, "refusals", false, 5000000, true));
-	err = jnl_meter_feed(nl, "refusals", false, 4000000, false);
+	ASSERT_EQ(0, jnl_meter_feed(nl, "refusals", 5000000, true));
+	err = jnl_meter_feed(nl, "refusals", 4000000, false);
 	CHECK(err == -ERANGE, "energy going back: %d", err);
 	CHECK(jnl_kernel_msg(nl) && strstr(jnl_kernel_msg(nl), "went back"),
 	      "reason: %s", jnl_kernel_msg(nl) ? jnl_kernel_msg(nl) : "(none)");
 	/* 1 MJ within a second is above the default 20 kW. */
-	err = jnl_meter_feed(nl, "refusals", false, 5000000 + 1000000000000ULL, false);
+	err = jnl_meter_feed(nl, "refusals", 5000000 + 1000000000000ULL, false);
 	CHECK(err == -ERANGE, "absurd energy: %d", err);
-	err = jnl_meter_feed(nl, "refusals", true, 30000000000ULL, false);
+	err = jnl_meter_feed_power(nl, "refusals", 30000000000ULL, false);
 	CHECK(err == -ERANGE, "30 kW: %d", err);
 	CHECK(wall_value(WALL "/refused") == refused + 3, "refused %llu, was %llu",
 	      wall_value(WALL "/refused"), refused);
-	err = jnl_meter_feed(nl, "", true, 1, false);
+	err = jnl_meter_feed_power(nl, "", 1, false);
 	CHECK(err == -EINVAL, "no name: %d", err);
 	/* The name goes to the kernel log: no line breaks or escapes in it. */
-	err = jnl_meter_feed(nl, "pdu\nBUG: fake", true, 1, false);
+	err = jnl_meter_feed_power(nl, "pdu\nBUG: fake", 1, false);
 	CHECK(err == -EINVAL, "a newline in the name: %d", err);
 	jnl_close(nl);
 	wall_silence();
@@ -119,10 +119,10 @@ TEST_F(shaped, follows)
 	int i, n;
 
 	/* The baseline, and one reading counted, seen by a tick. */
-	ASSERT_EQ(0, jnl_meter_feed(self->nl, "pdu-test", false, raw, true));
+	ASSERT_EQ(0, jnl_meter_feed(self->nl, "pdu-test", raw, true));
 	usleep(200000);
 	raw += step_uj;
-	ASSERT_EQ(0, jnl_meter_feed(self->nl, "pdu-test", false, raw, false));
+	ASSERT_EQ(0, jnl_meter_feed(self->nl, "pdu-test", raw, false));
 	usleep(3 * st_interval_ms() * 1000);
 	ASSERT_EQ(0, node_now(self->nl, &a));
 	CHECK(!strcmp(a.meter_name, "pdu-test"), "meter name '%s'", a.meter_name);
@@ -132,7 +132,7 @@ TEST_F(shaped, follows)
 		st_burn_cpu(0.2);
 		raw += step_uj;
 		fed += step_uj;
-		ASSERT_EQ(0, jnl_meter_feed(self->nl, "pdu-test", false, raw, false));
+		ASSERT_EQ(0, jnl_meter_feed(self->nl, "pdu-test", raw, false));
 	}
 	t_last = st_now();
 	n = st_fresh_samples(self->nl, s, 3);
@@ -180,7 +180,7 @@ TEST_F(shaped, follows)
 		      "silent meter, sample source %#x", s[i].source);
 	CHECK(!st_sh("dmesg | grep -q 'wall meter pdu-test silent'"), "no log line");
 	/* Back: a new baseline, whatever its value. */
-	ASSERT_EQ(0, jnl_meter_feed(self->nl, "pdu-test", false, 7, false));
+	ASSERT_EQ(0, jnl_meter_feed(self->nl, "pdu-test", 7, false));
 	CHECK(st_read(WALL "/status", status, sizeof(status)) > 0 &&
 	      !strcmp(status, "pdu-test\n"), "status '%s'", status);
 }
@@ -200,13 +200,13 @@ TEST_F(shaped, below)
 	struct node_rec a, b;
 	int i, n;
 
-	ASSERT_EQ(0, jnl_meter_feed(self->nl, "pdu-low", true, 1000000, true));
+	ASSERT_EQ(0, jnl_meter_feed_power(self->nl, "pdu-low", 1000000, true));
 	for (i = 0; i < 3; i++) {
 		usleep(200000);
-		ASSERT_EQ(0, jnl_meter_feed(self->nl, "pdu-low", true, 1000000, false));
+		ASSERT_EQ(0, jnl_meter_feed_power(self->nl, "pdu-low", 1000000, false));
 	}
 	usleep(200000 + 3 * st_interval_ms() * 1000);
-	ASSERT_EQ(0, jnl_meter_feed(self->nl, "pdu-low", true, 1000000, false));
+	ASSERT_EQ(0, jnl_meter_feed_power(self->nl, "pdu-low", 1000000, false));
 	usleep(3 * st_interval_ms() * 1000);
 	ASSERT_EQ(0, node_now(self->nl, &a));
 	t0 = st_now();
@@ -218,7 +218,7 @@ TEST_F(shaped, below)
 		t = st_now();
 		gap = t - t0 > gap ? t - t0 : gap;
 		t0 = t;
-		ASSERT_EQ(0, jnl_meter_feed(self->nl, "pdu-low", true, 1000000, false));
+		ASSERT_EQ(0, jnl_meter_feed_power(self->nl, "pdu-low", 1000000, false));
 		ASSERT_EQ(0, jnl_get_node(self->nl, &x));
 		CHECK(x.energy_uj >= last, "node went back: %llu < %llu",
 		      (unsigned long long)x.energy_uj, last);

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Feeding the module: one METER_FEED per good reading over the joules
+ * generic netlink family. The module may be absent at start, loaded later,
+ * or reloaded under the running daemon: any error closes the socket, the
+ * family is resolved again at the next reading, and the first reading fed
+ * after that is a new baseline (METER_RESET), since the module's side of
+ * the meter starts afresh. Errors are logged when they change, not at
+ * every interval.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jmd.h"
+#include "nl.h"
+
+void jmd_feeder_init(struct jmd_feeder *f, const char *name)
+{
+	memset(f, 0, sizeof(*f));
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	f->need_reset = true;
+}
+
+static void feed_log(struct jmd_feeder *f, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void feed_log(struct jmd_feeder *f, const char *fmt, ...)
+{
+	char buf[384];
+	va_list ap;
+
+	if (!f->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	f->log(f->log_ctx, buf);
+}
+
+int jmd_feed(struct jmd_feeder *f, uint64_t uj, bool reset, bool verbose)
+{
+	enum jnl_op op = JNL_OP_OPEN;
+	bool rst = reset || f->need_reset;
+	int err = 0;
+
+	if (!f->nl) {
+		err = jnl_open(&f->nl);
+		if (err)
+			f->nl = NULL;
+	}
+	if (!err) {
+		op = JNL_OP_METER_FEED;
+		err = jnl_meter_feed(f->nl, f->name, uj, rst);
+	}
+	if (err) {
+		if (err != f->err) {
+			const char *km = f->nl ? jnl_kernel_msg(f->nl) : NULL;
+
+			feed_log(f, "feed: %s%s%s; retrying every interval",
+				 jnl_strerror(op, err), km ? ": " : "",
+				 km ? km : "");
+		}
+		f->err = err;
+		/* Resolve the family again next time (a reloaded module). */
+		jnl_close(f->nl);
+		f->nl = NULL;
+		f->need_reset = true;
+		f->failed++;
+		return err;
+	}
+	if (f->err)
+		feed_log(
+			f,
+			"feed: the module takes readings again (new baseline)");
+	else if (verbose)
+		feed_log(f, "fed %s: %llu uJ%s", f->name,
+			 (unsigned long long)uj, rst ? " (new baseline)" : "");
+	f->err = 0;
+	f->need_reset = false;
+	f->fed++;
+	return 0;
+}
+
+void jmd_feeder_close(struct jmd_feeder *f)
+{
+	jnl_close(f->nl);
+	f->nl = NULL;
+}
