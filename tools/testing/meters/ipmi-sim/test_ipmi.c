@@ -186,22 +186,28 @@ static void sdr_full(FILE *f, int num, int stype, int unit, const struct lin *l,
 	fprintf(f, "\n");
 }
 
-static void sensor(FILE *f, const struct sim *s, int num, int stype, const char *file)
+static void sensor(FILE *f, const struct sim *s, int num, int stype, const char *file,
+		   bool scanning)
 {
 	fprintf(f, "sensor_add 0x20 0 %d 0x%02x 0x01 poll %d file \"%s/%s\"\n",
 		num, stype, POLL_MS, s->dir, file);
-	fprintf(f, "sensor_set_event_support 0x20 0 %d enable scanning per-state "
-		"000000000000000 000000000000000 000000000000000 000000000000000\n", num);
+	fprintf(f, "sensor_set_event_support 0x20 0 %d enable %s per-state "
+		"000000000000000 000000000000000 000000000000000 000000000000000\n", num,
+		scanning ? "scanning" : "no-scanning");
 }
+
+#define SIM_DCMI	1	/* dcmi_ext.so answers DCMI from the file "dcmi" */
+#define SIM_PSU2_OFF	2	/* PSU2's scanning disabled: no reading */
 
 /*
  * Start ipmi_sim under base/ (a directory of its own): user USER/PASS with
- * admin as its highest privilege, two PSU power sensors and a temperature;
- * with dcmi, dcmi_ext.so answering DCMI from the file "dcmi". port 0: a
- * free one.
+ * admin as its highest privilege, two PSU power sensors and a temperature.
+ * port 0: a free one.
  */
-static int sim_start(struct sim *s, const char *base, bool dcmi, int port)
+static int sim_start(struct sim *s, const char *base, int flags, int port)
 {
+	bool dcmi = flags & SIM_DCMI;
+
 	static const struct lin temp = { 1, 0, 0, 0 };
 	char conf[400], emu[400], state[400], log[400];
 	FILE *f;
@@ -246,11 +252,11 @@ static int sim_start(struct sim *s, const char *base, bool dcmi, int port)
 	fprintf(f, "mc_setbmc 0x20\n"
 		   "mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02\n"
 		   "sel_enable 0x20 1000 0x0a\n");
-	sensor(f, s, 1, 0x03, "psu1");		/* current-type sensor in watts */
+	sensor(f, s, 1, 0x03, "psu1", true);	/* current-type sensor in watts */
 	sdr_full(f, 1, 0x03, 6, &PSU1, "PSU1");
-	sensor(f, s, 2, 0x03, "psu2");
+	sensor(f, s, 2, 0x03, "psu2", !(flags & SIM_PSU2_OFF));
 	sdr_full(f, 2, 0x03, 6, &PSU2, "PSU2");
-	sensor(f, s, 3, 0x01, "temp");
+	sensor(f, s, 3, 0x01, "temp", true);
 	sdr_full(f, 3, 0x01, 1, &temp, "Inlet Temp");
 	fprintf(f, "mc_enable 0x20\n");
 	if (fclose(f))
@@ -363,7 +369,7 @@ TEST_F(ipmi, power_trace_one_sensor)
 	struct jmd_sample out[JMD_MAX_SAMPLES];
 	size_t n;
 
-	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), false, 0));
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "sensor", "PSU1", NULL)) TH_LOG("%s", self->err);
 	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
@@ -395,7 +401,7 @@ TEST_F(ipmi, two_sensors_summed)
 	struct jmd_sample out[JMD_MAX_SAMPLES];
 	size_t n;
 
-	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), false, 0));
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "sensor", "PSU1", "sensor", "PSU2", NULL)) TH_LOG("%s", self->err);
 	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
@@ -429,7 +435,7 @@ TEST_F(ipmi, sensor_type_power)
 	struct jmd_sample out[JMD_MAX_SAMPLES];
 	size_t n;
 
-	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), false, 0));
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "sensor_type", "power", NULL)) TH_LOG("%s", self->err);
 	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
@@ -455,7 +461,7 @@ TEST_F(ipmi, wrong_password)
 	size_t n = 99;
 	uint64_t t0, dt;
 
-	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), false, 0));
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	self->in.timeout_ms = TIMEOUT_MS;
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "password", "wrong", "sensor", "PSU1", NULL));
@@ -478,7 +484,7 @@ TEST_F(ipmi, unknown_user)
 	struct jmd_sample out[JMD_MAX_SAMPLES];
 	size_t n;
 
-	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), false, 0));
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	self->in.timeout_ms = TIMEOUT_MS;
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "username", "nobody", "sensor", "PSU1", NULL));
@@ -499,7 +505,7 @@ TEST_F(ipmi, bmc_stopped_then_back)
 	size_t n;
 	int port;
 
-	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), false, 0));
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	self->in.timeout_ms = TIMEOUT_MS;
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "sensor", "PSU1", NULL));
@@ -526,7 +532,7 @@ TEST_F(ipmi, bmc_stopped_then_back)
 	}
 
 	port = self->sim.port;
-	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), false, port));
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, port));
 	ASSERT_EQ(0, put_raw(&self->sim, "psu1", 120));
 	usleep(SETTLE_US);
 	ASSERT_EQ(0, jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err)))
@@ -540,7 +546,7 @@ TEST_F(ipmi, sensor_not_found)
 	struct jmd_sample out[JMD_MAX_SAMPLES];
 	size_t n;
 
-	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), false, 0));
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "sensor", "PSU1", "sensor", "PSU9", NULL));
 	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
@@ -557,7 +563,7 @@ TEST_F(ipmi, sensor_not_watts)
 	struct jmd_sample out[JMD_MAX_SAMPLES];
 	size_t n;
 
-	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), false, 0));
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "sensor", "Inlet Temp", NULL));
 	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
@@ -565,6 +571,26 @@ TEST_F(ipmi, sensor_not_watts)
 	CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err)) == -1,
 	      "read succeeded from a temperature");
 	CHECK(strstr(self->err, "unit is degrees C, not watts") != NULL, "error '%s'",
+	      self->err);
+}
+
+/* A sensor whose scanning is disabled: "reading unavailable", the session kept. */
+TEST_F(ipmi, reading_unavailable)
+{
+	struct jmd_sample out[JMD_MAX_SAMPLES];
+	size_t n;
+
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), SIM_PSU2_OFF, 0));
+	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
+			       "sensor", "PSU1", "sensor", "PSU2", NULL));
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err, sizeof(self->err)));
+	usleep(SETTLE_US);
+	CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err)) == -1,
+	      "read succeeded from a sensor not scanning");
+	TH_LOG("%s", self->err);
+	CHECK(n == 0, "n %zu", n);
+	CHECK(strstr(self->err, "sensor 'PSU2': reading unavailable") != NULL, "error '%s'",
 	      self->err);
 }
 
@@ -579,7 +605,7 @@ TEST_F(ipmi, dcmi_trace)
 	struct jmd_sample out[JMD_MAX_SAMPLES];
 	size_t n;
 
-	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), true, 0));
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), SIM_DCMI, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "privilege", "admin", "dcmi", "yes", NULL));
 	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
@@ -609,7 +635,7 @@ TEST_F(ipmi, dcmi_auto_uses_dcmi)
 	struct jmd_sample out[JMD_MAX_SAMPLES];
 	size_t n;
 
-	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), true, 0));
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), SIM_DCMI, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "privilege", "admin", "dcmi", "auto", "sensor", "PSU1", NULL));
 	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
@@ -627,7 +653,7 @@ TEST_F(ipmi, dcmi_auto_falls_back)
 	struct jmd_sample out[JMD_MAX_SAMPLES];
 	size_t n;
 
-	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), false, 0));
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "privilege", "admin", "dcmi", "auto", "sensor", "PSU1", NULL));
 	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
@@ -643,13 +669,37 @@ TEST_F(ipmi, dcmi_auto_falls_back)
 	}
 }
 
+/*
+ * dcmi = auto at user privilege where DCMI needs more (ipmi_sim asks admin):
+ * the sensors, said by their labels.
+ */
+TEST_F(ipmi, dcmi_auto_privilege_falls_back)
+{
+	struct jmd_sample out[JMD_MAX_SAMPLES];
+	size_t n;
+
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), SIM_DCMI, 0));
+	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
+			       "privilege", "user", "dcmi", "auto", "sensor", "PSU1", NULL));
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, put_file(&self->sim, "dcmi", "777\n"));
+	ASSERT_EQ(0, put_raw(&self->sim, "psu1", 64));
+	usleep(SETTLE_US);
+	ASSERT_EQ(0, jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err)))
+		TH_LOG("%s", self->err);
+	CHECK(n == 1 && !strcmp(out[0].label, "PSU1") &&
+	      fabs(out[0].value - watts(&PSU1, 64)) <= one_count(&PSU1),
+	      "n %zu '%s' %.3f", n, out[0].label, out[0].value);
+}
+
 /* dcmi = yes on a BMC without DCMI: an error that says so. */
 TEST_F(ipmi, dcmi_yes_without_dcmi)
 {
 	struct jmd_sample out[JMD_MAX_SAMPLES];
 	size_t n;
 
-	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), false, 0));
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "privilege", "admin", "dcmi", "yes", NULL));
 	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
