@@ -34,12 +34,12 @@
 
 #include "meterd.h"
 
-#define IPMI_DEFAULT_PORT	623
-#define IPMI_USER_MAX		16	/* IPMI 2.0 user name */
-#define IPMI_PASS_MAX		20	/* IPMI 2.0 password */
-#define SDR_ID_MAX		16	/* an SDR's ID string */
-#define SDR_FETCH_MS		30000	/* the SDR fetch at the first connection */
-#define SDR_REC_MAX		(5 + 255)
+#define IPMI_DEFAULT_PORT 623
+#define IPMI_USER_MAX 16 /* IPMI 2.0 user name */
+#define IPMI_PASS_MAX 20 /* IPMI 2.0 password */
+#define SDR_ID_MAX 16 /* an SDR's ID string */
+#define SDR_FETCH_MS 30000 /* the SDR fetch at the first connection */
+#define SDR_REC_MAX (5 + 255)
 
 enum ipmi_dcmi { DCMI_DEFAULT, DCMI_NO, DCMI_YES, DCMI_AUTO };
 enum ipmi_src { SRC_NONE, SRC_DCMI, SRC_SENSORS };
@@ -69,12 +69,12 @@ struct ipmi_priv {
 	ipmi_ctx_t ctx;
 	ipmi_sensor_read_ctx_t sread;
 	ipmi_sdr_ctx_t sdr;
-	enum ipmi_src src;		/* what the reads use, once known */
+	enum ipmi_src src; /* what the reads use, once known */
 	struct ipmi_rec rec[JMD_MAX_SAMPLES];
 	size_t nrec;
 	bool have_recs;
-	bool fresh;			/* a new session: check the SDR repository */
-	uint32_t sdr_added, sdr_erased;	/* the repository's timestamps */
+	bool fresh; /* a new session: check the SDR repository */
+	uint32_t sdr_added, sdr_erased; /* the repository's timestamps */
 };
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -104,13 +104,18 @@ static const struct {
 	const char *name;
 	unsigned int flag;
 } ipmi_workarounds[] = {
-	{ "authcap", IPMI_WORKAROUND_FLAGS_OUTOFBAND_2_0_AUTHENTICATION_CAPABILITIES },
+	{ "authcap",
+	  IPMI_WORKAROUND_FLAGS_OUTOFBAND_2_0_AUTHENTICATION_CAPABILITIES },
 	{ "intel20", IPMI_WORKAROUND_FLAGS_OUTOFBAND_2_0_INTEL_2_0_SESSION },
-	{ "supermicro20", IPMI_WORKAROUND_FLAGS_OUTOFBAND_2_0_SUPERMICRO_2_0_SESSION },
+	{ "supermicro20",
+	  IPMI_WORKAROUND_FLAGS_OUTOFBAND_2_0_SUPERMICRO_2_0_SESSION },
 	{ "sun20", IPMI_WORKAROUND_FLAGS_OUTOFBAND_2_0_SUN_2_0_SESSION },
-	{ "opensesspriv", IPMI_WORKAROUND_FLAGS_OUTOFBAND_2_0_OPEN_SESSION_PRIVILEGE },
-	{ "integritycheckvalue", IPMI_WORKAROUND_FLAGS_OUTOFBAND_2_0_NON_EMPTY_INTEGRITY_CHECK_VALUE },
-	{ "nochecksumcheck", IPMI_WORKAROUND_FLAGS_OUTOFBAND_2_0_NO_CHECKSUM_CHECK },
+	{ "opensesspriv",
+	  IPMI_WORKAROUND_FLAGS_OUTOFBAND_2_0_OPEN_SESSION_PRIVILEGE },
+	{ "integritycheckvalue",
+	  IPMI_WORKAROUND_FLAGS_OUTOFBAND_2_0_NON_EMPTY_INTEGRITY_CHECK_VALUE },
+	{ "nochecksumcheck",
+	  IPMI_WORKAROUND_FLAGS_OUTOFBAND_2_0_NO_CHECKSUM_CHECK },
 };
 
 static int parse_workarounds(const char *val, unsigned int *flags, char *err,
@@ -130,10 +135,13 @@ static int parse_workarounds(const char *val, unsigned int *flags, char *err,
 
 		if (!strcasecmp(tok, "none"))
 			continue;
-		for (i = 0; i < sizeof(ipmi_workarounds) / sizeof(ipmi_workarounds[0]); i++)
+		for (i = 0;
+		     i < sizeof(ipmi_workarounds) / sizeof(ipmi_workarounds[0]);
+		     i++)
 			if (!strcasecmp(tok, ipmi_workarounds[i].name))
 				break;
-		if (i == sizeof(ipmi_workarounds) / sizeof(ipmi_workarounds[0])) {
+		if (i ==
+		    sizeof(ipmi_workarounds) / sizeof(ipmi_workarounds[0])) {
 			seterr(err, errlen,
 			       "workarounds: unknown '%s' (authcap, intel20, supermicro20, sun20, opensesspriv, integritycheckvalue, nochecksumcheck)",
 			       tok);
@@ -154,7 +162,8 @@ static int parse_uint(const char *key, const char *val, unsigned long max,
 	errno = 0;
 	v = strtoul(val, &end, 10);
 	if (errno || end == val || *end || val[0] == '-' || v > max) {
-		seterr(err, errlen, "%s: not a number up to %lu '%s'", key, max, val);
+		seterr(err, errlen, "%s: not a number up to %lu '%s'", key, max,
+		       val);
 		return -1;
 	}
 	*out = v;
@@ -203,13 +212,15 @@ static int ipmi_set(struct jmd_input *in, const char *key, const char *val,
 		p->port = v;
 	} else if (!strcmp(key, "username")) {
 		if (strlen(val) > IPMI_USER_MAX) {
-			seterr(err, errlen, "username: longer than %d bytes", IPMI_USER_MAX);
+			seterr(err, errlen, "username: longer than %d bytes",
+			       IPMI_USER_MAX);
 			return -1;
 		}
 		strcpy(p->user, val);
 	} else if (!strcmp(key, "password")) {
 		if (strlen(val) > IPMI_PASS_MAX) {
-			seterr(err, errlen, "password: longer than %d bytes", IPMI_PASS_MAX);
+			seterr(err, errlen, "password: longer than %d bytes",
+			       IPMI_PASS_MAX);
 			return -1;
 		}
 		strcpy(p->pass, val);
@@ -221,14 +232,18 @@ static int ipmi_set(struct jmd_input *in, const char *key, const char *val,
 		else if (!strcasecmp(val, "admin"))
 			p->privilege = IPMI_PRIVILEGE_LEVEL_ADMIN;
 		else {
-			seterr(err, errlen, "privilege: user, operator or admin, not '%s'", val);
+			seterr(err, errlen,
+			       "privilege: user, operator or admin, not '%s'",
+			       val);
 			return -1;
 		}
 	} else if (!strcmp(key, "cipher_suite_id")) {
 		if (parse_uint(key, val, 255, &v, err, errlen))
 			return -1;
 		if (!IPMI_CIPHER_SUITE_ID_SUPPORTED(v)) {
-			seterr(err, errlen, "cipher_suite_id: %lu not supported (0-3, 6-8, 11, 12, 15-17)", v);
+			seterr(err, errlen,
+			       "cipher_suite_id: %lu not supported (0-3, 6-8, 11, 12, 15-17)",
+			       v);
 			return -1;
 		}
 		p->cipher = v;
@@ -236,12 +251,14 @@ static int ipmi_set(struct jmd_input *in, const char *key, const char *val,
 		return parse_workarounds(val, &p->workarounds, err, errlen);
 	} else if (!strcmp(key, "sensor")) {
 		if (!*val || strlen(val) > SDR_ID_MAX) {
-			seterr(err, errlen, "sensor: a name of 1 to %d bytes, not '%s'",
+			seterr(err, errlen,
+			       "sensor: a name of 1 to %d bytes, not '%s'",
 			       SDR_ID_MAX, val);
 			return -1;
 		}
 		if (p->nsensor == JMD_MAX_SAMPLES) {
-			seterr(err, errlen, "sensor: more than %d", JMD_MAX_SAMPLES);
+			seterr(err, errlen, "sensor: more than %d",
+			       JMD_MAX_SAMPLES);
 			return -1;
 		}
 		for (size_t i = 0; i < p->nsensor; i++)
@@ -252,7 +269,8 @@ static int ipmi_set(struct jmd_input *in, const char *key, const char *val,
 		strcpy(p->sensor[p->nsensor++], val);
 	} else if (!strcmp(key, "sensor_type")) {
 		if (strcasecmp(val, "power")) {
-			seterr(err, errlen, "sensor_type: only 'power', not '%s'", val);
+			seterr(err, errlen,
+			       "sensor_type: only 'power', not '%s'", val);
 			return -1;
 		}
 		p->type_power = true;
@@ -264,7 +282,8 @@ static int ipmi_set(struct jmd_input *in, const char *key, const char *val,
 		else if (!strcasecmp(val, "auto"))
 			p->dcmi = DCMI_AUTO;
 		else {
-			seterr(err, errlen, "dcmi: yes, no or auto, not '%s'", val);
+			seterr(err, errlen, "dcmi: yes, no or auto, not '%s'",
+			       val);
 			return -1;
 		}
 	} else {
@@ -295,18 +314,23 @@ static int ipmi_open(struct jmd_input *in, char *err, size_t errlen)
 	if (p->dcmi == DCMI_DEFAULT)
 		p->dcmi = sensors ? DCMI_NO : DCMI_AUTO;
 	if (p->dcmi == DCMI_NO && !sensors) {
-		seterr(err, errlen, "dcmi = no and no sensor: set sensor = NAME or sensor_type = power");
+		seterr(err, errlen,
+		       "dcmi = no and no sensor: set sensor = NAME or sensor_type = power");
 		return -1;
 	}
 	if (p->dcmi == DCMI_YES && sensors) {
-		seterr(err, errlen, "dcmi = yes reads no sensor: drop sensor/sensor_type or say dcmi = auto");
+		seterr(err, errlen,
+		       "dcmi = yes reads no sensor: drop sensor/sensor_type or say dcmi = auto");
 		return -1;
 	}
 	if (in->timeout_ms < 10) {
-		seterr(err, errlen, "timeout: %u ms is too short for IPMI", in->timeout_ms);
+		seterr(err, errlen, "timeout: %u ms is too short for IPMI",
+		       in->timeout_ms);
 		return -1;
 	}
-	p->src = p->dcmi == DCMI_YES ? SRC_DCMI : p->dcmi == DCMI_NO ? SRC_SENSORS : SRC_NONE;
+	p->src = p->dcmi == DCMI_YES ? SRC_DCMI :
+		 p->dcmi == DCMI_NO  ? SRC_SENSORS :
+				       SRC_NONE;
 	return 0;
 }
 
@@ -333,7 +357,8 @@ static void cmd_err(struct ipmi_priv *p, fiid_obj_t rs, uint8_t netfn,
 	    fiid_obj_get(rs, "comp_code", &cc) > 0) {
 		char msg[128];
 
-		if (ipmi_completion_code_strerror_cmd_r(rs, netfn, msg, sizeof(msg)) < 0)
+		if (ipmi_completion_code_strerror_cmd_r(rs, netfn, msg,
+							sizeof(msg)) < 0)
 			snprintf(msg, sizeof(msg), "?");
 		seterr(err, errlen, "%s: completion code 0x%02x (%s)", what,
 		       (unsigned int)cc, msg);
@@ -341,7 +366,8 @@ static void cmd_err(struct ipmi_priv *p, fiid_obj_t rs, uint8_t netfn,
 	}
 	if (e == IPMI_ERR_SESSION_TIMEOUT || e == IPMI_ERR_MESSAGE_TIMEOUT ||
 	    e == IPMI_ERR_CONNECTION_TIMEOUT)
-		seterr(err, errlen, "%s: timeout (no answer from the BMC)", what);
+		seterr(err, errlen, "%s: timeout (no answer from the BMC)",
+		       what);
 	else
 		seterr(err, errlen, "%s: %s", what, ipmi_ctx_errormsg(p->ctx));
 }
@@ -372,10 +398,11 @@ static int connect_bmc(struct ipmi_priv *p, unsigned int timeout_ms, char *err,
 		snprintf(host, sizeof(host), "%s:%u", p->host, p->port);
 	if (!retrans)
 		retrans = 1;
-	if (ipmi_ctx_open_outofband_2_0(p->ctx, host, p->user[0] ? p->user : NULL,
-					p->pass[0] ? p->pass : NULL, NULL, 0,
-					p->privilege, p->cipher, timeout_ms, retrans,
-					p->workarounds, IPMI_FLAGS_DEFAULT) < 0) {
+	if (ipmi_ctx_open_outofband_2_0(
+		    p->ctx, host, p->user[0] ? p->user : NULL,
+		    p->pass[0] ? p->pass : NULL, NULL, 0, p->privilege,
+		    p->cipher, timeout_ms, retrans, p->workarounds,
+		    IPMI_FLAGS_DEFAULT) < 0) {
 		int e = ipmi_ctx_errnum(p->ctx);
 
 		switch (e) {
@@ -383,8 +410,8 @@ static int connect_bmc(struct ipmi_priv *p, unsigned int timeout_ms, char *err,
 		case IPMI_ERR_PASSWORD_INVALID:
 		case IPMI_ERR_PASSWORD_VERIFICATION_TIMEOUT:
 		case IPMI_ERR_K_G_INVALID:
-			seterr(err, errlen, "%s: authentication failed: %s", host,
-			       ipmi_ctx_errormsg(p->ctx));
+			seterr(err, errlen, "%s: authentication failed: %s",
+			       host, ipmi_ctx_errormsg(p->ctx));
 			break;
 		case IPMI_ERR_PRIVILEGE_LEVEL_INSUFFICIENT:
 		case IPMI_ERR_PRIVILEGE_LEVEL_CANNOT_BE_OBTAINED:
@@ -393,11 +420,13 @@ static int connect_bmc(struct ipmi_priv *p, unsigned int timeout_ms, char *err,
 			break;
 		case IPMI_ERR_SESSION_TIMEOUT:
 		case IPMI_ERR_CONNECTION_TIMEOUT:
-			seterr(err, errlen, "%s: timeout (no answer from the BMC in %u ms)",
+			seterr(err, errlen,
+			       "%s: timeout (no answer from the BMC in %u ms)",
 			       host, timeout_ms);
 			break;
 		default:
-			seterr(err, errlen, "%s: %s", host, ipmi_ctx_errormsg(p->ctx));
+			seterr(err, errlen, "%s: %s", host,
+			       ipmi_ctx_errormsg(p->ctx));
 		}
 		ipmi_ctx_destroy(p->ctx);
 		p->ctx = NULL;
@@ -405,7 +434,8 @@ static int connect_bmc(struct ipmi_priv *p, unsigned int timeout_ms, char *err,
 	}
 	p->sread = ipmi_sensor_read_ctx_create(p->ctx);
 	if (!p->sread) {
-		seterr(err, errlen, "ipmi_sensor_read_ctx_create: %s", strerror(errno));
+		seterr(err, errlen, "ipmi_sensor_read_ctx_create: %s",
+		       strerror(errno));
 		disconnect(p);
 		return -1;
 	}
@@ -440,7 +470,8 @@ static int get_record(struct ipmi_priv *p, fiid_obj_t rs, uint16_t resv,
 
 		fiid_obj_clear(rs);
 		if (ipmi_cmd_get_sdr(p->ctx, resv, id, off, want, rs) < 0) {
-			cmd_err(p, rs, IPMI_NET_FN_STORAGE_RQ, "Get SDR", err, errlen);
+			cmd_err(p, rs, IPMI_NET_FN_STORAGE_RQ, "Get SDR", err,
+				errlen);
 			return -1;
 		}
 		n = fiid_obj_get_data(rs, "record_data", buf + off, want);
@@ -459,13 +490,20 @@ static int get_record(struct ipmi_priv *p, fiid_obj_t rs, uint16_t resv,
 static const char *unit_name(uint8_t u)
 {
 	switch (u) {
-	case IPMI_SENSOR_UNIT_DEGREES_C: return "degrees C";
-	case IPMI_SENSOR_UNIT_VOLTS: return "volts";
-	case IPMI_SENSOR_UNIT_AMPS: return "amps";
-	case IPMI_SENSOR_UNIT_WATTS: return "watts";
-	case IPMI_SENSOR_UNIT_JOULES: return "joules";
-	case IPMI_SENSOR_UNIT_RPM: return "RPM";
-	case IPMI_SENSOR_UNIT_UNSPECIFIED: return "unspecified";
+	case IPMI_SENSOR_UNIT_DEGREES_C:
+		return "degrees C";
+	case IPMI_SENSOR_UNIT_VOLTS:
+		return "volts";
+	case IPMI_SENSOR_UNIT_AMPS:
+		return "amps";
+	case IPMI_SENSOR_UNIT_WATTS:
+		return "watts";
+	case IPMI_SENSOR_UNIT_JOULES:
+		return "joules";
+	case IPMI_SENSOR_UNIT_RPM:
+		return "RPM";
+	case IPMI_SENSOR_UNIT_UNSPECIFIED:
+		return "unspecified";
 	}
 	return "not watts";
 }
@@ -474,15 +512,17 @@ static const char *unit_name(uint8_t u)
  * Whether a full or compact record reads watts: threshold-based, analog,
  * base unit watts, no modifier or rate, not a percentage.
  */
-static bool is_watts(struct ipmi_priv *p, const struct ipmi_rec *r, uint8_t *unit)
+static bool is_watts(struct ipmi_priv *p, const struct ipmi_rec *r,
+		     uint8_t *unit)
 {
 	uint8_t pct, mod, rate, base, modunit, evt;
 
-	if (ipmi_sdr_parse_sensor_units(p->sdr, r->data, r->len, &pct, &mod, &rate,
-					&base, &modunit) < 0)
+	if (ipmi_sdr_parse_sensor_units(p->sdr, r->data, r->len, &pct, &mod,
+					&rate, &base, &modunit) < 0)
 		return false;
 	*unit = base;
-	if (ipmi_sdr_parse_event_reading_type_code(p->sdr, r->data, r->len, &evt) < 0)
+	if (ipmi_sdr_parse_event_reading_type_code(p->sdr, r->data, r->len,
+						   &evt) < 0)
 		return false;
 	return base == IPMI_SENSOR_UNIT_WATTS && !pct && !rate &&
 	       mod == IPMI_SDR_MODIFIER_UNIT_NONE && evt == 0x01;
@@ -511,7 +551,8 @@ static int fetch_records(struct ipmi_priv *p, char *err, size_t errlen)
 		return -1;
 	}
 	if (ipmi_cmd_get_sdr_repository_info(p->ctx, rs) < 0) {
-		cmd_err(p, rs, IPMI_NET_FN_STORAGE_RQ, "Get SDR Repository Info", err, errlen);
+		cmd_err(p, rs, IPMI_NET_FN_STORAGE_RQ,
+			"Get SDR Repository Info", err, errlen);
 		goto out;
 	}
 	if (fiid_obj_get(rs, "most_recent_addition_timestamp", &added) <= 0 ||
@@ -525,7 +566,8 @@ static int fetch_records(struct ipmi_priv *p, char *err, size_t errlen)
 	}
 restart:
 	if (++attempts > 3) {
-		seterr(err, errlen, "SDR repository: reservation cancelled 3 times");
+		seterr(err, errlen,
+		       "SDR repository: reservation cancelled 3 times");
 		goto out;
 	}
 	fiid_obj_destroy(rs);
@@ -537,7 +579,8 @@ restart:
 	if (ipmi_cmd_reserve_sdr_repository(p->ctx, rs) < 0) {
 		/* Reservation is optional: 0 works where it is not supported. */
 		if (ipmi_ctx_errnum(p->ctx) != IPMI_ERR_BAD_COMPLETION_CODE) {
-			cmd_err(p, rs, IPMI_NET_FN_STORAGE_RQ, "Reserve SDR Repository", err, errlen);
+			cmd_err(p, rs, IPMI_NET_FN_STORAGE_RQ,
+				"Reserve SDR Repository", err, errlen);
 			goto out;
 		}
 		resv = 0;
@@ -559,12 +602,14 @@ restart:
 		int idlen;
 
 		if (now_ms() - t0 > SDR_FETCH_MS) {
-			seterr(err, errlen, "SDR repository: fetch longer than %d ms",
+			seterr(err, errlen,
+			       "SDR repository: fetch longer than %d ms",
 			       SDR_FETCH_MS);
 			goto out;
 		}
 		if (get_record(p, rs, resv, id, &next, &r, err, errlen) < 0) {
-			if (ipmi_ctx_errnum(p->ctx) == IPMI_ERR_BAD_COMPLETION_CODE &&
+			if (ipmi_ctx_errnum(p->ctx) ==
+				    IPMI_ERR_BAD_COMPLETION_CODE &&
 			    cc_is(rs, IPMI_COMP_CODE_RESERVATION_CANCELLED))
 				goto restart;
 			goto out;
@@ -576,7 +621,8 @@ restart:
 		    type != IPMI_SDR_FORMAT_COMPACT_SENSOR_RECORD)
 			continue;
 		memset(r.id, 0, sizeof(r.id));
-		idlen = ipmi_sdr_parse_id_string(p->sdr, r.data, r.len, r.id, SDR_ID_MAX);
+		idlen = ipmi_sdr_parse_id_string(p->sdr, r.data, r.len, r.id,
+						 SDR_ID_MAX);
 		if (idlen < 0)
 			continue;
 		r.id[idlen < SDR_ID_MAX ? idlen : SDR_ID_MAX] = 0;
@@ -591,7 +637,8 @@ restart:
 			if (!is_watts(p, &r, &u))
 				continue;
 			if (nall == JMD_MAX_SAMPLES) {
-				seterr(err, errlen, "sensor_type = power: more than %d sensors in watts",
+				seterr(err, errlen,
+				       "sensor_type = power: more than %d sensors in watts",
 				       JMD_MAX_SAMPLES);
 				goto out;
 			}
@@ -608,19 +655,22 @@ restart:
 	}
 	if (p->type_power) {
 		if (!nall) {
-			seterr(err, errlen, "sensor_type = power: no sensor in watts (the BMC has: %s)",
+			seterr(err, errlen,
+			       "sensor_type = power: no sensor in watts (the BMC has: %s)",
 			       seen[0] ? seen : "none");
 			goto out;
 		}
 	} else {
 		for (size_t i = 0; i < p->nsensor; i++) {
 			if (!found[i]) {
-				seterr(err, errlen, "sensor '%s' not found (the BMC has: %s)",
+				seterr(err, errlen,
+				       "sensor '%s' not found (the BMC has: %s)",
 				       p->sensor[i], seen[0] ? seen : "none");
 				goto out;
 			}
 			if (!is_watts(p, &all[i], &unit[i])) {
-				seterr(err, errlen, "sensor '%s': unit is %s, not watts",
+				seterr(err, errlen,
+				       "sensor '%s': unit is %s, not watts",
 				       p->sensor[i], unit_name(unit[i]));
 				goto out;
 			}
@@ -654,26 +704,33 @@ static int read_dcmi(struct ipmi_priv *p, double *w, char *why, size_t whylen,
 		seterr(err, errlen, "out of memory");
 		return -1;
 	}
-	if (ipmi_cmd_dcmi_get_power_reading(p->ctx,
-					    IPMI_DCMI_POWER_READING_MODE_SYSTEM_POWER_STATISTICS,
-					    0, rs) < 0) {
+	if (ipmi_cmd_dcmi_get_power_reading(
+		    p->ctx,
+		    IPMI_DCMI_POWER_READING_MODE_SYSTEM_POWER_STATISTICS, 0,
+		    rs) < 0) {
 		if (ipmi_ctx_errnum(p->ctx) == IPMI_ERR_BAD_COMPLETION_CODE ||
-		    ipmi_ctx_errnum(p->ctx) == IPMI_ERR_COMMAND_INVALID_OR_UNSUPPORTED ||
-		    ipmi_ctx_errnum(p->ctx) == IPMI_ERR_PRIVILEGE_LEVEL_INSUFFICIENT) {
-			cmd_err(p, rs, IPMI_NET_FN_GROUP_EXTENSION_RQ, "DCMI Get Power Reading", why, whylen);
+		    ipmi_ctx_errnum(p->ctx) ==
+			    IPMI_ERR_COMMAND_INVALID_OR_UNSUPPORTED ||
+		    ipmi_ctx_errnum(p->ctx) ==
+			    IPMI_ERR_PRIVILEGE_LEVEL_INSUFFICIENT) {
+			cmd_err(p, rs, IPMI_NET_FN_GROUP_EXTENSION_RQ,
+				"DCMI Get Power Reading", why, whylen);
 			ret = 0;
 		} else {
-			cmd_err(p, rs, IPMI_NET_FN_GROUP_EXTENSION_RQ, "DCMI Get Power Reading", err, errlen);
+			cmd_err(p, rs, IPMI_NET_FN_GROUP_EXTENSION_RQ,
+				"DCMI Get Power Reading", err, errlen);
 		}
 		goto out;
 	}
 	if (fiid_obj_get(rs, "current_power", &cur) <= 0 ||
-	    fiid_obj_get(rs, "power_reading_state.power_measurement", &active) <= 0) {
+	    fiid_obj_get(rs, "power_reading_state.power_measurement",
+			 &active) <= 0) {
 		seterr(err, errlen, "DCMI Get Power Reading: short answer");
 		goto out;
 	}
 	if (!active) {
-		seterr(why, whylen, "DCMI Get Power Reading: reading unavailable (power measurement not active)");
+		seterr(why, whylen,
+		       "DCMI Get Power Reading: reading unavailable (power measurement not active)");
 		ret = 0;
 		goto out;
 	}
@@ -720,7 +777,9 @@ static int read_sensor(struct ipmi_priv *p, const struct ipmi_rec *r, double *w,
 		seterr(err, errlen, "sensor '%s': reading unavailable", r->id);
 		break;
 	case IPMI_SENSOR_READ_ERR_SENSOR_SCANNING_DISABLED:
-		seterr(err, errlen, "sensor '%s': reading unavailable (scanning disabled)", r->id);
+		seterr(err, errlen,
+		       "sensor '%s': reading unavailable (scanning disabled)",
+		       r->id);
 		break;
 	default:
 		seterr(err, errlen, "sensor '%s': %s", r->id,
@@ -756,7 +815,8 @@ static int ipmi_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 			goto fail;
 		if (r > 0) {
 			p->src = SRC_DCMI;
-			out[0] = (struct jmd_sample){ .kind = JMD_POWER, .value = w };
+			out[0] = (struct jmd_sample){ .kind = JMD_POWER,
+						      .value = w };
 			snprintf(out[0].label, sizeof(out[0].label), "DCMI");
 			*n = 1;
 			return 0;
@@ -764,8 +824,10 @@ static int ipmi_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 		if (p->dcmi == DCMI_YES || p->src == SRC_DCMI ||
 		    (!p->nsensor && !p->type_power)) {
 			seterr(err, errlen, "%s%s", why,
-			       p->dcmi == DCMI_AUTO && !p->nsensor && !p->type_power ?
-			       "; no sensor configured to fall back on" : "");
+			       p->dcmi == DCMI_AUTO && !p->nsensor &&
+					       !p->type_power ?
+				       "; no sensor configured to fall back on" :
+				       "");
 			return -1;
 		}
 		/* dcmi = auto: the sensors from now on. */
@@ -773,13 +835,16 @@ static int ipmi_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 	}
 
 	if (now_ms() - t0 > in->timeout_ms) {
-		seterr(err, errlen, "timeout (%u ms) before the sensors were read", in->timeout_ms);
+		seterr(err, errlen,
+		       "timeout (%u ms) before the sensors were read",
+		       in->timeout_ms);
 		goto fail;
 	}
 	if (p->fresh || !p->have_recs) {
 		if (fetch_records(p, err, errlen) < 0) {
 			if (ipmi_ctx_errnum(p->ctx) != IPMI_ERR_SUCCESS &&
-			    ipmi_ctx_errnum(p->ctx) != IPMI_ERR_BAD_COMPLETION_CODE)
+			    ipmi_ctx_errnum(p->ctx) !=
+				    IPMI_ERR_BAD_COMPLETION_CODE)
 				goto fail;
 			return -1;
 		}
@@ -789,7 +854,8 @@ static int ipmi_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 		bool fatal;
 
 		if (i && now_ms() - t0 > in->timeout_ms) {
-			seterr(err, errlen, "timeout (%u ms) after %zu of %zu sensors",
+			seterr(err, errlen,
+			       "timeout (%u ms) after %zu of %zu sensors",
 			       in->timeout_ms, i, p->nrec);
 			*n = 0;
 			goto fail;
@@ -801,7 +867,8 @@ static int ipmi_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 			return -1;
 		}
 		out[i] = (struct jmd_sample){ .kind = JMD_POWER, .value = w };
-		snprintf(out[i].label, sizeof(out[i].label), "%s", p->rec[i].id);
+		snprintf(out[i].label, sizeof(out[i].label), "%s",
+			 p->rec[i].id);
 		*n = i + 1;
 	}
 	return 0;

@@ -15,8 +15,8 @@
 #include <OpenIPMI/serv.h>
 #include <OpenIPMI/mcserv.h>
 
-#define DCMI_GROUP		0xdc
-#define DCMI_GET_POWER_READING	0x02
+#define DCMI_GROUP 0xdc
+#define DCMI_GET_POWER_READING 0x02
 
 static char power_file[256];
 
@@ -37,7 +37,7 @@ static void dcmi_handler(lmc_data_t *mc, msg_t *msg, unsigned char *rdata,
 	(void)mc;
 	(void)cb_data;
 	if (msg->cmd != DCMI_GET_POWER_READING) {
-		rdata[0] = 0xc1;	/* invalid command */
+		rdata[0] = 0xc1; /* invalid command */
 		*rdata_len = 1;
 		return;
 	}
@@ -48,19 +48,19 @@ static void dcmi_handler(lmc_data_t *mc, msg_t *msg, unsigned char *rdata,
 		fclose(f);
 	}
 	if (!f) {
-		rdata[0] = 0xd5;	/* cannot be executed now */
+		rdata[0] = 0xd5; /* cannot be executed now */
 		*rdata_len = 1;
 		return;
 	}
 	memset(rdata, 0, 19);
 	rdata[0] = 0x00;
 	rdata[1] = DCMI_GROUP;
-	put16(rdata + 2, w);	/* current */
-	put16(rdata + 4, w);	/* minimum over the period */
-	put16(rdata + 6, w);	/* maximum */
-	put16(rdata + 8, w);	/* average */
+	put16(rdata + 2, w); /* current */
+	put16(rdata + 4, w); /* minimum over the period */
+	put16(rdata + 6, w); /* maximum */
+	put16(rdata + 8, w); /* average */
 	/* time stamp (4) and period (4) left 0 */
-	rdata[18] = active ? 0x40 : 0x00;	/* power measurement active */
+	rdata[18] = active ? 0x40 : 0x00; /* power measurement active */
 	*rdata_len = 19;
 }
 
@@ -78,6 +78,7 @@ int ipmi_sim_module_init(sys_data_t *sys, const char *options)
 	if (!options || strlen(options) >= sizeof(power_file))
 		return -1;
 	strcpy(power_file, options);
-	ipmi_emu_register_group_extension_handler(DCMI_GROUP, dcmi_handler, NULL);
+	ipmi_emu_register_group_extension_handler(DCMI_GROUP, dcmi_handler,
+						  NULL);
 	return 0;
 }

@@ -43,12 +43,13 @@
 #define DCMI_EXT "build/dcmi_ext.so"
 #endif
 
-#define USER		"jmeter"
-#define PASS		"s3cret"
-#define POLL_MS		50	/* ipmi_sim's poll of the value files */
-#define SETTLE_US	(4 * POLL_MS * 1000)	/* a written value is served after this */
-#define TIMEOUT_MS	1000	/* the input's timeout in the fault tests */
-#define MARGIN_MS	500	/* what a timed-out read may take beyond it */
+#define USER "jmeter"
+#define PASS "s3cret"
+#define POLL_MS 50 /* ipmi_sim's poll of the value files */
+#define SETTLE_US \
+	(4 * POLL_MS * 1000) /* a written value is served after this */
+#define TIMEOUT_MS 1000 /* the input's timeout in the fault tests */
+#define MARGIN_MS 500 /* what a timed-out read may take beyond it */
 
 /* The SDR linearization of a sensor: y = (M x + B 10^Bexp) 10^Rexp. */
 struct lin {
@@ -60,7 +61,8 @@ static const struct lin PSU2 = { 3, -20, 0, 0 };
 
 static double watts(const struct lin *l, int raw)
 {
-	return (l->m * (double)raw + l->b * pow(10, l->bexp)) * pow(10, l->rexp);
+	return (l->m * (double)raw + l->b * pow(10, l->bexp)) *
+	       pow(10, l->rexp);
 }
 
 static double one_count(const struct lin *l)
@@ -115,7 +117,8 @@ static bool udp_bound(int port)
 	return found;
 }
 
-static void path_of(const struct sim *s, const char *name, char *buf, size_t len)
+static void path_of(const struct sim *s, const char *name, char *buf,
+		    size_t len)
 {
 	snprintf(buf, len, "%s/%s", s->dir, name);
 }
@@ -152,31 +155,44 @@ static void sdr_full(FILE *f, int num, int stype, int unit, const struct lin *l,
 	unsigned char r[64];
 	int n = 0, b = l->b & 0x3ff, m = l->m & 0x3ff;
 
-	r[n++] = 0; r[n++] = 0;		/* record id: the repository assigns */
-	r[n++] = 0x51;			/* SDR version */
-	r[n++] = 0x01;			/* full sensor record */
-	r[n++] = 0;			/* length, below */
-	r[n++] = 0x20; r[n++] = 0; r[n++] = num;	/* owner, LUN, number */
-	r[n++] = 0x0a; r[n++] = num;	/* entity: power supply, instance */
-	r[n++] = 0x67;			/* init: scanning, events, type; scanning on */
-	r[n++] = 0x40;			/* capabilities: auto re-arm, no thresholds */
-	r[n++] = stype; r[n++] = 0x01;	/* sensor type; threshold-based */
+	r[n++] = 0;
+	r[n++] = 0; /* record id: the repository assigns */
+	r[n++] = 0x51; /* SDR version */
+	r[n++] = 0x01; /* full sensor record */
+	r[n++] = 0; /* length, below */
+	r[n++] = 0x20;
+	r[n++] = 0;
+	r[n++] = num; /* owner, LUN, number */
+	r[n++] = 0x0a;
+	r[n++] = num; /* entity: power supply, instance */
+	r[n++] = 0x67; /* init: scanning, events, type; scanning on */
+	r[n++] = 0x40; /* capabilities: auto re-arm, no thresholds */
+	r[n++] = stype;
+	r[n++] = 0x01; /* sensor type; threshold-based */
 	for (int i = 0; i < 6; i++)
-		r[n++] = 0;		/* event masks, readable thresholds */
-	r[n++] = 0x00;			/* unsigned, no rate, no modifier */
-	r[n++] = unit; r[n++] = 0;	/* base unit, modifier unit */
-	r[n++] = 0x00;			/* linear */
-	r[n++] = m & 0xff; r[n++] = (m >> 8) << 6;
-	r[n++] = b & 0xff; r[n++] = (b >> 8) << 6;
-	r[n++] = 0;			/* accuracy, direction */
+		r[n++] = 0; /* event masks, readable thresholds */
+	r[n++] = 0x00; /* unsigned, no rate, no modifier */
+	r[n++] = unit;
+	r[n++] = 0; /* base unit, modifier unit */
+	r[n++] = 0x00; /* linear */
+	r[n++] = m & 0xff;
+	r[n++] = (m >> 8) << 6;
+	r[n++] = b & 0xff;
+	r[n++] = (b >> 8) << 6;
+	r[n++] = 0; /* accuracy, direction */
 	r[n++] = ((l->rexp & 0xf) << 4) | (l->bexp & 0xf);
-	r[n++] = 0;			/* analog flags */
-	r[n++] = 0; r[n++] = 0; r[n++] = 0;	/* nominal, normal max, min */
-	r[n++] = 0xff; r[n++] = 0;	/* sensor max, min */
+	r[n++] = 0; /* analog flags */
+	r[n++] = 0;
+	r[n++] = 0;
+	r[n++] = 0; /* nominal, normal max, min */
+	r[n++] = 0xff;
+	r[n++] = 0; /* sensor max, min */
 	for (int i = 0; i < 8; i++)
-		r[n++] = 0;		/* thresholds, hystereses */
-	r[n++] = 0; r[n++] = 0; r[n++] = 0;	/* reserved, OEM */
-	r[n++] = 0xc0 | strlen(id);	/* 8-bit ASCII id */
+		r[n++] = 0; /* thresholds, hystereses */
+	r[n++] = 0;
+	r[n++] = 0;
+	r[n++] = 0; /* reserved, OEM */
+	r[n++] = 0xc0 | strlen(id); /* 8-bit ASCII id */
 	for (const char *c = id; *c; c++)
 		r[n++] = *c;
 	r[4] = n - 5;
@@ -186,18 +202,19 @@ static void sdr_full(FILE *f, int num, int stype, int unit, const struct lin *l,
 	fprintf(f, "\n");
 }
 
-static void sensor(FILE *f, const struct sim *s, int num, int stype, const char *file,
-		   bool scanning)
+static void sensor(FILE *f, const struct sim *s, int num, int stype,
+		   const char *file, bool scanning)
 {
 	fprintf(f, "sensor_add 0x20 0 %d 0x%02x 0x01 poll %d file \"%s/%s\"\n",
 		num, stype, POLL_MS, s->dir, file);
-	fprintf(f, "sensor_set_event_support 0x20 0 %d enable %s per-state "
-		"000000000000000 000000000000000 000000000000000 000000000000000\n", num,
-		scanning ? "scanning" : "no-scanning");
+	fprintf(f,
+		"sensor_set_event_support 0x20 0 %d enable %s per-state "
+		"000000000000000 000000000000000 000000000000000 000000000000000\n",
+		num, scanning ? "scanning" : "no-scanning");
 }
 
-#define SIM_DCMI	1	/* dcmi_ext.so answers DCMI from the file "dcmi" */
-#define SIM_PSU2_OFF	2	/* PSU2's scanning disabled: no reading */
+#define SIM_DCMI 1 /* dcmi_ext.so answers DCMI from the file "dcmi" */
+#define SIM_PSU2_OFF 2 /* PSU2's scanning disabled: no reading */
 
 /*
  * Start ipmi_sim under base/ (a directory of its own): user USER/PASS with
@@ -226,8 +243,8 @@ static int sim_start(struct sim *s, const char *base, int flags, int port)
 	path_of(s, "state", state, sizeof(state));
 	path_of(s, "sim.log", log, sizeof(log));
 	mkdir(state, 0700);
-	if (put_raw(s, "psu1", 0) || put_raw(s, "psu2", 10) || put_raw(s, "temp", 25) ||
-	    put_file(s, "dcmi", "0\n"))
+	if (put_raw(s, "psu1", 0) || put_raw(s, "psu2", 10) ||
+	    put_raw(s, "temp", 25) || put_file(s, "dcmi", "0\n"))
 		return -1;
 
 	f = fopen(conf, "w");
@@ -236,13 +253,15 @@ static int sim_start(struct sim *s, const char *base, int flags, int port)
 	fprintf(f, "name \"joules\"\n");
 	if (dcmi)
 		fprintf(f, "loadlib \"%s\" \"%s/dcmi\"\n", DCMI_EXT, s->dir);
-	fprintf(f, "startlan 1\n  addr 127.0.0.1 %d\n  priv_limit admin\n", s->port);
+	fprintf(f, "startlan 1\n  addr 127.0.0.1 %d\n  priv_limit admin\n",
+		s->port);
 	fprintf(f, "  allowed_auths_callback none md2 md5 straight\n"
 		   "  allowed_auths_user none md2 md5 straight\n"
 		   "  allowed_auths_operator none md2 md5 straight\n"
 		   "  allowed_auths_admin none md2 md5 straight\n"
 		   "  guid a123456789abcdefa123456789abcdef\nendlan\n");
-	fprintf(f, "user 2 true \"%s\" \"%s\" admin 10 none md2 md5 straight\n", USER, PASS);
+	fprintf(f, "user 2 true \"%s\" \"%s\" admin 10 none md2 md5 straight\n",
+		USER, PASS);
 	if (fclose(f))
 		return -1;
 
@@ -252,7 +271,7 @@ static int sim_start(struct sim *s, const char *base, int flags, int port)
 	fprintf(f, "mc_setbmc 0x20\n"
 		   "mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02\n"
 		   "sel_enable 0x20 1000 0x0a\n");
-	sensor(f, s, 1, 0x03, "psu1", true);	/* current-type sensor in watts */
+	sensor(f, s, 1, 0x03, "psu1", true); /* current-type sensor in watts */
 	sdr_full(f, 1, 0x03, 6, &PSU1, "PSU1");
 	sensor(f, s, 2, 0x03, "psu2", !(flags & SIM_PSU2_OFF));
 	sdr_full(f, 2, 0x03, 6, &PSU2, "PSU2");
@@ -273,8 +292,8 @@ static int sim_start(struct sim *s, const char *base, int flags, int port)
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
-		execlp("ipmi_sim", "ipmi_sim", "-n", "-c", conf, "-f", emu, "-s", state,
-		       (char *)NULL);
+		execlp("ipmi_sim", "ipmi_sim", "-n", "-c", conf, "-f", emu,
+		       "-s", state, (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 500; i++) {
@@ -307,7 +326,8 @@ static const char *base_dir(void)
 	return d ? d : "/tmp";
 }
 
-FIXTURE(ipmi) {
+FIXTURE(ipmi)
+{
 	struct sim sim;
 	struct jmd_input in;
 	char err[256];
@@ -360,7 +380,8 @@ static int set_port(struct jmd_input *in, int port, char *err, size_t errlen)
 	return in->be->set(in, "port", buf, err, errlen);
 }
 
-#define SESSION "host", "127.0.0.1", "username", USER, "password", PASS, \
+#define SESSION                                                  \
+	"host", "127.0.0.1", "username", USER, "password", PASS, \
 		"cipher_suite_id", "3", "workarounds", "opensesspriv"
 
 TEST_F(ipmi, power_trace_one_sensor)
@@ -371,10 +392,13 @@ TEST_F(ipmi, power_trace_one_sensor)
 
 	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
-			       "sensor", "PSU1", NULL)) TH_LOG("%s", self->err);
-	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err, sizeof(self->err)))
-		TH_LOG("%s", self->err);
+			       "sensor", "PSU1", NULL))
+	TH_LOG("%s", self->err);
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err,
+			      sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err,
+					   sizeof(self->err)))
+	TH_LOG("%s", self->err);
 	for (size_t i = 0; i < sizeof(trace) / sizeof(trace[0]); i++) {
 		double want = watts(&PSU1, trace[i]);
 		uint64_t t0;
@@ -383,49 +407,62 @@ TEST_F(ipmi, power_trace_one_sensor)
 		ASSERT_EQ(0, put_raw(&self->sim, "psu1", trace[i]));
 		usleep(SETTLE_US);
 		t0 = now_ms();
-		r = jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err));
-		TH_LOG("raw %d: read in %llu ms", trace[i], (unsigned long long)(now_ms() - t0));
-		if (!CHECK(r == 0 && n == 1, "raw %d: %s (n %zu)", trace[i], self->err, n))
+		r = jmd_ipmi_backend.read(&self->in, out, &n, self->err,
+					  sizeof(self->err));
+		TH_LOG("raw %d: read in %llu ms", trace[i],
+		       (unsigned long long)(now_ms() - t0));
+		if (!CHECK(r == 0 && n == 1, "raw %d: %s (n %zu)", trace[i],
+			   self->err, n))
 			continue;
 		CHECK(out[0].kind == JMD_POWER, "kind %d", out[0].kind);
-		CHECK(!strcmp(out[0].label, "PSU1"), "label '%s'", out[0].label);
+		CHECK(!strcmp(out[0].label, "PSU1"), "label '%s'",
+		      out[0].label);
 		CHECK(fabs(out[0].value - want) <= one_count(&PSU1),
-		      "raw %d: %.3f W, expected %.3f W +- %.1f", trace[i], out[0].value,
-		      want, one_count(&PSU1));
+		      "raw %d: %.3f W, expected %.3f W +- %.1f", trace[i],
+		      out[0].value, want, one_count(&PSU1));
 	}
 }
 
 TEST_F(ipmi, two_sensors_summed)
 {
-	static const int trace[][2] = { { 10, 10 }, { 100, 7 }, { 200, 150 }, { 255, 255 } };
+	static const int trace[][2] = {
+		{ 10, 10 }, { 100, 7 }, { 200, 150 }, { 255, 255 }
+	};
 	struct jmd_sample out[JMD_MAX_SAMPLES];
 	size_t n;
 
 	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
-			       "sensor", "PSU1", "sensor", "PSU2", NULL)) TH_LOG("%s", self->err);
-	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err, sizeof(self->err)))
-		TH_LOG("%s", self->err);
+			       "sensor", "PSU1", "sensor", "PSU2", NULL))
+	TH_LOG("%s", self->err);
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err,
+			      sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err,
+					   sizeof(self->err)))
+	TH_LOG("%s", self->err);
 	for (size_t i = 0; i < sizeof(trace) / sizeof(trace[0]); i++) {
-		double w1 = watts(&PSU1, trace[i][0]), w2 = watts(&PSU2, trace[i][1]);
+		double w1 = watts(&PSU1, trace[i][0]),
+		       w2 = watts(&PSU2, trace[i][1]);
 
 		ASSERT_EQ(0, put_raw(&self->sim, "psu1", trace[i][0]));
 		ASSERT_EQ(0, put_raw(&self->sim, "psu2", trace[i][1]));
 		usleep(SETTLE_US);
 		if (!CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err,
-						 sizeof(self->err)) == 0 && n == 2,
+						 sizeof(self->err)) == 0 &&
+				   n == 2,
 			   "%s (n %zu)", self->err, n))
 			continue;
-		CHECK(!strcmp(out[0].label, "PSU1") && !strcmp(out[1].label, "PSU2"),
+		CHECK(!strcmp(out[0].label, "PSU1") &&
+			      !strcmp(out[1].label, "PSU2"),
 		      "labels '%s' '%s'", out[0].label, out[1].label);
-		CHECK(fabs(out[0].value - w1) <= one_count(&PSU1), "PSU1 %.3f, expected %.3f",
-		      out[0].value, w1);
-		CHECK(fabs(out[1].value - w2) <= one_count(&PSU2), "PSU2 %.3f, expected %.3f",
-		      out[1].value, w2);
+		CHECK(fabs(out[0].value - w1) <= one_count(&PSU1),
+		      "PSU1 %.3f, expected %.3f", out[0].value, w1);
+		CHECK(fabs(out[1].value - w2) <= one_count(&PSU2),
+		      "PSU2 %.3f, expected %.3f", out[1].value, w2);
 		CHECK(fabs(out[0].value + out[1].value - (w1 + w2)) <=
-		      one_count(&PSU1) + one_count(&PSU2), "sum %.3f, expected %.3f",
-		      out[0].value + out[1].value, w1 + w2);
+			      one_count(&PSU1) + one_count(&PSU2),
+		      "sum %.3f, expected %.3f", out[0].value + out[1].value,
+		      w1 + w2);
 	}
 }
 
@@ -437,21 +474,25 @@ TEST_F(ipmi, sensor_type_power)
 
 	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
-			       "sensor_type", "power", NULL)) TH_LOG("%s", self->err);
-	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err, sizeof(self->err)));
+			       "sensor_type", "power", NULL))
+	TH_LOG("%s", self->err);
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err,
+			      sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err,
+					   sizeof(self->err)));
 	ASSERT_EQ(0, put_raw(&self->sim, "psu1", 80));
 	ASSERT_EQ(0, put_raw(&self->sim, "psu2", 90));
 	usleep(SETTLE_US);
-	ASSERT_EQ(0, jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err)))
-		TH_LOG("%s", self->err);
+	ASSERT_EQ(0, jmd_ipmi_backend.read(&self->in, out, &n, self->err,
+					   sizeof(self->err)))
+	TH_LOG("%s", self->err);
 	ASSERT_EQ(2, n);
 	CHECK(!strcmp(out[0].label, "PSU1") && !strcmp(out[1].label, "PSU2"),
 	      "labels '%s' '%s'", out[0].label, out[1].label);
-	CHECK(fabs(out[0].value - watts(&PSU1, 80)) <= one_count(&PSU1), "PSU1 %.3f",
-	      out[0].value);
-	CHECK(fabs(out[1].value - watts(&PSU2, 90)) <= one_count(&PSU2), "PSU2 %.3f",
-	      out[1].value);
+	CHECK(fabs(out[0].value - watts(&PSU1, 80)) <= one_count(&PSU1),
+	      "PSU1 %.3f", out[0].value);
+	CHECK(fabs(out[1].value - watts(&PSU2, 90)) <= one_count(&PSU2),
+	      "PSU2 %.3f", out[1].value);
 }
 
 /* A wrong password: an authentication error within the timeout, not a hang. */
@@ -465,17 +506,21 @@ TEST_F(ipmi, wrong_password)
 	self->in.timeout_ms = TIMEOUT_MS;
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "password", "wrong", "sensor", "PSU1", NULL));
-	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err,
+			      sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err,
+					   sizeof(self->err)));
 	t0 = now_ms();
-	CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err)) == -1,
+	CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err,
+				    sizeof(self->err)) == -1,
 	      "read succeeded with a wrong password");
 	dt = now_ms() - t0;
 	TH_LOG("%llu ms: %s", (unsigned long long)dt, self->err);
 	CHECK(n == 0, "n %zu", n);
-	CHECK(strstr(self->err, "authentication failed") != NULL, "error '%s'", self->err);
-	CHECK(dt <= TIMEOUT_MS + MARGIN_MS, "%llu ms > %d + %d", (unsigned long long)dt,
-	      TIMEOUT_MS, MARGIN_MS);
+	CHECK(strstr(self->err, "authentication failed") != NULL, "error '%s'",
+	      self->err);
+	CHECK(dt <= TIMEOUT_MS + MARGIN_MS, "%llu ms > %d + %d",
+	      (unsigned long long)dt, TIMEOUT_MS, MARGIN_MS);
 }
 
 /* A wrong user name: refused at once. */
@@ -488,11 +533,15 @@ TEST_F(ipmi, unknown_user)
 	self->in.timeout_ms = TIMEOUT_MS;
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "username", "nobody", "sensor", "PSU1", NULL));
-	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err, sizeof(self->err)));
-	CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err)) == -1,
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err,
+			      sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err,
+					   sizeof(self->err)));
+	CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err,
+				    sizeof(self->err)) == -1,
 	      "read succeeded as an unknown user");
-	CHECK(strstr(self->err, "authentication failed") != NULL, "error '%s'", self->err);
+	CHECK(strstr(self->err, "authentication failed") != NULL, "error '%s'",
+	      self->err);
 }
 
 /*
@@ -509,12 +558,15 @@ TEST_F(ipmi, bmc_stopped_then_back)
 	self->in.timeout_ms = TIMEOUT_MS;
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "sensor", "PSU1", NULL));
-	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err,
+			      sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err,
+					   sizeof(self->err)));
 	ASSERT_EQ(0, put_raw(&self->sim, "psu1", 40));
 	usleep(SETTLE_US);
-	ASSERT_EQ(0, jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err)))
-		TH_LOG("%s", self->err);
+	ASSERT_EQ(0, jmd_ipmi_backend.read(&self->in, out, &n, self->err,
+					   sizeof(self->err)))
+	TH_LOG("%s", self->err);
 
 	sim_stop(&self->sim);
 	for (int i = 0; i < 2; i++) {
@@ -526,7 +578,8 @@ TEST_F(ipmi, bmc_stopped_then_back)
 		dt = now_ms() - t0;
 		TH_LOG("%s session: %llu ms: %s", i ? "new" : "kept",
 		       (unsigned long long)dt, self->err);
-		CHECK(strstr(self->err, "timeout") != NULL, "error '%s'", self->err);
+		CHECK(strstr(self->err, "timeout") != NULL, "error '%s'",
+		      self->err);
 		CHECK(dt <= TIMEOUT_MS + MARGIN_MS, "%llu ms > %d + %d",
 		      (unsigned long long)dt, TIMEOUT_MS, MARGIN_MS);
 	}
@@ -535,9 +588,11 @@ TEST_F(ipmi, bmc_stopped_then_back)
 	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, port));
 	ASSERT_EQ(0, put_raw(&self->sim, "psu1", 120));
 	usleep(SETTLE_US);
-	ASSERT_EQ(0, jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err)))
-		TH_LOG("%s", self->err);
-	CHECK(n == 1 && fabs(out[0].value - watts(&PSU1, 120)) <= one_count(&PSU1),
+	ASSERT_EQ(0, jmd_ipmi_backend.read(&self->in, out, &n, self->err,
+					   sizeof(self->err)))
+	TH_LOG("%s", self->err);
+	CHECK(n == 1 && fabs(out[0].value - watts(&PSU1, 120)) <=
+				one_count(&PSU1),
 	      "after the restart: %.3f W", out[0].value);
 }
 
@@ -549,13 +604,18 @@ TEST_F(ipmi, sensor_not_found)
 	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "sensor", "PSU1", "sensor", "PSU9", NULL));
-	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err, sizeof(self->err)));
-	CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err)) == -1,
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err,
+			      sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err,
+					   sizeof(self->err)));
+	CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err,
+				    sizeof(self->err)) == -1,
 	      "read succeeded with a missing sensor");
 	TH_LOG("%s", self->err);
-	CHECK(strstr(self->err, "sensor 'PSU9' not found") != NULL, "error '%s'", self->err);
-	CHECK(strstr(self->err, "PSU1, PSU2, Inlet Temp") != NULL, "error '%s'", self->err);
+	CHECK(strstr(self->err, "sensor 'PSU9' not found") != NULL,
+	      "error '%s'", self->err);
+	CHECK(strstr(self->err, "PSU1, PSU2, Inlet Temp") != NULL, "error '%s'",
+	      self->err);
 }
 
 TEST_F(ipmi, sensor_not_watts)
@@ -566,12 +626,15 @@ TEST_F(ipmi, sensor_not_watts)
 	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "sensor", "Inlet Temp", NULL));
-	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err, sizeof(self->err)));
-	CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err)) == -1,
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err,
+			      sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err,
+					   sizeof(self->err)));
+	CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err,
+				    sizeof(self->err)) == -1,
 	      "read succeeded from a temperature");
-	CHECK(strstr(self->err, "unit is degrees C, not watts") != NULL, "error '%s'",
-	      self->err);
+	CHECK(strstr(self->err, "unit is degrees C, not watts") != NULL,
+	      "error '%s'", self->err);
 }
 
 /* A sensor whose scanning is disabled: "reading unavailable", the session kept. */
@@ -583,15 +646,18 @@ TEST_F(ipmi, reading_unavailable)
 	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), SIM_PSU2_OFF, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "sensor", "PSU1", "sensor", "PSU2", NULL));
-	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err,
+			      sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err,
+					   sizeof(self->err)));
 	usleep(SETTLE_US);
-	CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err)) == -1,
+	CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err,
+				    sizeof(self->err)) == -1,
 	      "read succeeded from a sensor not scanning");
 	TH_LOG("%s", self->err);
 	CHECK(n == 0, "n %zu", n);
-	CHECK(strstr(self->err, "sensor 'PSU2': reading unavailable") != NULL, "error '%s'",
-	      self->err);
+	CHECK(strstr(self->err, "sensor 'PSU2': reading unavailable") != NULL,
+	      "error '%s'", self->err);
 }
 
 /*
@@ -608,25 +674,32 @@ TEST_F(ipmi, dcmi_trace)
 	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), SIM_DCMI, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "privilege", "admin", "dcmi", "yes", NULL));
-	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err, sizeof(self->err)))
-		TH_LOG("%s", self->err);
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err,
+			      sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err,
+					   sizeof(self->err)))
+	TH_LOG("%s", self->err);
 	for (size_t i = 0; i < sizeof(trace) / sizeof(trace[0]); i++) {
 		char buf[16];
 
 		snprintf(buf, sizeof(buf), "%d\n", trace[i]);
 		ASSERT_EQ(0, put_file(&self->sim, "dcmi", buf));
 		if (!CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err,
-						 sizeof(self->err)) == 0 && n == 1,
+						 sizeof(self->err)) == 0 &&
+				   n == 1,
 			   "%d W: %s", trace[i], self->err))
 			continue;
-		CHECK(!strcmp(out[0].label, "DCMI"), "label '%s'", out[0].label);
-		CHECK(out[0].value == trace[i], "%.3f W, expected %d", out[0].value, trace[i]);
+		CHECK(!strcmp(out[0].label, "DCMI"), "label '%s'",
+		      out[0].label);
+		CHECK(out[0].value == trace[i], "%.3f W, expected %d",
+		      out[0].value, trace[i]);
 	}
 	ASSERT_EQ(0, put_file(&self->sim, "dcmi", "inactive\n"));
-	CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err)) == -1,
+	CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err,
+				    sizeof(self->err)) == -1,
 	      "read with the power measurement inactive");
-	CHECK(strstr(self->err, "reading unavailable") != NULL, "error '%s'", self->err);
+	CHECK(strstr(self->err, "reading unavailable") != NULL, "error '%s'",
+	      self->err);
 }
 
 /* dcmi = auto: DCMI where the BMC answers it, its label says so. */
@@ -637,12 +710,16 @@ TEST_F(ipmi, dcmi_auto_uses_dcmi)
 
 	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), SIM_DCMI, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
-			       "privilege", "admin", "dcmi", "auto", "sensor", "PSU1", NULL));
-	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err, sizeof(self->err)));
+			       "privilege", "admin", "dcmi", "auto", "sensor",
+			       "PSU1", NULL));
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err,
+			      sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err,
+					   sizeof(self->err)));
 	ASSERT_EQ(0, put_file(&self->sim, "dcmi", "777\n"));
-	ASSERT_EQ(0, jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err)))
-		TH_LOG("%s", self->err);
+	ASSERT_EQ(0, jmd_ipmi_backend.read(&self->in, out, &n, self->err,
+					   sizeof(self->err)))
+	TH_LOG("%s", self->err);
 	CHECK(n == 1 && !strcmp(out[0].label, "DCMI") && out[0].value == 777,
 	      "n %zu '%s' %.3f", n, out[0].label, out[0].value);
 }
@@ -655,16 +732,22 @@ TEST_F(ipmi, dcmi_auto_falls_back)
 
 	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
-			       "privilege", "admin", "dcmi", "auto", "sensor", "PSU1", NULL));
-	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err, sizeof(self->err)));
+			       "privilege", "admin", "dcmi", "auto", "sensor",
+			       "PSU1", NULL));
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err,
+			      sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err,
+					   sizeof(self->err)));
 	ASSERT_EQ(0, put_raw(&self->sim, "psu1", 64));
 	usleep(SETTLE_US);
 	for (int i = 0; i < 2; i++) {
-		ASSERT_EQ(0, jmd_ipmi_backend.read(&self->in, out, &n, self->err,
-						   sizeof(self->err))) TH_LOG("%s", self->err);
+		ASSERT_EQ(0,
+			  jmd_ipmi_backend.read(&self->in, out, &n, self->err,
+						sizeof(self->err)))
+		TH_LOG("%s", self->err);
 		CHECK(n == 1 && !strcmp(out[0].label, "PSU1") &&
-		      fabs(out[0].value - watts(&PSU1, 64)) <= one_count(&PSU1),
+			      fabs(out[0].value - watts(&PSU1, 64)) <=
+				      one_count(&PSU1),
 		      "n %zu '%s' %.3f", n, out[0].label, out[0].value);
 	}
 }
@@ -680,16 +763,20 @@ TEST_F(ipmi, dcmi_auto_privilege_falls_back)
 
 	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), SIM_DCMI, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
-			       "privilege", "user", "dcmi", "auto", "sensor", "PSU1", NULL));
-	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err, sizeof(self->err)));
+			       "privilege", "user", "dcmi", "auto", "sensor",
+			       "PSU1", NULL));
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err,
+			      sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err,
+					   sizeof(self->err)));
 	ASSERT_EQ(0, put_file(&self->sim, "dcmi", "777\n"));
 	ASSERT_EQ(0, put_raw(&self->sim, "psu1", 64));
 	usleep(SETTLE_US);
-	ASSERT_EQ(0, jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err)))
-		TH_LOG("%s", self->err);
+	ASSERT_EQ(0, jmd_ipmi_backend.read(&self->in, out, &n, self->err,
+					   sizeof(self->err)))
+	TH_LOG("%s", self->err);
 	CHECK(n == 1 && !strcmp(out[0].label, "PSU1") &&
-	      fabs(out[0].value - watts(&PSU1, 64)) <= one_count(&PSU1),
+		      fabs(out[0].value - watts(&PSU1, 64)) <= one_count(&PSU1),
 	      "n %zu '%s' %.3f", n, out[0].label, out[0].value);
 }
 
@@ -702,12 +789,16 @@ TEST_F(ipmi, dcmi_yes_without_dcmi)
 	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
 	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
 			       "privilege", "admin", "dcmi", "yes", NULL));
-	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err, sizeof(self->err)));
-	CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err, sizeof(self->err)) == -1,
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err,
+			      sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err,
+					   sizeof(self->err)));
+	CHECK(jmd_ipmi_backend.read(&self->in, out, &n, self->err,
+				    sizeof(self->err)) == -1,
 	      "DCMI read from a BMC without it");
 	TH_LOG("%s", self->err);
-	CHECK(strstr(self->err, "DCMI Get Power Reading") != NULL, "error '%s'", self->err);
+	CHECK(strstr(self->err, "DCMI Get Power Reading") != NULL, "error '%s'",
+	      self->err);
 }
 
 /* The configuration's errors, without a BMC. */
@@ -718,27 +809,39 @@ TEST_F(ipmi, config_errors)
 	size_t el = sizeof(self->err);
 
 	CHECK(in->be->set(in, "colour", "blue", e, el) == -1 &&
-	      strstr(e, "unknown key 'colour'"), "%s", e);
-	CHECK(in->be->set(in, "port", "x", e, el) == -1 && strstr(e, "port:"), "%s", e);
-	CHECK(in->be->set(in, "port", "70000", e, el) == -1, "port 70000 taken");
-	CHECK(in->be->set(in, "privilege", "root", e, el) == -1 && strstr(e, "privilege"),
+		      strstr(e, "unknown key 'colour'"),
 	      "%s", e);
-	CHECK(in->be->set(in, "cipher_suite_id", "5", e, el) == -1, "cipher suite 5 taken");
-	CHECK(in->be->set(in, "workarounds", "opensesspriv,bogus", e, el) == -1 &&
-	      strstr(e, "unknown 'bogus'"), "%s", e);
+	CHECK(in->be->set(in, "port", "x", e, el) == -1 && strstr(e, "port:"),
+	      "%s", e);
+	CHECK(in->be->set(in, "port", "70000", e, el) == -1,
+	      "port 70000 taken");
+	CHECK(in->be->set(in, "privilege", "root", e, el) == -1 &&
+		      strstr(e, "privilege"),
+	      "%s", e);
+	CHECK(in->be->set(in, "cipher_suite_id", "5", e, el) == -1,
+	      "cipher suite 5 taken");
+	CHECK(in->be->set(in, "workarounds", "opensesspriv,bogus", e, el) ==
+			      -1 &&
+		      strstr(e, "unknown 'bogus'"),
+	      "%s", e);
 	CHECK(in->be->set(in, "password", "123456789012345678901", e, el) == -1,
 	      "a 21-byte password taken");
-	CHECK(in->be->set(in, "dcmi", "maybe", e, el) == -1, "dcmi maybe taken");
+	CHECK(in->be->set(in, "dcmi", "maybe", e, el) == -1,
+	      "dcmi maybe taken");
 	CHECK(in->be->set(in, "sensor_type", "temperature", e, el) == -1,
 	      "sensor_type temperature taken");
-	CHECK(in->be->open(in, e, el) == -1 && strstr(e, "host: required"), "%s", e);
+	CHECK(in->be->open(in, e, el) == -1 && strstr(e, "host: required"),
+	      "%s", e);
 	CHECK(in->be->set(in, "host", "127.0.0.1", e, el) == 0, "%s", e);
 	CHECK(in->be->set(in, "dcmi", "no", e, el) == 0, "%s", e);
 	CHECK(in->be->open(in, e, el) == -1 && strstr(e, "no sensor"), "%s", e);
 	CHECK(in->be->set(in, "sensor", "PSU1", e, el) == 0, "%s", e);
-	CHECK(in->be->set(in, "sensor", "PSU1", e, el) == -1 && strstr(e, "twice"), "%s", e);
+	CHECK(in->be->set(in, "sensor", "PSU1", e, el) == -1 &&
+		      strstr(e, "twice"),
+	      "%s", e);
 	CHECK(in->be->set(in, "sensor_type", "power", e, el) == 0, "%s", e);
-	CHECK(in->be->open(in, e, el) == -1 && strstr(e, "one or the other"), "%s", e);
+	CHECK(in->be->open(in, e, el) == -1 && strstr(e, "one or the other"),
+	      "%s", e);
 }
 
 TEST_HARNESS_MAIN
