@@ -12,9 +12,12 @@
  * the repository's timestamps stay the same. A failed command closes the
  * session; the next read opens a new one.
  *
- * Time: every command is bounded by FreeIPMI's session timeout, set to the
- * input's timeout_ms (retransmitting every fifth of it), and a read stops
- * as soon as timeout_ms has passed between commands. Only the fetch of the
+ * Time: every command is bounded by FreeIPMI's session timeout, set to
+ * four fifths of the input's timeout_ms with a retransmission every fifth
+ * (FreeIPMI notices the session timeout at a retransmission, up to one
+ * retransmission late, so a command that gets no answer ends within
+ * timeout_ms), and a read stops as soon as timeout_ms has passed between
+ * commands. Only the fetch of the
  * SDR records at the first connection may take longer (one command per
  * record, each bounded as above, at most SDR_FETCH_MS in all).
  *
@@ -383,7 +386,8 @@ static int connect_bmc(struct ipmi_priv *p, unsigned int timeout_ms, char *err,
 		       size_t errlen)
 {
 	char host[300];
-	unsigned int retrans = timeout_ms / 5;
+	unsigned int retrans = timeout_ms / 5 ? timeout_ms / 5 : 1;
+	unsigned int session = timeout_ms - retrans;
 
 	p->ctx = ipmi_ctx_create();
 	if (!p->ctx) {
@@ -396,12 +400,10 @@ static int connect_bmc(struct ipmi_priv *p, unsigned int timeout_ms, char *err,
 		snprintf(host, sizeof(host), "[%s]:%u", p->host, p->port);
 	else
 		snprintf(host, sizeof(host), "%s:%u", p->host, p->port);
-	if (!retrans)
-		retrans = 1;
 	if (ipmi_ctx_open_outofband_2_0(
 		    p->ctx, host, p->user[0] ? p->user : NULL,
 		    p->pass[0] ? p->pass : NULL, NULL, 0, p->privilege,
-		    p->cipher, timeout_ms, retrans, p->workarounds,
+		    p->cipher, session, retrans, p->workarounds,
 		    IPMI_FLAGS_DEFAULT) < 0) {
 		int e = ipmi_ctx_errnum(p->ctx);
 
@@ -421,7 +423,7 @@ static int connect_bmc(struct ipmi_priv *p, unsigned int timeout_ms, char *err,
 		case IPMI_ERR_SESSION_TIMEOUT:
 		case IPMI_ERR_CONNECTION_TIMEOUT:
 			seterr(err, errlen,
-			       "%s: timeout (no answer from the BMC in %u ms)",
+			       "%s: timeout (no answer from the BMC within %u ms)",
 			       host, timeout_ms);
 			break;
 		default:
