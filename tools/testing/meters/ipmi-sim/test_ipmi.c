@@ -20,6 +20,7 @@
  * The simulator is a child of the test's process with PR_SET_PDEATHSIG,
  * so it ends with the test even on a crash; run.sh bounds the whole run.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -49,7 +50,7 @@
 #define SETTLE_US \
 	(4 * POLL_MS * 1000) /* a written value is served after this */
 #define TIMEOUT_MS 1000 /* the input's timeout in the fault tests */
-#define MARGIN_MS 500 /* what a timed-out read may take beyond it */
+#define MARGIN_MS 250 /* what a timed-out read may take beyond it */
 
 /* The SDR linearization of a sensor: y = (M x + B 10^Bexp) 10^Rexp. */
 struct lin {
@@ -115,6 +116,34 @@ static bool udp_bound(int port)
 		found = strstr(line, want) != NULL;
 	fclose(f);
 	return found;
+}
+
+/*
+ * The inode of the one socket this process has open (the session's), 0 if
+ * none, -1 if more than one: the same inode over reads is the same session.
+ */
+static long session_socket(void)
+{
+	char path[300], link[64];
+	long ino = 0, v;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = 0;
+		if (sscanf(link, "socket:[%ld]", &v) == 1)
+			ino = ino ? -1 : v;
+	}
+	closedir(d);
+	return ino;
 }
 
 static void path_of(const struct sim *s, const char *name, char *buf,
@@ -388,6 +417,7 @@ TEST_F(ipmi, power_trace_one_sensor)
 {
 	static const int trace[] = { 0, 1, 100, 173, 254, 255, 37 };
 	struct jmd_sample out[JMD_MAX_SAMPLES];
+	long sock = 0;
 	size_t n;
 
 	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
@@ -414,6 +444,12 @@ TEST_F(ipmi, power_trace_one_sensor)
 		if (!CHECK(r == 0 && n == 1, "raw %d: %s (n %zu)", trace[i],
 			   self->err, n))
 			continue;
+		/* One session, opened by the first read and kept. */
+		if (!sock)
+			sock = session_socket();
+		CHECK(sock > 0 && session_socket() == sock,
+		      "read %zu: socket %ld, the first read's %ld", i,
+		      session_socket(), sock);
 		CHECK(out[0].kind == JMD_POWER, "kind %d", out[0].kind);
 		CHECK(!strcmp(out[0].label, "PSU1"), "label '%s'",
 		      out[0].label);
@@ -584,6 +620,8 @@ TEST_F(ipmi, bmc_stopped_then_back)
 		      (unsigned long long)dt, TIMEOUT_MS, MARGIN_MS);
 	}
 
+	CHECK(session_socket() == 0, "socket %ld left after the timeout",
+	      session_socket());
 	port = self->sim.port;
 	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, port));
 	ASSERT_EQ(0, put_raw(&self->sim, "psu1", 120));
