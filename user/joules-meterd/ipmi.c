@@ -10,16 +10,18 @@
  * command per sensor (DCMI: one). The SDR records of the chosen sensors are
  * fetched at the first connection and kept across reconnections as long as
  * the repository's timestamps stay the same. A failed command closes the
- * session; the next read opens a new one.
+ * session; a kept session that fails (the BMC was reset or expired it) is
+ * reopened within the same read if half the timeout is left, or else by
+ * the next read.
  *
- * Time: every command is bounded by FreeIPMI's session timeout, set to
- * four fifths of the input's timeout_ms with a retransmission every fifth
- * (FreeIPMI notices the session timeout at a retransmission, up to one
- * retransmission late, so a command that gets no answer ends within
- * timeout_ms), and a read stops as soon as timeout_ms has passed between
- * commands. Only the fetch of the
- * SDR records at the first connection may take longer (one command per
- * record, each bounded as above, at most SDR_FETCH_MS in all).
+ * Time: every command gives up within half of the input's timeout_ms
+ * (FreeIPMI's session timeout is timeout_ms / 2 less one retransmission
+ * interval, timeout_ms / 10: it notices the timeout at a retransmission),
+ * so a read that reopens a session still ends within timeout_ms; a read
+ * also stops when timeout_ms has passed between two commands. Only the
+ * fetch of the SDR records at the first connection may take longer (one
+ * command per record, each bounded as above, at most SDR_FETCH_MS in
+ * all).
  *
  * Links with -lfreeipmi (pkg-config libfreeipmi).
  */
@@ -386,8 +388,8 @@ static int connect_bmc(struct ipmi_priv *p, unsigned int timeout_ms, char *err,
 		       size_t errlen)
 {
 	char host[300];
-	unsigned int retrans = timeout_ms / 5 ? timeout_ms / 5 : 1;
-	unsigned int session = timeout_ms - retrans;
+	unsigned int retrans = timeout_ms / 10 ? timeout_ms / 10 : 1;
+	unsigned int session = timeout_ms / 2 - retrans;
 
 	p->ctx = ipmi_ctx_create();
 	if (!p->ctx) {
@@ -790,20 +792,20 @@ static int read_sensor(struct ipmi_priv *p, const struct ipmi_rec *r, double *w,
 	return -1;
 }
 
-static int ipmi_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
+/*
+ * One attempt at a reading, from t0 on. *dropped: the session failed (a
+ * command without an answer, a transport error) and was closed.
+ */
+static int read_once(struct jmd_input *in, struct ipmi_priv *p, uint64_t t0,
+		     struct jmd_sample *out, size_t *n, bool *dropped,
 		     char *err, size_t errlen)
 {
-	struct ipmi_priv *p = in->priv;
-	uint64_t t0 = now_ms();
 	char why[160] = "";
 	double w;
 	int r;
 
 	*n = 0;
-	if (!p) {
-		seterr(err, errlen, "not configured");
-		return -1;
-	}
+	*dropped = false;
 	if (!p->ctx && connect_bmc(p, in->timeout_ms, err, errlen) < 0)
 		return -1;
 	if (!p->sdr && !(p->sdr = ipmi_sdr_ctx_create())) {
@@ -840,7 +842,7 @@ static int ipmi_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 		seterr(err, errlen,
 		       "timeout (%u ms) before the sensors were read",
 		       in->timeout_ms);
-		goto fail;
+		return -1;
 	}
 	if (p->fresh || !p->have_recs) {
 		if (fetch_records(p, err, errlen) < 0) {
@@ -860,7 +862,7 @@ static int ipmi_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 			       "timeout (%u ms) after %zu of %zu sensors",
 			       in->timeout_ms, i, p->nrec);
 			*n = 0;
-			goto fail;
+			return -1;
 		}
 		if (read_sensor(p, &p->rec[i], &w, &fatal, err, errlen) < 0) {
 			*n = 0;
@@ -876,7 +878,33 @@ static int ipmi_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 	return 0;
 fail:
 	disconnect(p);
+	*dropped = true;
 	return -1;
+}
+
+/*
+ * A kept session that fails (the BMC was reset, or expired the session)
+ * is reopened within the same read when at least half the timeout is
+ * left: a command without an answer gives up after half of it.
+ */
+static int ipmi_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
+		     char *err, size_t errlen)
+{
+	struct ipmi_priv *p = in->priv;
+	uint64_t t0 = now_ms();
+	bool kept, dropped;
+
+	*n = 0;
+	if (!p) {
+		seterr(err, errlen, "not configured");
+		return -1;
+	}
+	kept = p->ctx != NULL;
+	if (!read_once(in, p, t0, out, n, &dropped, err, errlen))
+		return 0;
+	if (!kept || !dropped || now_ms() - t0 > in->timeout_ms / 2)
+		return -1;
+	return read_once(in, p, t0, out, n, &dropped, err, errlen);
 }
 
 static void ipmi_close(struct jmd_input *in)
