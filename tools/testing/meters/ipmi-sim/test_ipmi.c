@@ -581,8 +581,9 @@ TEST_F(ipmi, unknown_user)
 }
 
 /*
- * The BMC gone: a timeout error within timeout_ms + MARGIN_MS, on the kept
- * session and on a new one; back, the next read reconnects.
+ * The BMC gone: a timeout error within timeout_ms + MARGIN_MS, when the
+ * kept session fails (and a new one is tried in the same read) and when a
+ * new one is opened; back, the next read reconnects.
  */
 TEST_F(ipmi, bmc_stopped_then_back)
 {
@@ -632,6 +633,48 @@ TEST_F(ipmi, bmc_stopped_then_back)
 	CHECK(n == 1 && fabs(out[0].value - watts(&PSU1, 120)) <=
 				one_count(&PSU1),
 	      "after the restart: %.3f W", out[0].value);
+}
+
+/*
+ * The BMC restarted between two reads (a BMC reset): the kept session is
+ * unknown to it. The read reopens a session and reads, within the timeout.
+ */
+TEST_F(ipmi, bmc_restarted_between_reads)
+{
+	struct jmd_sample out[JMD_MAX_SAMPLES];
+	size_t n;
+	uint64_t t0, dt;
+	long sock;
+	int port, r;
+
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
+	self->in.timeout_ms = TIMEOUT_MS;
+	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
+			       "sensor", "PSU1", NULL));
+	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err,
+			      sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.open(&self->in, self->err,
+					   sizeof(self->err)));
+	ASSERT_EQ(0, jmd_ipmi_backend.read(&self->in, out, &n, self->err,
+					   sizeof(self->err)))
+	TH_LOG("%s", self->err);
+	sock = session_socket();
+	port = self->sim.port;
+	sim_stop(&self->sim);
+	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, port));
+	ASSERT_EQ(0, put_raw(&self->sim, "psu1", 99));
+	usleep(SETTLE_US);
+	t0 = now_ms();
+	r = jmd_ipmi_backend.read(&self->in, out, &n, self->err,
+				  sizeof(self->err));
+	dt = now_ms() - t0;
+	TH_LOG("the read after the restart: %llu ms", (unsigned long long)dt);
+	CHECK(r == 0 && n == 1 &&
+		      fabs(out[0].value - watts(&PSU1, 99)) <= one_count(&PSU1),
+	      "%s", r ? self->err : "wrong value");
+	CHECK(dt <= TIMEOUT_MS + MARGIN_MS, "%llu ms", (unsigned long long)dt);
+	CHECK(session_socket() > 0 && session_socket() != sock,
+	      "socket %ld, before the restart %ld", session_socket(), sock);
 }
 
 TEST_F(ipmi, sensor_not_found)
