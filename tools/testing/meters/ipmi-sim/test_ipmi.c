@@ -502,15 +502,19 @@ TEST_F(ipmi, two_sensors_summed)
 	}
 }
 
-/* sensor_type = power: every sensor in watts, not the temperature. */
+/*
+ * sensor_type = power: every sensor in watts, not the temperature. The
+ * host by name: localhost (127.0.0.1 here).
+ */
 TEST_F(ipmi, sensor_type_power)
 {
 	struct jmd_sample out[JMD_MAX_SAMPLES];
 	size_t n;
 
 	ASSERT_EQ(0, sim_start(&self->sim, base_dir(), 0, 0));
-	ASSERT_EQ(0, configure(&self->in, self->err, sizeof(self->err), SESSION,
-			       "sensor_type", "power", NULL))
+	ASSERT_EQ(0,
+		  configure(&self->in, self->err, sizeof(self->err), SESSION,
+			    "host", "localhost", "sensor_type", "power", NULL))
 	TH_LOG("%s", self->err);
 	ASSERT_EQ(0, set_port(&self->in, self->sim.port, self->err,
 			      sizeof(self->err)));
