@@ -15,8 +15,9 @@
  * the next read.
  *
  * Time: every command gives up within half of the input's timeout_ms
- * (FreeIPMI's session timeout is timeout_ms / 2 less one retransmission
- * interval, timeout_ms / 10: it notices the timeout at a retransmission),
+ * (FreeIPMI's session timeout is timeout_ms / 2 less two retransmission
+ * intervals of timeout_ms / 10: it notices the timeout at a retransmission,
+ * up to two late on a loaded machine),
  * so a read that reopens a session still ends within timeout_ms; a read
  * also stops when timeout_ms has passed between two commands. Only the
  * fetch of the SDR records at the first connection may take longer (one
@@ -389,7 +390,7 @@ static int connect_bmc(struct ipmi_priv *p, unsigned int timeout_ms, char *err,
 {
 	char host[300];
 	unsigned int retrans = timeout_ms / 10 ? timeout_ms / 10 : 1;
-	unsigned int session = timeout_ms / 2 - retrans;
+	unsigned int session = timeout_ms / 2 - 2 * retrans;
 
 	p->ctx = ipmi_ctx_create();
 	if (!p->ctx) {
