@@ -674,9 +674,15 @@ restart:
 				goto out;
 			}
 			if (!is_watts(p, &all[i], &unit[i])) {
-				seterr(err, errlen,
-				       "sensor '%s': unit is %s, not watts",
-				       p->sensor[i], unit_name(unit[i]));
+				if (unit[i] == IPMI_SENSOR_UNIT_WATTS)
+					seterr(err, errlen,
+					       "sensor '%s': not a reading in plain watts (a rate, a percentage, a modifier unit or a discrete sensor)",
+					       p->sensor[i]);
+				else
+					seterr(err, errlen,
+					       "sensor '%s': unit is %s, not watts",
+					       p->sensor[i],
+					       unit_name(unit[i]));
 				goto out;
 			}
 		}
