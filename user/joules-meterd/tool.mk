@@ -3,4 +3,4 @@
 # source is absent is reported as "not built in" instead of failing the link.
 joules_meterd_CFLAGS := $(shell pkg-config --cflags netsnmp 2>/dev/null || net-snmp-config --cflags)
 joules_meterd_LDLIBS := $(shell pkg-config --libs netsnmp 2>/dev/null || net-snmp-config --libs) \
-	-lipmimonitoring -lfreeipmi
+	$(shell pkg-config --libs libfreeipmi)
