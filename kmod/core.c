@@ -806,25 +806,29 @@ jl_u64 jl_wall_tick(struct jl_wall *w, jl_u64 t0_ns, jl_u64 t1_ns,
 	jl_s64 c;
 
 	if (!in_force || !w->primed) {
+		/*
+		 * The shape alone. What a reading found stays owed (or held
+		 * back) for when a meter is in force again; a window does not
+		 * span the silence.
+		 */
 		w->node_uj += shape_uj;
 		w->shape_uj += shape_uj;
-		w->meter_uj = w->node_uj;
-		w->pending_uj = 0;
-		w->ticks_left = 0;
 		w->windowed = 0;
 		return shape_uj;
 	}
 	if (w->rebase) {
-		/* The meter takes up from where the node is at the baseline. */
+		/*
+		 * The meter takes up from where the node is at the baseline,
+		 * plus what is still owed: its total then grew by the shape
+		 * since its last reading, and never goes back.
+		 */
 		jl_u64 s = shape_until(shape_uj, t0_ns, t1_ns, w->base_ns);
 
-		w->meter_uj = w->node_uj + s;
+		w->meter_uj = w->node_uj + s + w->pending_uj;
 		w->win_meter_uj = w->meter_uj;
 		w->win_shape_uj = w->shape_uj + s;
 		w->win_ns = w->base_ns;
 		w->windowed = 1;
-		w->pending_uj = 0;
-		w->ticks_left = 0;
 		w->rebase = 0;
 	}
 	w->meter_uj += w->unseen_uj;

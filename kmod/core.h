@@ -319,8 +319,10 @@ jl_u64 jl_max_energy_uj(jl_u64 max_power_uw, jl_u64 ns);
  * node's at the reading's instant (the tick's shape interpolated to it);
  * the difference is spread over the ticks of one meter period. A tick's
  * charge never goes below 0: what it cannot hold back stays pending. So
- * node_uj + pending_uj == meter_uj after every tick that saw a reading,
- * to the microjoule, and no counter goes backwards.
+ * after every tick that saw a reading, node_uj + pending_uj == meter_uj
+ * plus the tick's shape after the reading, to the microjoule; no counter
+ * goes backwards. Out of force (a silent meter, none yet), a tick is its
+ * shape; what was found stays owed across a silence and a new baseline.
  */
 struct jl_wall {
 	jl_u64 meter_uj;	/* the meter's total, on the node's scale */

@@ -86,6 +86,102 @@ TEST(wall_hand)
 	CHECK(w.rebase && !w.fresh, "a baseline, not a window");
 }
 
+/*
+ * A meter at 200 W against an 80 W shape, read once a second: +120 J found
+ * at 1 s. What was found is owed whatever comes next: a silence (ticks out
+ * of force) or a new baseline (meterd restarted, another meter) neither
+ * drops it nor moves the meter's total back.
+ */
+static void found_120j(struct jl_wall *w, jl_u64 *t)
+{
+	int i;
+
+	jl_wall_reading(w, 0, 0, 0, 20000000000ULL);
+	for (i = 1; i <= 10; i++) {
+		*t += 100 * MS;
+		if (i == 10)
+			jl_wall_reading(w, *t, 200000000, 0, 20000000000ULL);
+		jl_wall_tick(w, *t - 100 * MS, *t, 8000000, 1);
+	}
+}
+
+/* Ticks in force after t until nothing is pending; what they gave above the shape. */
+static jl_s64 drain(struct jl_wall *w, jl_u64 *t, int max)
+{
+	jl_s64 given = 0;
+
+	while (max-- > 0 && w->pending_uj) {
+		given += (jl_s64)jl_wall_tick(w, *t, *t + 100 * MS, 8000000, 1) - 8000000;
+		*t += 100 * MS;
+	}
+	return given;
+}
+
+TEST(wall_owed_across_silence)
+{
+	struct jl_wall w = { 0 };
+	jl_u64 t = 0, meter;
+	jl_s64 owed, given;
+
+	found_120j(&w, &t);
+	/* 120 J found, 12 J of it given by the tick that found it. */
+	owed = w.pending_uj;
+	meter = w.meter_uj;
+	CHECK(owed == 108000000, "pending %lld", owed);
+	jl_wall_tick(&w, t, t + 100 * MS, 8000000, 0);	/* silent */
+	t += 100 * MS;
+	CHECK(w.meter_uj >= meter, "meter went back %llu -> %llu", meter, w.meter_uj);
+	CHECK(w.pending_uj == owed, "pending %lld after a silent tick, was %lld",
+	      w.pending_uj, owed);
+	/* Back: a baseline, then the owed energy is given. */
+	CHECK(!jl_wall_reading(&w, t + 50 * MS, 1, JL_WALL_RESET, 20000000000ULL), "reset");
+	meter = w.meter_uj;
+	given = drain(&w, &t, 100);
+	CHECK(w.meter_uj >= meter, "meter went back %llu -> %llu", meter, w.meter_uj);
+	CHECK(given == owed, "gave %lld of %lld owed", given, owed);
+}
+
+TEST(wall_owed_across_reset)
+{
+	struct jl_wall w = { 0 };
+	jl_u64 t = 0, meter;
+	jl_s64 owed, given;
+
+	found_120j(&w, &t);
+	owed = w.pending_uj;
+	meter = w.meter_uj;
+	CHECK(!jl_wall_reading(&w, t + 50 * MS, 5, JL_WALL_RESET, 20000000000ULL), "reset");
+	given = drain(&w, &t, 100);
+	CHECK(w.meter_uj >= meter, "meter went back %llu -> %llu", meter, w.meter_uj);
+	CHECK(given == owed, "gave %lld of %lld owed", given, owed);
+}
+
+/* A negative difference is held back after a silence too. */
+TEST(wall_held_back_across_silence)
+{
+	struct jl_wall w = { 0 };
+	jl_u64 t = 0;
+	jl_s64 held;
+	int i;
+
+	/* 10 W meter, 80 W shape: -70 J found at 1 s. */
+	jl_wall_reading(&w, 0, 0, 0, 20000000000ULL);
+	for (i = 1; i <= 10; i++) {
+		t += 100 * MS;
+		if (i == 10)
+			jl_wall_reading(&w, t, 10000000, 0, 20000000000ULL);
+		jl_wall_tick(&w, t - 100 * MS, t, 8000000, 1);
+	}
+	held = w.pending_uj;
+	CHECK(held < 0, "pending %lld", held);
+	jl_wall_tick(&w, t, t + 100 * MS, 8000000, 0);
+	t += 100 * MS;
+	CHECK(w.pending_uj == held, "pending %lld after a silent tick, was %lld",
+	      w.pending_uj, held);
+	CHECK(!jl_wall_reading(&w, t + 50 * MS, 1, JL_WALL_RESET, 20000000000ULL), "reset");
+	CHECK(drain(&w, &t, 1000) == held, "not all held back");
+}
+
 /* Negative differences hold back later charges; never below zero. */
 TEST(wall_negative)
 {
@@ -111,9 +207,11 @@ TEST(wall_negative)
 
 /*
  * Random ticks, shapes and readings (energy and power, resets, refusals,
- * silences). After every tick that saw a reading, the module's view must
- * equal this test's: meter total on the node's scale minus the node at the
- * reading's instant is what is pending before the tick's spread.
+ * ticks out of force after which the next reading is a baseline, as the
+ * module makes it). After every tick that saw a reading, the module's view
+ * must equal this test's: meter total on the node's scale minus the node
+ * at the reading's instant is what is pending before the tick's spread;
+ * the meter's total never goes back.
  */
 TEST(wall_random)
 {
@@ -132,18 +230,26 @@ TEST(wall_random)
 		u128 meter_fj = 0;	/* the test's own meter total, since its base */
 		jl_u64 base_node = 0;	/* node at the baseline's instant */
 		int power = rnd() & 1, primed = 0, based = 0, fresh = 0, i;
-		jl_u64 read_at = 0, reset_at = 0;
+		int silent = 0;	/* a silence: the next reading is a baseline */
+		jl_u64 read_at = 0, reset_at = 0, meter_seen = 0;
 
 		for (i = 0; i < 300 && !bad; i++) {
 			jl_u64 t0 = t, shape = rnd_below(tick_ns / 1000 * 500);	/* < 500 W */
 			int k, nread = rnd_below(4) == 0 ? (int)rnd_below(3) + 1 : 0;
+			/* Now and then a tick out of force, without readings. */
+			int in_force = !primed || rnd_below(40) != 0;
+
+			if (!in_force) {
+				nread = 0;
+				silent = 1;
+			}
 
 			t += tick_ns;
 			/* Readings inside (t0, t], in order. */
 			for (k = 0; k < nread; k++) {
 				jl_u64 at = t0 + 1 + (tick_ns - 1) * (k + 1) / nread;
 				jl_u64 p = rnd_below(max_uw / 2);
-				int reset = !primed || rnd_below(50) == 0;
+				int reset = !primed || silent || rnd_below(50) == 0;
 				int rc;
 
 				if (at <= last_read)
@@ -195,18 +301,21 @@ TEST(wall_random)
 					read_at = at;
 				}
 				primed = 1;
+				silent = 0;
 				last_read = at;
 			}
 			if (!based && primed) {
 				/* The baseline's instant, in this tick or an earlier one. */
+				/* The node at the baseline, and what is still owed. */
 				base_node = node + (reset_at > t0 ? (jl_u64)((u128)shape *
-						    (reset_at - t0) / tick_ns) : 0);
+						    (reset_at - t0) / tick_ns) : 0) +
+					    (jl_u64)w.pending_uj;
 				based = 1;
 			}
 			{
 				jl_u64 at_read = node + (jl_u64)((u128)shape * (read_at - t0) /
 								  tick_ns);
-				jl_u64 n = jl_wall_tick(&w, t0, t, shape, 1);
+				jl_u64 n = jl_wall_tick(&w, t0, t, shape, in_force);
 				/* What the tick gave (+) or held back (-) of the pending. */
 				jl_s64 c = (jl_s64)(n - shape);
 
@@ -234,6 +343,17 @@ TEST(wall_random)
 					     n, shape);
 				}
 				node += n;
+				if (!in_force && n != shape) {
+					bad++;
+					DIAG("run %u tick %d: out of force, %llu of shape %llu",
+					     run, i, n, shape);
+				}
+				if (w.meter_uj < meter_seen) {
+					bad++;
+					DIAG("run %u tick %d: meter went back %llu -> %llu", run,
+					     i, meter_seen, w.meter_uj);
+				}
+				meter_seen = w.meter_uj;
 				if (node != w.node_uj) {
 					bad++;
 					DIAG("run %u tick %d: node %llu vs %llu", run, i, node,
