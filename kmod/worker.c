@@ -76,10 +76,11 @@ struct pkg_pass {
 	/*
 	 * A wall meter in force: the node's energy this tick is wall_uj
 	 * (wallmeter.c), handed to the tasks in proportion to what the shape
-	 * (RAPL or the model) gave each, or by CPU time without a shape
-	 * (wall_only); idle keeps the rest.
+	 * gave each (RAPL's parts), the model's weights, or CPU time out of
+	 * the node's CPU time without a shape; idle keeps the rest.
 	 */
-	bool wall, wall_only;
+	bool wall;
+	enum { WALL_BY_PARTS, WALL_BY_MODEL, WALL_BY_CPU } wall_by;
 	struct jl_splitter wall_split;
 	u64 wall_uj, wall_given;
 };
@@ -324,9 +325,10 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 		pp->smp->source |= JOULES_SRC_MODEL;
 	}
 	if (pp->wall) {
-		/* Its share of the meter's energy, by what the shape gave it. */
-		uj = jl_splitter_next(&pp->wall_split, pp->wall_only ?
-				      scale_gamma(pp, d.v[JL_F_CPU_NS]) : uj);
+		/* Its share of the meter's energy, by the weight wall_start() summed. */
+		uj = jl_splitter_next(&pp->wall_split,
+				      pp->wall_by == WALL_BY_CPU ? scale_gamma(pp, d.v[JL_F_CPU_NS]) :
+				      pp->wall_by == WALL_BY_MODEL ? e->split_w : uj);
 		pp->wall_given += uj;
 		src = JOULES_SRC_METER;
 	}
@@ -373,6 +375,16 @@ static noinline_for_stack void charge_pkg(struct pkg_pass *pp, unsigned int pkg,
 				pp->smp->idle_uj += jl_splitter_rest(&pm->split[i]);
 }
 
+static bool pkg_work_measured(void)
+{
+	unsigned int pkg;
+
+	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
+		if (pkg_work[pkg].measured)
+			return true;
+	return false;
+}
+
 /*
  * The node's shape this tick, before anything is charged: the measured
  * packages' energy, else the model's prediction for the node's features
@@ -406,29 +418,41 @@ static u64 node_shape(struct pkg_pass *pp, u64 dt, bool *any)
 
 /*
  * A wall meter in force: the node's energy this tick from wallmeter.c,
- * split among the tasks in proportion to the shape's charges (by CPU time
- * when there is no shape). Without one, the meter's books still follow
- * the node.
+ * split among the tasks by weight, summed here as charge_entry() will
+ * pass them: RAPL's parts out of the measured energy; the model's weights
+ * (nJ) and its idle power; or, with no shape, CPU time out of the time
+ * the node's CPUs had (what nobody ran is idle). Without a meter, the
+ * meter's books still follow the node.
  */
-static void wall_start(struct pkg_pass *pp, u64 t0, u64 t1)
+static void wall_start(struct pkg_pass *pp, u64 t0, u64 t1, unsigned int par)
 {
-	u64 power_uw, shape, wsum = 0;
+	u64 power_uw, shape, wsum = 0, dt = t1 - t0;
 	unsigned int pkg;
 	bool any;
 
 	pp->wall = joules_wall_in_force(&power_uw);
 	if (!pp->wall)
 		return;
-	shape = node_shape(pp, t1 - t0, &any);
-	pp->wall_only = !any;
-	if (pp->wall_only) {
-		shape = jl_power_uj(power_uw, t1 - t0, &wall_rem_fj);
+	shape = node_shape(pp, dt, &any);
+	/* A model that predicts nothing shapes nothing either. */
+	if (!any || !shape) {
+		pp->wall_by = WALL_BY_CPU;
+		shape = jl_power_uj(power_uw, dt, &wall_rem_fj);
 		for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
 			wsum = jl_add_sat(wsum, pkg_work[pkg].wsum);
+		wsum = max(wsum, jl_mul_sat(num_online_cpus(), scale_gamma(pp, dt)));
+	} else if (!pkg_work_measured()) {
+		pp->wall_by = WALL_BY_MODEL;
+		for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
+			wsum = jl_add_sat(wsum, model_weights(pp, pkg, par));
+		wsum = jl_add_sat(wsum, jl_muldiv(pp->coef.idle_uw, dt, 1000000));
+	} else {
+		pp->wall_by = WALL_BY_PARTS;
+		wsum = shape;
 	}
 	pp->wall_uj = joules_wall_tick(t0, t1, shape, true);
 	pp->wall_given = 0;
-	jl_splitter_init(&pp->wall_split, pp->wall_uj, pp->wall_only ? wsum : shape);
+	jl_splitter_init(&pp->wall_split, pp->wall_uj, wsum);
 }
 
 /* What the tasks did not get is idle: idle + tasks = the meter's, exactly. */
@@ -668,7 +692,7 @@ static void tick(struct work_struct *work)
 		pw->measured = joules_meter_take(pkg, &pw->mt) &&
 			       pp.mode != JOULES_MODE_MODEL;
 	}
-	wall_start(&pp, now - dt, now);
+	wall_start(&pp, now - dt, now, closed & 1);
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
 		charge_pkg(&pp, pkg, closed & 1, dt);
 

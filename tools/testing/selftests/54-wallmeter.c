@@ -43,7 +43,7 @@ static void wall_silence(void)
 {
 	st_write(WALL "/timeout_ms", "100", 3);
 	usleep(4 * st_interval_ms() * 1000 + 300000);
-	st_write(WALL "/timeout_ms", "10000", 5);
+	st_write(WALL "/timeout_ms", "30000", 5);
 }
 
 /* only CAP_SYS_ADMIN feeds; bad readings are refused with the reason */
@@ -88,6 +88,59 @@ TEST(refusals)
 	err = jnl_meter_feed_power(nl, "pdu\nBUG: fake", 1, false);
 	CHECK(err == -EINVAL, "a newline in the name: %d", err);
 	jnl_close(nl);
+	wall_silence();
+}
+
+/*
+ * No shape (source rapl without RAPL: nothing charges but the meter): a
+ * task that mostly sleeps gets its CPU time's share of the node's CPU
+ * time, not the whole node's energy of the ticks it ran in; the rest is
+ * idle. Its share of 100 W is at most 100 W x its CPU time / CPUs, plus a
+ * microjoule of rounding a tick; checked with room for the spread of the
+ * difference found at a reading (a factor 2).
+ */
+TEST(unshaped)
+{
+	static struct st_settings saved;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned long long e = 0, cpu = 0;
+	char body[4096], path[64];
+	struct node_rec a, b;
+	struct jnl *nl;
+	int i, status;
+	pid_t pid;
+
+	st_settings_save(&saved);
+	ASSERT_EQ(0, st_write(JOULES_SYSFS "/source", "rapl", 4));
+	ASSERT_EQ(0, jnl_open(&nl));
+	ASSERT_EQ(0, jnl_meter_feed_power(nl, "pdu-unshaped", 100000000, true));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* A sleeper that wakes every 20 ms for a moment. */
+		for (i = 0; i < 150; i++)
+			usleep(20000);
+		_exit(0);
+	}
+	ASSERT_EQ(0, node_now(nl, &a));
+	for (i = 0; i < 12; i++) {
+		usleep(200000);
+		ASSERT_EQ(0, jnl_meter_feed_power(nl, "pdu-unshaped", 100000000, false));
+	}
+	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
+	ASSERT_LT(0, st_read(path, body, sizeof(body)));
+	EXPECT_EQ(0, st_kv(body, "energy_uj", &e));
+	EXPECT_EQ(0, st_kv(body, "cpu_time_ns", &cpu));
+	CHECK(e <= 2 * (100 * cpu / 1000 / (unsigned long long)ncpu) + 1000,
+	      "a sleeper with %llu ns of CPU time got %llu uJ of 100 W on %ld CPUs", cpu, e,
+	      ncpu);
+	DIAG("sleeper: %llu ns of CPU, %llu uJ", cpu, e);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, node_now(nl, &b));
+	CHECK(b.idle_uj > a.idle_uj, "no idle energy under the meter (%llu -> %llu)",
+	      (unsigned long long)a.idle_uj, (unsigned long long)b.idle_uj);
+	jnl_close(nl);
+	EXPECT_EQ(0, st_settings_restore(&saved));
 	wall_silence();
 }
 
