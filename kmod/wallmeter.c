@@ -24,12 +24,23 @@
 static DEFINE_MUTEX(wall_lock);
 static struct jl_wall wall;		/* under wall_lock */
 static char wall_name[32];
-static u64 last_feed_ns;
+/* Boot time: a suspend longer than the timeout is a silence too. */
+static u64 last_feed_boot_ns;
 static bool fed, silent;
 static u64 nr_readings, nr_refused;
-/* Settings (sysfs, root): silence after which the meter is out of force, plausible power. */
-static unsigned int timeout_ms = 10000;
+/*
+ * Settings (sysfs, root): the silence after which the meter is out of
+ * force (three of the slowest meter's 10 s periods), plausible power.
+ */
+static unsigned int timeout_ms = 30000;
 static unsigned int max_power_w = 20000;
+
+/* wall_lock held: has the meter been silent for longer than timeout_ms? */
+static bool wall_silent_now(void)
+{
+	return fed && (silent || ktime_get_boottime_ns() - last_feed_boot_ns >
+				 (u64)timeout_ms * NSEC_PER_MSEC);
+}
 
 bool joules_wall_name_ok(const char *name)
 {
@@ -45,33 +56,41 @@ int joules_wall_feed(const char *name, bool power, u64 value, bool reset,
 		     struct netlink_ext_ack *extack)
 {
 	unsigned int flags = (power ? JL_WALL_POWER : 0) | (reset ? JL_WALL_RESET : 0);
-	u64 now = ktime_get_ns();
+	bool was_silent;
 	int rc;
 
 	mutex_lock(&wall_lock);
-	/* After a silence, or from another meter: a new baseline. */
-	if (silent || strncmp(name, wall_name, sizeof(wall_name)))
+	/*
+	 * After a silence (whether or not the worker has noticed it yet), or
+	 * from another meter: a new baseline. Stamped under the lock, so that
+	 * concurrent feeders' stamps are in their order.
+	 */
+	was_silent = wall_silent_now();
+	if (was_silent || strncmp(name, wall_name, sizeof(wall_name)))
 		flags |= JL_WALL_RESET;
-	rc = jl_wall_reading(&wall, now, value, flags, (u64)max_power_w * 1000000);
+	rc = jl_wall_reading(&wall, ktime_get_ns(), value, flags,
+			     (u64)max_power_w * 1000000);
 	if (rc) {
 		nr_refused++;
 		mutex_unlock(&wall_lock);
-		if (power)
+		if (rc == -JL_EINVAL)
+			NL_SET_ERR_MSG(extack, "reading stamped before the last one");
+		else if (power)
 			NL_SET_ERR_MSG(extack, "power above wallmeter/max_power_w");
 		else
 			NL_SET_ERR_MSG(extack,
-				       "energy went back without METER_RESET, or rose faster than wallmeter/max_power_w allows");
-		return -ERANGE;
+				       "energy went back without METER_RESET, or rose faster than wallmeter/max_power_w");
+		return rc == -JL_EINVAL ? -EINVAL : -ERANGE;
 	}
 	if (strncmp(name, wall_name, sizeof(wall_name))) {
 		pr_info_ratelimited("wall meter %s feeds the node's energy\n", name);
 		strscpy(wall_name, name, sizeof(wall_name));
-	} else if (silent) {
+	} else if (was_silent) {
 		pr_info_ratelimited("wall meter %s resumed\n", wall_name);
 	}
 	silent = false;
 	fed = true;
-	last_feed_ns = now;
+	last_feed_boot_ns = ktime_get_boottime_ns();
 	nr_readings++;
 	mutex_unlock(&wall_lock);
 	return 0;
@@ -82,8 +101,7 @@ bool joules_wall_in_force(u64 *power_uw)
 	bool in;
 
 	mutex_lock(&wall_lock);
-	if (fed && !silent &&
-	    ktime_get_ns() - last_feed_ns > (u64)timeout_ms * NSEC_PER_MSEC) {
+	if (fed && !silent && wall_silent_now()) {
 		silent = true;
 		pr_warn("wall meter %s silent for %u ms: node energy from RAPL or the model until it resumes\n",
 			wall_name, timeout_ms);
@@ -110,7 +128,6 @@ void joules_wall_get(struct joules_wall_totals *wt)
 	strscpy(wt->name, wall_name, sizeof(wt->name));
 	wt->meter_uj = wall.meter_uj;
 	wt->pending_uj = wall.pending_uj;
-	wt->in_force = fed && !silent;
 	mutex_unlock(&wall_lock);
 }
 
@@ -123,9 +140,9 @@ static ssize_t status_show(struct kobject *k, struct kobj_attribute *a, char *bu
 	mutex_lock(&wall_lock);
 	if (!fed)
 		n = sysfs_emit(buf, "absent: never fed\n");
-	else if (silent)
+	else if (wall_silent_now())
 		n = sysfs_emit(buf, "silent: %s, no reading for %llu ms\n", wall_name,
-			       (ktime_get_ns() - last_feed_ns) / NSEC_PER_MSEC);
+			       (ktime_get_boottime_ns() - last_feed_boot_ns) / NSEC_PER_MSEC);
 	else
 		n = sysfs_emit(buf, "%s\n", wall_name);
 	mutex_unlock(&wall_lock);
@@ -207,7 +224,7 @@ static int store_uint(const char *buf, size_t len, unsigned int min,
 	if (jl_parse_u64(buf, len, max, &x) || x < min)
 		return -EINVAL;
 	mutex_lock(&wall_lock);
-	*v = x;
+	WRITE_ONCE(*v, x);
 	mutex_unlock(&wall_lock);
 	return 0;
 }
@@ -217,7 +234,7 @@ static ssize_t timeout_ms_show(struct kobject *k, struct kobj_attribute *a, char
 	return sysfs_emit(buf, "%u\n", READ_ONCE(timeout_ms));
 }
 
-/* 100 ms .. 10 min: above the meter's period (0.1-10 s), a few missed readings. */
+/* 100 ms .. 10 min: set it to a few of the meter's periods (0.1-10 s). */
 static ssize_t timeout_ms_store(struct kobject *k, struct kobj_attribute *a,
 				const char *buf, size_t len)
 {

@@ -10,13 +10,17 @@ struct netlink_ext_ack;
 
 /* A meter's name goes to the kernel log and sysfs: printable ASCII, no blanks. */
 bool joules_wall_name_ok(const char *name);
-/* A reading (METER_FEED), stamped now: 0, or -EINVAL/-ERANGE with the reason. */
+/*
+ * A reading (METER_FEED), stamped now: 0, -ERANGE (implausible) or -EINVAL
+ * (stamped before the last), with the reason in extack.
+ */
 int joules_wall_feed(const char *name, bool power, u64 value, bool reset,
 		     struct netlink_ext_ack *extack);
 
 /*
  * The worker, once per tick, before charging: is a meter in force (fed
- * within timeout_ms), and its last power for a node without another shape.
+ * within timeout_ms of boot time), and its last power for a node without
+ * another shape.
  */
 bool joules_wall_in_force(u64 *power_uw);
 /* The node's energy for the tick (t0, t1] whose shape is shape_uj. */
@@ -27,7 +31,6 @@ struct joules_wall_totals {
 	char name[32];
 	u64 meter_uj;
 	s64 pending_uj;
-	bool in_force;
 };
 void joules_wall_get(struct joules_wall_totals *wt);
 
