@@ -262,40 +262,14 @@ port=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_
 raritan=.1.3.6.1.4.1.13742.6.5.4.3.1.4 # PDU2-MIB measurementsOutletSensorValue
 apc=.1.3.6.1.4.1.318.1.1.26.9.4.3.1.7  # PowerNet-MIB rPDU2OutletMeteredStatusPower
 mkdir -p "$work/raritan" "$work/apc"
-# pass_persist handler: BASE DIR TYPE. GET BASE.SUFFIX answers the first
-# line of DIR/SUFFIX; with DIR/SUFFIX.seq, each GET takes that file's next
-# line (the last one stays), for a trace with one value per reading.
-cat > "$work/handler.sh" <<'EOF'
-#!/bin/sh
-base=$1 dir=$2 type=$3
-while read -r cmd; do
-	case $cmd in
-	PING) echo PONG ;;
-	get)
-		read -r oid
-		suf=${oid#"$base".}
-		if [ "$suf" != "$oid" ] && [ -f "$dir/$suf.seq" ]; then
-			v=$(head -n 1 "$dir/$suf.seq")
-			[ "$(wc -l < "$dir/$suf.seq")" -gt 1 ] && sed -i 1d "$dir/$suf.seq"
-			printf '%s\n%s\n%s\n' "$oid" "$type" "$v"
-		elif [ "$suf" != "$oid" ] && [ -f "$dir/$suf" ]; then
-			printf '%s\n%s\n%s\n' "$oid" "$type" "$(head -n 1 "$dir/$suf")"
-		else
-			echo NONE
-		fi ;;
-	getnext) read -r oid; echo NONE ;;
-	set) read -r oid; read -r val; echo not-writable ;;
-	*) echo NONE ;;
-	esac
-done
-EOF
-chmod +x "$work/handler.sh"
+# pass_persist handler (pdu-handler.sh, also the guest's simulated PDU).
+handler=$(cd "$(dirname "$0")" && pwd)/pdu-handler.sh
 # Only 127.0.0.1: the listening address is the command line's, the
 # communities and the user are for 127.0.0.1 only.
 cat > "$work/snmpd.conf" <<EOF
 rocommunity public 127.0.0.1
-pass_persist $raritan $work/handler.sh $raritan $work/raritan gauge
-pass_persist $apc $work/handler.sh $apc $work/apc integer
+pass_persist $raritan $handler $raritan $work/raritan gauge
+pass_persist $apc $handler $apc $work/apc integer
 createUser meteruser SHA "authpass123" AES "privpass123"
 rouser meteruser authpriv
 createUser meteruser256 SHA-256 "authpass256" AES "privpass256"

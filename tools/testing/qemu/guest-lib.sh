@@ -39,7 +39,7 @@ CONF
 		"udp:127.0.0.1:$1" > /tmp/snmpd.log 2>&1 &
 	JOULES_PDU_PID=$!
 }
-joules_pdu_watts() { echo "$1" > /tmp/pdu/1.1.5; }
+joules_pdu_watts() { mkdir -p /tmp/pdu && echo "$1" > /tmp/pdu/1.1.5; }
 joules_pdu_stop() {
 	[ -n "${JOULES_PDU_PID:-}" ] || return 0
 	kill "$JOULES_PDU_PID" 2>/dev/null

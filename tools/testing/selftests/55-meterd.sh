@@ -24,12 +24,13 @@ burner=
 cleanup() {
 	[ -z "$meterd" ] || kill "$meterd" 2>/dev/null
 	[ -z "$burner" ] || kill "$burner" 2>/dev/null
-	wait 2>/dev/null
+	# The PDU first: a bare wait would wait for snmpd's time bound.
 	joules_pdu_stop
+	wait 2>/dev/null
 	# Out of force before the next test.
 	echo 100 > $sys/wallmeter/timeout_ms 2>/dev/null
 	sleep 1
-	echo 10000 > $sys/wallmeter/timeout_ms 2>/dev/null
+	echo 30000 > $sys/wallmeter/timeout_ms 2>/dev/null
 }
 trap cleanup EXIT
 # node_uj: the node's energy; meter_uj: the meter's total (joulesctl node).
@@ -102,7 +103,7 @@ t $? "a PDU that stops answering: the meter is silent ($(cat $sys/wallmeter/stat
 joules_pdu_start $port
 wait_status '^pdu-guest$' 30
 t $? "the PDU back: the meter is fed again"
-echo 10000 > $sys/wallmeter/timeout_ms
+echo 30000 > $sys/wallmeter/timeout_ms
 
 # The module reloaded under the running daemon.
 kill "$burner"
