@@ -250,12 +250,15 @@ static int count_source(struct rd *d)
 		out->n_rapl++;
 	} else if (!strcmp(src, "model")) {
 		out->n_model++;
+	} else if (!strcmp(src, "meter")) {
+		/* The node's wall meter (joules-meterd) charged it. */
+		out->n_meter++;
 	} else if (!strcmp(src, "none")) {
 		/* Nothing charged yet: an untrained node without RAPL. */
 		out->n_none++;
 	} else {
 		jt_bad_line(&out->st, d->name, d->r.lineno,
-			    "source: '%s' is not rapl, model or none", src);
+			    "source: '%s' is not rapl, model, meter or none", src);
 		return 1;
 	}
 	return 0;

@@ -117,7 +117,7 @@ struct jt_samples {
 	size_t n, cap;
 	unsigned int present; /* bit (1 << jl_feature): column has values */
 	unsigned int decided; /* presence fixed by the first good row */
-	unsigned long n_rapl, n_model, n_none;
+	unsigned long n_rapl, n_model, n_meter, n_none;
 	/* Node facts of `joulesctl record` ("# node: cpus=N packages=P ..."). */
 	unsigned int cpus, packages; /* 0: not recorded */
 	char sources[128];

@@ -488,9 +488,14 @@ int out_record_header(FILE *fp)
 	return out_flush(fp);
 }
 
-/* The trainer wants "rapl" or "model" (measured wins over modelled). */
+/*
+ * The trainer wants one word: the wall meter (its energy is the meter's),
+ * else rapl, else model (measured wins over modelled).
+ */
 static const char *record_source(uint32_t source)
 {
+	if (source & REC_SRC_METER)
+		return "meter";
 	if (source & REC_SRC_RAPL)
 		return "rapl";
 	if (source & REC_SRC_MODEL)

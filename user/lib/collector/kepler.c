@@ -73,10 +73,12 @@ static const char *const kp_zone_names[JL_NR_DOMAINS] = {
 	[JL_D_PSYS] = "psys",
 };
 #define KP_ZONE_MODEL "model"
+/* The node's wall meter (joules-meterd): the whole node, as Kepler's "platform" is not. */
+#define KP_ZONE_METER "meter"
 
 enum kp_kind {
 	KP_NODE,
-	KP_ACTIVE, /* zone model only */
+	KP_ACTIVE, /* zones model and meter only */
 	KP_IDLE,
 	KP_USAGE, /* the node's CPU time: a counter for the ratio, not a series */
 	KP_CONTAINER,
@@ -215,7 +217,10 @@ static int kp_add_zones(struct jm_kepler *k, enum kp_kind kind, uint32_t source,
 		if (domains & (1u << d))
 			err = kp_add(k, kind, kp_zone_names[d], domain_uj[d],
 				     idx, who);
-	if (!domains && (source & REC_SRC_MODEL) && !err)
+	/* The wall meter's energy is a zone of its own, next to RAPL's. */
+	if ((source & REC_SRC_METER) && !err)
+		err = kp_add(k, kind, KP_ZONE_METER, energy_uj, idx, who);
+	else if (!domains && (source & REC_SRC_MODEL) && !err)
 		err = kp_add(k, kind, KP_ZONE_MODEL, energy_uj, idx, who);
 	return err;
 }
@@ -232,15 +237,18 @@ static int kp_build_node(struct jm_kepler *k, const struct jm_snapshot *snap)
 		if (n->domains & (1u << d))
 			err = kp_add(k, KP_NODE, kp_zone_names[d],
 				     n->domain_uj[d], 0, "");
-	/* The node's source is that of its latest interval. */
-	if (n->source == REC_SRC_MODEL && !err) {
-		err = kp_add(k, KP_NODE, KP_ZONE_MODEL, n->energy_uj, 0, "");
+	/*
+	 * The node's source is that of its latest interval: the wall meter's
+	 * energy (whatever shaped it), or the model's alone.
+	 */
+	if (((n->source & REC_SRC_METER) || n->source == REC_SRC_MODEL) && !err) {
+		const char *zone = n->source & REC_SRC_METER ? KP_ZONE_METER : KP_ZONE_MODEL;
+
+		err = kp_add(k, KP_NODE, zone, n->energy_uj, 0, "");
 		if (!err && n->energy_uj >= n->idle_uj)
-			err = kp_add(k, KP_ACTIVE, KP_ZONE_MODEL,
-				     n->energy_uj - n->idle_uj, 0, "");
+			err = kp_add(k, KP_ACTIVE, zone, n->energy_uj - n->idle_uj, 0, "");
 		if (!err)
-			err = kp_add(k, KP_IDLE, KP_ZONE_MODEL, n->idle_uj, 0,
-				     "");
+			err = kp_add(k, KP_IDLE, zone, n->idle_uj, 0, "");
 	}
 	if ((n->present & REC_F(JL_F_CPU_NS)) && !err)
 		err = kp_add(k, KP_USAGE, NULL, n->feat[JL_F_CPU_NS], 0, "");
