@@ -336,8 +336,9 @@ int prom_finish(struct prom_writer *w)
 {
 	if (w->fmt == PROM_FMT_OPENMETRICS)
 		pw_str(w, "# EOF\n");
-	else if (!w->len)
-		pw_room(w, 0); /* an empty exposition is still a buffer */
+	else if (!w->len && pw_room(w, 0))
+		/* An empty exposition is still a buffer, and a string. */
+		w->buf[0] = 0;
 	return w->err;
 }
 
