@@ -77,8 +77,8 @@ static void wall_parse_fail(const struct jm_state *s, struct jm_status *st,
 {
 	if (wall_first(st, JM_FAILED))
 		jm_fail(st, JM_FAILED, -EINVAL,
-			"%s/wallmeter/%s: cannot parse '%.64s'", s->sysfs,
-			name, text);
+			"%s/wallmeter/%s: cannot parse '%.64s'", s->sysfs, name,
+			text);
 }
 
 /*

@@ -22,8 +22,8 @@ static int drop_dac(void)
 
 	if (syscall(SYS_capget, &h, d))
 		return -1;
-	d[0].effective &= ~((1u << CAP_DAC_OVERRIDE) |
-			    (1u << CAP_DAC_READ_SEARCH));
+	d[0].effective &=
+		~((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH));
 	return (int)syscall(SYS_capset, &h, d);
 }
 
@@ -43,13 +43,14 @@ TEST(render_in_force)
 		"joules_wall_meter_present{meter=\"pdu-rack4-outlet7\",state=\"in_force\"} 1\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_readings_total 3600\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_refused_total 2\n"));
-	EXPECT_TRUE(
-		has(t, "joules_wall_meter_energy_joules_total 123456.539012\n"));
+	EXPECT_TRUE(has(
+		t, "joules_wall_meter_energy_joules_total 123456.539012\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_pending_joules -0.25\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_residual_joules -1.234567\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_window_seconds 1\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_power_watts 412.345678\n"));
-	EXPECT_TRUE(has(t, "# TYPE joules_wall_meter_energy_joules_total counter\n"));
+	EXPECT_TRUE(has(
+		t, "# TYPE joules_wall_meter_energy_joules_total counter\n"));
 	EXPECT_TRUE(has(t, "# TYPE joules_wall_meter_residual_joules gauge\n"));
 	free(t);
 }
@@ -68,7 +69,8 @@ TEST(render_absent)
 	snap.wall.have_readings = snap.wall.have_refused = true;
 	t = ct_render_one(&s, &snap, JM_C_WALLMETER);
 	ASSERT_NE(NULL, t);
-	EXPECT_TRUE(has(t, "joules_wall_meter_present{reason=\"never fed\"} 0\n"));
+	EXPECT_TRUE(
+		has(t, "joules_wall_meter_present{reason=\"never fed\"} 0\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_readings_total 0\n"));
 	EXPECT_FALSE(strstr(t, "_energy_joules"));
 	EXPECT_FALSE(strstr(t, "_pending_joules"));
@@ -131,8 +133,8 @@ static int wall_files(const char *dir, const char *status, const char *energy,
 	       ct_write(dir, "wallmeter/max_power_w", "20000\n");
 }
 
-static char *gather_render(struct __test_metadata *_metadata, struct jm_state *s,
-			   struct jm_snapshot *snap)
+static char *gather_render(struct __test_metadata *_metadata,
+			   struct jm_state *s, struct jm_snapshot *snap)
 {
 	char *t;
 
@@ -146,16 +148,17 @@ TEST_F(sysfs, never_fed)
 {
 	char *t;
 
-	ASSERT_EQ(0, wall_files(self->dir, "absent: never fed\n", "absent\n",
-				"absent\n", "absent\n", "absent\n",
-				"absent\n"));
+	ASSERT_EQ(0,
+		  wall_files(self->dir, "absent: never fed\n", "absent\n",
+			     "absent\n", "absent\n", "absent\n", "absent\n"));
 	ASSERT_EQ(0, ct_write(self->dir, "wallmeter/readings", "0\n"));
 	ASSERT_EQ(0, ct_write(self->dir, "wallmeter/refused", "0\n"));
 	t = gather_render(_metadata, &self->s, &self->snap);
 	EXPECT_EQ(JM_OK, self->snap.st[JM_C_WALLMETER].reason);
 	EXPECT_EQ(JM_WALL_ABSENT, self->snap.wall.state);
 	EXPECT_STREQ("never fed", self->snap.wall.reason);
-	EXPECT_TRUE(has(t, "joules_wall_meter_present{reason=\"never fed\"} 0\n"));
+	EXPECT_TRUE(
+		has(t, "joules_wall_meter_present{reason=\"never fed\"} 0\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_readings_total 0\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_refused_total 0\n"));
 	/* "absent" is not 0: no figure at all. */
@@ -180,7 +183,8 @@ TEST_F(sysfs, in_force)
 		"joules_wall_meter_present{meter=\"pdu-a.example:161/7\",state=\"in_force\"} 1\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_readings_total 17\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_refused_total 1\n"));
-	EXPECT_TRUE(has(t, "joules_wall_meter_energy_joules_total 98765.432101\n"));
+	EXPECT_TRUE(
+		has(t, "joules_wall_meter_energy_joules_total 98765.432101\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_pending_joules 0.0015\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_residual_joules 2.000001\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_window_seconds 2\n"));
@@ -202,7 +206,8 @@ TEST_F(sysfs, silent)
 	EXPECT_EQ(JM_WALL_SILENT, self->snap.wall.state);
 	EXPECT_STREQ("bmc", self->snap.wall.meter);
 	EXPECT_TRUE(has(
-		t, "joules_wall_meter_present{meter=\"bmc\",state=\"silent\"} 1\n"));
+		t,
+		"joules_wall_meter_present{meter=\"bmc\",state=\"silent\"} 1\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_energy_joules_total 5\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_pending_joules 0\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_residual_joules -0.000003\n"));
@@ -213,8 +218,10 @@ TEST_F(sysfs, silent)
 /* A name holding the status's own words: the last ", no reading for" ends it. */
 TEST_F(sysfs, silent_odd_name)
 {
-	ASSERT_EQ(0, ct_write(self->dir, "wallmeter/status",
-			      "silent: a, no reading for b, no reading for 7 ms\n"));
+	ASSERT_EQ(
+		0,
+		ct_write(self->dir, "wallmeter/status",
+			 "silent: a, no reading for b, no reading for 7 ms\n"));
 	jm_collectors[JM_C_WALLMETER]->gather(&self->s, &self->snap);
 	EXPECT_EQ(JM_WALL_SILENT, self->snap.wall.state);
 	EXPECT_STREQ("a, no reading for b", self->snap.wall.meter);
@@ -229,7 +236,8 @@ TEST_F(sysfs, negative)
 				"1000\n", "100000000\n"));
 	t = gather_render(_metadata, &self->s, &self->snap);
 	EXPECT_EQ(JM_OK, self->snap.st[JM_C_WALLMETER].reason);
-	EXPECT_TRUE(has(t, "joules_wall_meter_pending_joules -9223372036854.775808\n"));
+	EXPECT_TRUE(has(
+		t, "joules_wall_meter_pending_joules -9223372036854.775808\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_residual_joules -2.5\n"));
 	free(t);
 }
@@ -248,8 +256,8 @@ TEST_F(sysfs, figures_refused)
 	char path[600], *t;
 
 	ASSERT_EQ(0, drop_dac());
-	ASSERT_EQ(0, wall_files(self->dir, "pdu\n", "1\n", "2\n", "3\n",
-				"4\n", "5\n"));
+	ASSERT_EQ(0, wall_files(self->dir, "pdu\n", "1\n", "2\n", "3\n", "4\n",
+				"5\n"));
 	for (size_t i = 0; i < sizeof(fig) / sizeof(fig[0]); i++) {
 		snprintf(path, sizeof(path), "%s/wallmeter/%s", self->dir,
 			 fig[i]);
@@ -260,7 +268,8 @@ TEST_F(sysfs, figures_refused)
 	EXPECT_TRUE(strstr(self->snap.st[JM_C_WALLMETER].msg,
 			   "CAP_PERFMON or CAP_SYS_ADMIN"));
 	EXPECT_TRUE(has(
-		t, "joules_wall_meter_present{meter=\"pdu\",state=\"in_force\"} 1\n"));
+		t,
+		"joules_wall_meter_present{meter=\"pdu\",state=\"in_force\"} 1\n"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_readings_total 17\n"));
 	EXPECT_TRUE(ct_only(t, "joules_wall_meter_present",
 			    "joules_wall_meter_re"));
@@ -274,8 +283,8 @@ TEST_F(sysfs, garbage_figure)
 {
 	char *t;
 
-	ASSERT_EQ(0, wall_files(self->dir, "pdu\n", "12x\n", "2\n",
-				"--3\n", "4\n", "5\n"));
+	ASSERT_EQ(0, wall_files(self->dir, "pdu\n", "12x\n", "2\n", "--3\n",
+				"4\n", "5\n"));
 	t = gather_render(_metadata, &self->s, &self->snap);
 	EXPECT_EQ(JM_FAILED, self->snap.st[JM_C_WALLMETER].reason);
 	EXPECT_EQ(-EINVAL, self->snap.st[JM_C_WALLMETER].err);
@@ -295,8 +304,8 @@ TEST_F(sysfs, garbage_counter)
 {
 	char *t;
 
-	ASSERT_EQ(0, wall_files(self->dir, "pdu\n", "1\n", "2\n", "3\n",
-				"4\n", "5\n"));
+	ASSERT_EQ(0, wall_files(self->dir, "pdu\n", "1\n", "2\n", "3\n", "4\n",
+				"5\n"));
 	ASSERT_EQ(0, ct_write(self->dir, "wallmeter/refused", "-1\n"));
 	t = gather_render(_metadata, &self->s, &self->snap);
 	EXPECT_EQ(JM_FAILED, self->snap.st[JM_C_WALLMETER].reason);
@@ -318,19 +327,20 @@ TEST_F(sysfs, garbage_status)
 	};
 	char *t;
 
-	ASSERT_EQ(0, wall_files(self->dir, "pdu\n", "1\n", "2\n", "3\n",
-				"4\n", "5\n"));
+	ASSERT_EQ(0, wall_files(self->dir, "pdu\n", "1\n", "2\n", "3\n", "4\n",
+				"5\n"));
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memset(&self->snap, 0, sizeof(self->snap));
 		ASSERT_EQ(0, ct_write(self->dir, "wallmeter/status", bad[i]));
 		t = gather_render(_metadata, &self->s, &self->snap);
 		EXPECT_EQ(JM_FAILED, self->snap.st[JM_C_WALLMETER].reason)
-			TH_LOG("status '%s'", bad[i]);
+		TH_LOG("status '%s'", bad[i]);
 		EXPECT_TRUE(strstr(self->snap.st[JM_C_WALLMETER].msg,
 				   "wallmeter/status: cannot parse"));
 		EXPECT_FALSE(strstr(t, "joules_wall_meter_present"))
-			TH_LOG("status '%s'", bad[i]);
-		EXPECT_TRUE(has(t, "joules_wall_meter_energy_joules_total 0.000001\n"));
+		TH_LOG("status '%s'", bad[i]);
+		EXPECT_TRUE(has(
+			t, "joules_wall_meter_energy_joules_total 0.000001\n"));
 		free(t);
 	}
 }
@@ -341,8 +351,8 @@ TEST_F(sysfs, error_over_permission)
 	char path[600];
 
 	ASSERT_EQ(0, drop_dac());
-	ASSERT_EQ(0, wall_files(self->dir, "pdu\n", "1\n", "2\n", "3\n",
-				"4\n", "5\n"));
+	ASSERT_EQ(0, wall_files(self->dir, "pdu\n", "1\n", "2\n", "3\n", "4\n",
+				"5\n"));
 	snprintf(path, sizeof(path), "%s/wallmeter/energy_uj", self->dir);
 	ASSERT_EQ(0, chmod(path, 0));
 	ASSERT_EQ(0, ct_write(self->dir, "wallmeter/power_uw", "lots\n"));
