@@ -112,7 +112,7 @@ static void usage(FILE *fp)
 		EXP_DEFAULT_MAX_CONNECTIONS, EXP_DEFAULT_MAX_REQUESTS,
 		EXP_DEFAULT_TIMEOUT_S, JM_MAX_TOP, EXP_DEFAULT_COMPAT_WINDOW_S);
 	for (int c = 0; c < JM_NR_COLLECTORS; c++)
-		fprintf(fp, "  %-8s %s\n", jm_collectors[c]->name,
+		fprintf(fp, "  %-9s %s\n", jm_collectors[c]->name,
 			jm_collectors[c]->what);
 	fprintf(fp,
 		"\nPrivileges: node energy (GET_NODE) and every cgroup need CAP_PERFMON or\n"

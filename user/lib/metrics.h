@@ -45,6 +45,7 @@ enum jm_collector {
 	JM_C_NODE, /* joules_node_*: netlink GET_NODE */
 	JM_C_MODEL, /* joules_model_*: sysfs model/ */
 	JM_C_METER, /* joules_meter_*: sysfs rapl/ */
+	JM_C_WALLMETER, /* joules_wall_meter_*: sysfs wallmeter/ */
 	JM_C_PROCESS, /* joules_process_*: DUMP_TASKS, only with top N */
 	JM_C_CGROUP, /* joules_cgroup_*: DUMP_CGROUPS, unless --cgroups=off */
 	JM_NR_COLLECTORS
@@ -132,6 +133,22 @@ struct jm_snapshot {
 	char meter_reason[192]; /* why absent */
 	bool have_wraps, have_bogus;
 	uint64_t wraps, bogus_reads;
+
+	/* wallmeter: what was read; a figure without have_* is left out */
+	struct jm_wallmeter {
+		enum {
+			JM_WALL_UNREAD, /* status not read or not understood */
+			JM_WALL_ABSENT, /* never fed; reason says so */
+			JM_WALL_IN_FORCE,
+			JM_WALL_SILENT, /* no reading for longer than timeout_ms */
+		} state;
+		char meter[64]; /* name, in force or silent */
+		char reason[192]; /* why absent */
+		bool have_readings, have_refused, have_energy, have_pending,
+			have_residual, have_window, have_power;
+		uint64_t readings, refused, energy_uj, window_ms, power_uw;
+		int64_t pending_uj, residual_uj;
+	} wall;
 
 	/* process: the top N by energy, energy descending */
 	struct task_rec *procs;

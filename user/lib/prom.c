@@ -273,8 +273,10 @@ static const uint64_t pow10_u64[] = {
 };
 #define PW_MAX_DECIMALS (sizeof(pow10_u64) / sizeof(pow10_u64[0]) - 1)
 
-void prom_fixed(struct prom_writer *w, const struct prom_label *labels,
-		size_t nlabels, uint64_t v, unsigned int decimals)
+/* v / 10^decimals, with a minus sign if neg (v is the magnitude). */
+static void pw_fixed(struct prom_writer *w, const struct prom_label *labels,
+		     size_t nlabels, bool neg, uint64_t v,
+		     unsigned int decimals)
 {
 	char num[48];
 	int n;
@@ -286,7 +288,8 @@ void prom_fixed(struct prom_writer *w, const struct prom_label *labels,
 	}
 	if (!pw_sample_start(w, labels, nlabels))
 		return;
-	n = snprintf(num, sizeof(num), "%" PRIu64, v / pow10_u64[decimals]);
+	n = snprintf(num, sizeof(num), "%s%" PRIu64, neg && v ? "-" : "",
+		     v / pow10_u64[decimals]);
 	if (decimals && v % pow10_u64[decimals]) {
 		/* The fraction, zero-padded, trailing zeros dropped. */
 		n += snprintf(num + n, sizeof(num) - (size_t)n, ".%0*" PRIu64,
@@ -296,6 +299,21 @@ void prom_fixed(struct prom_writer *w, const struct prom_label *labels,
 	}
 	num[n++] = '\n';
 	pw_put(w, num, (size_t)n);
+}
+
+void prom_fixed(struct prom_writer *w, const struct prom_label *labels,
+		size_t nlabels, uint64_t v, unsigned int decimals)
+{
+	pw_fixed(w, labels, nlabels, false, v, decimals);
+}
+
+void prom_sfixed(struct prom_writer *w, const struct prom_label *labels,
+		 size_t nlabels, int64_t v, unsigned int decimals)
+{
+	/* The magnitude in unsigned arithmetic: INT64_MIN has no positive twin. */
+	uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	pw_fixed(w, labels, nlabels, v < 0, m, decimals);
 }
 
 void prom_double(struct prom_writer *w, const struct prom_label *labels,
@@ -318,8 +336,9 @@ int prom_finish(struct prom_writer *w)
 {
 	if (w->fmt == PROM_FMT_OPENMETRICS)
 		pw_str(w, "# EOF\n");
-	else if (!w->len)
-		pw_room(w, 0); /* an empty exposition is still a buffer */
+	else if (!w->len && pw_room(w, 0))
+		/* An empty exposition is still a buffer, and a string. */
+		w->buf[0] = 0;
 	return w->err;
 }
 

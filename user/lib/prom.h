@@ -14,7 +14,8 @@
  * family without samples (hardware that is absent) does not appear at all.
  *
  * Numbers: prom_fixed() prints an integer count of 10^-decimals units
- * (microjoules as joules) exactly, without going through floating point.
+ * (microjoules as joules) exactly, without going through floating point;
+ * prom_sfixed() a signed one.
  * Label values are escaped, and bytes that are not valid UTF-8 (a comm or
  * a cgroup path can hold any) are replaced with U+FFFD: one invalid label
  * would make Prometheus reject the whole scrape.
@@ -74,6 +75,9 @@ void prom_family(struct prom_writer *w, const struct prom_family *f);
 /* A sample of the current family: v / 10^decimals, printed exactly. */
 void prom_fixed(struct prom_writer *w, const struct prom_label *labels,
 		size_t nlabels, uint64_t v, unsigned int decimals);
+/* The same for a signed count: -1500000 at 6 decimals is -1.5. */
+void prom_sfixed(struct prom_writer *w, const struct prom_label *labels,
+		 size_t nlabels, int64_t v, unsigned int decimals);
 /* A sample with an integer value. */
 static inline void prom_u64(struct prom_writer *w,
 			    const struct prom_label *labels, size_t nlabels,

@@ -110,9 +110,10 @@ t $(( rc | $? )) "Prometheus on 127.0.0.1:$pport scrapes the guest every second"
 
 # Every query of the Grafana dashboard on the module's real series. What
 # the guest cannot have must return nothing (checked, not skipped): QEMU
-# has no RAPL, and the guest runs no pod and no systemd service. Every
-# other query must return series.
-absent='joules_node_rapl_energy_joules_total|kind="pod"|kind="service"'
+# has no RAPL, the guest runs no pod and no systemd service, and nothing
+# feeds its wall meter (no joules-meterd: the meter's figures are absent).
+# Every other query must return series.
+absent='joules_node_rapl_energy_joules_total|kind="pod"|kind="service"|joules_wall_meter_'
 if command -v jq >/dev/null; then
 	dashboard_queries "$top/packaging/grafana/joules.json" > "$work/dash.all"
 	grep -Ev "$absent" "$work/dash.all" > "$work/dash.q"
@@ -123,7 +124,7 @@ if command -v jq >/dev/null; then
 		c=$(prom_json "$pport" "$q" | jq -r '.status + " " + (.data.result | length | tostring)' 2>/dev/null)
 		[ "$c" = "success 0" ] || { diag "expected success and no series in the guest, got '$c': $q"; rc=1; }
 	done < "$work/dash.rapl"
-	t $rc "Grafana dashboard: $dn panel queries return series, $(grep -c . "$work/dash.rapl") (RAPL, pods, services) none in the guest"
+	t $rc "Grafana dashboard: $dn panel queries return series, $(grep -c . "$work/dash.rapl") (RAPL, pods, services, wall meter) none in the guest"
 else
 	echo "ok $((n = n + 1)) dashboard queries # SKIP jq not installed"
 fi

@@ -91,6 +91,34 @@ struct resp {
 	size_t len;
 };
 
+/*
+ * A chunked body (Transfer-Encoding: chunked) decoded in place: its length,
+ * or (size_t)-1 if it is not well formed. Prometheus' API sends one when
+ * its answer outgrows Go's first write buffer (2 KiB).
+ */
+static size_t dechunk(char *body, size_t len)
+{
+	char *in = body, *end = body + len, *out = body, *p;
+	unsigned long n;
+
+	for (;;) {
+		n = strtoul(in, &p, 16);
+		if (p == in || !(p = strstr(p, "\r\n")))
+			return (size_t)-1;
+		in = p + 2;
+		if (!n)
+			break;
+		if (n > (size_t)(end - in) || (size_t)(end - in) - n < 2 ||
+		    memcmp(in + n, "\r\n", 2))
+			return (size_t)-1;
+		memmove(out, in, n);
+		out += n;
+		in += n + 2;
+	}
+	*out = 0;
+	return (size_t)(out - body);
+}
+
 /* Read a whole response (the request said Connection: close). */
 static void read_resp(int fd, struct resp *r)
 {
@@ -125,7 +153,17 @@ static void read_resp(int fd, struct resp *r)
 			 (int)strcspn(ct, "\r\n"), ct);
 	}
 	if (hdr_end) {
+		char *te = strcasestr(buf, "\r\nTransfer-Encoding:");
+		char *ch = te ? strcasestr(te, "chunked") : NULL;
+
 		r->len = len - (size_t)(hdr_end + 4 - buf);
+		if (ch && ch < hdr_end) {
+			r->len = dechunk(hdr_end + 4, r->len);
+			if (r->len == (size_t)-1) {
+				r->len = 0;
+				r->status = 0; /* not an answer to trust */
+			}
+		}
 		r->body = strdup(hdr_end + 4);
 	}
 	free(buf);

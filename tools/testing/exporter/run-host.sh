@@ -76,6 +76,18 @@ echo 1 > "$sys/abi_version"
 echo 3 > "$sys/model/generation"
 echo "7000000 0 0 2000 0 15000000" > "$sys/model/coefficients"
 echo "absent: no RAPL: CPU vendor/model not supported (fake sysfs of the host test)" > "$sys/rapl/status"
+# A wall meter in force, the model 0.25 J under it over the last 1 s window.
+mkdir -p "$sys/wallmeter"
+echo pdu-host-test > "$sys/wallmeter/status"
+echo 42 > "$sys/wallmeter/readings"
+echo 0 > "$sys/wallmeter/refused"
+echo 123456789 > "$sys/wallmeter/energy_uj"
+echo -1500 > "$sys/wallmeter/pending_uj"
+echo 250000 > "$sys/wallmeter/residual_uj"
+echo 1000 > "$sys/wallmeter/window_ms"
+echo 180000000 > "$sys/wallmeter/power_uw"
+echo 10000 > "$sys/wallmeter/timeout_ms"
+echo 20000 > "$sys/wallmeter/max_power_w"
 export JOULES_SYSFS=$sys
 
 # Start the exporter; retry on another port if one was taken meanwhile.
@@ -96,10 +108,14 @@ hget "$port" /metrics > "$work/metrics.txt"
 rc=$?
 grep -q '^joules_model_power_watts{term="cpu_time"} 7$' "$work/metrics.txt" &&
 	grep -q '^joules_meter_present{reason="no RAPL: CPU vendor/model not supported (fake sysfs of the host test)"} 0$' "$work/metrics.txt" &&
+	grep -q '^joules_wall_meter_present{meter="pdu-host-test",state="in_force"} 1$' "$work/metrics.txt" &&
+	grep -q '^joules_wall_meter_residual_joules 0.25$' "$work/metrics.txt" &&
+	grep -q '^joules_wall_meter_pending_joules -0.0015$' "$work/metrics.txt" &&
+	grep -q '^joules_exporter_collector_success{collector="wallmeter"} 1$' "$work/metrics.txt" &&
 	grep -q '^joules_exporter_collector_error{collector="node",reason="module_not_loaded"} 1$' "$work/metrics.txt" &&
 	grep -q '^joules_exporter_collector_error{collector="cgroup",reason="module_not_loaded"} 1$' "$work/metrics.txt" &&
 	! grep -q '^joules_node_' "$work/metrics.txt" && ! grep -q '^joules_cgroup_' "$work/metrics.txt"
-t $(( rc | $? )) "model and meter from sysfs, node and cgroups absent with their reason"
+t $(( rc | $? )) "model, meter and wall meter from sysfs, node and cgroups absent with their reason"
 grep -q 'level=error collector=node msg="joules module not loaded' "$work/exporter.log"
 t $? "the missing module is logged"
 if command -v promtool >/dev/null; then

@@ -81,6 +81,50 @@ TEST(fixed)
 	}
 }
 
+static int64_t g_s;
+
+static void one_sfixed(struct prom_writer *w)
+{
+	prom_family(w, &f_gauge);
+	prom_sfixed(w, NULL, 0, g_s, g_dec);
+}
+
+/* signed fixed-point values too, down to INT64_MIN */
+TEST(sfixed)
+{
+	static const struct {
+		int64_t v;
+		unsigned int dec;
+		const char *want;
+	} c[] = {
+		{ 0, 6, "t_gauge 0\n" },
+		{ -1, 6, "t_gauge -0.000001\n" },
+		{ -500000, 6, "t_gauge -0.5\n" },
+		{ -1500000, 6, "t_gauge -1.5\n" },
+		{ -2000000, 6, "t_gauge -2\n" },
+		{ 1234567, 6, "t_gauge 1.234567\n" },
+		{ -7, 0, "t_gauge -7\n" },
+		{ INT64_MAX, 6, "t_gauge 9223372036854.775807\n" },
+		{ INT64_MIN, 6, "t_gauge -9223372036854.775808\n" },
+		{ INT64_MIN, 0, "t_gauge -9223372036854775808\n" },
+	};
+	char out[4096];
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		const char *body;
+
+		g_s = c[i].v;
+		g_dec = c[i].dec;
+		CHECK(!render(PROM_FMT_TEXT, 0, one_sfixed, out,
+				  sizeof(out)),
+			  "render %zu", i);
+		body = strstr(out, "\nt_gauge ");
+		CHECK(body && !strcmp(body + 1, c[i].want),
+			  "%" PRId64 "/10^%u: got '%s', want '%s'", c[i].v,
+			  c[i].dec, body ? body + 1 : out, c[i].want);
+	}
+}
+
 static void families(struct prom_writer *w)
 {
 	struct prom_label l[] = { { "domain", "pkg" } };

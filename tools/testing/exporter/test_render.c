@@ -131,6 +131,12 @@ TEST(full)
 	CHECK(has(t, "joules_meter_present{meter=\"intel-rapl-msr\"} 1"),
 		  "meter");
 	CHECK(has(t, "joules_meter_wraps_total 3"), "wraps");
+	CHECK(has(t, "joules_wall_meter_present{meter=\"pdu-rack4-outlet7\",state=\"in_force\"} 1\n"),
+		  "wall meter");
+	CHECK(has(t, "joules_wall_meter_residual_joules -1.234567\n"),
+		  "residual, signed");
+	CHECK(has(o, "# UNIT joules_wall_meter_window_seconds seconds"),
+		  "OM unit of the window");
 	CHECK(has(t, "joules_process_energy_joules_total{pid=\"4242\",comm=\"burner\"} 9"),
 		  "process energy");
 	CHECK(has(t, "joules_process_cpu_seconds_total{pid=\"4242\",comm=\"burner\"} 1.5"),
@@ -283,6 +289,10 @@ TEST(absent)
 	strcpy(snap.meter_reason,
 	       "no RAPL: CPU vendor/model not supported (AuthenticAMD family 0xf model 0x6b)");
 	snap.have_wraps = snap.have_bogus = false;
+	snap.wall = (struct jm_wallmeter){ .state = JM_WALL_ABSENT,
+					   .reason = "never fed",
+					   .have_readings = true,
+					   .have_refused = true };
 	render(_metadata, "absent", &s, &snap, &t, &o);
 	CHECK(has(t, "joules_node_energy_joules_total{source=\"model\"}"),
 		  "model energy");
@@ -297,6 +307,11 @@ TEST(absent)
 	CHECK(has(t, "joules_meter_present{reason=\"no RAPL: CPU vendor/model not supported (AuthenticAMD family 0xf model 0x6b)\"} 0"),
 		  "meter absent with its reason");
 	CHECK(!strstr(t, "joules_meter_wraps"), "no wraps without a meter");
+	CHECK(has(t, "joules_wall_meter_present{reason=\"never fed\"} 0\n") &&
+			  has(t, "joules_wall_meter_readings_total 0\n") &&
+			  !strstr(t, "joules_wall_meter_energy") &&
+			  !strstr(t, "joules_wall_meter_residual"),
+		  "wall meter never fed: no figures");
 	CHECK(!strstr(t, "joules_process_"), "no per-process series");
 	free(t);
 	free(o);
@@ -313,6 +328,11 @@ TEST(permission)
 	full_snapshot(&snap);
 	snap.st[JM_C_NODE].reason = JM_PERMISSION;
 	snap.st[JM_C_PROCESS].reason = JM_PERMISSION;
+	/* The wall meter's figures refused, its state and counters shown. */
+	snap.st[JM_C_WALLMETER].reason = JM_PERMISSION;
+	snap.wall.have_energy = snap.wall.have_pending = false;
+	snap.wall.have_residual = snap.wall.have_window = false;
+	snap.wall.have_power = false;
 	s.errors[JM_C_NODE] = 1;
 	render(_metadata, "permission", &s, &snap, &t, &o);
 	CHECK(!strstr(t, "joules_node_"), "no node series");
@@ -326,6 +346,12 @@ TEST(permission)
 	CHECK(has(t, "joules_process_energy_joules_total{pid=\"4242\""),
 		  "visible processes still shown");
 	CHECK(has(t, "joules_model_generation 2"), "model from sysfs");
+	CHECK(has(t, "joules_exporter_collector_error{collector=\"wallmeter\",reason=\"permission\"} 1") &&
+			  has(t, "joules_wall_meter_present{meter=\"pdu-rack4-outlet7\",state=\"in_force\"} 1\n") &&
+			  has(t, "joules_wall_meter_readings_total 3600\n") &&
+			  !strstr(t, "joules_wall_meter_residual") &&
+			  !strstr(t, "joules_wall_meter_energy"),
+		  "wall meter: figures left out, the rest shown");
 	free(t);
 	free(o);
 }
@@ -340,7 +366,7 @@ TEST(not_loaded)
 	base_state(&s, 0);
 	memset(&snap, 0, sizeof(snap));
 	snap.st[JM_C_MODULE].enabled = true;
-	for (int c = JM_C_NODE; c <= JM_C_METER; c++) {
+	for (int c = JM_C_NODE; c <= JM_C_WALLMETER; c++) {
 		snap.st[c].enabled = true;
 		snap.st[c].reason = JM_NOT_LOADED;
 	}
@@ -348,7 +374,8 @@ TEST(not_loaded)
 	CHECK(has(t, "joules_module_loaded 0"), "loaded 0");
 	CHECK(!strstr(t, "joules_module_info"), "no version");
 	CHECK(!strstr(t, "joules_node_") && !strstr(t, "joules_model_") &&
-			  !strstr(t, "joules_meter_"),
+			  !strstr(t, "joules_meter_") &&
+			  !strstr(t, "joules_wall_meter_"),
 		  "no module series");
 	CHECK(has(t, "joules_exporter_collector_error{collector=\"meter\",reason=\"module_not_loaded\"} 1"),
 		  "reason");

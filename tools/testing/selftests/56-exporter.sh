@@ -204,7 +204,18 @@ if [ "$(cat $sys/hw_counters)" = absent ]; then
 else
 	grep -q '^joules_node_cpu_cycles_total' /tmp/m1 || ok=1
 fi
-t $ok "absent meter and PMU are absent (meter: $reason)"
+# The wall meter as wallmeter/status has it; its figures only once fed.
+wall=$(cat $sys/wallmeter/status)
+case $wall in
+absent*)
+	grep -qF "joules_wall_meter_present{reason=\"${wall#absent: }\"} 0" /tmp/m1 || ok=1
+	! grep -q '^joules_wall_meter_energy_joules_total' /tmp/m1 || ok=1 ;;
+*)
+	grep -q '^joules_wall_meter_present{meter=' /tmp/m1 || ok=1
+	grep -q '^joules_wall_meter_energy_joules_total ' /tmp/m1 || ok=1 ;;
+esac
+grep -q '^joules_exporter_collector_success{collector="wallmeter"} 1$' /tmp/m1 || ok=1
+t $ok "absent meter and PMU are absent (meter: $reason), the wall meter as its status says ($wall)"
 
 ok=0
 [ "$(val /tmp/m1 joules_model_generation)" = "$(cat $sys/model/generation)" ] || ok=1
@@ -284,8 +295,12 @@ grep -q '^joules_exporter_collector_error{collector="cgroup",reason="permission"
 ! grep -q "joules_process_energy_joules_total{pid=\"$burner\"" /tmp/m2 || ok=1
 grep -q 'level=error collector=node msg="GET_NODE: permission denied' /tmp/exporter-nobody.log || ok=1
 grep -q '^joules_model_generation ' /tmp/m2 || ok=1
+# The wall meter's figures need CAP_PERFMON, fed or not; its state does not.
+grep -q '^joules_exporter_collector_error{collector="wallmeter",reason="permission"} 1$' /tmp/m2 || ok=1
+grep -q '^joules_wall_meter_present' /tmp/m2 || ok=1
+! grep -qE '^joules_wall_meter_(energy|pending|residual|window|power)_' /tmp/m2 || ok=1
 [ $ok = 0 ] || { sed 's/^/# nobody: /' /tmp/exporter-nobody.log; grep -E '^joules_(exporter_collector|node)' /tmp/m2 | sed 's/^/# /'; }
-t $ok "unprivileged: node, others' processes and cgroups reported as permission errors, not zeros"
+t $ok "unprivileged: node, others' processes, cgroups and the wall meter's figures reported as permission errors, not zeros"
 kill $nobody
 
 # A reload: counters restart from zero, the exporter notices and serves on.

@@ -181,7 +181,7 @@ static inline void cgroup_snapshot(struct jm_snapshot *snap)
 	snap->idle_split = true;
 }
 
-/* Everything present: RAPL with all domains, PMU, a model, processes, cgroups. */
+/* Everything present: RAPL with all domains, PMU, a model, a wall meter, processes, cgroups. */
 static inline void full_snapshot(struct jm_snapshot *snap)
 {
 	static struct task_rec procs[3];
@@ -221,6 +221,23 @@ static inline void full_snapshot(struct jm_snapshot *snap)
 	snap->have_wraps = snap->have_bogus = true;
 	snap->wraps = 3;
 	snap->bogus_reads = 1;
+	/* A PDU outlet in force: the node's total is the meter's but what is pending. */
+	snap->wall = (struct jm_wallmeter){ .state = JM_WALL_IN_FORCE,
+					    .meter = "pdu-rack4-outlet7",
+					    .have_readings = true,
+					    .have_refused = true,
+					    .have_energy = true,
+					    .have_pending = true,
+					    .have_residual = true,
+					    .have_window = true,
+					    .have_power = true,
+					    .readings = 3600,
+					    .refused = 2,
+					    .energy_uj = 123456539012,
+					    .pending_uj = -250000,
+					    .residual_uj = -1234567,
+					    .window_ms = 1000,
+					    .power_uw = 412345678 };
 	memset(procs, 0, sizeof(procs));
 	procs[0] = (struct task_rec){ .pid = 4242,
 				      .comm = "burner",
