@@ -85,8 +85,9 @@ CHECKSTYLE_BASE ?= 6ef6f45f1472030ffebe8bd4b3db0ff165ce1af2
 checkstyle:
 	CHECKSTYLE_BASE=$(CHECKSTYLE_BASE) tools/testing/checkstyle
 
+# METER=snmp: the node's energy from a simulated PDU through joules-meterd.
 demo: module user
-	KVER=$(KVER) tools/testing/demo
+	KVER=$(KVER) METER=$(METER) tools/testing/demo
 
 # Speed goals live here, never in `make check`: wall clock on 2 CPUs, then
 # instruction counts on one (QEMU -icount). Takes about 40 minutes. The

@@ -17,6 +17,19 @@ printf 'coefficients (cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_b
 	"$(cat /sys/kernel/joules/model/coefficients)"
 echo "generation: $(cat /sys/kernel/joules/model/generation)"
 
+if grep -q 'jmeter=snmp' /proc/cmdline; then
+	say "the wall meter: a simulated PDU (snmpd on 127.0.0.1:16161, a Raritan outlet at 150 W) read by joules-meterd"
+	joules_pdu_watts 150
+	joules_pdu_start 16161 || { echo "demo: no snmpd in the initramfs" >&2; exit 1; }
+	joules_meterd_conf /tmp/meterd.conf pdu-demo 0.5 16161
+	joules_pdu_wait /tmp/meterd.conf || { echo "demo: the PDU does not answer" >&2; exit 1; }
+	joules-meterd -c /tmp/meterd.conf --once
+	joules-meterd -c /tmp/meterd.conf > /tmp/meterd.log 2>&1 &
+	meterd=$!
+	sleep 2
+	echo "wallmeter/status: $(cat /sys/kernel/joules/wallmeter/status), readings: $(cat /sys/kernel/joules/wallmeter/readings)"
+fi
+
 say "workload: 'heavy' runs three times the busy loop of 'light'; 'sleeper' sleeps"
 for w in heavy:60000 light:20000; do
 	name=${w%:*}
@@ -49,6 +62,7 @@ if [ -x /usr/bin/joulesctl ]; then
 	say "joulesctl node"
 	joulesctl node 2>&1
 fi
-kill $heavy $light $sleeper 2>/dev/null
+kill $heavy $light $sleeper ${meterd:-} 2>/dev/null
+joules_pdu_stop
 wait 2>/dev/null
 say "done"
