@@ -735,6 +735,43 @@ jl_u64 jl_max_energy_uj(jl_u64 max_power_uw, jl_u64 ns)
 	return jl_muldiv(max_power_uw, ns, 1000000000ULL); /* uW * ns / 1e9 */
 }
 
+/* ---- static power -------------------------------------------------------- */
+
+int jl_base_add(struct jl_base *b, jl_u64 t1_ns, jl_u64 dt_ns, jl_u64 uj,
+		jl_u64 busy_ns, jl_u64 cap_ns)
+{
+	jl_u64 keep;
+
+	if (!dt_ns || !cap_ns ||
+	    busy_ns > jl_muldiv(cap_ns, JL_BASE_BUSY_PERMILLE, 1000))
+		return 0;
+	if (dt_ns >= JL_BASE_WINDOW_NS) {
+		/* One interval longer than the window: its mean power alone. */
+		b->uj = jl_muldiv(uj, JL_BASE_WINDOW_NS, dt_ns);
+		b->ns = JL_BASE_WINDOW_NS;
+	} else {
+		if (b->ns + dt_ns > JL_BASE_WINDOW_NS) {
+			/* Leak the oldest: scale what is kept to make room. */
+			keep = JL_BASE_WINDOW_NS - dt_ns;
+			b->uj = jl_muldiv(b->uj, keep, b->ns);
+			b->ns = keep;
+		}
+		b->uj = jl_add_sat(b->uj, uj);
+		b->ns += dt_ns;
+	}
+	b->last_ns = t1_ns;
+	b->intervals++;
+	return 1;
+}
+
+int jl_base_uw(const struct jl_base *b, jl_u64 *uw)
+{
+	if (!b->intervals || !b->ns)
+		return 0;
+	*uw = jl_muldiv(b->uj, 1000000000ULL, b->ns); /* uJ / ns * 1e9 */
+	return 1;
+}
+
 /* ---- the wall meter ---------------------------------------------------- */
 
 static void wall_baseline(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,

@@ -371,4 +371,33 @@ int jl_wall_reading(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
 jl_u64 jl_wall_tick(struct jl_wall *w, jl_u64 t0_ns, jl_u64 t1_ns,
 		    jl_u64 shape_uj, int in_force);
 
+/*
+ * Static (baseline) power, EnergAt's way: the energy of intervals in which
+ * almost nothing ran, over their length. Idle means the tasks used at most
+ * JL_BASE_BUSY_PERMILLE of the CPU time the interval had (the attribution
+ * worker runs every interval, so never exactly nothing); such an interval
+ * overstates static power by at most that fraction of the dynamic range.
+ * A leaky window keeps about the last JL_BASE_WINDOW_NS of idle time: the
+ * estimate follows drift (temperature, fans) and one odd interval moves it
+ * little. Between idle intervals the estimate stays; last_ns gives its age.
+ */
+#define JL_BASE_BUSY_PERMILLE 20
+#define JL_BASE_WINDOW_NS (60ULL * 1000000000ULL)
+
+struct jl_base {
+	jl_u64 uj;		/* energy of the idle time kept */
+	jl_u64 ns;		/* idle time kept, at most JL_BASE_WINDOW_NS */
+	jl_u64 last_ns;		/* end of the last idle interval */
+	jl_u64 intervals;	/* idle intervals seen */
+};
+
+/*
+ * The interval (t1_ns - dt_ns, t1_ns] had energy uj, busy_ns of its cap_ns
+ * of CPU time used. Returns 1 if it counted as idle, else 0 (unchanged).
+ */
+int jl_base_add(struct jl_base *b, jl_u64 t1_ns, jl_u64 dt_ns, jl_u64 uj,
+		jl_u64 busy_ns, jl_u64 cap_ns);
+/* The estimate in uW; 0 and *uw untouched while no idle interval was seen. */
+int jl_base_uw(const struct jl_base *b, jl_u64 *uw);
+
 #endif /* JOULES_CORE_H */

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host tests of static-power estimation (kmod/core.c: jl_base_*). The
+ * oracle is the same leaky window computed here in long double from the
+ * rule's text; the core's integer result may differ by its floors only,
+ * at most one microjoule per interval kept, which bounds each comparison.
+ * Randomized: BASE_SEED=N replays a run.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "core.h"
+#include "check.h"
+
+#define MS 1000000ULL
+#define S 1000000000ULL
+#define W JL_BASE_WINDOW_NS
+
+static jl_u64 rng_state;
+
+static jl_u64 rnd(void)
+{
+	jl_u64 z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Nothing seen: no estimate, and the output is left alone. */
+TEST(base_empty)
+{
+	struct jl_base b = { 0 };
+	jl_u64 uw = 77;
+
+	CHECK(!jl_base_uw(&b, &uw) && uw == 77, "an estimate from nothing");
+	CHECK(!jl_base_add(&b, S, 0, 100, 0, 2 * S), "an empty interval counted");
+	CHECK(!jl_base_add(&b, S, S, 100, 0, 0), "an interval without CPUs counted");
+	CHECK(!jl_base_uw(&b, &uw), "an estimate from nothing");
+}
+
+/* 5 W in idle intervals of 100 ms on 2 CPUs: 5 W, whatever busy ones said. */
+TEST(base_steady)
+{
+	struct jl_base b = { 0 };
+	jl_u64 t = 0, uw = 0;
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		t += 100 * MS;
+		CHECK(jl_base_add(&b, t, 100 * MS, 500000, i % 4 * MS, 200 * MS),
+		      "idle interval %d not counted", i);
+	}
+	CHECK(jl_base_uw(&b, &uw) && uw == 5000000, "5 W came out as %llu uW", uw);
+	/* Busy intervals at 40 W change nothing, age included. */
+	for (i = 0; i < 50; i++)
+		CHECK(!jl_base_add(&b, t + (i + 1) * 100 * MS, 100 * MS, 4000000, 150 * MS,
+				   200 * MS), "busy interval %d counted", i);
+	CHECK(jl_base_uw(&b, &uw) && uw == 5000000 && b.last_ns == t,
+	      "busy intervals moved it: %llu uW, last %llu", uw, b.last_ns);
+}
+
+/* The threshold: 2% of the CPU time counts as idle, a nanosecond more does not. */
+TEST(base_threshold)
+{
+	struct jl_base b = { 0 };
+	jl_u64 cap = 200 * MS, lim = cap * JL_BASE_BUSY_PERMILLE / 1000;
+
+	CHECK(JL_BASE_BUSY_PERMILLE == 20, "the documented threshold is 2%%");
+	CHECK(jl_base_add(&b, S, 100 * MS, 1000, lim, cap), "at the threshold");
+	CHECK(!jl_base_add(&b, 2 * S, 100 * MS, 1000, lim + 1, cap), "above it");
+	CHECK(b.intervals == 1, "%llu intervals", b.intervals);
+}
+
+/* An interval longer than the window is the estimate on its own. */
+TEST(base_long_interval)
+{
+	struct jl_base b = { 0 };
+	jl_u64 uw = 0;
+
+	jl_base_add(&b, S, 100 * MS, 100000000, 0, S); /* 1 kW, briefly */
+	CHECK(jl_base_add(&b, 200 * S, 2 * W, 2 * W / 1000 * 3, 0, 2 * W), "long");
+	CHECK(jl_base_uw(&b, &uw) && uw == 3000000 && b.ns == W,
+	      "%llu uW over %llu ns", uw, b.ns);
+}
+
+/*
+ * A step from 10 W to 4 W: the old power leaks out as (1 - dt/W)^k once the
+ * window is full. After five windows it is within e^-5 of the new power.
+ */
+TEST(base_step)
+{
+	struct jl_base b = { 0 };
+	jl_u64 t = 0, uw = 0, dt = 500 * MS;
+	long double exp_uw;
+	unsigned int k, n1 = W / dt, n2 = 5 * W / dt;
+
+	for (k = 0; k < n1; k++)
+		jl_base_add(&b, t += dt, dt, 10 * dt / 1000, 0, dt);
+	for (k = 0; k < n2; k++)
+		jl_base_add(&b, t += dt, dt, 4 * dt / 1000, 0, dt);
+	jl_base_uw(&b, &uw);
+	exp_uw = 4e6L;
+	{
+		long double f = 1;
+
+		for (k = 0; k < n2; k++)
+			f *= 1 - (long double)dt / W;
+		exp_uw += 6e6L * f;
+	}
+	/* Floors: under 1 uJ per interval over a 60 s window, plus the last floor. */
+	CHECK((long double)uw > exp_uw - (n1 + n2) * 1e9L / W - 1 && (long double)uw <= exp_uw + 1,
+	      "%llu uW, the rule gives %.3Lf", uw, exp_uw);
+	CHECK(uw < 4000000 * 1.01, "five windows after the step: %llu uW", uw);
+}
+
+/* Random intervals, energies and loads against the rule in long double. */
+TEST(base_random)
+{
+	const char *env = getenv("BASE_SEED");
+	jl_u64 seed = env ? strtoull(env, NULL, 0) : (jl_u64)time(NULL);
+	unsigned int run, i, bad = 0;
+
+	DIAG("seed %#llx (BASE_SEED=%#llx replays)", seed, seed);
+	rng_state = seed;
+	for (run = 0; run < 200 && !bad; run++) {
+		struct jl_base b = { 0 };
+		long double e = 0, ns = 0;
+		jl_u64 t = 0, uw = 0, kept = 0;
+		unsigned int n = 1 + rnd() % 2000;
+
+		for (i = 0; i < n; i++) {
+			jl_u64 dt = 1 + rnd() % (rnd() % 8 ? 2 * S : 90 * S);
+			jl_u64 cap = dt * (1 + rnd() % 64);
+			jl_u64 busy = rnd() % 3 ? rnd() % (cap / 25 + 1) : rnd() % (cap + 1);
+			/* Up to 2 kW. */
+			jl_u64 uj = (jl_u64)((long double)(rnd() % 2000000000) * dt / S);
+			int idle = busy * 1000 <= (unsigned __int128)cap * JL_BASE_BUSY_PERMILLE;
+
+			t += dt;
+			if (jl_base_add(&b, t, dt, uj, busy, cap) != idle) {
+				bad++;
+				DIAG("run %u interval %u: busy %llu of %llu taken as %s", run, i,
+				     busy, cap, idle ? "busy" : "idle");
+				break;
+			}
+			if (!idle)
+				continue;
+			if (dt >= W) {
+				e = (long double)uj * W / dt;
+				ns = W;
+				kept = 1;
+				continue;
+			}
+			if (ns + dt > W) {
+				e *= (W - dt) / ns;
+				ns = W - dt;
+			}
+			e += uj;
+			ns += dt;
+			kept++;
+		}
+		if (bad || !kept)
+			continue;
+		{
+			long double want = e * 1e9L / ns;
+			long double tol = kept * 1e9L / ns + 1 + want * 1e-15L;
+
+			if (!jl_base_uw(&b, &uw) || (long double)uw < want - tol ||
+			    (long double)uw > want + 1) {
+				bad++;
+				DIAG("run %u: %llu uW, the rule gives %.3Lf (tolerance %.3Lf)",
+				     run, uw, want, tol);
+			}
+		}
+	}
+	CHECK(!bad, "%u mismatches (seed %#llx)", bad, seed);
+}
+
+TEST_HARNESS_MAIN
