@@ -1,6 +1,4 @@
-# joules-meterd reads PDUs over SNMP (net-snmp) and BMCs over IPMI
-# (FreeIPMI); backends.c refers to each backend weakly, so a backend whose
-# source is absent is reported as "not built in" instead of failing the link.
+# joules-meterd reads PDUs over SNMP (net-snmp) and BMCs over IPMI (FreeIPMI).
 joules_meterd_CFLAGS := $(shell pkg-config --cflags netsnmp 2>/dev/null || net-snmp-config --cflags)
 joules_meterd_LDLIBS := $(shell pkg-config --libs netsnmp 2>/dev/null || net-snmp-config --libs) \
 	$(shell pkg-config --libs libfreeipmi)
