@@ -12,6 +12,7 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 
+#include "baseline.h"
 #include "cgroup.h"
 #include "freq.h"
 #include "model.h"
@@ -181,52 +182,6 @@ static ssize_t source_store(struct kobject *k, struct kobj_attribute *a,
 }
 static struct kobj_attribute source_attr = __ATTR_RW(source);
 
-/* Static power per measured domain (pkg core dram psys), uW per package. */
-static ssize_t meter_idle_uw_show(struct kobject *k, struct kobj_attribute *a, char *buf)
-{
-	return sysfs_emit(buf, "%llu %llu %llu %llu\n", joules_meter_idle_uw[0],
-			  joules_meter_idle_uw[1], joules_meter_idle_uw[2],
-			  joules_meter_idle_uw[3]);
-}
-
-static ssize_t meter_idle_uw_store(struct kobject *k, struct kobj_attribute *a,
-				   const char *buf, size_t len)
-{
-	u64 v[JL_NR_DOMAINS];
-	size_t i = 0, n = len, start;
-	unsigned int f = 0;
-	int err = may_write();
-
-	if (err)
-		return err;
-	/* Four blank-separated values, one optional trailing newline. */
-	if (n && buf[n - 1] == '\n')
-		n--;
-	if (memchr(buf, '\n', n))
-		return -EINVAL;
-	for (;;) {
-		while (i < n && (buf[i] == ' ' || buf[i] == '\t'))
-			i++;
-		if (i == n)
-			break;
-		start = i;
-		while (i < n && buf[i] != ' ' && buf[i] != '\t')
-			i++;
-		if (f == JL_NR_DOMAINS ||
-		    parse_u64(buf + start, i - start, JL_COEF_MAX, &v[f]))
-			return -EINVAL;
-		f++;
-	}
-	if (f != JL_NR_DOMAINS)
-		return -EINVAL;
-	mutex_lock(&settings_lock);
-	for (f = 0; f < JL_NR_DOMAINS; f++)
-		WRITE_ONCE(joules_meter_idle_uw[f], v[f]);
-	mutex_unlock(&settings_lock);
-	return len;
-}
-static struct kobj_attribute meter_idle_uw_attr = __ATTR_RW(meter_idle_uw);
-
 static struct attribute *joules_attrs[] = {
 	&version_attr.attr,
 	&abi_version_attr.attr,
@@ -235,7 +190,6 @@ static struct attribute *joules_attrs[] = {
 	&idle_split_attr.attr,
 	&gamma_milli_attr.attr,
 	&delta_milli_attr.attr,
-	&meter_idle_uw_attr.attr,
 	&tasks_tracked_attr.attr,
 	&objects_attr.attr,
 	&lookup_misses_attr.attr,
@@ -456,6 +410,9 @@ int joules_sysfs_init(void)
 	if (err)
 		goto fail;
 	err = joules_wall_sysfs(joules_kobj);
+	if (err)
+		goto fail;
+	err = joules_base_sysfs(joules_kobj);
 	if (err)
 		goto fail;
 	return 0;

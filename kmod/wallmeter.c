@@ -17,6 +17,7 @@
 #include <linux/sysfs.h>
 #include <linux/timekeeping.h>
 
+#include "baseline.h"
 #include "core.h"
 #include "perm.h"
 #include "wallmeter.h"
@@ -85,6 +86,7 @@ int joules_wall_feed(const char *name, bool power, u64 value, bool reset,
 	if (strncmp(name, wall_name, sizeof(wall_name))) {
 		pr_info_ratelimited("wall meter %s feeds the node's energy\n", name);
 		strscpy(wall_name, name, sizeof(wall_name));
+		joules_base_wall_forget();
 	} else if (was_silent) {
 		pr_info_ratelimited("wall meter %s resumed\n", wall_name);
 	}

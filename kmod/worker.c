@@ -18,6 +18,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
+#include <linux/topology.h>
 #include <linux/mutex.h>
 #include <linux/cred.h>
 #include <linux/sched/task.h>
@@ -26,6 +27,7 @@
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
 
+#include "baseline.h"
 #include "cgroup.h"
 #include "freq.h"
 #include "model.h"
@@ -44,8 +46,6 @@ bool joules_idle_split;
 /* EnergAt's non-linear scaling exponents, in thousandths; 1000 = off. */
 unsigned int joules_gamma_milli = 1000;
 unsigned int joules_delta_milli = 1000;
-/* Static power per measured domain, charged to idle first (uW, per package). */
-u64 joules_meter_idle_uw[JL_NR_DOMAINS];
 
 static struct delayed_work tick_work;
 static DEFINE_MUTEX(tick_lock);
@@ -57,8 +57,8 @@ static bool stopping = true;
 static u64 last_tick_ns;
 static u64 idle_rem_fj;
 static u64 wall_rem_fj;		/* a wall meter's power as the shape */
+static u64 wall_static_rem_fj;	/* the wall's static power, sub-uJ */
 static u64 misses_seen;
-
 
 /* Worker-private: entries waiting to become final or to be folded. */
 static LIST_HEAD(dying_wait);
@@ -83,14 +83,27 @@ struct pkg_pass {
 	enum { WALL_BY_PARTS, WALL_BY_MODEL, WALL_BY_CPU } wall_by;
 	struct jl_splitter wall_split;
 	u64 wall_uj, wall_given;
+	u64 busy_ns, cap_ns;	/* the node's CPU time used, and had */
 };
 
-/* Per package, between the two passes of a tick. */
+/* A package's measured energy this interval, and how it is split. */
+struct pkg_meter {
+	struct joules_meter_take mt;
+	struct jl_splitter split[JL_NR_DOMAINS];
+	u32 edoms;		/* domains that make up energy_uj */
+	u64 idle_uj;		/* of those, what idle got first */
+	bool by_model;		/* weights are the model's (split_w) */
+};
+
+/* Per package, between the passes of a tick. */
 struct pkg_work {
 	struct llist_node *list;
 	u64 wsum, msum;		/* CPU-time and memory weight sums */
-	struct joules_meter_take mt;	/* its meter's energy this tick */
-	bool measured;		/* mt is charged (a meter, and not mode model) */
+	u64 model_wsum;		/* the model's weights (split_w) summed */
+	u64 busy_ns;		/* CPU time its tasks used */
+	unsigned int cpus;	/* its online CPUs */
+	struct pkg_meter meter;	/* its meter's energy this tick (meter.mt) */
+	bool measured;		/* meter.mt is charged (not mode model) */
 };
 static struct pkg_work *pkg_work;	/* joules_nr_pkgs of them */
 
@@ -194,6 +207,7 @@ static void take_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par)
 
 	pw->wsum = 0;
 	pw->msum = 0;
+	pw->busy_ns = 0;
 	for (n = pw->list; n; n = n->next) {
 		struct joules_entry *e = slot_entry(node_slot(n, par), pkg);
 		struct jl_feat d;
@@ -204,6 +218,7 @@ static void take_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par)
 		for (f = 0; f < JL_NR_FEATURES; f++)
 			smp->feat.v[f] += d.v[f];
 		smp->feat.present |= d.present;
+		pw->busy_ns = jl_add_sat(pw->busy_ns, d.v[JL_F_CPU_NS]);
 		pw->wsum = jl_add_sat(pw->wsum, scale_gamma(pp, d.v[JL_F_CPU_NS]));
 		pw->msum = jl_add_sat(pw->msum, mem_weight(pp, &d));
 		memcpy(e->slot[pkg].delta, d.v, sizeof(d.v));
@@ -211,14 +226,6 @@ static void take_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par)
 		smp->nr_tasks++;
 	}
 }
-
-/* A package's measured energy this interval, and how it is split. */
-struct pkg_meter {
-	struct joules_meter_take mt;
-	struct jl_splitter split[JL_NR_DOMAINS];
-	u32 edoms;		/* domains that make up energy_uj */
-	bool by_model;		/* weights are the model's (split_w) */
-};
 
 static inline void entry_deltas(struct joules_entry *e, unsigned int pkg,
 				struct jl_feat *d)
@@ -245,16 +252,18 @@ static u64 model_weights(struct pkg_pass *pp, unsigned int pkg, unsigned int par
 }
 
 /*
- * Static power first (to idle), the rest split by weight; a domain where
- * nobody ran is all idle.
+ * Static power first (to idle: baseline.c's, measured or set), the rest
+ * split by weight; a domain where nobody ran is all idle.
  */
 static void meter_split(struct pkg_pass *pp, struct pkg_meter *pm,
-			const struct pkg_work *pw, u64 wsum, u64 dt)
+			const struct pkg_work *pw, unsigned int pkg, u64 wsum,
+			u64 dt)
 {
 	struct joules_node_sample *smp = pp->smp;
 	unsigned int i;
 
 	pm->edoms = energy_domains(pm->mt.domains);
+	pm->idle_uj = 0;
 	smp->source |= JOULES_SRC_RAPL;
 	smp->domains |= pm->mt.domains;
 	for (i = 0; i < JL_NR_DOMAINS; i++) {
@@ -262,7 +271,7 @@ static void meter_split(struct pkg_pass *pp, struct pkg_meter *pm,
 
 		if (!(pm->mt.domains & (1U << i)))
 			continue;
-		idle = jl_max_energy_uj(joules_meter_idle_uw[i], dt);
+		idle = jl_max_energy_uj(joules_base_pkg_uw(pkg, i), dt);
 		w = i == JL_D_DRAM ? pw->msum : wsum;
 		if (idle > uj || !w)
 			idle = uj;
@@ -271,6 +280,7 @@ static void meter_split(struct pkg_pass *pp, struct pkg_meter *pm,
 		if (pm->edoms & (1U << i)) {
 			smp->energy_uj += uj;
 			smp->idle_uj += idle;
+			pm->idle_uj += idle;
 		}
 	}
 }
@@ -341,27 +351,31 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 }
 
 /*
- * Pass 2, once the band is known: weigh, then charge, in the same order.
- * Out of line, so that its meter state and tick()'s sample are never on
- * the stack together (KASAN's redzones doubled them past FRAME_WARN).
+ * Pass 2, once the band is known: the model's weights, and how the
+ * package's measured energy splits (static power first).
  */
-static noinline_for_stack void charge_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par,
-		       u64 dt)
+static void weigh_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par,
+		      u64 dt)
 {
 	struct pkg_work *pw = &pkg_work[pkg];
-	struct pkg_meter meter, *pm = NULL;
-	struct llist_node *n;
 	u64 wsum = model_weights(pp, pkg, par);
+
+	pw->model_wsum = wsum;
+	pw->meter.by_model = wsum > 0;
+	if (!pw->meter.by_model)
+		wsum = pw->wsum;
+	if (pw->measured)
+		meter_split(pp, &pw->meter, pw, pkg, wsum, dt);
+}
+
+/* Pass 3: charge, in the order weigh_pkg() weighed. */
+static void charge_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par)
+{
+	struct pkg_work *pw = &pkg_work[pkg];
+	struct pkg_meter *pm = pw->measured ? &pw->meter : NULL;
+	struct llist_node *n;
 	unsigned int i;
 
-	meter.by_model = wsum > 0;
-	if (!meter.by_model)
-		wsum = pw->wsum;
-	if (pw->measured) {
-		meter.mt = pw->mt;
-		pm = &meter;
-		meter_split(pp, pm, pw, wsum, dt);
-	}
 	for (n = pw->list; n; n = n->next)
 		charge_entry(pp, pm, slot_entry(node_slot(n, par), pkg), pkg);
 	/*
@@ -375,84 +389,86 @@ static noinline_for_stack void charge_pkg(struct pkg_pass *pp, unsigned int pkg,
 				pp->smp->idle_uj += jl_splitter_rest(&pm->split[i]);
 }
 
-static bool pkg_work_measured(void)
-{
-	unsigned int pkg;
-
-	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
-		if (pkg_work[pkg].measured)
-			return true;
-	return false;
-}
-
 /*
  * The node's shape this tick, before anything is charged: the measured
- * packages' energy, else the model's prediction for the node's features
- * (linear: the sum of the tasks', to within a microjoule each) and its
- * idle power, else 0 (the wall meter's last power then shapes it).
+ * packages' energy (WALL_BY_PARTS; *idle_uj their static power), else the
+ * model's prediction for the node's features (linear: the sum of the
+ * tasks', to within a microjoule each) and its idle power (WALL_BY_MODEL),
+ * else 0 (WALL_BY_CPU: the wall meter's last power then shapes it).
  */
-static u64 node_shape(struct pkg_pass *pp, u64 dt, bool *any)
+static int node_shape(struct pkg_pass *pp, u64 dt, u64 *shape, u64 *idle_uj)
 {
-	u64 uj = 0, rem = 0, idle_rem = idle_rem_fj;
+	u64 uj = 0, idle = 0, rem = 0, idle_rem = idle_rem_fj;
 	unsigned int pkg, i;
 	bool measured = false;
 
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
-		struct pkg_work *pw = &pkg_work[pkg];
-		u32 edoms = energy_domains(pw->mt.domains);
+		struct pkg_meter *pm = &pkg_work[pkg].meter;
 
-		if (!pw->measured)
+		if (!pkg_work[pkg].measured)
 			continue;
 		measured = true;
+		idle += pm->idle_uj;
 		for (i = 0; i < JL_NR_DOMAINS; i++)
-			if (edoms & pw->mt.domains & (1U << i))
-				uj += pw->mt.uj[i];
+			if (pm->edoms & pm->mt.domains & (1U << i))
+				uj += pm->mt.uj[i];
 	}
-	*any = measured;
-	if (measured || !pp->have_model || pp->mode == JOULES_MODE_RAPL)
-		return uj;
-	*any = true;
-	return jl_model_uj(&pp->coef, &pp->smp->feat, &rem) +
-	       jl_power_uj(pp->coef.idle_uw, dt, &idle_rem);
+	*shape = uj;
+	*idle_uj = idle;
+	if (measured)
+		return uj ? WALL_BY_PARTS : WALL_BY_CPU;
+	if (!pp->have_model || pp->mode == JOULES_MODE_RAPL)
+		return WALL_BY_CPU;
+	*idle_uj = jl_power_uj(pp->coef.idle_uw, dt, &idle_rem);
+	*shape = jl_model_uj(&pp->coef, &pp->smp->feat, &rem) + *idle_uj;
+	/* A model that predicts nothing shapes nothing either. */
+	return *shape ? WALL_BY_MODEL : WALL_BY_CPU;
 }
 
 /*
- * A wall meter in force: the node's energy this tick from wallmeter.c,
- * split among the tasks by weight, summed here as charge_entry() will
- * pass them: RAPL's parts out of the measured energy; the model's weights
- * (nJ) and its idle power; or, with no shape, CPU time out of the time
- * the node's CPUs had (what nobody ran is idle). Without a meter, the
- * meter's books still follow the node.
+ * A wall meter in force: the node's energy this tick from wallmeter.c.
+ * Its static power (baseline.c) goes to idle first; the rest is split
+ * among the tasks by weight, summed here as charge_entry() will pass
+ * them: RAPL's parts, the model's weights (nJ) or CPU time. Before the
+ * wall's static power is known, idle takes the share the shape gave it
+ * instead: RAPL's static power, the model's idle power (as nJ of weight),
+ * or, with no shape, the CPU time nobody used out of what the node's CPUs
+ * had. Without a meter, the meter's books still follow the node.
  */
-static void wall_start(struct pkg_pass *pp, u64 t0, u64 t1, unsigned int par)
+static void wall_start(struct pkg_pass *pp, u64 t0, u64 t1)
 {
-	u64 power_uw, shape, wsum = 0, dt = t1 - t0;
+	u64 power_uw, static_uw, shape, idle_uj, wsum = 0, dt = t1 - t0, total;
+	bool known = joules_base_wall_uw(&static_uw);
 	unsigned int pkg;
-	bool any;
 
 	pp->wall = joules_wall_in_force(&power_uw);
 	if (!pp->wall)
 		return;
-	shape = node_shape(pp, dt, &any);
-	/* A model that predicts nothing shapes nothing either. */
-	if (!any || !shape) {
-		pp->wall_by = WALL_BY_CPU;
+	pp->wall_by = node_shape(pp, dt, &shape, &idle_uj);
+	switch (pp->wall_by) {
+	case WALL_BY_CPU:
 		shape = jl_power_uj(power_uw, dt, &wall_rem_fj);
 		for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
 			wsum = jl_add_sat(wsum, pkg_work[pkg].wsum);
-		wsum = max(wsum, jl_mul_sat(num_online_cpus(), scale_gamma(pp, dt)));
-	} else if (!pkg_work_measured()) {
-		pp->wall_by = WALL_BY_MODEL;
+		if (!known)
+			wsum = max(wsum, jl_mul_sat(num_online_cpus(), scale_gamma(pp, dt)));
+		break;
+	case WALL_BY_MODEL:
 		for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
-			wsum = jl_add_sat(wsum, model_weights(pp, pkg, par));
-		wsum = jl_add_sat(wsum, jl_muldiv(pp->coef.idle_uw, dt, 1000000));
-	} else {
-		pp->wall_by = WALL_BY_PARTS;
-		wsum = shape;
+			wsum = jl_add_sat(wsum, pkg_work[pkg].model_wsum);
+		if (!known)
+			wsum = jl_add_sat(wsum, jl_muldiv(pp->coef.idle_uw, dt, 1000000));
+		break;
+	default:
+		wsum = known ? shape - idle_uj : shape;
+		break;
 	}
 	pp->wall_uj = joules_wall_tick(t0, t1, shape, true);
+	total = pp->wall_uj;
+	if (known)
+		total -= min(total, jl_power_uj(static_uw, dt, &wall_static_rem_fj));
 	pp->wall_given = 0;
-	jl_splitter_init(&pp->wall_split, pp->wall_uj, wsum);
+	jl_splitter_init(&pp->wall_split, total, wsum);
 }
 
 /* What the tasks did not get is idle: idle + tasks = the meter's, exactly. */
@@ -467,6 +483,7 @@ static void wall_end(struct pkg_pass *pp, u64 t0, u64 t1)
 	smp->energy_uj = pp->wall_uj;
 	smp->idle_uj = pp->wall_uj - pp->wall_given;
 	smp->source |= JOULES_SRC_METER;
+	joules_base_wall(t1, t1 - t0, pp->wall_uj, pp->busy_ns, pp->cap_ns);
 }
 
 struct idle_pass {
@@ -651,6 +668,22 @@ static void finish_entries(struct list_head *ready)
 	list_splice(&held, &reaped_wait);
 }
 
+/* Each package's online CPUs: the CPU time an interval gives it. */
+static void count_cpus(void)
+{
+	unsigned int pkg, cpu;
+
+	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
+		pkg_work[pkg].cpus = 0;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		pkg = topology_logical_package_id(cpu);
+		if (pkg < joules_nr_pkgs)
+			pkg_work[pkg].cpus++;
+	}
+	cpus_read_unlock();
+}
+
 static void tick(struct work_struct *work)
 {
 	struct joules_node_sample smp = { 0 };
@@ -684,17 +717,28 @@ static void tick(struct work_struct *work)
 		take_pkg(&pp, pkg, closed & 1);
 	}
 	pick_band(&pp);
+	count_cpus();
 	/* Every package's meter first: a wall meter needs the node's shape. */
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
 		struct pkg_work *pw = &pkg_work[pkg];
 
 		/* Always take, so that each interval gets only its own energy. */
-		pw->measured = joules_meter_take(pkg, &pw->mt) &&
-			       pp.mode != JOULES_MODE_MODEL;
+		pw->measured = joules_meter_take(pkg, &pw->meter.mt);
+		/* Static power is measured whatever the mode (baseline.c). */
+		if (pw->measured)
+			joules_base_pkg(pkg, &pw->meter.mt, now, dt, pw->busy_ns,
+					jl_mul_sat(pw->cpus, dt));
+		else
+			joules_base_pkg_forget(pkg);
+		pw->measured &= pp.mode != JOULES_MODE_MODEL;
+		pp.busy_ns = jl_add_sat(pp.busy_ns, pw->busy_ns);
+		pp.cap_ns = jl_add_sat(pp.cap_ns, jl_mul_sat(pw->cpus, dt));
 	}
-	wall_start(&pp, now - dt, now, closed & 1);
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
-		charge_pkg(&pp, pkg, closed & 1, dt);
+		weigh_pkg(&pp, pkg, closed & 1, dt);
+	wall_start(&pp, now - dt, now);
+	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
+		charge_pkg(&pp, pkg, closed & 1);
 
 	/* Model idle power: the node's own line, once per node. */
 	if (!(smp.source & JOULES_SRC_RAPL) && pp.have_model &&
@@ -722,6 +766,11 @@ int joules_worker_init(void)
 	pkg_work = kcalloc(joules_nr_pkgs, sizeof(*pkg_work), GFP_KERNEL);
 	if (!pkg_work)
 		return -ENOMEM;
+	if (joules_base_init(joules_nr_pkgs)) {
+		kfree(pkg_work);
+		pkg_work = NULL;
+		return -ENOMEM;
+	}
 	INIT_DELAYED_WORK(&tick_work, tick);
 	return 0;
 }
@@ -773,6 +822,7 @@ void joules_worker_exit(void)
 		joules_taskcg_release(e);
 		WARN_ON_ONCE(!joules_fold(e));	/* no reader is left */
 	}
+	joules_base_exit();
 	kfree(pkg_work);
 	pkg_work = NULL;
 }

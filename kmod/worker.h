@@ -19,6 +19,5 @@ extern enum joules_source_mode joules_source_mode;
 extern bool joules_idle_split;
 extern unsigned int joules_gamma_milli;
 extern unsigned int joules_delta_milli;
-extern u64 joules_meter_idle_uw[JL_NR_DOMAINS];
 
 #endif /* JOULES_WORKER_H */

@@ -18,16 +18,20 @@ printf 'coefficients (cpu_time_uw cycles_pj instructions_pj cache_miss_pj disk_b
 echo "generation: $(cat /sys/kernel/joules/model/generation)"
 
 if grep -q 'jmeter=snmp' /proc/cmdline; then
-	say "the wall meter: a simulated PDU (snmpd on 127.0.0.1:16161, a Raritan outlet at 150 W) read by joules-meterd"
-	joules_pdu_watts 150
+	say "the wall meter: a simulated PDU (snmpd on 127.0.0.1:16161, a Raritan outlet drawing 60 W idle and 45 W per busy CPU) read by joules-meterd"
+	joules_pdu_watts 60
+	joules_pdu_follow 60 45 &
+	follow=$!
 	joules_pdu_start 16161 || { echo "demo: no snmpd in the initramfs" >&2; exit 1; }
 	joules_meterd_conf /tmp/meterd.conf pdu-demo 0.5 16161
 	joules_pdu_wait /tmp/meterd.conf || { echo "demo: the PDU does not answer" >&2; exit 1; }
 	joules-meterd -c /tmp/meterd.conf --once
 	joules-meterd -c /tmp/meterd.conf > /tmp/meterd.log 2>&1 &
 	meterd=$!
-	sleep 2
+	sleep 3
 	echo "wallmeter/status: $(cat /sys/kernel/joules/wallmeter/status), readings: $(cat /sys/kernel/joules/wallmeter/readings)"
+	echo "static power, measured while the node was idle (static_power):"
+	cat /sys/kernel/joules/static_power
 fi
 
 say "workload: 'heavy' runs three times the busy loop of 'light'; 'sleeper' sleeps"
@@ -62,7 +66,7 @@ if [ -x /usr/bin/joulesctl ]; then
 	say "joulesctl node"
 	joulesctl node 2>&1
 fi
-kill $heavy $light $sleeper ${meterd:-} 2>/dev/null
+kill $heavy $light $sleeper ${meterd:-} ${follow:-} 2>/dev/null
 joules_pdu_stop
 wait 2>/dev/null
 say "done"

@@ -40,6 +40,21 @@ CONF
 	JOULES_PDU_PID=$!
 }
 joules_pdu_watts() { mkdir -p /tmp/pdu && echo "$1" > /tmp/pdu/1.1.5; }
+# A PDU whose power follows the load, as a real one's does: every 0.5 s,
+# IDLE_W plus W_PER_CPU for each CPU's worth of busy time in /proc/stat
+# (not joules' figures). Runs until killed; start it with &.
+joules_pdu_follow() {
+	set -- "$1" "$2" 0 0
+	while :; do
+		read -r _ u n s i w q sq _ < /proc/stat
+		busy=$((u + n + s + q + sq)) total=$((u + n + s + i + w + q + sq))
+		if [ "$4" -gt 0 ] && [ "$total" -gt "$4" ]; then
+			joules_pdu_watts $(($1 + $2 * $(nproc) * (busy - $3) / (total - $4)))
+		fi
+		set -- "$1" "$2" "$busy" "$total"
+		sleep 0.5
+	done
+}
 joules_pdu_stop() {
 	[ -n "${JOULES_PDU_PID:-}" ] || return 0
 	kill "$JOULES_PDU_PID" 2>/dev/null

@@ -242,6 +242,8 @@ FIXTURE_SETUP(meter)
 	if (real_rapl())
 		SKIP(return, "real RAPL registered: no test meter next to it");
 	ASSERT_EQ(0, st_sh("insmod " TM_KO)) TH_LOG("insmod %s", TM_KO);
+	/* Put back by put_back(): the saved settings hold "auto". */
+	ASSERT_EQ(0, st_static_none());
 }
 
 FIXTURE_TEARDOWN_PARENT(meter)

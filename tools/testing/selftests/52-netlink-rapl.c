@@ -25,7 +25,7 @@ FIXTURE_SETUP(meter)
 
 FIXTURE_TEARDOWN_PARENT(meter)
 {
-	EXPECT_EQ(0, st_sh("rmmod joules_testmeter"));
+	EXPECT_EQ(0, st_meter_unload());
 }
 
 /* samples with a meter: source rapl, exactly the pkg and dram domains, right power */

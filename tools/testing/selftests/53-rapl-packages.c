@@ -62,7 +62,7 @@ FIXTURE_SETUP(meter)
 
 FIXTURE_TEARDOWN_PARENT(meter)
 {
-	EXPECT_EQ(0, st_sh("rmmod joules_testmeter"));
+	EXPECT_EQ(0, st_meter_unload());
 }
 
 /* samples: the energy of all packages */

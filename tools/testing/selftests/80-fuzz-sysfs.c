@@ -37,7 +37,9 @@ static struct attr attrs[] = {
 	{ .path = JOULES_SYSFS "/gamma_milli", .kind = K_UINT, .lo = 1, .hi = 1000 },
 	{ .path = JOULES_SYSFS "/delta_milli", .kind = K_UINT, .lo = 1, .hi = 1000 },
 	{ .path = JOULES_SYSFS "/source", .kind = K_WORD, .words = source_words },
-	{ .path = JOULES_SYSFS "/meter_idle_uw", .kind = K_FIELDS, .hi = MAXV, .fields = 4 },
+	/* "pkg core dram psys wall", or the four of the first layout ("auto": 31-static-power). */
+	{ .path = JOULES_SYSFS "/meter_idle_uw", .kind = K_FIELDS, .hi = MAXV, .fields = 5,
+	  .alt_fields = 4 },
 	{ .path = JOULES_SYSFS "/wallmeter/timeout_ms", .kind = K_UINT, .lo = 100, .hi = 600000 },
 	{ .path = JOULES_SYSFS "/wallmeter/max_power_w", .kind = K_UINT, .lo = 1, .hi = 1000000 },
 	/* Nine fields, or the six of the first layout. */

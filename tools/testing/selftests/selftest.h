@@ -206,6 +206,24 @@ static inline int st_fresh_samples(struct jnl *nl, struct sample_rec *s, int n)
 }
 
 #define ST_METER "/lib/joules/joules_testmeter.ko"
+#define ST_STATIC JOULES_SYSFS "/meter_idle_uw"
+
+/*
+ * No static power. The synthetic meter draws the same power busy or idle,
+ * so measured (the default) all of it would be static and the tasks would
+ * get nothing: tests of how measured energy is split set it to 0 and put
+ * "auto" back (st_meter_unload()); 31-static-power measures it.
+ */
+static inline int st_static_none(void)
+{
+	return st_write(ST_STATIC, "0 0 0 0 0", 9);
+}
+
+static inline int st_meter_unload(void)
+{
+	st_write(ST_STATIC, "auto", 4);
+	return st_sh("rmmod joules_testmeter");
+}
 
 /*
  * Load the synthetic meter with `args`, let three intervals pass so that
@@ -220,6 +238,11 @@ static inline int st_meter_subscribe(const char *args, struct jnl **nl)
 		DIAG("insmod %s %s failed", ST_METER, args);
 		return -1;
 	}
+	if (st_static_none()) {
+		DIAG("%s: cannot set", ST_STATIC);
+		st_sh("rmmod joules_testmeter");
+		return -1;
+	}
 	usleep(3 * st_interval_ms() * 1000 + 50000);
 	err = jnl_open(nl);
 	if (!err) {
@@ -229,7 +252,7 @@ static inline int st_meter_subscribe(const char *args, struct jnl **nl)
 	}
 	if (err) {
 		DIAG("netlink: %s", jnl_strerror(JNL_OP_SUBSCRIBE, err));
-		st_sh("rmmod joules_testmeter");
+		st_meter_unload();
 		return -1;
 	}
 	return 0;

@@ -36,8 +36,10 @@ TEST(base_empty)
 	jl_u64 uw = 77;
 
 	CHECK(!jl_base_uw(&b, &uw) && uw == 77, "an estimate from nothing");
-	CHECK(!jl_base_add(&b, S, 0, 100, 0, 2 * S), "an empty interval counted");
-	CHECK(!jl_base_add(&b, S, S, 100, 0, 0), "an interval without CPUs counted");
+	CHECK(!jl_base_add(&b, S, 0, 100, 0, 2 * S),
+	      "an empty interval counted");
+	CHECK(!jl_base_add(&b, S, S, 100, 0, 0),
+	      "an interval without CPUs counted");
 	CHECK(!jl_base_uw(&b, &uw), "an estimate from nothing");
 }
 
@@ -50,14 +52,17 @@ TEST(base_steady)
 
 	for (i = 0; i < 50; i++) {
 		t += 100 * MS;
-		CHECK(jl_base_add(&b, t, 100 * MS, 500000, i % 4 * MS, 200 * MS),
+		CHECK(jl_base_add(&b, t, 100 * MS, 500000, i % 4 * MS,
+				  200 * MS),
 		      "idle interval %d not counted", i);
 	}
-	CHECK(jl_base_uw(&b, &uw) && uw == 5000000, "5 W came out as %llu uW", uw);
+	CHECK(jl_base_uw(&b, &uw) && uw == 5000000, "5 W came out as %llu uW",
+	      uw);
 	/* Busy intervals at 40 W change nothing, age included. */
 	for (i = 0; i < 50; i++)
-		CHECK(!jl_base_add(&b, t + (i + 1) * 100 * MS, 100 * MS, 4000000, 150 * MS,
-				   200 * MS), "busy interval %d counted", i);
+		CHECK(!jl_base_add(&b, t + (i + 1) * 100 * MS, 100 * MS,
+				   4000000, 150 * MS, 200 * MS),
+		      "busy interval %d counted", i);
 	CHECK(jl_base_uw(&b, &uw) && uw == 5000000 && b.last_ns == t,
 	      "busy intervals moved it: %llu uW, last %llu", uw, b.last_ns);
 }
@@ -70,7 +75,8 @@ TEST(base_threshold)
 
 	CHECK(JL_BASE_BUSY_PERMILLE == 20, "the documented threshold is 2%%");
 	CHECK(jl_base_add(&b, S, 100 * MS, 1000, lim, cap), "at the threshold");
-	CHECK(!jl_base_add(&b, 2 * S, 100 * MS, 1000, lim + 1, cap), "above it");
+	CHECK(!jl_base_add(&b, 2 * S, 100 * MS, 1000, lim + 1, cap),
+	      "above it");
 	CHECK(b.intervals == 1, "%llu intervals", b.intervals);
 }
 
@@ -81,7 +87,8 @@ TEST(base_long_interval)
 	jl_u64 uw = 0;
 
 	jl_base_add(&b, S, 100 * MS, 100000000, 0, S); /* 1 kW, briefly */
-	CHECK(jl_base_add(&b, 200 * S, 2 * W, 2 * W / 1000 * 3, 0, 2 * W), "long");
+	CHECK(jl_base_add(&b, 200 * S, 2 * W, 2 * W / 1000 * 3, 0, 2 * W),
+	      "long");
 	CHECK(jl_base_uw(&b, &uw) && uw == 3000000 && b.ns == W,
 	      "%llu uW over %llu ns", uw, b.ns);
 }
@@ -111,7 +118,8 @@ TEST(base_step)
 		exp_uw += 6e6L * f;
 	}
 	/* Floors: under 1 uJ per interval over a 60 s window, plus the last floor. */
-	CHECK((long double)uw > exp_uw - (n1 + n2) * 1e9L / W - 1 && (long double)uw <= exp_uw + 1,
+	CHECK((long double)uw > exp_uw - (n1 + n2) * 1e9L / W - 1 &&
+		      (long double)uw <= exp_uw + 1,
 	      "%llu uW, the rule gives %.3Lf", uw, exp_uw);
 	CHECK(uw < 4000000 * 1.01, "five windows after the step: %llu uW", uw);
 }
@@ -134,16 +142,19 @@ TEST(base_random)
 		for (i = 0; i < n; i++) {
 			jl_u64 dt = 1 + rnd() % (rnd() % 8 ? 2 * S : 90 * S);
 			jl_u64 cap = dt * (1 + rnd() % 64);
-			jl_u64 busy = rnd() % 3 ? rnd() % (cap / 25 + 1) : rnd() % (cap + 1);
+			jl_u64 busy = rnd() % 3 ? rnd() % (cap / 25 + 1) :
+						  rnd() % (cap + 1);
 			/* Up to 2 kW. */
-			jl_u64 uj = (jl_u64)((long double)(rnd() % 2000000000) * dt / S);
-			int idle = busy * 1000 <= (unsigned __int128)cap * JL_BASE_BUSY_PERMILLE;
+			jl_u64 uj = (jl_u64)((long double)(rnd() % 2000000000) *
+					     dt / S);
+			int idle = busy * 1000 <= (unsigned __int128)cap *
+							  JL_BASE_BUSY_PERMILLE;
 
 			t += dt;
 			if (jl_base_add(&b, t, dt, uj, busy, cap) != idle) {
 				bad++;
-				DIAG("run %u interval %u: busy %llu of %llu taken as %s", run, i,
-				     busy, cap, idle ? "busy" : "idle");
+				DIAG("run %u interval %u: busy %llu of %llu taken as %s",
+				     run, i, busy, cap, idle ? "busy" : "idle");
 				break;
 			}
 			if (!idle)
@@ -168,7 +179,8 @@ TEST(base_random)
 			long double want = e * 1e9L / ns;
 			long double tol = kept * 1e9L / ns + 1 + want * 1e-15L;
 
-			if (!jl_base_uw(&b, &uw) || (long double)uw < want - tol ||
+			if (!jl_base_uw(&b, &uw) ||
+			    (long double)uw < want - tol ||
 			    (long double)uw > want + 1) {
 				bad++;
 				DIAG("run %u: %llu uW, the rule gives %.3Lf (tolerance %.3Lf)",
