@@ -75,6 +75,11 @@ if [ "$mode" = tests ] || [ "$mode" = demo ]; then
 		[ -x "$s" ] && cp "$s" "$root"/usr/bin/
 	done
 fi
+# stress-ng: joules-validate's workloads (73-validate); its libraries come
+# with it below.
+if [ "$mode" = tests ] && s=$(command -v stress-ng); then
+	cp "$s" "$root"/usr/bin/
+fi
 # BPF objects, if built.
 for o in "$top"/bpf/build/*.o; do
 	[ -f "$o" ] && mkdir -p "$root"/lib/joules/bpf && cp "$o" "$root"/lib/joules/bpf/
