@@ -9,6 +9,7 @@
  * Exit status: 0 done, 1 a failure on the way, 2 usage error or refusal.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
@@ -235,6 +236,19 @@ static int sample_err(int r)
 	return CLI_FAIL;
 }
 
+static unsigned int read_interval_ms(void)
+{
+	unsigned int v = 0;
+	FILE *fp = fopen("/sys/kernel/joules/interval_ms", "r");
+
+	if (fp) {
+		if (fscanf(fp, "%u", &v) != 1)
+			v = 0;
+		fclose(fp);
+	}
+	return v ? v : 1000;
+}
+
 static uint64_t dyn(const struct cgroup_rec *r)
 {
 	return r->energy_uj - r->idle_uj;
@@ -250,9 +264,10 @@ static int snapshot(struct snap *sn)
 {
 	static struct cgroup_rec cr;
 	struct sample_rec s;
+	uint64_t iv, margin;
 	int err, r;
 
-	for (int tries = 0; tries < 10; tries++) {
+	for (int tries = 0; tries < 20; tries++) {
 		struct node_rec n2;
 
 		while ((r = next_sample(NULL, 0)) == 1)
@@ -298,13 +313,24 @@ static int snapshot(struct snap *sn)
 		}
 		if (n2.intervals != s.seq)
 			continue;
+		/*
+		 * The next interval's charges reach the cgroups before its
+		 * count reaches the node, so the reads must be done before
+		 * it can start: an interval (less up to a jiffy) after this
+		 * one's end. The sample's time and ours are both
+		 * CLOCK_MONOTONIC.
+		 */
+		iv = (uint64_t)read_interval_ms() * 1000000ull;
+		margin = iv / 2 < 10000000 ? iv / 2 : 10000000;
+		if (cli_now_ns() >= s.monotonic_ns + iv - margin)
+			continue;
 		sn->seq = s.seq;
 		sn->t_ns = s.monotonic_ns;
 		C.source = sn->node.source;
 		return 0;
 	}
 	cli_err("could not read the module's totals within one of its intervals "
-		"(10 tries): is the machine that busy?");
+		"(20 tries): is the machine that busy?");
 	return CLI_FAIL;
 }
 
@@ -696,19 +722,6 @@ static int validate(void)
 
 /* ---- refusals and setup ---- */
 
-static unsigned int read_interval_ms(void)
-{
-	unsigned int v = 0;
-	FILE *fp = fopen("/sys/kernel/joules/interval_ms", "r");
-
-	if (fp) {
-		if (fscanf(fp, "%u", &v) != 1)
-			v = 0;
-		fclose(fp);
-	}
-	return v ? v : 1000;
-}
-
 /* What must hold before anything is started; 0 or CLI_USAGE with the reason. */
 static int refuse(const struct opts *o)
 {
@@ -768,6 +781,8 @@ static int open_module(void)
 		cli_err("%s", jnl_strerror(JNL_OP_OPEN, err));
 		return err == -ENOENT ? CLI_USAGE : CLI_FAIL;
 	}
+	/* Not stress-ng's: it would hold a subscribed socket nobody reads. */
+	fcntl(jnl_fd(C.nl), F_SETFD, FD_CLOEXEC);
 	err = jnl_get_node(C.nl, &n);
 	if (err) {
 		cli_err("reading the node: %s",
@@ -840,7 +855,7 @@ int main(int argc, char **argv)
 		rc = open_module();
 	if (rc)
 		goto out;
-	if (o.csv && !(C.csv = fopen(o.csv, "w"))) {
+	if (o.csv && !(C.csv = fopen(o.csv, "we"))) {
 		cli_err("%s: %s", o.csv, strerror(errno));
 		rc = CLI_FAIL;
 		goto out;
