@@ -180,7 +180,7 @@ rc=$?
 t $rc "SIGTERM in a run: exit 1, no stress-ng left ($left), cgroups removed"
 
 # Not root: refused (2), saying why.
-su -s /bin/sh -c 'exec joules-validate --duration 1 --repeat 1 --workloads cpu' nobody \
+su -s /bin/sh -c "exec $(command -v joules-validate) --duration 1 --repeat 1 --workloads cpu" nobody \
 	> /tmp/validate-user.out 2>&1
 rc=$?
 sed 's/^/# /' /tmp/validate-user.out
