@@ -600,8 +600,8 @@ static int run_one(int kind, unsigned int mask, struct snap *a, struct snap *b,
 	if (C.unmeasured || !(b->node.source & MEASURED)) {
 		cli_err("the node's energy was not measured through the %s run "
 			"(%" PRIu64
-			" intervals of source %s): a wall meter that "
-			"went silent?",
+			" intervals without RAPL or a meter; source "
+			"now %s): a wall meter that went silent?",
 			kind_names[kind], C.unmeasured,
 			out_source_name(b->node.source));
 		rc = CLI_FAIL;
