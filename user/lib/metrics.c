@@ -30,6 +30,7 @@ const struct jm_collector_info *const jm_collectors[JM_NR_COLLECTORS] = {
 	[JM_C_MODEL] = &jm_model_collector,
 	[JM_C_METER] = &jm_meter_collector,
 	[JM_C_WALLMETER] = &jm_wallmeter_collector,
+	[JM_C_STATIC] = &jm_static_collector,
 	[JM_C_PROCESS] = &jm_process_collector,
 	[JM_C_CGROUP] = &jm_cgroup_collector,
 };

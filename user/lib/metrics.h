@@ -46,6 +46,7 @@ enum jm_collector {
 	JM_C_MODEL, /* joules_model_*: sysfs model/ */
 	JM_C_METER, /* joules_meter_*: sysfs rapl/ */
 	JM_C_WALLMETER, /* joules_wall_meter_*: sysfs wallmeter/ */
+	JM_C_STATIC, /* joules_static_power_*: sysfs static_power */
 	JM_C_PROCESS, /* joules_process_*: DUMP_TASKS, only with top N */
 	JM_C_CGROUP, /* joules_cgroup_*: DUMP_CGROUPS, unless --cgroups=off */
 	JM_NR_COLLECTORS
@@ -93,6 +94,12 @@ enum jm_compat {
 	JM_COMPAT_NONE,
 	JM_COMPAT_KEPLER, /* kepler_* (Kepler 0.10+), collector/kepler.c */
 };
+
+/*
+ * Most lines of sysfs static_power kept: one per RAPL domain of each
+ * package and one for the wall meter, far fewer than this.
+ */
+#define JM_STATIC_MAX 64
 
 /* Largest --processes top=N: per-pid series are the cardinality risk. */
 #define JM_MAX_TOP 1000
@@ -149,6 +156,16 @@ struct jm_snapshot {
 		uint64_t readings, refused, energy_uj, window_ms, power_uw;
 		int64_t pending_uj, residual_uj;
 	} wall;
+
+	/* static: the lines of sysfs static_power that parsed, in its order */
+	struct jm_static {
+		char scope[16]; /* "pkg0", "pkg1", ..., "wall" */
+		char domain[8]; /* pkg, core, dram, psys; meter (wall) */
+		char in_force[12]; /* measured, set, none */
+		bool have_power, have_age; /* "-": nothing measured yet */
+		uint64_t power_uw, age_ms, idle_ms;
+	} statics[JM_STATIC_MAX];
+	size_t nstatics;
 
 	/* process: the top N by energy, energy descending */
 	struct task_rec *procs;

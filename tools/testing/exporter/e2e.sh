@@ -111,9 +111,10 @@ t $(( rc | $? )) "Prometheus on 127.0.0.1:$pport scrapes the guest every second"
 # Every query of the Grafana dashboard on the module's real series. What
 # the guest cannot have must return nothing (checked, not skipped): QEMU
 # has no RAPL, the guest runs no pod and no systemd service, and nothing
-# feeds its wall meter (no joules-meterd: the meter's figures are absent).
+# feeds its wall meter (no joules-meterd: the meter's figures are absent),
+# so it has no static power estimate either (static_power is empty).
 # Every other query must return series.
-absent='joules_node_rapl_energy_joules_total|kind="pod"|kind="service"|joules_wall_meter_'
+absent='joules_node_rapl_energy_joules_total|kind="pod"|kind="service"|joules_wall_meter_|joules_static_power_'
 if command -v jq >/dev/null; then
 	dashboard_queries "$top/packaging/grafana/joules.json" > "$work/dash.all"
 	grep -Ev "$absent" "$work/dash.all" > "$work/dash.q"
@@ -124,7 +125,7 @@ if command -v jq >/dev/null; then
 		c=$(prom_json "$pport" "$q" | jq -r '.status + " " + (.data.result | length | tostring)' 2>/dev/null)
 		[ "$c" = "success 0" ] || { diag "expected success and no series in the guest, got '$c': $q"; rc=1; }
 	done < "$work/dash.rapl"
-	t $rc "Grafana dashboard: $dn panel queries return series, $(grep -c . "$work/dash.rapl") (RAPL, pods, services, wall meter) none in the guest"
+	t $rc "Grafana dashboard: $dn panel queries return series, $(grep -c . "$work/dash.rapl") (RAPL, pods, services, wall meter, static power) none in the guest"
 else
 	echo "ok $((n = n + 1)) dashboard queries # SKIP jq not installed"
 fi

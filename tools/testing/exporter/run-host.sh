@@ -88,6 +88,11 @@ echo 1000 > "$sys/wallmeter/window_ms"
 echo 180000000 > "$sys/wallmeter/power_uw"
 echo 10000 > "$sys/wallmeter/timeout_ms"
 echo 20000 > "$sys/wallmeter/max_power_w"
+# Static power: package 0 measured, its cores not yet, the wall meter's set by hand.
+printf '%s\n' \
+	'pkg0 pkg power_uw 4999926 age_ms 45 idle_ms 6000 in_force measured' \
+	'pkg0 core power_uw - age_ms - idle_ms 0 in_force none' \
+	'wall meter power_uw 39999999 age_ms 49 idle_ms 5800 in_force set' > "$sys/static_power"
 export JOULES_SYSFS=$sys
 
 # Start the exporter; retry on another port if one was taken meanwhile.
@@ -112,10 +117,15 @@ grep -q '^joules_model_power_watts{term="cpu_time"} 7$' "$work/metrics.txt" &&
 	grep -q '^joules_wall_meter_residual_joules 0.25$' "$work/metrics.txt" &&
 	grep -q '^joules_wall_meter_pending_joules -0.0015$' "$work/metrics.txt" &&
 	grep -q '^joules_exporter_collector_success{collector="wallmeter"} 1$' "$work/metrics.txt" &&
+	grep -q '^joules_static_power_watts{scope="pkg0",domain="pkg",in_force="measured"} 4.999926$' "$work/metrics.txt" &&
+	grep -q '^joules_static_power_watts{scope="wall",domain="meter",in_force="set"} 39.999999$' "$work/metrics.txt" &&
+	grep -q '^joules_static_power_idle_seconds{scope="pkg0",domain="core"} 0$' "$work/metrics.txt" &&
+	! grep -q '^joules_static_power_watts{scope="pkg0",domain="core"' "$work/metrics.txt" &&
+	grep -q '^joules_exporter_collector_success{collector="static"} 1$' "$work/metrics.txt" &&
 	grep -q '^joules_exporter_collector_error{collector="node",reason="module_not_loaded"} 1$' "$work/metrics.txt" &&
 	grep -q '^joules_exporter_collector_error{collector="cgroup",reason="module_not_loaded"} 1$' "$work/metrics.txt" &&
 	! grep -q '^joules_node_' "$work/metrics.txt" && ! grep -q '^joules_cgroup_' "$work/metrics.txt"
-t $(( rc | $? )) "model, meter and wall meter from sysfs, node and cgroups absent with their reason"
+t $(( rc | $? )) "model, meter, wall meter and static power from sysfs, node and cgroups absent with their reason"
 grep -q 'level=error collector=node msg="joules module not loaded' "$work/exporter.log"
 t $? "the missing module is logged"
 if command -v promtool >/dev/null; then

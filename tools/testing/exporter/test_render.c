@@ -137,6 +137,15 @@ TEST(full)
 		  "residual, signed");
 	CHECK(has(o, "# UNIT joules_wall_meter_window_seconds seconds"),
 		  "OM unit of the window");
+	CHECK(has(t, "joules_static_power_watts{scope=\"pkg0\",domain=\"pkg\",in_force=\"measured\"} 4.999926\n") &&
+			  has(t, "joules_static_power_watts{scope=\"wall\",domain=\"meter\",in_force=\"measured\"} 39.999999\n"),
+		  "static power");
+	CHECK(!strstr(t, "joules_static_power_watts{scope=\"pkg1\"") &&
+			  !strstr(t, "joules_static_power_age_seconds{scope=\"pkg1\"") &&
+			  has(t, "joules_static_power_idle_seconds{scope=\"pkg1\",domain=\"core\"} 0\n"),
+		  "static power not measured yet: no watts, no age");
+	CHECK(has(o, "# UNIT joules_static_power_age_seconds seconds"),
+		  "OM unit of the static power's age");
 	CHECK(has(t, "joules_process_energy_joules_total{pid=\"4242\",comm=\"burner\"} 9"),
 		  "process energy");
 	CHECK(has(t, "joules_process_cpu_seconds_total{pid=\"4242\",comm=\"burner\"} 1.5"),
@@ -293,6 +302,8 @@ TEST(absent)
 					   .reason = "never fed",
 					   .have_readings = true,
 					   .have_refused = true };
+	/* No RAPL, no wall meter: static_power is empty. */
+	snap.nstatics = 0;
 	render(_metadata, "absent", &s, &snap, &t, &o);
 	CHECK(has(t, "joules_node_energy_joules_total{source=\"model\"}"),
 		  "model energy");
@@ -312,6 +323,9 @@ TEST(absent)
 			  !strstr(t, "joules_wall_meter_energy") &&
 			  !strstr(t, "joules_wall_meter_residual"),
 		  "wall meter never fed: no figures");
+	CHECK(!strstr(t, "joules_static_power_") &&
+			  has(t, "joules_exporter_collector_success{collector=\"static\"} 1\n"),
+		  "no static power estimates, no failure");
 	CHECK(!strstr(t, "joules_process_"), "no per-process series");
 	free(t);
 	free(o);
@@ -333,6 +347,9 @@ TEST(permission)
 	snap.wall.have_energy = snap.wall.have_pending = false;
 	snap.wall.have_residual = snap.wall.have_window = false;
 	snap.wall.have_power = false;
+	/* static_power refused: nothing of it read. */
+	snap.st[JM_C_STATIC].reason = JM_PERMISSION;
+	snap.nstatics = 0;
 	s.errors[JM_C_NODE] = 1;
 	render(_metadata, "permission", &s, &snap, &t, &o);
 	CHECK(!strstr(t, "joules_node_"), "no node series");
@@ -352,6 +369,9 @@ TEST(permission)
 			  !strstr(t, "joules_wall_meter_residual") &&
 			  !strstr(t, "joules_wall_meter_energy"),
 		  "wall meter: figures left out, the rest shown");
+	CHECK(has(t, "joules_exporter_collector_error{collector=\"static\",reason=\"permission\"} 1\n") &&
+			  !strstr(t, "joules_static_power_"),
+		  "static power: refused, left out");
 	free(t);
 	free(o);
 }
@@ -366,7 +386,7 @@ TEST(not_loaded)
 	base_state(&s, 0);
 	memset(&snap, 0, sizeof(snap));
 	snap.st[JM_C_MODULE].enabled = true;
-	for (int c = JM_C_NODE; c <= JM_C_WALLMETER; c++) {
+	for (int c = JM_C_NODE; c <= JM_C_STATIC; c++) {
 		snap.st[c].enabled = true;
 		snap.st[c].reason = JM_NOT_LOADED;
 	}
@@ -375,7 +395,8 @@ TEST(not_loaded)
 	CHECK(!strstr(t, "joules_module_info"), "no version");
 	CHECK(!strstr(t, "joules_node_") && !strstr(t, "joules_model_") &&
 			  !strstr(t, "joules_meter_") &&
-			  !strstr(t, "joules_wall_meter_"),
+			  !strstr(t, "joules_wall_meter_") &&
+			  !strstr(t, "joules_static_power_"),
 		  "no module series");
 	CHECK(has(t, "joules_exporter_collector_error{collector=\"meter\",reason=\"module_not_loaded\"} 1"),
 		  "reason");
@@ -502,6 +523,8 @@ TEST(gather_nothing)
 	CHECK(snap.st[JM_C_CGROUP].enabled &&
 			  snap.st[JM_C_CGROUP].reason == JM_NOT_LOADED,
 		  "cgroup");
+	CHECK(snap.st[JM_C_STATIC].reason == JM_NOT_LOADED, "static %d",
+	      snap.st[JM_C_STATIC].reason);
 	CHECK(s.errors[JM_C_NODE] == 1, "errors counted");
 	jm_snapshot_free(&snap);
 	jm_close(&s);

@@ -25,6 +25,7 @@ extern const struct jm_collector_info jm_node_collector;
 extern const struct jm_collector_info jm_model_collector;
 extern const struct jm_collector_info jm_meter_collector;
 extern const struct jm_collector_info jm_wallmeter_collector;
+extern const struct jm_collector_info jm_static_collector;
 extern const struct jm_collector_info jm_process_collector;
 extern const struct jm_collector_info jm_cgroup_collector;
 

@@ -2,7 +2,8 @@
 /*
  * What the collectors' host tests (collector/NAME_test.c) and
  * tools/testing/exporter/test_render.c share: made-up snapshots as a node
- * has them, a render into a string and a line search. Test code only.
+ * has them, a render into a string and a line search, a made-up sysfs tree
+ * and the fixture on it. Test code only.
  */
 #ifndef JOULES_COLLECTOR_TEST_H
 #define JOULES_COLLECTOR_TEST_H
@@ -13,7 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
 
+#include "kselftest_harness.h"
 #include "metrics.h"
 
 /* The exposition of snap (jm_render() and prom_finish()), malloc()ed; NULL on error. */
@@ -112,6 +117,67 @@ static inline void ct_sysfs_remove(char *dir)
 	free(dir);
 }
 
+/*
+ * FIXTURE(sysfs) of the collectors' tests: a scratch directory standing in
+ * for /sys/kernel/joules (self->dir), a state reading it (self->s) and an
+ * empty snapshot (self->snap). A test file that wants it says
+ * CT_SYSFS_FIXTURE() once, then TEST_F(sysfs, name).
+ */
+#define CT_SYSFS_FIXTURE()                                  \
+	FIXTURE(sysfs)                                      \
+	{                                                   \
+		char *dir;                                  \
+		struct jm_state s;                          \
+		struct jm_snapshot snap;                    \
+	};                                                  \
+	FIXTURE_SETUP(sysfs)                                \
+	{                                                   \
+		self->dir = ct_sysfs();                     \
+		ASSERT_NE(NULL, self->dir);                 \
+		jm_init(&self->s, 0, self->dir, NULL);      \
+		memset(&self->snap, 0, sizeof(self->snap)); \
+	}                                                   \
+	FIXTURE_TEARDOWN(sysfs)                             \
+	{                                                   \
+		jm_close(&self->s);                         \
+		ct_sysfs_remove(self->dir);                 \
+	}
+
+/* Collector c's gather on s into snap, then its render (text format), malloc()ed. */
+static inline char *ct_gather_render(struct __test_metadata *_metadata,
+				     struct jm_state *s,
+				     struct jm_snapshot *snap,
+				     enum jm_collector c)
+{
+	char *t;
+
+	jm_collectors[c]->gather(s, snap);
+	t = ct_render_one(s, snap, c);
+	EXPECT_NE(NULL, t);
+	return t ? t : strdup("");
+}
+
+/*
+ * Lose the capabilities that read any file (root's CAP_DAC_*), in the
+ * calling test's own process (the harness forks one per test): a file of
+ * mode 0 then fails with EACCES, as a file the module keeps from an
+ * exporter without CAP_PERFMON does with EPERM (jm_reason_of() takes both
+ * as "permission"). 0 or -1.
+ */
+static inline int ct_drop_dac(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[0].effective &=
+		~((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH));
+	return (int)syscall(SYS_capset, &h, d);
+}
+
 /* Does the exposition have a line starting with `line`? */
 static inline bool has(const char *buf, const char *line)
 {
@@ -181,7 +247,10 @@ static inline void cgroup_snapshot(struct jm_snapshot *snap)
 	snap->idle_split = true;
 }
 
-/* Everything present: RAPL with all domains, PMU, a model, a wall meter, processes, cgroups. */
+/*
+ * Everything present: RAPL with all domains, PMU, a model, a wall meter,
+ * static power, processes, cgroups.
+ */
 static inline void full_snapshot(struct jm_snapshot *snap)
 {
 	static struct task_rec procs[3];
@@ -238,6 +307,33 @@ static inline void full_snapshot(struct jm_snapshot *snap)
 					    .residual_uj = -1234567,
 					    .window_ms = 1000,
 					    .power_uw = 412345678 };
+	/*
+	 * Static power: two RAPL domains of package 0 and the wall meter
+	 * measured, package 1's cores not yet.
+	 */
+	snap->statics[0] = (struct jm_static){ .scope = "pkg0",
+					       .domain = "pkg",
+					       .in_force = "measured",
+					       .have_power = true,
+					       .have_age = true,
+					       .power_uw = 4999926,
+					       .age_ms = 45,
+					       .idle_ms = 6000 };
+	snap->statics[1] = snap->statics[0];
+	strcpy(snap->statics[1].domain, "dram");
+	snap->statics[1].power_uw = 1999970;
+	snap->statics[2] = (struct jm_static){ .scope = "wall",
+					       .domain = "meter",
+					       .in_force = "measured",
+					       .have_power = true,
+					       .have_age = true,
+					       .power_uw = 39999999,
+					       .age_ms = 49,
+					       .idle_ms = 5800 };
+	snap->statics[3] = (struct jm_static){ .scope = "pkg1",
+					       .domain = "core",
+					       .in_force = "none" };
+	snap->nstatics = 4;
 	memset(procs, 0, sizeof(procs));
 	procs[0] = (struct task_rec){ .pid = 4242,
 				      .comm = "burner",

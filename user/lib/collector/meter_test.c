@@ -41,26 +41,7 @@ TEST(render_absent)
 	free(t);
 }
 
-FIXTURE(sysfs)
-{
-	char *dir;
-	struct jm_state s;
-	struct jm_snapshot snap;
-};
-
-FIXTURE_SETUP(sysfs)
-{
-	self->dir = ct_sysfs();
-	ASSERT_NE(NULL, self->dir);
-	jm_init(&self->s, 0, self->dir, NULL);
-	memset(&self->snap, 0, sizeof(self->snap));
-}
-
-FIXTURE_TEARDOWN(sysfs)
-{
-	jm_close(&self->s);
-	ct_sysfs_remove(self->dir);
-}
+CT_SYSFS_FIXTURE();
 
 TEST_F(sysfs, present)
 {

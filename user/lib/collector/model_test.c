@@ -33,26 +33,7 @@ TEST(render)
 	free(t);
 }
 
-FIXTURE(sysfs)
-{
-	char *dir;
-	struct jm_state s;
-	struct jm_snapshot snap;
-};
-
-FIXTURE_SETUP(sysfs)
-{
-	self->dir = ct_sysfs();
-	ASSERT_NE(NULL, self->dir);
-	jm_init(&self->s, 0, self->dir, NULL);
-	memset(&self->snap, 0, sizeof(self->snap));
-}
-
-FIXTURE_TEARDOWN(sysfs)
-{
-	jm_close(&self->s);
-	ct_sysfs_remove(self->dir);
-}
+CT_SYSFS_FIXTURE();
 
 /* The nine-field line of Documentation/sysfs.rst, each field its own value. */
 TEST_F(sysfs, nine_coefficients)

@@ -1,31 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Host test of the wall meter collector (wallmeter.c), on a made-up sysfs. */
-#include <sys/syscall.h>
-#include <unistd.h>
-#include <linux/capability.h>
-
 #include "kselftest_harness.h"
 #include "collector_test.h"
-
-/*
- * Lose the capabilities that read any file (root's CAP_DAC_*), in this
- * test's own process (the harness forks one per test): a file of mode 0
- * then fails with EACCES, as a figure does for an exporter without
- * CAP_PERFMON (EPERM; jm_reason_of() takes both as "permission").
- */
-static int drop_dac(void)
-{
-	struct __user_cap_header_struct h = {
-		.version = _LINUX_CAPABILITY_VERSION_3
-	};
-	struct __user_cap_data_struct d[2];
-
-	if (syscall(SYS_capget, &h, d))
-		return -1;
-	d[0].effective &=
-		~((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH));
-	return (int)syscall(SYS_capset, &h, d);
-}
 
 TEST(render_in_force)
 {
@@ -95,26 +71,7 @@ TEST(render_unread)
 	free(t);
 }
 
-FIXTURE(sysfs)
-{
-	char *dir;
-	struct jm_state s;
-	struct jm_snapshot snap;
-};
-
-FIXTURE_SETUP(sysfs)
-{
-	self->dir = ct_sysfs();
-	ASSERT_NE(NULL, self->dir);
-	jm_init(&self->s, 0, self->dir, NULL);
-	memset(&self->snap, 0, sizeof(self->snap));
-}
-
-FIXTURE_TEARDOWN(sysfs)
-{
-	jm_close(&self->s);
-	ct_sysfs_remove(self->dir);
-}
+CT_SYSFS_FIXTURE();
 
 /* The files as the module prints them: counters, then the figures. */
 static int wall_files(const char *dir, const char *status, const char *energy,
@@ -133,17 +90,6 @@ static int wall_files(const char *dir, const char *status, const char *energy,
 	       ct_write(dir, "wallmeter/max_power_w", "20000\n");
 }
 
-static char *gather_render(struct __test_metadata *_metadata,
-			   struct jm_state *s, struct jm_snapshot *snap)
-{
-	char *t;
-
-	jm_collectors[JM_C_WALLMETER]->gather(s, snap);
-	t = ct_render_one(s, snap, JM_C_WALLMETER);
-	EXPECT_NE(NULL, t);
-	return t ? t : strdup("");
-}
-
 TEST_F(sysfs, never_fed)
 {
 	char *t;
@@ -153,7 +99,7 @@ TEST_F(sysfs, never_fed)
 			     "absent\n", "absent\n", "absent\n", "absent\n"));
 	ASSERT_EQ(0, ct_write(self->dir, "wallmeter/readings", "0\n"));
 	ASSERT_EQ(0, ct_write(self->dir, "wallmeter/refused", "0\n"));
-	t = gather_render(_metadata, &self->s, &self->snap);
+	t = ct_gather_render(_metadata, &self->s, &self->snap, JM_C_WALLMETER);
 	EXPECT_EQ(JM_OK, self->snap.st[JM_C_WALLMETER].reason);
 	EXPECT_EQ(JM_WALL_ABSENT, self->snap.wall.state);
 	EXPECT_STREQ("never fed", self->snap.wall.reason);
@@ -175,7 +121,7 @@ TEST_F(sysfs, in_force)
 	ASSERT_EQ(0, wall_files(self->dir, "pdu-a.example:161/7\n",
 				"98765432101\n", "1500\n", "2000001\n",
 				"2000\n", "345678901\n"));
-	t = gather_render(_metadata, &self->s, &self->snap);
+	t = ct_gather_render(_metadata, &self->s, &self->snap, JM_C_WALLMETER);
 	EXPECT_EQ(JM_OK, self->snap.st[JM_C_WALLMETER].reason);
 	EXPECT_EQ(JM_WALL_IN_FORCE, self->snap.wall.state);
 	EXPECT_TRUE(has(
@@ -201,7 +147,7 @@ TEST_F(sysfs, silent)
 				"silent: bmc, no reading for 12345 ms\n",
 				"5000000\n", "0\n", "-3\n", "1500\n",
 				"250000000\n"));
-	t = gather_render(_metadata, &self->s, &self->snap);
+	t = ct_gather_render(_metadata, &self->s, &self->snap, JM_C_WALLMETER);
 	EXPECT_EQ(JM_OK, self->snap.st[JM_C_WALLMETER].reason);
 	EXPECT_EQ(JM_WALL_SILENT, self->snap.wall.state);
 	EXPECT_STREQ("bmc", self->snap.wall.meter);
@@ -234,7 +180,7 @@ TEST_F(sysfs, negative)
 	ASSERT_EQ(0, wall_files(self->dir, "pdu\n", "1000000\n",
 				"-9223372036854775808\n", "-2500000\n",
 				"1000\n", "100000000\n"));
-	t = gather_render(_metadata, &self->s, &self->snap);
+	t = ct_gather_render(_metadata, &self->s, &self->snap, JM_C_WALLMETER);
 	EXPECT_EQ(JM_OK, self->snap.st[JM_C_WALLMETER].reason);
 	EXPECT_TRUE(has(
 		t, "joules_wall_meter_pending_joules -9223372036854.775808\n"));
@@ -255,7 +201,7 @@ TEST_F(sysfs, figures_refused)
 					   "power_uw" };
 	char path[600], *t;
 
-	ASSERT_EQ(0, drop_dac());
+	ASSERT_EQ(0, ct_drop_dac());
 	ASSERT_EQ(0, wall_files(self->dir, "pdu\n", "1\n", "2\n", "3\n", "4\n",
 				"5\n"));
 	for (size_t i = 0; i < sizeof(fig) / sizeof(fig[0]); i++) {
@@ -263,7 +209,7 @@ TEST_F(sysfs, figures_refused)
 			 fig[i]);
 		ASSERT_EQ(0, chmod(path, 0));
 	}
-	t = gather_render(_metadata, &self->s, &self->snap);
+	t = ct_gather_render(_metadata, &self->s, &self->snap, JM_C_WALLMETER);
 	EXPECT_EQ(JM_PERMISSION, self->snap.st[JM_C_WALLMETER].reason);
 	EXPECT_TRUE(strstr(self->snap.st[JM_C_WALLMETER].msg,
 			   "CAP_PERFMON or CAP_SYS_ADMIN"));
@@ -285,7 +231,7 @@ TEST_F(sysfs, garbage_figure)
 
 	ASSERT_EQ(0, wall_files(self->dir, "pdu\n", "12x\n", "2\n", "--3\n",
 				"4\n", "5\n"));
-	t = gather_render(_metadata, &self->s, &self->snap);
+	t = ct_gather_render(_metadata, &self->s, &self->snap, JM_C_WALLMETER);
 	EXPECT_EQ(JM_FAILED, self->snap.st[JM_C_WALLMETER].reason);
 	EXPECT_EQ(-EINVAL, self->snap.st[JM_C_WALLMETER].err);
 	/* The first one is said. */
@@ -307,7 +253,7 @@ TEST_F(sysfs, garbage_counter)
 	ASSERT_EQ(0, wall_files(self->dir, "pdu\n", "1\n", "2\n", "3\n", "4\n",
 				"5\n"));
 	ASSERT_EQ(0, ct_write(self->dir, "wallmeter/refused", "-1\n"));
-	t = gather_render(_metadata, &self->s, &self->snap);
+	t = ct_gather_render(_metadata, &self->s, &self->snap, JM_C_WALLMETER);
 	EXPECT_EQ(JM_FAILED, self->snap.st[JM_C_WALLMETER].reason);
 	EXPECT_FALSE(strstr(t, "refused"));
 	EXPECT_TRUE(has(t, "joules_wall_meter_readings_total 17\n"));
@@ -332,7 +278,8 @@ TEST_F(sysfs, garbage_status)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memset(&self->snap, 0, sizeof(self->snap));
 		ASSERT_EQ(0, ct_write(self->dir, "wallmeter/status", bad[i]));
-		t = gather_render(_metadata, &self->s, &self->snap);
+		t = ct_gather_render(_metadata, &self->s, &self->snap,
+				     JM_C_WALLMETER);
 		EXPECT_EQ(JM_FAILED, self->snap.st[JM_C_WALLMETER].reason)
 		TH_LOG("status '%s'", bad[i]);
 		EXPECT_TRUE(strstr(self->snap.st[JM_C_WALLMETER].msg,
@@ -350,7 +297,7 @@ TEST_F(sysfs, error_over_permission)
 {
 	char path[600];
 
-	ASSERT_EQ(0, drop_dac());
+	ASSERT_EQ(0, ct_drop_dac());
 	ASSERT_EQ(0, wall_files(self->dir, "pdu\n", "1\n", "2\n", "3\n", "4\n",
 				"5\n"));
 	snprintf(path, sizeof(path), "%s/wallmeter/energy_uj", self->dir);
@@ -367,7 +314,7 @@ TEST_F(sysfs, older_module)
 	char *t;
 
 	ASSERT_EQ(0, ct_write(self->dir, "version", "0.1.0\n"));
-	t = gather_render(_metadata, &self->s, &self->snap);
+	t = ct_gather_render(_metadata, &self->s, &self->snap, JM_C_WALLMETER);
 	EXPECT_EQ(JM_UNSUPPORTED, self->snap.st[JM_C_WALLMETER].reason);
 	EXPECT_TRUE(strstr(self->snap.st[JM_C_WALLMETER].msg,
 			   "the module has no wall meter"));
