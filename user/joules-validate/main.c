@@ -13,7 +13,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -620,20 +619,6 @@ out:
 	return rc;
 }
 
-static void progress(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
-static void progress(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", cli_prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 /* Every repetition's runs, then the report. 0 or an exit status. */
 static int validate(void)
 {
@@ -664,7 +649,7 @@ static int validate(void)
 		double idle_w;
 		int64_t sum = 0;
 
-		progress("repetition %u/%" PRIu64 ": idle (%" PRIu64 " s)", k,
+		cli_note("repetition %u/%" PRIu64 ": idle (%" PRIu64 " s)", k,
 			 C.o->repeat, C.o->duration);
 		rc = run_one(K_IDLE, 0, &a, &b, &r);
 		if (rc)
@@ -679,7 +664,7 @@ static int validate(void)
 
 			if (!(mask & (1u << w)))
 				continue;
-			progress("repetition %u/%" PRIu64 ": %s alone", k,
+			cli_note("repetition %u/%" PRIu64 ": %s alone", k,
 				 C.o->repeat, vw_names[w]);
 			rc = run_one(K_ALONE, 1u << w, &a, &b, &r);
 			if (rc)
@@ -695,7 +680,7 @@ static int validate(void)
 			if (rc)
 				return rc;
 		}
-		progress("repetition %u/%" PRIu64 ": together", k, C.o->repeat);
+		cli_note("repetition %u/%" PRIu64 ": together", k, C.o->repeat);
 		rc = run_one(K_TOGETHER, mask, &a, &b, &r);
 		if (rc)
 			return rc;

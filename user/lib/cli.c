@@ -39,15 +39,29 @@ void cli_catch_signals(void)
 	sigaction(SIGPIPE, &sa, NULL);
 }
 
+static void say(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", cli_prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void cli_err(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+void cli_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(fmt, ap);
+	va_end(ap);
 }
 
 int cli_usage(const char *cmd, const char *fmt, ...)

@@ -31,6 +31,8 @@ void cli_catch_signals(void);
 
 /* "TOOL: <message>" on stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same prefix and newline for a progress note (not an error). */
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error of `cmd`: message, then a hint to --help; returns CLI_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
