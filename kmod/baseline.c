@@ -2,11 +2,13 @@
 /*
  * Static (idle) power: measured by default, EnergAt's way (core.c's
  * jl_base_*: energy over the intervals in which almost nothing ran), per
- * package and RAPL domain and for the wall meter; or set by the operator
- * in meter_idle_uw. The worker charges it to idle first each interval, so
- * that static power is the node's own line and not smeared onto whatever
- * ran. Before the first idle interval there is no estimate and nothing is
- * held back: /sys/kernel/joules/static_power says so.
+ * package and RAPL domain from the worker's idle intervals, and for the
+ * wall meter from its idle reading windows (the meter's own energy between
+ * two readings, never the shape the node spread between them); or set by
+ * the operator in meter_idle_uw. The worker charges it to idle first each
+ * interval, so that static power is the node's own line and not smeared
+ * onto whatever ran. Before the first idle interval there is no estimate
+ * and nothing is held back: /sys/kernel/joules/static_power says so.
  */
 #include <linux/capability.h>
 #include <linux/kobject.h>
@@ -31,10 +33,16 @@ static struct pkg_base *pkgs;
 static unsigned int nr_pkgs;
 static struct jl_base wall;
 static bool wall_seen;
-/* meter_idle_uw: set (auto false) or measured. */
+/* meter_idle_uw: set, or measured; under base_lock. */
 static bool set_by_admin;
 static u64 set_uw[JL_NR_DOMAINS];
 static u64 set_wall_uw;
+/* The worker's copy, taken once per tick: every charge of a tick agrees. */
+static struct {
+	bool set;
+	u64 uw[JL_NR_DOMAINS];
+	u64 wall_uw;
+} now_in_force;
 
 static const char *const dom_names[JL_NR_DOMAINS] = { "pkg", "core", "dram", "psys" };
 
@@ -65,18 +73,26 @@ void joules_base_exit(void)
 	kfree(p);
 }
 
+void joules_base_tick(void)
+{
+	spin_lock(&base_lock);
+	now_in_force.set = set_by_admin;
+	memcpy(now_in_force.uw, set_uw, sizeof(set_uw));
+	now_in_force.wall_uw = set_wall_uw;
+	spin_unlock(&base_lock);
+}
+
 void joules_base_pkg(unsigned int pkg, const struct joules_meter_take *mt,
-		     u64 t1, u64 dt, u64 busy_ns, u64 cap_ns)
+		     u64 t1, u64 dt, bool idle)
 {
 	unsigned int i;
 
 	spin_lock(&base_lock);
 	if (pkgs && pkg < nr_pkgs) {
 		pkgs[pkg].domains |= mt->domains;
-		for (i = 0; i < JL_NR_DOMAINS; i++)
+		for (i = 0; idle && i < JL_NR_DOMAINS; i++)
 			if (mt->domains & (1U << i))
-				jl_base_add(&pkgs[pkg].dom[i], t1, dt, mt->uj[i],
-					    busy_ns, cap_ns);
+				jl_base_add(&pkgs[pkg].dom[i], t1, dt, mt->uj[i]);
 	}
 	spin_unlock(&base_lock);
 }
@@ -95,18 +111,19 @@ u64 joules_base_pkg_uw(unsigned int pkg, unsigned int dom)
 {
 	u64 uw = 0;
 
-	if (READ_ONCE(set_by_admin))
-		return READ_ONCE(set_uw[dom]);
+	if (now_in_force.set)
+		return now_in_force.uw[dom];
 	if (pkgs && pkg < nr_pkgs)
 		jl_base_uw(&pkgs[pkg].dom[dom], &uw);
 	return uw;
 }
 
-void joules_base_wall(u64 t1, u64 dt, u64 uj, u64 busy_ns, u64 cap_ns)
+void joules_base_wall_window(u64 t1, u64 dt, u64 uj, bool idle)
 {
 	spin_lock(&base_lock);
 	wall_seen = true;
-	jl_base_add(&wall, t1, dt, uj, busy_ns, cap_ns);
+	if (idle)
+		jl_base_add(&wall, t1, dt, uj);
 	spin_unlock(&base_lock);
 }
 
@@ -124,8 +141,8 @@ bool joules_base_wall_uw(u64 *uw)
 {
 	bool known;
 
-	if (READ_ONCE(set_by_admin)) {
-		*uw = READ_ONCE(set_wall_uw);
+	if (now_in_force.set) {
+		*uw = now_in_force.wall_uw;
 		return *uw > 0;
 	}
 	spin_lock(&base_lock);
@@ -134,20 +151,24 @@ bool joules_base_wall_uw(u64 *uw)
 	return known && *uw > 0;
 }
 
-/* One line: scope, domain, the estimate, its age, the idle time behind it. */
+/*
+ * One line: scope, domain, the measured estimate, its age, the idle time
+ * behind it, and what is charged: it (measured), meter_idle_uw's value
+ * (set), or nothing yet (none).
+ */
 static int emit(char *buf, int n, const char *scope, const char *dom,
-		const struct jl_base *b, u64 now, const char *in_force)
+		const struct jl_base *b, u64 now)
 {
 	u64 uw;
 
 	if (!jl_base_uw(b, &uw))
 		return n + sysfs_emit_at(buf, n,
 			"%s %s power_uw - age_ms - idle_ms 0 in_force %s\n",
-			scope, dom, in_force);
+			scope, dom, set_by_admin ? "set" : "none");
 	return n + sysfs_emit_at(buf, n,
 		"%s %s power_uw %llu age_ms %llu idle_ms %llu in_force %s\n",
-		scope, dom, uw, (now - b->last_ns) / NSEC_PER_MSEC,
-		b->ns / NSEC_PER_MSEC, in_force);
+		scope, dom, uw, (now - min(now, b->last_ns)) / NSEC_PER_MSEC,
+		b->ns / NSEC_PER_MSEC, set_by_admin ? "set" : "measured");
 }
 
 /*
@@ -158,8 +179,8 @@ static ssize_t static_power_show(struct kobject *k, struct kobj_attribute *a,
 				 char *buf)
 {
 	struct joules_reader r;
-	u64 now = ktime_get_ns();
 	unsigned int p, i;
+	u64 now;
 	char scope[16];
 	int n = 0;
 
@@ -167,16 +188,15 @@ static ssize_t static_power_show(struct kobject *k, struct kobj_attribute *a,
 	if (!joules_may_read_node(&r))
 		return -EPERM;
 	spin_lock(&base_lock);
+	now = ktime_get_ns();	/* not before the last stamp */
 	for (p = 0; pkgs && p < nr_pkgs; p++) {
 		snprintf(scope, sizeof(scope), "pkg%u", p);
 		for (i = 0; i < JL_NR_DOMAINS; i++)
 			if (pkgs[p].domains & (1U << i))
-				n = emit(buf, n, scope, dom_names[i], &pkgs[p].dom[i], now,
-					 set_by_admin ? "set" : "measured");
+				n = emit(buf, n, scope, dom_names[i], &pkgs[p].dom[i], now);
 	}
 	if (wall_seen)
-		n = emit(buf, n, "wall", "meter", &wall, now,
-			 set_by_admin ? "set" : "measured");
+		n = emit(buf, n, "wall", "meter", &wall, now);
 	spin_unlock(&base_lock);
 	return n;
 }
@@ -184,10 +204,18 @@ static ssize_t static_power_show(struct kobject *k, struct kobj_attribute *a,
 static ssize_t meter_idle_uw_show(struct kobject *k, struct kobj_attribute *a,
 				  char *buf)
 {
-	if (!READ_ONCE(set_by_admin))
+	u64 v[JL_NR_DOMAINS + 1];
+	bool set;
+
+	spin_lock(&base_lock);
+	set = set_by_admin;
+	memcpy(v, set_uw, sizeof(set_uw));
+	v[JL_NR_DOMAINS] = set_wall_uw;
+	spin_unlock(&base_lock);
+	if (!set)
 		return sysfs_emit(buf, "auto\n");
-	return sysfs_emit(buf, "%llu %llu %llu %llu %llu\n", set_uw[0], set_uw[1],
-			  set_uw[2], set_uw[3], set_wall_uw);
+	return sysfs_emit(buf, "%llu %llu %llu %llu %llu\n", v[0], v[1], v[2],
+			  v[3], v[4]);
 }
 
 /*
@@ -208,7 +236,9 @@ static ssize_t meter_idle_uw_store(struct kobject *k, struct kobj_attribute *a,
 	if (memchr(buf, '\n', n))
 		return -EINVAL;
 	if (n == 4 && !memcmp(buf, "auto", 4)) {
-		WRITE_ONCE(set_by_admin, false);
+		spin_lock(&base_lock);
+		set_by_admin = false;
+		spin_unlock(&base_lock);
 		return len;
 	}
 	for (;;) {
@@ -226,12 +256,11 @@ static ssize_t meter_idle_uw_store(struct kobject *k, struct kobj_attribute *a,
 	}
 	if (f < JL_NR_DOMAINS)
 		return -EINVAL;
-	/* The worker reads each domain's value once per interval. */
+	/* The worker copies them once per interval (joules_base_tick()). */
 	spin_lock(&base_lock);
-	for (f = 0; f < JL_NR_DOMAINS; f++)
-		WRITE_ONCE(set_uw[f], v[f]);
-	WRITE_ONCE(set_wall_uw, v[JL_NR_DOMAINS]);
-	WRITE_ONCE(set_by_admin, true);
+	memcpy(set_uw, v, sizeof(set_uw));
+	set_wall_uw = v[JL_NR_DOMAINS];
+	set_by_admin = true;
 	spin_unlock(&base_lock);
 	return len;
 }

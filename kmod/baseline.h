@@ -11,14 +11,16 @@
 /* The worker's: per-package state for nr packages, and its release. */
 int joules_base_init(unsigned int nr);
 void joules_base_exit(void);
+/* The worker, at the start of each tick: the settings it charges by. */
+void joules_base_tick(void);
 /*
- * Once per interval (t1 - dt, t1]: a package's measured energy with the CPU
- * time its tasks used (busy_ns) out of what its CPUs had (cap_ns); the wall
- * meter's energy for the node likewise.
+ * A package's measured energy for the interval (t1 - dt, t1], and whether
+ * it was idle (core.c's jl_base_idle()).
  */
 void joules_base_pkg(unsigned int pkg, const struct joules_meter_take *mt,
-		     u64 t1, u64 dt, u64 busy_ns, u64 cap_ns);
-void joules_base_wall(u64 t1, u64 dt, u64 uj, u64 busy_ns, u64 cap_ns);
+		     u64 t1, u64 dt, bool idle);
+/* A wall meter's reading window (t1 - dt, t1]: its energy, and if idle. */
+void joules_base_wall_window(u64 t1, u64 dt, u64 uj, bool idle);
 /*
  * The static power in force (worker only): set in meter_idle_uw, else
  * measured; 0 (false for the wall) while there is none.

@@ -737,14 +737,17 @@ jl_u64 jl_max_energy_uj(jl_u64 max_power_uw, jl_u64 ns)
 
 /* ---- static power -------------------------------------------------------- */
 
-int jl_base_add(struct jl_base *b, jl_u64 t1_ns, jl_u64 dt_ns, jl_u64 uj,
-		jl_u64 busy_ns, jl_u64 cap_ns)
+int jl_base_idle(jl_u64 dt_ns, jl_u64 busy_ns)
+{
+	return dt_ns && busy_ns <= jl_muldiv(dt_ns, JL_BASE_BUSY_PERMILLE, 1000);
+}
+
+void jl_base_add(struct jl_base *b, jl_u64 t1_ns, jl_u64 dt_ns, jl_u64 uj)
 {
 	jl_u64 keep;
 
-	if (!dt_ns || !cap_ns ||
-	    busy_ns > jl_muldiv(cap_ns, JL_BASE_BUSY_PERMILLE, 1000))
-		return 0;
+	if (!dt_ns)
+		return;
 	if (dt_ns >= JL_BASE_WINDOW_NS) {
 		/* One interval longer than the window: its mean power alone. */
 		b->uj = jl_muldiv(uj, JL_BASE_WINDOW_NS, dt_ns);
@@ -761,7 +764,6 @@ int jl_base_add(struct jl_base *b, jl_u64 t1_ns, jl_u64 dt_ns, jl_u64 uj,
 	}
 	b->last_ns = t1_ns;
 	b->intervals++;
-	return 1;
 }
 
 int jl_base_uw(const struct jl_base *b, jl_u64 *uw)
@@ -838,7 +840,7 @@ static jl_u64 shape_until(jl_u64 shape_uj, jl_u64 t0, jl_u64 t1, jl_u64 at)
 }
 
 jl_u64 jl_wall_tick(struct jl_wall *w, jl_u64 t0_ns, jl_u64 t1_ns,
-		    jl_u64 shape_uj, int in_force)
+		    jl_u64 shape_uj, int in_force, int idle)
 {
 	jl_s64 c;
 
@@ -867,6 +869,7 @@ jl_u64 jl_wall_tick(struct jl_wall *w, jl_u64 t0_ns, jl_u64 t1_ns,
 		w->win_ns = w->base_ns;
 		w->windowed = 1;
 		w->rebase = 0;
+		w->win_busy = !idle;	/* the tick's part after the baseline */
 	}
 	w->meter_uj += w->unseen_uj;
 	w->unseen_uj = 0;
@@ -881,12 +884,18 @@ jl_u64 jl_wall_tick(struct jl_wall *w, jl_u64 t0_ns, jl_u64 t1_ns,
 			w->window_ns = w->read_ns - w->win_ns;
 			w->residual_uj = (jl_s64)(w->window_uj -
 						  (w->shape_uj + s - w->win_shape_uj));
+			/* This tick's part up to the reading is in the window too. */
+			w->window_idle = !w->win_busy && idle;
+			w->windows++;
 		}
+		w->win_busy = !idle;	/* and its part after it in the next */
 		w->win_meter_uj = w->meter_uj;
 		w->win_shape_uj = w->shape_uj + s;
 		w->win_ns = w->read_ns;
 		w->windowed = 1;
 		w->fresh = 0;
+	} else if (!idle) {
+		w->win_busy = 1;
 	}
 	c = w->ticks_left > 1 ? w->pending_uj / (jl_s64)w->ticks_left : w->pending_uj;
 	if (c < 0 && (jl_u64)-c > shape_uj)

@@ -348,6 +348,9 @@ struct jl_wall {
 	jl_u8 rebase;		/* a baseline the next tick is to place */
 	jl_u8 fresh;		/* a reading the next tick is to compare */
 	jl_u8 windowed;		/* win_* hold a reading */
+	jl_u8 win_busy;		/* a tick of the open window was not idle */
+	jl_u8 window_idle;	/* every tick of the last window was idle */
+	jl_u64 windows;		/* windows closed: a new one when this moves */
 };
 
 #define JL_WALL_POWER 0x1	/* value is power (uW), not cumulative energy (uJ) */
@@ -366,20 +369,24 @@ int jl_wall_reading(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
 /*
  * The node's energy for the tick (t0_ns, t1_ns] whose shape is shape_uj.
  * With in_force 0 (no meter, a silent one), the shape itself; the next
- * reading is then to be a baseline (the caller sets JL_WALL_RESET).
+ * reading is then to be a baseline (the caller sets JL_WALL_RESET). idle
+ * says whether the tick was idle (jl_base_idle()): a window (between two
+ * readings) is idle when every tick that overlaps it was, and its
+ * measured energy is then the meter's static power (window_idle).
  */
 jl_u64 jl_wall_tick(struct jl_wall *w, jl_u64 t0_ns, jl_u64 t1_ns,
-		    jl_u64 shape_uj, int in_force);
+		    jl_u64 shape_uj, int in_force, int idle);
 
 /*
  * Static (baseline) power, EnergAt's way: the energy of intervals in which
  * almost nothing ran, over their length. Idle means the tasks used at most
- * JL_BASE_BUSY_PERMILLE of the CPU time the interval had (the attribution
- * worker runs every interval, so never exactly nothing); such an interval
- * overstates static power by at most that fraction of the dynamic range.
- * A leaky window keeps about the last JL_BASE_WINDOW_NS of idle time: the
- * estimate follows drift (temperature, fans) and one odd interval moves it
- * little. Between idle intervals the estimate stays; last_ns gives its age.
+ * JL_BASE_BUSY_PERMILLE of one CPU over the interval, however many CPUs
+ * the node has (the attribution worker's own time is not counted: it runs
+ * every interval). A bound on one CPU, not a share of the node: a share
+ * would let a whole busy CPU pass for idle on a large node. A leaky window
+ * keeps about the last JL_BASE_WINDOW_NS of idle time: the estimate
+ * follows drift (temperature, fans) and one odd interval moves it little.
+ * Between idle intervals the estimate stays; last_ns gives its age.
  */
 #define JL_BASE_BUSY_PERMILLE 20
 #define JL_BASE_WINDOW_NS (60ULL * 1000000000ULL)
@@ -391,12 +398,10 @@ struct jl_base {
 	jl_u64 intervals;	/* idle intervals seen */
 };
 
-/*
- * The interval (t1_ns - dt_ns, t1_ns] had energy uj, busy_ns of its cap_ns
- * of CPU time used. Returns 1 if it counted as idle, else 0 (unchanged).
- */
-int jl_base_add(struct jl_base *b, jl_u64 t1_ns, jl_u64 dt_ns, jl_u64 uj,
-		jl_u64 busy_ns, jl_u64 cap_ns);
+/* Is an interval of dt_ns in which tasks ran busy_ns idle? */
+int jl_base_idle(jl_u64 dt_ns, jl_u64 busy_ns);
+/* An idle interval (t1_ns - dt_ns, t1_ns] that had energy uj. */
+void jl_base_add(struct jl_base *b, jl_u64 t1_ns, jl_u64 dt_ns, jl_u64 uj);
 /* The estimate in uW; 0 and *uw untouched while no idle interval was seen. */
 int jl_base_uw(const struct jl_base *b, jl_u64 *uw);
 

@@ -114,12 +114,18 @@ bool joules_wall_in_force(u64 *power_uw)
 	return in;
 }
 
-u64 joules_wall_tick(u64 t0_ns, u64 t1_ns, u64 shape_uj, bool in_force)
+u64 joules_wall_tick(u64 t0_ns, u64 t1_ns, u64 shape_uj, bool in_force,
+		     bool idle)
 {
-	u64 uj;
+	u64 uj, windows;
 
 	mutex_lock(&wall_lock);
-	uj = jl_wall_tick(&wall, t0_ns, t1_ns, shape_uj, in_force);
+	windows = wall.windows;
+	uj = jl_wall_tick(&wall, t0_ns, t1_ns, shape_uj, in_force, idle);
+	/* A reading window closed: the meter's static power, if it was idle. */
+	if (wall.windows != windows)
+		joules_base_wall_window(wall.read_ns, wall.window_ns,
+					wall.window_uj, wall.window_idle);
 	mutex_unlock(&wall_lock);
 	return uj;
 }

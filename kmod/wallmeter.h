@@ -23,8 +23,13 @@ int joules_wall_feed(const char *name, bool power, u64 value, bool reset,
  * another shape.
  */
 bool joules_wall_in_force(u64 *power_uw);
-/* The node's energy for the tick (t0, t1] whose shape is shape_uj. */
-u64 joules_wall_tick(u64 t0_ns, u64 t1_ns, u64 shape_uj, bool in_force);
+/*
+ * The node's energy for the tick (t0, t1] whose shape is shape_uj; idle:
+ * nothing but the worker ran (a reading window all of whose ticks were
+ * idle gives the meter's static power, baseline.c).
+ */
+u64 joules_wall_tick(u64 t0_ns, u64 t1_ns, u64 shape_uj, bool in_force,
+		     bool idle);
 
 /* For NODE records: the meter's name ("" without one), totals, pending. */
 struct joules_wall_totals {

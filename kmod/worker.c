@@ -18,7 +18,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
-#include <linux/topology.h>
 #include <linux/mutex.h>
 #include <linux/cred.h>
 #include <linux/sched/task.h>
@@ -59,6 +58,9 @@ static u64 idle_rem_fj;
 static u64 wall_rem_fj;		/* a wall meter's power as the shape */
 static u64 wall_static_rem_fj;	/* the wall's static power, sub-uJ */
 static u64 misses_seen;
+/* The last tick's own time, and its package: not a task's, for idleness. */
+static u64 tick_cost_ns;
+static unsigned int tick_cost_pkg;
 
 /* Worker-private: entries waiting to become final or to be folded. */
 static LIST_HEAD(dying_wait);
@@ -83,7 +85,7 @@ struct pkg_pass {
 	enum { WALL_BY_PARTS, WALL_BY_MODEL, WALL_BY_CPU } wall_by;
 	struct jl_splitter wall_split;
 	u64 wall_uj, wall_given;
-	u64 busy_ns, cap_ns;	/* the node's CPU time used, and had */
+	bool idle;		/* nothing ran but the worker (baseline.c) */
 };
 
 /* A package's measured energy this interval, and how it is split. */
@@ -101,7 +103,6 @@ struct pkg_work {
 	u64 wsum, msum;		/* CPU-time and memory weight sums */
 	u64 model_wsum;		/* the model's weights (split_w) summed */
 	u64 busy_ns;		/* CPU time its tasks used */
-	unsigned int cpus;	/* its online CPUs */
 	struct pkg_meter meter;	/* its meter's energy this tick (meter.mt) */
 	bool measured;		/* meter.mt is charged (not mode model) */
 };
@@ -463,7 +464,7 @@ static void wall_start(struct pkg_pass *pp, u64 t0, u64 t1)
 		wsum = known ? shape - idle_uj : shape;
 		break;
 	}
-	pp->wall_uj = joules_wall_tick(t0, t1, shape, true);
+	pp->wall_uj = joules_wall_tick(t0, t1, shape, true, pp->idle);
 	total = pp->wall_uj;
 	if (known)
 		total -= min(total, jl_power_uj(static_uw, dt, &wall_static_rem_fj));
@@ -477,13 +478,12 @@ static void wall_end(struct pkg_pass *pp, u64 t0, u64 t1)
 	struct joules_node_sample *smp = pp->smp;
 
 	if (!pp->wall) {
-		joules_wall_tick(t0, t1, smp->energy_uj, false);
+		joules_wall_tick(t0, t1, smp->energy_uj, false, pp->idle);
 		return;
 	}
 	smp->energy_uj = pp->wall_uj;
 	smp->idle_uj = pp->wall_uj - pp->wall_given;
 	smp->source |= JOULES_SRC_METER;
-	joules_base_wall(t1, t1 - t0, pp->wall_uj, pp->busy_ns, pp->cap_ns);
 }
 
 struct idle_pass {
@@ -668,30 +668,38 @@ static void finish_entries(struct list_head *ready)
 	list_splice(&held, &reaped_wait);
 }
 
-/* Each package's online CPUs: the CPU time an interval gives it. */
-static void count_cpus(void)
+/*
+ * Was the package (or the node) idle this interval, for static power
+ * (baseline.c)? The last tick's own time counts against the package it
+ * ran on, and against the node: the worker runs every interval.
+ */
+static bool pkg_idle(unsigned int pkg, u64 dt)
 {
-	unsigned int pkg, cpu;
+	u64 busy = pkg_work[pkg].busy_ns;
+
+	if (pkg == tick_cost_pkg)
+		busy -= min(busy, tick_cost_ns);
+	return jl_base_idle(dt, busy);
+}
+
+static bool node_idle(u64 dt)
+{
+	u64 busy = 0;
+	unsigned int pkg;
 
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
-		pkg_work[pkg].cpus = 0;
-	cpus_read_lock();
-	for_each_online_cpu(cpu) {
-		pkg = topology_logical_package_id(cpu);
-		if (pkg < joules_nr_pkgs)
-			pkg_work[pkg].cpus++;
-	}
-	cpus_read_unlock();
+		busy = jl_add_sat(busy, pkg_work[pkg].busy_ns);
+	return jl_base_idle(dt, busy - min(busy, tick_cost_ns));
 }
 
 static void tick(struct work_struct *work)
 {
 	struct joules_node_sample smp = { 0 };
 	struct pkg_pass pp = { .smp = &smp };
+	u64 now, dt, misses, start = ktime_get_ns();
 	LIST_HEAD(ready);
 	unsigned long closed;
 	unsigned int pkg;
-	u64 now, dt, misses;
 
 	collect_final(&ready);
 	/* A task ran that joules does not know: have the sweep find it. */
@@ -717,7 +725,8 @@ static void tick(struct work_struct *work)
 		take_pkg(&pp, pkg, closed & 1);
 	}
 	pick_band(&pp);
-	count_cpus();
+	joules_base_tick();
+	pp.idle = node_idle(dt);
 	/* Every package's meter first: a wall meter needs the node's shape. */
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
 		struct pkg_work *pw = &pkg_work[pkg];
@@ -726,13 +735,10 @@ static void tick(struct work_struct *work)
 		pw->measured = joules_meter_take(pkg, &pw->meter.mt);
 		/* Static power is measured whatever the mode (baseline.c). */
 		if (pw->measured)
-			joules_base_pkg(pkg, &pw->meter.mt, now, dt, pw->busy_ns,
-					jl_mul_sat(pw->cpus, dt));
+			joules_base_pkg(pkg, &pw->meter.mt, now, dt, pkg_idle(pkg, dt));
 		else
 			joules_base_pkg_forget(pkg);
 		pw->measured &= pp.mode != JOULES_MODE_MODEL;
-		pp.busy_ns = jl_add_sat(pp.busy_ns, pw->busy_ns);
-		pp.cap_ns = jl_add_sat(pp.cap_ns, jl_mul_sat(pw->cpus, dt));
 	}
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
 		weigh_pkg(&pp, pkg, closed & 1, dt);
@@ -756,6 +762,8 @@ static void tick(struct work_struct *work)
 	joules_report_sample(&smp);
 	joules_cg_tick();
 
+	tick_cost_ns = ktime_get_ns() - start;
+	tick_cost_pkg = this_cpu_read(joules_cpus.pkg);
 	if (!READ_ONCE(stopping))
 		queue_delayed_work(system_unbound_wq, &tick_work,
 				   msecs_to_jiffies(READ_ONCE(joules_interval_ms)));

@@ -21,6 +21,7 @@ struct result {
 	int write_errs;		/* writable attributes that did not fail */
 	int write_last;		/* errno of the last refused write */
 	int raw_rapl;		/* st_read of rapl/energy_uj */
+	int static_power;	/* st_read of static_power */
 	int nl_show;		/* exit status of joulesctl show 1 */
 	int nl_watch;		/* exit status of joulesctl watch -n 1 */
 	int nl_self;		/* exit status of joulesctl show <self> */
@@ -80,6 +81,7 @@ static void probe(struct result *r)
 	if (p)
 		pclose(p);
 	r->raw_rapl = st_read(JOULES_SYSFS "/rapl/energy_uj", b, sizeof(b));
+	r->static_power = st_read(JOULES_SYSFS "/static_power", b, sizeof(b));
 	r->nl_show = run("joulesctl show 1 >/dev/null 2>&1");
 	r->nl_watch = run("timeout 5 joulesctl watch -n 1 >/dev/null 2>&1");
 	snprintf(cmd, sizeof(cmd), "exec joulesctl show $$ >/dev/null 2>&1");
@@ -137,6 +139,8 @@ static void check(struct __test_metadata *_metadata, const char *who, const stru
 	CHECK(r->write_errs == 0, "%s: %d sysfs writes accepted (last refusal %s)", who,
 		  r->write_errs, strerror(r->write_last));
 	CHECK(r->raw_rapl == -EPERM, "%s: raw RAPL counters need CAP_PERFMON (%d)", who, r->raw_rapl);
+	CHECK(r->static_power == -EPERM, "%s: measured static power needs CAP_PERFMON (%d)", who,
+	      r->static_power);
 	if (nl) {
 		CHECK(r->nl_show == 1, "%s: netlink GET_TASK of root's task fails (%d)", who,
 			  r->nl_show);

@@ -51,7 +51,7 @@ TEST(wall_hand)
 		if (i % 10 == 0)
 			CHECK(jl_wall_reading(&w, t, 5000000 + (t / MS) * 100000, 0,
 					      1000000000) == 0, "reading at %d", i);
-		n = jl_wall_tick(&w, t - 100 * MS, t, 8000000, 1);
+		n = jl_wall_tick(&w, t - 100 * MS, t, 8000000, 1, 1);
 		node += n;
 		if (i < 10)
 			CHECK(n == 8000000, "tick %d before any reading: the shape (%llu)", i, n);
@@ -101,7 +101,7 @@ static void found_120j(struct jl_wall *w, jl_u64 *t)
 		*t += 100 * MS;
 		if (i == 10)
 			jl_wall_reading(w, *t, 200000000, 0, 20000000000ULL);
-		jl_wall_tick(w, *t - 100 * MS, *t, 8000000, 1);
+		jl_wall_tick(w, *t - 100 * MS, *t, 8000000, 1, 1);
 	}
 }
 
@@ -111,7 +111,7 @@ static jl_s64 drain(struct jl_wall *w, jl_u64 *t, int max)
 	jl_s64 given = 0;
 
 	while (max-- > 0 && w->pending_uj) {
-		given += (jl_s64)jl_wall_tick(w, *t, *t + 100 * MS, 8000000, 1) - 8000000;
+		given += (jl_s64)jl_wall_tick(w, *t, *t + 100 * MS, 8000000, 1, 1) - 8000000;
 		*t += 100 * MS;
 	}
 	return given;
@@ -128,7 +128,7 @@ TEST(wall_owed_across_silence)
 	owed = w.pending_uj;
 	meter = w.meter_uj;
 	CHECK(owed == 108000000, "pending %lld", owed);
-	jl_wall_tick(&w, t, t + 100 * MS, 8000000, 0);	/* silent */
+	jl_wall_tick(&w, t, t + 100 * MS, 8000000, 0, 1);	/* silent */
 	t += 100 * MS;
 	CHECK(w.meter_uj >= meter, "meter went back %llu -> %llu", meter, w.meter_uj);
 	CHECK(w.pending_uj == owed, "pending %lld after a silent tick, was %lld",
@@ -170,11 +170,11 @@ TEST(wall_held_back_across_silence)
 		t += 100 * MS;
 		if (i == 10)
 			jl_wall_reading(&w, t, 10000000, 0, 20000000000ULL);
-		jl_wall_tick(&w, t - 100 * MS, t, 8000000, 1);
+		jl_wall_tick(&w, t - 100 * MS, t, 8000000, 1, 1);
 	}
 	held = w.pending_uj;
 	CHECK(held < 0, "pending %lld", held);
-	jl_wall_tick(&w, t, t + 100 * MS, 8000000, 0);
+	jl_wall_tick(&w, t, t + 100 * MS, 8000000, 0, 1);
 	t += 100 * MS;
 	CHECK(w.pending_uj == held, "pending %lld after a silent tick, was %lld",
 	      w.pending_uj, held);
@@ -196,7 +196,7 @@ TEST(wall_negative)
 		if (i % 10 == 0)
 			CHECK(jl_wall_reading(&w, t, 10000000, JL_WALL_POWER, 1000000000) == 0,
 			      "reading %d", i);
-		n = jl_wall_tick(&w, t - 100 * MS, t, i > 30 ? 0 : 5000000, 1);
+		n = jl_wall_tick(&w, t - 100 * MS, t, i > 30 ? 0 : 5000000, 1, 1);
 		CHECK(n <= 5000000, "tick %d charged %llu, more than its shape", i, n);
 		if (i > 30)
 			CHECK(n == 0, "tick %d: no shape, nothing to hold back from", i);
@@ -315,7 +315,7 @@ TEST(wall_random)
 			{
 				jl_u64 at_read = node + (jl_u64)((u128)shape * (read_at - t0) /
 								  tick_ns);
-				jl_u64 n = jl_wall_tick(&w, t0, t, shape, in_force);
+				jl_u64 n = jl_wall_tick(&w, t0, t, shape, in_force, 1);
 				/* What the tick gave (+) or held back (-) of the pending. */
 				jl_s64 c = (jl_s64)(n - shape);
 
@@ -367,7 +367,7 @@ TEST(wall_random)
 			jl_s64 p = w.pending_uj;
 
 			for (i = 0; i < (int)left; i++) {
-				given += jl_wall_tick(&w, t, t + tick_ns, 1000, 1) - 1000;
+				given += jl_wall_tick(&w, t, t + tick_ns, 1000, 1, 1) - 1000;
 				t += tick_ns;
 			}
 			if (w.pending_uj != 0 || given != (jl_u64)p) {
@@ -378,6 +378,46 @@ TEST(wall_random)
 		}
 	}
 	CHECK(!bad, "%u mismatches (seed %#llx)", bad, seed);
+}
+
+/*
+ * Idle windows: a reading every second, ticks of 100 ms; tick i covers
+ * (i x 100 - 50, i x 100 + 50] ms, so the reading at k s falls in tick
+ * 10k. A window between two readings is idle only if every tick that
+ * overlaps it was, the ticks that hold its readings included: tick 20 is
+ * busy, so the windows on both sides of the reading at 2 s are not idle.
+ */
+TEST(wall_window_idle)
+{
+	static const int want[5] = { 1, 0, 0, 0, 1 };
+	struct jl_wall w = { 0 };
+	jl_u64 v0 = 1000000000, seen = 0;
+	int i, got[5] = { -1, -1, -1, -1, -1 };
+
+	CHECK(jl_wall_reading(&w, 100 * MS, v0, 0, 1000000000) == 0, "baseline");
+	for (i = 1; i <= 50; i++) {
+		jl_u64 t1 = i * 100 * MS + 50 * MS;
+
+		/* 40 W since the baseline at 100 ms. */
+		if (i % 10 == 0)
+			CHECK(jl_wall_reading(&w, i / 10 * S, v0 + (i * 100 - 100) * 40000, 0,
+					      1000000000) == 0,
+			      "reading at %d s", i / 10);
+		jl_wall_tick(&w, t1 - 100 * MS, t1, 4000000, 1, i != 20 && i != 35);
+		if (w.windows == seen)
+			continue;
+		seen = w.windows;
+		CHECK(i % 10 == 0, "window %llu closed at tick %d", seen, i);
+		if (seen > 5)
+			continue;
+		got[seen - 1] = w.window_idle;
+		CHECK(w.window_uj == (seen == 1 ? 36000000 : 40000000) &&
+			      w.window_ns == (seen == 1 ? 900 * MS : S),
+		      "window %llu: %llu uJ over %llu ns", seen, w.window_uj, w.window_ns);
+	}
+	CHECK(seen == 5, "%llu windows closed", seen);
+	for (i = 0; i < 5; i++)
+		CHECK(got[i] == want[i], "window %d idle: %d, want %d", i + 1, got[i], want[i]);
 }
 
 TEST_HARNESS_MAIN
