@@ -4,13 +4,10 @@
  * directly) against a real BMC simulator: openipmi's ipmi_sim on
  * 127.0.0.1, one per test, on a free UDP port, over RMCP+ (cipher suite 3,
  * FreeIPMI's "opensesspriv" workaround). Its sensors poll their raw value
- * from files the test writes; their SDR records (built here) give each a
+ * from files the test writes; their SDR records (built in sim-conf.h,
+ * shared with the guest selftest 57-meterd-ipmi) give each a
  * linearization, so the watts expected for a raw count are computed here,
- * independently of FreeIPMI's conversion:
- *
- *   PSU1  watts, M = 25, B = 4,   B exp = 1, R exp = -1: 2.5 raw + 4
- *   PSU2  watts, M = 3,  B = -20, B exp = 0, R exp = 0:  3 raw - 20
- *   Inlet Temp  degrees C (not watts)
+ * independently of FreeIPMI's conversion (see sim-conf.h for the sensors).
  *
  * A read is checked within one raw count's worth of the expected watts
  * (M * 10^Rexp: 2.5 W, 3 W). DCMI Get Power Reading, which ipmi_sim lacks,
@@ -39,44 +36,12 @@
 
 #include "check.h"
 #include "meterd.h"
+#include "sim-conf.h"
 
-#ifndef DCMI_EXT
-#define DCMI_EXT "build/dcmi_ext.so"
-#endif
-
-#define USER "jmeter"
-#define PASS "s3cret"
-#define POLL_MS 50 /* ipmi_sim's poll of the value files */
 #define SETTLE_US \
-	(4 * POLL_MS * 1000) /* a written value is served after this */
+	(4 * SIM_POLL_MS * 1000) /* a written value is served after this */
 #define TIMEOUT_MS 1000 /* the input's timeout in the fault tests */
 #define MARGIN_MS 250 /* what a timed-out read may take beyond it */
-
-/* The SDR linearization of a sensor: y = (M x + B 10^Bexp) 10^Rexp. */
-struct lin {
-	int m, b, bexp, rexp;
-};
-
-static const struct lin PSU1 = { 25, 4, 1, -1 };
-static const struct lin PSU2 = { 3, -20, 0, 0 };
-
-static double watts(const struct lin *l, int raw)
-{
-	return (l->m * (double)raw + l->b * pow(10, l->bexp)) *
-	       pow(10, l->rexp);
-}
-
-static double one_count(const struct lin *l)
-{
-	return fabs(l->m * pow(10, l->rexp));
-}
-
-struct sim {
-	pid_t pid;
-	int port;
-	char dir[256];
-	bool dcmi;
-};
 
 static uint64_t now_ms(void)
 {
@@ -84,38 +49,6 @@ static uint64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int free_udp_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_DGRAM, 0), port = -1;
-
-	if (fd < 0)
-		return -1;
-	if (!bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
-	    !getsockname(fd, (struct sockaddr *)&a, &len))
-		port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
-
-/* Whether 127.0.0.1:port has a UDP socket bound (ipmi_sim is up). */
-static bool udp_bound(int port)
-{
-	char line[512], want[32];
-	bool found = false;
-	FILE *f = fopen("/proc/net/udp", "r");
-
-	if (!f)
-		return false;
-	snprintf(want, sizeof(want), "0100007F:%04X", port);
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, want) != NULL;
-	fclose(f);
-	return found;
 }
 
 /*
@@ -144,208 +77,6 @@ static long session_socket(void)
 	}
 	closedir(d);
 	return ino;
-}
-
-static void path_of(const struct sim *s, const char *name, char *buf,
-		    size_t len)
-{
-	snprintf(buf, len, "%s/%s", s->dir, name);
-}
-
-/* Write a file whole: a temporary then rename(), never half a value. */
-static int put_file(const struct sim *s, const char *name, const char *text)
-{
-	char path[400], tmp[420];
-	FILE *f;
-
-	path_of(s, name, path, sizeof(path));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return -1;
-	fputs(text, f);
-	if (fclose(f))
-		return -1;
-	return rename(tmp, path);
-}
-
-static int put_raw(const struct sim *s, const char *name, int raw)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%d\n", raw);
-	return put_file(s, name, buf);
-}
-
-/* A Full Sensor Record (IPMI 2.0 table 43-1) as main_sdr_add's arguments. */
-static void sdr_full(FILE *f, int num, int stype, int unit, const struct lin *l,
-		     const char *id)
-{
-	unsigned char r[64];
-	int n = 0, b = l->b & 0x3ff, m = l->m & 0x3ff;
-
-	r[n++] = 0;
-	r[n++] = 0; /* record id: the repository assigns */
-	r[n++] = 0x51; /* SDR version */
-	r[n++] = 0x01; /* full sensor record */
-	r[n++] = 0; /* length, below */
-	r[n++] = 0x20;
-	r[n++] = 0;
-	r[n++] = num; /* owner, LUN, number */
-	r[n++] = 0x0a;
-	r[n++] = num; /* entity: power supply, instance */
-	r[n++] = 0x67; /* init: scanning, events, type; scanning on */
-	r[n++] = 0x40; /* capabilities: auto re-arm, no thresholds */
-	r[n++] = stype;
-	r[n++] = 0x01; /* sensor type; threshold-based */
-	for (int i = 0; i < 6; i++)
-		r[n++] = 0; /* event masks, readable thresholds */
-	r[n++] = 0x00; /* unsigned, no rate, no modifier */
-	r[n++] = unit;
-	r[n++] = 0; /* base unit, modifier unit */
-	r[n++] = 0x00; /* linear */
-	r[n++] = m & 0xff;
-	r[n++] = (m >> 8) << 6;
-	r[n++] = b & 0xff;
-	r[n++] = (b >> 8) << 6;
-	r[n++] = 0; /* accuracy, direction */
-	r[n++] = ((l->rexp & 0xf) << 4) | (l->bexp & 0xf);
-	r[n++] = 0; /* analog flags */
-	r[n++] = 0;
-	r[n++] = 0;
-	r[n++] = 0; /* nominal, normal max, min */
-	r[n++] = 0xff;
-	r[n++] = 0; /* sensor max, min */
-	for (int i = 0; i < 8; i++)
-		r[n++] = 0; /* thresholds, hystereses */
-	r[n++] = 0;
-	r[n++] = 0;
-	r[n++] = 0; /* reserved, OEM */
-	r[n++] = 0xc0 | strlen(id); /* 8-bit ASCII id */
-	for (const char *c = id; *c; c++)
-		r[n++] = *c;
-	r[4] = n - 5;
-	fprintf(f, "main_sdr_add 0x20");
-	for (int i = 0; i < n; i++)
-		fprintf(f, " 0x%02x", r[i]);
-	fprintf(f, "\n");
-}
-
-static void sensor(FILE *f, const struct sim *s, int num, int stype,
-		   const char *file, bool scanning)
-{
-	fprintf(f, "sensor_add 0x20 0 %d 0x%02x 0x01 poll %d file \"%s/%s\"\n",
-		num, stype, POLL_MS, s->dir, file);
-	fprintf(f,
-		"sensor_set_event_support 0x20 0 %d enable %s per-state "
-		"000000000000000 000000000000000 000000000000000 000000000000000\n",
-		num, scanning ? "scanning" : "no-scanning");
-}
-
-#define SIM_DCMI 1 /* dcmi_ext.so answers DCMI from the file "dcmi" */
-#define SIM_PSU2_OFF 2 /* PSU2's scanning disabled: no reading */
-
-/*
- * Start ipmi_sim under base/ (a directory of its own): user USER/PASS with
- * admin as its highest privilege, two PSU power sensors and a temperature.
- * port 0: a free one.
- */
-static int sim_start(struct sim *s, const char *base, int flags, int port)
-{
-	bool dcmi = flags & SIM_DCMI;
-
-	static const struct lin temp = { 1, 0, 0, 0 };
-	char conf[400], emu[400], state[400], log[400];
-	FILE *f;
-
-	if (!s->dir[0]) {
-		snprintf(s->dir, sizeof(s->dir), "%s/sim.XXXXXX", base);
-		if (!mkdtemp(s->dir))
-			return -1;
-	}
-	s->dcmi = dcmi;
-	s->port = port ? port : free_udp_port();
-	if (s->port <= 0)
-		return -1;
-	path_of(s, "lan.conf", conf, sizeof(conf));
-	path_of(s, "sim.emu", emu, sizeof(emu));
-	path_of(s, "state", state, sizeof(state));
-	path_of(s, "sim.log", log, sizeof(log));
-	mkdir(state, 0700);
-	if (put_raw(s, "psu1", 0) || put_raw(s, "psu2", 10) ||
-	    put_raw(s, "temp", 25) || put_file(s, "dcmi", "0\n"))
-		return -1;
-
-	f = fopen(conf, "w");
-	if (!f)
-		return -1;
-	fprintf(f, "name \"joules\"\n");
-	if (dcmi)
-		fprintf(f, "loadlib \"%s\" \"%s/dcmi\"\n", DCMI_EXT, s->dir);
-	fprintf(f, "startlan 1\n  addr 127.0.0.1 %d\n  priv_limit admin\n",
-		s->port);
-	fprintf(f, "  allowed_auths_callback none md2 md5 straight\n"
-		   "  allowed_auths_user none md2 md5 straight\n"
-		   "  allowed_auths_operator none md2 md5 straight\n"
-		   "  allowed_auths_admin none md2 md5 straight\n"
-		   "  guid a123456789abcdefa123456789abcdef\nendlan\n");
-	fprintf(f, "user 2 true \"%s\" \"%s\" admin 10 none md2 md5 straight\n",
-		USER, PASS);
-	if (fclose(f))
-		return -1;
-
-	f = fopen(emu, "w");
-	if (!f)
-		return -1;
-	fprintf(f, "mc_setbmc 0x20\n"
-		   "mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02\n"
-		   "sel_enable 0x20 1000 0x0a\n");
-	sensor(f, s, 1, 0x03, "psu1", true); /* current-type sensor in watts */
-	sdr_full(f, 1, 0x03, 6, &PSU1, "PSU1");
-	sensor(f, s, 2, 0x03, "psu2", !(flags & SIM_PSU2_OFF));
-	sdr_full(f, 2, 0x03, 6, &PSU2, "PSU2");
-	sensor(f, s, 3, 0x01, "temp", true);
-	sdr_full(f, 3, 0x01, 1, &temp, "Inlet Temp");
-	fprintf(f, "mc_enable 0x20\n");
-	if (fclose(f))
-		return -1;
-
-	s->pid = fork();
-	if (s->pid < 0)
-		return -1;
-	if (!s->pid) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execlp("ipmi_sim", "ipmi_sim", "-n", "-c", conf, "-f", emu,
-		       "-s", state, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 500; i++) {
-		int st;
-
-		if (udp_bound(s->port))
-			return 0;
-		if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
-			s->pid = 0;
-			return -1;
-		}
-		usleep(10000);
-	}
-	return -1;
-}
-
-static void sim_stop(struct sim *s)
-{
-	if (s->pid > 0) {
-		kill(s->pid, SIGTERM);
-		waitpid(s->pid, NULL, 0);
-	}
-	s->pid = 0;
 }
 
 static const char *base_dir(void)
@@ -410,7 +141,7 @@ static int set_port(struct jmd_input *in, int port, char *err, size_t errlen)
 }
 
 #define SESSION                                                  \
-	"host", "127.0.0.1", "username", USER, "password", PASS, \
+	"host", "127.0.0.1", "username", SIM_USER, "password", SIM_PASS, \
 		"cipher_suite_id", "3", "workarounds", "opensesspriv"
 
 TEST_F(ipmi, power_trace_one_sensor)
