@@ -209,6 +209,7 @@ static inline int sim_start(struct sim *s, const char *base, int flags, int port
 
 	static const struct lin temp = { 1, 0, 0, 0 };
 	char conf[400], emu[400], state[400], log[400];
+	pid_t parent;
 	FILE *f;
 
 	if (!s->dir[0]) {
@@ -263,13 +264,16 @@ static inline int sim_start(struct sim *s, const char *base, int flags, int port
 	if (fclose(f))
 		return -1;
 
+	parent = getpid();
 	s->pid = fork();
 	if (s->pid < 0)
 		return -1;
 	if (!s->pid) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
 
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* Not if the parent is already gone: it would never be signalled. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(126);
 		if (fd >= 0) {
 			dup2(fd, 1);
 			dup2(fd, 2);
