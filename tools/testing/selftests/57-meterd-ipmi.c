@@ -56,7 +56,9 @@ static unsigned long long readings(void)
 {
 	char b[64];
 
-	return st_read(WALL "/readings", b, sizeof(b)) > 0 ? strtoull(b, NULL, 10) : 0;
+	return st_read(WALL "/readings", b, sizeof(b)) > 0 ?
+		       strtoull(b, NULL, 10) :
+		       0;
 }
 
 static void dump(const char *what, const char *path)
@@ -108,10 +110,12 @@ static int write_conf(int port)
 
 	if (fd < 0 || !(f = fdopen(fd, "w")))
 		return -1;
-	fprintf(f, "name = " NAME "\ninterval = %.1f\ntimeout = 1\n", INTERVAL_MS / 1000.0);
+	fprintf(f, "name = " NAME "\ninterval = %.1f\ntimeout = 1\n",
+		INTERVAL_MS / 1000.0);
 	fprintf(f, "[ipmi bmc]\nhost = 127.0.0.1\nport = %d\n", port);
 	fprintf(f, "username = " SIM_USER "\npassword = " SIM_PASS "\n");
-	fprintf(f, "cipher_suite_id = 3\nworkarounds = opensesspriv\nsensor = PSU1\n");
+	fprintf(f,
+		"cipher_suite_id = 3\nworkarounds = opensesspriv\nsensor = PSU1\n");
 	return fclose(f);
 }
 
@@ -161,7 +165,8 @@ FIXTURE_SETUP(meterd_ipmi)
 	self->timeout_ms[0] = 0;
 	if (!have("ipmi_sim") || !have("joules-meterd"))
 		SKIP(return, "ipmi_sim or joules-meterd not in the initramfs");
-	ASSERT_LT(0, st_read(WALL "/timeout_ms", self->timeout_ms, sizeof(self->timeout_ms)));
+	ASSERT_LT(0, st_read(WALL "/timeout_ms", self->timeout_ms,
+			     sizeof(self->timeout_ms)));
 	st_sh("ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null");
 
 	i = sim_start(&self->sim, "/tmp", 0, 0);
@@ -177,7 +182,8 @@ FIXTURE_SETUP(meterd_ipmi)
 
 	/* The BMC answers the daemon (a first session can be slow under TCG). */
 	for (i = 0; i < 40; i++) {
-		if (!st_sh("joules-meterd -c " CONF " --once --no-feed > " LOG " 2>&1"))
+		if (!st_sh("joules-meterd -c " CONF " --once --no-feed > " LOG
+			   " 2>&1"))
 			break;
 		usleep(500000);
 	}
@@ -214,7 +220,8 @@ FIXTURE_TEARDOWN(meterd_ipmi)
 	/* Out of force before the next test, then the setting back. */
 	st_write(WALL "/timeout_ms", "100", 3);
 	usleep(1000000);
-	st_write(WALL "/timeout_ms", self->timeout_ms, strlen(self->timeout_ms));
+	st_write(WALL "/timeout_ms", self->timeout_ms,
+		 strlen(self->timeout_ms));
 }
 
 /*
@@ -229,7 +236,8 @@ TEST_F(meterd_ipmi, feeds_the_module)
 	char path[64];
 
 	ASSERT_EQ(0, jnl_get_node(self->nl, &n));
-	CHECK(!strcmp(n.meter_name, NAME), "NODE record's meter '%s'", n.meter_name);
+	CHECK(!strcmp(n.meter_name, NAME), "NODE record's meter '%s'",
+	      n.meter_name);
 
 	/* 3 s at 0.5 s: 6 readings; at least half of them under emulation. */
 	r0 = readings();
@@ -242,7 +250,8 @@ TEST_F(meterd_ipmi, feeds_the_module)
 	usleep(4 * INTERVAL_MS * 1000);
 	snprintf(path, sizeof(path), "/proc/energy/%d", self->burner);
 	ASSERT_LT(0, st_read(path, body, sizeof(body)));
-	CHECK(!st_kvs(body, "source", source, sizeof(source)) && strstr(source, "meter"),
+	CHECK(!st_kvs(body, "source", source, sizeof(source)) &&
+		      strstr(source, "meter"),
 	      "the burner's source '%s'", source);
 }
 
@@ -263,9 +272,12 @@ TEST_F(meterd_ipmi, node_follows_the_bmc)
 	/* ipmi_sim's poll, then a few readings: the step is past. */
 	usleep(3000000);
 	w2 = node_watts(self->nl, 6);
-	DIAG("node %.1f W at the BMC's %.1f W, %.1f W at %.1f W", w1, lo, w2, hi);
-	CHECK(w1 >= lo * 0.8 && w1 <= lo * 1.2, "node %.1f W at the BMC's %.1f W", w1, lo);
-	CHECK(w2 >= hi * 0.8 && w2 <= hi * 1.2, "node %.1f W at the BMC's %.1f W", w2, hi);
+	DIAG("node %.1f W at the BMC's %.1f W, %.1f W at %.1f W", w1, lo, w2,
+	     hi);
+	CHECK(w1 >= lo * 0.8 && w1 <= lo * 1.2,
+	      "node %.1f W at the BMC's %.1f W", w1, lo);
+	CHECK(w2 >= hi * 0.8 && w2 <= hi * 1.2,
+	      "node %.1f W at the BMC's %.1f W", w2, hi);
 }
 
 /*
@@ -293,7 +305,8 @@ TEST_F(meterd_ipmi, bmc_stopped_then_back)
 		dump("joules-meterd's log", LOG);
 	}
 	CHECK(ok, "the BMC back: the meter is not fed again");
-	st_write(WALL "/timeout_ms", self->timeout_ms, strlen(self->timeout_ms));
+	st_write(WALL "/timeout_ms", self->timeout_ms,
+		 strlen(self->timeout_ms));
 }
 
 /* Nothing to run without the simulator or the daemon: the whole file skips. */

@@ -100,13 +100,14 @@ static inline bool udp_bound(int port)
 }
 
 static inline void path_of(const struct sim *s, const char *name, char *buf,
-		    size_t len)
+			   size_t len)
 {
 	snprintf(buf, len, "%s/%s", s->dir, name);
 }
 
 /* Write a file whole: a temporary then rename(), never half a value. */
-static inline int put_file(const struct sim *s, const char *name, const char *text)
+static inline int put_file(const struct sim *s, const char *name,
+			   const char *text)
 {
 	char path[400], tmp[420];
 	FILE *f;
@@ -131,8 +132,8 @@ static inline int put_raw(const struct sim *s, const char *name, int raw)
 }
 
 /* A Full Sensor Record (IPMI 2.0 table 43-1) as main_sdr_add's arguments. */
-static inline void sdr_full(FILE *f, int num, int stype, int unit, const struct lin *l,
-		     const char *id)
+static inline void sdr_full(FILE *f, int num, int stype, int unit,
+			    const struct lin *l, const char *id)
 {
 	unsigned char r[64];
 	int n = 0, b = l->b & 0x3ff, m = l->m & 0x3ff;
@@ -185,7 +186,7 @@ static inline void sdr_full(FILE *f, int num, int stype, int unit, const struct 
 }
 
 static inline void sensor(FILE *f, const struct sim *s, int num, int stype,
-		   const char *file, bool scanning)
+			  const char *file, bool scanning)
 {
 	fprintf(f, "sensor_add 0x20 0 %d 0x%02x 0x01 poll %d file \"%s/%s\"\n",
 		num, stype, SIM_POLL_MS, s->dir, file);
@@ -203,7 +204,8 @@ static inline void sensor(FILE *f, const struct sim *s, int num, int stype,
  * admin as its highest privilege, two PSU power sensors and a temperature.
  * port 0: a free one.
  */
-static inline int sim_start(struct sim *s, const char *base, int flags, int port)
+static inline int sim_start(struct sim *s, const char *base, int flags,
+			    int port)
 {
 	bool dcmi = flags & SIM_DCMI;
 

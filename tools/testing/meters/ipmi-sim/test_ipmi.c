@@ -140,7 +140,7 @@ static int set_port(struct jmd_input *in, int port, char *err, size_t errlen)
 	return in->be->set(in, "port", buf, err, errlen);
 }
 
-#define SESSION                                                  \
+#define SESSION                                                          \
 	"host", "127.0.0.1", "username", SIM_USER, "password", SIM_PASS, \
 		"cipher_suite_id", "3", "workarounds", "opensesspriv"
 
