@@ -755,6 +755,51 @@ static int refuse(const struct opts *o)
 	return 0;
 }
 
+/*
+ * --csv as root: never through a symlink (someone else's directory), only
+ * a regular file, truncated once it is known to be one.
+ */
+static FILE *open_csv(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	struct stat st;
+	FILE *fp;
+
+	if (fd < 0) {
+		cli_err("--csv %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		cli_err("--csv %s: not a regular file of its own (a link?)", path);
+		close(fd);
+		return NULL;
+	}
+	fp = ftruncate(fd, 0) ? NULL : fdopen(fd, "w");
+	if (!fp) {
+		cli_err("--csv %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return fp;
+}
+
+static void on_hangup(int sig)
+{
+	(void)sig;
+	cli_stop = 1;
+}
+
+static void catch_hup(void)
+{
+	struct sigaction old, sa;
+
+	if (sigaction(SIGHUP, NULL, &old) || old.sa_handler == SIG_IGN)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_hangup;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
 /* The module, its node's source, its samples. 0 or an exit status. */
 static int open_module(void)
 {
@@ -840,12 +885,13 @@ int main(int argc, char **argv)
 		rc = open_module();
 	if (rc)
 		goto out;
-	if (o.csv && !(C.csv = fopen(o.csv, "we"))) {
-		cli_err("%s: %s", o.csv, strerror(errno));
+	if (o.csv && !(C.csv = open_csv(o.csv))) {
 		rc = CLI_FAIL;
 		goto out;
 	}
 	cli_catch_signals();
+	/* A closed terminal ends a run as SIGTERM does (unless nohup'd). */
+	catch_hup();
 	rc = make_cgroups();
 	if (!rc)
 		rc = validate();

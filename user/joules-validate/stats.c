@@ -23,7 +23,9 @@ double vstat_mean(const struct vstat *s)
 double vstat_sd(const struct vstat *s)
 {
 	/* Rounding can leave m2 a hair below 0 for equal values. */
-	return s->n < 2 ? NAN : sqrt(fmax(s->m2, 0.0) / (double)(s->n - 1));
+	if (s->n < 2 || isnan(s->m2))
+		return NAN;
+	return sqrt(fmax(s->m2, 0.0) / (double)(s->n - 1));
 }
 
 double vstat_ratio(double num, double den)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
@@ -51,7 +52,10 @@ char *vsys_find_exec(const char *name)
 	     dir = strtok_r(NULL, ":", &save)) {
 		char *p;
 
-		if (asprintf(&p, "%s/%s", *dir ? dir : ".", name) < 0)
+		/* Root runs what it finds: never from a relative entry (".", cwd). */
+		if (dir[0] != '/')
+			continue;
+		if (asprintf(&p, "%s/%s", dir, name) < 0)
 			break;
 		if (executable(p))
 			found = p;
@@ -149,7 +153,8 @@ int vsys_cg_create(struct vw_child *c, char *err, size_t errlen)
 {
 	int e;
 
-	if (mkdir(c->dir, 0755) && errno != EEXIST) {
+	/* Never adopt a directory someone made: it would be removed at the end. */
+	if (mkdir(c->dir, 0755)) {
 		e = -errno;
 		snprintf(err, errlen, "cannot create cgroup %s: %s", c->dir,
 			 strerror(-e));
@@ -215,8 +220,10 @@ void vsys_cg_kill(const char *dir)
 		fp = fopen(path, "r");
 		if (!fp)
 			return;
+		/* 0: a task outside our pid namespace; never a group or -1. */
 		while (fscanf(fp, "%ld", &pid) == 1)
-			kill((pid_t)pid, SIGKILL);
+			if (pid > 0)
+				kill((pid_t)pid, SIGKILL);
 		fclose(fp);
 		usleep(50000);
 	}
@@ -240,6 +247,10 @@ static void child(const struct vw_child *c, char *const argv[], bool move)
 		}
 		close(fd);
 	}
+	/* stress-ng does not outlive us, whatever kills us. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() == 1)
+		_exit(127);
 	/* Handlers are reset by exec; the mask is not. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);

@@ -168,16 +168,31 @@ while ! grep -q . $cg/joules-validate.$vpid/cpu/cgroup.procs 2>/dev/null; do
 	[ $i -lt 200 ] || break
 	sleep 0.1
 done
+started=$([ $i -lt 200 ] && echo 1 || echo 0)
 kill -TERM $vpid
 wait $vpid
 rc=$?
 vpid=
 sleep 0.5
 left=$(cat /proc/[0-9]*/comm 2>/dev/null | grep -c '^stress-ng')
-[ $rc = 1 ] && [ "$left" = 0 ] && ! ls -d $cg/joules-validate.* > /dev/null 2>&1
+# Only if stress-ng had started: a tool that failed before would pass.
+[ "$started" = 1 ] && [ $rc = 1 ] && [ "$left" = 0 ] && ! ls -d $cg/joules-validate.* > /dev/null 2>&1
 rc=$?
 [ $rc = 0 ] || sed 's/^/# /' /tmp/validate-term.out
 t $rc "SIGTERM in a run: exit 1, no stress-ng left ($left), cgroups removed"
+
+# --csv through a symlink (root writing where another user points): refused,
+# the file it points to untouched.
+echo precious > /tmp/validate-victim
+ln -sf /tmp/validate-victim /tmp/validate-link.csv
+joules-validate --duration 1 --repeat 1 --workloads cpu --csv /tmp/validate-link.csv \
+	> /tmp/validate-link.out 2>&1
+rc=$?
+sed 's/^/# /' /tmp/validate-link.out
+[ $rc = 1 ] && [ "$(cat /tmp/validate-victim)" = precious ] &&
+	! ls -d $cg/joules-validate.* > /dev/null 2>&1
+t $? "--csv a symlink: exit status $rc, its target untouched"
+rm -f /tmp/validate-victim /tmp/validate-link.csv
 
 # Not root: refused (2), saying why.
 su -s /bin/sh -c "exec $(command -v joules-validate) --duration 1 --repeat 1 --workloads cpu" nobody \

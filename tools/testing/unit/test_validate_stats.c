@@ -220,4 +220,13 @@ TEST(random_vs_two_pass)
 	      (unsigned long long)seed);
 }
 
+/* A NaN among the values is not hidden as a spread of 0. */
+TEST(nan_not_hidden)
+{
+	const double x[] = { NAN, 1.0 };
+	struct vstat s = of(x, 2);
+
+	CHECK(isnan(vstat_sd(&s)), "sd %g with a NaN among the values", vstat_sd(&s));
+}
+
 TEST_HARNESS_MAIN
