@@ -30,7 +30,8 @@ if grep -q 'jmeter=snmp' /proc/cmdline; then
 	meterd=$!
 	sleep 3
 	echo "wallmeter/status: $(cat /sys/kernel/joules/wallmeter/status), readings: $(cat /sys/kernel/joules/wallmeter/readings)"
-	echo "static power, measured while the node was idle (static_power):"
+	echo "static power, measured while the node was idle (static_power; '-': no interval"
+	echo "was idle enough yet, and under emulation the daemons alone may keep it busy):"
 	cat /sys/kernel/joules/static_power
 fi
 
