@@ -16,6 +16,7 @@
 #define JOULES_CHECK_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "kselftest_harness.h"
 
@@ -27,6 +28,19 @@
 		EXPECT_TRUE(__ok);                                                 \
 		__ok;                                                              \
 	})
+
+/*
+ * SplitMix64: the randomized tests' generator, one step from *state. A
+ * test prints its seed; the same seed replays the same sequence.
+ */
+static inline uint64_t ck_splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
 
 /* A diagnostic outside a test's body (no _metadata there): "# ..." on stdout. */
 #define DIAG(fmt, ...) ksft_print_msg(fmt "\n", ##__VA_ARGS__)

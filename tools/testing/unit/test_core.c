@@ -18,15 +18,11 @@ typedef unsigned __int128 u128;
 #define U64MAX ((jl_u64)UINT64_MAX)
 
 /* Deterministic PRNG (splitmix64), so failures reproduce. */
-static jl_u64 rng_state = 0x6a6f756c6573ULL;
+static uint64_t rng_state = 0x6a6f756c6573ULL;
 
 static jl_u64 rnd(void)
 {
-	jl_u64 z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return ck_splitmix64(&rng_state);
 }
 
 /* Random value of random magnitude: exercises small and huge numbers. */

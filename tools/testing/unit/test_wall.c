@@ -20,15 +20,11 @@ typedef __int128 s128;
 #define MS 1000000ULL
 #define S 1000000000ULL
 
-static jl_u64 rng_state;
+static uint64_t rng_state;
 
 static jl_u64 rnd(void)
 {
-	jl_u64 z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return ck_splitmix64(&rng_state);
 }
 
 static jl_u64 rnd_below(jl_u64 n)
