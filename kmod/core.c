@@ -840,7 +840,7 @@ static jl_u64 shape_until(jl_u64 shape_uj, jl_u64 t0, jl_u64 t1, jl_u64 at)
 }
 
 jl_u64 jl_wall_tick(struct jl_wall *w, jl_u64 t0_ns, jl_u64 t1_ns,
-		    jl_u64 shape_uj, int in_force, int idle)
+		    jl_u64 shape_uj, int in_force, jl_u64 busy_ns)
 {
 	jl_s64 c;
 
@@ -869,12 +869,14 @@ jl_u64 jl_wall_tick(struct jl_wall *w, jl_u64 t0_ns, jl_u64 t1_ns,
 		w->win_ns = w->base_ns;
 		w->windowed = 1;
 		w->rebase = 0;
-		w->win_busy = !idle;	/* the tick's part after the baseline */
+		/* The tick's part after the baseline. */
+		w->win_busy_ns = busy_ns - shape_until(busy_ns, t0_ns, t1_ns, w->base_ns);
 	}
 	w->meter_uj += w->unseen_uj;
 	w->unseen_uj = 0;
 	if (w->fresh) {
 		jl_u64 s = shape_until(shape_uj, t0_ns, t1_ns, w->read_ns);
+		jl_u64 b = shape_until(busy_ns, t0_ns, t1_ns, w->read_ns);
 		jl_u64 dt = t1_ns - t0_ns;
 
 		w->pending_uj = (jl_s64)(w->meter_uj - (w->node_uj + s));
@@ -885,17 +887,18 @@ jl_u64 jl_wall_tick(struct jl_wall *w, jl_u64 t0_ns, jl_u64 t1_ns,
 			w->residual_uj = (jl_s64)(w->window_uj -
 						  (w->shape_uj + s - w->win_shape_uj));
 			/* This tick's part up to the reading is in the window too. */
-			w->window_idle = !w->win_busy && idle;
+			w->window_idle = jl_base_idle(w->window_ns,
+						      jl_add_sat(w->win_busy_ns, b));
 			w->windows++;
 		}
-		w->win_busy = !idle;	/* and its part after it in the next */
+		w->win_busy_ns = busy_ns - b;	/* and its part after it in the next */
 		w->win_meter_uj = w->meter_uj;
 		w->win_shape_uj = w->shape_uj + s;
 		w->win_ns = w->read_ns;
 		w->windowed = 1;
 		w->fresh = 0;
-	} else if (!idle) {
-		w->win_busy = 1;
+	} else {
+		w->win_busy_ns = jl_add_sat(w->win_busy_ns, busy_ns);
 	}
 	c = w->ticks_left > 1 ? w->pending_uj / (jl_s64)w->ticks_left : w->pending_uj;
 	if (c < 0 && (jl_u64)-c > shape_uj)

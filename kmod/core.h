@@ -342,14 +342,14 @@ struct jl_wall {
 	jl_u64 win_meter_uj;	/* meter_uj at the last reading a tick saw */
 	jl_u64 win_shape_uj;	/* the shape, interpolated to that reading */
 	jl_u64 win_ns;		/* and its stamp */
+	jl_u64 win_busy_ns;	/* CPU time that ran in the open window */
 	jl_u32 ticks_left;	/* ticks to spread pending_uj over */
 	jl_u8 primed;		/* a baseline was taken */
 	jl_u8 power;		/* readings are power, not energy */
 	jl_u8 rebase;		/* a baseline the next tick is to place */
 	jl_u8 fresh;		/* a reading the next tick is to compare */
 	jl_u8 windowed;		/* win_* hold a reading */
-	jl_u8 win_busy;		/* a tick of the open window was not idle */
-	jl_u8 window_idle;	/* every tick of the last window was idle */
+	jl_u8 window_idle;	/* the last window was idle (jl_base_idle()) */
 	jl_u64 windows;		/* windows closed: a new one when this moves */
 };
 
@@ -369,13 +369,16 @@ int jl_wall_reading(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
 /*
  * The node's energy for the tick (t0_ns, t1_ns] whose shape is shape_uj.
  * With in_force 0 (no meter, a silent one), the shape itself; the next
- * reading is then to be a baseline (the caller sets JL_WALL_RESET). idle
- * says whether the tick was idle (jl_base_idle()): a window (between two
- * readings) is idle when every tick that overlaps it was, and its
- * measured energy is then the meter's static power (window_idle).
+ * reading is then to be a baseline (the caller sets JL_WALL_RESET).
+ * busy_ns is the CPU time that ran in the tick; a tick that holds a
+ * reading gives each side its part pro rata, as with the shape. A window
+ * (between two readings) is idle when its CPU time passes jl_base_idle()
+ * over its length, and its measured energy is then the meter's static
+ * power (window_idle). The whole window is judged, not each tick: a meter
+ * daemon that wakes once per reading is one short burst per window.
  */
 jl_u64 jl_wall_tick(struct jl_wall *w, jl_u64 t0_ns, jl_u64 t1_ns,
-		    jl_u64 shape_uj, int in_force, int idle);
+		    jl_u64 shape_uj, int in_force, jl_u64 busy_ns);
 
 /*
  * Static (baseline) power, EnergAt's way: the energy of intervals in which

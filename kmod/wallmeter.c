@@ -115,13 +115,13 @@ bool joules_wall_in_force(u64 *power_uw)
 }
 
 u64 joules_wall_tick(u64 t0_ns, u64 t1_ns, u64 shape_uj, bool in_force,
-		     bool idle)
+		     u64 busy_ns)
 {
 	u64 uj, windows;
 
 	mutex_lock(&wall_lock);
 	windows = wall.windows;
-	uj = jl_wall_tick(&wall, t0_ns, t1_ns, shape_uj, in_force, idle);
+	uj = jl_wall_tick(&wall, t0_ns, t1_ns, shape_uj, in_force, busy_ns);
 	/* A reading window closed: the meter's static power, if it was idle. */
 	if (wall.windows != windows)
 		joules_base_wall_window(wall.read_ns, wall.window_ns,

@@ -24,12 +24,12 @@ int joules_wall_feed(const char *name, bool power, u64 value, bool reset,
  */
 bool joules_wall_in_force(u64 *power_uw);
 /*
- * The node's energy for the tick (t0, t1] whose shape is shape_uj; idle:
- * nothing but the worker ran (a reading window all of whose ticks were
- * idle gives the meter's static power, baseline.c).
+ * The node's energy for the tick (t0, t1] whose shape is shape_uj; busy_ns:
+ * the CPU time that ran in it, the worker's not counted (a reading window
+ * with almost none gives the meter's static power, baseline.c).
  */
 u64 joules_wall_tick(u64 t0_ns, u64 t1_ns, u64 shape_uj, bool in_force,
-		     bool idle);
+		     u64 busy_ns);
 
 /* For NODE records: the meter's name ("" without one), totals, pending. */
 struct joules_wall_totals {

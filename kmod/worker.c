@@ -85,7 +85,7 @@ struct pkg_pass {
 	enum { WALL_BY_PARTS, WALL_BY_MODEL, WALL_BY_CPU } wall_by;
 	struct jl_splitter wall_split;
 	u64 wall_uj, wall_given;
-	bool idle;		/* nothing ran but the worker (baseline.c) */
+	u64 busy_ns;		/* CPU time that ran, the worker's not counted */
 };
 
 /* A package's measured energy this interval, and how it is split. */
@@ -464,7 +464,7 @@ static void wall_start(struct pkg_pass *pp, u64 t0, u64 t1)
 		wsum = known ? shape - idle_uj : shape;
 		break;
 	}
-	pp->wall_uj = joules_wall_tick(t0, t1, shape, true, pp->idle);
+	pp->wall_uj = joules_wall_tick(t0, t1, shape, true, pp->busy_ns);
 	total = pp->wall_uj;
 	if (known)
 		total -= min(total, jl_power_uj(static_uw, dt, &wall_static_rem_fj));
@@ -478,7 +478,7 @@ static void wall_end(struct pkg_pass *pp, u64 t0, u64 t1)
 	struct joules_node_sample *smp = pp->smp;
 
 	if (!pp->wall) {
-		joules_wall_tick(t0, t1, smp->energy_uj, false, pp->idle);
+		joules_wall_tick(t0, t1, smp->energy_uj, false, pp->busy_ns);
 		return;
 	}
 	smp->energy_uj = pp->wall_uj;
@@ -669,9 +669,9 @@ static void finish_entries(struct list_head *ready)
 }
 
 /*
- * Was the package (or the node) idle this interval, for static power
- * (baseline.c)? The last tick's own time counts against the package it
- * ran on, and against the node: the worker runs every interval.
+ * Was the package idle this interval, and what ran on the node, for
+ * static power (baseline.c)? The last tick's own time is left out, for
+ * the package it ran on and for the node: the worker runs every interval.
  */
 static bool pkg_idle(unsigned int pkg, u64 dt)
 {
@@ -682,14 +682,14 @@ static bool pkg_idle(unsigned int pkg, u64 dt)
 	return jl_base_idle(dt, busy);
 }
 
-static bool node_idle(u64 dt)
+static u64 node_busy(void)
 {
 	u64 busy = 0;
 	unsigned int pkg;
 
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
 		busy = jl_add_sat(busy, pkg_work[pkg].busy_ns);
-	return jl_base_idle(dt, busy - min(busy, tick_cost_ns));
+	return busy - min(busy, tick_cost_ns);
 }
 
 static void tick(struct work_struct *work)
@@ -726,7 +726,7 @@ static void tick(struct work_struct *work)
 	}
 	pick_band(&pp);
 	joules_base_tick();
-	pp.idle = node_idle(dt);
+	pp.busy_ns = node_busy();
 	/* Every package's meter first: a wall meter needs the node's shape. */
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
 		struct pkg_work *pw = &pkg_work[pkg];

@@ -47,7 +47,7 @@ TEST(wall_hand)
 		if (i % 10 == 0)
 			CHECK(jl_wall_reading(&w, t, 5000000 + (t / MS) * 100000, 0,
 					      1000000000) == 0, "reading at %d", i);
-		n = jl_wall_tick(&w, t - 100 * MS, t, 8000000, 1, 1);
+		n = jl_wall_tick(&w, t - 100 * MS, t, 8000000, 1, 0);
 		node += n;
 		if (i < 10)
 			CHECK(n == 8000000, "tick %d before any reading: the shape (%llu)", i, n);
@@ -97,7 +97,7 @@ static void found_120j(struct jl_wall *w, jl_u64 *t)
 		*t += 100 * MS;
 		if (i == 10)
 			jl_wall_reading(w, *t, 200000000, 0, 20000000000ULL);
-		jl_wall_tick(w, *t - 100 * MS, *t, 8000000, 1, 1);
+		jl_wall_tick(w, *t - 100 * MS, *t, 8000000, 1, 0);
 	}
 }
 
@@ -107,7 +107,7 @@ static jl_s64 drain(struct jl_wall *w, jl_u64 *t, int max)
 	jl_s64 given = 0;
 
 	while (max-- > 0 && w->pending_uj) {
-		given += (jl_s64)jl_wall_tick(w, *t, *t + 100 * MS, 8000000, 1, 1) - 8000000;
+		given += (jl_s64)jl_wall_tick(w, *t, *t + 100 * MS, 8000000, 1, 0) - 8000000;
 		*t += 100 * MS;
 	}
 	return given;
@@ -124,7 +124,7 @@ TEST(wall_owed_across_silence)
 	owed = w.pending_uj;
 	meter = w.meter_uj;
 	CHECK(owed == 108000000, "pending %lld", owed);
-	jl_wall_tick(&w, t, t + 100 * MS, 8000000, 0, 1);	/* silent */
+	jl_wall_tick(&w, t, t + 100 * MS, 8000000, 0, 0);	/* silent */
 	t += 100 * MS;
 	CHECK(w.meter_uj >= meter, "meter went back %llu -> %llu", meter, w.meter_uj);
 	CHECK(w.pending_uj == owed, "pending %lld after a silent tick, was %lld",
@@ -166,11 +166,11 @@ TEST(wall_held_back_across_silence)
 		t += 100 * MS;
 		if (i == 10)
 			jl_wall_reading(&w, t, 10000000, 0, 20000000000ULL);
-		jl_wall_tick(&w, t - 100 * MS, t, 8000000, 1, 1);
+		jl_wall_tick(&w, t - 100 * MS, t, 8000000, 1, 0);
 	}
 	held = w.pending_uj;
 	CHECK(held < 0, "pending %lld", held);
-	jl_wall_tick(&w, t, t + 100 * MS, 8000000, 0, 1);
+	jl_wall_tick(&w, t, t + 100 * MS, 8000000, 0, 0);
 	t += 100 * MS;
 	CHECK(w.pending_uj == held, "pending %lld after a silent tick, was %lld",
 	      w.pending_uj, held);
@@ -192,7 +192,7 @@ TEST(wall_negative)
 		if (i % 10 == 0)
 			CHECK(jl_wall_reading(&w, t, 10000000, JL_WALL_POWER, 1000000000) == 0,
 			      "reading %d", i);
-		n = jl_wall_tick(&w, t - 100 * MS, t, i > 30 ? 0 : 5000000, 1, 1);
+		n = jl_wall_tick(&w, t - 100 * MS, t, i > 30 ? 0 : 5000000, 1, 0);
 		CHECK(n <= 5000000, "tick %d charged %llu, more than its shape", i, n);
 		if (i > 30)
 			CHECK(n == 0, "tick %d: no shape, nothing to hold back from", i);
@@ -311,7 +311,7 @@ TEST(wall_random)
 			{
 				jl_u64 at_read = node + (jl_u64)((u128)shape * (read_at - t0) /
 								  tick_ns);
-				jl_u64 n = jl_wall_tick(&w, t0, t, shape, in_force, 1);
+				jl_u64 n = jl_wall_tick(&w, t0, t, shape, in_force, 0);
 				/* What the tick gave (+) or held back (-) of the pending. */
 				jl_s64 c = (jl_s64)(n - shape);
 
@@ -363,7 +363,7 @@ TEST(wall_random)
 			jl_s64 p = w.pending_uj;
 
 			for (i = 0; i < (int)left; i++) {
-				given += jl_wall_tick(&w, t, t + tick_ns, 1000, 1, 1) - 1000;
+				given += jl_wall_tick(&w, t, t + tick_ns, 1000, 1, 0) - 1000;
 				t += tick_ns;
 			}
 			if (w.pending_uj != 0 || given != (jl_u64)p) {
@@ -379,13 +379,34 @@ TEST(wall_random)
 /*
  * Idle windows: a reading every second, ticks of 100 ms; tick i covers
  * (i x 100 - 50, i x 100 + 50] ms, so the reading at k s falls in tick
- * 10k. A window between two readings is idle only if every tick that
- * overlaps it was, the ticks that hold its readings included: tick 20 is
- * busy, so the windows on both sides of the reading at 2 s are not idle.
+ * 10k, and each side of it gets half of that tick's CPU time. A window is
+ * idle when its CPU time is at most 2% of its length (jl_base_idle()),
+ * whatever one tick of it held: window 1 (900 ms, 18 ms allowed) has one
+ * tick of 15 ms, 15% of that tick; window 2 has two ticks of 12 ms, 24 ms
+ * in all; the reading at 3 s holds 30 ms, 15 ms for each of windows 3 and
+ * 4, and window 4 has a tick of 10 ms too; window 5 has 20 ms, the limit.
  */
+static jl_u64 tick_busy_ms(int tick)
+{
+	switch (tick) {
+	case 5:
+		return 15;
+	case 13:
+	case 17:
+		return 12;
+	case 30:
+		return 30;
+	case 35:
+		return 10;
+	case 45:
+		return 20;
+	}
+	return 0;
+}
+
 TEST(wall_window_idle)
 {
-	static const int want[5] = { 1, 0, 0, 0, 1 };
+	static const int want[5] = { 1, 0, 1, 0, 1 };
 	struct jl_wall w = { 0 };
 	jl_u64 v0 = 1000000000, seen = 0;
 	int i, got[5] = { -1, -1, -1, -1, -1 };
@@ -399,7 +420,7 @@ TEST(wall_window_idle)
 			CHECK(jl_wall_reading(&w, i / 10 * S, v0 + (i * 100 - 100) * 40000, 0,
 					      1000000000) == 0,
 			      "reading at %d s", i / 10);
-		jl_wall_tick(&w, t1 - 100 * MS, t1, 4000000, 1, i != 20 && i != 35);
+		jl_wall_tick(&w, t1 - 100 * MS, t1, 4000000, 1, tick_busy_ms(i) * MS);
 		if (w.windows == seen)
 			continue;
 		seen = w.windows;
