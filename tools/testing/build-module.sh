@@ -19,6 +19,6 @@ mkdir -p "$src"/tools/testing "$out"
 cp -r "$top"/Kbuild "$top"/kmod "$src"/
 cp -r "$top"/tools/testing/kmod "$src"/tools/testing/
 find "$src" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod*' \) -delete
-make -s -C "$kdir" M="$src" "$@" modules
-make -s -C "$kdir" M="$src"/tools/testing/kmod KBUILD_EXTRA_SYMBOLS="$src"/Module.symvers "$@" modules
+make -s -j"$(nproc)" -C "$kdir" M="$src" "$@" modules
+make -s -j"$(nproc)" -C "$kdir" M="$src"/tools/testing/kmod KBUILD_EXTRA_SYMBOLS="$src"/Module.symvers "$@" modules
 cp "$src"/joules.ko "$src"/tools/testing/kmod/*.ko "$out"/

@@ -4,9 +4,10 @@
 # copied into the repository. Included by the Makefiles of the selftests,
 # the host unit tests and the exporter's host tests: a rule that depends on
 # $(KSFT_HDRS) gets them, and CFLAGS finds them (with check.h, the one
-# macro joules adds).
+# macro joules adds). One extraction under the top's build/ serves them all:
+# each is a scan of the whole tarball.
 KSFT_TARBALL ?= /usr/src/linux-source-6.12.tar.xz
-KSFT_DIR     ?= build/ksft
+KSFT_DIR     ?= $(TOP)/build/ksft
 KSFT_HDRS    := $(KSFT_DIR)/kselftest_harness.h $(KSFT_DIR)/kselftest.h
 KSFT_CFLAGS  := -isystem $(KSFT_DIR)
 
