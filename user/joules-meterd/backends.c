@@ -12,6 +12,7 @@ static const struct {
 	{ "ipmi", &jmd_ipmi_backend },
 	{ "snmp", &jmd_snmp_backend },
 	{ "command", &jmd_command_backend },
+	{ "virtio", &jmd_virtio_backend },
 };
 
 const struct jmd_backend *jmd_backend_find(const char *type, char *err,
@@ -23,7 +24,7 @@ const struct jmd_backend *jmd_backend_find(const char *type, char *err,
 			return jmd_backends[i].be;
 	}
 	snprintf(err, errlen,
-		 "unknown section type '%s' (want snmp, ipmi or command)",
+		 "unknown section type '%s' (want snmp, ipmi, command or virtio)",
 		 type);
 	return NULL;
 }

@@ -148,6 +148,17 @@ void jmd_feeder_init(struct jmd_feeder *f, const char *name);
 int jmd_feed(struct jmd_feeder *f, uint64_t uj, bool reset, bool verbose);
 void jmd_feeder_close(struct jmd_feeder *f);
 
+/* ---- serving VMs (vmhost.c) ---- */
+
+/*
+ * joules-meterd --vm-host: every interval, each QEMU VM's energy into its
+ * virtio-serial channel (vm.h). account: "auto", "cgroup" or "process";
+ * idle: "exclude" or "include" (the VM's idle share, with the host's
+ * idle_split on). Returns the exit status.
+ */
+int jmd_vm_host(const char *channel, const char *account, const char *idle,
+		uint64_t interval_ns, uint64_t count, bool verbose);
+
 /* ---- command-line helpers shared by the backends (util in conf.c) ---- */
 
 /* "1", "yes", "true", "on" / "0", "no", "false", "off". */

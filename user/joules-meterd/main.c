@@ -18,13 +18,15 @@
 #include "cli.h"
 #include "core.h" /* kmod/core.h: JL_VERSION */
 #include "jmd.h"
+#include "vm.h"
 #include "uapi/joules_netlink.h"
 
 struct opts {
 	const char *conf;
 	const char *csv;
-	uint64_t count;
-	bool once, no_feed, check, verbose, version;
+	const char *channel, *vm_account, *vm_idle;
+	uint64_t count, interval_ns;
+	bool once, no_feed, check, verbose, version, vm_host;
 };
 
 static const char help_text[] =
@@ -51,6 +53,21 @@ static const char help_text[] =
 	"  -h, --help          this help\n"
 	"  -V, --version       version\n"
 	"\n"
+	"On a host of QEMU VMs (no configuration file read):\n"
+	"      --vm-host       write each VM's energy, as this host's joules\n"
+	"                      attributes it, into the VM's virtio-serial channel\n"
+	"                      every interval (inside the VM, a [virtio] input\n"
+	"                      reads it); needs root\n"
+	"      --channel NAME  the channel's name (default " JMD_VM_CHANNEL ")\n"
+	"      --vm-account auto|cgroup|process\n"
+	"                      a VM's energy: its libvirt machine scope's cgroup,\n"
+	"                      or its QEMU process's (auto: the scope if it is in\n"
+	"                      one)\n"
+	"      --vm-idle exclude|include\n"
+	"                      the VM's share of the host's idle energy too\n"
+	"                      (include; needs idle_split = 1) or not (default)\n"
+	"      --interval S    seconds between lines (default 1, 0.1 .. 10)\n"
+	"\n"
 	"An input that fails or a reading refused as implausible is logged once\n"
 	"per change of state; an interval with any input failed feeds nothing\n"
 	"(a partial sum would understate the node), and the next good reading\n"
@@ -62,9 +79,13 @@ static void help(FILE *fp)
 	fputs(help_text, fp);
 }
 
+/* The default's own pointer: --config given (even as the default) differs. */
+static const char conf_default[] = JMD_CONF_DEFAULT;
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_ONCE = 0x100, O_CSV, O_NOFEED, O_CHECK, O_COUNT };
+	enum { O_ONCE = 0x100, O_CSV, O_NOFEED, O_CHECK, O_COUNT, O_VMHOST,
+	       O_CHANNEL, O_VMACCOUNT, O_VMIDLE, O_INTERVAL };
 	const struct cli_opt table[] = {
 		CLI_OPT_STR("config", 'c', &o->conf),
 		CLI_OPT_FLAG("once", O_ONCE, &o->once),
@@ -73,6 +94,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		CLI_OPT_COUNT("count", O_COUNT, &o->count,
 			      "--count '%s': want a positive number"),
 		CLI_OPT_FLAG("check", O_CHECK, &o->check),
+		CLI_OPT_FLAG("vm-host", O_VMHOST, &o->vm_host),
+		CLI_OPT_STR("channel", O_CHANNEL, &o->channel),
+		CLI_OPT_STR("vm-account", O_VMACCOUNT, &o->vm_account),
+		CLI_OPT_STR("vm-idle", O_VMIDLE, &o->vm_idle),
+		CLI_OPT_SECS("interval", O_INTERVAL, &o->interval_ns, 100000000ULL,
+			     "--interval '%s': want seconds, at least 0.1"),
 		CLI_OPT_FLAG("verbose", 'v', &o->verbose),
 		CLI_OPT_FLAG("version", 'V', &o->version),
 		CLI_OPT_END,
@@ -85,7 +112,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	};
 	int rc;
 
-	o->conf = JMD_CONF_DEFAULT;
+	o->conf = conf_default;
 	rc = cli_getopt(&cl, argc, argv);
 	if (rc != CLI_GO)
 		return rc;
@@ -96,6 +123,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (o->once + o->check > 1)
 		return cli_usage(NULL, "--once and --check exclude each other");
+	if (o->vm_host && (o->once || o->check || o->csv || o->no_feed ||
+			   o->conf != conf_default))
+		return cli_usage(NULL, "--vm-host takes none of --config, --once, "
+				       "--check, --csv, --no-feed");
+	if (!o->vm_host && (o->channel || o->vm_account || o->vm_idle ||
+			    o->interval_ns))
+		return cli_usage(NULL, "--channel, --vm-account, --vm-idle and "
+				       "--interval go with --vm-host");
+	if (o->interval_ns > 10000000000ULL)
+		return cli_usage(NULL, "--interval: at most 10 s");
 	return CLI_GO;
 }
 
@@ -362,6 +399,11 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc != CLI_GO)
 		return rc;
+	if (o.vm_host) {
+		cli_catch_signals();
+		return jmd_vm_host(o.channel, o.vm_account, o.vm_idle,
+				   o.interval_ns, o.count, o.verbose);
+	}
 	if (jmd_conf_load(o.conf, &c, err, sizeof(err))) {
 		cli_err("%s", err);
 		return CLI_FAIL;

@@ -34,7 +34,7 @@ struct jmd_sample {
 struct jmd_input;
 
 struct jmd_backend {
-	const char *type;	/* the section keyword: "ipmi", "snmp", "command" */
+	const char *type;	/* the section keyword: "ipmi", "snmp", "command", "virtio" */
 	/*
 	 * One "key = value" line of the input's section. Returns 0, or -1
 	 * with err set ("unknown key 'x'", "port: not a number 'y'").
@@ -67,5 +67,6 @@ struct jmd_input {
 extern const struct jmd_backend jmd_ipmi_backend;
 extern const struct jmd_backend jmd_snmp_backend;
 extern const struct jmd_backend jmd_command_backend;
+extern const struct jmd_backend jmd_virtio_backend;
 
 #endif /* JOULES_METERD_H */

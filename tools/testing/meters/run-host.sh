@@ -59,17 +59,21 @@ has() {
 now_ms() { date +%s%3N; }
 
 echo "TAP version 13"
-for f in "$md" "$here/build/test_meterd" "$here/build/test_feed" "$here/build/csv_check"; do
+for f in "$md" "$here/build/test_meterd" "$here/build/test_vm" "$here/build/test_feed" \
+	"$here/build/csv_check" "$here/build/qemu-system-x86_64"; do
 	if ! [ -x "$f" ]; then
 		echo "1..0 # SKIP $f not built (make -C tools/testing/meters)"
 		exit 4
 	fi
 done
-echo "1..33"
+echo "1..38"
 
 # ---- 1: the core's unit tests ----
 "$here"/build/test_meterd > "$work/out" 2>&1; rc=$?
 nest < "$work/out"; t $rc "core: configuration, sums, wraps, resets, refusals, METER_FEED message (test_meterd)"
+
+"$here"/build/test_vm > "$work/out" 2>&1; rc=$?
+nest < "$work/out"; t $rc "VM channel: the line, QEMU's and libvirt's command lines, the guest's input (test_vm)"
 
 "$here"/build/test_feed > "$work/out" 2>&1; rc=$?
 nest < "$work/out"; t $rc "feed: module absent, loaded, reloaded under the daemon, refused (test_feed)"
@@ -493,5 +497,37 @@ stop_snmpd
 "$md" -c "$work/stall.conf" --once > "$work/out" 2>&1; rc=$?
 [ $rc = 1 ] && has "no answer within 300 ms" "$work/out"
 t $? "no agent at all: the same clear error"
+
+# ---- VMs: --vm-host finds them, writes nothing without the host's joules ----
+"$md" --vm-host --once > "$work/out" 2>&1; rc=$?
+[ $rc = 2 ] && has "--vm-host takes none of" "$work/out"
+t $? "--vm-host with --once: a usage error"
+
+"$md" --vm-host --vm-idle some > "$work/out" 2>&1; rc=$?
+[ $rc = 2 ] && has "want exclude or include" "$work/out"
+t $? "--vm-idle some: a usage error that says what it takes"
+
+# Two stand-ins named as QEMU is (the daemon finds VMs by that name): one
+# with the channel on a socket, one without any.
+vm_start() {
+	_sock=$1
+	shift
+	STANDIN_SOCK=$_sock STANDIN_LOG=$_sock.lines "$here"/build/qemu-system-x86_64 "$@" &
+}
+jm="-device virtio-serial-pci -chardev socket,id=jm,path=$work/vm1.sock,server=on,wait=off"
+vm_start "$work/vm1.sock" -name guest=hostvm1 $jm -device virtserialport,chardev=jm,name=org.joules.meter
+vm1=$!
+vm_start "$work/vm2.sock" -name guest=hostvm2 -m 512
+vm2=$!
+sleep 0.3
+"$md" --vm-host --interval 0.2 --count 5 > "$work/out" 2>&1; rc=$?
+[ $rc = 0 ] && has "VM hostvm1 (pid $vm1): channel org.joules.meter at $work/vm1.sock; its energy: process" "$work/out" &&
+	has "VM hostvm2 (pid $vm2): not served: no virtserialport named org.joules.meter" "$work/out"
+t $? "--vm-host: the VM with the channel found at its socket, the one without said so"
+[ ! -s "$work/vm1.sock.lines" ] && [ "$(grep -c "the host.s joules: joules module not loaded" "$work/out")" = 1 ] ||
+	{ diag "the VM got:"; nest < "$work/vm1.sock.lines"; false; }
+t $? "--vm-host without the module: said once, nothing written to the VM"
+kill $vm1 $vm2 2>/dev/null
+wait $vm1 $vm2 2>/dev/null
 
 [ $failed = 0 ]

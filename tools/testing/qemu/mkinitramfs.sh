@@ -75,6 +75,11 @@ if [ "$mode" = tests ] || [ "$mode" = demo ]; then
 		[ -x "$s" ] && cp "$s" "$root"/usr/bin/
 	done
 fi
+# A stand-in QEMU VM for joules-meterd --vm-host (61-vm-host), outside
+# /tests (everything there runs as a test).
+if [ "$mode" = tests ] && [ -x "$top"/tools/testing/meters/build/qemu-system-x86_64 ]; then
+	cp "$top"/tools/testing/meters/build/qemu-system-x86_64 "$root"/lib/joules/
+fi
 # stress-ng: joules-validate's workloads (73-validate); its libraries come
 # with it below.
 if [ "$mode" = tests ] && s=$(command -v stress-ng); then

@@ -1,0 +1,183 @@
+#!/bin/sh
+# joules-meterd --vm-host, with this guest as the host of stand-in VMs
+# (/lib/joules/qemu-system-x86_64, tools/testing/meters/vm-standin.c: named
+# as QEMU is, listening on its channel's socket like QEMU's server=on
+# chardev). A VM's lines carry exactly the energy the host's joules gives
+# its process, or its libvirt machine scope's cgroup; a VM that stops
+# reading never holds up another; VMs that come and go are followed; a
+# process that only looks like QEMU cannot point root's connect at a socket
+# its owner could not write to; an idle share asked for without idle_split
+# writes nothing.
+. /lib/joules/lib.sh
+n=0
+failed=0
+t() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=1; fi; }
+diag() { echo "# $*"; }
+nest() { sed 's/^/# /'; }
+echo "TAP version 13"
+standin=/lib/joules/qemu-system-x86_64
+if ! command -v joules-meterd >/dev/null || ! [ -x $standin ]; then
+	echo "1..0 # SKIP joules-meterd or the stand-in VM not in the initramfs"
+	exit 4
+fi
+sys=/sys/kernel/joules
+tm=/sys/module/joules_testmeter/parameters
+cg=/sys/fs/cgroup
+scope="machine.slice/machine-qemu\\x2d2\\x2dvm2.scope"
+w=/tmp/vmhost
+pids=
+daemon=
+cleanup() {
+	[ -z "$daemon" ] || kill "$daemon" 2>/dev/null
+	for p in $pids; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rmdir "$cg/$scope" "$cg/machine.slice" 2>/dev/null
+	rmmod joules_testmeter 2>/dev/null
+	rm -rf $w
+}
+trap cleanup EXIT
+mkdir -p $w/rootonly
+chmod 0700 $w/rootonly
+grep -q "^cgroup2 $cg " /proc/mounts || mount -t cgroup2 none $cg
+
+# The host's energy: the synthetic RAPL meter at 20 W, no static power
+# held back, so that what runs is charged.
+insmod /lib/joules/joules_testmeter.ko || { echo "1..0 # SKIP no test meter"; exit 4; }
+echo 20000000 > $tm/pkg_uw
+echo "0 0 0 0" > $sys/meter_idle_uw
+
+echo "1..12"
+# vm NAME SOCK [ARGS...]: a stand-in with its lines in SOCK.lines.
+vm() {
+	_name=$1 _sock=$2
+	shift 2
+	STANDIN_SOCK=$_sock STANDIN_LOG=$_sock.lines $standin -name "guest=$_name" "$@" &
+	pids="$pids $!"
+	last=$!
+}
+chan() {
+	echo "-chardev socket,id=jm,path=$1,server=on,wait=off" \
+		"-device virtserialport,chardev=jm,name=org.joules.meter"
+}
+# lines FILE: how many; field FILE KEY: the last line's KEY
+lines() { if [ -f "$1" ]; then grep -c '^joules-vm 1 ' "$1"; else echo 0; fi; }
+field() { tail -n 1 "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+# wait_lines FILE N SECONDS
+wait_lines() {
+	_i=0
+	while [ "$(lines "$1")" -lt "$2" ]; do
+		_i=$((_i + 1)); [ $_i -lt $(($3 * 10)) ] || return 1; sleep 0.1
+	done
+}
+# wait_log TEXT SECONDS
+wait_log() {
+	_i=0
+	while ! grep -qF -- "$1" $w/daemon.log; do
+		_i=$((_i + 1)); [ $_i -lt $(($2 * 10)) ] || return 1; sleep 0.1
+	done
+}
+pid_uj() { awk '$1 == "energy_uj:" { print $2 }' /proc/energy/"$1"; }
+cg_uj() { awk '$1 == "energy_uj:" { print $2 }' "/proc/energy/cgroup/$scope/energy.stat"; }
+
+# VM 1: its QEMU process, burning. VM 2: in a libvirt machine scope with a
+# second process (as vhost and I/O threads would be). VM 3: no channel.
+STANDIN_BURN=1 vm vm1 $w/vm1.sock $(chan $w/vm1.sock)
+vm1=$last
+mkdir -p "$cg/$scope"
+sh -c "echo \$\$ > '$cg/$scope/cgroup.procs'; exec env STANDIN_SOCK=$w/vm2.sock STANDIN_LOG=$w/vm2.sock.lines $standin -name guest=vm2 $(chan $w/vm2.sock)" &
+vm2=$!
+pids="$pids $vm2"
+sh -c "echo \$\$ > '$cg/$scope/cgroup.procs'; exec sh -c 'while :; do :; done'" &
+vm2b=$!
+pids="$pids $vm2b"
+vm vm3 $w/vm3.sock -m 512
+vm3=$last
+sleep 0.5
+
+# An idle share without idle_split: said, and nothing written.
+echo 0 > $sys/idle_split
+joules-meterd --vm-host --vm-idle include --interval 0.2 --count 4 > $w/idle.log 2>&1
+[ "$(lines $w/vm1.sock.lines)" = 0 ] && grep -q "idle_split is not 1" $w/idle.log ||
+	{ nest < $w/idle.log; false; }
+t $? "--vm-idle include with idle_split 0: said, nothing written"
+
+joules-meterd --vm-host --interval 0.2 > $w/daemon.log 2>&1 &
+daemon=$!
+wait_lines $w/vm1.sock.lines 3 20 && wait_lines $w/vm2.sock.lines 3 20 &&
+	grep -q "VM vm3 (pid $vm3): not served: no virtserialport" $w/daemon.log ||
+	{ nest < $w/daemon.log; false; }
+t $? "both VMs with a channel get lines, the one without is said not to"
+grep -qF "VM vm2 (pid $vm2): channel org.joules.meter at $w/vm2.sock; its energy: cgroup /$scope" $w/daemon.log &&
+	grep -qF "VM vm1 (pid $vm1): channel org.joules.meter at $w/vm1.sock; its energy: process" $w/daemon.log ||
+	{ nest < $w/daemon.log; false; }
+t $? "vm2's energy is its machine scope's, vm1's its process's"
+bad=$(grep -vc '^joules-vm 1 epoch=[0-9]* seq=[0-9]* time_ns=[0-9]* energy_uj=[0-9]*$' $w/vm1.sock.lines)
+t $([ "$bad" = 0 ] && echo 0 || echo 1) "every line whole and well-formed ($bad not)"
+
+# Exactness: a frozen VM's energy stands still, and its lines then carry
+# that number to the microjoule. Frozen = every task of it stopped; the
+# interval that held their last run is charged within two ticks.
+# frozen_check NAME LINES GETTER PIDS...
+frozen_check() {
+	_n=$1 _f=$2 _get=$3
+	shift 3
+	kill -STOP "$@"
+	sleep 1
+	_e=$($_get)
+	sleep 1.5
+	_e2=$($_get)
+	kill -CONT "$@"
+	sleep 0.5
+	_hits=$(grep -c " energy_uj=$_e\$" "$_f")
+	[ "$_e" = "$_e2" ] && [ "$_hits" -ge 3 ] ||
+		{ diag "$_n: energy $_e then $_e2; $_hits lines with it; the last lines:"; tail -n 12 "$_f" | nest; false; }
+}
+frozen_check vm1 $w/vm1.sock.lines "pid_uj $vm1" $vm1
+t $? "vm1 frozen: its lines carry its process's energy exactly ($_e uJ, $_hits lines)"
+frozen_check vm2 $w/vm2.sock.lines cg_uj $vm2 $vm2b
+rc=$?
+vm2_own=$(pid_uj $vm2)
+[ $rc = 0 ] && [ "$_e" -gt "$vm2_own" ]
+t $? "vm2 frozen: its lines carry its scope's energy exactly ($_e uJ, more than its QEMU's $vm2_own)"
+e1=$(field $w/vm1.sock.lines epoch)
+[ -n "$e1" ] && [ "$(grep -vc " epoch=$e1 " $w/vm1.sock.lines)" = 0 ]
+t $? "one epoch throughout ($e1)"
+
+# A VM that stops reading: the daemon says so and keeps serving vm2.
+kill -USR2 $vm1
+n2=$(lines $w/vm2.sock.lines)
+wait_log "VM vm1 (pid $vm1): the guest is not reading" 30
+rc=$?
+[ $rc = 0 ] && wait_lines $w/vm2.sock.lines $((n2 + 5)) 10 || { nest < $w/daemon.log; false; }
+t $? "vm1 not reading: said, and vm2 still gets its lines"
+kill -USR2 $vm1
+n1=$(lines $w/vm1.sock.lines)
+wait_log "VM vm1 (pid $vm1): the guest reads again" 20 && wait_lines $w/vm1.sock.lines $((n1 + 3)) 10 &&
+	[ "$(grep -vc '^joules-vm 1 epoch=[0-9]* seq=[0-9]* time_ns=[0-9]* energy_uj=[0-9]*$' $w/vm1.sock.lines)" = 0 ] ||
+	{ nest < $w/daemon.log; false; }
+t $? "vm1 reads again: lines resume, none torn"
+
+# VMs come and go.
+kill $vm1
+wait_log "VM vm1 (pid $vm1): gone" 10
+t $? "a VM that stops is dropped"
+vm vm4 $w/vm4.sock $(chan $w/vm4.sock)
+vm4=$last
+wait_lines $w/vm4.sock.lines 2 20 || nest < $w/daemon.log
+t $? "a VM that starts later is served"
+
+# Not QEMU's to give: a process run by nobody names a socket only root may
+# reach; the daemon's connect is nobody's, and is refused.
+STANDIN_SOCK=$w/rootonly/svc.sock STANDIN_LOG=$w/svc.lines $standin -name guest=svc &
+pids="$pids $!"
+ln -sf $standin $w/launch
+STANDIN_UID=65534 STANDIN_EXEC=$standin STANDIN_SOCK=/tmp/evil.sock $w/launch -name guest=evil \
+	$(chan $w/rootonly/svc.sock) &
+evil=$!
+pids="$pids $evil"
+wait_log "VM evil (pid $evil): $w/rootonly/svc.sock: Permission denied" 10
+rc=$?
+sleep 1
+[ $rc = 0 ] && ! [ -s $w/svc.lines ] || { nest < $w/daemon.log; false; }
+t $? "a fake QEMU of nobody's cannot make root write into root's socket"
+exit $failed
