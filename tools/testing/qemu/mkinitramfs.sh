@@ -34,33 +34,43 @@ for ko in $kos; do
 done
 [ -f "$root"/lib/joules/joules.ko ] || { echo "mkinitramfs: joules.ko is not built" >&2; exit 1; }
 
-# The virtio NIC's driver and what it needs, from $JOULES_NET_MODULES (the
-# booted kernel's /lib/modules/RELEASE; run-qemu.sh --hostfwd), decompressed
-# for busybox insmod, with the order to load them in /lib/joules/net/order.
-if [ -n "${JOULES_NET_MODULES:-}" ]; then
-	dep=$JOULES_NET_MODULES/modules.dep
-	mkdir -p "$root"/lib/joules/net
-	: > "$root"/lib/joules/net/order
-	net_deps() {
-		for d in $(grep "^$1:" "$dep" | cut -d: -f2); do net_deps "$d"; done
+# Modules of the booted kernel (its /lib/modules/RELEASE) with what they
+# need, decompressed for busybox insmod, with the order to load them in:
+# kmods DIR SUBDIR MODULE... into /lib/joules/SUBDIR/ (and its order file).
+kmods() {
+	_dir=$1 _sub=$2
+	shift 2
+	_dep=$_dir/modules.dep
+	mkdir -p "$root/lib/joules/$_sub"
+	: > "$root/lib/joules/$_sub/order"
+	kmod_deps() {
+		for d in $(grep "^$1:" "$_dep" | cut -d: -f2); do kmod_deps "$d"; done
 		echo "$1"
 	}
-	if [ -f "$dep" ]; then
-		for want in virtio_pci virtio_net; do
-			m=$(grep -oE "^[^:]*/$want\.ko(\.xz|\.gz|\.zst)?:" "$dep" | tr -d :)
-			[ -n "$m" ] && net_deps "$m"
-		done | awk '!seen[$0]++' | while read -r m; do
-			name=$(basename "$m" | sed 's/\.\(xz\|gz\|zst\)$//')
-			case $m in
-			*.xz) xz -dc "$JOULES_NET_MODULES/$m" ;;
-			*.gz) gzip -dc "$JOULES_NET_MODULES/$m" ;;
-			*.zst) zstd -qdc "$JOULES_NET_MODULES/$m" ;;
-			*) cat "$JOULES_NET_MODULES/$m" ;;
-			esac > "$root/lib/joules/net/$name" && echo "$name" >> "$root"/lib/joules/net/order
-		done
-	fi
+	[ -f "$_dep" ] || return 0
+	for want in "$@"; do
+		m=$(grep -oE "^[^:]*/$want\.ko(\.xz|\.gz|\.zst)?:" "$_dep" | tr -d :)
+		[ -n "$m" ] && kmod_deps "$m"
+	done | awk '!seen[$0]++' | while read -r m; do
+		name=$(basename "$m" | sed 's/\.\(xz\|gz\|zst\)$//')
+		case $m in
+		*.xz) xz -dc "$_dir/$m" ;;
+		*.gz) gzip -dc "$_dir/$m" ;;
+		*.zst) zstd -qdc "$_dir/$m" ;;
+		*) cat "$_dir/$m" ;;
+		esac > "$root/lib/joules/$_sub/$name" && echo "$name" >> "$root/lib/joules/$_sub/order"
+	done
+}
+# The virtio NIC's driver (run-qemu.sh --hostfwd): /lib/joules/net/.
+if [ -n "${JOULES_NET_MODULES:-}" ]; then
+	kmods "$JOULES_NET_MODULES" net virtio_pci virtio_net
 	[ -s "$root"/lib/joules/net/order ] ||
 		echo "mkinitramfs: no virtio_net module under $JOULES_NET_MODULES (built in?)" >&2
+fi
+# virtio-serial's driver (the tests' VM ports), where it is a module (6.1;
+# 6.12 has it built in): /lib/joules/console/.
+if [ -n "${JOULES_CONSOLE_MODULES:-}" ]; then
+	kmods "$JOULES_CONSOLE_MODULES" console virtio_pci virtio_console
 fi
 
 # User tools.

@@ -21,6 +21,7 @@
 # on a hang (no end marker within the timeout) or on missing output.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
 mode=tests
 tmo=${JOULES_QEMU_TIMEOUT:-1800}
 log=
@@ -99,7 +100,27 @@ if [ -n "$fwds" ]; then
 fi
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+relay=
+trap '[ -z "$relay" ] || kill "$relay" 2>/dev/null; rm -rf "$work"' EXIT
+
+# The tests get two virtio-serial ports: org.joules.meter, which a VM host's
+# joules-meterd --vm-host writes, and org.joules.test, whose input
+# tools/testing/meters/vm-relay copies into the first (62-vm-guest writes
+# its trace through it). Their drivers, on kernels that have them as
+# modules, go in the initramfs (/lib/joules/console/order).
+vmchan=
+relay_bin=$top/tools/testing/meters/build/vm-relay
+if [ "$mode" = tests ] && [ -x "$relay_bin" ]; then
+	vmchan="-device virtio-serial-pci
+		-chardev socket,id=jmeter,path=$work/meter.sock,server=on,wait=off
+		-device virtserialport,chardev=jmeter,name=org.joules.meter
+		-chardev socket,id=jctl,path=$work/ctl.sock,server=on,wait=off
+		-device virtserialport,chardev=jctl,name=org.joules.test"
+	case $(basename "$kernel") in
+	vmlinuz-*) JOULES_CONSOLE_MODULES=/lib/modules/$(basename "$kernel" | sed 's/^vmlinuz-//')
+		export JOULES_CONSOLE_MODULES ;;
+	esac
+fi
 [ -n "$log" ] || log=$work/serial.log
 JOULES_MODULES_DIR=$modules "$here"/mkinitramfs.sh "$work"/initrd.cpio.gz "$mode" || exit 1
 
@@ -136,10 +157,14 @@ raw=$work/serial.raw
 : > "$raw"
 timeout -k 10 "$tmo" "$qemu" -m 1024 -smp $smp -display none -monitor none \
 	-serial file:"$raw" -no-reboot $net \
-	-cpu max -kernel "$kernel" -initrd "$work"/initrd.cpio.gz \
+	-cpu max -kernel "$kernel" -initrd "$work"/initrd.cpio.gz $vmchan \
 	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 hung_task_panic=1 loglevel=${JOULES_QEMU_LOGLEVEL:-1} quiet slab_nomerge jscale=$scale${only:+ jtests=$only}$append" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null > "$work"/qemu.out 2>&1 &
 qpid=$!
+if [ -n "$vmchan" ]; then
+	"$relay_bin" "$work/ctl.sock" "$work/meter.sock" > "$work/relay.log" 2>&1 &
+	relay=$!
+fi
 # The log grows as the guest writes (a test may read it meanwhile); the
 # demo and the benchmarks are shown as they run. tail ends with QEMU.
 tail -n +1 -s 0.2 --pid=$qpid -f "$raw" 2>/dev/null | tr -d '\r' |
