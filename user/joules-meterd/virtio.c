@@ -72,15 +72,16 @@ static int vio_set(struct jmd_input *in, const char *key, const char *val,
 		/* A name, never a path: it is looked up under /dev and /sys. */
 		if (!val[0] || strchr(val, '/') || !strcmp(val, ".") ||
 		    !strcmp(val, "..")) {
-			snprintf(err, errlen, "port '%s': want a port name", val);
+			snprintf(err, errlen, "port '%s': want a port name",
+				 val);
 			return -1;
 		}
 	} else if (!strcmp(key, "device")) {
 		dst = p->device;
 		cap = sizeof(p->device);
 		if (val[0] != '/') {
-			snprintf(err, errlen, "device '%s': want an absolute path",
-				 val);
+			snprintf(err, errlen,
+				 "device '%s': want an absolute path", val);
 			return -1;
 		}
 	} else {
@@ -93,7 +94,8 @@ static int vio_set(struct jmd_input *in, const char *key, const char *val,
 		return -1;
 	}
 	if (strlen(val) >= cap) {
-		snprintf(err, errlen, "%s: longer than %zu bytes", key, cap - 1);
+		snprintf(err, errlen, "%s: longer than %zu bytes", key,
+			 cap - 1);
 		return -1;
 	}
 	snprintf(dst, cap, "%s", val);
@@ -146,10 +148,11 @@ static int vio_resolve(const struct vio_priv *p, char *dev, size_t len,
 	}
 	dir = opendir(PORTS_SYS);
 	if (!dir) {
-		snprintf(err, errlen,
-			 "no virtio-serial ports (%s: %s): is this a VM with the "
-			 "channel %s, and virtio_console loaded?",
-			 PORTS_SYS, strerror(errno), p->port);
+		snprintf(
+			err, errlen,
+			"no virtio-serial ports (%s: %s): is this a VM with the "
+			"channel %s, and virtio_console loaded?",
+			PORTS_SYS, strerror(errno), p->port);
 		return -1;
 	}
 	while ((d = readdir(dir))) {
@@ -240,9 +243,11 @@ static int vio_drain(struct vio_priv *p, char *err, size_t errlen)
 		if (n < 0 && errno == EAGAIN)
 			return 0;
 		/* 0: the host's side is not connected; else an error. */
-		snprintf(err, errlen, "%s", n ? strerror(errno) :
-			 "the host's side is not connected (no joules-meterd "
-			 "--vm-host, or it stopped)");
+		snprintf(
+			err, errlen, "%s",
+			n ? strerror(errno) :
+			    "the host's side is not connected (no joules-meterd "
+			    "--vm-host, or it stopped)");
 		if (n) {
 			close(p->fd);
 			p->fd = -1;
@@ -292,9 +297,10 @@ static int vio_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 		int r;
 
 		if (now >= deadline) {
-			snprintf(err, errlen, "no line from the host in %u ms%s%s",
-				 in->timeout_ms, p->bad[0] ? "; a bad one: " : "",
-				 p->bad);
+			snprintf(err, errlen,
+				 "no line from the host in %u ms%s%s",
+				 in->timeout_ms,
+				 p->bad[0] ? "; a bad one: " : "", p->bad);
 			return -1;
 		}
 		r = poll(&pfd, 1, (int)(deadline - now));
@@ -304,9 +310,10 @@ static int vio_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 		}
 		if (r > 0 && !(pfd.revents & POLLIN)) {
 			/* Hung up, no data: the host is not there. */
-			snprintf(err, errlen,
-				 "the host's side is not connected (no joules-meterd "
-				 "--vm-host, or it stopped)");
+			snprintf(
+				err, errlen,
+				"the host's side is not connected (no joules-meterd "
+				"--vm-host, or it stopped)");
 			return -1;
 		}
 		if (r > 0 && vio_drain(p, err, errlen))
@@ -318,11 +325,12 @@ static int vio_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 	}
 	/* The new epoch's line is kept for the next reading, the baseline's. */
 	if (had && p->last.epoch != epoch) {
-		snprintf(err, errlen,
-			 "the host's count restarted (epoch %llu, was %llu): a new "
-			 "baseline",
-			 (unsigned long long)p->last.epoch,
-			 (unsigned long long)epoch);
+		snprintf(
+			err, errlen,
+			"the host's count restarted (epoch %llu, was %llu): a new "
+			"baseline",
+			(unsigned long long)p->last.epoch,
+			(unsigned long long)epoch);
 		return -1;
 	}
 	p->returned = true;

@@ -46,7 +46,7 @@ int jmd_vm_parse(const char *line, struct jmd_vm_line *out, char *err,
 		 size_t errlen)
 {
 	static const char *const keys[] = { "epoch", "seq", "time_ns",
-					     "energy_uj" };
+					    "energy_uj" };
 	uint64_t *vals[] = { &out->epoch, &out->seq, &out->time_ns,
 			     &out->energy_uj };
 	const char *p = line;
@@ -63,7 +63,8 @@ int jmd_vm_parse(const char *line, struct jmd_vm_line *out, char *err,
 	p += strlen(PREFIX);
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		if (take_u64(&p, keys[i], vals[i])) {
-			snprintf(err, errlen, "%s: missing or not a number in '%.80s'",
+			snprintf(err, errlen,
+				 "%s: missing or not a number in '%.80s'",
 				 keys[i], line);
 			return -1;
 		}
@@ -210,7 +211,8 @@ int jmd_vm_find_channel(int argc, char *const *argv, const char *channel,
 		    strcmp(drv, "virtserialport") || strcmp(name, channel))
 			continue;
 		if (!c[0]) {
-			snprintf(err, errlen, "its port %s has no chardev", channel);
+			snprintf(err, errlen, "its port %s has no chardev",
+				 channel);
 			return -1;
 		}
 		snprintf(chr, sizeof(chr), "%s", c);
@@ -223,24 +225,28 @@ int jmd_vm_find_channel(int argc, char *const *argv, const char *channel,
 	for (i = 0; i + 1 < argc; i++) {
 		const char *c = argv[i + 1];
 
-		if (!is_opt(argv[i], "chardev") || kv_get(c, "id", id, sizeof(id)) ||
-		    strcmp(id, chr))
+		if (!is_opt(argv[i], "chardev") ||
+		    kv_get(c, "id", id, sizeof(id)) || strcmp(id, chr))
 			continue;
 		if (!kv_type_is(c, "socket")) {
-			snprintf(err, errlen, "the chardev %s of %s is not a socket",
-				 chr, channel);
+			snprintf(err, errlen,
+				 "the chardev %s of %s is not a socket", chr,
+				 channel);
 			return -1;
 		}
 		if (kv_get(c, "server", v, sizeof(v)) ||
-		    (strcmp(v, "on") && strcmp(v, "yes") && strcmp(v, "true"))) {
-			snprintf(err, errlen,
-				 "the socket of %s is not QEMU's server side (server=on)",
-				 channel);
+		    (strcmp(v, "on") && strcmp(v, "yes") &&
+		     strcmp(v, "true"))) {
+			snprintf(
+				err, errlen,
+				"the socket of %s is not QEMU's server side (server=on)",
+				channel);
 			return -1;
 		}
 		if (!kv_get(c, "path", v, sizeof(v))) {
 			if (strlen(v) >= pathlen) {
-				snprintf(err, errlen, "the socket path of %s is too long",
+				snprintf(err, errlen,
+					 "the socket path of %s is too long",
 					 channel);
 				return -1;
 			}
@@ -253,16 +259,17 @@ int jmd_vm_find_channel(int argc, char *const *argv, const char *channel,
 			long n = strtol(v, &end, 10);
 
 			if (*end || n < 0 || n > 65535) {
-				snprintf(err, errlen, "fd=%s of %s: not a descriptor",
-					 v, channel);
+				snprintf(err, errlen,
+					 "fd=%s of %s: not a descriptor", v,
+					 channel);
 				return -1;
 			}
 			path[0] = 0;
 			*fd = (int)n;
 			return 0;
 		}
-		snprintf(err, errlen, "the socket of %s has neither path= nor fd=",
-			 channel);
+		snprintf(err, errlen,
+			 "the socket of %s has neither path= nor fd=", channel);
 		return -1;
 	}
 	snprintf(err, errlen, "no -chardev with id %s (the port %s's)", chr,
@@ -281,7 +288,8 @@ int jmd_vm_unix_path(const char *table, unsigned long ino, char *path,
 		int off = 0;
 		size_t n;
 
-		if (sscanf(l, "%*s %*s %*s %*s %*s %*s %lu%n", &in, &off) != 1 ||
+		if (sscanf(l, "%*s %*s %*s %*s %*s %*s %lu%n", &in, &off) !=
+			    1 ||
 		    in != ino)
 			continue;
 		l += off;

@@ -260,7 +260,8 @@ static void vm_probe(struct vm *v, const char *channel, int account)
 	}
 	free(buf);
 	if (fd >= 0 && fd_socket_path(v->pid, fd, v->sock, sizeof(v->sock))) {
-		vm_log(v, "not served: its channel's fd %d is not a named unix socket",
+		vm_log(v,
+		       "not served: its channel's fd %d is not a named unix socket",
 		       fd);
 		return;
 	}
@@ -368,8 +369,9 @@ static void vm_write(struct vm *v)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
 			if (!v->slow)
-				vm_log(v, "the guest is not reading: lines dropped "
-					  "until it does (each has the total)");
+				vm_log(v,
+				       "the guest is not reading: lines dropped "
+				       "until it does (each has the total)");
 			v->slow = true;
 			return;
 		}
@@ -424,13 +426,15 @@ static void vm_serve(struct vm *v, struct jnl *nl, const struct host_opts *o,
 	}
 	if (err) {
 		vm_fail(v, "its energy: %s",
-			jnl_strerror(v->cgroup[0] ? JNL_OP_GET_CGROUP : JNL_OP_GET_TASK,
+			jnl_strerror(v->cgroup[0] ? JNL_OP_GET_CGROUP :
+						    JNL_OP_GET_TASK,
 				     err));
 		return;
 	}
 	if (!source) {
-		vm_fail(v, "no energy charged to it yet (none while the host has no "
-			   "RAPL, model or meter in force): nothing written");
+		vm_fail(v,
+			"no energy charged to it yet (none while the host has no "
+			"RAPL, model or meter in force): nothing written");
 		return;
 	}
 	if (o->idle)
@@ -568,16 +572,19 @@ int jmd_vm_host(const char *channel, const char *account, const char *idle,
 	else if (!strcmp(account, "process"))
 		o.account = 'p';
 	else
-		return cli_usage(NULL, "--vm-account '%s': want auto, cgroup or process",
-				 account);
+		return cli_usage(
+			NULL, "--vm-account '%s': want auto, cgroup or process",
+			account);
 	if (!idle || !strcmp(idle, "exclude"))
 		o.idle = false;
 	else if (!strcmp(idle, "include"))
 		o.idle = true;
 	else
-		return cli_usage(NULL, "--vm-idle '%s': want exclude or include", idle);
+		return cli_usage(
+			NULL, "--vm-idle '%s': want exclude or include", idle);
 	if (strlen(o.channel) >= 64 || !o.channel[0])
-		return cli_usage(NULL, "--channel: want a name of 1 to 63 bytes");
+		return cli_usage(NULL,
+				 "--channel: want a name of 1 to 63 bytes");
 	if (geteuid()) {
 		cli_err("--vm-host needs root (it reads every QEMU process and the "
 			"host's per-cgroup energy)");
@@ -593,7 +600,8 @@ int jmd_vm_host(const char *channel, const char *account, const char *idle,
 		"share %s)\n",
 		cli_prog, o.channel, (double)o.interval_ns / 1e9,
 		o.account == 'a' ? "machine scope, else process" :
-		o.account == 'c' ? "machine scope" : "process",
+		o.account == 'c' ? "machine scope" :
+				   "process",
 		o.idle ? "included" : "excluded");
 	next = cli_now_ns();
 	while (!cli_stop && (!o.count || done < o.count)) {
@@ -608,17 +616,21 @@ int jmd_vm_host(const char *channel, const char *account, const char *idle,
 		if (err) {
 			if (err != last_err)
 				cli_err("the host's joules: %s; trying every interval",
-					jnl_strerror(nl ? JNL_OP_GET_NODE : JNL_OP_OPEN, err));
+					jnl_strerror(nl ? JNL_OP_GET_NODE :
+							  JNL_OP_OPEN,
+						     err));
 			last_err = err;
 			if (nl)
 				jnl_close(nl);
 			nl = NULL;
 		} else {
 			if (last_err)
-				fprintf(stderr, "%s: the host's joules answers again\n",
+				fprintf(stderr,
+					"%s: the host's joules answers again\n",
 					cli_prog);
 			last_err = 0;
-			load_s = (cli_now_ns() - node.uptime_ns) / 1000000000ULL;
+			load_s =
+				(cli_now_ns() - node.uptime_ns) / 1000000000ULL;
 		}
 		if (!err && o.idle && !idle_split_on()) {
 			if (!said_idle)

@@ -21,7 +21,8 @@
 
 TEST(line_round_trip)
 {
-	struct jmd_vm_line a = { 18446744073709551615ULL >> 1, 7, 1733390000123456789ULL,
+	struct jmd_vm_line a = { 18446744073709551615ULL >> 1, 7,
+				 1733390000123456789ULL,
 				 18446744073709551615ULL },
 			   b;
 	char buf[JMD_VM_LINE_MAX + 1], err[128];
@@ -30,10 +31,13 @@ TEST(line_round_trip)
 	CHECK(n > 0 && buf[n - 1] == '\n', "formatted: %d bytes", n);
 	buf[n - 1] = 0;
 	CHECK(!jmd_vm_parse(buf, &b, err, sizeof(err)), "parsed: %s", err);
-	CHECK(!memcmp(&a, &b, sizeof(a)), "the same four numbers back: %s", buf);
+	CHECK(!memcmp(&a, &b, sizeof(a)), "the same four numbers back: %s",
+	      buf);
 	/* A later host's extra keys are ignored. */
-	CHECK(!jmd_vm_parse("joules-vm 1 epoch=1 seq=2 time_ns=3 energy_uj=4 watts=5",
-			    &b, err, sizeof(err)) && b.energy_uj == 4,
+	CHECK(!jmd_vm_parse(
+		      "joules-vm 1 epoch=1 seq=2 time_ns=3 energy_uj=4 watts=5",
+		      &b, err, sizeof(err)) &&
+		      b.energy_uj == 4,
 	      "extra keys after the four: %s", err);
 }
 
@@ -57,8 +61,10 @@ TEST(line_refused)
 		CHECK(jmd_vm_parse(bad[i], &l, err, sizeof(err)) && err[0],
 		      "refused: '%s' (%s)", bad[i], err);
 	snprintf(longline, sizeof(longline),
-		 "joules-vm 1 epoch=1 seq=2 time_ns=3 energy_uj=4 %*s", JMD_VM_LINE_MAX, "x");
-	CHECK(jmd_vm_parse(longline, &l, err, sizeof(err)), "an overlong line: %s", err);
+		 "joules-vm 1 epoch=1 seq=2 time_ns=3 energy_uj=4 %*s",
+		 JMD_VM_LINE_MAX, "x");
+	CHECK(jmd_vm_parse(longline, &l, err, sizeof(err)),
+	      "an overlong line: %s", err);
 }
 
 /* Split a command line at blanks (the tests' arguments have none inside). */
@@ -80,7 +86,8 @@ static int find(const char *cmdline, char *path, int *fd, char *err)
 	argc = split(buf, argv, 64);
 	path[0] = 0;
 	*fd = -2;
-	return jmd_vm_find_channel(argc, argv, JMD_VM_CHANNEL, path, 108, fd, err, 256);
+	return jmd_vm_find_channel(argc, argv, JMD_VM_CHANNEL, path, 108, fd,
+				   err, 256);
 }
 
 TEST(find_channel)
@@ -117,20 +124,25 @@ TEST(find_channel)
 		   "\"name\":\"org.other\"}",
 		   path, &fd, err),
 	      "a port named org.other is not ours");
-	CHECK(find("qemu -m 1", path, &fd, err) && strstr(err, "no virtserialport"),
+	CHECK(find("qemu -m 1", path, &fd, err) &&
+		      strstr(err, "no virtserialport"),
 	      "no port: %s", err);
 	CHECK(find("qemu -chardev pty,id=jm -device virtserialport,chardev=jm,name=org.joules.meter",
-		   path, &fd, err) && strstr(err, "not a socket"),
+		   path, &fd, err) &&
+		      strstr(err, "not a socket"),
 	      "a pty: %s", err);
 	CHECK(find("qemu -chardev socket,id=jm,path=/x -device virtserialport,chardev=jm,name=org.joules.meter",
-		   path, &fd, err) && strstr(err, "server"),
+		   path, &fd, err) &&
+		      strstr(err, "server"),
 	      "QEMU as the client: %s", err);
 	CHECK(find("qemu -device virtserialport,chardev=nope,name=org.joules.meter",
-		   path, &fd, err) && strstr(err, "no -chardev"),
+		   path, &fd, err) &&
+		      strstr(err, "no -chardev"),
 	      "no such chardev: %s", err);
 	CHECK(find("qemu -chardev socket,id=jm,fd=x1,server=on"
 		   " -device virtserialport,chardev=jm,name=org.joules.meter",
-		   path, &fd, err) && strstr(err, "not a descriptor"),
+		   path, &fd, err) &&
+		      strstr(err, "not a descriptor"),
 	      "fd=x1: %s", err);
 }
 
@@ -149,8 +161,10 @@ TEST(unix_path)
 	CHECK(!jmd_vm_unix_path(table, 91011, path, sizeof(path)) &&
 		      !strcmp(path, "@abstract"),
 	      "abstract: '%s'", path);
-	CHECK(jmd_vm_unix_path(table, 5678, path, sizeof(path)), "no path: refused");
-	CHECK(jmd_vm_unix_path(table, 123, path, sizeof(path)), "no such inode");
+	CHECK(jmd_vm_unix_path(table, 5678, path, sizeof(path)),
+	      "no path: refused");
+	CHECK(jmd_vm_unix_path(table, 123, path, sizeof(path)),
+	      "no such inode");
 }
 
 /* ---- the guest's input on a FIFO ---- */
@@ -231,18 +245,22 @@ TEST(virtio_input)
 	fifo_open(&f, 300);
 	/* Nothing yet: it waits its timeout for a line, then says so. */
 	t0 = ms_now();
-	CHECK(fifo_read(&f, &j, err) == -1 && strstr(err, "no line from the host in 300 ms"),
+	CHECK(fifo_read(&f, &j, err) == -1 &&
+		      strstr(err, "no line from the host in 300 ms"),
 	      "no line: %s", err);
-	CHECK(ms_now() - t0 >= 300, "waited %llu ms", (unsigned long long)(ms_now() - t0));
+	CHECK(ms_now() - t0 >= 300, "waited %llu ms",
+	      (unsigned long long)(ms_now() - t0));
 	/* Two lines: the newest counts; a split line is put back together. */
 	put(&f, "joules-vm 1 epoch=5 seq=1 time_ns=1 energy_uj=1000000\n");
 	put(&f, "joules-vm 1 epoch=5 seq=2 time_ns=2 ener");
 	put(&f, "gy_uj=2500000\n");
-	CHECK(!fifo_read(&f, &j, err) && j == 2.5, "newest: %.6f J (%s)", j, err);
+	CHECK(!fifo_read(&f, &j, err) && j == 2.5, "newest: %.6f J (%s)", j,
+	      err);
 	/* A line that comes while it waits ends the wait. */
 	if (!fork()) {
 		usleep(100000);
-		put(&f, "joules-vm 1 epoch=5 seq=3 time_ns=3 energy_uj=3000001\n");
+		put(&f,
+		    "joules-vm 1 epoch=5 seq=3 time_ns=3 energy_uj=3000001\n");
 		_exit(0);
 	}
 	t0 = ms_now();
@@ -253,19 +271,25 @@ TEST(virtio_input)
 	/* A bad line fails the reading (a new baseline follows). */
 	put(&f, "joules-vm 1 epoch=5 seq=4 energy_uj=4\n");
 	put(&f, "joules-vm 1 epoch=5 seq=5 time_ns=5 energy_uj=5000000\n");
-	CHECK(fifo_read(&f, &j, err) == -1 && strstr(err, "a bad line"), "bad: %s", err);
+	CHECK(fifo_read(&f, &j, err) == -1 && strstr(err, "a bad line"),
+	      "bad: %s", err);
 	put(&f, "joules-vm 1 epoch=5 seq=6 time_ns=6 energy_uj=6000000\n");
-	CHECK(!fifo_read(&f, &j, err) && j == 6, "after it: %.6f J (%s)", j, err);
+	CHECK(!fifo_read(&f, &j, err) && j == 6, "after it: %.6f J (%s)", j,
+	      err);
 	/* An overlong line is dropped whole, up to its newline. */
 	for (int i = 0; i < 3; i++)
-		put(&f, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
-	put(&f, " energy_uj=9\njoules-vm 1 epoch=5 seq=7 time_ns=7 energy_uj=7000000\n");
-	CHECK(fifo_read(&f, &j, err) == -1 && strstr(err, "longer than"), "overlong: %s", err);
+		put(&f,
+		    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+	put(&f,
+	    " energy_uj=9\njoules-vm 1 epoch=5 seq=7 time_ns=7 energy_uj=7000000\n");
+	CHECK(fifo_read(&f, &j, err) == -1 && strstr(err, "longer than"),
+	      "overlong: %s", err);
 	put(&f, "joules-vm 1 epoch=5 seq=8 time_ns=8 energy_uj=8000000\n");
 	CHECK(!fifo_read(&f, &j, err) && j == 8, "then: %.6f J (%s)", j, err);
 	/* A new epoch: one failed reading, then its line without waiting. */
 	put(&f, "joules-vm 1 epoch=6 seq=1 time_ns=9 energy_uj=100\n");
-	CHECK(fifo_read(&f, &j, err) == -1 && strstr(err, "restarted"), "epoch: %s", err);
+	CHECK(fifo_read(&f, &j, err) == -1 && strstr(err, "restarted"),
+	      "epoch: %s", err);
 	t0 = ms_now();
 	CHECK(!fifo_read(&f, &j, err) && j == 0.0001 && ms_now() - t0 < 100,
 	      "the new epoch's line: %.6f J (%s)", j, err);
@@ -275,7 +299,10 @@ TEST(virtio_input)
 TEST(virtio_conf)
 {
 	static const char *const bad[][2] = {
-		{ "port", "../x" }, { "port", "" }, { "device", "rel/path" }, { "speed", "1" },
+		{ "port", "../x" },
+		{ "port", "" },
+		{ "device", "rel/path" },
+		{ "speed", "1" },
 	};
 	char err[256];
 
@@ -283,7 +310,8 @@ TEST(virtio_conf)
 		struct jmd_input in = { .be = &jmd_virtio_backend };
 
 		err[0] = 0;
-		CHECK(in.be->set(&in, bad[i][0], bad[i][1], err, sizeof(err)) && err[0],
+		CHECK(in.be->set(&in, bad[i][0], bad[i][1], err, sizeof(err)) &&
+			      err[0],
 		      "%s = '%s': %s", bad[i][0], bad[i][1], err);
 		in.be->close(&in);
 	}
@@ -291,8 +319,10 @@ TEST(virtio_conf)
 		struct jmd_input in = { .be = &jmd_virtio_backend };
 
 		CHECK(!in.be->set(&in, "port", "a", err, sizeof(err)) &&
-			      !in.be->set(&in, "device", "/dev/vport1p1", err, sizeof(err)) &&
-			      in.be->open(&in, err, sizeof(err)) && strstr(err, "give one"),
+			      !in.be->set(&in, "device", "/dev/vport1p1", err,
+					  sizeof(err)) &&
+			      in.be->open(&in, err, sizeof(err)) &&
+			      strstr(err, "give one"),
 		      "port and device: %s", err);
 		in.be->close(&in);
 	}

@@ -51,7 +51,8 @@ int main(int argc, char **argv)
 	ctl = dial(argv[1]);
 	meter = dial(argv[2]);
 	if (ctl < 0 || meter < 0) {
-		fprintf(stderr, "vm-relay: no QEMU sockets at %s, %s\n", argv[1], argv[2]);
+		fprintf(stderr, "vm-relay: no QEMU sockets at %s, %s\n",
+			argv[1], argv[2]);
 		return 1;
 	}
 	for (;;) {

@@ -59,21 +59,24 @@ static void *burn(void *arg)
 int main(int argc, char **argv)
 {
 	const char *sock = getenv("STANDIN_SOCK"), *log = getenv("STANDIN_LOG");
-	const char *nburn = getenv("STANDIN_BURN"), *uid = getenv("STANDIN_UID");
+	const char *nburn = getenv("STANDIN_BURN"),
+		   *uid = getenv("STANDIN_UID");
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct sigaction act = { .sa_handler = on_signal };
 	int ls, cl = -1, out = -1;
 
 	(void)argc;
 	if (!sock || strlen(sock) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "vm-standin: STANDIN_SOCK=PATH, shorter than %zu\n",
+		fprintf(stderr,
+			"vm-standin: STANDIN_SOCK=PATH, shorter than %zu\n",
 			sizeof(sa.sun_path));
 		return 2;
 	}
 	if (uid) {
 		const char *exe = getenv("STANDIN_EXEC");
 
-		if (!exe || setgroups(0, NULL) || setgid(atoi(uid)) || setuid(atoi(uid))) {
+		if (!exe || setgroups(0, NULL) || setgid(atoi(uid)) ||
+		    setuid(atoi(uid))) {
 			perror("vm-standin: STANDIN_EXEC, setuid");
 			return 1;
 		}
@@ -88,7 +91,8 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &act, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (log) {
-		out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+			   0644);
 		if (out < 0) {
 			perror(log);
 			return 1;
@@ -104,7 +108,8 @@ int main(int argc, char **argv)
 	ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	strcpy(sa.sun_path, sock);
 	unlink(sock);
-	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1)) {
+	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(ls, 1)) {
 		perror(sock);
 		return 1;
 	}

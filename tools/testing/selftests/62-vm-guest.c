@@ -63,8 +63,8 @@ static bool wall_status_is(const char *want)
 {
 	char b[128];
 
-	return st_read(WALL "/status", b, sizeof(b)) > 0 && !strncmp(b, want, strlen(want)) &&
-	       b[strlen(want)] == '\n';
+	return st_read(WALL "/status", b, sizeof(b)) > 0 &&
+	       !strncmp(b, want, strlen(want)) && b[strlen(want)] == '\n';
 }
 
 FIXTURE(vm)
@@ -87,7 +87,8 @@ static pid_t start_daemon(void)
 
 		dup2(fd, 1);
 		dup2(fd, 2);
-		execl("/usr/bin/joules-meterd", "joules-meterd", "-c", CONF, "-v", NULL);
+		execl("/usr/bin/joules-meterd", "joules-meterd", "-c", CONF,
+		      "-v", NULL);
 		_exit(127);
 	}
 	return p;
@@ -121,25 +122,28 @@ FIXTURE_SETUP(vm)
 		usleep(100000);
 	}
 	if (!meter[0] || !ctl[0])
-		SKIP(return, "no virtio-serial ports org.joules.meter and org.joules.test "
-			     "(a kernel without virtio_console, or run-qemu.sh without vm-relay)");
+		SKIP(return,
+			   "no virtio-serial ports org.joules.meter and org.joules.test "
+			   "(a kernel without virtio_console, or run-qemu.sh without vm-relay)");
 	self->ctl = open(ctl, O_WRONLY | O_CLOEXEC);
 	ASSERT_LE(0, self->ctl);
 	ASSERT_EQ(0, st_load());
 	ASSERT_EQ(0, st_static_none());
 	if (!s)
 		s = getenv("jseed");
-	self->seed = s ? strtoull(s, NULL, 0) : (unsigned long long)time(NULL) ^ getpid();
+	self->seed = s ? strtoull(s, NULL, 0) :
+			 (unsigned long long)time(NULL) ^ getpid();
 	self->rng = self->seed;
-	DIAG("seed %llu (SEED=%llu or jseed=%llu replays it)", self->seed, self->seed,
-	     self->seed);
+	DIAG("seed %llu (SEED=%llu or jseed=%llu replays it)", self->seed,
+	     self->seed, self->seed);
 	self->epoch = 1000 + ck_splitmix64(&self->rng) % 1000000;
 	self->uj = ck_splitmix64(&self->rng) % 1000000000000ULL;
 	fp = fopen(CONF, "w");
 	ASSERT_NE(NULL, fp);
 	fchmod(fileno(fp), 0600);
 	/* A long timeout: a stalled vCPU must not pass for a silent host. */
-	fprintf(fp, "name = " NAME "\ninterval = 0.2\ntimeout = 5\n[virtio host]\n");
+	fprintf(fp, "name = " NAME
+		    "\ninterval = 0.2\ntimeout = 5\n[virtio host]\n");
 	fclose(fp);
 	st_write(WALL "/timeout_ms", "30000", 5);
 	self->daemon = start_daemon();
@@ -164,7 +168,7 @@ FIXTURE_TEARDOWN(vm)
 }
 
 /* One host line, through the relay: the trace moves by add (new epoch: from uj). */
-static int send_line(FIXTURE_DATA(vm) *self, unsigned long long add)
+static int send_line(FIXTURE_DATA(vm) * self, unsigned long long add)
 {
 	char line[160];
 	struct timespec ts;
@@ -172,10 +176,12 @@ static int send_line(FIXTURE_DATA(vm) *self, unsigned long long add)
 
 	self->uj += add;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	n = snprintf(line, sizeof(line),
-		     "joules-vm 1 epoch=%llu seq=%llu time_ns=%llu energy_uj=%llu\n", self->epoch,
-		     ++self->seq, (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec,
-		     self->uj);
+	n = snprintf(
+		line, sizeof(line),
+		"joules-vm 1 epoch=%llu seq=%llu time_ns=%llu energy_uj=%llu\n",
+		self->epoch, ++self->seq,
+		(unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec,
+		self->uj);
 	return write(self->ctl, line, n) == n ? 0 : -1;
 }
 
@@ -183,7 +189,7 @@ static int send_line(FIXTURE_DATA(vm) *self, unsigned long long add)
  * Send a line and wait until the module counted a reading of it: 1 when
  * it did, 0 when none came within 10 s.
  */
-static int step(FIXTURE_DATA(vm) *self, unsigned long long add)
+static int step(FIXTURE_DATA(vm) * self, unsigned long long add)
 {
 	unsigned long long r0 = wall_u64("readings");
 
@@ -202,8 +208,8 @@ static int step(FIXTURE_DATA(vm) *self, unsigned long long add)
  * be the baseline's plus what the trace moved, exactly (1 uJ). The number
  * of readings that were not.
  */
-static int walk(struct __test_metadata *_metadata, FIXTURE_DATA(vm) *self, int steps,
-		const char *what)
+static int walk(struct __test_metadata *_metadata, FIXTURE_DATA(vm) * self,
+		int steps, const char *what)
 {
 	int bad = 0, i;
 
@@ -242,8 +248,8 @@ static int walk(struct __test_metadata *_metadata, FIXTURE_DATA(vm) *self, int s
 			usleep(50000);
 		}
 		if (k == 40) {
-			DIAG("%s: step %d: meter %llu uJ, the trace says %llu (%+lld)", what, i,
-			     got, want, (long long)(got - want));
+			DIAG("%s: step %d: meter %llu uJ, the trace says %llu (%+lld)",
+			     what, i, got, want, (long long)(got - want));
 			bad++;
 		}
 	}
@@ -277,7 +283,8 @@ TEST_F(vm, trace)
 
 		st_read(b, body, sizeof(body));
 		st_kvs(body, "source", src, sizeof(src));
-		CHECK(strstr(src, "meter") != NULL, "a burner's source: %s", src);
+		CHECK(strstr(src, "meter") != NULL, "a burner's source: %s",
+		      src);
 	}
 }
 
@@ -302,7 +309,8 @@ TEST_F(vm, faults)
 	self->uj = 5000;
 	send_line(self, 0);
 	usleep(500000);
-	CHECK(!st_sh("grep -q 'restarted (epoch' " LOG), "a new epoch is logged");
+	CHECK(!st_sh("grep -q 'restarted (epoch' " LOG),
+	      "a new epoch is logged");
 	walk(_metadata, self, 5, "after a new epoch");
 
 	/* The daemon restarted: the port is held again, the walk goes on. */
@@ -311,7 +319,8 @@ TEST_F(vm, faults)
 	walk(_metadata, self, 5, "after the daemon restarted");
 
 	/* The module reloaded under the daemon: fed again, a new baseline. */
-	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload && joules_load"));
+	ASSERT_EQ(0,
+		  st_sh(". /lib/joules/lib.sh; joules_unload && joules_load"));
 	st_static_none();
 	st_write(WALL "/timeout_ms", "30000", 5);
 	for (i = 0; i < 50 && !wall_status_is(NAME); i++)
