@@ -242,7 +242,12 @@ static int vio_drain(struct vio_priv *p, char *err, size_t errlen)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			return 0;
-		/* 0: the host's side is not connected; else an error. */
+		/*
+		 * 0: the host's side is not connected (a half line it left is
+		 * not the start of the next connection's); else an error.
+		 */
+		p->len = 0;
+		p->skip = false;
 		snprintf(
 			err, errlen, "%s",
 			n ? strerror(errno) :

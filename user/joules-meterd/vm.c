@@ -76,18 +76,18 @@ int jmd_vm_parse(const char *line, struct jmd_vm_line *out, char *err,
 
 /*
  * The value of key in QEMU's "type,key=value,..." option text, commas in
- * values doubled (",,"). 0 and the value in out, or -1. A bare "key" (the
- * old "server" for "server=on") gives "on".
+ * values doubled (",,"); the last one when the key repeats, as QEMU takes
+ * it. 0 and the value in out, or -1 (absent, or longer than out). A bare
+ * "key" (the old "server" for "server=on") gives "on".
  */
 static int kv_get(const char *opt, const char *key, char *out, size_t outlen)
 {
 	size_t kl = strlen(key);
 	const char *p = opt;
+	int rc = -1;
 
-	/* The first field is the type (or a key=value of its own). */
 	while (p && *p) {
 		const char *f = p;
-		size_t o = 0;
 
 		/* The field's end: a single comma. */
 		while (*p && !(*p == ',' && p[1] != ',')) {
@@ -98,6 +98,7 @@ static int kv_get(const char *opt, const char *key, char *out, size_t outlen)
 		if (!strncmp(f, key, kl) && (f[kl] == '=' || f + kl == p)) {
 			const char *v = f[kl] == '=' ? f + kl + 1 : "on";
 			const char *e = f[kl] == '=' ? p : v + 2;
+			size_t o = 0;
 
 			while (v < e && o + 1 < outlen) {
 				if (*v == ',' && v + 1 < e && v[1] == ',')
@@ -105,11 +106,11 @@ static int kv_get(const char *opt, const char *key, char *out, size_t outlen)
 				out[o++] = *v++;
 			}
 			out[o] = 0;
-			return v < e ? -1 : 0;
+			rc = v < e ? -1 : 0;
 		}
 		p = *p ? p + 1 : NULL;
 	}
-	return -1;
+	return rc;
 }
 
 /* The option text's type: its first field when that has no '='. */
@@ -170,52 +171,49 @@ static bool is_opt(const char *arg, const char *name)
 	return arg[0] == '-' && !strcmp(arg + 1, name);
 }
 
-/* A -device's driver, chardev and name, in either form. */
-static int device_fields(const char *dev, char *drv, char *chr, char *name,
-			 size_t len)
+/* A -device's driver, chardev and name, in either form; each sized. */
+struct dev_fields {
+	char drv[64], chr[128], name[128];
+};
+
+static void device_fields(const char *dev, struct dev_fields *d)
 {
-	if (dev[0] == '{') {
-		if (json_get(dev, "driver", drv, len))
-			return -1;
-		if (json_get(dev, "chardev", chr, len))
-			chr[0] = 0;
-		if (json_get(dev, "name", name, len))
-			name[0] = 0;
-		return 0;
-	}
-	if (kv_type_is(dev, "virtserialport"))
-		snprintf(drv, len, "virtserialport");
-	else if (kv_get(dev, "driver", drv, len))
-		drv[0] = 0;
-	if (kv_get(dev, "chardev", chr, len))
-		chr[0] = 0;
-	if (kv_get(dev, "name", name, len))
-		name[0] = 0;
-	return 0;
+	int (*get)(const char *, const char *, char *, size_t) =
+		dev[0] == '{' ? json_get : kv_get;
+
+	if (get(dev, "driver", d->drv, sizeof(d->drv)))
+		d->drv[0] = 0;
+	/* "-device virtserialport,...": the type is the driver. */
+	if (dev[0] != '{' && kv_type_is(dev, "virtserialport"))
+		snprintf(d->drv, sizeof(d->drv), "virtserialport");
+	if (get(dev, "chardev", d->chr, sizeof(d->chr)))
+		d->chr[0] = 0;
+	if (get(dev, "name", d->name, sizeof(d->name)))
+		d->name[0] = 0;
 }
 
 int jmd_vm_find_channel(int argc, char *const *argv, const char *channel,
 			char *path, size_t pathlen, int *fd, char *err,
 			size_t errlen)
 {
-	char drv[64], chr[128] = "", name[128], id[128], v[4096];
+	char chr[128] = "", id[128], v[4096];
 	int i;
 
 	/* The port first: its chardev's id. */
 	for (i = 0; i + 1 < argc; i++) {
-		char c[128];
+		struct dev_fields d;
 
 		if (!is_opt(argv[i], "device"))
 			continue;
-		if (device_fields(argv[i + 1], drv, c, name, sizeof(c)) ||
-		    strcmp(drv, "virtserialport") || strcmp(name, channel))
+		device_fields(argv[i + 1], &d);
+		if (strcmp(d.drv, "virtserialport") || strcmp(d.name, channel))
 			continue;
-		if (!c[0]) {
+		if (!d.chr[0]) {
 			snprintf(err, errlen, "its port %s has no chardev",
 				 channel);
 			return -1;
 		}
-		snprintf(chr, sizeof(chr), "%s", c);
+		snprintf(chr, sizeof(chr), "%s", d.chr);
 		break;
 	}
 	if (!chr[0]) {
@@ -243,7 +241,29 @@ int jmd_vm_find_channel(int argc, char *const *argv, const char *channel,
 				channel);
 			return -1;
 		}
+		/*
+		 * An abstract name has no owner or mode to check a connect
+		 * against; a relative path is relative to QEMU's directory,
+		 * not ours. Neither is served.
+		 */
+		if (!kv_get(c, "abstract", v, sizeof(v)) && strcmp(v, "off") &&
+		    strcmp(v, "no") && strcmp(v, "false")) {
+			snprintf(
+				err, errlen,
+				"the socket of %s is abstract (abstract=%s): not "
+				"served, it has no permissions to check",
+				channel, v);
+			return -1;
+		}
 		if (!kv_get(c, "path", v, sizeof(v))) {
+			if (v[0] != '/') {
+				snprintf(
+					err, errlen,
+					"the socket path of %s is not absolute: "
+					"'%.64s'",
+					channel, v);
+				return -1;
+			}
 			if (strlen(v) >= pathlen) {
 				snprintf(err, errlen,
 					 "the socket path of %s is too long",
@@ -277,30 +297,61 @@ int jmd_vm_find_channel(int argc, char *const *argv, const char *channel,
 	return -1;
 }
 
-int jmd_vm_unix_path(const char *table, unsigned long ino, char *path,
-		     size_t pathlen)
+/* "Uid:" or "Gid:" with four equal ids; 0, or -1. */
+static int same_ids(const char *status, const char *key, unsigned long *id)
 {
-	const char *l = table;
+	unsigned long v[4];
+	const char *p = strstr(status, key);
 
-	/* "Num: RefCount Protocol Flags Type St Inode [Path]" */
-	for (; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-		unsigned long in;
-		int off = 0;
+	if (p && p != status && p[-1] != '\n')
+		p = NULL;
+	if (!p || sscanf(p + strlen(key), "%lu %lu %lu %lu", &v[0], &v[1],
+			 &v[2], &v[3]) != 4)
+		return -1;
+	if (v[0] != v[1] || v[1] != v[2] || v[2] != v[3])
+		return -1;
+	*id = v[0];
+	return 0;
+}
+
+int jmd_vm_owner(const char *status, uid_t *uid, gid_t *gid)
+{
+	unsigned long u, g;
+
+	if (same_ids(status, "Uid:", &u) || same_ids(status, "Gid:", &g))
+		return -1;
+	*uid = (uid_t)u;
+	*gid = (gid_t)g;
+	return 0;
+}
+
+uint64_t jmd_vm_load_latch(uint64_t prev, uint64_t est)
+{
+	uint64_t d = est > prev ? est - prev : prev - est;
+
+	return prev && d <= 1000000000ULL ? prev : est;
+}
+
+void jmd_vm_printable(char *out, size_t len, const char *src)
+{
+	size_t o = 0;
+
+	for (; *src && len; src++) {
+		unsigned char c = (unsigned char)*src;
+		char e[8];
 		size_t n;
 
-		if (sscanf(l, "%*s %*s %*s %*s %*s %*s %lu%n", &in, &off) !=
-			    1 ||
-		    in != ino)
-			continue;
-		l += off;
-		while (*l == ' ')
-			l++;
-		n = strcspn(l, "\n");
-		if (!n || n >= pathlen)
-			return -1;
-		memcpy(path, l, n);
-		path[n] = 0;
-		return 0;
+		if (c >= 0x20 && c < 0x7f)
+			n = (size_t)snprintf(e, sizeof(e), "%c", c);
+		else if (c == '\n')
+			n = (size_t)snprintf(e, sizeof(e), "\\n");
+		else
+			n = (size_t)snprintf(e, sizeof(e), "\\x%02x", c);
+		if (o + n >= len)
+			break;
+		memcpy(out + o, e, n);
+		o += n;
 	}
-	return -1;
+	if (len)
+		out[o] = 0;
 }

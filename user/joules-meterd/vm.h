@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* The channel's name: libvirt's <target type='virtio' name='...'/>. */
 #define JMD_VM_CHANNEL "org.joules.meter"
@@ -58,10 +59,25 @@ int jmd_vm_find_channel(int argc, char *const *argv, const char *channel,
 			size_t errlen);
 
 /*
- * The path of the unix socket whose inode is `ino`, from /proc/net/unix's
- * text in `table`: 0, or -1 when it is not there or has no path.
+ * The owner of a process from its /proc/PID/status text: 0 with its uid
+ * and gid when its real, effective, saved and file-system ids are one
+ * (uid and gid each); -1 otherwise (a setuid or setgid program in flight:
+ * whose socket it names is not clear).
  */
-int jmd_vm_unix_path(const char *table, unsigned long ino, char *path,
-		     size_t pathlen);
+int jmd_vm_owner(const char *status, uid_t *uid, gid_t *gid);
+
+/*
+ * The host module's load time, latched: prev (0: none yet) unless est, a
+ * new estimate (now minus its uptime, ns), is more than a second away
+ * from it. Two reads of a clock are never at one instant; without the
+ * latch an estimate near a second's boundary would flap.
+ */
+uint64_t jmd_vm_load_latch(uint64_t prev, uint64_t est);
+
+/*
+ * src for a log line: anything but printable ASCII escaped (\n, \xHH), so
+ * that no name or path can start a line of its own; cut to fit.
+ */
+void jmd_vm_printable(char *out, size_t len, const char *src);
 
 #endif /* JOULES_METERD_VM_H */

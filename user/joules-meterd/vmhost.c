@@ -5,66 +5,99 @@
  * once per interval, for the guest's joules-meterd to feed its module.
  *
  * VMs are QEMU processes (comm "qemu*") whose command line has a
- * virtserialport named --channel on a server socket (a path, or the fd
- * libvirt passes). A VM's energy is its libvirt machine scope's cgroup when
- * it runs in one (machine.slice/machine-*.scope: vhost and I/O threads
- * included), else its QEMU process's (--vm-account chooses). Lines are
- * written without blocking: a guest that does not read loses lines (each
- * carries the cumulative total, so the next one makes up for them), never
- * the other VMs' turn.
+ * virtserialport named --channel on a server socket (an absolute path, or
+ * the listening fd libvirt passes). A VM's energy is its libvirt machine
+ * scope's cgroup when it runs in one (machine.slice/machine-*.scope: vhost
+ * and I/O threads included), else its QEMU process's (--vm-account
+ * chooses). Lines are written without blocking: a guest that does not read
+ * loses lines (each carries the cumulative total, so the next one makes up
+ * for them), never the other VMs' turn.
  *
- * Who may point the daemon where: the socket is connected with the
- * filesystem credentials of the QEMU process's owner (setfsuid), so a
- * process that only looks like QEMU cannot make root write into a socket
- * its owner could not write into.
+ * The daemon is root and what it reads is any user's. So:
+ *  - a process is served only while its real, effective, saved and
+ *    file-system ids are one (no setuid program in flight), and the same
+ *    executable as when it was probed (an exec is another process);
+ *  - the socket is connected by a child that has become that owner
+ *    (setresuid: no capability left), and hands the socket back; a path a
+ *    fake QEMU names is reached with its owner's rights, never root's;
+ *  - abstract and relative names are refused, libvirt's fd is read back
+ *    from the process itself (pidfd_getfd, getsockname), not from a table
+ *    others can print lines into;
+ *  - reading a command line, which can fault in a hostile process's
+ *    memory, happens in a child with a time bound, as does the connect;
+ *  - what a guest writes back is drained a little per turn, and dropped;
+ *  - names and paths are escaped before they reach the log.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/fsuid.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <dirent.h>
 
 #include "cli.h"
 #include "jmd.h"
 #include "nl.h"
 #include "vm.h"
 
-#define VM_MAX 1024 /* VMs followed at once */
+#define VM_MAX 1024 /* VMs served at once */
+#define VM_PER_USER 64 /* ... of them one non-root user's */
+#define SKIP_MAX 65536 /* processes remembered as not served */
+#define SKIP_RETRY_S 30 /* ... and probed again after */
 #define CMDLINE_MAX (256 * 1024)
 #define ARGS_MAX 4096
+#define CHILD_MS 2000 /* a probe's or a connect's bound */
+#define DRAIN_MAX (8 * 512) /* what a guest wrote, dropped per turn */
+#define LOG_PER_MIN 20 /* "not served" lines a minute */
 #define IDLE_SPLIT "/sys/kernel/joules/idle_split"
-
-enum vm_state { VM_NEW, VM_NONE, VM_SERVED };
 
 struct vm {
 	pid_t pid;
 	unsigned long long start; /* starttime: a pid reused is another VM */
-	enum vm_state state;
+	dev_t exe_dev; /* the executable it was probed with */
+	ino_t exe_ino;
 	bool seen; /* in this scan */
+	bool reprobe; /* it exec'd: probe it again */
 	uid_t uid;
 	gid_t gid;
-	char name[64]; /* -name guest=NAME, or the pid */
+	char name[64]; /* -name guest=NAME, or the pid; printable */
 	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char cgroup[512]; /* "" : the process's energy */
+	char shown[160]; /* sock, printable */
+	char cgroup[512]; /* "": the process's energy */
 	int fd;
 	char pend[JMD_VM_LINE_MAX + 1]; /* a line not yet written whole */
 	size_t plen, poff;
 	uint64_t seq, epoch_base, epoch_bump, last_uj;
 	bool have_uj, slow, failing;
-	char why[256]; /* the last error said, said again only when it changes */
+	char why[256]; /* the last error, said again when it changes */
+};
+
+/* A process that is not a served VM, until it is probed again. */
+struct skip {
+	pid_t pid;
+	unsigned long long start;
+	uint64_t until_ns;
 };
 
 static struct vm *vms[VM_MAX];
 static size_t nvms;
+static struct skip *skips;
+static size_t nskips;
 static bool said_full;
+static uint64_t log_window_ns;
+static unsigned int log_count, log_dropped;
 
 static void vm_log(const struct vm *v, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -81,7 +114,7 @@ static void vm_log(const struct vm *v, const char *fmt, ...)
 	fflush(stderr);
 }
 
-/* Say why a VM is not served, once per reason. */
+/* Say why a VM is not served (now), once per reason. */
 static void vm_fail(struct vm *v, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -97,6 +130,30 @@ static void vm_fail(struct vm *v, const char *fmt, ...)
 		vm_log(v, "%s", why);
 	v->failing = true;
 	snprintf(v->why, sizeof(v->why), "%s", why);
+}
+
+/*
+ * "Not served" lines: anyone can start processes named qemu, so at most
+ * LOG_PER_MIN a minute, then a count of the rest.
+ */
+static bool log_budget(void)
+{
+	uint64_t now = cli_now_ns();
+
+	if (now - log_window_ns >= 60000000000ULL) {
+		if (log_dropped)
+			fprintf(stderr,
+				"%s: %u more processes not served, not logged\n",
+				cli_prog, log_dropped);
+		log_window_ns = now;
+		log_count = log_dropped = 0;
+	}
+	if (log_count < LOG_PER_MIN) {
+		log_count++;
+		return true;
+	}
+	log_dropped++;
+	return false;
 }
 
 static ssize_t read_file(const char *path, char *buf, size_t cap)
@@ -120,7 +177,7 @@ static ssize_t read_file(const char *path, char *buf, size_t cap)
 	return (ssize_t)len;
 }
 
-/* comm and starttime from /proc/PID/stat; 0, or -1 (gone, or not QEMU). */
+/* starttime from /proc/PID/stat of a process named qemu*; 0, or -1. */
 static int proc_qemu(pid_t pid, unsigned long long *start)
 {
 	char path[64], buf[1024], *p;
@@ -134,8 +191,6 @@ static int proc_qemu(pid_t pid, unsigned long long *start)
 		return -1;
 	/* comm may hold ')' and blanks: the fields follow the last ')'. */
 	p = strrchr(buf, ')');
-	if (!p)
-		return -1;
 	/* Field 22 (starttime); p is at the end of field 2. */
 	for (i = 2; i < 22 && p; i++)
 		p = strchr(p + 1, ' ');
@@ -146,20 +201,24 @@ static int proc_qemu(pid_t pid, unsigned long long *start)
 
 static int proc_owner(pid_t pid, uid_t *uid, gid_t *gid)
 {
-	char path[64], buf[4096], *u, *g;
-	unsigned long eu, eg;
+	char path[64], buf[4096];
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	if (read_file(path, buf, sizeof(buf)) <= 0)
 		return -1;
-	u = strstr(buf, "\nUid:");
-	g = strstr(buf, "\nGid:");
-	/* Real, effective, ...: the effective ids are the second. */
-	if (!u || !g || sscanf(u + 5, "%*u %lu", &eu) != 1 ||
-	    sscanf(g + 5, "%*u %lu", &eg) != 1)
+	return jmd_vm_owner(buf, uid, gid);
+}
+
+static int proc_exe(pid_t pid, dev_t *dev, ino_t *ino)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (stat(path, &st))
 		return -1;
-	*uid = (uid_t)eu;
-	*gid = (gid_t)eg;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
 	return 0;
 }
 
@@ -190,12 +249,102 @@ static void machine_scope(pid_t pid, char *out, size_t len)
 	snprintf(out, len, "%s", p);
 }
 
-/* "-name guest=NAME,..." or "-name NAME"; else the pid. */
-static void vm_name(struct vm *v, int argc, char **argv)
+/* ---- work done in a child, bounded in time ---- */
+
+struct probe_out {
+	int rc; /* 0: the channel is at path (fd < 0) or fd */
+	int fd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char name[64];
+	char err[256];
+};
+
+/*
+ * Run fn(arg, sock) in a child; take back up to len bytes it writes on
+ * sock, and the one descriptor it may send. 0, or -1 when it did not
+ * answer within CHILD_MS (it is killed) or failed.
+ */
+static int in_child(void (*fn)(void *, int), void *arg, void *out, size_t len,
+		    int *fd)
 {
-	snprintf(v->name, sizeof(v->name), "%d", (int)v->pid);
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = out, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct pollfd pfd;
+	struct cmsghdr *c;
+	int sv[2], rc = -1;
+	ssize_t n;
+	pid_t pid;
+
+	if (fd)
+		*fd = -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (!pid) {
+		close(sv[0]);
+		fn(arg, sv[1]);
+		_exit(0);
+	}
+	close(sv[1]);
+	pfd = (struct pollfd){ .fd = sv[0], .events = POLLIN };
+	if (poll(&pfd, 1, CHILD_MS) == 1) {
+		n = recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC);
+		if (n == (ssize_t)len) {
+			rc = 0;
+			c = CMSG_FIRSTHDR(&mh);
+			if (fd && c && c->cmsg_level == SOL_SOCKET &&
+			    c->cmsg_type == SCM_RIGHTS)
+				memcpy(fd, CMSG_DATA(c), sizeof(int));
+		}
+	}
+	close(sv[0]);
+	/* One stuck in a fault (a hostile process's memory) is left to die. */
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, rc ? WNOHANG : 0);
+	return rc;
+}
+
+/* Reap children left behind stuck (in_child's WNOHANG). */
+static void reap(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+struct probe_in {
+	pid_t pid;
+	const char *channel;
+};
+
+/* The child's half of a probe: the command line, parsed. */
+static void probe_child(void *arg, int sock)
+{
+	const struct probe_in *in = arg;
+	static char buf[CMDLINE_MAX];
+	static char *argv[ARGS_MAX];
+	struct probe_out o = { .rc = -1, .fd = -1 };
+	char path[64];
+	ssize_t len;
+	int argc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)in->pid);
+	len = read_file(path, buf, sizeof(buf));
+	for (ssize_t i = 0; len > 0 && i < len && argc < ARGS_MAX;
+	     i += (ssize_t)strlen(buf + i) + 1)
+		argv[argc++] = buf + i;
+	snprintf(o.name, sizeof(o.name), "%d", (int)in->pid);
 	for (int i = 0; i + 1 < argc; i++) {
 		const char *s = argv[i + 1];
+		char raw[sizeof(o.name)];
 		size_t n;
 
 		if (strcmp(argv[i], "-name") && strcmp(argv[i], "--name"))
@@ -203,122 +352,271 @@ static void vm_name(struct vm *v, int argc, char **argv)
 		if (!strncmp(s, "guest=", 6))
 			s += 6;
 		n = strcspn(s, ",");
-		snprintf(v->name, sizeof(v->name), "%.*s", (int)n, s);
-		return;
+		if (n >= sizeof(raw))
+			n = sizeof(raw) - 1;
+		memcpy(raw, s, n);
+		raw[n] = 0;
+		jmd_vm_printable(o.name, sizeof(o.name), raw);
+		break;
 	}
+	o.rc = jmd_vm_find_channel(argc, argv, in->channel, o.path,
+				   sizeof(o.path), &o.fd, o.err, sizeof(o.err));
+	if (send(sock, &o, sizeof(o), 0) != sizeof(o))
+		_exit(1);
 }
 
-/* The socket a fd=N chardev listens on: its inode, then its path. */
-static int fd_socket_path(pid_t pid, int fd, char *out, size_t len)
+/*
+ * libvirt's fd=N: the listening socket, taken from the process itself, and
+ * the path it is bound to. 0, or -1 with err.
+ */
+static int fd_socket_path(pid_t pid, unsigned long long start, int fd,
+			  char *out, size_t len, char *err, size_t errlen)
 {
-	char path[64], link[64], *table;
-	unsigned long ino;
-	ssize_t n;
-	int rc;
+	struct sockaddr_un sa;
+	socklen_t sl = sizeof(sa), ol;
+	unsigned long long now;
+	int pfd, s, dom = 0, acc = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
+	pfd = pidfd_open(pid, 0);
+	if (pfd < 0 || proc_qemu(pid, &now) || now != start) {
+		snprintf(err, errlen, "gone");
+		if (pfd >= 0)
+			close(pfd);
 		return -1;
-	link[n] = 0;
-	if (sscanf(link, "socket:[%lu]", &ino) != 1)
+	}
+	s = pidfd_getfd(pfd, fd, 0);
+	close(pfd);
+	if (s < 0) {
+		snprintf(err, errlen, "its fd %d: %s", fd, strerror(errno));
 		return -1;
-	table = malloc(CMDLINE_MAX);
-	if (!table)
+	}
+	ol = sizeof(int);
+	if (getsockopt(s, SOL_SOCKET, SO_DOMAIN, &dom, &ol) || dom != AF_UNIX ||
+	    getsockopt(s, SOL_SOCKET, SO_ACCEPTCONN, &acc, &ol) || !acc ||
+	    getsockname(s, (struct sockaddr *)&sa, &sl) ||
+	    sl <= offsetof(struct sockaddr_un, sun_path) ||
+	    sa.sun_path[0] != '/') {
+		snprintf(err, errlen,
+			 "its fd %d is not a listening unix socket with a path",
+			 fd);
+		close(s);
 		return -1;
-	/* The process's own network namespace's table. */
-	snprintf(path, sizeof(path), "/proc/%d/net/unix", (int)pid);
-	rc = read_file(path, table, CMDLINE_MAX) > 0 ?
-		     jmd_vm_unix_path(table, ino, out, len) :
-		     -1;
-	free(table);
-	return rc;
+	}
+	close(s);
+	sl = strnlen(sa.sun_path, sl - offsetof(struct sockaddr_un, sun_path));
+	if (sl >= len) {
+		snprintf(err, errlen, "its fd %d: a path too long", fd);
+		return -1;
+	}
+	memcpy(out, sa.sun_path, sl);
+	out[sl] = 0;
+	return 0;
+}
+
+struct host_opts {
+	const char *channel;
+	int account; /* 'a'uto, 'c'group, 'p'rocess */
+	bool idle;
+	uint64_t interval_ns, count;
+	bool verbose;
+};
+
+/* A process the probe turned down: remembered for SKIP_RETRY_S. */
+static void skip_add(pid_t pid, unsigned long long start)
+{
+	if (nskips == SKIP_MAX)
+		return; /* probed again at each scan: bounded by the pid space */
+	skips[nskips++] =
+		(struct skip){ pid, start,
+			       cli_now_ns() + SKIP_RETRY_S * 1000000000ULL };
+}
+
+static bool skipped(pid_t pid, unsigned long long start)
+{
+	for (size_t i = 0; i < nskips; i++)
+		if (skips[i].pid == pid && skips[i].start == start)
+			return true;
+	return false;
+}
+
+/* Not served, and why (rate-limited: anyone can make such processes). */
+static void not_served(pid_t pid, const char *name, const char *why)
+{
+	char w[256];
+
+	if (!log_budget())
+		return;
+	jmd_vm_printable(w, sizeof(w), why);
+	fprintf(stderr, "%s: VM %s (pid %d): not served: %s\n", cli_prog, name,
+		(int)pid, w);
+	fflush(stderr);
+}
+
+static size_t served_by(uid_t uid)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nvms; i++)
+		n += vms[i]->uid == uid;
+	return n;
 }
 
 /* A new QEMU process: does it have the channel, where, and whose energy. */
-static void vm_probe(struct vm *v, const char *channel, int account)
+static struct vm *vm_probe(pid_t pid, unsigned long long start,
+			   const struct host_opts *o)
 {
-	char path[64], err[256], *buf, *argv[ARGS_MAX];
-	ssize_t len;
-	int argc = 0, fd = -1;
+	struct probe_in in = { .pid = pid, .channel = o->channel };
+	struct probe_out po;
+	char name[16], err[256];
+	struct vm *v;
+	uid_t uid;
+	gid_t gid;
+	dev_t dev;
+	ino_t ino;
 
-	v->state = VM_NONE;
-	buf = malloc(CMDLINE_MAX);
-	if (!buf)
-		return;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)v->pid);
-	len = read_file(path, buf, CMDLINE_MAX);
-	for (ssize_t i = 0; len > 0 && i < len && argc < ARGS_MAX;
-	     i += (ssize_t)strlen(buf + i) + 1)
-		argv[argc++] = buf + i;
-	vm_name(v, argc, argv);
-	if (jmd_vm_find_channel(argc, argv, channel, v->sock, sizeof(v->sock),
-				&fd, err, sizeof(err))) {
-		vm_log(v, "not served: %s", err);
-		free(buf);
-		return;
+	snprintf(name, sizeof(name), "%d", (int)pid);
+	if (proc_owner(pid, &uid, &gid)) {
+		not_served(pid, name,
+			   "its user or group ids differ (a setuid "
+			   "or setgid program?)");
+		return NULL;
 	}
-	free(buf);
-	if (fd >= 0 && fd_socket_path(v->pid, fd, v->sock, sizeof(v->sock))) {
-		vm_log(v,
-		       "not served: its channel's fd %d is not a named unix socket",
-		       fd);
-		return;
+	if (proc_exe(pid, &dev, &ino))
+		return NULL;
+	if (uid && served_by(uid) >= VM_PER_USER) {
+		not_served(pid, name,
+			   "its user has as many VMs served as one "
+			   "user may");
+		return NULL;
 	}
-	if (account != 'p')
-		machine_scope(v->pid, v->cgroup, sizeof(v->cgroup));
-	if (account == 'c' && !v->cgroup[0]) {
-		vm_log(v, "not served: --vm-account cgroup, and it is in no "
-			  "machine.slice/machine-*.scope");
-		return;
+	if (in_child(probe_child, &in, &po, sizeof(po), NULL)) {
+		not_served(pid, name,
+			   "its command line could not be read in time");
+		return NULL;
 	}
-	v->state = VM_SERVED;
+	po.name[sizeof(po.name) - 1] = 0;
+	po.err[sizeof(po.err) - 1] = 0;
+	po.path[sizeof(po.path) - 1] = 0;
+	if (po.rc) {
+		not_served(pid, po.name, po.err);
+		return NULL;
+	}
+	if (po.fd >= 0 && fd_socket_path(pid, start, po.fd, po.path,
+					 sizeof(po.path), err, sizeof(err))) {
+		not_served(pid, po.name, err);
+		return NULL;
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return NULL;
+	v->pid = pid;
+	v->start = start;
+	v->exe_dev = dev;
+	v->exe_ino = ino;
+	v->uid = uid;
+	v->gid = gid;
 	v->fd = -1;
-	vm_log(v, "channel %s at %s; its energy: %s%s", channel, v->sock,
-	       v->cgroup[0] ? "cgroup " : "process",
-	       v->cgroup[0] ? v->cgroup : "");
+	snprintf(v->name, sizeof(v->name), "%s", po.name);
+	snprintf(v->sock, sizeof(v->sock), "%s", po.path);
+	jmd_vm_printable(v->shown, sizeof(v->shown), v->sock);
+	if (o->account != 'p')
+		machine_scope(pid, v->cgroup, sizeof(v->cgroup));
+	if (o->account == 'c' && !v->cgroup[0]) {
+		not_served(pid, v->name,
+			   "--vm-account cgroup, and it is in no "
+			   "machine.slice/machine-*.scope");
+		free(v);
+		return NULL;
+	}
+	{
+		char cg[600];
+
+		jmd_vm_printable(cg, sizeof(cg), v->cgroup);
+		vm_log(v, "channel %s at %s; its energy: %s%s", o->channel,
+		       v->shown, v->cgroup[0] ? "cgroup " : "process", cg);
+	}
+	return v;
+}
+
+struct conn_in {
+	const char *sock;
+	uid_t uid;
+	gid_t gid;
+};
+
+/* The child's half of a connect: become the owner, connect, hand it back. */
+static void conn_child(void *arg, int sock)
+{
+	const struct conn_in *in = arg;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	int rc = 0, fd = -1;
+	struct iovec iov = { .iov_base = &rc, .iov_len = sizeof(rc) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	uid_t r, e, s;
+
+	if (setgroups(0, NULL) || setresgid(in->gid, in->gid, in->gid) ||
+	    setresuid(in->uid, in->uid, in->uid) || getresuid(&r, &e, &s) ||
+	    r != in->uid || e != in->uid || s != in->uid) {
+		rc = EPERM;
+	} else {
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			    0);
+		memcpy(sa.sun_path, in->sock, strlen(in->sock));
+		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+			rc = errno == EINPROGRESS ? 0 : errno;
+	}
+	if (!rc && fd >= 0) {
+		struct cmsghdr *c;
+
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	if (sendmsg(sock, &mh, 0) < 0)
+		_exit(1);
 }
 
 /*
  * Connect as the VM's owner now (see the top of this file): not as at its
- * start, since QEMU's -runas drops root after it starts, and the pid must
- * still be that VM's when its owner is read (a reused pid is another).
+ * start, since QEMU's -runas drops root after it starts; the pid must
+ * still be that VM's, running what it ran when probed.
  */
 static int vm_connect(struct vm *v)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	socklen_t sl = sizeof(sa);
+	struct conn_in in = { .sock = v->sock };
 	unsigned long long start;
-	int fd, rc, e;
+	dev_t dev;
+	ino_t ino;
+	int rc, fd;
 
-	if (proc_owner(v->pid, &v->uid, &v->gid) || proc_qemu(v->pid, &start) ||
-	    start != v->start)
+	if (proc_qemu(v->pid, &start) || start != v->start)
 		return -ESRCH;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
+	if (proc_exe(v->pid, &dev, &ino) || dev != v->exe_dev ||
+	    ino != v->exe_ino) {
+		v->reprobe = true;
+		return -ESRCH;
+	}
+	if (proc_owner(v->pid, &in.uid, &in.gid))
+		return -EPERM;
+	v->uid = in.uid;
+	v->gid = in.gid;
+	if (in_child(conn_child, &in, &rc, sizeof(rc), &fd))
+		return -ETIMEDOUT;
+	if (rc || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		return rc ? -rc : -EIO;
+	}
 	/*
 	 * Some seconds of lines at most: each carries the total, so more
 	 * would only be stale, and a guest that stops reading is seen soon.
 	 */
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){ 16384 }, sizeof(int));
-	memcpy(sa.sun_path, v->sock, strlen(v->sock));
-	if (v->sock[0] == '@') {
-		/* QEMU's abstract=on: the name without the '@'. */
-		sa.sun_path[0] = 0;
-		sl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-				 strlen(v->sock));
-	}
-	setfsgid(v->gid);
-	setfsuid(v->uid);
-	rc = connect(fd, (struct sockaddr *)&sa, sl);
-	e = errno;
-	setfsuid(0);
-	setfsgid(0);
-	if (rc && e != EINPROGRESS) {
-		close(fd);
-		return -e;
-	}
 	return fd;
 }
 
@@ -334,9 +632,9 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 /*
  * The epoch: the same for as long as this VM's count runs on (a restarted
  * daemon keeps it), new when the count restarts: another boot, another
- * VM process, the host's module loaded again (its load time, in seconds).
+ * VM process, the host's module loaded again (its latched load time).
  */
-static uint64_t vm_epoch(const struct vm *v, uint64_t load_s)
+static uint64_t vm_epoch(const struct vm *v, uint64_t load_ns)
 {
 	char boot[64] = "";
 	uint64_t h = 0xcbf29ce484222325ULL;
@@ -346,17 +644,18 @@ static uint64_t vm_epoch(const struct vm *v, uint64_t load_s)
 	h = fnv(h, &v->pid, sizeof(v->pid));
 	h = fnv(h, &v->start, sizeof(v->start));
 	h = fnv(h, v->cgroup, strlen(v->cgroup));
-	h = fnv(h, &load_s, sizeof(load_s));
-	return h >> 1; /* a decimal that fits any reader's signed 64 bits */
+	h = fnv(h, &load_ns, sizeof(load_ns));
+	return h >> 2; /* room for bumps; a decimal any reader's int64 holds */
 }
 
-/* Drain what the guest wrote (nothing is expected) and write the line. */
+/* Drop a little of what the guest wrote (nothing is expected); write the line. */
 static void vm_write(struct vm *v)
 {
 	char junk[512];
 
-	while (read(v->fd, junk, sizeof(junk)) > 0)
-		;
+	for (int i = 0; i < DRAIN_MAX / (int)sizeof(junk); i++)
+		if (read(v->fd, junk, sizeof(junk)) <= 0)
+			break;
 	while (v->poff < v->plen) {
 		ssize_t n = send(v->fd, v->pend + v->poff, v->plen - v->poff,
 				 MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -375,7 +674,7 @@ static void vm_write(struct vm *v)
 			v->slow = true;
 			return;
 		}
-		vm_fail(v, "%s: %s; connecting again", v->sock,
+		vm_fail(v, "%s: %s; connecting again", v->shown,
 			n ? strerror(errno) : "closed");
 		close(v->fd);
 		v->fd = -1;
@@ -388,17 +687,9 @@ static void vm_write(struct vm *v)
 	v->plen = v->poff = 0;
 }
 
-struct host_opts {
-	const char *channel;
-	int account; /* 'a'uto, 'c'group, 'p'rocess */
-	bool idle;
-	uint64_t interval_ns, count;
-	bool verbose;
-};
-
 /* One VM's turn: its energy now, a line, written. */
 static void vm_serve(struct vm *v, struct jnl *nl, const struct host_opts *o,
-		     uint64_t load_s)
+		     uint64_t load_ns)
 {
 	struct jmd_vm_line l = { 0 };
 	uint64_t uj, idle, epoch;
@@ -439,7 +730,7 @@ static void vm_serve(struct vm *v, struct jnl *nl, const struct host_opts *o,
 	}
 	if (o->idle)
 		uj += idle;
-	epoch = vm_epoch(v, load_s);
+	epoch = vm_epoch(v, load_ns);
 	if (!v->have_uj || epoch != v->epoch_base) {
 		v->epoch_base = epoch;
 		v->epoch_bump = 0;
@@ -455,26 +746,32 @@ static void vm_serve(struct vm *v, struct jnl *nl, const struct host_opts *o,
 		int fd = vm_connect(v);
 
 		if (fd < 0) {
-			vm_fail(v, "%s: %s; trying every interval", v->sock,
-				strerror(-fd));
+			if (fd != -ESRCH)
+				vm_fail(v, "%s: %s; trying every interval",
+					v->shown, strerror(-fd));
 			return;
 		}
 		v->fd = fd;
 		if (v->failing || o->verbose)
-			vm_log(v, "connected to %s", v->sock);
+			vm_log(v, "connected to %s", v->shown);
 		v->failing = false;
 	}
 	/* A line still half-written goes first; this one waits its turn. */
 	if (v->plen == v->poff) {
+		int n;
+
 		clock_gettime(CLOCK_REALTIME, &ts);
-		l.epoch = v->epoch_base + v->epoch_bump;
+		l.epoch = (v->epoch_base + v->epoch_bump) & (UINT64_MAX >> 1);
 		l.seq = ++v->seq;
 		l.time_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 		l.energy_uj = uj;
-		v->plen = (size_t)jmd_vm_format(v->pend, sizeof(v->pend), &l);
+		n = jmd_vm_format(v->pend, sizeof(v->pend), &l);
+		if (n < 0)
+			return;
+		v->plen = (size_t)n;
 		v->poff = 0;
 		if (o->verbose)
-			vm_log(v, "%s", v->pend);
+			vm_log(v, "%.*s", (int)v->plen - 1, v->pend);
 	}
 	vm_write(v);
 }
@@ -489,12 +786,19 @@ static void vm_free(struct vm *v)
 /* Find QEMU processes: new ones probed, gone ones dropped. */
 static void vm_scan(const struct host_opts *o)
 {
+	uint64_t now = cli_now_ns();
 	struct dirent *d;
 	DIR *dir = opendir("/proc");
 	size_t i;
 
 	for (i = 0; i < nvms; i++)
 		vms[i]->seen = false;
+	/* Turned down long enough ago: probed again (a cgroup may appear). */
+	for (i = 0; i < nskips;)
+		if (skips[i].until_ns <= now)
+			skips[i] = skips[--nskips];
+		else
+			i++;
 	while (dir && (d = readdir(dir))) {
 		unsigned long long start;
 		char *end;
@@ -506,26 +810,27 @@ static void vm_scan(const struct host_opts *o)
 		for (i = 0; i < nvms; i++)
 			if (vms[i]->pid == pid && vms[i]->start == start)
 				v = vms[i];
-		if (v) {
+		if (v && !v->reprobe) {
 			v->seen = true;
 			continue;
 		}
+		if (v)
+			continue; /* dropped below, probed at the next scan */
+		if (skipped((pid_t)pid, start))
+			continue;
 		if (nvms == VM_MAX) {
 			if (!said_full)
-				cli_err("more than %d QEMU processes: the rest are "
-					"not served",
+				cli_err("%d VMs served: the rest are not",
 					VM_MAX);
 			said_full = true;
 			continue;
 		}
-		v = calloc(1, sizeof(*v));
-		if (!v)
+		v = vm_probe((pid_t)pid, start, o);
+		if (!v) {
+			skip_add((pid_t)pid, start);
 			continue;
-		v->pid = (pid_t)pid;
-		v->start = start;
-		v->fd = -1;
+		}
 		v->seen = true;
-		vm_probe(v, o->channel, o->account);
 		vms[nvms++] = v;
 	}
 	if (dir)
@@ -535,12 +840,14 @@ static void vm_scan(const struct host_opts *o)
 			i++;
 			continue;
 		}
-		if (vms[i]->state == VM_SERVED)
-			vm_log(vms[i], "gone");
+		vm_log(vms[i], vms[i]->reprobe ?
+				       "it ran another program: probed again" :
+				       "gone");
 		vm_free(vms[i]);
 		vms[i] = vms[--nvms];
 		said_full = false;
 	}
+	reap();
 }
 
 /* idle_split must be on for an idle share to be in the tasks' records. */
@@ -560,10 +867,10 @@ int jmd_vm_host(const char *channel, const char *account, const char *idle,
 		.count = count,
 		.verbose = verbose,
 	};
-	int last_err = 0;
+	uint64_t next, done = 0, load_ns = 0;
 	bool said_idle = false;
 	struct jnl *nl = NULL;
-	uint64_t next, done = 0;
+	int last_err = 0;
 
 	if (!account || !strcmp(account, "auto"))
 		o.account = 'a';
@@ -590,9 +897,9 @@ int jmd_vm_host(const char *channel, const char *account, const char *idle,
 			"host's per-cgroup energy)");
 		return CLI_FAIL;
 	}
-	/* Root's supplementary groups must not open a VM owner's connect. */
-	if (setgroups(0, NULL)) {
-		cli_err("setgroups: %s", strerror(errno));
+	skips = calloc(SKIP_MAX, sizeof(*skips));
+	if (!skips) {
+		cli_err("out of memory");
 		return CLI_FAIL;
 	}
 	fprintf(stderr,
@@ -606,7 +913,7 @@ int jmd_vm_host(const char *channel, const char *account, const char *idle,
 	next = cli_now_ns();
 	while (!cli_stop && (!o.count || done < o.count)) {
 		struct node_rec node;
-		uint64_t t, load_s = 0;
+		uint64_t t;
 		int err = 0;
 
 		if (!nl)
@@ -629,8 +936,8 @@ int jmd_vm_host(const char *channel, const char *account, const char *idle,
 					"%s: the host's joules answers again\n",
 					cli_prog);
 			last_err = 0;
-			load_s =
-				(cli_now_ns() - node.uptime_ns) / 1000000000ULL;
+			load_ns = jmd_vm_load_latch(
+				load_ns, cli_now_ns() - node.uptime_ns);
 		}
 		if (!err && o.idle && !idle_split_on()) {
 			if (!said_idle)
@@ -644,9 +951,8 @@ int jmd_vm_host(const char *channel, const char *account, const char *idle,
 			said_idle = false;
 		}
 		vm_scan(&o);
-		for (size_t i = 0; !err && i < nvms; i++)
-			if (vms[i]->state == VM_SERVED)
-				vm_serve(vms[i], nl, &o, load_s);
+		for (size_t i = 0; !err && i < nvms && !cli_stop; i++)
+			vm_serve(vms[i], nl, &o, load_ns);
 		done++;
 		if (o.count && done >= o.count)
 			break;
@@ -658,6 +964,7 @@ int jmd_vm_host(const char *channel, const char *account, const char *idle,
 	}
 	while (nvms)
 		vm_free(vms[--nvms]);
+	free(skips);
 	if (nl)
 		jnl_close(nl);
 	return CLI_OK;

@@ -146,25 +146,90 @@ TEST(find_channel)
 	      "fd=x1: %s", err);
 }
 
-TEST(unix_path)
+/* A root daemon parses these from any user's process: nothing may overflow. */
+TEST(find_channel_hostile)
 {
-	static const char table[] =
-		"Num       RefCount Protocol Flags    Type St Inode Path\n"
-		"0000000000000000: 00000002 00000000 00010000 0001 01 1234 /run/a.sock\n"
-		"0000000000000000: 00000003 00000000 00000000 0001 03 5678\n"
-		"0000000000000000: 00000002 00000000 00010000 0001 01 91011 @abstract\n";
-	char path[108];
+	char path[108], err[256], big[1000];
+	int fd;
 
-	CHECK(!jmd_vm_unix_path(table, 1234, path, sizeof(path)) &&
-		      !strcmp(path, "/run/a.sock"),
-	      "1234: '%s'", path);
-	CHECK(!jmd_vm_unix_path(table, 91011, path, sizeof(path)) &&
-		      !strcmp(path, "@abstract"),
-	      "abstract: '%s'", path);
-	CHECK(jmd_vm_unix_path(table, 5678, path, sizeof(path)),
-	      "no path: refused");
-	CHECK(jmd_vm_unix_path(table, 123, path, sizeof(path)),
-	      "no such inode");
+	/* Long driver names, both forms (ASan builds this test). */
+	snprintf(big, sizeof(big), "qemu -device driver=%0127d", 0);
+	CHECK(find(big, path, &fd, err), "a 127-byte driver: %s", err);
+	snprintf(big, sizeof(big), "qemu -device {\"driver\":\"%0200d\"}", 0);
+	CHECK(find(big, path, &fd, err), "a 200-byte JSON driver: %s", err);
+	snprintf(big, sizeof(big),
+		 "qemu -chardev socket,id=%0300d,path=/x,server=on -device "
+		 "virtserialport,chardev=%0300d,name=org.joules.meter",
+		 0, 0);
+	CHECK(find(big, path, &fd, err), "300-byte ids: %s", err);
+	/* Only a file-system socket at an absolute path is QEMU's own. */
+	CHECK(find("qemu -chardev socket,id=jm,path=@victim,server=on"
+		   " -device virtserialport,chardev=jm,name=org.joules.meter",
+		   path, &fd, err) &&
+		      strstr(err, "absolute"),
+	      "path=@victim: %s", err);
+	CHECK(find("qemu -chardev socket,id=jm,path=rel.sock,server=on"
+		   " -device virtserialport,chardev=jm,name=org.joules.meter",
+		   path, &fd, err) &&
+		      strstr(err, "absolute"),
+	      "a relative path: %s", err);
+	CHECK(find("qemu -chardev socket,id=jm,path=/x.sock,abstract=on,server=on"
+		   " -device virtserialport,chardev=jm,name=org.joules.meter",
+		   path, &fd, err) &&
+		      strstr(err, "abstract"),
+	      "abstract=on: %s", err);
+	/* QEMU takes the last of a repeated key. */
+	CHECK(!find("qemu -chardev socket,id=jm,path=/a,path=/b,server=on"
+		    " -device virtserialport,chardev=jm,name=org.joules.meter",
+		    path, &fd, err) &&
+		      !strcmp(path, "/b"),
+	      "path=/a,path=/b: '%s' (%s)", path, err);
+}
+
+TEST(owner)
+{
+	static const char ok_[] =
+		"Name:\tqemu\nUid:\t107\t107\t107\t107\nGid:\t112\t112\t112\t112\n";
+	static const char *const bad[] = {
+		/* A setuid program: real uid 1000, the rest root. */
+		"Uid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n",
+		"Uid:\t0\t0\t0\t1000\nGid:\t0\t0\t0\t0\n",
+		"Uid:\t1000\t1000\t1000\t1000\nGid:\t1000\t0\t1000\t1000\n",
+		"Uid:\t1000\t1000\t1000\nGid:\t1000\t1000\t1000\t1000\n",
+		"Name:\tx\n",
+	};
+	uid_t u = 1;
+	gid_t g = 1;
+
+	CHECK(!jmd_vm_owner(ok_, &u, &g) && u == 107 && g == 112,
+	      "107:112: %u:%u", u, g);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(jmd_vm_owner(bad[i], &u, &g), "refused: %s", bad[i]);
+}
+
+TEST(load_latch)
+{
+	/* Two reads microseconds apart around a whole second: one value. */
+	uint64_t l = jmd_vm_load_latch(0, 1999999999ULL);
+
+	CHECK(jmd_vm_load_latch(l, 2000000001ULL) == l,
+	      "2.000000001 s keeps it");
+	CHECK(jmd_vm_load_latch(l, 1999999000ULL) == l, "1.999999 s keeps it");
+	/* A reload moves it by far more. */
+	CHECK(jmd_vm_load_latch(l, 9000000000ULL) == 9000000000ULL,
+	      "a reload moves it");
+}
+
+TEST(printable)
+{
+	char out[64];
+
+	jmd_vm_printable(out, sizeof(out),
+			 "vm1\nVM forged (pid 1): connected\x1b[2J");
+	CHECK(!strchr(out, '\n') && !strchr(out, 0x1b), "escaped: %s", out);
+	CHECK(strstr(out, "\\n") != NULL, "a newline shown as \\n: %s", out);
+	jmd_vm_printable(out, 8, "0123456789");
+	CHECK(strlen(out) == 7, "cut to fit: %s", out);
 }
 
 /* ---- the guest's input on a FIFO ---- */

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -48,6 +49,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: vm-relay CTL_SOCKET METER_SOCKET\n");
 		return 2;
 	}
+	signal(SIGPIPE, SIG_IGN);
 	ctl = dial(argv[1]);
 	meter = dial(argv[2]);
 	if (ctl < 0 || meter < 0) {

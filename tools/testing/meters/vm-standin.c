@@ -14,6 +14,10 @@
  *   STANDIN_UID=UID     drop to this uid and gid, then exec STANDIN_EXEC:
  *                       started under another name, the process is never
  *                       a root one named as QEMU
+ *   STANDIN_FLOOD=N     N threads that write to the client without end (a
+ *                       guest that floods its port)
+ *   STANDIN_EXEC2=PATH  exec this on SIGHUP, the same arguments (a process
+ *                       that was probed and then runs something else)
  * SIGUSR1 turns burning on and off; SIGUSR2 stops reading and resumes it
  * (a guest that does not read); SIGTERM ends it.
  */
@@ -30,7 +34,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t burning, paused, stop;
+static volatile sig_atomic_t burning, paused, stop, hup;
+static volatile int client = -1;
 
 static void on_signal(int sig)
 {
@@ -38,6 +43,8 @@ static void on_signal(int sig)
 		burning = !burning;
 	else if (sig == SIGUSR2)
 		paused = !paused;
+	else if (sig == SIGHUP)
+		hup = 1;
 	else
 		stop = 1;
 }
@@ -52,6 +59,20 @@ static void *burn(void *arg)
 			x++;
 		else
 			usleep(10000);
+	}
+	return NULL;
+}
+
+static void *flood(void *arg)
+{
+	static const char junk[4096];
+
+	(void)arg;
+	for (;;) {
+		int c = client;
+
+		if (c < 0 || write(c, junk, sizeof(junk)) < 0)
+			usleep(1000);
 	}
 	return NULL;
 }
@@ -89,6 +110,7 @@ int main(int argc, char **argv)
 	sigaction(SIGUSR2, &act, NULL);
 	sigaction(SIGTERM, &act, NULL);
 	sigaction(SIGINT, &act, NULL);
+	sigaction(SIGHUP, &act, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (log) {
 		out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
@@ -105,6 +127,14 @@ int main(int argc, char **argv)
 		if (pthread_create(&t, NULL, burn, NULL))
 			return 1;
 	}
+	for (int i = getenv("STANDIN_FLOOD") ? atoi(getenv("STANDIN_FLOOD")) :
+					       0;
+	     i > 0; i--) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, flood, NULL))
+			return 1;
+	}
 	ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	strcpy(sa.sun_path, sock);
 	unlink(sock);
@@ -118,6 +148,10 @@ int main(int argc, char **argv)
 		char buf[4096];
 		ssize_t n;
 
+		if (hup && getenv("STANDIN_EXEC2")) {
+			execv(getenv("STANDIN_EXEC2"), argv);
+			return 1;
+		}
 		if (paused) {
 			usleep(50000);
 			continue;
@@ -126,10 +160,12 @@ int main(int argc, char **argv)
 			continue;
 		if (cl < 0) {
 			cl = accept(ls, NULL, NULL);
+			client = cl;
 			continue;
 		}
 		n = read(cl, buf, sizeof(buf));
 		if (n <= 0) {
+			client = -1;
 			close(cl);
 			cl = -1;
 			continue;

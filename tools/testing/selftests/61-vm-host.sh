@@ -6,8 +6,8 @@
 # its process, or its libvirt machine scope's cgroup; a VM that stops
 # reading never holds up another; VMs that come and go are followed; a
 # process that only looks like QEMU cannot point root's connect at a socket
-# its owner could not write to; an idle share asked for without idle_split
-# writes nothing.
+# its owner could not write to; the host's module reloaded starts a new
+# epoch; an idle share asked for without idle_split writes nothing.
 . /lib/joules/lib.sh
 n=0
 failed=0
@@ -46,7 +46,7 @@ insmod /lib/joules/joules_testmeter.ko || { echo "1..0 # SKIP no test meter"; ex
 echo 20000000 > $tm/pkg_uw
 echo "0 0 0 0" > $sys/meter_idle_uw
 
-echo "1..12"
+echo "1..15"
 # vm NAME SOCK [ARGS...]: a stand-in with its lines in SOCK.lines.
 vm() {
 	_name=$1 _sock=$2
@@ -166,12 +166,35 @@ vm4=$last
 wait_lines $w/vm4.sock.lines 2 20 || nest < $w/daemon.log
 t $? "a VM that starts later is served"
 
+# A guest that floods its port: what it writes is dropped a little per
+# turn, the others are served, and the daemon still stops at once.
+STANDIN_FLOOD=2 vm vm5 $w/vm5.sock $(chan $w/vm5.sock)
+vm5=$last
+wait_log "VM vm5 (pid $vm5): channel" 10
+n4=$(lines $w/vm4.sock.lines)
+sleep 3
+wait_lines $w/vm4.sock.lines $((n4 + 5)) 10
+t $? "a VM flooding its port holds up no other (vm4: $n4 -> $(lines $w/vm4.sock.lines) lines)"
+kill $vm5
+
+# The host's module reloaded under the daemon: lines resume under a new
+# epoch (the count restarted).
+ep4=$(field $w/vm4.sock.lines epoch)
+rmmod joules_testmeter && joules_unload && joules_load && insmod /lib/joules/joules_testmeter.ko &&
+	echo 20000000 > $tm/pkg_uw && echo "0 0 0 0" > $sys/meter_idle_uw
+rc=$?
+n4=$(lines $w/vm4.sock.lines)
+[ $rc = 0 ] && wait_lines $w/vm4.sock.lines $((n4 + 3)) 20 && [ "$(field $w/vm4.sock.lines epoch)" != "$ep4" ] ||
+	{ diag "epoch $ep4 -> $(field $w/vm4.sock.lines epoch)"; nest < $w/daemon.log; false; }
+t $? "the host's module reloaded: lines resume under a new epoch"
+
 # Not QEMU's to give: a process run by nobody names a socket only root may
 # reach; the daemon's connect is nobody's, and is refused.
 STANDIN_SOCK=$w/rootonly/svc.sock STANDIN_LOG=$w/svc.lines $standin -name guest=svc &
 pids="$pids $!"
 ln -sf $standin $w/launch
-STANDIN_UID=65534 STANDIN_EXEC=$standin STANDIN_SOCK=/tmp/evil.sock $w/launch -name guest=evil \
+STANDIN_UID=65534 STANDIN_EXEC=$standin STANDIN_EXEC2=$w/qemu-suid STANDIN_SOCK=/tmp/evil.sock \
+	$w/launch -name guest=evil \
 	$(chan $w/rootonly/svc.sock) &
 evil=$!
 pids="$pids $evil"
@@ -180,4 +203,15 @@ rc=$?
 sleep 1
 [ $rc = 0 ] && ! [ -s $w/svc.lines ] || { nest < $w/daemon.log; false; }
 t $? "a fake QEMU of nobody's cannot make root write into root's socket"
+
+# The same process then runs a setuid-root program (same pid, same start):
+# it is probed again, its ids differ, and it is not served.
+cp $standin $w/qemu-suid && chmod 4755 $w/qemu-suid
+kill -HUP $evil
+wait_log "its user or group ids differ" 10
+rc=$?
+sleep 1
+[ $rc = 0 ] && ! [ -s $w/svc.lines ] && ! grep -q "connected to $w/rootonly" $w/daemon.log ||
+	{ nest < $w/daemon.log; false; }
+t $? "after it execs a setuid program: not served, root's socket never reached"
 exit $failed
