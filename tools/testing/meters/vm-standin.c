@@ -14,6 +14,8 @@
  *   STANDIN_UID=UID     drop to this uid and gid, then exec STANDIN_EXEC:
  *                       started under another name, the process is never
  *                       a root one named as QEMU
+ *   STANDIN_FD=N        listen on descriptor N too (libvirt passes QEMU the
+ *                       listening socket as fd=N)
  *   STANDIN_FLOOD=N     N threads that write to the client without end (a
  *                       guest that floods its port)
  *   STANDIN_EXEC2=PATH  exec this on SIGHUP, the same arguments (a process
@@ -142,6 +144,16 @@ int main(int argc, char **argv)
 	    listen(ls, 1)) {
 		perror(sock);
 		return 1;
+	}
+	if (getenv("STANDIN_FD")) {
+		int n = atoi(getenv("STANDIN_FD"));
+
+		if (dup2(ls, n) != n) {
+			perror("vm-standin: STANDIN_FD");
+			return 1;
+		}
+		close(ls);
+		ls = n;
 	}
 	while (!stop) {
 		struct pollfd p = { .fd = cl >= 0 ? cl : ls, .events = POLLIN };

@@ -46,7 +46,7 @@ insmod /lib/joules/joules_testmeter.ko || { echo "1..0 # SKIP no test meter"; ex
 echo 20000000 > $tm/pkg_uw
 echo "0 0 0 0" > $sys/meter_idle_uw
 
-echo "1..15"
+echo "1..16"
 # vm NAME SOCK [ARGS...]: a stand-in with its lines in SOCK.lines.
 vm() {
 	_name=$1 _sock=$2
@@ -165,6 +165,18 @@ vm vm4 $w/vm4.sock $(chan $w/vm4.sock)
 vm4=$last
 wait_lines $w/vm4.sock.lines 2 20 || nest < $w/daemon.log
 t $? "a VM that starts later is served"
+
+# libvirt's way: QEMU is given the listening socket as fd=N; the daemon
+# takes it from the process (pidfd_getfd) to learn its path.
+STANDIN_FD=33 STANDIN_SOCK=$w/vm6.sock STANDIN_LOG=$w/vm6.sock.lines $standin -name guest=vm6 \
+	-chardev socket,id=charchannel0,fd=33,server=on,wait=off \
+	-device '{"driver":"virtserialport","bus":"virtio-serial0.0","nr":1,"chardev":"charchannel0","id":"channel0","name":"org.joules.meter"}' &
+vm6=$!
+pids="$pids $vm6"
+wait_lines $w/vm6.sock.lines 2 20 && grep -qF "VM vm6 (pid $vm6): channel org.joules.meter at $w/vm6.sock" $w/daemon.log ||
+	nest < $w/daemon.log
+t $? "libvirt's fd=33 and JSON -device: the socket found from the process, lines written"
+kill $vm6
 
 # A guest that floods its port: what it writes is dropped a little per
 # turn, the others are served, and the daemon still stops at once.
