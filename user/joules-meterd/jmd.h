@@ -154,10 +154,12 @@ void jmd_feeder_close(struct jmd_feeder *f);
  * joules-meterd --vm-host: every interval, each QEMU VM's energy into its
  * virtio-serial channel (vm.h). account: "auto", "cgroup" or "process";
  * idle: "exclude" or "include" (the VM's idle share, with the host's
- * idle_split on). Returns the exit status.
+ * idle_split on); per_user: VMs served of one user but root (0: 256).
+ * Returns the exit status.
  */
 int jmd_vm_host(const char *channel, const char *account, const char *idle,
-		uint64_t interval_ns, uint64_t count, bool verbose);
+		uint64_t interval_ns, uint64_t count, uint64_t per_user,
+		bool verbose);
 
 /* ---- command-line helpers shared by the backends (util in conf.c) ---- */
 

@@ -25,7 +25,7 @@ struct opts {
 	const char *conf;
 	const char *csv;
 	const char *channel, *vm_account, *vm_idle;
-	uint64_t count, interval_ns;
+	uint64_t count, interval_ns, per_user;
 	bool once, no_feed, check, verbose, version, vm_host;
 };
 
@@ -58,7 +58,8 @@ static const char help_text[] =
 	"                      attributes it, into the VM's virtio-serial channel\n"
 	"                      every interval (inside the VM, a [virtio] input\n"
 	"                      reads it); needs root\n"
-	"      --channel NAME  the channel's name (default " JMD_VM_CHANNEL ")\n"
+	"      --channel NAME  the channel's name (default " JMD_VM_CHANNEL
+	")\n"
 	"      --vm-account auto|cgroup|process\n"
 	"                      a VM's energy: its libvirt machine scope's cgroup,\n"
 	"                      or its QEMU process's (auto: the scope if it is in\n"
@@ -66,6 +67,7 @@ static const char help_text[] =
 	"      --vm-idle exclude|include\n"
 	"                      the VM's share of the host's idle energy too\n"
 	"                      (include; needs idle_split = 1) or not (default)\n"
+	"      --vm-per-user N VMs served of one user but root (default 256)\n"
 	"      --interval S    seconds between lines (default 1, 0.1 .. 10)\n"
 	"\n"
 	"An input that fails or a reading refused as implausible is logged once\n"
@@ -84,8 +86,19 @@ static const char conf_default[] = JMD_CONF_DEFAULT;
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_ONCE = 0x100, O_CSV, O_NOFEED, O_CHECK, O_COUNT, O_VMHOST,
-	       O_CHANNEL, O_VMACCOUNT, O_VMIDLE, O_INTERVAL };
+	enum {
+		O_ONCE = 0x100,
+		O_CSV,
+		O_NOFEED,
+		O_CHECK,
+		O_COUNT,
+		O_VMHOST,
+		O_CHANNEL,
+		O_VMACCOUNT,
+		O_VMIDLE,
+		O_INTERVAL,
+		O_PERUSER
+	};
 	const struct cli_opt table[] = {
 		CLI_OPT_STR("config", 'c', &o->conf),
 		CLI_OPT_FLAG("once", O_ONCE, &o->once),
@@ -98,7 +111,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		CLI_OPT_STR("channel", O_CHANNEL, &o->channel),
 		CLI_OPT_STR("vm-account", O_VMACCOUNT, &o->vm_account),
 		CLI_OPT_STR("vm-idle", O_VMIDLE, &o->vm_idle),
-		CLI_OPT_SECS("interval", O_INTERVAL, &o->interval_ns, 100000000ULL,
+		CLI_OPT_COUNT("vm-per-user", O_PERUSER, &o->per_user,
+			      "--vm-per-user '%s': want a positive number"),
+		CLI_OPT_SECS("interval", O_INTERVAL, &o->interval_ns,
+			     100000000ULL,
 			     "--interval '%s': want seconds, at least 0.1"),
 		CLI_OPT_FLAG("verbose", 'v', &o->verbose),
 		CLI_OPT_FLAG("version", 'V', &o->version),
@@ -125,12 +141,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return cli_usage(NULL, "--once and --check exclude each other");
 	if (o->vm_host && (o->once || o->check || o->csv || o->no_feed ||
 			   o->conf != conf_default))
-		return cli_usage(NULL, "--vm-host takes none of --config, --once, "
-				       "--check, --csv, --no-feed");
+		return cli_usage(NULL,
+				 "--vm-host takes none of --config, --once, "
+				 "--check, --csv, --no-feed");
 	if (!o->vm_host && (o->channel || o->vm_account || o->vm_idle ||
-			    o->interval_ns))
-		return cli_usage(NULL, "--channel, --vm-account, --vm-idle and "
-				       "--interval go with --vm-host");
+			    o->interval_ns || o->per_user))
+		return cli_usage(NULL, "--channel, --vm-account, --vm-idle, "
+				       "--vm-per-user and --interval go with "
+				       "--vm-host");
 	if (o->interval_ns > 10000000000ULL)
 		return cli_usage(NULL, "--interval: at most 10 s");
 	return CLI_GO;
@@ -402,7 +420,8 @@ int main(int argc, char **argv)
 	if (o.vm_host) {
 		cli_catch_signals();
 		return jmd_vm_host(o.channel, o.vm_account, o.vm_idle,
-				   o.interval_ns, o.count, o.verbose);
+				   o.interval_ns, o.count, o.per_user,
+				   o.verbose);
 	}
 	if (jmd_conf_load(o.conf, &c, err, sizeof(err))) {
 		cli_err("%s", err);

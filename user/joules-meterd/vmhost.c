@@ -53,7 +53,7 @@
 #include "vm.h"
 
 #define VM_MAX 1024 /* VMs served at once */
-#define VM_PER_USER 64 /* ... of them one non-root user's */
+#define VM_PER_USER 256 /* ... of them one non-root user's (default) */
 #define SKIP_MAX 65536 /* processes remembered as not served */
 #define SKIP_RETRY_S 30 /* ... and probed again after */
 #define CMDLINE_MAX (256 * 1024)
@@ -88,10 +88,12 @@ struct vm {
 struct skip {
 	pid_t pid;
 	unsigned long long start;
-	uint64_t until_ns;
+	uint64_t until_ns; /* UINT64_MAX: until it ends */
+	bool seen;
 };
 
 static struct vm *vms[VM_MAX];
+static unsigned int stuck; /* children killed that have not ended yet */
 static size_t nvms;
 static struct skip *skips;
 static size_t nskips;
@@ -102,9 +104,15 @@ static unsigned int log_count, log_dropped;
 static void vm_log(const struct vm *v, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+static bool log_budget(void);
+
 static void vm_log(const struct vm *v, const char *fmt, ...)
 {
 	va_list ap;
+
+	/* A user's own VMs can make their lines change every interval. */
+	if (v->uid && !log_budget())
+		return;
 
 	fprintf(stderr, "%s: VM %s (pid %d): ", cli_prog, v->name, (int)v->pid);
 	va_start(ap, fmt);
@@ -209,7 +217,11 @@ static int proc_owner(pid_t pid, uid_t *uid, gid_t *gid)
 	return jmd_vm_owner(buf, uid, gid);
 }
 
-static int proc_exe(pid_t pid, dev_t *dev, ino_t *ino)
+/*
+ * The executable's identity. Only ever called in a child (in_child): the
+ * file may be on a file system its owner serves and never answers.
+ */
+static int proc_exe(pid_t pid, dev_t *dev, ino_t *ino, mode_t *mode)
 {
 	char path[64];
 	struct stat st;
@@ -219,6 +231,7 @@ static int proc_exe(pid_t pid, dev_t *dev, ino_t *ino)
 		return -1;
 	*dev = st.st_dev;
 	*ino = st.st_ino;
+	*mode = st.st_mode;
 	return 0;
 }
 
@@ -252,12 +265,22 @@ static void machine_scope(pid_t pid, char *out, size_t len)
 /* ---- work done in a child, bounded in time ---- */
 
 struct probe_out {
-	int rc; /* 0: the channel is at path (fd < 0) or fd */
+	int rc; /* 0: the channel is at path */
 	int fd;
+	dev_t exe_dev;
+	ino_t exe_ino;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char name[64];
 	char err[256];
 };
+
+/* Reap children left behind stuck (in_child's WNOHANG). */
+static void reap(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		if (stuck)
+			stuck--;
+}
 
 /*
  * Run fn(arg, sock) in a child; take back up to len bytes it writes on
@@ -281,6 +304,11 @@ static int in_child(void (*fn)(void *, int), void *arg, void *out, size_t len,
 
 	if (fd)
 		*fd = -1;
+	/* Children stuck in a fault pile up: no more until some end. */
+	if (stuck >= 4)
+		reap();
+	if (stuck >= 4)
+		return -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -1;
 	pid = fork();
@@ -309,60 +337,9 @@ static int in_child(void (*fn)(void *, int), void *arg, void *out, size_t len,
 	close(sv[0]);
 	/* One stuck in a fault (a hostile process's memory) is left to die. */
 	kill(pid, SIGKILL);
-	waitpid(pid, NULL, rc ? WNOHANG : 0);
+	if (waitpid(pid, NULL, rc ? WNOHANG : 0) == 0)
+		stuck++;
 	return rc;
-}
-
-/* Reap children left behind stuck (in_child's WNOHANG). */
-static void reap(void)
-{
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
-}
-
-struct probe_in {
-	pid_t pid;
-	const char *channel;
-};
-
-/* The child's half of a probe: the command line, parsed. */
-static void probe_child(void *arg, int sock)
-{
-	const struct probe_in *in = arg;
-	static char buf[CMDLINE_MAX];
-	static char *argv[ARGS_MAX];
-	struct probe_out o = { .rc = -1, .fd = -1 };
-	char path[64];
-	ssize_t len;
-	int argc = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)in->pid);
-	len = read_file(path, buf, sizeof(buf));
-	for (ssize_t i = 0; len > 0 && i < len && argc < ARGS_MAX;
-	     i += (ssize_t)strlen(buf + i) + 1)
-		argv[argc++] = buf + i;
-	snprintf(o.name, sizeof(o.name), "%d", (int)in->pid);
-	for (int i = 0; i + 1 < argc; i++) {
-		const char *s = argv[i + 1];
-		char raw[sizeof(o.name)];
-		size_t n;
-
-		if (strcmp(argv[i], "-name") && strcmp(argv[i], "--name"))
-			continue;
-		if (!strncmp(s, "guest=", 6))
-			s += 6;
-		n = strcspn(s, ",");
-		if (n >= sizeof(raw))
-			n = sizeof(raw) - 1;
-		memcpy(raw, s, n);
-		raw[n] = 0;
-		jmd_vm_printable(o.name, sizeof(o.name), raw);
-		break;
-	}
-	o.rc = jmd_vm_find_channel(argc, argv, in->channel, o.path,
-				   sizeof(o.path), &o.fd, o.err, sizeof(o.err));
-	if (send(sock, &o, sizeof(o), 0) != sizeof(o))
-		_exit(1);
 }
 
 /*
@@ -413,29 +390,95 @@ static int fd_socket_path(pid_t pid, unsigned long long start, int fd,
 	return 0;
 }
 
+struct probe_in {
+	pid_t pid;
+	unsigned long long start;
+	const char *channel;
+};
+
+/* The child's half of a probe: the command line, parsed. */
+static void probe_child(void *arg, int sock)
+{
+	const struct probe_in *in = arg;
+	static char buf[CMDLINE_MAX];
+	static char *argv[ARGS_MAX];
+	struct probe_out o = { .rc = -1, .fd = -1 };
+	char path[64];
+	ssize_t len;
+	int argc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)in->pid);
+	len = read_file(path, buf, sizeof(buf));
+	for (ssize_t i = 0; len > 0 && i < len && argc < ARGS_MAX;
+	     i += (ssize_t)strlen(buf + i) + 1)
+		argv[argc++] = buf + i;
+	snprintf(o.name, sizeof(o.name), "%d", (int)in->pid);
+	for (int i = 0; i + 1 < argc; i++) {
+		const char *s = argv[i + 1];
+		char raw[sizeof(o.name)];
+		size_t n;
+
+		if (strcmp(argv[i], "-name") && strcmp(argv[i], "--name"))
+			continue;
+		if (!strncmp(s, "guest=", 6))
+			s += 6;
+		n = strcspn(s, ",");
+		if (n >= sizeof(raw))
+			n = sizeof(raw) - 1;
+		memcpy(raw, s, n);
+		raw[n] = 0;
+		jmd_vm_printable(o.name, sizeof(o.name), raw);
+		break;
+	}
+	o.rc = jmd_vm_find_channel(argc, argv, in->channel, o.path,
+				   sizeof(o.path), &o.fd, o.err, sizeof(o.err));
+	if (!o.rc && o.fd >= 0)
+		o.rc = fd_socket_path(in->pid, in->start, o.fd, o.path,
+				      sizeof(o.path), o.err, sizeof(o.err));
+	if (!o.rc) {
+		mode_t mode;
+
+		if (proc_exe(in->pid, &o.exe_dev, &o.exe_ino, &mode)) {
+			o.rc = -1;
+			snprintf(o.err, sizeof(o.err), "gone");
+		} else if (mode & (S_ISUID | S_ISGID)) {
+			/* Its argv is its caller's; its ids may all be root's. */
+			o.rc = -1;
+			snprintf(o.err, sizeof(o.err),
+				 "it runs a setuid or setgid program");
+		}
+	}
+	if (send(sock, &o, sizeof(o), 0) != sizeof(o))
+		_exit(1);
+}
+
 struct host_opts {
 	const char *channel;
 	int account; /* 'a'uto, 'c'group, 'p'rocess */
 	bool idle;
 	uint64_t interval_ns, count;
+	size_t per_user;
 	bool verbose;
 };
 
 /* A process the probe turned down: remembered for SKIP_RETRY_S. */
-static void skip_add(pid_t pid, unsigned long long start)
+static void skip_add(pid_t pid, unsigned long long start, bool for_good)
 {
+	uint64_t until = for_good ? UINT64_MAX :
+				    cli_now_ns() + SKIP_RETRY_S * 1000000000ULL;
+
 	if (nskips == SKIP_MAX)
 		return; /* probed again at each scan: bounded by the pid space */
-	skips[nskips++] =
-		(struct skip){ pid, start,
-			       cli_now_ns() + SKIP_RETRY_S * 1000000000ULL };
+	skips[nskips++] = (struct skip){ pid, start, until, true };
 }
 
 static bool skipped(pid_t pid, unsigned long long start)
 {
 	for (size_t i = 0; i < nskips; i++)
-		if (skips[i].pid == pid && skips[i].start == start)
+		if (skips[i].pid == pid && skips[i].start == start) {
+			skips[i].seen = true;
 			return true;
+		}
 	return false;
 }
 
@@ -463,16 +506,16 @@ static size_t served_by(uid_t uid)
 
 /* A new QEMU process: does it have the channel, where, and whose energy. */
 static struct vm *vm_probe(pid_t pid, unsigned long long start,
-			   const struct host_opts *o)
+			   const struct host_opts *o, bool *for_good)
 {
-	struct probe_in in = { .pid = pid, .channel = o->channel };
+	struct probe_in in = { .pid = pid,
+			       .start = start,
+			       .channel = o->channel };
 	struct probe_out po;
-	char name[16], err[256];
+	char name[16];
 	struct vm *v;
 	uid_t uid;
 	gid_t gid;
-	dev_t dev;
-	ino_t ino;
 
 	snprintf(name, sizeof(name), "%d", (int)pid);
 	if (proc_owner(pid, &uid, &gid)) {
@@ -481,15 +524,15 @@ static struct vm *vm_probe(pid_t pid, unsigned long long start,
 			   "or setgid program?)");
 		return NULL;
 	}
-	if (proc_exe(pid, &dev, &ino))
-		return NULL;
-	if (uid && served_by(uid) >= VM_PER_USER) {
+	if (uid && served_by(uid) >= o->per_user) {
 		not_served(pid, name,
 			   "its user has as many VMs served as one "
 			   "user may");
 		return NULL;
 	}
 	if (in_child(probe_child, &in, &po, sizeof(po), NULL)) {
+		/* Not again while it lives: each try would cost the bound. */
+		*for_good = true;
 		not_served(pid, name,
 			   "its command line could not be read in time");
 		return NULL;
@@ -501,18 +544,13 @@ static struct vm *vm_probe(pid_t pid, unsigned long long start,
 		not_served(pid, po.name, po.err);
 		return NULL;
 	}
-	if (po.fd >= 0 && fd_socket_path(pid, start, po.fd, po.path,
-					 sizeof(po.path), err, sizeof(err))) {
-		not_served(pid, po.name, err);
-		return NULL;
-	}
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return NULL;
 	v->pid = pid;
 	v->start = start;
-	v->exe_dev = dev;
-	v->exe_ino = ino;
+	v->exe_dev = po.exe_dev;
+	v->exe_ino = po.exe_ino;
 	v->uid = uid;
 	v->gid = gid;
 	v->fd = -1;
@@ -540,6 +578,9 @@ static struct vm *vm_probe(pid_t pid, unsigned long long start,
 
 struct conn_in {
 	const char *sock;
+	pid_t pid;
+	dev_t exe_dev;
+	ino_t exe_ino;
 	uid_t uid;
 	gid_t gid;
 };
@@ -554,12 +595,20 @@ static void conn_child(void *arg, int sock)
 	struct iovec iov = { .iov_base = &rc, .iov_len = sizeof(rc) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	uid_t r, e, s;
+	dev_t dev;
+	ino_t ino;
+	mode_t mode;
 
-	if (setgroups(0, NULL) || setresgid(in->gid, in->gid, in->gid) ||
-	    setresuid(in->uid, in->uid, in->uid) || getresuid(&r, &e, &s) ||
-	    r != in->uid || e != in->uid || s != in->uid) {
+	/* Still the program it was probed with (an exec is another process). */
+	if (proc_exe(in->pid, &dev, &ino, &mode) || dev != in->exe_dev ||
+	    ino != in->exe_ino)
+		rc = ESTALE;
+	else if (setgroups(0, NULL) || setresgid(in->gid, in->gid, in->gid) ||
+		 setresuid(in->uid, in->uid, in->uid) ||
+		 getresuid(&r, &e, &s) || r != in->uid || e != in->uid ||
+		 s != in->uid)
 		rc = EPERM;
-	} else {
+	else {
 		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 			    0);
 		memcpy(sa.sun_path, in->sock, strlen(in->sock));
@@ -588,25 +637,27 @@ static void conn_child(void *arg, int sock)
  */
 static int vm_connect(struct vm *v)
 {
-	struct conn_in in = { .sock = v->sock };
+	struct conn_in in = { .sock = v->sock,
+			      .pid = v->pid,
+			      .exe_dev = v->exe_dev,
+			      .exe_ino = v->exe_ino };
 	unsigned long long start;
-	dev_t dev;
-	ino_t ino;
 	int rc, fd;
 
 	if (proc_qemu(v->pid, &start) || start != v->start)
 		return -ESRCH;
-	if (proc_exe(v->pid, &dev, &ino) || dev != v->exe_dev ||
-	    ino != v->exe_ino) {
+	if (proc_owner(v->pid, &in.uid, &in.gid)) {
 		v->reprobe = true;
 		return -ESRCH;
 	}
-	if (proc_owner(v->pid, &in.uid, &in.gid))
-		return -EPERM;
 	v->uid = in.uid;
 	v->gid = in.gid;
 	if (in_child(conn_child, &in, &rc, sizeof(rc), &fd))
 		return -ETIMEDOUT;
+	if (rc == ESTALE) {
+		v->reprobe = true;
+		return -ESRCH;
+	}
 	if (rc || fd < 0) {
 		if (fd >= 0)
 			close(fd);
@@ -787,6 +838,7 @@ static void vm_free(struct vm *v)
 static void vm_scan(const struct host_opts *o)
 {
 	uint64_t now = cli_now_ns();
+	bool for_good = false, unscanned = false;
 	struct dirent *d;
 	DIR *dir = opendir("/proc");
 	size_t i;
@@ -798,8 +850,8 @@ static void vm_scan(const struct host_opts *o)
 		if (skips[i].until_ns <= now)
 			skips[i] = skips[--nskips];
 		else
-			i++;
-	while (dir && (d = readdir(dir))) {
+			skips[i++].seen = false;
+	while (dir && !cli_stop && (d = readdir(dir))) {
 		unsigned long long start;
 		char *end;
 		long pid = strtol(d->d_name, &end, 10);
@@ -825,9 +877,19 @@ static void vm_scan(const struct host_opts *o)
 			said_full = true;
 			continue;
 		}
-		v = vm_probe((pid_t)pid, start, o);
+		/*
+		 * Probes take up to CHILD_MS each: past half an interval of
+		 * them, the rest wait for the next scan, so that the served
+		 * get their turn.
+		 */
+		if (cli_now_ns() - now > o->interval_ns / 2) {
+			unscanned = true;
+			continue;
+		}
+		v = vm_probe((pid_t)pid, start, o, &for_good);
 		if (!v) {
-			skip_add((pid_t)pid, start);
+			skip_add((pid_t)pid, start, for_good);
+			for_good = false;
 			continue;
 		}
 		v->seen = true;
@@ -835,8 +897,14 @@ static void vm_scan(const struct host_opts *o)
 	}
 	if (dir)
 		closedir(dir);
+	/* Those that ended are forgotten (when a whole scan saw them or not). */
+	for (i = 0; !unscanned && !cli_stop && i < nskips;)
+		if (!skips[i].seen)
+			skips[i] = skips[--nskips];
+		else
+			i++;
 	for (i = 0; i < nvms;) {
-		if (vms[i]->seen) {
+		if (vms[i]->seen || (cli_stop && !vms[i]->reprobe)) {
 			i++;
 			continue;
 		}
@@ -859,12 +927,14 @@ static bool idle_split_on(void)
 }
 
 int jmd_vm_host(const char *channel, const char *account, const char *idle,
-		uint64_t interval_ns, uint64_t count, bool verbose)
+		uint64_t interval_ns, uint64_t count, uint64_t per_user,
+		bool verbose)
 {
 	struct host_opts o = {
 		.channel = channel ? channel : JMD_VM_CHANNEL,
 		.interval_ns = interval_ns ? interval_ns : 1000000000ULL,
 		.count = count,
+		.per_user = per_user ? per_user : VM_PER_USER,
 		.verbose = verbose,
 	};
 	uint64_t next, done = 0, load_ns = 0;
