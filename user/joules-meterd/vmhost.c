@@ -838,6 +838,7 @@ static void vm_free(struct vm *v)
 static void vm_scan(const struct host_opts *o)
 {
 	uint64_t now = cli_now_ns();
+	uint64_t probe_ns = 0, t0;
 	bool for_good = false, unscanned = false;
 	struct dirent *d;
 	DIR *dir = opendir("/proc");
@@ -878,15 +879,17 @@ static void vm_scan(const struct host_opts *o)
 			continue;
 		}
 		/*
-		 * Probes take up to CHILD_MS each: past half an interval of
-		 * them, the rest wait for the next scan, so that the served
+		 * Probes take up to CHILD_MS each: past half an interval spent
+		 * in them, the rest wait for the next scan, so that the served
 		 * get their turn.
 		 */
-		if (cli_now_ns() - now > o->interval_ns / 2) {
+		if (probe_ns > o->interval_ns / 2) {
 			unscanned = true;
 			continue;
 		}
+		t0 = cli_now_ns();
 		v = vm_probe((pid_t)pid, start, o, &for_good);
+		probe_ns += cli_now_ns() - t0;
 		if (!v) {
 			skip_add((pid_t)pid, start, for_good);
 			for_good = false;
