@@ -142,6 +142,9 @@ t $? "vm2 frozen: its lines carry its scope's energy exactly ($_e uJ, more than 
 e1=$(field $w/vm1.sock.lines epoch)
 [ -n "$e1" ] && [ "$(grep -vc " epoch=$e1 " $w/vm1.sock.lines)" = 0 ]
 t $? "one epoch throughout ($e1)"
+# The burners have done their part: the rest runs on a quiet guest.
+kill -USR1 $vm1
+kill $vm2b
 
 # A VM that stops reading: the daemon says so and keeps serving vm2.
 kill -USR2 $vm1
