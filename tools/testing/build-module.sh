@@ -11,6 +11,9 @@ set -eu
 kdir=$1
 out=$2
 shift 2
+# Run from a make recipe (make -j check), the outer make's jobserver and
+# variables are not the kernel build's: its own -j, nothing inherited.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 top=$(cd "$(dirname "$0")/../.." && pwd)
 [ -d "$kdir" ] || { echo "build-module: no kernel build tree at $kdir" >&2; exit 1; }
 src=$(mktemp -d)
