@@ -803,8 +803,8 @@ static void catch_hup(void)
 /* The module, its node's source, its samples. 0 or an exit status. */
 static int open_module(void)
 {
-	struct node_rec n;
-	int err;
+	struct sample_rec s;
+	int err, r;
 
 	err = jnl_open(&C.nl);
 	if (err) {
@@ -813,20 +813,6 @@ static int open_module(void)
 	}
 	/* Not stress-ng's: it would hold a subscribed socket nobody reads. */
 	fcntl(jnl_fd(C.nl), F_SETFD, FD_CLOEXEC);
-	err = jnl_get_node(C.nl, &n);
-	if (err) {
-		cli_err("reading the node: %s",
-			jnl_strerror(JNL_OP_GET_NODE, err));
-		return CLI_FAIL;
-	}
-	if (!(n.source & MEASURED)) {
-		cli_err("the node's energy is not measured (source: %s): there is "
-			"nothing to validate attribution against; run where RAPL is "
-			"read or a wall meter is fed (joules-meterd)",
-			out_source_name(n.source));
-		return CLI_USAGE;
-	}
-	C.source = n.source;
 	err = jnl_subscribe(C.nl, JNL_GRP_SAMPLES);
 	if (err) {
 		cli_err("cannot receive the module's samples: %s",
@@ -835,6 +821,22 @@ static int open_module(void)
 	}
 	/* Three intervals and a margin: a busy machine delays the worker. */
 	C.sample_timeout_ms = 3 * read_interval_ms() + 2000;
+	/*
+	 * The node as of an interval that ended after we started: the last
+	 * one may have ended before a meter's first reading (a meter started
+	 * just now), and would say the energy is the model's.
+	 */
+	r = next_sample(&s, (int)C.sample_timeout_ms);
+	if (r < 0)
+		return sample_err(r);
+	if (!(s.source & MEASURED)) {
+		cli_err("the node's energy is not measured (source: %s): there is "
+			"nothing to validate attribution against; run where RAPL is "
+			"read or a wall meter is fed (joules-meterd)",
+			out_source_name(s.source));
+		return CLI_USAGE;
+	}
+	C.source = s.source;
 	return 0;
 }
 
