@@ -79,29 +79,19 @@ static int busy_samples(struct jnl *nl, struct sample_rec *s, int n)
 
 FIXTURE(model)
 {
-	char coef[256];
-	char source[64];
+	struct st_settings saved;
 };
 
 FIXTURE_SETUP(model)
 {
-	rd_line(MODEL "/coefficients", self->coef, sizeof(self->coef));
-	ASSERT_NE(0, self->coef[0]);
-	/* The selected mode is the word in brackets. */
-	rd_line(JOULES_SYSFS "/source", self->source, sizeof(self->source));
-	ASSERT_NE(0, self->source[0]);
+	st_settings_save(&self->saved);
 }
 
+/* Everything the test changed, the synthetic meter's static power included. */
 FIXTURE_TEARDOWN(model)
 {
-	char *l = strchr(self->source, '['), *r = l ? strchr(l, ']') : NULL;
-
 	st_sh("rmmod joules_testmeter 2>/dev/null");
-	if (l && r) {
-		*r = 0;
-		wr(JOULES_SYSFS "/source", l + 1);
-	}
-	wr(MODEL "/coefficients", self->coef);
+	EXPECT_EQ(0, st_settings_restore(&self->saved));
 }
 
 /* No frequency source: one band only, and it is the old model. */

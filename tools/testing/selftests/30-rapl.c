@@ -1100,17 +1100,19 @@ TEST_F(cycling, cycles)
 		  "dmesg has an oops");
 }
 
+/* The next program starts from a fresh module. */
+static void unload(void)
+{
+	st_sh("rmmod joules_testmeter 2>/dev/null; . /lib/joules/lib.sh; joules_unload");
+}
+
 int main(int argc, char **argv)
 {
-	int rc;
-
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (getuid()) {
 		printf("1..0 # SKIP needs root\n");
 		return KSFT_SKIP;
 	}
-	rc = test_harness_run(argc, argv);
-	/* The next program starts from a fresh module. */
-	st_sh("rmmod joules_testmeter 2>/dev/null; . /lib/joules/lib.sh; joules_unload");
-	return rc;
+	st_at_exit(unload);
+	return test_harness_run(argc, argv);
 }

@@ -631,9 +631,13 @@ TEST(listing_has_every_child_once)
 TEST(tasks_counts_sleepers_from_before_the_load)
 {
 	unsigned long long tasks = ~0ULL;
+	struct st_settings saved;
 	pid_t kids[3];
 	char b[4096];
 	int i;
+
+	/* Put back after the reload and the test's model, as found. */
+	st_settings_save(&saved);
 
 	ASSERT_EQ(0, st_mkcg("sleepers.scope"));
 	for (i = 0; i < 3; i++) {
@@ -659,6 +663,7 @@ TEST(tasks_counts_sleepers_from_before_the_load)
 		waitpid(kids[i], NULL, 0);
 	}
 	rmdir(CG "/sleepers.scope");
+	EXPECT_EQ(0, st_settings_restore(&saved));
 }
 
 /* As nobody: what of the owned cgroup and of another one can be read? */
@@ -810,9 +815,23 @@ TEST(the_cgroup_link_follows_the_readers_namespace)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
+static int mounted;
+
+/* The model and the cgroups of the tests, as they were before the run. */
+static void cleanup(void)
+{
+	st_model_restore(&model);
+	st_rmcg("kubepods.slice/kubepods-burstable.slice");
+	st_rmcg("system.slice/docker-"
+		"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope");
+	st_rmcg("move.slice");
+	st_rmcg("owned.scope");
+	if (mounted)
+		umount(CG);
+}
+
 int main(int argc, char **argv)
 {
-	int mounted, rc;
 
 	if (access(JOULES_SYSFS "/cgroups", R_OK)) {
 		printf("1..0 # SKIP joules without cgroups\n");
@@ -822,14 +841,6 @@ int main(int argc, char **argv)
 		printf("1..0 # SKIP no cgroup2 here, or no model\n");
 		return KSFT_SKIP;
 	}
-	rc = test_harness_run(argc, argv);
-	st_model_restore(&model);
-	st_rmcg("kubepods.slice/kubepods-burstable.slice");
-	st_rmcg("system.slice/docker-"
-		"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope");
-	st_rmcg("move.slice");
-	st_rmcg("owned.scope");
-	if (mounted)
-		umount(CG);
-	return rc;
+	st_at_exit(cleanup);
+	return test_harness_run(argc, argv);
 }

@@ -318,9 +318,16 @@ TEST_F(tools, an_unprivileged_user_sees_only_its_own)
 	rmdir(CG "/mine59.scope");
 }
 
+static int mounted;
+
+static void unmount_cg(void)
+{
+	if (mounted)
+		umount(CG);
+}
+
 int main(int argc, char **argv)
 {
-	int mounted, rc;
 
 	if (access(JOULES_SYSFS "/cgroups", R_OK)) {
 		printf("1..0 # SKIP joules without cgroups\n");
@@ -334,8 +341,6 @@ int main(int argc, char **argv)
 		printf("1..0 # SKIP no cgroup2 here\n");
 		return KSFT_SKIP;
 	}
-	rc = test_harness_run(argc, argv);
-	if (mounted)
-		umount(CG);
-	return rc;
+	st_at_exit(unmount_cg);
+	return test_harness_run(argc, argv);
 }

@@ -27,12 +27,17 @@ scope="machine.slice/machine-qemu\\x2d2\\x2dvm2.scope"
 w=/tmp/vmhost
 pids=
 daemon=
+# As found, put back at the end (the module stays loaded for the next test).
+old_static=$(cat $sys/meter_idle_uw)
+old_split=$(cat $sys/idle_split)
 cleanup() {
 	[ -z "$daemon" ] || kill "$daemon" 2>/dev/null
 	for p in $pids; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	rmdir "$cg/$scope" "$cg/machine.slice" 2>/dev/null
 	rmmod joules_testmeter 2>/dev/null
+	echo "$old_static" > $sys/meter_idle_uw
+	echo "$old_split" > $sys/idle_split
 	rm -rf $w
 }
 trap cleanup EXIT

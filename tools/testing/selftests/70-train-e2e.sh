@@ -18,6 +18,12 @@ CPU_UW=7000000
 IDLE_UW=15000000
 dir=/tmp/train-e2e
 rm -rf $dir && mkdir -p $dir
+# The model and interval as found, put back at the end: the trainer's
+# --apply replaces the model, and the module stays loaded after the test.
+old_coef=$(cat /sys/kernel/joules/model/coefficients)
+old_interval=$(cat /sys/kernel/joules/interval_ms)
+trap 'echo "$old_coef" > /sys/kernel/joules/model/coefficients;
+	echo "$old_interval" > /sys/kernel/joules/interval_ms' EXIT
 echo 100 > /sys/kernel/joules/interval_ms
 
 # A workload whose CPU use varies from interval to interval.

@@ -468,16 +468,20 @@ FIXTURE_TEARDOWN_PARENT(sysfs)
 	char *line = self->saved, b[4096], after[4096];
 
 	for (unsigned int i = 0; i < NR_RESTORE; i++) {
-		char *nl = strchr(line, '\n');
-		char word[64];
+		char *nl = strchr(line, '\n'), *l, *r;
+		int err;
 
 		if (!nl)
 			break;
 		*nl = 0;
-		if (attrs[i].kind == K_WORD && sscanf(line, "%*[^[][%63[^]]", word) == 1)
-			write_attr(attrs[i].path, word, strlen(word));
-		else
-			write_attr(attrs[i].path, line, strlen(line));
+		/* A word list reads back with the one in force in brackets, first or not. */
+		if (attrs[i].kind == K_WORD && (l = strchr(line, '[')) && (r = strchr(l, ']'))) {
+			*r = 0;
+			err = write_attr(attrs[i].path, l + 1, strlen(l + 1));
+		} else {
+			err = write_attr(attrs[i].path, line, strlen(line));
+		}
+		CHECK(!err, "restoring %s: %s", attrs[i].path, strerror(-err));
 		line = nl + 1;
 	}
 	CHECK(st_read(JOULES_SYSFS "/interval_ms", b, sizeof(b)) > 0 &&

@@ -1788,10 +1788,14 @@ TEST_F_TIMEOUT(diff, fork_pool_empty, 900)
 	run_seeds(_metadata, 2, "pool", false, params);
 }
 
+static void restore_coef(void)
+{
+	if (coef_saved[0])
+		st_write(JOULES_SYSFS "/model/coefficients", coef_saved, strlen(coef_saved));
+}
+
 int main(int argc, char **argv)
 {
-	int rc;
-
 	if (argc > 2 && !strcmp(argv[1], "--burn-us")) {
 		st_burn_cpu(atoi(argv[2]) / 1e6);
 		return 0;
@@ -1816,8 +1820,6 @@ int main(int argc, char **argv)
 		       seeds[i], seeds[i], seeds[i]);
 	fflush(stdout);
 	st_read(JOULES_SYSFS "/model/coefficients", coef_saved, sizeof(coef_saved));
-	rc = test_harness_run(argc, argv);
-	if (coef_saved[0])
-		st_write(JOULES_SYSFS "/model/coefficients", coef_saved, strlen(coef_saved));
-	return rc;
+	st_at_exit(restore_coef);
+	return test_harness_run(argc, argv);
 }
