@@ -105,6 +105,10 @@ if [ "$mode" = tests ]; then
 	for t in "$top"/tools/testing/selftests/build/*; do
 		[ -f "$t" ] && cp "$t" "$root"/tests/
 	done
+	# The runner's helpers (guest-run-tests).
+	for t in "$top"/tools/testing/selftests/build/lib/*; do
+		[ -f "$t" ] && cp "$t" "$root"/lib/joules/
+	done
 fi
 cp "$top"/tools/testing/qemu/guest-init "$root"/init
 cp "$top"/tools/testing/qemu/guest-run-tests "$root"/bin/joules-run-tests
