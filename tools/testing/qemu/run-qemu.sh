@@ -6,6 +6,7 @@
 #
 #   run-qemu.sh [--mode tests|demo|bench|bench-icount] [--timeout SEC] [--log FILE] [--counts FILE]
 #               [--only REGEX]   (run only the selftests whose names match)
+#               [--skip REGEX]   (and of those, not the ones whose names match)
 #               [--sockets N]    (spread the 2 CPUs over N packages)
 #               [--kernel IMAGE] (default /boot/vmlinuz-$KVER, or the first
 #                                 installed kernel of tools/testing/kernels.conf)
@@ -27,6 +28,7 @@ tmo=${JOULES_QEMU_TIMEOUT:-1800}
 log=
 counts=
 only=
+skip=
 sockets=1
 kernel=
 modules=
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
 	--log) log=$2; shift 2 ;;
 	--counts) counts=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
+	--skip) skip=$2; shift 2 ;;
 	--sockets) sockets=$2; shift 2 ;;
 	--kernel) kernel=$2; shift 2 ;;
 	--modules) modules=$2; shift 2 ;;
@@ -52,7 +55,7 @@ while [ $# -gt 0 ]; do
 		esac ;;
 	--append) append="$append $2"; shift 2 ;;
 	-h|--help)
-		sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0 ;;
 	*) echo "run-qemu: unknown argument '$1'" >&2; exit 2 ;;
 	esac
@@ -158,7 +161,7 @@ raw=$work/serial.raw
 timeout -k 10 "$tmo" "$qemu" -m 1024 -smp $smp -display none -monitor none \
 	-serial file:"$raw" -no-reboot $net \
 	-cpu max -kernel "$kernel" -initrd "$work"/initrd.cpio.gz $vmchan \
-	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 hung_task_panic=1 loglevel=${JOULES_QEMU_LOGLEVEL:-1} quiet slab_nomerge jscale=$scale${only:+ jtests=$only}$append" \
+	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 hung_task_panic=1 loglevel=${JOULES_QEMU_LOGLEVEL:-1} quiet slab_nomerge jscale=$scale${only:+ jtests=$only}${skip:+ jskip=$skip}$append" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null > "$work"/qemu.out 2>&1 &
 qpid=$!
 if [ -n "$vmchan" ]; then
