@@ -184,7 +184,9 @@ fi
 
 # Count results: nested program results ("# ok"/"# not ok") are the tests;
 # a program that failed without a nested failure (crash, plan mismatch)
-# counts as one failure; every dmesg check counts as a test.
+# counts as one failure; every dmesg and settings check counts as a test,
+# and any other top-level result too. A guest that ends with a failure
+# status and nothing counted as failed fails once.
 # The guest must run on every CPU it was given: a kernel that finds one
 # (the debug kernels without ACPI did) never shows its checkers SMP.
 want_cpus=${smp%%[ ,]*}
@@ -211,14 +213,18 @@ awk -v counts="$counts" -v want_cpus="$want_cpus" '
 	if ($0 ~ /# SKIP/ && ppass == 0) skip++
 	ppass = pfail = 0; next
 }
-/^ok [0-9]+ dmesg clean/ { pass++; next }
-/^not ok [0-9]+ dmesg clean/ { fail++; next }
-/^JOULES-GUEST-END/ { ended = 1 }
+/^ok [0-9]+ / { pass++; next }
+/^not ok [0-9]+ / { fail++; next }
+/^JOULES-GUEST-END/ {
+	ended = 1
+	if ($2 != "rc=0") end_failed = 1
+}
 /Kernel panic/ { panic = 1 }
 END {
 	if (!started) { fail++; print "run-qemu: no JOULES-GUEST-START line: the CPU count is unchecked" > "/dev/stderr" }
 	if (!ended) { fail++; print "run-qemu: guest did not finish (hang, panic or timeout)" > "/dev/stderr" }
 	if (panic) { fail++; print "run-qemu: kernel panic" > "/dev/stderr" }
+	if (end_failed && !fail) { fail++; print "run-qemu: the guest ended with a failure no result line showed" > "/dev/stderr" }
 	printf "guest: %d passed, %d failed, %d skipped\n", pass, fail, skip > "/dev/stderr"
 	if (counts != "") printf "%d %d %d\n", pass, fail, skip > counts
 	exit fail ? 1 : 0
