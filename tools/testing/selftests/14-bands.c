@@ -87,8 +87,11 @@ FIXTURE_SETUP(model)
 	st_settings_save(&self->saved);
 }
 
-/* Everything the test changed, the synthetic meter's static power included. */
-FIXTURE_TEARDOWN(model)
+/*
+ * Everything the test changed, the synthetic meter's static power
+ * included; from the parent, so also after a timeout.
+ */
+FIXTURE_TEARDOWN_PARENT(model)
 {
 	st_sh("rmmod joules_testmeter 2>/dev/null");
 	EXPECT_EQ(0, st_settings_restore(&self->saved));

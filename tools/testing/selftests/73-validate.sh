@@ -226,8 +226,10 @@ t $? "source model, no meter: exit status $vrc, 'not measured', nothing created"
 # before its first reading (source model), the next one is the meter's:
 # the tool judges the node on an interval that ended after it started.
 # A 1 s interval and a status read every 50 ms put the run inside the
-# interval of the first reading nearly every time.
+# interval of the first reading nearly every time. The meter's timeout
+# as found: test 15's 1.5 s would end the run at a slow reading.
 echo 1000 > $sys/interval_ms
+echo "$old_timeout" > $sys/wallmeter/timeout_ms
 joules_pdu_start $port
 joules_pdu_wait $conf && {
 	joules-meterd -c $conf > /tmp/validate-meterd.log 2>&1 &

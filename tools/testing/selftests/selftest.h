@@ -391,9 +391,10 @@ static inline void st_exit_hook(void)
 
 static inline void st_at_exit(void (*fn)(void))
 {
+	if (!st_exit_fn)
+		atexit(st_exit_hook);
 	st_exit_pid = getpid();
 	st_exit_fn = fn;
-	atexit(st_exit_hook);
 }
 
 /* The module loaded and /proc/energy mounted, as the guest runner has them; 0 or -1. */
