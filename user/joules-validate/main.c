@@ -222,6 +222,21 @@ static int next_sample(struct sample_rec *out, int timeout_ms)
 	}
 }
 
+/*
+ * The sample of the next interval to end: what was queued is dropped
+ * first. 1, or as next_sample().
+ */
+static int fresh_sample(struct sample_rec *out)
+{
+	int r;
+
+	while ((r = next_sample(NULL, 0)) == 1)
+		;
+	if (r != -ETIMEDOUT)
+		return r;
+	return next_sample(out, (int)C.sample_timeout_ms);
+}
+
 static int sample_err(int r)
 {
 	if (r == -EINTR)
@@ -269,11 +284,7 @@ static int snapshot(struct snap *sn)
 	for (int tries = 0; tries < 20; tries++) {
 		struct node_rec n2;
 
-		while ((r = next_sample(NULL, 0)) == 1)
-			;
-		if (r != -ETIMEDOUT)
-			return sample_err(r);
-		r = next_sample(&s, (int)C.sample_timeout_ms);
+		r = fresh_sample(&s);
 		if (r < 0)
 			return sample_err(r);
 		err = jnl_get_node(C.nl, &sn->node);
@@ -804,6 +815,8 @@ static void catch_hup(void)
 static int open_module(void)
 {
 	struct sample_rec s;
+	struct node_rec n;
+	uint32_t source;
 	int err, r;
 
 	err = jnl_open(&C.nl);
@@ -821,22 +834,32 @@ static int open_module(void)
 	}
 	/* Three intervals and a margin: a busy machine delays the worker. */
 	C.sample_timeout_ms = 3 * read_interval_ms() + 2000;
+	err = jnl_get_node(C.nl, &n);
+	if (err) {
+		cli_err("reading the node: %s",
+			jnl_strerror(JNL_OP_GET_NODE, err));
+		return CLI_FAIL;
+	}
+	source = n.source;
 	/*
-	 * The node as of an interval that ended after we started: the last
-	 * one may have ended before a meter's first reading (a meter started
-	 * just now), and would say the energy is the model's.
+	 * The last interval can have ended before a meter's first reading (a
+	 * meter started just now): then the next one, which ends after it
+	 * (what was queued before is no later than the one just read).
 	 */
-	r = next_sample(&s, (int)C.sample_timeout_ms);
-	if (r < 0)
-		return sample_err(r);
-	if (!(s.source & MEASURED)) {
+	if (!(source & MEASURED)) {
+		r = fresh_sample(&s);
+		if (r < 0)
+			return sample_err(r);
+		source = s.source;
+	}
+	if (!(source & MEASURED)) {
 		cli_err("the node's energy is not measured (source: %s): there is "
 			"nothing to validate attribution against; run where RAPL is "
 			"read or a wall meter is fed (joules-meterd)",
-			out_source_name(s.source));
+			out_source_name(source));
 		return CLI_USAGE;
 	}
-	C.source = s.source;
+	C.source = source;
 	return 0;
 }
 
