@@ -157,22 +157,18 @@ int file_coef(const char *name, struct jl_coef *c);
  * TEST starts from it in a child of its own).
  */
 int tt_setup(const char *prog);
-/* Remove the scratch directory and free what the helpers kept. */
+/* Remove the scratch directory and free what the helpers kept (at exit). */
 void tt_cleanup(void);
 
-/* main(): the harness's, between tt_setup() and tt_cleanup(). */
+/* main(): the harness's, after tt_setup() (tt_cleanup() runs at exit). */
 #define TT_MAIN(prog)                                                          \
 	int main(int argc, char **argv)                                        \
 	{                                                                      \
-		int rc;                                                        \
-                                                                               \
 		if (tt_setup(prog))                                            \
 			return 1;                                              \
 		fprintf(stderr, "# seed %#llx (TRAIN_TEST_SEED replays it)\n", \
 			(unsigned long long)rng_state);                        \
-		rc = test_harness_run(argc, argv);                             \
-		tt_cleanup();                                                  \
-		return rc;                                                     \
+		return test_harness_run(argc, argv);                           \
 	}
 
 #endif /* JOULES_TRAIN_UTIL_H */
