@@ -917,37 +917,99 @@ static unsigned long long cg_usage(const char *rel)
  * and not in the growth, and is at most the growth from a reading taken
  * before the load to the snapshot (load_gap), which the kernel measured.
  */
-static void check_cgroups(const char *when)
+/*
+ * The kernel's figures of the round's cgroups (usage and threads), hashed:
+ * tasks the roles do not hold can run or exit on their own (io-wq workers
+ * end 5 s after their last work), and joules charges a task's last run an
+ * interval after it. A check reads only after a settle in which these did
+ * not move, and reads again if they moved while it read.
+ */
+static unsigned long long kernel_state(void)
+{
+	static pid_t tids[65536];
+	unsigned long long h = 1469598103934665603ULL;
+
+	for (int i = 0; i < ncgs; i++) {
+		if (cgs[i].gone)
+			continue;
+		h = (h ^ cg_usage(cgs[i].rel)) * 1099511628211ULL;
+		h = (h ^ (unsigned long long)cg_threads(cgs[i].rel, tids, 65536, 0)) *
+		    1099511628211ULL;
+	}
+	return h;
+}
+
+struct cg_reading {
+	unsigned long long u, j, jt;
+	long long nt;
+	bool unread;
+};
+
+static void read_cgroups(struct cg_reading *r)
 {
 	static pid_t tids[65536];
 
 	for (int i = 0; i < ncgs; i++) {
 		struct cgn *c = &cgs[i];
 		char path[4300], b[4096];
-		unsigned long long u, j = 0, jt = ~0ULL;
-		long long k, dev, nt = 0;
 
 		if (c->gone)
 			continue;
-		u = cg_usage(c->rel);
+		r[i].j = 0;
+		r[i].jt = ~0ULL;
+		r[i].nt = 0;
+		r[i].u = cg_usage(c->rel);
 		snprintf(path, sizeof(path), "/proc/energy/cgroup/%s/energy.stat", c->rel);
-		if (u == ~0ULL || st_read(path, b, sizeof(b)) <= 0 || st_kv(b, "cpu_time_ns", &j) ||
-		    st_kv(b, "tasks", &jt)) {
-			df_judge(&figs[F_CG_CPU], 1LL << 40, 0, 0, "%s %s: unreadable (%s)", when,
-				 c->rel, path);
-			continue;
-		}
-		k = (long long)(u - c->base) * 1000;
-		dev = (long long)j - k;
-		df_judge(&figs[F_CG_CPU], dev, -999 - cg_bound(c), 999 + cg_bound(c) + c->load_gap,
-			 "%s /%s: joules %llu ns, cpu.stat +%lld ns (ratio %.4f, %lld ns ran between the load and the snapshot)",
-			 when, c->rel, j, k, k ? (double)j / k : 0.0, c->load_gap);
+		r[i].unread = r[i].u == ~0ULL || st_read(path, b, sizeof(b)) <= 0 ||
+			      st_kv(b, "cpu_time_ns", &r[i].j) || st_kv(b, "tasks", &r[i].jt);
 		/* Tasks here and below, as the kernel lists them now. */
 		for (int d = 0; d < ncgs; d++)
 			if (!cgs[d].gone && under(cgs[d].rel, c->rel))
-				nt = cg_threads(cgs[d].rel, tids, 65536, nt);
-		df_judge(&figs[F_CG_TASKS], (long long)jt - nt, 0, 0, "%s /%s: tasks: %llu, kernel %lld",
-			 when, c->rel, jt, nt);
+				r[i].nt = cg_threads(cgs[d].rel, tids, 65536, r[i].nt);
+	}
+}
+
+static void check_cgroups(const char *when)
+{
+	static struct cg_reading rd[MAX_CGS];
+	unsigned long long before = kernel_state(), after;
+	int tries;
+
+	for (tries = 0; tries < 20; tries++) {
+		settle();
+		after = kernel_state();
+		if (after != before) {
+			before = after;
+			continue;
+		}
+		read_cgroups(rd);
+		after = kernel_state();
+		if (after == before)
+			break;
+		before = after;
+	}
+	if (tries)
+		fprintf(stderr, "# %s: the kernel's figures moved: %d more settle(s)%s\n", when,
+			tries, tries == 20 ? ", still moving" : "");
+	if (tries == 20)
+		read_cgroups(rd);
+	for (int i = 0; i < ncgs; i++) {
+		struct cgn *c = &cgs[i];
+		long long k, dev;
+
+		if (c->gone)
+			continue;
+		if (rd[i].unread) {
+			df_judge(&figs[F_CG_CPU], 1LL << 40, 0, 0, "%s %s: unreadable", when, c->rel);
+			continue;
+		}
+		k = (long long)(rd[i].u - c->base) * 1000;
+		dev = (long long)rd[i].j - k;
+		df_judge(&figs[F_CG_CPU], dev, -999 - cg_bound(c), 999 + cg_bound(c) + c->load_gap,
+			 "%s /%s: joules %llu ns, cpu.stat +%lld ns (ratio %.4f, %lld ns ran between the load and the snapshot)",
+			 when, c->rel, rd[i].j, k, k ? (double)rd[i].j / k : 0.0, c->load_gap);
+		df_judge(&figs[F_CG_TASKS], (long long)rd[i].jt - rd[i].nt, 0, 0,
+			 "%s /%s: tasks: %llu, kernel %lld", when, c->rel, rd[i].jt, rd[i].nt);
 	}
 }
 
