@@ -18,7 +18,8 @@ int main(void)
 {
 	int one = 1, fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_TIMESTAMP, &one, sizeof(one))) {
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMP, &one, sizeof(one))) {
 		perror("stamp-hold");
 		return 1;
 	}

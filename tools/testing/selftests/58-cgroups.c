@@ -832,7 +832,6 @@ static void cleanup(void)
 
 int main(int argc, char **argv)
 {
-
 	if (access(JOULES_SYSFS "/cgroups", R_OK)) {
 		printf("1..0 # SKIP joules without cgroups\n");
 		return KSFT_SKIP;

@@ -76,7 +76,7 @@ FIXTURE(vm)
 	/* The baseline the module took: the trace's energy and the meter's. */
 	unsigned long long base_uj, base_meter;
 	unsigned long long readings;
-	struct st_settings saved;	/* as found, put back by the teardown */
+	struct st_settings saved; /* as found, put back by the teardown */
 	bool have_saved;
 };
 

@@ -475,7 +475,8 @@ FIXTURE_TEARDOWN_PARENT(sysfs)
 			break;
 		*nl = 0;
 		/* A word list reads back with the one in force in brackets, first or not. */
-		if (attrs[i].kind == K_WORD && (l = strchr(line, '[')) && (r = strchr(l, ']'))) {
+		if (attrs[i].kind == K_WORD && (l = strchr(line, '[')) &&
+		    (r = strchr(l, ']'))) {
 			*r = 0;
 			err = write_attr(attrs[i].path, l + 1, strlen(l + 1));
 		} else {

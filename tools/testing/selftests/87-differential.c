@@ -933,7 +933,8 @@ static unsigned long long kernel_state(void)
 		if (cgs[i].gone)
 			continue;
 		h = (h ^ cg_usage(cgs[i].rel)) * 1099511628211ULL;
-		h = (h ^ (unsigned long long)cg_threads(cgs[i].rel, tids, 65536, 0)) *
+		h = (h ^ (unsigned long long)cg_threads(cgs[i].rel, tids, 65536,
+							0)) *
 		    1099511628211ULL;
 	}
 	return h;
@@ -960,12 +961,15 @@ static void read_cgroups(struct cg_reading *r)
 		r[i].nt = 0;
 		r[i].u = cg_usage(c->rel);
 		snprintf(path, sizeof(path), "/proc/energy/cgroup/%s/energy.stat", c->rel);
-		r[i].unread = r[i].u == ~0ULL || st_read(path, b, sizeof(b)) <= 0 ||
-			      st_kv(b, "cpu_time_ns", &r[i].j) || st_kv(b, "tasks", &r[i].jt);
+		r[i].unread = r[i].u == ~0ULL ||
+			      st_read(path, b, sizeof(b)) <= 0 ||
+			      st_kv(b, "cpu_time_ns", &r[i].j) ||
+			      st_kv(b, "tasks", &r[i].jt);
 		/* Tasks here and below, as the kernel lists them now. */
 		for (int d = 0; d < ncgs; d++)
 			if (!cgs[d].gone && under(cgs[d].rel, c->rel))
-				r[i].nt = cg_threads(cgs[d].rel, tids, 65536, r[i].nt);
+				r[i].nt = cg_threads(cgs[d].rel, tids, 65536,
+						     r[i].nt);
 	}
 }
 
@@ -989,8 +993,9 @@ static void check_cgroups(const char *when)
 		before = after;
 	}
 	if (tries)
-		fprintf(stderr, "# %s: the kernel's figures moved: %d more settle(s)%s\n", when,
-			tries, tries == 20 ? ", still moving" : "");
+		fprintf(stderr,
+			"# %s: the kernel's figures moved: %d more settle(s)%s\n",
+			when, tries, tries == 20 ? ", still moving" : "");
 	if (tries == 20)
 		read_cgroups(rd);
 	for (int i = 0; i < ncgs; i++) {
@@ -1000,16 +1005,21 @@ static void check_cgroups(const char *when)
 		if (c->gone)
 			continue;
 		if (rd[i].unread) {
-			df_judge(&figs[F_CG_CPU], 1LL << 40, 0, 0, "%s %s: unreadable", when, c->rel);
+			df_judge(&figs[F_CG_CPU], 1LL << 40, 0, 0,
+				 "%s %s: unreadable", when, c->rel);
 			continue;
 		}
 		k = (long long)(rd[i].u - c->base) * 1000;
 		dev = (long long)rd[i].j - k;
-		df_judge(&figs[F_CG_CPU], dev, -999 - cg_bound(c), 999 + cg_bound(c) + c->load_gap,
-			 "%s /%s: joules %llu ns, cpu.stat +%lld ns (ratio %.4f, %lld ns ran between the load and the snapshot)",
-			 when, c->rel, rd[i].j, k, k ? (double)rd[i].j / k : 0.0, c->load_gap);
-		df_judge(&figs[F_CG_TASKS], (long long)rd[i].jt - rd[i].nt, 0, 0,
-			 "%s /%s: tasks: %llu, kernel %lld", when, c->rel, rd[i].jt, rd[i].nt);
+		df_judge(
+			&figs[F_CG_CPU], dev, -999 - cg_bound(c),
+			999 + cg_bound(c) + c->load_gap,
+			"%s /%s: joules %llu ns, cpu.stat +%lld ns (ratio %.4f, %lld ns ran between the load and the snapshot)",
+			when, c->rel, rd[i].j, k, k ? (double)rd[i].j / k : 0.0,
+			c->load_gap);
+		df_judge(&figs[F_CG_TASKS], (long long)rd[i].jt - rd[i].nt, 0,
+			 0, "%s /%s: tasks: %llu, kernel %lld", when, c->rel,
+			 rd[i].jt, rd[i].nt);
 	}
 }
 
@@ -1853,7 +1863,8 @@ TEST_F_TIMEOUT(diff, fork_pool_empty, 900)
 static void restore_coef(void)
 {
 	if (coef_saved[0])
-		st_write(JOULES_SYSFS "/model/coefficients", coef_saved, strlen(coef_saved));
+		st_write(JOULES_SYSFS "/model/coefficients", coef_saved,
+			 strlen(coef_saved));
 }
 
 int main(int argc, char **argv)
