@@ -113,6 +113,12 @@ trap '[ -z "$relay" ] || kill "$relay" 2>/dev/null; rm -rf "$work"' EXIT
 # modules, go in the initramfs (/lib/joules/console/order).
 vmchan=
 relay_bin=$top/tools/testing/meters/build/vm-relay
+# The tests' runner keeps two other probes on sched_switch (the event and
+# ftrace's comm recorder; guest-run-tests says why). Enabled on the command
+# line they are registered at boot, before the second CPU is up: enabling
+# them from the runner patched __schedule's static calls with both vCPUs
+# running, and QEMU's emulation livelocked on it once (6.1, 2026-12-05).
+[ "$mode" = tests ] && append=" trace_event=sched:sched_switch$append"
 if [ "$mode" = tests ] && [ -x "$relay_bin" ]; then
 	vmchan="-device virtio-serial-pci
 		-chardev socket,id=jmeter,path=$work/meter.sock,server=on,wait=off
