@@ -548,11 +548,20 @@ static inline int st_jc_frames(const char *const *args,
 
 	if (pid < 0)
 		return -1;
-	while (st_now() < end) {
-		int n = st_jc_frames_so_far();
-		double t1 = st_now();
-		unsigned long long u1 = usage(arg);
+	for (;;) {
+		/*
+		 * Reap first, count after: a top that printed its last frame
+		 * and exited between a count and the reap left that frame
+		 * unmarked.
+		 */
+		int n;
+		double t1;
+		unsigned long long u1;
 
+		r = waitpid(pid, &st, WNOHANG);
+		n = st_jc_frames_so_far();
+		t1 = st_now();
+		u1 = usage(arg);
 		for (; seen < n && seen < nmarks; seen++) {
 			m[seen].t_pre = t;
 			m[seen].u_pre = u;
@@ -561,8 +570,7 @@ static inline int st_jc_frames(const char *const *args,
 		}
 		t = t1;
 		u = u1;
-		r = waitpid(pid, &st, WNOHANG);
-		if (r)
+		if (r || t1 >= end)
 			break;
 		usleep(10000);
 	}
