@@ -441,6 +441,47 @@ TEST(duplicate_container)
 	jm_close(&s);
 }
 
+/*
+ * The cgroupfs driver names no CRI runtime: Kepler's runtime label is then
+ * "kubernetes" (its KubePodsRuntime for /kubepods/<class>/pod<uid>/<id>),
+ * not "unknown". A guaranteed pod sits directly in /kubepods; Kepler's own
+ * pattern misses those, joules labels them the same way.
+ */
+static void cgroupfs_runtime(struct __test_metadata *_metadata, const char *pod)
+{
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t;
+
+	base_state(&s, 3);
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "n", S(5)));
+	rapl_snapshot(&snap, 0);
+	snprintf(cg_paths[1], sizeof(cg_paths[1]), "/kubepods/%spod" UID, pod);
+	snprintf(cg_paths[2], sizeof(cg_paths[2]), "/kubepods/%spod" UID "/" ID, pod);
+	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(1), 2));
+	t = kp_render(&s, &snap);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(has(t, "kepler_container_cpu_joules_total{container_id=\"" ID
+			   "\",runtime=\"kubernetes\",state=\"running\",pod_id=\"" UID
+			   "\",zone=\"package\",node_name=\"n\"} "))
+	TH_LOG("%s", t);
+	/* And the pod keeps its own series. */
+	EXPECT_TRUE(has(t, "kepler_pod_cpu_joules_total{pod_id=\"" UID "\""));
+	free(t);
+	jm_kepler_free(&snap);
+	jm_close(&s);
+}
+
+TEST(cgroupfs_burstable_runtime_kubernetes)
+{
+	cgroupfs_runtime(_metadata, "burstable/");
+}
+
+TEST(cgroupfs_guaranteed_runtime_kubernetes)
+{
+	cgroupfs_runtime(_metadata, "");
+}
+
 TEST(parse_compat)
 {
 	enum jm_compat c = JM_COMPAT_NONE;
