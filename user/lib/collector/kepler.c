@@ -279,6 +279,18 @@ static bool kp_trusted(const char *path)
 	return false;
 }
 
+/*
+ * Kepler's runtime label values (its ContainerRuntime): "crio" for CRI-O,
+ * and "kubernetes" for a pod's container that names no runtime, as the
+ * kubelet's cgroupfs driver has them.
+ */
+static const char *kp_runtime(const struct cgname *n)
+{
+	if (!n->runtime)
+		return n->pod_uid[0] ? "kubernetes" : "unknown";
+	return strcmp(n->runtime, "cri-o") ? n->runtime : "crio";
+}
+
 /* Containers and pods: their own cgroups (kind container, pod). */
 static int kp_build_cgroups(struct jm_kepler *k, const struct jm_snapshot *snap)
 {
@@ -569,11 +581,7 @@ static size_t kp_labels(const struct jm_state *s,
 	case KP_CONTAINER:
 		n = &k->cg[e->idx];
 		l[i++] = (struct prom_label){ "container_id", n->container_id };
-		l[i++] = (struct prom_label){ "runtime",
-					      !n->runtime ? "unknown" :
-					      !strcmp(n->runtime, "cri-o") ?
-							    "crio" :
-							    n->runtime };
+		l[i++] = (struct prom_label){ "runtime", kp_runtime(n) };
 		l[i++] = (struct prom_label){ "state", "running" };
 		if (n->pod_uid[0])
 			l[i++] = (struct prom_label){ "pod_id", n->pod_uid };
