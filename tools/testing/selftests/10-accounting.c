@@ -84,8 +84,13 @@ static void release(pid_t pid, int fd)
 	waitpid(pid, NULL, 0);
 }
 
-/* Wait until the child has used `sec` of CPU (by its own schedstat). */
-static void wait_cpu(pid_t pid, double sec)
+/*
+ * Wait until the child has used `sec` of CPU (by its own schedstat) and
+ * then is in one of `states` (a burner waiting for its release sleeps,
+ * "S"; one that exited is a zombie, "Z"): its runtime is fixed from then.
+ */
+static void wait_cpu(struct __test_metadata *_metadata, pid_t pid, double sec,
+		     const char *states)
 {
 	char path[64], b[128];
 	double t0 = st_now();
@@ -96,6 +101,10 @@ static void wait_cpu(pid_t pid, double sec)
 			break;
 		usleep(20000);
 	}
+	CHECK(st_now() - t0 < 60, "pid %d used %.1f s of CPU within 60 s", pid,
+	      sec);
+	CHECK(st_wait_state(pid, states, 60) == 0,
+	      "pid %d in state %s within 60 s", pid, states);
 }
 
 /* A blocked task's CPU time by the kernel (schedstat), in ns; 0 if unread. */
@@ -122,7 +131,7 @@ TEST_F(acct, busy_loop)
 	/* 5 W per busy CPU, 2 pJ per disk byte; idle is the node's own line. */
 	CHECK(set_coef("5000000 0 0 0 2 700000\n") == 0, "set coefficients");
 	pid = burner(1.0, &fd);
-	wait_cpu(pid, 1.0);
+	wait_cpu(_metadata, pid, 1.0, "S");
 	settle();
 	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
 	if (CHECK(read_energy(path, b, sizeof(b)) == 0, "read %s", path)) {
@@ -231,8 +240,8 @@ TEST_F(acct, ratio)
 
 	p1 = burner(0.9, &f1);
 	p2 = burner(0.3, &f2);
-	wait_cpu(p1, 0.9);
-	wait_cpu(p2, 0.3);
+	wait_cpu(_metadata, p1, 0.9, "S");
+	wait_cpu(_metadata, p2, 0.3, "S");
 	settle();
 	snprintf(path, sizeof(path), "/proc/energy/%d", p1);
 	CHECK(read_energy(path, b, sizeof(b)) == 0 && st_kv(b, "energy_uj", &e1) == 0,
@@ -380,7 +389,7 @@ TEST_F(acct, exited_child)
 		_exit(0);
 	}
 	/* Do not reap yet: the zombie keeps its final totals readable. */
-	wait_cpu(pid, 0.3);
+	wait_cpu(_metadata, pid, 0.3, "Z");
 	settle();
 	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
 	if (CHECK(read_energy(path, b, sizeof(b)) == 0, "zombie readable")) {

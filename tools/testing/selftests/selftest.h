@@ -266,6 +266,30 @@ static inline double st_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * Wait (at most sec) until task pid is in one of the states (the letters
+ * of /proc/<pid>/stat's third field, e.g. "S" or "Z"): a task that sleeps
+ * or has exited has a runtime that no longer moves. 0, or -1 if it never
+ * was.
+ */
+static inline int st_wait_state(pid_t pid, const char *states, double sec)
+{
+	double end = st_now() + sec;
+	char path[64], b[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	do {
+		const char *p;
+
+		/* The command name may hold ") ": the state follows the last. */
+		if (st_read(path, b, sizeof(b)) > 0 && (p = strrchr(b, ')')) &&
+		    p[1] == ' ' && p[2] && strchr(states, p[2]))
+			return 0;
+		usleep(10000);
+	} while (st_now() < end);
+	return -1;
+}
+
 /* Burn CPU for `sec` seconds of this thread's own CPU time. */
 static inline void st_burn_cpu(double sec)
 {
