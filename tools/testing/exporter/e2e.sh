@@ -211,6 +211,7 @@ wait $qemu_pid
 rc=$?
 qemu_pid=
 [ $rc = 0 ] || { tail -n 30 "$work/qemu.out" | nest; }
+grep 'second boot' "$work/qemu.out" | nest
 t $rc "guest finished cleanly (56-exporter in e2e role, dmesg clean)"
 stop_all
 echo "# e2e: $((n - failed)) passed, $failed failed"

@@ -20,6 +20,9 @@
 #
 # Exit status: 0 when every test passed; 1 on any failure, on a kernel panic,
 # on a hang (no end marker within the timeout) or on missing output.
+# A tests guest whose kernel panicked before init's first line boots once
+# more (said on stderr, in LOG.boot1 and as --counts' 4th field); only the
+# second boot counts.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
@@ -55,7 +58,7 @@ while [ $# -gt 0 ]; do
 		esac ;;
 	--append) append="$append $2"; shift 2 ;;
 	-h|--help)
-		sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0 ;;
 	*) echo "run-qemu: unknown argument '$1'" >&2; exit 2 ;;
 	esac
@@ -189,17 +192,23 @@ boot() {
 		relay=
 	fi
 }
+rm -f "$log.boot1"
+retried=0
 boot
-# A guest that died before its init's first line ran none of this tree's
-# code (the module and the tests come after it): that is the emulated
-# kernel's boot failing, seen once on 6.12 under a loaded host. Its
-# console is shown and the guest boots once more; only the second boot's
-# results count.
-if [ "$mode" = tests ] && [ $qrc -ne 124 ] && ! grep -q JOULES-GUEST-START "$log"; then
-	echo "run-qemu: the kernel died before the guest's init started (QEMU exit $qrc); its console:" >&2
-	tail -n 60 "$log" >&2
-	echo "run-qemu: booting once more" >&2
+# A kernel that panicked before init's first line ran none of this tree's
+# code (the module and the tests come later). One boot in ten here did
+# so under emulation, "Oops: int3" in sched_clock_cpu at 2.9 s (the late
+# initcall switched __sched_clock_stable with both vCPUs up), and CI's
+# 6.12 guest died as early once. Its console is shown whole and the
+# guest boots once more; the second boot alone counts. QEMU's own
+# failures (exit 1) and timeouts (124, 137) are not retried.
+if [ "$mode" = tests ] && [ $qrc -eq 0 ] && grep -q 'Kernel panic' "$log" &&
+	! grep -q JOULES-GUEST-INIT "$log"; then
+	echo "run-qemu: the kernel panicked before the guest's init ran; its console:" >&2
+	cat "$log" >&2
+	echo "run-qemu: booting once more (the console above is kept in $log.boot1)" >&2
 	mv "$log" "$log.boot1"
+	retried=1
 	boot
 fi
 
@@ -216,7 +225,7 @@ fi
 # The guest must run on every CPU it was given: a kernel that finds one
 # (the debug kernels without ACPI did) never shows its checkers SMP.
 want_cpus=${smp%%[ ,]*}
-awk -v counts="$counts" -v want_cpus="$want_cpus" '
+awk -v counts="$counts" -v want_cpus="$want_cpus" -v retried=$retried '
 /^JOULES-GUEST-START / {
 	started = 1
 	for (i = 2; i <= NF; i++)
@@ -252,7 +261,8 @@ END {
 	if (panic) { fail++; print "run-qemu: kernel panic" > "/dev/stderr" }
 	if (end_failed && !fail) { fail++; print "run-qemu: the guest ended with a failure no result line showed" > "/dev/stderr" }
 	printf "guest: %d passed, %d failed, %d skipped\n", pass, fail, skip > "/dev/stderr"
-	if (counts != "") printf "%d %d %d\n", pass, fail, skip > counts
+	if (retried) print "run-qemu: these are the second boot'"'"'s results: the first panicked before init" > "/dev/stderr"
+	if (counts != "") printf "%d %d %d %d\n", pass, fail, skip, retried > counts
 	exit fail ? 1 : 0
 }' "$log"
 arc=$?
