@@ -45,6 +45,46 @@ static void rapl_snapshot(struct jm_snapshot *snap, uint64_t add_uj)
 	snap->node.feat[JL_F_CPU_NS] += add_uj * 100;
 }
 
+/*
+ * One exporter with --compat=kepler (node name, window) and the snapshot
+ * its scrapes render: kp_scrape() builds the Kepler series at `now` and
+ * renders them, kp_drop() frees one scrape, kp_close() all of it.
+ */
+struct kp {
+	struct jm_state s;
+	struct jm_snapshot snap;
+	char *t;
+};
+
+static int kp_open(struct kp *k, const char *node, uint64_t window)
+{
+	memset(k, 0, sizeof(*k));
+	base_state(&k->s, 3);
+	return jm_set_compat_kepler(&k->s, node, window);
+}
+
+static char *kp_scrape(struct kp *k, uint64_t now, int cpus)
+{
+	free(k->t);
+	k->t = NULL;
+	if (jm_kepler_build(&k->s, &k->snap, now, cpus))
+		return NULL;
+	return k->t = kp_render(&k->s, &k->snap);
+}
+
+static void kp_drop(struct kp *k)
+{
+	free(k->t);
+	k->t = NULL;
+	jm_kepler_free(&k->snap);
+}
+
+static void kp_close(struct kp *k)
+{
+	kp_drop(k);
+	jm_close(&k->s);
+}
+
 /* Off unless asked: joules' own names only. */
 TEST(off_by_default)
 {
@@ -64,15 +104,12 @@ TEST(off_by_default)
 /* The first scrape: counters, and no watts (no window yet), not 0. */
 TEST(first_scrape_no_watts)
 {
-	struct jm_snapshot snap;
-	struct jm_state s;
+	struct kp k;
 	char *t;
 
-	base_state(&s, 3);
-	ASSERT_EQ(0, jm_set_compat_kepler(&s, "node-1", S(5)));
-	rapl_snapshot(&snap, 0);
-	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(100), 4));
-	t = kp_render(&s, &snap);
+	ASSERT_EQ(0, kp_open(&k, "node-1", S(5)));
+	rapl_snapshot(&k.snap, 0);
+	t = kp_scrape(&k, S(100), 4);
 	ASSERT_NE(NULL, t);
 	EXPECT_TRUE(has(
 		t,
@@ -85,27 +122,22 @@ TEST(first_scrape_no_watts)
 	EXPECT_FALSE(strstr(t, "compat_window"));
 	/* RAPL: no active/idle per zone (joules splits idle from the total). */
 	EXPECT_FALSE(strstr(t, "_active_"));
-	free(t);
-	jm_kepler_free(&snap);
-	jm_close(&s);
+	kp_close(&k);
 }
 
 /* Watts: the change over the window, the window stated; kept until the next. */
 TEST(watts_over_window)
 {
-	struct jm_snapshot snap;
-	struct jm_state s;
+	struct kp k;
 	char *t;
 
-	base_state(&s, 3);
-	ASSERT_EQ(0, jm_set_compat_kepler(&s, "node-1", S(5)));
-	rapl_snapshot(&snap, 0);
-	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(100), 4));
-	jm_kepler_free(&snap);
+	ASSERT_EQ(0, kp_open(&k, "node-1", S(5)));
+	rapl_snapshot(&k.snap, 0);
+	ASSERT_NE(NULL, kp_scrape(&k, S(100), 4));
+	kp_drop(&k);
 	/* 20 J more in 10 s: 2 W. */
-	rapl_snapshot(&snap, 20000000);
-	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(110), 4));
-	t = kp_render(&s, &snap);
+	rapl_snapshot(&k.snap, 20000000);
+	t = kp_scrape(&k, S(110), 4);
 	ASSERT_NE(NULL, t);
 	EXPECT_TRUE(has(
 		t,
@@ -129,45 +161,38 @@ TEST(watts_over_window)
 	EXPECT_TRUE(has(
 		t, "kepler_node_cpu_usage_ratio{node_name=\"node-1\"} 0.05\n"));
 	EXPECT_TRUE(has(t, "joules_exporter_compat_window_seconds 10\n"));
-	free(t);
-	jm_kepler_free(&snap);
+	kp_drop(&k);
 	/* 2 s later: too short a window; the last one is served again. */
-	rapl_snapshot(&snap, 90000000);
-	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(112), 4));
-	t = kp_render(&s, &snap);
+	rapl_snapshot(&k.snap, 90000000);
+	t = kp_scrape(&k, S(112), 4);
+	ASSERT_NE(NULL, t);
 	EXPECT_TRUE(has(
 		t,
 		"kepler_node_cpu_watts{zone=\"package\",node_name=\"node-1\"} 2\n"));
 	EXPECT_TRUE(has(
 		t,
 		"kepler_node_cpu_joules_total{zone=\"package\",node_name=\"node-1\"} 91.000001\n"));
-	free(t);
-	jm_kepler_free(&snap);
-	jm_close(&s);
+	kp_close(&k);
 }
 
 /* A counter that fell (module reload): no watts for that window. */
 TEST(reset_no_watts)
 {
-	struct jm_snapshot snap;
-	struct jm_state s;
+	struct kp k;
 	char *t;
 
-	base_state(&s, 3);
-	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
-	rapl_snapshot(&snap, 50000000);
-	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(100), 2));
-	jm_kepler_free(&snap);
-	rapl_snapshot(&snap, 0);
-	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(101), 2));
-	t = kp_render(&s, &snap);
+	ASSERT_EQ(0, kp_open(&k, "", S(1)));
+	rapl_snapshot(&k.snap, 50000000);
+	ASSERT_NE(NULL, kp_scrape(&k, S(100), 2));
+	kp_drop(&k);
+	rapl_snapshot(&k.snap, 0);
+	t = kp_scrape(&k, S(101), 2);
+	ASSERT_NE(NULL, t);
 	EXPECT_FALSE(strstr(t, "kepler_node_cpu_watts{zone=\"package\""));
 	EXPECT_TRUE(has(t, "kepler_node_cpu_watts{zone=\"dram\"} 0\n"));
 	/* No node name: no node_name label rather than an empty one. */
 	EXPECT_FALSE(strstr(t, "node_name"));
-	free(t);
-	jm_kepler_free(&snap);
-	jm_close(&s);
+	kp_close(&k);
 }
 
 /*
@@ -262,26 +287,21 @@ TEST(process_type)
 
 TEST(forged_pod)
 {
-	struct jm_snapshot snap;
-	struct jm_state s;
+	struct kp k;
 	char *t;
 
-	base_state(&s, 3);
-	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
-	rapl_snapshot(&snap, 0);
+	ASSERT_EQ(0, kp_open(&k, "", S(1)));
+	rapl_snapshot(&k.snap, 0);
 	/* The real pod and docker container become a user's forgeries. */
-	snprintf(snap.cgroups[1].path, sizeof(cg_paths[1]), "%s", FORGED_POD);
-	snprintf(snap.cgroups[3].path, sizeof(cg_paths[3]), "%s", FORGED_CTR);
-	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(1), 2));
-	t = kp_render(&s, &snap);
+	snprintf(k.snap.cgroups[1].path, sizeof(cg_paths[1]), "%s", FORGED_POD);
+	snprintf(k.snap.cgroups[3].path, sizeof(cg_paths[3]), "%s", FORGED_CTR);
+	t = kp_scrape(&k, S(1), 2);
 	ASSERT_NE(NULL, t);
 	EXPECT_FALSE(strstr(t, "kepler_pod_cpu_joules_total{"));
 	EXPECT_FALSE(strstr(t, DID));
 	/* The real container under /kubepods.slice still has its series. */
 	EXPECT_TRUE(strstr(t, "kepler_container_cpu_joules_total{container_id=\"" ID));
-	free(t);
-	jm_kepler_free(&snap);
-	jm_close(&s);
+	kp_close(&k);
 }
 
 /*
@@ -292,29 +312,24 @@ TEST(forged_pod)
  */
 static void reset_window(struct __test_metadata *_metadata, bool reload)
 {
-	struct jm_snapshot snap;
-	struct jm_state s;
+	struct kp k;
 	char *t;
 
-	base_state(&s, 3);
-	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
-	rapl_snapshot(&snap, 0);
-	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(100), 2));
-	jm_kepler_free(&snap);
-	rapl_snapshot(&snap, 50000000);
+	ASSERT_EQ(0, kp_open(&k, "", S(1)));
+	rapl_snapshot(&k.snap, 0);
+	ASSERT_NE(NULL, kp_scrape(&k, S(100), 2));
+	kp_drop(&k);
+	rapl_snapshot(&k.snap, 50000000);
 	if (reload)
-		s.reloads++;
+		k.s.reloads++;
 	else
-		snap.node.uptime_ns = S(1);
-	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(102), 2));
-	t = kp_render(&s, &snap);
+		k.snap.node.uptime_ns = S(1);
+	t = kp_scrape(&k, S(102), 2);
 	ASSERT_NE(NULL, t);
 	EXPECT_TRUE(has(t, "kepler_node_cpu_joules_total{zone=\"package\"} "));
 	EXPECT_FALSE(strstr(t, "_watts"));
 	EXPECT_FALSE(strstr(t, "usage_ratio"));
-	free(t);
-	jm_kepler_free(&snap);
-	jm_close(&s);
+	kp_close(&k);
 }
 
 TEST(reload_no_watts)
@@ -375,20 +390,18 @@ TEST(window_ten_intervals)
 /* Without a meter: zone model, with its active and idle parts. */
 TEST(model_zone)
 {
-	struct jm_snapshot snap;
-	struct jm_state s;
+	struct kp k;
 	char *t;
 
-	base_state(&s, 3);
-	ASSERT_EQ(0, jm_set_compat_kepler(&s, "n", S(5)));
-	full_snapshot(&snap);
-	snap.node.source = REC_SRC_MODEL;
-	snap.node.domains = 0;
-	for (size_t i = 0; i < snap.ncgroups; i++)
-		snap.cgroups[i].source =
-			snap.cgroups[i].source ? REC_SRC_MODEL : 0;
-	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(1), 2));
-	t = kp_render(&s, &snap);
+	ASSERT_EQ(0, kp_open(&k, "n", S(5)));
+	full_snapshot(&k.snap);
+	k.snap.node.source = REC_SRC_MODEL;
+	k.snap.node.domains = 0;
+	for (size_t i = 0; i < k.snap.ncgroups; i++)
+		k.snap.cgroups[i].source =
+			k.snap.cgroups[i].source ? REC_SRC_MODEL : 0;
+	t = kp_scrape(&k, S(1), 2);
+	ASSERT_NE(NULL, t);
 	EXPECT_TRUE(has(
 		t,
 		"kepler_node_cpu_joules_total{zone=\"model\",node_name=\"n\"} 123456.789012\n"));
@@ -408,27 +421,23 @@ TEST(model_zone)
 		t,
 		"kepler_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\",node_name=\"n\"} 0.000000005\n"));
 	EXPECT_FALSE(strstr(t, "quiet.service"));
-	free(t);
-	jm_kepler_free(&snap);
-	jm_close(&s);
+	kp_close(&k);
 }
 
 /* Two cgroups naming one container: one series, or the scrape is lost. */
 TEST(duplicate_container)
 {
-	struct jm_snapshot snap;
-	struct jm_state s;
+	struct kp k;
 	char *t, *p;
 	int n = 0;
 
-	base_state(&s, 3);
-	ASSERT_EQ(0, jm_set_compat_kepler(&s, "n", S(5)));
-	rapl_snapshot(&snap, 0);
+	ASSERT_EQ(0, kp_open(&k, "n", S(5)));
+	rapl_snapshot(&k.snap, 0);
 	snprintf(cg_paths[4], sizeof(cg_paths[4]), "/docker/%s", DID);
-	snap.cgroups[4].source = REC_SRC_RAPL;
-	snap.cgroups[4].domains = 1u << JL_D_PKG;
-	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(1), 2));
-	t = kp_render(&s, &snap);
+	k.snap.cgroups[4].source = REC_SRC_RAPL;
+	k.snap.cgroups[4].domains = 1u << JL_D_PKG;
+	t = kp_scrape(&k, S(1), 2);
+	ASSERT_NE(NULL, t);
 	for (p = t; (p = strstr(p, "container_id=\"" DID "\"")); p++)
 		n++;
 	EXPECT_EQ(1, n);
@@ -436,9 +445,7 @@ TEST(duplicate_container)
 		t,
 		"kepler_container_cpu_joules_total{container_id=\"" DID
 		"\",runtime=\"docker\",state=\"running\",zone=\"package\",node_name=\"n\"} 0.000007\n"));
-	free(t);
-	jm_kepler_free(&snap);
-	jm_close(&s);
+	kp_close(&k);
 }
 
 /*
@@ -449,17 +456,14 @@ TEST(duplicate_container)
  */
 static void cgroupfs_runtime(struct __test_metadata *_metadata, const char *pod)
 {
-	struct jm_snapshot snap;
-	struct jm_state s;
+	struct kp k;
 	char *t;
 
-	base_state(&s, 3);
-	ASSERT_EQ(0, jm_set_compat_kepler(&s, "n", S(5)));
-	rapl_snapshot(&snap, 0);
+	ASSERT_EQ(0, kp_open(&k, "n", S(5)));
+	rapl_snapshot(&k.snap, 0);
 	snprintf(cg_paths[1], sizeof(cg_paths[1]), "/kubepods/%spod" UID, pod);
 	snprintf(cg_paths[2], sizeof(cg_paths[2]), "/kubepods/%spod" UID "/" ID, pod);
-	ASSERT_EQ(0, jm_kepler_build(&s, &snap, S(1), 2));
-	t = kp_render(&s, &snap);
+	t = kp_scrape(&k, S(1), 2);
 	ASSERT_NE(NULL, t);
 	EXPECT_TRUE(has(t, "kepler_container_cpu_joules_total{container_id=\"" ID
 			   "\",runtime=\"kubernetes\",state=\"running\",pod_id=\"" UID
@@ -467,9 +471,7 @@ static void cgroupfs_runtime(struct __test_metadata *_metadata, const char *pod)
 	TH_LOG("%s", t);
 	/* And the pod keeps its own series. */
 	EXPECT_TRUE(has(t, "kepler_pod_cpu_joules_total{pod_id=\"" UID "\""));
-	free(t);
-	jm_kepler_free(&snap);
-	jm_close(&s);
+	kp_close(&k);
 }
 
 TEST(cgroupfs_burstable_runtime_kubernetes)
