@@ -8,6 +8,7 @@
  *                           printf-style explanation logged when it fails;
  *                           evaluates to cond (0 or 1) so that a test can go
  *                           on only with what it could read.
+ *   ck_at_exit(fn)          a clean-up that runs when the program ends.
  *
  * Each TEST runs in a child of its own, so a crash fails that test (and the
  * program) rather than ending the run; its result is one TAP line.
@@ -17,6 +18,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 
@@ -28,6 +31,29 @@
 		EXPECT_TRUE(__ok);                                                 \
 		__ok;                                                              \
 	})
+
+/*
+ * Run fn when the program ends: test_harness_run() ends it itself
+ * (ksft_exit()), so nothing after it in main() runs. Only in the process
+ * that asked: the harness's test children end with _exit(), a test's own
+ * children may not. One fn per program (per file that includes this).
+ */
+static pid_t ck_exit_pid;
+static void (*ck_exit_fn)(void);
+
+static inline void ck_exit_hook(void)
+{
+	if (getpid() == ck_exit_pid && ck_exit_fn)
+		ck_exit_fn();
+}
+
+static inline void ck_at_exit(void (*fn)(void))
+{
+	if (!ck_exit_fn)
+		atexit(ck_exit_hook);
+	ck_exit_pid = getpid();
+	ck_exit_fn = fn;
+}
 
 /*
  * SplitMix64: the randomized tests' generator, one step from *state. A

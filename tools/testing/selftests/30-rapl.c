@@ -1113,6 +1113,6 @@ int main(int argc, char **argv)
 		printf("1..0 # SKIP needs root\n");
 		return KSFT_SKIP;
 	}
-	st_at_exit(unload);
+	ck_at_exit(unload);
 	return test_harness_run(argc, argv);
 }

@@ -840,6 +840,6 @@ int main(int argc, char **argv)
 		printf("1..0 # SKIP no cgroup2 here, or no model\n");
 		return KSFT_SKIP;
 	}
-	st_at_exit(cleanup);
+	ck_at_exit(cleanup);
 	return test_harness_run(argc, argv);
 }

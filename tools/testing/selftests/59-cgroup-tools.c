@@ -340,6 +340,6 @@ int main(int argc, char **argv)
 		printf("1..0 # SKIP no cgroup2 here\n");
 		return KSFT_SKIP;
 	}
-	st_at_exit(unmount_cg);
+	ck_at_exit(unmount_cg);
 	return test_harness_run(argc, argv);
 }

@@ -1893,6 +1893,6 @@ int main(int argc, char **argv)
 		       seeds[i], seeds[i], seeds[i]);
 	fflush(stdout);
 	st_read(JOULES_SYSFS "/model/coefficients", coef_saved, sizeof(coef_saved));
-	st_at_exit(restore_coef);
+	ck_at_exit(restore_coef);
 	return test_harness_run(argc, argv);
 }

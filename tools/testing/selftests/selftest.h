@@ -398,29 +398,6 @@ static inline int st_settings_restore(const struct st_settings *s)
 	return bad;
 }
 
-/*
- * Run fn when the program ends. test_harness_run() ends the program itself
- * (ksft_exit()), so nothing after it in main() runs. Only in the process
- * that asked: the harness's test children end with _exit(), but a test's
- * own children may not.
- */
-static pid_t st_exit_pid;
-static void (*st_exit_fn)(void);
-
-static inline void st_exit_hook(void)
-{
-	if (getpid() == st_exit_pid && st_exit_fn)
-		st_exit_fn();
-}
-
-static inline void st_at_exit(void (*fn)(void))
-{
-	if (!st_exit_fn)
-		atexit(st_exit_hook);
-	st_exit_pid = getpid();
-	st_exit_fn = fn;
-}
-
 /* The module loaded and /proc/energy mounted, as the guest runner has them; 0 or -1. */
 static inline int st_load(void)
 {

@@ -434,19 +434,6 @@ int file_coef(const char *name, struct jl_coef *c)
 	return ok;
 }
 
-static pid_t setup_pid;
-
-/*
- * test_harness_run() ends the program itself (ksft_exit()): the clean-up
- * runs at exit, in the process that made the directory only (the tests'
- * own children may exit() too).
- */
-static void cleanup_at_exit(void)
-{
-	if (getpid() == setup_pid)
-		tt_cleanup();
-}
-
 int tt_setup(const char *prog)
 {
 	const char *seed = getenv("TRAIN_TEST_SEED");
@@ -456,8 +443,6 @@ int tt_setup(const char *prog)
 		perror("mkdtemp");
 		return -1;
 	}
-	setup_pid = getpid();
-	atexit(cleanup_at_exit);
 	if (seed && *seed)
 		rng_state = strtoull(seed, NULL, 0);
 	return 0;

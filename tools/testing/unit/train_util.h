@@ -166,6 +166,7 @@ void tt_cleanup(void);
 	{                                                                      \
 		if (tt_setup(prog))                                            \
 			return 1;                                              \
+		ck_at_exit(tt_cleanup);                                        \
 		fprintf(stderr, "# seed %#llx (TRAIN_TEST_SEED replays it)\n", \
 			(unsigned long long)rng_state);                        \
 		return test_harness_run(argc, argv);                           \
