@@ -55,12 +55,15 @@ cleanup() {
 	[ -z "$mounted" ] || umount $cg 2>/dev/null
 }
 trap cleanup EXIT
+# wait_status PATTERN SECONDS [STEP_MS]: until the meter's status matches,
+# read every STEP_MS (200); 1 if it never did.
 wait_status() {
 	i=0
+	step=${3:-200}
 	while ! grep -q "$1" $sys/wallmeter/status; do
 		i=$((i + 1))
-		[ $i -lt $(($2 * 5)) ] || return 1
-		sleep 0.2
+		[ $i -lt $(($2 * 1000 / step)) ] || return 1
+		usleep $((step * 1000))
 	done
 }
 # col NAME: the CSV column's number.
@@ -234,11 +237,7 @@ joules_pdu_start $port
 joules_pdu_wait $conf && {
 	joules-meterd -c $conf > /tmp/validate-meterd.log 2>&1 &
 	meterd=$!
-	i=0
-	while ! grep -qx pdu-validate $sys/wallmeter/status && [ $i -lt 400 ]; do
-		i=$((i + 1))
-		sleep 0.05
-	done
+	wait_status '^pdu-validate$' 20 50
 }
 joules-validate --duration 1 --repeat 1 --workloads cpu > /tmp/validate-resume.out 2>&1
 rc=$?
