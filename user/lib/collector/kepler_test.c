@@ -484,6 +484,75 @@ TEST(cgroupfs_guaranteed_runtime_kubernetes)
 	cgroupfs_runtime(_metadata, "");
 }
 
+/*
+ * Only a bare id directly in a cgroupfs pod is Kepler's "kubernetes": one
+ * directly in a systemd-driver pod's slice, or inside another container's
+ * cgroup, names no runtime ("unknown").
+ */
+static void runtime_of(struct __test_metadata *_metadata, const char *ctr, const char *want)
+{
+	char line[512];
+	struct kp k;
+	char *t;
+
+	ASSERT_EQ(0, kp_open(&k, "n", S(5)));
+	rapl_snapshot(&k.snap, 0);
+	snprintf(cg_paths[2], sizeof(cg_paths[2]), "%s", ctr);
+	t = kp_scrape(&k, S(1), 2);
+	ASSERT_NE(NULL, t);
+	snprintf(line, sizeof(line),
+		 "kepler_container_cpu_joules_total{container_id=\"" ID
+		 "\",runtime=\"%s\",state=\"running\",pod_id=\"" UID "\",",
+		 want);
+	EXPECT_TRUE(has(t, line))
+	TH_LOG("%s", t);
+	kp_close(&k);
+}
+
+TEST(systemd_pod_bare_id_runtime_unknown)
+{
+	runtime_of(_metadata, POD "/" ID, "unknown");
+}
+
+TEST(container_in_container_runtime_unknown)
+{
+	runtime_of(_metadata, POD "/cri-containerd-" DID ".scope/" ID, "unknown");
+}
+
+/*
+ * A kubepods tree below the path's first component was made by whoever
+ * could create cgroups there (a privileged pod, a delegated service): its
+ * pods and containers are not believed, and never replace a real pod's
+ * series (the walk may meet the forgery first).
+ */
+#define VUID "99999999-5e6f-7a8b-9c0d-1e2f3a4b5c6d"
+#define HOST "/kubepods/besteffort/pod" VUID "/" DID
+
+TEST(forged_nested_kubepods)
+{
+	struct kp k;
+	char *t;
+
+	ASSERT_EQ(0, kp_open(&k, "n", S(5)));
+	rapl_snapshot(&k.snap, 0);
+	snprintf(cg_paths[1], sizeof(cg_paths[1]), HOST "/kubepods/burstable/pod" UID);
+	snprintf(cg_paths[2], sizeof(cg_paths[2]), HOST "/kubepods/burstable/pod" UID "/" ID);
+	k.snap.cgroups[1].domain_uj[JL_D_PKG] = 1;
+	k.snap.cgroups[2].domain_uj[JL_D_PKG] = 1;
+	/* The victim, later in the walk. */
+	snprintf(cg_paths[4], sizeof(cg_paths[4]), "/kubepods/burstable/pod" UID);
+	k.snap.cgroups[4].source = REC_SRC_RAPL;
+	k.snap.cgroups[4].domains = 1u << JL_D_PKG;
+	k.snap.cgroups[4].domain_uj[JL_D_PKG] = 9000000;
+	t = kp_scrape(&k, S(1), 2);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(has(t, "kepler_pod_cpu_joules_total{pod_id=\"" UID
+			   "\",state=\"running\",zone=\"package\",node_name=\"n\"} 9\n"))
+	TH_LOG("%s", t);
+	EXPECT_FALSE(strstr(t, "container_id=\"" ID "\""));
+	kp_close(&k);
+}
+
 TEST(parse_compat)
 {
 	enum jm_compat c = JM_COMPAT_NONE;
