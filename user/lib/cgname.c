@@ -156,6 +156,8 @@ struct walk {
 	struct comp parent;
 	bool kube; /* inside a kubepods tree */
 	bool kube_root; /* parent is the kubepods tree's root */
+	bool cgroupfs_pod; /* parent is a cgroupfs-driver pod ("pod<uid>") */
+	unsigned int depth; /* components before this one */
 };
 
 /* kubepods.slice (or a prefixed one, e.g. kubelet-kubepods.slice) or kubepods. */
@@ -248,6 +250,7 @@ static bool container(struct walk *w, struct comp c)
 		memcpy(n->container_id, id, CGN_ID_LEN);
 		n->container_id[CGN_ID_LEN] = 0;
 		n->runtime = scopes[i].runtime;
+		n->in_cgroupfs_pod = false;
 		n->kind = scopes[i].kind;
 		return true;
 	}
@@ -257,6 +260,7 @@ static bool container(struct walk *w, struct comp c)
 	n->container_id[CGN_ID_LEN] = 0;
 	/* In a cgroupfs pod the CRI runtime is not named. */
 	n->runtime = n->pod_uid[0] && w->kube ? NULL : bare_runtime(w->parent);
+	n->in_cgroupfs_pod = w->cgroupfs_pod;
 	n->kind = CGN_CONTAINER;
 	return true;
 }
@@ -286,7 +290,7 @@ static void unit(struct cgname *n, struct comp c)
 static void step(struct walk *w, struct comp c)
 {
 	struct cgname *n = w->n;
-	bool root = kube_root(c);
+	bool root = kube_root(c), cgroupfs_pod = false;
 	const char *qos;
 
 	n->kind = CGN_OTHER;
@@ -297,8 +301,10 @@ static void step(struct walk *w, struct comp c)
 		 * as far as its own containers go.
 		 */
 		w->kube = true;
+		n->kube_nested = w->depth > 0;
 		n->container_id[0] = 0;
 		n->runtime = NULL;
+		n->in_cgroupfs_pod = false;
 		n->pod_uid[0] = 0;
 		n->qos = NULL;
 	} else if (w->kube && (qos = qos_class(w, c))) {
@@ -308,12 +314,16 @@ static void step(struct walk *w, struct comp c)
 		n->kind = CGN_POD;
 		n->container_id[0] = 0;
 		n->runtime = NULL;
+		n->in_cgroupfs_pod = false;
+		cgroupfs_pod = !has_suffix(c, ".slice");
 	} else {
 		container(w, c);
 	}
 	unit(n, c);
 	w->kube_root = root;
+	w->cgroupfs_pod = cgroupfs_pod;
 	w->parent = c;
+	w->depth++;
 }
 
 void cgname_parse(const char *path, struct cgname *n)

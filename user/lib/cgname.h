@@ -59,6 +59,18 @@ struct cgname {
 	 */
 	char container_id[CGN_ID_LEN + 1];
 	const char *runtime;
+	/*
+	 * That container is a bare id directly in a cgroupfs-driver pod
+	 * ("pod<uid>/<id>"): the CRI runtime is not named, the kubelet's
+	 * naming is all there is.
+	 */
+	bool in_cgroupfs_pod;
+	/*
+	 * The kubepods tree in force starts below the path's first component
+	 * (a node inside a container, or cgroups someone named so): its pods
+	 * are only as believable as whoever could make cgroups there.
+	 */
+	bool kube_nested;
 	/* The innermost pod on the path, with dashes; "" if none. */
 	char pod_uid[CGN_UID_LEN + 1];
 	/* "guaranteed", "burstable", "besteffort"; NULL outside pods and classes. */

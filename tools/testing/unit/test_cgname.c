@@ -187,6 +187,43 @@ TEST(table)
 		 ARRAY_SIZE(cases));
 }
 
+/*
+ * in_cgroupfs_pod: a bare id directly in a cgroupfs pod only; kube_nested:
+ * a kubepods tree below the first component (kind, or a forgery).
+ */
+TEST(pod_flags)
+{
+	static const struct {
+		const char *path;
+		bool cgroupfs, nested;
+	} f[] = {
+		{ "/kubepods/besteffort/pod" UID "/" ID, true, false },
+		{ "/kubepods/pod" UID "/" ID, true, false },
+		{ "/kubepods/burstable/pod" UID "/crio-" ID, false, false },
+		{ "/kubepods/burstable/pod" UID, false, false },
+		{ "/kubepods.slice/kubepods-pod" UID_ ".slice/" ID, false,
+		  false },
+		{ "/kubepods/burstable/pod" UID "/" ID2 "/" ID, false, false },
+		{ "/system.slice/docker-" ID2
+		  ".scope/kubepods/burstable/pod" UID "/" ID,
+		  true, true },
+		{ "/kubepods/burstable/pod" UID "/" ID2 "/kubepods/pod" UID
+		  "/" ID,
+		  true, true },
+		{ "/system.slice/docker-" ID2 ".scope", false, false },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
+		struct cgname n;
+
+		cgname_parse(f[i].path, &n);
+		CHECK(n.in_cgroupfs_pod == f[i].cgroupfs,
+		      "%s: in_cgroupfs_pod %d", f[i].path, n.in_cgroupfs_pod);
+		CHECK(n.kube_nested == f[i].nested, "%s: kube_nested %d",
+		      f[i].path, n.kube_nested);
+	}
+}
+
 /* depth counts components below the root */
 TEST(depth)
 {

@@ -263,12 +263,15 @@ static int kp_build_node(struct jm_kepler *k, const struct jm_snapshot *snap)
  * trees, which root alone creates, are believed; rootless Podman's
  * containers are then not Kepler's containers.
  */
-static bool kp_trusted(const char *path)
+static bool kp_trusted(const char *path, const struct cgname *n)
 {
 	static const char *const roots[] = { "system.slice", "machine.slice",
 					     "docker", "k8s.io", "default" };
 	size_t len;
 
+	/* A kubepods tree below the top level is anyone's who made it. */
+	if (n->kube_nested)
+		return false;
 	path += strspn(path, "/");
 	len = strcspn(path, "/");
 	if (!strncmp(path, "kubepods", 8))
@@ -281,13 +284,12 @@ static bool kp_trusted(const char *path)
 
 /*
  * Kepler's runtime label values (its ContainerRuntime): "crio" for CRI-O,
- * and "kubernetes" for a pod's container that names no runtime, as the
- * kubelet's cgroupfs driver has them.
+ * and "kubernetes" for a bare id directly in a cgroupfs-driver pod.
  */
 static const char *kp_runtime(const struct cgname *n)
 {
 	if (!n->runtime)
-		return n->pod_uid[0] ? "kubernetes" : "unknown";
+		return n->in_cgroupfs_pod ? "kubernetes" : "unknown";
 	return strcmp(n->runtime, "cri-o") ? n->runtime : "crio";
 }
 
@@ -306,7 +308,7 @@ static int kp_build_cgroups(struct jm_kepler *k, const struct jm_snapshot *snap)
 		struct cgname *n = &k->cg[i];
 
 		cgname_parse(c->path, n);
-		if (!kp_trusted(c->path))
+		if (!kp_trusted(c->path, n))
 			continue;
 		if (n->kind == CGN_CONTAINER)
 			err = kp_add_zones(k, KP_CONTAINER, c->source,
@@ -485,7 +487,7 @@ static void kp_proc_container(const char *proc, pid_t pid, struct kp_proc *p)
 		if (strncmp(line, "0::", 3))
 			continue;
 		cgname_parse(line + 3, &n);
-		if (kp_trusted(line + 3))
+		if (kp_trusted(line + 3, &n))
 			snprintf(p->ctr, sizeof(p->ctr), "%s", n.container_id);
 		p->known = true;
 		break;
