@@ -269,8 +269,8 @@ static inline double st_now(void)
 /*
  * Wait (at most sec) until task pid is in one of the states (the letters
  * of /proc/<pid>/stat's third field, e.g. "S" or "Z"): a task that sleeps
- * or has exited has a runtime that no longer moves. 0, or -1 if it never
- * was.
+ * has a runtime that no longer moves, one that exited has at most its last
+ * switch to go. 0, or -1 if it never was (or is gone).
  */
 static inline int st_wait_state(pid_t pid, const char *states, double sec)
 {
@@ -280,11 +280,14 @@ static inline int st_wait_state(pid_t pid, const char *states, double sec)
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	do {
 		const char *p;
+		int r = st_read(path, b, sizeof(b));
 
 		/* The command name may hold ") ": the state follows the last. */
-		if (st_read(path, b, sizeof(b)) > 0 && (p = strrchr(b, ')')) &&
-		    p[1] == ' ' && p[2] && strchr(states, p[2]))
+		if (r > 0 && (p = strrchr(b, ')')) && p[1] == ' ' && p[2] &&
+		    strchr(states, p[2]))
 			return 0;
+		if (r == -ENOENT || r == -ESRCH)
+			return -1; /* gone: it never will be */
 		usleep(10000);
 	} while (st_now() < end);
 	return -1;
