@@ -20,9 +20,9 @@
 #
 # Exit status: 0 when every test passed; 1 on any failure, on a kernel panic,
 # on a hang (no end marker within the timeout) or on missing output.
-# A tests guest whose kernel panicked before init's first line boots once
-# more (said on stderr, in LOG.boot1 and as --counts' 4th field); only the
-# second boot counts.
+# Those apply to the boot that counts: a tests guest whose kernel oopsed
+# before init's first line boots once more (said on stderr, in LOG.boot1
+# and as --counts' 4th field), and the second boot alone counts.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
@@ -195,16 +195,17 @@ boot() {
 rm -f "$log.boot1"
 retried=0
 boot
-# A kernel that panicked before init's first line ran none of this tree's
-# code (the module and the tests come later). One boot in ten here did
-# so under emulation, "Oops: int3" in sched_clock_cpu at 2.9 s (the late
-# initcall switched __sched_clock_stable with both vCPUs up), and CI's
-# 6.12 guest died as early once. Its console is shown whole and the
-# guest boots once more; the second boot alone counts. QEMU's own
-# failures (exit 1) and timeouts (124, 137) are not retried.
+# A kernel that oopsed before init's first line did so before the module
+# or any test ran. One boot in ten here did so under emulation, "Oops:
+# int3" in sched_clock_cpu at 2.9 s (the late initcall switched
+# __sched_clock_stable with both vCPUs up). Its console is shown whole and
+# the guest boots once more; the second boot alone counts. Not retried:
+# a panic without an oops (no init, no root, a bad initramfs: what this
+# tree gives the kernel), QEMU's own failures (exit 1) and timeouts (124,
+# 137).
 if [ "$mode" = tests ] && [ $qrc -eq 0 ] && grep -q 'Kernel panic' "$log" &&
-	! grep -q JOULES-GUEST-INIT "$log"; then
-	echo "run-qemu: the kernel panicked before the guest's init ran; its console:" >&2
+	grep -q 'Oops' "$log" && ! grep -q JOULES-GUEST-INIT "$log"; then
+	echo "run-qemu: the kernel oopsed before the guest's init ran; its console:" >&2
 	cat "$log" >&2
 	echo "run-qemu: booting once more (the console above is kept in $log.boot1)" >&2
 	mv "$log" "$log.boot1"
@@ -261,7 +262,7 @@ END {
 	if (panic) { fail++; print "run-qemu: kernel panic" > "/dev/stderr" }
 	if (end_failed && !fail) { fail++; print "run-qemu: the guest ended with a failure no result line showed" > "/dev/stderr" }
 	printf "guest: %d passed, %d failed, %d skipped\n", pass, fail, skip > "/dev/stderr"
-	if (retried) print "run-qemu: these are the second boot'"'"'s results: the first panicked before init" > "/dev/stderr"
+	if (retried) print "run-qemu: these are the second boot'"'"'s results: the first oopsed before init" > "/dev/stderr"
 	if (counts != "") printf "%d %d %d %d\n", pass, fail, skip, retried > counts
 	exit fail ? 1 : 0
 }' "$log"
