@@ -553,6 +553,92 @@ TEST(forged_nested_kubepods)
 	kp_close(&k);
 }
 
+/*
+ * A pod or container is believed only where the kubelet and the runtimes
+ * put them: a pod directly in the kubepods tree or its class, a container
+ * directly in a pod or a runtime's top-level cgroup. Cgroups a privileged
+ * container or a delegated service makes inside its own cgroup, named
+ * after another pod or container, neither show nor replace the real
+ * series (the walk may meet them first).
+ */
+#define AUID_ "99999999_5e6f_7a8b_9c0d_1e2f3a4b5c6d"
+#define UID_ "1a2b3c4d_5e6f_7a8b_9c0d_1e2f3a4b5c6d"
+
+static void forged_flat(struct __test_metadata *_metadata, const char *host,
+			const char *podname)
+{
+	struct kp k;
+	char *t;
+
+	ASSERT_EQ(0, kp_open(&k, "n", S(5)));
+	rapl_snapshot(&k.snap, 0);
+	snprintf(cg_paths[1], sizeof(cg_paths[1]), "%s/%s", host, podname);
+	snprintf(cg_paths[2], sizeof(cg_paths[2]), "%s/%s/" ID, host, podname);
+	k.snap.cgroups[1].domain_uj[JL_D_PKG] = 1;
+	k.snap.cgroups[2].domain_uj[JL_D_PKG] = 1;
+	/* The victim, later in the walk. */
+	snprintf(cg_paths[4], sizeof(cg_paths[4]),
+		 "/kubepods/burstable/pod" UID);
+	k.snap.cgroups[4].source = REC_SRC_RAPL;
+	k.snap.cgroups[4].domains = 1u << JL_D_PKG;
+	k.snap.cgroups[4].domain_uj[JL_D_PKG] = 9000000;
+	t = kp_scrape(&k, S(1), 2);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(has(
+		t,
+		"kepler_pod_cpu_joules_total{pod_id=\"" UID
+		"\",state=\"running\",zone=\"package\",node_name=\"n\"} 9\n"))
+	TH_LOG("%s", t);
+	EXPECT_FALSE(strstr(t, "container_id=\"" ID "\""));
+	kp_close(&k);
+}
+
+TEST(forged_pod_in_a_container_cgroupfs)
+{
+	forged_flat(_metadata, "/kubepods/besteffort/pod" VUID "/" DID,
+		    "pod" UID);
+}
+
+TEST(forged_pod_in_a_container_systemd)
+{
+	forged_flat(
+		_metadata,
+		"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" AUID_
+		".slice/cri-containerd-" DID ".scope",
+		"kubepods-burstable-pod" UID_ ".slice");
+}
+
+static void forged_container(struct __test_metadata *_metadata,
+			     const char *forged)
+{
+	struct kp k;
+	char *t;
+
+	ASSERT_EQ(0, kp_open(&k, "n", S(5)));
+	rapl_snapshot(&k.snap, 0);
+	/* Met first in the walk; the real one is cgroups[2] (CTR). */
+	snprintf(cg_paths[1], sizeof(cg_paths[1]), "%s", forged);
+	t = kp_scrape(&k, S(1), 2);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(has(t, "container_id=\"" ID
+			   "\",runtime=\"containerd\",state=\"running\","
+			   "pod_id=\"" UID "\""))
+	TH_LOG("%s", t);
+	EXPECT_FALSE(strstr(t, "container_id=\"" ID "\",runtime=\"unknown\""));
+	kp_close(&k);
+}
+
+TEST(forged_container_in_a_container)
+{
+	forged_container(_metadata,
+			 "/kubepods/besteffort/pod" VUID "/" DID "/" ID);
+}
+
+TEST(forged_container_in_a_service)
+{
+	forged_container(_metadata, "/system.slice/x.service/" ID);
+}
+
 TEST(parse_compat)
 {
 	enum jm_compat c = JM_COMPAT_NONE;
