@@ -156,6 +156,8 @@ struct walk {
 	struct comp parent;
 	bool kube; /* inside a kubepods tree */
 	bool kube_root; /* parent is the kubepods tree's root */
+	bool qos; /* parent is a QoS class of the kubepods tree */
+	bool pod; /* parent is a pod */
 	bool cgroupfs_pod; /* parent is a cgroupfs-driver pod ("pod<uid>") */
 	unsigned int depth; /* components before this one */
 };
@@ -167,13 +169,19 @@ static bool kube_root(struct comp c)
 	       has_suffix(c, "-kubepods.slice");
 }
 
-/* A QoS class: systemd's "...kubepods-burstable.slice", cgroupfs' "kubepods/burstable". */
+/*
+ * A QoS class: systemd's "...kubepods-burstable.slice", cgroupfs'
+ * "kubepods/burstable"; only directly in the tree's root, where the
+ * kubelet makes them.
+ */
 static const char *qos_class(const struct walk *w, struct comp c)
 {
+	if (!w->kube_root)
+		return NULL;
 	for (size_t i = 0; i < sizeof(qos_classes) / sizeof(qos_classes[0]);
 	     i++)
 		if (has_suffix(c, qos_classes[i].slice) ||
-		    (w->kube_root && eq(c, qos_classes[i].name)))
+		    eq(c, qos_classes[i].name))
 			return qos_classes[i].name;
 	return NULL;
 }
@@ -208,7 +216,8 @@ static bool pod(struct walk *w, struct comp c)
 	const char *qos;
 	char uid[CGN_UID_LEN + 1];
 
-	if (!w->kube)
+	/* Only where the kubelet makes pods: in the root or a class. */
+	if (!w->kube || !(w->kube_root || w->qos))
 		return false;
 	if (has_suffix(c, ".slice")) {
 		struct comp name = { c.s, c.len - 6 };
@@ -251,6 +260,8 @@ static bool container(struct walk *w, struct comp c)
 		n->container_id[CGN_ID_LEN] = 0;
 		n->runtime = scopes[i].runtime;
 		n->in_cgroupfs_pod = false;
+		n->in_pod = w->pod;
+		n->container_depth = w->depth;
 		n->kind = scopes[i].kind;
 		return true;
 	}
@@ -261,6 +272,8 @@ static bool container(struct walk *w, struct comp c)
 	/* In a cgroupfs pod the CRI runtime is not named. */
 	n->runtime = n->pod_uid[0] && w->kube ? NULL : bare_runtime(w->parent);
 	n->in_cgroupfs_pod = w->cgroupfs_pod;
+	n->in_pod = w->pod;
+	n->container_depth = w->depth;
 	n->kind = CGN_CONTAINER;
 	return true;
 }
@@ -290,7 +303,8 @@ static void unit(struct cgname *n, struct comp c)
 static void step(struct walk *w, struct comp c)
 {
 	struct cgname *n = w->n;
-	bool root = kube_root(c), cgroupfs_pod = false;
+	bool root = kube_root(c), is_qos = false, is_pod = false;
+	bool cgroupfs_pod = false;
 	const char *qos;
 
 	n->kind = CGN_OTHER;
@@ -310,7 +324,9 @@ static void step(struct walk *w, struct comp c)
 	} else if (w->kube && (qos = qos_class(w, c))) {
 		n->qos = qos;
 		n->kind = CGN_QOS;
+		is_qos = true;
 	} else if (pod(w, c)) {
+		is_pod = true;
 		n->kind = CGN_POD;
 		n->container_id[0] = 0;
 		n->runtime = NULL;
@@ -321,6 +337,8 @@ static void step(struct walk *w, struct comp c)
 	}
 	unit(n, c);
 	w->kube_root = root;
+	w->qos = is_qos;
+	w->pod = is_pod;
 	w->cgroupfs_pod = cgroupfs_pod;
 	w->parent = c;
 	w->depth++;

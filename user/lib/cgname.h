@@ -66,6 +66,14 @@ struct cgname {
 	 */
 	bool in_cgroupfs_pod;
 	/*
+	 * Where that container's cgroup is: directly in a pod (in_pod), and
+	 * its component's index (0 for the path's first). Containers are
+	 * made directly in a pod or in a runtime's top-level cgroup; one
+	 * deeper was made by whoever could make cgroups there.
+	 */
+	bool in_pod;
+	unsigned int container_depth;
+	/*
 	 * The kubepods tree in force starts below the path's first component
 	 * (a node inside a container, or cgroups someone named so): its pods
 	 * are only as believable as whoever could make cgroups there.

@@ -213,6 +213,45 @@ TEST(pod_flags)
 		{ "/system.slice/docker-" ID2 ".scope", false, false },
 	};
 
+	/*
+	 * Pods and classes only where the kubelet makes them; containers'
+	 * places: directly in a pod, or at which depth.
+	 */
+	static const struct {
+		const char *path;
+		enum cgn_kind kind;
+		bool in_pod;
+		unsigned int depth;
+	} p[] = {
+		{ "/kubepods/burstable/pod" UID "/" ID, CGN_CONTAINER, true,
+		  3 },
+		{ "/kubepods.slice/kubepods-pod" UID_
+		  ".slice/cri-containerd-" ID ".scope",
+		  CGN_CONTAINER, true, 2 },
+		{ "/system.slice/docker-" ID ".scope", CGN_CONTAINER, false,
+		  1 },
+		{ "/system.slice/docker-" ID ".scope/init.scope", CGN_SCOPE,
+		  false, 1 },
+		{ "/system.slice/x.service/" ID, CGN_CONTAINER, false, 2 },
+		{ "/kubepods/burstable/pod" UID "/" ID2 "/pod" UID, CGN_OTHER,
+		  true, 3 },
+		{ "/kubepods/burstable/pod" UID "/" ID2 "/burstable", CGN_OTHER,
+		  true, 3 },
+		{ "/kubepods/burstable/burstable", CGN_OTHER, false, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(p); i++) {
+		struct cgname n;
+
+		cgname_parse(p[i].path, &n);
+		CHECK(n.kind == p[i].kind, "%s: kind %s", p[i].path,
+		      cgn_kind_names[n.kind]);
+		if (n.container_id[0])
+			CHECK(n.in_pod == p[i].in_pod &&
+				      n.container_depth == p[i].depth,
+			      "%s: in_pod %d, depth %u", p[i].path, n.in_pod,
+			      n.container_depth);
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
 		struct cgname n;
 

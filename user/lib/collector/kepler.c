@@ -260,8 +260,9 @@ static int kp_build_node(struct jm_kepler *k, const struct jm_snapshot *snap)
  * and a user names the cgroups delegated to them (systemd's
  * user@UID.service) as they like: a forged "...-pod<uid>.slice" there
  * would charge its energy to someone's pod. Only the runtimes' top-level
- * trees, which root alone creates, are believed; rootless Podman's
- * containers are then not Kepler's containers.
+ * trees, which root alone creates, are believed, and in them only the
+ * places where the kubelet and the runtimes make pods and containers;
+ * rootless Podman's containers are then not Kepler's containers.
  */
 static bool kp_trusted(const char *path, const struct cgname *n)
 {
@@ -271,6 +272,12 @@ static bool kp_trusted(const char *path, const struct cgname *n)
 
 	/* A kubepods tree below the top level is anyone's who made it. */
 	if (n->kube_nested)
+		return false;
+	/*
+	 * So is a container below where runtimes make them: directly in a
+	 * pod, or in a runtime's top-level cgroup.
+	 */
+	if (n->container_id[0] && !n->in_pod && n->container_depth != 1)
 		return false;
 	path += strspn(path, "/");
 	len = strcspn(path, "/");
