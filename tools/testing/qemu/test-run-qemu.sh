@@ -32,6 +32,11 @@ oops)
 	printf '[    2.857614] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI\n' > "$serial"
 	printf '[    2.860000] Kernel panic - not syncing: Fatal exception\n' >> "$serial"
 	exit 0 ;;
+oops61)
+	# 6.1 names a trap's oops by the trap alone.
+	printf '[    2.857614] int3: 0000 [#1] PREEMPT SMP NOPTI\n' > "$serial"
+	printf '[    2.860000] Kernel panic - not syncing: Fatal exception\n' >> "$serial"
+	exit 0 ;;
 panic)
 	printf '[    3.100000] Kernel panic - not syncing: No working init found.\n' > "$serial"
 	exit 0 ;;
@@ -64,12 +69,16 @@ run() {
 	boots=$(cat "$work/boots" 2>/dev/null)
 }
 
-echo "1..4"
+echo "1..5"
 run "oops good"
 [ $rc = 0 ] && [ "$counts" = "2 0 0 1" ] && [ "$boots" = 2 ] &&
 	grep -q 'Oops: int3' "$work/log.boot1" && grep -q 'Oops: int3' "$work/err" &&
 	grep -q "second boot's results" "$work/err"
 t $? "an oops before init: shown, kept, booted once more, said (rc $rc, counts '$counts')"
+
+run "oops61 good"
+[ $rc = 0 ] && [ "$counts" = "2 0 0 1" ] && [ "$boots" = 2 ]
+t $? "an oops before init as 6.1 prints it: booted once more (rc $rc, counts '$counts')"
 
 run "oops oops"
 [ $rc = 1 ] && [ "$boots" = 2 ] && [ "${counts#* * * }" = 1 ] && [ "${counts%% *}" = 0 ]
