@@ -462,12 +462,14 @@ static void cgroupfs_runtime(struct __test_metadata *_metadata, const char *pod)
 	ASSERT_EQ(0, kp_open(&k, "n", S(5)));
 	rapl_snapshot(&k.snap, 0);
 	snprintf(cg_paths[1], sizeof(cg_paths[1]), "/kubepods/%spod" UID, pod);
-	snprintf(cg_paths[2], sizeof(cg_paths[2]), "/kubepods/%spod" UID "/" ID, pod);
+	snprintf(cg_paths[2], sizeof(cg_paths[2]), "/kubepods/%spod" UID "/" ID,
+		 pod);
 	t = kp_scrape(&k, S(1), 2);
 	ASSERT_NE(NULL, t);
-	EXPECT_TRUE(has(t, "kepler_container_cpu_joules_total{container_id=\"" ID
-			   "\",runtime=\"kubernetes\",state=\"running\",pod_id=\"" UID
-			   "\",zone=\"package\",node_name=\"n\"} "))
+	EXPECT_TRUE(has(
+		t, "kepler_container_cpu_joules_total{container_id=\"" ID
+		   "\",runtime=\"kubernetes\",state=\"running\",pod_id=\"" UID
+		   "\",zone=\"package\",node_name=\"n\"} "))
 	TH_LOG("%s", t);
 	/* And the pod keeps its own series. */
 	EXPECT_TRUE(has(t, "kepler_pod_cpu_joules_total{pod_id=\"" UID "\""));
@@ -488,7 +490,8 @@ TEST(cgroupfs_guaranteed_runtime_kubernetes)
  * Only a bare id directly in a cgroupfs pod is Kepler's "kubernetes": one
  * directly in a systemd-driver pod's slice names no runtime ("unknown").
  */
-static void runtime_of(struct __test_metadata *_metadata, const char *ctr, const char *want)
+static void runtime_of(struct __test_metadata *_metadata, const char *ctr,
+		       const char *want)
 {
 	char line[512];
 	struct kp k;
@@ -545,19 +548,24 @@ TEST(forged_nested_kubepods)
 
 	ASSERT_EQ(0, kp_open(&k, "n", S(5)));
 	rapl_snapshot(&k.snap, 0);
-	snprintf(cg_paths[1], sizeof(cg_paths[1]), HOST "/kubepods/burstable/pod" UID);
-	snprintf(cg_paths[2], sizeof(cg_paths[2]), HOST "/kubepods/burstable/pod" UID "/" ID);
+	snprintf(cg_paths[1], sizeof(cg_paths[1]),
+		 HOST "/kubepods/burstable/pod" UID);
+	snprintf(cg_paths[2], sizeof(cg_paths[2]),
+		 HOST "/kubepods/burstable/pod" UID "/" ID);
 	k.snap.cgroups[1].domain_uj[JL_D_PKG] = 1;
 	k.snap.cgroups[2].domain_uj[JL_D_PKG] = 1;
 	/* The victim, later in the walk. */
-	snprintf(cg_paths[4], sizeof(cg_paths[4]), "/kubepods/burstable/pod" UID);
+	snprintf(cg_paths[4], sizeof(cg_paths[4]),
+		 "/kubepods/burstable/pod" UID);
 	k.snap.cgroups[4].source = REC_SRC_RAPL;
 	k.snap.cgroups[4].domains = 1u << JL_D_PKG;
 	k.snap.cgroups[4].domain_uj[JL_D_PKG] = 9000000;
 	t = kp_scrape(&k, S(1), 2);
 	ASSERT_NE(NULL, t);
-	EXPECT_TRUE(has(t, "kepler_pod_cpu_joules_total{pod_id=\"" UID
-			   "\",state=\"running\",zone=\"package\",node_name=\"n\"} 9\n"))
+	EXPECT_TRUE(has(
+		t,
+		"kepler_pod_cpu_joules_total{pod_id=\"" UID
+		"\",state=\"running\",zone=\"package\",node_name=\"n\"} 9\n"))
 	TH_LOG("%s", t);
 	EXPECT_FALSE(strstr(t, "container_id=\"" ID "\""));
 	kp_close(&k);
