@@ -533,52 +533,16 @@ TEST(container_in_container_not_served)
 }
 
 /*
- * A kubepods tree below the path's first component was made by whoever
- * could create cgroups there (a privileged pod, a delegated service): its
- * pods and containers are not believed, and never replace a real pod's
- * series (the walk may meet the forgery first).
+ * A pod or container is believed only where the kubelet and the runtimes
+ * put them: a pod directly in a top-level kubepods tree or its class, a
+ * container directly in a pod or a runtime's top-level cgroup. Cgroups a
+ * privileged container or a delegated service makes inside its own
+ * cgroup (a kubepods tree of its own, or a pod), named after another pod
+ * or container, neither show nor replace the real series (the walk may
+ * meet them first): host/podname and its container ID, then the victim.
  */
 #define VUID "99999999-5e6f-7a8b-9c0d-1e2f3a4b5c6d"
 #define HOST "/kubepods/besteffort/pod" VUID "/" DID
-
-TEST(forged_nested_kubepods)
-{
-	struct kp k;
-	char *t;
-
-	ASSERT_EQ(0, kp_open(&k, "n", S(5)));
-	rapl_snapshot(&k.snap, 0);
-	snprintf(cg_paths[1], sizeof(cg_paths[1]),
-		 HOST "/kubepods/burstable/pod" UID);
-	snprintf(cg_paths[2], sizeof(cg_paths[2]),
-		 HOST "/kubepods/burstable/pod" UID "/" ID);
-	k.snap.cgroups[1].domain_uj[JL_D_PKG] = 1;
-	k.snap.cgroups[2].domain_uj[JL_D_PKG] = 1;
-	/* The victim, later in the walk. */
-	snprintf(cg_paths[4], sizeof(cg_paths[4]),
-		 "/kubepods/burstable/pod" UID);
-	k.snap.cgroups[4].source = REC_SRC_RAPL;
-	k.snap.cgroups[4].domains = 1u << JL_D_PKG;
-	k.snap.cgroups[4].domain_uj[JL_D_PKG] = 9000000;
-	t = kp_scrape(&k, S(1), 2);
-	ASSERT_NE(NULL, t);
-	EXPECT_TRUE(has(
-		t,
-		"kepler_pod_cpu_joules_total{pod_id=\"" UID
-		"\",state=\"running\",zone=\"package\",node_name=\"n\"} 9\n"))
-	TH_LOG("%s", t);
-	EXPECT_FALSE(strstr(t, "container_id=\"" ID "\""));
-	kp_close(&k);
-}
-
-/*
- * A pod or container is believed only where the kubelet and the runtimes
- * put them: a pod directly in the kubepods tree or its class, a container
- * directly in a pod or a runtime's top-level cgroup. Cgroups a privileged
- * container or a delegated service makes inside its own cgroup, named
- * after another pod or container, neither show nor replace the real
- * series (the walk may meet them first).
- */
 #define AUID_ "99999999_5e6f_7a8b_9c0d_1e2f3a4b5c6d"
 #define UID_ "1a2b3c4d_5e6f_7a8b_9c0d_1e2f3a4b5c6d"
 
@@ -611,10 +575,14 @@ static void forged_flat(struct __test_metadata *_metadata, const char *host,
 	kp_close(&k);
 }
 
+TEST(forged_nested_kubepods)
+{
+	forged_flat(_metadata, HOST "/kubepods/burstable", "pod" UID);
+}
+
 TEST(forged_pod_in_a_container_cgroupfs)
 {
-	forged_flat(_metadata, "/kubepods/besteffort/pod" VUID "/" DID,
-		    "pod" UID);
+	forged_flat(_metadata, HOST, "pod" UID);
 }
 
 TEST(forged_pod_in_a_container_systemd)
