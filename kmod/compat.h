@@ -30,7 +30,7 @@
 #define JL_TP_SWITCH_PROTO                                                  \
 	void *data, bool preempt, struct task_struct *prev,                 \
 		struct task_struct *next, unsigned int prev_state
-#define jl_prev_state(prev) (prev_state)
+#define jl_prev_state(prev) ((void)(prev), prev_state)
 #elif JL_KV(5, 14)
 #define JL_TP_SWITCH_PROTO                                                  \
 	void *data, bool preempt, struct task_struct *prev,                 \
@@ -286,7 +286,7 @@ static inline bool jl_dumpable_by_owner(struct task_struct *t)
  * specific inode"); before it, a plain cache allocation.
  */
 #if !JL_KV(5, 18)
-#define alloc_inode_sb(sb, cache, gfp) kmem_cache_alloc(cache, gfp)
+#define alloc_inode_sb(sb, cache, gfp) ((void)(sb), kmem_cache_alloc(cache, gfp))
 #endif
 
 /*

@@ -67,7 +67,7 @@ static __always_inline void switch_in(struct joules_cpu *jc,
 		 * this CPU or this CPU sees the new generation.
 		 */
 		WRITE_ONCE(jc->awake, true);
-		smp_mb();
+		smp_mb(); /* awake before the generation; see above */
 	}
 	gen = READ_ONCE(joules_gen);
 	/*

@@ -133,7 +133,7 @@ bool joules_may_read_cgroup(struct cgroup *cgrp, const struct joules_reader *r)
 	buf = kmalloc(PATH_MAX, GFP_KERNEL);
 	if (!buf)
 		return false;
-	strcpy(buf, mnt);
+	memcpy(buf, mnt, sizeof(mnt));
 	if (cgroup_path_ns(cgrp, buf + sizeof(mnt) - 1, PATH_MAX - sizeof(mnt),
 			   current->nsproxy->cgroup_ns) > 0 &&
 	    !kern_path(buf, LOOKUP_FOLLOW, &path)) {

@@ -10,8 +10,8 @@
 /* Documentation/admin-guide.rst has the rules. */
 struct joules_reader {
 	const struct cred *cred;	/* whose ids */
-	struct file *file;		/* capabilities of its opener (a netlink
-					 * socket), or NULL: the current task's */
+	/* Capabilities of its opener (a netlink socket), or NULL: current's. */
+	struct file *file;
 };
 void joules_reader_current(struct joules_reader *r);
 /* The /proc/<pid>/io rule, stricter where a module cannot ask (perm.c). */

@@ -301,13 +301,13 @@ void joules_count(struct joules_entry *e)
 	raw_spin_unlock_irqrestore(&e->acct_lock, flags);
 }
 
-/* on_cpu is read with acquire: the final switch's stores precede its clearing. */
 bool joules_off_cpu(struct joules_entry *e)
 {
 	unsigned long flags;
 	bool off;
 
 	raw_spin_lock_irqsave(&e->acct_lock, flags);
+	/* Acquire: the final switch's stores precede on_cpu's clearing. */
 	off = !e->task || !smp_load_acquire(&e->task->on_cpu);
 	raw_spin_unlock_irqrestore(&e->acct_lock, flags);
 	return off;
@@ -531,8 +531,8 @@ void joules_exit_identity(struct task_struct *t)
 	memcpy(e->comm, t->comm, TASK_COMM_LEN - 1);
 }
 
-void joules_for_each_entry(void (*cb)(struct joules_entry *e, void *arg),
-			   void *arg)
+void joules_visit_entries(void (*cb)(struct joules_entry *e, void *arg),
+			  void *arg)
 {
 	struct joules_entry *e;
 	u32 b;

@@ -211,8 +211,8 @@ extern atomic64_t joules_walk_retries;
 /* Totals of one entry (caller holds e->group->lock: the worker charges under it). */
 void joules_entry_totals(struct joules_entry *e, struct joules_totals *t);
 /* Visit every live entry (worker, for idle splitting); cb under RCU. */
-void joules_for_each_entry(void (*cb)(struct joules_entry *e, void *arg),
-			   void *arg);
+void joules_visit_entries(void (*cb)(struct joules_entry *e, void *arg),
+			  void *arg);
 void joules_fill_stats(struct joules_entry *e, const struct joules_totals *t,
 		       struct joules_stats *st);
 

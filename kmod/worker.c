@@ -519,11 +519,11 @@ static void split_idle(u64 idle_uj)
 {
 	struct idle_pass ip = { 0 };
 
-	joules_for_each_entry(count_entry, &ip);
+	joules_visit_entries(count_entry, &ip);
 	if (!ip.count || !idle_uj)
 		return;
 	jl_splitter_init(&ip.sp, idle_uj, ip.count);
-	joules_for_each_entry(give_idle, &ip);
+	joules_visit_entries(give_idle, &ip);
 	/*
 	 * Tasks that died between the two passes leave their parts unhanded;
 	 * those stay on the node's idle line only (the node's idle_uj always
