@@ -191,6 +191,61 @@ static struct ipmi_priv *priv_of(struct jmd_input *in)
 	return in->priv;
 }
 
+static int set_privilege(struct ipmi_priv *p, const char *val, char *err,
+			 size_t errlen)
+{
+	if (!strcasecmp(val, "user"))
+		p->privilege = IPMI_PRIVILEGE_LEVEL_USER;
+	else if (!strcasecmp(val, "operator"))
+		p->privilege = IPMI_PRIVILEGE_LEVEL_OPERATOR;
+	else if (!strcasecmp(val, "admin"))
+		p->privilege = IPMI_PRIVILEGE_LEVEL_ADMIN;
+	else {
+		seterr(err, errlen,
+		       "privilege: user, operator or admin, not '%s'", val);
+		return -1;
+	}
+	return 0;
+}
+
+/* One more "sensor = NAME": summed with the others, each named once. */
+static int add_sensor(struct ipmi_priv *p, const char *val, char *err,
+		      size_t errlen)
+{
+	if (!*val || strlen(val) > SDR_ID_MAX) {
+		seterr(err, errlen, "sensor: a name of 1 to %d bytes, not '%s'",
+		       SDR_ID_MAX, val);
+		return -1;
+	}
+	if (p->nsensor == JMD_MAX_SAMPLES) {
+		seterr(err, errlen, "sensor: more than %d", JMD_MAX_SAMPLES);
+		return -1;
+	}
+	for (size_t i = 0; i < p->nsensor; i++)
+		if (!strcmp(p->sensor[i], val)) {
+			seterr(err, errlen, "sensor: '%s' twice", val);
+			return -1;
+		}
+	strcpy(p->sensor[p->nsensor++], val);
+	return 0;
+}
+
+static int set_dcmi(struct ipmi_priv *p, const char *val, char *err,
+		    size_t errlen)
+{
+	if (!strcasecmp(val, "yes"))
+		p->dcmi = DCMI_YES;
+	else if (!strcasecmp(val, "no"))
+		p->dcmi = DCMI_NO;
+	else if (!strcasecmp(val, "auto"))
+		p->dcmi = DCMI_AUTO;
+	else {
+		seterr(err, errlen, "dcmi: yes, no or auto, not '%s'", val);
+		return -1;
+	}
+	return 0;
+}
+
 static int ipmi_set(struct jmd_input *in, const char *key, const char *val,
 		    char *err, size_t errlen)
 {
@@ -231,18 +286,7 @@ static int ipmi_set(struct jmd_input *in, const char *key, const char *val,
 		}
 		strcpy(p->pass, val);
 	} else if (!strcmp(key, "privilege")) {
-		if (!strcasecmp(val, "user"))
-			p->privilege = IPMI_PRIVILEGE_LEVEL_USER;
-		else if (!strcasecmp(val, "operator"))
-			p->privilege = IPMI_PRIVILEGE_LEVEL_OPERATOR;
-		else if (!strcasecmp(val, "admin"))
-			p->privilege = IPMI_PRIVILEGE_LEVEL_ADMIN;
-		else {
-			seterr(err, errlen,
-			       "privilege: user, operator or admin, not '%s'",
-			       val);
-			return -1;
-		}
+		return set_privilege(p, val, err, errlen);
 	} else if (!strcmp(key, "cipher_suite_id")) {
 		if (parse_uint(key, val, 255, &v, err, errlen))
 			return -1;
@@ -256,23 +300,7 @@ static int ipmi_set(struct jmd_input *in, const char *key, const char *val,
 	} else if (!strcmp(key, "workarounds")) {
 		return parse_workarounds(val, &p->workarounds, err, errlen);
 	} else if (!strcmp(key, "sensor")) {
-		if (!*val || strlen(val) > SDR_ID_MAX) {
-			seterr(err, errlen,
-			       "sensor: a name of 1 to %d bytes, not '%s'",
-			       SDR_ID_MAX, val);
-			return -1;
-		}
-		if (p->nsensor == JMD_MAX_SAMPLES) {
-			seterr(err, errlen, "sensor: more than %d",
-			       JMD_MAX_SAMPLES);
-			return -1;
-		}
-		for (size_t i = 0; i < p->nsensor; i++)
-			if (!strcmp(p->sensor[i], val)) {
-				seterr(err, errlen, "sensor: '%s' twice", val);
-				return -1;
-			}
-		strcpy(p->sensor[p->nsensor++], val);
+		return add_sensor(p, val, err, errlen);
 	} else if (!strcmp(key, "sensor_type")) {
 		if (strcasecmp(val, "power")) {
 			seterr(err, errlen,
@@ -281,17 +309,7 @@ static int ipmi_set(struct jmd_input *in, const char *key, const char *val,
 		}
 		p->type_power = true;
 	} else if (!strcmp(key, "dcmi")) {
-		if (!strcasecmp(val, "yes"))
-			p->dcmi = DCMI_YES;
-		else if (!strcasecmp(val, "no"))
-			p->dcmi = DCMI_NO;
-		else if (!strcasecmp(val, "auto"))
-			p->dcmi = DCMI_AUTO;
-		else {
-			seterr(err, errlen, "dcmi: yes, no or auto, not '%s'",
-			       val);
-			return -1;
-		}
+		return set_dcmi(p, val, err, errlen);
 	} else {
 		seterr(err, errlen, "unknown key '%s'", key);
 		return -1;
