@@ -885,6 +885,49 @@ static int read_sensor(struct ipmi_priv *p, const struct ipmi_rec *r, double *w,
 }
 
 /*
+ * The sensors, one sample each into out, their records fetched first on a
+ * new session: how many, or -1 (*fatal: the session failed).
+ */
+static int read_sensors(struct jmd_input *in, uint64_t t0,
+			struct jmd_sample *out, bool *fatal, char *err,
+			size_t errlen)
+{
+	struct ipmi_priv *p = in->priv;
+	double w;
+
+	*fatal = false;
+	if (now_ms() - t0 > in->timeout_ms) {
+		seterr(err, errlen,
+		       "timeout (%u ms) before the sensors were read",
+		       in->timeout_ms);
+		return -1;
+	}
+	if (p->fresh || !p->have_recs) {
+		if (fetch_records(p, err, errlen) < 0) {
+			*fatal = ipmi_ctx_errnum(p->ctx) != IPMI_ERR_SUCCESS &&
+				 ipmi_ctx_errnum(p->ctx) !=
+					 IPMI_ERR_BAD_COMPLETION_CODE;
+			return -1;
+		}
+		p->fresh = false;
+	}
+	for (size_t i = 0; i < p->nrec; i++) {
+		if (i && now_ms() - t0 > in->timeout_ms) {
+			seterr(err, errlen,
+			       "timeout (%u ms) after %zu of %zu sensors",
+			       in->timeout_ms, i, p->nrec);
+			return -1;
+		}
+		if (read_sensor(p, &p->rec[i], &w, fatal, err, errlen) < 0)
+			return -1;
+		out[i] = (struct jmd_sample){ .kind = JMD_POWER, .value = w };
+		snprintf(out[i].label, sizeof(out[i].label), "%s",
+			 p->rec[i].id);
+	}
+	return (int)p->nrec;
+}
+
+/*
  * One attempt at a reading, from t0 on. *dropped: the session failed (a
  * command without an answer, a transport error) and was closed.
  */
@@ -893,6 +936,7 @@ static int read_once(struct jmd_input *in, struct ipmi_priv *p, uint64_t t0,
 		     char *err, size_t errlen)
 {
 	char why[160] = "";
+	bool fatal;
 	double w;
 	int r;
 
@@ -930,44 +974,13 @@ static int read_once(struct jmd_input *in, struct ipmi_priv *p, uint64_t t0,
 		p->src = SRC_SENSORS;
 	}
 
-	if (now_ms() - t0 > in->timeout_ms) {
-		seterr(err, errlen,
-		       "timeout (%u ms) before the sensors were read",
-		       in->timeout_ms);
+	r = read_sensors(in, t0, out, &fatal, err, errlen);
+	if (r >= 0) {
+		*n = r;
+		return 0;
+	}
+	if (!fatal)
 		return -1;
-	}
-	if (p->fresh || !p->have_recs) {
-		if (fetch_records(p, err, errlen) < 0) {
-			if (ipmi_ctx_errnum(p->ctx) != IPMI_ERR_SUCCESS &&
-			    ipmi_ctx_errnum(p->ctx) !=
-				    IPMI_ERR_BAD_COMPLETION_CODE)
-				goto fail;
-			return -1;
-		}
-		p->fresh = false;
-	}
-	for (size_t i = 0; i < p->nrec; i++) {
-		bool fatal;
-
-		if (i && now_ms() - t0 > in->timeout_ms) {
-			seterr(err, errlen,
-			       "timeout (%u ms) after %zu of %zu sensors",
-			       in->timeout_ms, i, p->nrec);
-			*n = 0;
-			return -1;
-		}
-		if (read_sensor(p, &p->rec[i], &w, &fatal, err, errlen) < 0) {
-			*n = 0;
-			if (fatal)
-				goto fail;
-			return -1;
-		}
-		out[i] = (struct jmd_sample){ .kind = JMD_POWER, .value = w };
-		snprintf(out[i].label, sizeof(out[i].label), "%s",
-			 p->rec[i].id);
-		*n = i + 1;
-	}
-	return 0;
 fail:
 	disconnect(p);
 	*dropped = true;
