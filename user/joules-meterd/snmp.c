@@ -244,6 +244,94 @@ static int jsnmp_add_elem(struct jsnmp_priv *p, const char *key,
 	return 0;
 }
 
+static int jsnmp_set_version(struct jsnmp_priv *p, const char *val, char *err,
+			     size_t errlen)
+{
+	if (!strcmp(val, "2c") || !strcmp(val, "2"))
+		p->version = SNMP_VERSION_2c;
+	else if (!strcmp(val, "3"))
+		p->version = SNMP_VERSION_3;
+	else {
+		snprintf(err, errlen, "version '%s': want 2c or 3", val);
+		return -1;
+	}
+	return 0;
+}
+
+static int jsnmp_set_level(struct jsnmp_priv *p, const char *val, char *err,
+			   size_t errlen)
+{
+	if (!strcmp(val, "noAuthNoPriv"))
+		p->level = SNMP_SEC_LEVEL_NOAUTH;
+	else if (!strcmp(val, "authNoPriv"))
+		p->level = SNMP_SEC_LEVEL_AUTHNOPRIV;
+	else if (!strcmp(val, "authPriv"))
+		p->level = SNMP_SEC_LEVEL_AUTHPRIV;
+	else {
+		snprintf(
+			err, errlen,
+			"security_level '%s': want noAuthNoPriv, authNoPriv or authPriv",
+			val);
+		return -1;
+	}
+	return 0;
+}
+
+/* A family whose OIDs are built in (jsnmp_objs). */
+static int jsnmp_set_family(struct jsnmp_priv *p, const char *val, char *err,
+			    size_t errlen)
+{
+	bool known = false;
+
+	for (size_t i = 0; i < sizeof(jsnmp_objs) / sizeof(jsnmp_objs[0]); i++)
+		known |= !strcmp(jsnmp_objs[i].family, val);
+	if (!known) {
+		snprintf(err, errlen,
+			 "family '%s': want raritan, apc, servertech or eaton",
+			 val);
+		return -1;
+	}
+	snprintf(p->family, sizeof(p->family), "%s", val);
+	return 0;
+}
+
+static int jsnmp_set_kind(struct jsnmp_priv *p, const char *val, char *err,
+			  size_t errlen)
+{
+	if (!strcmp(val, "power"))
+		p->kind = JMD_POWER;
+	else if (!strcmp(val, "energy"))
+		p->kind = JMD_ENERGY;
+	else {
+		snprintf(err, errlen, "kind '%s': want power or energy", val);
+		return -1;
+	}
+	p->kind_set = true;
+	return 0;
+}
+
+/* "scale" or "wrap" (key): a positive number. */
+static int jsnmp_set_scale(struct jsnmp_priv *p, const char *key,
+			   const char *val, char *err, size_t errlen)
+{
+	const char *why = NULL;
+	double d;
+
+	if (parse_double(val, &d, &why) || !(d > 0)) {
+		snprintf(err, errlen, "%s '%s': want a positive number", key,
+			 val);
+		return -1;
+	}
+	if (key[0] == 's') {
+		p->scale = d;
+		p->scale_set = true;
+	} else {
+		p->wrap = d;
+		p->wrap_set = true;
+	}
+	return 0;
+}
+
 static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 		     char *err, size_t errlen)
 {
@@ -273,18 +361,8 @@ static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 		p->port = (unsigned int)u;
 		return 0;
 	}
-	if (!strcmp(key, "version")) {
-		if (!strcmp(val, "2c") || !strcmp(val, "2"))
-			p->version = SNMP_VERSION_2c;
-		else if (!strcmp(val, "3"))
-			p->version = SNMP_VERSION_3;
-		else {
-			snprintf(err, errlen, "version '%s': want 2c or 3",
-				 val);
-			return -1;
-		}
-		return 0;
-	}
+	if (!strcmp(key, "version"))
+		return jsnmp_set_version(p, val, err, errlen);
 	if (!strcmp(key, "community"))
 		return set_str(&p->community, key, val, err, errlen);
 	if (!strcmp(key, "user"))
@@ -293,22 +371,8 @@ static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 		return set_str(&p->auth_pass, key, val, err, errlen);
 	if (!strcmp(key, "priv_password"))
 		return set_str(&p->priv_pass, key, val, err, errlen);
-	if (!strcmp(key, "security_level")) {
-		if (!strcmp(val, "noAuthNoPriv"))
-			p->level = SNMP_SEC_LEVEL_NOAUTH;
-		else if (!strcmp(val, "authNoPriv"))
-			p->level = SNMP_SEC_LEVEL_AUTHNOPRIV;
-		else if (!strcmp(val, "authPriv"))
-			p->level = SNMP_SEC_LEVEL_AUTHPRIV;
-		else {
-			snprintf(
-				err, errlen,
-				"security_level '%s': want noAuthNoPriv, authNoPriv or authPriv",
-				val);
-			return -1;
-		}
-		return 0;
-	}
+	if (!strcmp(key, "security_level"))
+		return jsnmp_set_level(p, val, err, errlen);
 	if (!strcmp(key, "auth_protocol")) {
 		if (strcmp(val, "MD5") && strcmp(val, "SHA") &&
 		    strcmp(val, "SHA-256")) {
@@ -329,52 +393,12 @@ static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 		snprintf(p->priv_proto, sizeof(p->priv_proto), "%s", val);
 		return 0;
 	}
-	if (!strcmp(key, "family")) {
-		bool known = false;
-
-		for (size_t i = 0;
-		     i < sizeof(jsnmp_objs) / sizeof(jsnmp_objs[0]); i++)
-			known |= !strcmp(jsnmp_objs[i].family, val);
-		if (!known) {
-			snprintf(
-				err, errlen,
-				"family '%s': want raritan, apc, servertech or eaton",
-				val);
-			return -1;
-		}
-		snprintf(p->family, sizeof(p->family), "%s", val);
-		return 0;
-	}
-	if (!strcmp(key, "kind")) {
-		if (!strcmp(val, "power"))
-			p->kind = JMD_POWER;
-		else if (!strcmp(val, "energy"))
-			p->kind = JMD_ENERGY;
-		else {
-			snprintf(err, errlen, "kind '%s': want power or energy",
-				 val);
-			return -1;
-		}
-		p->kind_set = true;
-		return 0;
-	}
-	if (!strcmp(key, "scale") || !strcmp(key, "wrap")) {
-		double d;
-
-		if (parse_double(val, &d, &why) || !(d > 0)) {
-			snprintf(err, errlen, "%s '%s': want a positive number",
-				 key, val);
-			return -1;
-		}
-		if (key[0] == 's') {
-			p->scale = d;
-			p->scale_set = true;
-		} else {
-			p->wrap = d;
-			p->wrap_set = true;
-		}
-		return 0;
-	}
+	if (!strcmp(key, "family"))
+		return jsnmp_set_family(p, val, err, errlen);
+	if (!strcmp(key, "kind"))
+		return jsnmp_set_kind(p, val, err, errlen);
+	if (!strcmp(key, "scale") || !strcmp(key, "wrap"))
+		return jsnmp_set_scale(p, key, val, err, errlen);
 	if (!strcmp(key, "outlet") || !strcmp(key, "inlet") ||
 	    !strcmp(key, "oid"))
 		return jsnmp_add_elem(p, key, val, err, errlen);
