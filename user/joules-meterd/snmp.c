@@ -416,6 +416,104 @@ static const struct jsnmp_obj *jsnmp_find_obj(const char *family, bool inlet,
 	return NULL;
 }
 
+/* Version 2c: a community, and nothing of version 3. */
+static int jsnmp_check_v2c(const struct jsnmp_priv *p, char *err, size_t errlen)
+{
+	if (!p->community) {
+		snprintf(err, errlen, "version 2c needs a 'community'");
+		return -1;
+	}
+	if (p->user || p->auth_pass || p->priv_pass) {
+		snprintf(err, errlen,
+			 "user and passwords are for version 3, not 2c");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Version 3: a user, the passwords its security level needs (the level
+ * from the passwords given when not set), and the protocols' defaults.
+ */
+static int jsnmp_check_v3(struct jsnmp_priv *p, char *err, size_t errlen)
+{
+	if (!p->user) {
+		snprintf(err, errlen, "version 3 needs a 'user'");
+		return -1;
+	}
+	if (p->community) {
+		snprintf(err, errlen, "community is for version 2c, not 3");
+		return -1;
+	}
+	if (!p->level)
+		p->level = p->priv_pass ? SNMP_SEC_LEVEL_AUTHPRIV :
+			   p->auth_pass ? SNMP_SEC_LEVEL_AUTHNOPRIV :
+					  SNMP_SEC_LEVEL_NOAUTH;
+	if (p->level >= SNMP_SEC_LEVEL_AUTHNOPRIV && !p->auth_pass) {
+		snprintf(err, errlen,
+			 "security level needs an 'auth_password'");
+		return -1;
+	}
+	if (p->level == SNMP_SEC_LEVEL_AUTHPRIV && !p->priv_pass) {
+		snprintf(err, errlen, "authPriv needs a 'priv_password'");
+		return -1;
+	}
+	if ((p->auth_pass && strlen(p->auth_pass) < 8) ||
+	    (p->priv_pass && strlen(p->priv_pass) < 8)) {
+		snprintf(err, errlen,
+			 "SNMPv3 passwords have at least 8 characters");
+		return -1;
+	}
+	if (!p->auth_proto[0])
+		snprintf(p->auth_proto, sizeof(p->auth_proto), "SHA");
+	if (!p->priv_proto[0])
+		snprintf(p->priv_proto, sizeof(p->priv_proto), "AES");
+	return 0;
+}
+
+/* An element's OID, kind, scale and wrap: its own oid, or its family's. */
+static int jsnmp_elem_oid(const struct jsnmp_priv *p, struct jsnmp_elem *e,
+			  char *err, size_t errlen)
+{
+	const struct jsnmp_obj *o;
+	char text[160];
+
+	e->kind = p->kind;
+	if (e->oid_len) { /* explicit oid */
+		e->scale = p->scale;
+		e->wrap = p->wrap_set ? p->wrap * p->scale : 0;
+		return 0;
+	}
+	if (!p->family[0]) {
+		snprintf(err, errlen, "%s: needs a 'family' (or give an oid)",
+			 e->label);
+		return -1;
+	}
+	o = jsnmp_find_obj(p->family, e->inlet, p->kind);
+	if (!o) {
+		snprintf(err, errlen,
+			 "family %s has no %s %s built in "
+			 "(give its oid with kind and scale)",
+			 p->family, e->inlet ? "inlet" : "outlet",
+			 jmd_kind_name(p->kind));
+		return -1;
+	}
+	if (strchr(e->index, '.') || !o->prefix[0])
+		snprintf(text, sizeof(text), "%s.%s%s", o->base, e->index,
+			 o->suffix);
+	else
+		snprintf(text, sizeof(text), "%s.%s.%s%s", o->base, o->prefix,
+			 e->index, o->suffix);
+	if (jsnmp_parse_numeric(text, e->oid, &e->oid_len)) {
+		snprintf(err, errlen, "%s: bad OID %s", e->label, text);
+		return -1;
+	}
+	snprintf(e->oid_text, sizeof(e->oid_text), "%s", text);
+	e->scale = p->scale_set ? p->scale : o->scale;
+	e->wrap = o->wrap * e->scale;
+	return 0;
+}
+
 static int jsnmp_open(struct jmd_input *in, char *err, size_t errlen)
 {
 	struct jsnmp_priv *p = jsnmp_priv(in);
@@ -434,91 +532,14 @@ static int jsnmp_open(struct jmd_input *in, char *err, size_t errlen)
 		return -1;
 	}
 	if (p->version == SNMP_VERSION_2c) {
-		if (!p->community) {
-			snprintf(err, errlen, "version 2c needs a 'community'");
+		if (jsnmp_check_v2c(p, err, errlen))
 			return -1;
-		}
-		if (p->user || p->auth_pass || p->priv_pass) {
-			snprintf(
-				err, errlen,
-				"user and passwords are for version 3, not 2c");
-			return -1;
-		}
-	} else {
-		if (!p->user) {
-			snprintf(err, errlen, "version 3 needs a 'user'");
-			return -1;
-		}
-		if (p->community) {
-			snprintf(err, errlen,
-				 "community is for version 2c, not 3");
-			return -1;
-		}
-		if (!p->level)
-			p->level = p->priv_pass ? SNMP_SEC_LEVEL_AUTHPRIV :
-				   p->auth_pass ? SNMP_SEC_LEVEL_AUTHNOPRIV :
-						  SNMP_SEC_LEVEL_NOAUTH;
-		if (p->level >= SNMP_SEC_LEVEL_AUTHNOPRIV && !p->auth_pass) {
-			snprintf(err, errlen,
-				 "security level needs an 'auth_password'");
-			return -1;
-		}
-		if (p->level == SNMP_SEC_LEVEL_AUTHPRIV && !p->priv_pass) {
-			snprintf(err, errlen,
-				 "authPriv needs a 'priv_password'");
-			return -1;
-		}
-		if ((p->auth_pass && strlen(p->auth_pass) < 8) ||
-		    (p->priv_pass && strlen(p->priv_pass) < 8)) {
-			snprintf(err, errlen,
-				 "SNMPv3 passwords have at least 8 characters");
-			return -1;
-		}
-		if (!p->auth_proto[0])
-			snprintf(p->auth_proto, sizeof(p->auth_proto), "SHA");
-		if (!p->priv_proto[0])
-			snprintf(p->priv_proto, sizeof(p->priv_proto), "AES");
+	} else if (jsnmp_check_v3(p, err, errlen)) {
+		return -1;
 	}
-	for (size_t i = 0; i < p->nel; i++) {
-		struct jsnmp_elem *e = &p->el[i];
-		const struct jsnmp_obj *o;
-		char text[160];
-
-		e->kind = p->kind;
-		if (e->oid_len) { /* explicit oid */
-			e->scale = p->scale;
-			e->wrap = p->wrap_set ? p->wrap * p->scale : 0;
-			continue;
-		}
-		if (!p->family[0]) {
-			snprintf(err, errlen,
-				 "%s: needs a 'family' (or give an oid)",
-				 e->label);
+	for (size_t i = 0; i < p->nel; i++)
+		if (jsnmp_elem_oid(p, &p->el[i], err, errlen))
 			return -1;
-		}
-		o = jsnmp_find_obj(p->family, e->inlet, p->kind);
-		if (!o) {
-			snprintf(err, errlen,
-				 "family %s has no %s %s built in "
-				 "(give its oid with kind and scale)",
-				 p->family, e->inlet ? "inlet" : "outlet",
-				 jmd_kind_name(p->kind));
-			return -1;
-		}
-		if (strchr(e->index, '.') || !o->prefix[0])
-			snprintf(text, sizeof(text), "%s.%s%s", o->base,
-				 e->index, o->suffix);
-		else
-			snprintf(text, sizeof(text), "%s.%s.%s%s", o->base,
-				 o->prefix, e->index, o->suffix);
-		if (jsnmp_parse_numeric(text, e->oid, &e->oid_len)) {
-			snprintf(err, errlen, "%s: bad OID %s", e->label, text);
-			return -1;
-		}
-		snprintf(e->oid_text, sizeof(e->oid_text), "%s", text);
-		e->scale = p->scale_set ? p->scale : o->scale;
-		e->wrap = o->wrap * e->scale;
-	}
 	return 0;
 }
 
