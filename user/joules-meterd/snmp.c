@@ -689,22 +689,20 @@ static int jsnmp_value(const struct variable_list *v, double *out,
 	}
 }
 
-static int jsnmp_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
-		      char *err, size_t errlen)
+/*
+ * One GET of every element's OID: the agent's answer without an error in
+ * it, or NULL with err set (a failed session is closed for the next read).
+ */
+static netsnmp_pdu *jsnmp_get(struct jmd_input *in, struct jsnmp_priv *p,
+			      char *err, size_t errlen)
 {
-	struct jsnmp_priv *p = in->priv;
 	netsnmp_pdu *pdu, *resp = NULL;
-	netsnmp_variable_list *v;
-	size_t k = 0;
 	int st;
 
-	*n = 0;
-	if (!p->sess && jsnmp_connect(in, p, err, errlen))
-		return -1;
 	pdu = snmp_pdu_create(SNMP_MSG_GET);
 	if (!pdu) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return NULL;
 	}
 	for (size_t i = 0; i < p->nel; i++)
 		snmp_add_null_var(pdu, p->el[i].oid, p->el[i].oid_len);
@@ -714,7 +712,7 @@ static int jsnmp_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 			 p->port, in->timeout_ms);
 		if (resp)
 			snmp_free_pdu(resp);
-		return -1;
+		return NULL;
 	}
 	if (st != STAT_SUCCESS || !resp) {
 		int cerr = 0, serr = 0;
@@ -735,7 +733,7 @@ static int jsnmp_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 		/* A fresh session next time (v3: engine boots, time). */
 		snmp_sess_close(p->sess);
 		p->sess = NULL;
-		return -1;
+		return NULL;
 	}
 	if (resp->errstat != SNMP_ERR_NOERROR) {
 		long idx = resp->errindex;
@@ -747,8 +745,25 @@ static int jsnmp_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 				 p->el[idx - 1].oid_text :
 				 "");
 		snmp_free_pdu(resp);
-		return -1;
+		return NULL;
 	}
+	return resp;
+}
+
+static int jsnmp_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
+		      char *err, size_t errlen)
+{
+	struct jsnmp_priv *p = in->priv;
+	netsnmp_pdu *resp;
+	netsnmp_variable_list *v;
+	size_t k = 0;
+
+	*n = 0;
+	if (!p->sess && jsnmp_connect(in, p, err, errlen))
+		return -1;
+	resp = jsnmp_get(in, p, err, errlen);
+	if (!resp)
+		return -1;
 	for (v = resp->variables; v && k < p->nel; v = v->next_variable, k++) {
 		struct jsnmp_elem *e = &p->el[k];
 		const char *why = NULL;
