@@ -738,23 +738,24 @@ static void vm_write(struct vm *v)
 	v->plen = v->poff = 0;
 }
 
-/* One VM's turn: its energy now, a line, written. */
-static void vm_serve(struct vm *v, struct jnl *nl, const struct host_opts *o,
-		     uint64_t load_ns)
+/*
+ * The VM's energy now, its cgroup's or its process's (with its idle share
+ * for --vm-idle include): 0, or -1 when there is none to write (said).
+ */
+static int vm_energy(struct vm *v, struct jnl *nl, const struct host_opts *o,
+		     uint64_t *uj)
 {
-	struct jmd_vm_line l = { 0 };
-	uint64_t uj, idle, epoch;
+	uint64_t idle;
 	uint32_t source;
-	struct timespec ts;
 	int err;
 
 	if (v->cgroup[0]) {
 		struct cgroup_rec *c = malloc(sizeof(*c));
 
 		if (!c)
-			return;
+			return -1;
 		err = jnl_get_cgroup(nl, v->cgroup, 0, c);
-		uj = c->energy_uj;
+		*uj = c->energy_uj;
 		idle = c->idle_uj;
 		source = c->source;
 		free(c);
@@ -762,7 +763,7 @@ static void vm_serve(struct vm *v, struct jnl *nl, const struct host_opts *o,
 		struct task_rec t;
 
 		err = jnl_get_task(nl, v->pid, false, &t);
-		uj = t.energy_uj;
+		*uj = t.energy_uj;
 		idle = t.idle_uj;
 		source = t.source;
 	}
@@ -771,16 +772,50 @@ static void vm_serve(struct vm *v, struct jnl *nl, const struct host_opts *o,
 			jnl_strerror(v->cgroup[0] ? JNL_OP_GET_CGROUP :
 						    JNL_OP_GET_TASK,
 				     err));
-		return;
+		return -1;
 	}
 	if (!source) {
 		vm_fail(v,
 			"no energy charged to it yet (none while the host has no "
 			"RAPL, model or meter in force): nothing written");
-		return;
+		return -1;
 	}
 	if (o->idle)
-		uj += idle;
+		*uj += idle;
+	return 0;
+}
+
+/* The VM's socket, connected if it is not: 0, or -1 (said, unless gone). */
+static int vm_reconnect(struct vm *v, const struct host_opts *o)
+{
+	int fd;
+
+	if (v->fd >= 0)
+		return 0;
+	fd = vm_connect(v);
+	if (fd < 0) {
+		if (fd != -ESRCH)
+			vm_fail(v, "%s: %s; trying every interval", v->shown,
+				strerror(-fd));
+		return -1;
+	}
+	v->fd = fd;
+	if (v->failing || o->verbose)
+		vm_log(v, "connected to %s", v->shown);
+	v->failing = false;
+	return 0;
+}
+
+/* One VM's turn: its energy now, a line, written. */
+static void vm_serve(struct vm *v, struct jnl *nl, const struct host_opts *o,
+		     uint64_t load_ns)
+{
+	struct jmd_vm_line l = { 0 };
+	uint64_t uj, epoch;
+	struct timespec ts;
+
+	if (vm_energy(v, nl, o, &uj))
+		return;
 	epoch = vm_epoch(v, load_ns);
 	if (!v->have_uj || epoch != v->epoch_base) {
 		v->epoch_base = epoch;
@@ -793,20 +828,8 @@ static void vm_serve(struct vm *v, struct jnl *nl, const struct host_opts *o,
 	}
 	v->last_uj = uj;
 	v->have_uj = true;
-	if (v->fd < 0) {
-		int fd = vm_connect(v);
-
-		if (fd < 0) {
-			if (fd != -ESRCH)
-				vm_fail(v, "%s: %s; trying every interval",
-					v->shown, strerror(-fd));
-			return;
-		}
-		v->fd = fd;
-		if (v->failing || o->verbose)
-			vm_log(v, "connected to %s", v->shown);
-		v->failing = false;
-	}
+	if (vm_reconnect(v, o))
+		return;
 	/* A line still half-written goes first; this one waits its turn. */
 	if (v->plen == v->poff) {
 		int n;
