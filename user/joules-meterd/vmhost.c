@@ -857,14 +857,9 @@ static void vm_free(struct vm *v)
 	free(v);
 }
 
-/* Find QEMU processes: new ones probed, gone ones dropped. */
-static void vm_scan(const struct host_opts *o)
+/* A scan begins: nothing seen yet. */
+static void scan_begin(uint64_t now)
 {
-	uint64_t now = cli_now_ns();
-	uint64_t probe_ns = 0, t0;
-	bool for_good = false, unscanned = false;
-	struct dirent *d;
-	DIR *dir = opendir("/proc");
 	size_t i;
 
 	for (i = 0; i < nvms; i++)
@@ -875,6 +870,45 @@ static void vm_scan(const struct host_opts *o)
 			skips[i] = skips[--nskips];
 		else
 			skips[i++].seen = false;
+}
+
+/* A scan ends: what it did not see is forgotten, or dropped (logged). */
+static void scan_end(bool unscanned)
+{
+	size_t i;
+
+	/* Those that ended are forgotten (when a whole scan saw them or not). */
+	for (i = 0; !unscanned && !cli_stop && i < nskips;)
+		if (!skips[i].seen)
+			skips[i] = skips[--nskips];
+		else
+			i++;
+	for (i = 0; i < nvms;) {
+		if (vms[i]->seen || (cli_stop && !vms[i]->reprobe)) {
+			i++;
+			continue;
+		}
+		vm_log(vms[i], vms[i]->reprobe ?
+				       "it ran another program: probed again" :
+				       "gone");
+		vm_free(vms[i]);
+		vms[i] = vms[--nvms];
+		said_full = false;
+	}
+	reap();
+}
+
+/* Find QEMU processes: new ones probed, gone ones dropped. */
+static void vm_scan(const struct host_opts *o)
+{
+	uint64_t now = cli_now_ns();
+	uint64_t probe_ns = 0, t0;
+	bool for_good = false, unscanned = false;
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+	size_t i;
+
+	scan_begin(now);
 	while (dir && !cli_stop && (d = readdir(dir))) {
 		unsigned long long start;
 		char *end;
@@ -923,25 +957,7 @@ static void vm_scan(const struct host_opts *o)
 	}
 	if (dir)
 		closedir(dir);
-	/* Those that ended are forgotten (when a whole scan saw them or not). */
-	for (i = 0; !unscanned && !cli_stop && i < nskips;)
-		if (!skips[i].seen)
-			skips[i] = skips[--nskips];
-		else
-			i++;
-	for (i = 0; i < nvms;) {
-		if (vms[i]->seen || (cli_stop && !vms[i]->reprobe)) {
-			i++;
-			continue;
-		}
-		vm_log(vms[i], vms[i]->reprobe ?
-				       "it ran another program: probed again" :
-				       "gone");
-		vm_free(vms[i]);
-		vms[i] = vms[--nvms];
-		said_full = false;
-	}
-	reap();
+	scan_end(unscanned);
 }
 
 /* idle_split must be on for an idle share to be in the tasks' records. */
