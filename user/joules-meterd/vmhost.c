@@ -968,6 +968,86 @@ static bool idle_split_on(void)
 	return read_file(IDLE_SPLIT, b, sizeof(b)) > 0 && b[0] == '1';
 }
 
+/* --vm-account, --vm-idle and --channel: 0, or the usage error's status. */
+static int host_opts_check(struct host_opts *o, const char *account,
+			   const char *idle)
+{
+	if (!account || !strcmp(account, "auto"))
+		o->account = 'a';
+	else if (!strcmp(account, "cgroup"))
+		o->account = 'c';
+	else if (!strcmp(account, "process"))
+		o->account = 'p';
+	else
+		return cli_usage(
+			NULL, "--vm-account '%s': want auto, cgroup or process",
+			account);
+	if (!idle || !strcmp(idle, "exclude"))
+		o->idle = false;
+	else if (!strcmp(idle, "include"))
+		o->idle = true;
+	else
+		return cli_usage(
+			NULL, "--vm-idle '%s': want exclude or include", idle);
+	if (strlen(o->channel) >= 64 || !o->channel[0])
+		return cli_usage(NULL,
+				 "--channel: want a name of 1 to 63 bytes");
+	return CLI_OK;
+}
+
+/* The host's joules, from one interval to the next (jmd_vm_host). */
+struct host_state {
+	struct jnl *nl; /* NULL: opened again at the next interval */
+	int last_err; /* said once, until it changes */
+	uint64_t load_ns; /* the module's load time, latched */
+	bool said_idle;
+};
+
+/*
+ * Whether the VMs get a line this interval: the host's joules answers
+ * and, for --vm-idle include, has idle_split on. 0, or nonzero (said once).
+ */
+static int host_check(struct host_state *h, const struct host_opts *o)
+{
+	struct node_rec node;
+	int err = 0;
+
+	if (!h->nl)
+		err = jnl_open(&h->nl);
+	if (!err)
+		err = jnl_get_node(h->nl, &node);
+	if (err) {
+		if (err != h->last_err)
+			cli_err("the host's joules: %s; trying every interval",
+				jnl_strerror(h->nl ? JNL_OP_GET_NODE :
+						     JNL_OP_OPEN,
+					     err));
+		h->last_err = err;
+		if (h->nl)
+			jnl_close(h->nl);
+		h->nl = NULL;
+	} else {
+		if (h->last_err)
+			fprintf(stderr, "%s: the host's joules answers again\n",
+				cli_prog);
+		h->last_err = 0;
+		h->load_ns = jmd_vm_load_latch(h->load_ns,
+					       cli_now_ns() - node.uptime_ns);
+	}
+	if (!err && o->idle && !idle_split_on()) {
+		if (!h->said_idle)
+			cli_err("--vm-idle include, but %s is not 1: the VMs' "
+				"records carry no idle share, nothing written "
+				"until it is",
+				IDLE_SPLIT);
+		h->said_idle = true;
+		err = -1;
+	} else if (!err) {
+		h->said_idle = false;
+	}
+	return err;
+}
+
 int jmd_vm_host(const char *channel, const char *account, const char *idle,
 		uint64_t interval_ns, uint64_t count, uint64_t per_user,
 		bool verbose)
@@ -979,31 +1059,13 @@ int jmd_vm_host(const char *channel, const char *account, const char *idle,
 		.per_user = per_user ? per_user : VM_PER_USER,
 		.verbose = verbose,
 	};
-	uint64_t next, done = 0, load_ns = 0;
-	bool said_idle = false;
-	struct jnl *nl = NULL;
-	int last_err = 0;
+	struct host_state h = { 0 };
+	uint64_t next, done = 0;
+	int rc;
 
-	if (!account || !strcmp(account, "auto"))
-		o.account = 'a';
-	else if (!strcmp(account, "cgroup"))
-		o.account = 'c';
-	else if (!strcmp(account, "process"))
-		o.account = 'p';
-	else
-		return cli_usage(
-			NULL, "--vm-account '%s': want auto, cgroup or process",
-			account);
-	if (!idle || !strcmp(idle, "exclude"))
-		o.idle = false;
-	else if (!strcmp(idle, "include"))
-		o.idle = true;
-	else
-		return cli_usage(
-			NULL, "--vm-idle '%s': want exclude or include", idle);
-	if (strlen(o.channel) >= 64 || !o.channel[0])
-		return cli_usage(NULL,
-				 "--channel: want a name of 1 to 63 bytes");
+	rc = host_opts_check(&o, account, idle);
+	if (rc != CLI_OK)
+		return rc;
 	if (geteuid()) {
 		cli_err("--vm-host needs root (it reads every QEMU process and the "
 			"host's per-cgroup energy)");
@@ -1024,47 +1086,12 @@ int jmd_vm_host(const char *channel, const char *account, const char *idle,
 		o.idle ? "included" : "excluded");
 	next = cli_now_ns();
 	while (!cli_stop && (!o.count || done < o.count)) {
-		struct node_rec node;
+		int err = host_check(&h, &o);
 		uint64_t t;
-		int err = 0;
 
-		if (!nl)
-			err = jnl_open(&nl);
-		if (!err)
-			err = jnl_get_node(nl, &node);
-		if (err) {
-			if (err != last_err)
-				cli_err("the host's joules: %s; trying every interval",
-					jnl_strerror(nl ? JNL_OP_GET_NODE :
-							  JNL_OP_OPEN,
-						     err));
-			last_err = err;
-			if (nl)
-				jnl_close(nl);
-			nl = NULL;
-		} else {
-			if (last_err)
-				fprintf(stderr,
-					"%s: the host's joules answers again\n",
-					cli_prog);
-			last_err = 0;
-			load_ns = jmd_vm_load_latch(
-				load_ns, cli_now_ns() - node.uptime_ns);
-		}
-		if (!err && o.idle && !idle_split_on()) {
-			if (!said_idle)
-				cli_err("--vm-idle include, but %s is not 1: the VMs' "
-					"records carry no idle share, nothing written "
-					"until it is",
-					IDLE_SPLIT);
-			said_idle = true;
-			err = -1;
-		} else if (!err) {
-			said_idle = false;
-		}
 		vm_scan(&o);
 		for (size_t i = 0; !err && i < nvms && !cli_stop; i++)
-			vm_serve(vms[i], nl, &o, load_ns);
+			vm_serve(vms[i], h.nl, &o, h.load_ns);
 		done++;
 		if (o.count && done >= o.count)
 			break;
@@ -1077,7 +1104,7 @@ int jmd_vm_host(const char *channel, const char *account, const char *idle,
 	while (nvms)
 		vm_free(vms[--nvms]);
 	free(skips);
-	if (nl)
-		jnl_close(nl);
+	if (h.nl)
+		jnl_close(h.nl);
 	return CLI_OK;
 }
