@@ -255,6 +255,48 @@ static int check_compat(enum jm_compat compat, const char *node_name,
 	return 0;
 }
 
+/* The collectors' options (the web's are in exp_config). */
+struct collect_opts {
+	int cg_depth;
+	const char *cg_match;
+	const char *node_name;
+	uint64_t window; /* 0: not given (the option's least is 1 s) */
+};
+
+/*
+ * The collectors as the options say, one gather now (a missing module or
+ * privilege is logged at once), then the server: the exit status.
+ */
+static int run(const struct exp_config *cfg, const struct exp_addr *addr,
+	       const struct collect_opts *co)
+{
+	struct utsname uts;
+	char why_re[128];
+	struct jm_snapshot snap;
+	struct jm_state jm;
+	int rc;
+
+	jm_init(&jm, cfg->top, NULL, exp_log_collector);
+	if (jm_set_cgroups(&jm, co->cg_depth, co->cg_match, why_re,
+			   sizeof(why_re))) {
+		jm_close(&jm);
+		return cli_usage(NULL, "bad --cgroups.match '%s': %s",
+				 co->cg_match, why_re);
+	}
+	if (cfg->compat == JM_COMPAT_KEPLER &&
+	    set_kepler(&jm, co->node_name, co->window, &uts)) {
+		jm_close(&jm);
+		return 1;
+	}
+	log_start(cfg, co->cg_depth, co->cg_match);
+	/* One gather now: a missing module or privilege is logged at once. */
+	jm_gather(&jm, &snap);
+	jm_snapshot_free(&snap);
+	rc = exp_serve(cfg, addr, &jm);
+	jm_close(&jm);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct exp_config cfg = {
@@ -265,12 +307,7 @@ int main(int argc, char **argv)
 	uint64_t maxreq = EXP_DEFAULT_MAX_REQUESTS;
 	uint64_t timeout = EXP_DEFAULT_TIMEOUT_S * 1000000000ull;
 	bool version = false;
-	int cg_depth = JM_CG_ALL;
-	const char *cg_match = NULL;
-	uint64_t window = 0; /* 0: not given (the option's least is 1 s) */
-	const char *node_name = NULL;
-	struct utsname uts;
-	char why_re[128];
+	struct collect_opts co = { .cg_depth = JM_CG_ALL };
 	const struct cli_opt opts[] = {
 		CLI_OPT_STR("web.listen-address", OPT_LISTEN, &cfg.listen),
 		CLI_OPT_STR("web.telemetry-path", OPT_PATH, &cfg.path),
@@ -283,11 +320,11 @@ int main(int argc, char **argv)
 			     "bad --web.timeout '%s' (seconds, at least 1)"),
 		CLI_OPT_FUNC("processes", OPT_PROCESSES, opt_processes,
 			     &cfg.top),
-		CLI_OPT_FUNC("cgroups", OPT_CGROUPS, opt_cgroups, &cg_depth),
-		CLI_OPT_STR("cgroups.match", OPT_CGMATCH, &cg_match),
+		CLI_OPT_FUNC("cgroups", OPT_CGROUPS, opt_cgroups, &co.cg_depth),
+		CLI_OPT_STR("cgroups.match", OPT_CGMATCH, &co.cg_match),
 		CLI_OPT_FUNC("compat", OPT_COMPAT, opt_compat, &cfg.compat),
-		CLI_OPT_STR("compat.node-name", OPT_NODENAME, &node_name),
-		CLI_OPT_SECS("compat.window", OPT_WINDOW, &window,
+		CLI_OPT_STR("compat.node-name", OPT_NODENAME, &co.node_name),
+		CLI_OPT_SECS("compat.window", OPT_WINDOW, &co.window,
 			     1000000000ull,
 			     "bad --compat.window '%s' (seconds, at least 1)"),
 		CLI_OPT_FLAG("version", OPT_VERSION, &version),
@@ -299,8 +336,6 @@ int main(int argc, char **argv)
 		.help = usage,
 	};
 	struct exp_addr addr;
-	struct jm_snapshot snap;
-	struct jm_state jm;
 	int rc;
 
 	cli_prog = "joules-exporter";
@@ -315,26 +350,8 @@ int main(int argc, char **argv)
 	rc = check_web(&cfg, maxconn, maxreq, timeout, &addr);
 	if (rc)
 		return rc;
-	rc = check_compat(cfg.compat, node_name, &window);
+	rc = check_compat(cfg.compat, co.node_name, &co.window);
 	if (rc)
 		return rc;
-
-	jm_init(&jm, cfg.top, NULL, exp_log_collector);
-	if (jm_set_cgroups(&jm, cg_depth, cg_match, why_re, sizeof(why_re))) {
-		jm_close(&jm);
-		return cli_usage(NULL, "bad --cgroups.match '%s': %s", cg_match,
-				 why_re);
-	}
-	if (cfg.compat == JM_COMPAT_KEPLER &&
-	    set_kepler(&jm, node_name, window, &uts)) {
-		jm_close(&jm);
-		return 1;
-	}
-	log_start(&cfg, cg_depth, cg_match);
-	/* One gather now: a missing module or privilege is logged at once. */
-	jm_gather(&jm, &snap);
-	jm_snapshot_free(&snap);
-	rc = exp_serve(&cfg, &addr, &jm);
-	jm_close(&jm);
-	return rc;
+	return run(&cfg, &addr, &co);
 }

@@ -74,29 +74,38 @@ static const char *acc_bad_sample(const struct jmd_acc *a,
 	return NULL;
 }
 
-void jmd_acc_step(struct jmd_acc *a, uint64_t t_ns,
-		  const struct jmd_sample *const *s, const size_t *n,
-		  struct jmd_step *out)
-{
-	double power = 0, energy_j = 0, dt = 0;
-	bool base, have_energy = false;
-	int resets = 0;
+/* One reading on its way through jmd_acc_step: what its passes find. */
+struct acc_reading {
+	const struct jmd_sample *const *s;
+	const size_t *n;
+	bool base; /* a new baseline: nothing to count from */
+	double dt; /* s since the previous reading (not on a new baseline) */
+	double power; /* the power samples' sum, W */
+	double energy_j; /* the energy counters' increases, J */
+	bool have_energy; /* an energy counter among the samples */
+	int resets; /* energy counters that start again */
+};
 
-	memset(out, 0, sizeof(*out));
-	/* Timing: a first reading, or one after too long, is a new baseline. */
-	base = !a->have_prev || t_ns <= a->prev_ns ||
-	       (a->max_gap_ns && t_ns - a->prev_ns > a->max_gap_ns);
-	if (!base)
-		dt = (double)(t_ns - a->prev_ns) / 1e9;
+/* Timing: a first reading, or one after too long, is a new baseline. */
+static void acc_timing(struct jmd_acc *a, uint64_t t_ns, struct acc_reading *r)
+{
+	r->base = !a->have_prev || t_ns <= a->prev_ns ||
+		  (a->max_gap_ns && t_ns - a->prev_ns > a->max_gap_ns);
+	if (!r->base)
+		r->dt = (double)(t_ns - a->prev_ns) / 1e9;
 	else if (a->have_prev)
 		acc_log(a, "%.1f s since the last reading: a new baseline",
 			t_ns > a->prev_ns ? (double)(t_ns - a->prev_ns) / 1e9 :
 					    0.0);
+}
 
-	/* Pass 1: every sample on its own, and the power sum. */
+/* Pass 1: every sample on its own, and the power sum. -1: refused. */
+static int acc_check_samples(struct jmd_acc *a, struct acc_reading *r,
+			     struct jmd_step *out)
+{
 	for (size_t i = 0; i < a->nin; i++)
-		for (size_t k = 0; k < n[i]; k++) {
-			const struct jmd_sample *x = &s[i][k];
+		for (size_t k = 0; k < r->n[i]; k++) {
+			const struct jmd_sample *x = &r->s[i][k];
 			const char *why = acc_bad_sample(a, x);
 
 			if (why) {
@@ -104,24 +113,32 @@ void jmd_acc_step(struct jmd_acc *a, uint64_t t_ns,
 					 "input %zu '%s': %s %g refused: %s",
 					 i + 1, x->label,
 					 jmd_kind_name(x->kind), x->value, why);
-				goto refuse;
+				return -1;
 			}
 			if (x->kind == JMD_POWER)
-				power += x->value;
+				r->power += x->value;
 			else
-				have_energy = true;
+				r->have_energy = true;
 		}
-	if (power > a->max_power) {
+	if (r->power > a->max_power) {
 		snprintf(out->why, sizeof(out->why),
 			 "power sum %.3f W refused: above max_power %g W",
-			 power, a->max_power);
-		goto refuse;
+			 r->power, a->max_power);
+		return -1;
 	}
+	return 0;
+}
 
-	/* Pass 2: the counters' increases (checked before anything is kept). */
-	for (size_t i = 0; i < a->nin && !base; i++)
-		for (size_t k = 0; k < n[i]; k++) {
-			const struct jmd_sample *x = &s[i][k];
+/*
+ * Pass 2: the counters' increases (checked before anything is kept).
+ * -1: refused.
+ */
+static int acc_check_counters(struct jmd_acc *a, struct acc_reading *r,
+			      struct jmd_step *out)
+{
+	for (size_t i = 0; i < a->nin && !r->base; i++)
+		for (size_t k = 0; k < r->n[i]; k++) {
+			const struct jmd_sample *x = &r->s[i][k];
 			struct jmd_counter *c;
 			double d;
 
@@ -135,41 +152,45 @@ void jmd_acc_step(struct jmd_acc *a, uint64_t t_ns,
 				d += x->wrap_j;
 			if (d < 0)
 				continue; /* a reset: below */
-			if (d / dt > a->max_power) {
+			if (d / r->dt > a->max_power) {
 				snprintf(
 					out->why, sizeof(out->why),
 					"input %zu '%s': energy jump of %.6g J in "
 					"%.3f s (%.6g W) refused: above max_power",
-					i + 1, x->label, d, dt, d / dt);
-				goto refuse;
+					i + 1, x->label, d, r->dt, d / r->dt);
+				return -1;
 			}
-			energy_j += d;
+			r->energy_j += d;
 		}
+	return 0;
+}
 
-	/* The reading is good: keep it. */
+/* The reading is good: its counters are the next baselines. */
+static void acc_keep_counters(struct jmd_acc *a, struct acc_reading *r)
+{
 	for (size_t i = 0; i < a->nin; i++) {
 		size_t m = 0;
 		struct jmd_counter next[JMD_MAX_SAMPLES];
 
-		for (size_t k = 0; k < n[i] && m < JMD_MAX_SAMPLES; k++) {
-			const struct jmd_sample *x = &s[i][k];
+		for (size_t k = 0; k < r->n[i] && m < JMD_MAX_SAMPLES; k++) {
+			const struct jmd_sample *x = &r->s[i][k];
 			struct jmd_counter *c;
 
 			if (x->kind != JMD_ENERGY)
 				continue;
-			c = base ? NULL : acc_counter(a, i, x->label);
-			if (!base && !c) {
+			c = r->base ? NULL : acc_counter(a, i, x->label);
+			if (!r->base && !c) {
 				acc_log(a,
 					"input %zu '%s': new energy counter at %.6g J",
 					i + 1, x->label, x->value);
-				resets++;
+				r->resets++;
 			} else if (c && x->value < c->last &&
 				   !(x->wrap_j > 0)) {
 				acc_log(a,
 					"input %zu '%s': energy counter went back from "
 					"%.6g J to %.6g J: a reset, new baseline",
 					i + 1, x->label, c->last, x->value);
-				resets++;
+				r->resets++;
 			} else if (c && x->value < c->last) {
 				acc_log(a,
 					"input %zu '%s': energy counter wrapped at "
@@ -185,26 +206,38 @@ void jmd_acc_step(struct jmd_acc *a, uint64_t t_ns,
 		memcpy(a->ctr[i], next, m * sizeof(next[0]));
 		a->nctr[i] = m;
 	}
-	if (!base) {
-		a->total_uj += ((long double)energy_j +
-				((long double)a->prev_power + power) / 2 * dt) *
-			       1e6L;
-		if (!resets && dt > 0) {
+}
+
+void jmd_acc_step(struct jmd_acc *a, uint64_t t_ns,
+		  const struct jmd_sample *const *s, const size_t *n,
+		  struct jmd_step *out)
+{
+	struct acc_reading r = { .s = s, .n = n };
+
+	memset(out, 0, sizeof(*out));
+	acc_timing(a, t_ns, &r);
+	if (acc_check_samples(a, &r, out) || acc_check_counters(a, &r, out)) {
+		jmd_acc_gap(a);
+		return;
+	}
+	acc_keep_counters(a, &r);
+	if (!r.base) {
+		a->total_uj +=
+			((long double)r.energy_j +
+			 ((long double)a->prev_power + r.power) / 2 * r.dt) *
+			1e6L;
+		if (!r.resets && r.dt > 0) {
 			out->have_watts = true;
-			out->watts = power + energy_j / dt;
+			out->watts = r.power + r.energy_j / r.dt;
 		}
-	} else if (!have_energy) {
+	} else if (!r.have_energy) {
 		out->have_watts = true;
-		out->watts = power;
+		out->watts = r.power;
 	}
 	a->have_prev = true;
 	a->prev_ns = t_ns;
-	a->prev_power = power;
+	a->prev_power = r.power;
 	out->feed = true;
-	out->reset = base || resets;
+	out->reset = r.base || r.resets;
 	out->uj = (uint64_t)a->total_uj;
-	return;
-
-refuse:
-	jmd_acc_gap(a);
 }

@@ -204,20 +204,15 @@ static int cmd_reap(pid_t pid, uint64_t deadline, int *status, bool *killed)
 	}
 }
 
-static int cmd_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
-		    char *err, size_t errlen)
+/*
+ * Start the command in a process group of its own, its standard output on
+ * a pipe whose reading end goes to *fd: its pid, or -1 with err set.
+ */
+static pid_t cmd_spawn(const char *command, int *fd, char *err, size_t errlen)
 {
-	struct cmd_priv *p = in->priv;
-	uint64_t deadline = now_ms() + in->timeout_ms;
-	char buf[CMD_OUT_MAX + 1];
-	int pfd[2], status = 0;
-	bool overflow, killed;
-	unsigned int lineno = 0;
-	ssize_t len;
+	int pfd[2];
 	pid_t pid;
-	char *line, *save = NULL;
 
-	*n = 0;
 	if (pipe2(pfd, O_CLOEXEC)) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return -1;
@@ -237,16 +232,38 @@ static int cmd_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 		if (devnull >= 0)
 			dup2(devnull, STDIN_FILENO);
 		dup2(pfd[1], STDOUT_FILENO);
-		execl("/bin/sh", "sh", "-c", p->command, (char *)NULL);
+		execl("/bin/sh", "sh", "-c", command, (char *)NULL);
 		_exit(127);
 	}
-	setpgid(pid, pid); /* also here: no race with a kill below */
+	setpgid(pid, pid); /* also here: no race with a kill of its group */
 	close(pfd[1]);
-	len = cmd_collect(pfd[0], buf, CMD_OUT_MAX, deadline, &overflow);
+	*fd = pfd[0];
+	return pid;
+}
+
+/*
+ * Run the command to its end within the input's timeout: its output into
+ * buf (CMD_OUT_MAX bytes and a NUL), its length; or -1 with err set when
+ * it timed out, was killed, failed, wrote too much or wrote a NUL byte.
+ */
+static ssize_t cmd_run(struct jmd_input *in, char *buf, char *err,
+		       size_t errlen)
+{
+	struct cmd_priv *p = in->priv;
+	uint64_t deadline = now_ms() + in->timeout_ms;
+	int fd, status = 0;
+	bool overflow, killed;
+	ssize_t len;
+	pid_t pid;
+
+	pid = cmd_spawn(p->command, &fd, err, errlen);
+	if (pid < 0)
+		return -1;
+	len = cmd_collect(fd, buf, CMD_OUT_MAX, deadline, &overflow);
 	if (len == -2)
 		snprintf(err, errlen, "reading the command's output: %s",
 			 strerror(errno));
-	close(pfd[0]);
+	close(fd);
 	if (len < 0) {
 		kill(-pid, SIGKILL);
 		cmd_reap(pid, now_ms() + 1000, &status, &killed);
@@ -292,6 +309,16 @@ static int cmd_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 		snprintf(err, errlen, "command wrote a NUL byte");
 		return -1;
 	}
+	return len;
+}
+
+/* The output's lines into samples: 0, or -1 with err set. */
+static int cmd_parse(char *buf, struct jmd_sample *out, size_t *n, char *err,
+		     size_t errlen)
+{
+	unsigned int lineno = 0;
+	char *line, *save = NULL;
+
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		char *l = line;
@@ -315,6 +342,17 @@ static int cmd_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 		return -1;
 	}
 	return 0;
+}
+
+static int cmd_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
+		    char *err, size_t errlen)
+{
+	char buf[CMD_OUT_MAX + 1];
+
+	*n = 0;
+	if (cmd_run(in, buf, err, errlen) < 0)
+		return -1;
+	return cmd_parse(buf, out, n, err, errlen);
 }
 
 const struct jmd_backend jmd_command_backend = {

@@ -233,6 +233,61 @@ static int conf_open(struct jmd_conf *c, char *why, size_t whylen)
 	return 0;
 }
 
+/*
+ * A "[" line: cut at its ']', which only blanks may follow. 0, or -1 with
+ * why.
+ */
+static int conf_header_end(char *line, char *why, size_t whylen)
+{
+	char *end = strchr(line, ']');
+
+	if (!end || trim(end + 1)[0]) {
+		snprintf(why, whylen,
+			 "section header without its ']' (or text after it)");
+		return -1;
+	}
+	*end = 0;
+	return 0;
+}
+
+/*
+ * A "key = value" line: a top-level key before the first section, then
+ * the input's timeout or a key of its backend. 0, or -1 with why.
+ */
+static int conf_keyval(struct jmd_conf *c, char *line, char *why, size_t whylen)
+{
+	char *eq = strchr(line, '='), *k, *v;
+	struct jmd_input *in;
+	char e[200] = "";
+
+	if (!eq) {
+		snprintf(why, whylen, "want key = value, not '%s'", line);
+		return -1;
+	}
+	*eq = 0;
+	k = trim(line);
+	v = trim(eq + 1);
+	if (!*k) {
+		snprintf(why, whylen, "a value without its key");
+		return -1;
+	}
+	if (!*v) {
+		snprintf(why, whylen, "%s: empty value", k);
+		return -1;
+	}
+	if (!c->nin)
+		return conf_top(c, k, v, why, whylen);
+	in = &c->in[c->nin - 1];
+	/* The core's own key in a section: the input's timeout. */
+	if (!strcmp(k, "timeout"))
+		return conf_timeout(v, &in->timeout_ms, why, whylen);
+	if (in->be->set(in, k, v, e, sizeof(e))) {
+		snprintf(why, whylen, "%s", e[0] ? e : "refused");
+		return -1;
+	}
+	return 0;
+}
+
 void jmd_conf_free(struct jmd_conf *c)
 {
 	for (size_t i = 0; i < c->nin; i++) {
@@ -257,7 +312,7 @@ int jmd_conf_parse(FILE *fp, const char *name, struct jmd_conf *c, char *err,
 	c->silent_after_ns = 30000000000ull;
 
 	while (fgets(buf, sizeof(buf), fp)) {
-		char *line, *eq, *k, *v;
+		char *line;
 
 		lineno++;
 		why[0] = 0;
@@ -270,15 +325,8 @@ int jmd_conf_parse(FILE *fp, const char *name, struct jmd_conf *c, char *err,
 		if (!*line || *line == '#' || *line == ';')
 			continue;
 		if (*line == '[') {
-			char *end = strchr(line, ']');
-
-			if (!end || trim(end + 1)[0]) {
-				snprintf(
-					why, sizeof(why),
-					"section header without its ']' (or text after it)");
+			if (conf_header_end(line, why, sizeof(why)))
 				goto bad;
-			}
-			*end = 0;
 			if (c->nin && conf_open(c, why, sizeof(why))) {
 				lineno = sect_line;
 				goto bad;
@@ -288,46 +336,8 @@ int jmd_conf_parse(FILE *fp, const char *name, struct jmd_conf *c, char *err,
 			sect_line = lineno;
 			continue;
 		}
-		eq = strchr(line, '=');
-		if (!eq) {
-			snprintf(why, sizeof(why), "want key = value, not '%s'",
-				 line);
+		if (conf_keyval(c, line, why, sizeof(why)))
 			goto bad;
-		}
-		*eq = 0;
-		k = trim(line);
-		v = trim(eq + 1);
-		if (!*k) {
-			snprintf(why, sizeof(why), "a value without its key");
-			goto bad;
-		}
-		if (!*v) {
-			snprintf(why, sizeof(why), "%s: empty value", k);
-			goto bad;
-		}
-		if (!c->nin) {
-			if (conf_top(c, k, v, why, sizeof(why)))
-				goto bad;
-			continue;
-		}
-		/* The core's own key in a section: the input's timeout. */
-		if (!strcmp(k, "timeout")) {
-			struct jmd_input *in = &c->in[c->nin - 1];
-
-			if (conf_timeout(v, &in->timeout_ms, why, sizeof(why)))
-				goto bad;
-			continue;
-		}
-		{
-			struct jmd_input *in = &c->in[c->nin - 1];
-			char e[200] = "";
-
-			if (in->be->set(in, k, v, e, sizeof(e))) {
-				snprintf(why, sizeof(why), "%s",
-					 e[0] ? e : "refused");
-				goto bad;
-			}
-		}
 	}
 	if (ferror(fp)) {
 		snprintf(err, errlen, "%s: read error: %s", name,

@@ -191,6 +191,61 @@ static struct ipmi_priv *priv_of(struct jmd_input *in)
 	return in->priv;
 }
 
+static int set_privilege(struct ipmi_priv *p, const char *val, char *err,
+			 size_t errlen)
+{
+	if (!strcasecmp(val, "user"))
+		p->privilege = IPMI_PRIVILEGE_LEVEL_USER;
+	else if (!strcasecmp(val, "operator"))
+		p->privilege = IPMI_PRIVILEGE_LEVEL_OPERATOR;
+	else if (!strcasecmp(val, "admin"))
+		p->privilege = IPMI_PRIVILEGE_LEVEL_ADMIN;
+	else {
+		seterr(err, errlen,
+		       "privilege: user, operator or admin, not '%s'", val);
+		return -1;
+	}
+	return 0;
+}
+
+/* One more "sensor = NAME": summed with the others, each named once. */
+static int add_sensor(struct ipmi_priv *p, const char *val, char *err,
+		      size_t errlen)
+{
+	if (!*val || strlen(val) > SDR_ID_MAX) {
+		seterr(err, errlen, "sensor: a name of 1 to %d bytes, not '%s'",
+		       SDR_ID_MAX, val);
+		return -1;
+	}
+	if (p->nsensor == JMD_MAX_SAMPLES) {
+		seterr(err, errlen, "sensor: more than %d", JMD_MAX_SAMPLES);
+		return -1;
+	}
+	for (size_t i = 0; i < p->nsensor; i++)
+		if (!strcmp(p->sensor[i], val)) {
+			seterr(err, errlen, "sensor: '%s' twice", val);
+			return -1;
+		}
+	strcpy(p->sensor[p->nsensor++], val);
+	return 0;
+}
+
+static int set_dcmi(struct ipmi_priv *p, const char *val, char *err,
+		    size_t errlen)
+{
+	if (!strcasecmp(val, "yes"))
+		p->dcmi = DCMI_YES;
+	else if (!strcasecmp(val, "no"))
+		p->dcmi = DCMI_NO;
+	else if (!strcasecmp(val, "auto"))
+		p->dcmi = DCMI_AUTO;
+	else {
+		seterr(err, errlen, "dcmi: yes, no or auto, not '%s'", val);
+		return -1;
+	}
+	return 0;
+}
+
 static int ipmi_set(struct jmd_input *in, const char *key, const char *val,
 		    char *err, size_t errlen)
 {
@@ -231,18 +286,7 @@ static int ipmi_set(struct jmd_input *in, const char *key, const char *val,
 		}
 		strcpy(p->pass, val);
 	} else if (!strcmp(key, "privilege")) {
-		if (!strcasecmp(val, "user"))
-			p->privilege = IPMI_PRIVILEGE_LEVEL_USER;
-		else if (!strcasecmp(val, "operator"))
-			p->privilege = IPMI_PRIVILEGE_LEVEL_OPERATOR;
-		else if (!strcasecmp(val, "admin"))
-			p->privilege = IPMI_PRIVILEGE_LEVEL_ADMIN;
-		else {
-			seterr(err, errlen,
-			       "privilege: user, operator or admin, not '%s'",
-			       val);
-			return -1;
-		}
+		return set_privilege(p, val, err, errlen);
 	} else if (!strcmp(key, "cipher_suite_id")) {
 		if (parse_uint(key, val, 255, &v, err, errlen))
 			return -1;
@@ -256,23 +300,7 @@ static int ipmi_set(struct jmd_input *in, const char *key, const char *val,
 	} else if (!strcmp(key, "workarounds")) {
 		return parse_workarounds(val, &p->workarounds, err, errlen);
 	} else if (!strcmp(key, "sensor")) {
-		if (!*val || strlen(val) > SDR_ID_MAX) {
-			seterr(err, errlen,
-			       "sensor: a name of 1 to %d bytes, not '%s'",
-			       SDR_ID_MAX, val);
-			return -1;
-		}
-		if (p->nsensor == JMD_MAX_SAMPLES) {
-			seterr(err, errlen, "sensor: more than %d",
-			       JMD_MAX_SAMPLES);
-			return -1;
-		}
-		for (size_t i = 0; i < p->nsensor; i++)
-			if (!strcmp(p->sensor[i], val)) {
-				seterr(err, errlen, "sensor: '%s' twice", val);
-				return -1;
-			}
-		strcpy(p->sensor[p->nsensor++], val);
+		return add_sensor(p, val, err, errlen);
 	} else if (!strcmp(key, "sensor_type")) {
 		if (strcasecmp(val, "power")) {
 			seterr(err, errlen,
@@ -281,17 +309,7 @@ static int ipmi_set(struct jmd_input *in, const char *key, const char *val,
 		}
 		p->type_power = true;
 	} else if (!strcmp(key, "dcmi")) {
-		if (!strcasecmp(val, "yes"))
-			p->dcmi = DCMI_YES;
-		else if (!strcasecmp(val, "no"))
-			p->dcmi = DCMI_NO;
-		else if (!strcasecmp(val, "auto"))
-			p->dcmi = DCMI_AUTO;
-		else {
-			seterr(err, errlen, "dcmi: yes, no or auto, not '%s'",
-			       val);
-			return -1;
-		}
+		return set_dcmi(p, val, err, errlen);
 	} else {
 		seterr(err, errlen, "unknown key '%s'", key);
 		return -1;
@@ -533,24 +551,22 @@ static bool is_watts(struct ipmi_priv *p, const struct ipmi_rec *r,
 	       mod == IPMI_SDR_MODIFIER_UNIT_NONE && evt == 0x01;
 }
 
-/*
- * The chosen sensors' records: walk the repository once, keep the full and
- * compact records named by "sensor" (in the configuration's order) or, for
- * "sensor_type = power", those reading watts.
- */
-static int fetch_records(struct ipmi_priv *p, char *err, size_t errlen)
-{
-	struct ipmi_rec all[JMD_MAX_SAMPLES] = { 0 }, r;
-	bool found[JMD_MAX_SAMPLES] = { 0 };
-	uint8_t unit[JMD_MAX_SAMPLES] = { 0 };
-	char seen[256] = "";
-	fiid_obj_t rs = NULL;
-	uint64_t t0 = now_ms(), v, added, erased;
-	uint16_t resv = 0, id = 0, next;
-	int attempts = 0, ret = -1;
-	size_t nall = 0;
+/* What one walk of the SDR repository found (fetch_records). */
+struct sdr_walk {
+	struct ipmi_rec all[JMD_MAX_SAMPLES];
+	bool found[JMD_MAX_SAMPLES]; /* sensor[i]'s record is all[i] */
+	uint8_t unit[JMD_MAX_SAMPLES];
+	size_t nall; /* sensor_type = power: the records in all */
+	char seen[256]; /* the sensors' names, for the errors */
+};
 
-	rs = fiid_obj_create(tmpl_cmd_get_sdr_repository_info_rs);
+/* The repository's timestamps: while they stay, so do its records. */
+static int repo_timestamps(struct ipmi_priv *p, uint64_t *added,
+			   uint64_t *erased, char *err, size_t errlen)
+{
+	fiid_obj_t rs = fiid_obj_create(tmpl_cmd_get_sdr_repository_info_rs);
+	int ret = -1;
+
 	if (!rs) {
 		seterr(err, errlen, "out of memory");
 		return -1;
@@ -560,23 +576,25 @@ static int fetch_records(struct ipmi_priv *p, char *err, size_t errlen)
 			"Get SDR Repository Info", err, errlen);
 		goto out;
 	}
-	if (fiid_obj_get(rs, "most_recent_addition_timestamp", &added) <= 0 ||
-	    fiid_obj_get(rs, "most_recent_erase_timestamp", &erased) <= 0) {
+	if (fiid_obj_get(rs, "most_recent_addition_timestamp", added) <= 0 ||
+	    fiid_obj_get(rs, "most_recent_erase_timestamp", erased) <= 0) {
 		seterr(err, errlen, "Get SDR Repository Info: short answer");
 		goto out;
 	}
-	if (p->have_recs && added == p->sdr_added && erased == p->sdr_erased) {
-		ret = 0;
-		goto out;
-	}
-restart:
-	if (++attempts > 3) {
-		seterr(err, errlen,
-		       "SDR repository: reservation cancelled 3 times");
-		goto out;
-	}
+	ret = 0;
+out:
 	fiid_obj_destroy(rs);
-	rs = fiid_obj_create(tmpl_cmd_reserve_sdr_repository_rs);
+	return ret;
+}
+
+/* *resv: the walk's reservation; left as it was if the BMC names none. */
+static int reserve_repository(struct ipmi_priv *p, uint16_t *resv, char *err,
+			      size_t errlen)
+{
+	fiid_obj_t rs = fiid_obj_create(tmpl_cmd_reserve_sdr_repository_rs);
+	uint64_t v;
+	int ret = 0;
+
 	if (!rs) {
 		seterr(err, errlen, "out of memory");
 		return -1;
@@ -586,26 +604,89 @@ restart:
 		if (ipmi_ctx_errnum(p->ctx) != IPMI_ERR_BAD_COMPLETION_CODE) {
 			cmd_err(p, rs, IPMI_NET_FN_STORAGE_RQ,
 				"Reserve SDR Repository", err, errlen);
-			goto out;
+			ret = -1;
+		} else {
+			*resv = 0;
 		}
-		resv = 0;
 	} else if (fiid_obj_get(rs, "reservation_id", &v) > 0) {
-		resv = v;
+		*resv = v;
 	}
 	fiid_obj_destroy(rs);
-	rs = fiid_obj_create(tmpl_cmd_get_sdr_rs);
+	return ret;
+}
+
+/*
+ * One record of the walk: a full or compact sensor record is named in
+ * w->seen, and kept when "sensor" names it or, for "sensor_type = power",
+ * when it reads watts.
+ */
+static int keep_record(struct ipmi_priv *p, struct ipmi_rec *r,
+		       struct sdr_walk *w, char *err, size_t errlen)
+{
+	uint8_t type;
+	int idlen;
+
+	if (r->len < 5)
+		return 0;
+	type = r->data[3];
+	if (type != IPMI_SDR_FORMAT_FULL_SENSOR_RECORD &&
+	    type != IPMI_SDR_FORMAT_COMPACT_SENSOR_RECORD)
+		return 0;
+	memset(r->id, 0, sizeof(r->id));
+	idlen = ipmi_sdr_parse_id_string(p->sdr, r->data, r->len, r->id,
+					 SDR_ID_MAX);
+	if (idlen < 0)
+		return 0;
+	r->id[idlen < SDR_ID_MAX ? idlen : SDR_ID_MAX] = 0;
+	if (strlen(w->seen) + strlen(r->id) + 5 < sizeof(w->seen)) {
+		if (w->seen[0])
+			strcat(w->seen, ", ");
+		strcat(w->seen, r->id);
+	}
+	if (p->type_power) {
+		uint8_t u;
+
+		if (!is_watts(p, r, &u))
+			return 0;
+		if (w->nall == JMD_MAX_SAMPLES) {
+			seterr(err, errlen,
+			       "sensor_type = power: more than %d sensors in watts",
+			       JMD_MAX_SAMPLES);
+			return -1;
+		}
+		w->all[w->nall++] = *r;
+		return 0;
+	}
+	for (size_t i = 0; i < p->nsensor; i++)
+		if (!w->found[i] && !strcmp(p->sensor[i], r->id)) {
+			w->found[i] = true;
+			w->all[i] = *r;
+			is_watts(p, r, &w->unit[i]);
+			break;
+		}
+	return 0;
+}
+
+/*
+ * One walk of the whole repository under the reservation resv: 0, 1 when
+ * the BMC cancelled the reservation (walk again), or -1.
+ */
+static int walk_repository(struct ipmi_priv *p, uint16_t resv, uint64_t t0,
+			   struct sdr_walk *w, char *err, size_t errlen)
+{
+	fiid_obj_t rs = fiid_obj_create(tmpl_cmd_get_sdr_rs);
+	struct ipmi_rec r;
+	uint16_t id, next;
+	int ret = -1;
+
 	if (!rs) {
 		seterr(err, errlen, "out of memory");
 		return -1;
 	}
-	nall = 0;
-	memset(found, 0, sizeof(found));
-	seen[0] = 0;
+	w->nall = 0;
+	memset(w->found, 0, sizeof(w->found));
+	w->seen[0] = 0;
 	for (id = 0; id != 0xffff; id = next) {
-		uint8_t type;
-		size_t i;
-		int idlen;
-
 		if (now_ms() - t0 > SDR_FETCH_MS) {
 			seterr(err, errlen,
 			       "SDR repository: fetch longer than %d ms",
@@ -616,87 +697,91 @@ restart:
 			if (ipmi_ctx_errnum(p->ctx) ==
 				    IPMI_ERR_BAD_COMPLETION_CODE &&
 			    cc_is(rs, IPMI_COMP_CODE_RESERVATION_CANCELLED))
-				goto restart;
+				ret = 1;
 			goto out;
 		}
-		if (r.len < 5)
-			continue;
-		type = r.data[3];
-		if (type != IPMI_SDR_FORMAT_FULL_SENSOR_RECORD &&
-		    type != IPMI_SDR_FORMAT_COMPACT_SENSOR_RECORD)
-			continue;
-		memset(r.id, 0, sizeof(r.id));
-		idlen = ipmi_sdr_parse_id_string(p->sdr, r.data, r.len, r.id,
-						 SDR_ID_MAX);
-		if (idlen < 0)
-			continue;
-		r.id[idlen < SDR_ID_MAX ? idlen : SDR_ID_MAX] = 0;
-		if (strlen(seen) + strlen(r.id) + 5 < sizeof(seen)) {
-			if (seen[0])
-				strcat(seen, ", ");
-			strcat(seen, r.id);
-		}
-		if (p->type_power) {
-			uint8_t u;
-
-			if (!is_watts(p, &r, &u))
-				continue;
-			if (nall == JMD_MAX_SAMPLES) {
-				seterr(err, errlen,
-				       "sensor_type = power: more than %d sensors in watts",
-				       JMD_MAX_SAMPLES);
-				goto out;
-			}
-			all[nall++] = r;
-			continue;
-		}
-		for (i = 0; i < p->nsensor; i++)
-			if (!found[i] && !strcmp(p->sensor[i], r.id)) {
-				found[i] = true;
-				all[i] = r;
-				is_watts(p, &r, &unit[i]);
-				break;
-			}
-	}
-	if (p->type_power) {
-		if (!nall) {
-			seterr(err, errlen,
-			       "sensor_type = power: no sensor in watts (the BMC has: %s)",
-			       seen[0] ? seen : "none");
+		if (keep_record(p, &r, w, err, errlen) < 0)
 			goto out;
-		}
-	} else {
-		for (size_t i = 0; i < p->nsensor; i++) {
-			if (!found[i]) {
-				seterr(err, errlen,
-				       "sensor '%s' not found (the BMC has: %s)",
-				       p->sensor[i], seen[0] ? seen : "none");
-				goto out;
-			}
-			if (!is_watts(p, &all[i], &unit[i])) {
-				if (unit[i] == IPMI_SENSOR_UNIT_WATTS)
-					seterr(err, errlen,
-					       "sensor '%s': not a reading in plain watts (a rate, a percentage, a modifier unit or a discrete sensor)",
-					       p->sensor[i]);
-				else
-					seterr(err, errlen,
-					       "sensor '%s': unit is %s, not watts",
-					       p->sensor[i],
-					       unit_name(unit[i]));
-				goto out;
-			}
-		}
-		nall = p->nsensor;
 	}
-	memcpy(p->rec, all, sizeof(all));
-	p->nrec = nall;
-	p->have_recs = true;
-	p->sdr_added = added;
-	p->sdr_erased = erased;
 	ret = 0;
 out:
 	fiid_obj_destroy(rs);
 	return ret;
+}
+
+/*
+ * Whether the walk found what the configuration asks for: every sensor
+ * named, each in plain watts; for "sensor_type = power", at least one.
+ */
+static int check_records(struct ipmi_priv *p, struct sdr_walk *w, char *err,
+			 size_t errlen)
+{
+	if (p->type_power) {
+		if (!w->nall) {
+			seterr(err, errlen,
+			       "sensor_type = power: no sensor in watts (the BMC has: %s)",
+			       w->seen[0] ? w->seen : "none");
+			return -1;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < p->nsensor; i++) {
+		if (!w->found[i]) {
+			seterr(err, errlen,
+			       "sensor '%s' not found (the BMC has: %s)",
+			       p->sensor[i], w->seen[0] ? w->seen : "none");
+			return -1;
+		}
+		if (!is_watts(p, &w->all[i], &w->unit[i])) {
+			if (w->unit[i] == IPMI_SENSOR_UNIT_WATTS)
+				seterr(err, errlen,
+				       "sensor '%s': not a reading in plain watts (a rate, a percentage, a modifier unit or a discrete sensor)",
+				       p->sensor[i]);
+			else
+				seterr(err, errlen,
+				       "sensor '%s': unit is %s, not watts",
+				       p->sensor[i], unit_name(w->unit[i]));
+			return -1;
+		}
+	}
+	w->nall = p->nsensor;
+	return 0;
+}
+
+/*
+ * The chosen sensors' records: walk the repository once, keep the full and
+ * compact records named by "sensor" (in the configuration's order) or, for
+ * "sensor_type = power", those reading watts.
+ */
+static int fetch_records(struct ipmi_priv *p, char *err, size_t errlen)
+{
+	struct sdr_walk w = { 0 };
+	uint64_t t0 = now_ms(), added, erased;
+	uint16_t resv = 0;
+	int attempts = 0, r;
+
+	if (repo_timestamps(p, &added, &erased, err, errlen) < 0)
+		return -1;
+	if (p->have_recs && added == p->sdr_added && erased == p->sdr_erased)
+		return 0;
+	do {
+		if (++attempts > 3) {
+			seterr(err, errlen,
+			       "SDR repository: reservation cancelled 3 times");
+			return -1;
+		}
+		if (reserve_repository(p, &resv, err, errlen) < 0)
+			return -1;
+		r = walk_repository(p, resv, t0, &w, err, errlen);
+	} while (r > 0);
+	if (r < 0 || check_records(p, &w, err, errlen) < 0)
+		return -1;
+	memcpy(p->rec, w.all, sizeof(w.all));
+	p->nrec = w.nall;
+	p->have_recs = true;
+	p->sdr_added = added;
+	p->sdr_erased = erased;
+	return 0;
 }
 
 /*
@@ -800,6 +885,49 @@ static int read_sensor(struct ipmi_priv *p, const struct ipmi_rec *r, double *w,
 }
 
 /*
+ * The sensors, one sample each into out, their records fetched first on a
+ * new session: how many, or -1 (*fatal: the session failed).
+ */
+static int read_sensors(struct jmd_input *in, uint64_t t0,
+			struct jmd_sample *out, bool *fatal, char *err,
+			size_t errlen)
+{
+	struct ipmi_priv *p = in->priv;
+	double w;
+
+	*fatal = false;
+	if (now_ms() - t0 > in->timeout_ms) {
+		seterr(err, errlen,
+		       "timeout (%u ms) before the sensors were read",
+		       in->timeout_ms);
+		return -1;
+	}
+	if (p->fresh || !p->have_recs) {
+		if (fetch_records(p, err, errlen) < 0) {
+			*fatal = ipmi_ctx_errnum(p->ctx) != IPMI_ERR_SUCCESS &&
+				 ipmi_ctx_errnum(p->ctx) !=
+					 IPMI_ERR_BAD_COMPLETION_CODE;
+			return -1;
+		}
+		p->fresh = false;
+	}
+	for (size_t i = 0; i < p->nrec; i++) {
+		if (i && now_ms() - t0 > in->timeout_ms) {
+			seterr(err, errlen,
+			       "timeout (%u ms) after %zu of %zu sensors",
+			       in->timeout_ms, i, p->nrec);
+			return -1;
+		}
+		if (read_sensor(p, &p->rec[i], &w, fatal, err, errlen) < 0)
+			return -1;
+		out[i] = (struct jmd_sample){ .kind = JMD_POWER, .value = w };
+		snprintf(out[i].label, sizeof(out[i].label), "%s",
+			 p->rec[i].id);
+	}
+	return (int)p->nrec;
+}
+
+/*
  * One attempt at a reading, from t0 on. *dropped: the session failed (a
  * command without an answer, a transport error) and was closed.
  */
@@ -808,6 +936,7 @@ static int read_once(struct jmd_input *in, struct ipmi_priv *p, uint64_t t0,
 		     char *err, size_t errlen)
 {
 	char why[160] = "";
+	bool fatal;
 	double w;
 	int r;
 
@@ -845,44 +974,13 @@ static int read_once(struct jmd_input *in, struct ipmi_priv *p, uint64_t t0,
 		p->src = SRC_SENSORS;
 	}
 
-	if (now_ms() - t0 > in->timeout_ms) {
-		seterr(err, errlen,
-		       "timeout (%u ms) before the sensors were read",
-		       in->timeout_ms);
+	r = read_sensors(in, t0, out, &fatal, err, errlen);
+	if (r >= 0) {
+		*n = r;
+		return 0;
+	}
+	if (!fatal)
 		return -1;
-	}
-	if (p->fresh || !p->have_recs) {
-		if (fetch_records(p, err, errlen) < 0) {
-			if (ipmi_ctx_errnum(p->ctx) != IPMI_ERR_SUCCESS &&
-			    ipmi_ctx_errnum(p->ctx) !=
-				    IPMI_ERR_BAD_COMPLETION_CODE)
-				goto fail;
-			return -1;
-		}
-		p->fresh = false;
-	}
-	for (size_t i = 0; i < p->nrec; i++) {
-		bool fatal;
-
-		if (i && now_ms() - t0 > in->timeout_ms) {
-			seterr(err, errlen,
-			       "timeout (%u ms) after %zu of %zu sensors",
-			       in->timeout_ms, i, p->nrec);
-			*n = 0;
-			return -1;
-		}
-		if (read_sensor(p, &p->rec[i], &w, &fatal, err, errlen) < 0) {
-			*n = 0;
-			if (fatal)
-				goto fail;
-			return -1;
-		}
-		out[i] = (struct jmd_sample){ .kind = JMD_POWER, .value = w };
-		snprintf(out[i].label, sizeof(out[i].label), "%s",
-			 p->rec[i].id);
-		*n = i + 1;
-	}
-	return 0;
 fail:
 	disconnect(p);
 	*dropped = true;

@@ -301,24 +301,102 @@ static int run_once(struct jmd_conf *c, const struct opts *o)
 	return rc;
 }
 
-static int run(struct jmd_conf *c, const struct opts *o)
+/* The daemon's state from one interval to the next (run and its steps). */
+struct run_state {
+	struct jmd_conf *c;
+	const struct opts *o;
+	struct jmd_acc acc;
+	struct jmd_feeder f;
+	FILE *csv;
+	uint64_t next; /* the next interval's start */
+	uint64_t last_good; /* the last good reading's time */
+	char last_why[512]; /* the last refusal, logged once */
+	bool silent, late;
+};
+
+/*
+ * One round of reads into the accumulator: step says what to feed
+ * (nothing when an input failed or the reading was refused).
+ */
+static void read_round(struct run_state *r, struct jmd_step *step)
 {
 	static struct jmd_sample s[JMD_MAX_INPUTS][JMD_MAX_SAMPLES];
 	static struct input_state st[JMD_MAX_INPUTS];
 	const struct jmd_sample *sp[JMD_MAX_INPUTS];
-	struct jmd_feeder f;
 	size_t n[JMD_MAX_INPUTS];
-	uint64_t next, last_good, done = 0, round_ns = 0;
-	char last_why[512] = "";
-	bool silent = false, late = false;
-	struct jmd_acc acc;
-	FILE *csv = NULL;
+	uint64_t t0 = cli_now_ns(), t;
+
+	if (read_all(r->c, st, s, n, false)) {
+		jmd_acc_gap(&r->acc);
+		memset(step, 0, sizeof(*step));
+		return;
+	}
+	for (size_t i = 0; i < r->c->nin; i++)
+		sp[i] = s[i];
+	/* The meters were read somewhere in [t0, now]: its middle. */
+	t = cli_now_ns();
+	t = t0 + (t - t0) / 2;
+	jmd_acc_step(&r->acc, t, sp, n, step);
+	if (!step->feed && strcmp(step->why, r->last_why))
+		logf_("reading refused (nothing fed): %s", step->why);
+	snprintf(r->last_why, sizeof(r->last_why), "%s",
+		 step->feed ? "" : step->why);
+}
+
+/* A good reading: logged, fed, written as CSV. -1: the CSV write failed. */
+static int use_reading(struct run_state *r, const struct jmd_step *step)
+{
+	const struct opts *o = r->o;
+
+	if (r->silent)
+		logf_("meter readings again after %.1f s",
+		      (double)(cli_now_ns() - r->last_good) / 1e9);
+	r->silent = false;
+	r->last_good = cli_now_ns();
+	if (o->verbose)
+		logf_("reading: %s%.3f W, %llu uJ%s",
+		      step->have_watts ? "" : "(no rate yet) ",
+		      step->have_watts ? step->watts : 0.0,
+		      (unsigned long long)step->uj,
+		      step->reset ? ", new baseline" : "");
+	if (!o->no_feed)
+		jmd_feed(&r->f, step->uj, step->reset, o->verbose);
+	if (r->csv && step->have_watts && csv_row(r->csv, step->watts)) {
+		cli_err("%s: write error: %s", o->csv, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Sleep to the next interval's start; those already past are skipped. */
+static void wait_interval(struct run_state *r)
+{
+	uint64_t interval_ns = r->c->interval_ns, t;
+
+	r->next += interval_ns;
+	t = cli_now_ns();
+	if (r->next <= t) {
+		if (!r->late)
+			logf_("reading the inputs takes longer than the "
+			      "interval: intervals skipped");
+		r->late = true;
+		r->next = t + interval_ns - (t - r->next) % interval_ns;
+	} else {
+		r->late = false;
+	}
+	cli_sleep_ns(r->next - t);
+}
+
+static int run(struct jmd_conf *c, const struct opts *o)
+{
+	struct run_state r = { .c = c, .o = o };
+	uint64_t done = 0, round_ns = 0;
 	int rc = CLI_OK;
 
-	if (o->csv && !(csv = csv_open(o->csv)))
+	if (o->csv && !(r.csv = csv_open(o->csv)))
 		return CLI_FAIL;
-	jmd_feeder_init(&f, c->name);
-	f.log = acc_logger;
+	jmd_feeder_init(&r.f, c->name);
+	r.f.log = acc_logger;
 	/*
 	 * Readings further apart than a few intervals plus the longest a
 	 * round of reads may take (each input to its timeout, one after the
@@ -326,83 +404,38 @@ static int run(struct jmd_conf *c, const struct opts *o)
 	 */
 	for (size_t i = 0; i < c->nin; i++)
 		round_ns += c->in[i].timeout_ms * 1000000ull;
-	jmd_acc_init(&acc, c->nin, c->max_power,
+	jmd_acc_init(&r.acc, c->nin, c->max_power,
 		     3 * c->interval_ns + 2 * round_ns);
-	acc.log = acc_logger;
-	for (size_t i = 0; i < c->nin; i++)
-		sp[i] = s[i];
+	r.acc.log = acc_logger;
 	logf_("meter '%s': %zu input%s every %.3g s%s%s", c->name, c->nin,
 	      c->nin == 1 ? "" : "s", (double)c->interval_ns / 1e9,
 	      o->no_feed ? ", not feeding the module" : "",
-	      csv ? ", writing CSV" : "");
-	next = last_good = cli_now_ns();
+	      r.csv ? ", writing CSV" : "");
+	r.next = r.last_good = cli_now_ns();
 	while (!cli_stop && (!o->count || done < o->count)) {
 		struct jmd_step step;
-		uint64_t t;
 
-		uint64_t t0 = cli_now_ns();
-
-		if (read_all(c, st, s, n, false)) {
-			jmd_acc_gap(&acc);
-			memset(&step, 0, sizeof(step));
-		} else {
-			/* The meters were read somewhere in [t0, now]: its middle. */
-			t = cli_now_ns();
-			t = t0 + (t - t0) / 2;
-			jmd_acc_step(&acc, t, sp, n, &step);
-			if (!step.feed && strcmp(step.why, last_why))
-				logf_("reading refused (nothing fed): %s",
-				      step.why);
-			snprintf(last_why, sizeof(last_why), "%s",
-				 step.feed ? "" : step.why);
-		}
+		read_round(&r, &step);
 		if (step.feed) {
-			if (silent)
-				logf_("meter readings again after %.1f s",
-				      (double)(cli_now_ns() - last_good) / 1e9);
-			silent = false;
-			last_good = cli_now_ns();
-			if (o->verbose)
-				logf_("reading: %s%.3f W, %llu uJ%s",
-				      step.have_watts ? "" : "(no rate yet) ",
-				      step.have_watts ? step.watts : 0.0,
-				      (unsigned long long)step.uj,
-				      step.reset ? ", new baseline" : "");
-			if (!o->no_feed)
-				jmd_feed(&f, step.uj, step.reset, o->verbose);
-			if (csv && step.have_watts &&
-			    csv_row(csv, step.watts)) {
-				cli_err("%s: write error: %s", o->csv,
-					strerror(errno));
+			if (use_reading(&r, &step)) {
 				rc = CLI_FAIL;
 				break;
 			}
-		} else if (!silent &&
-			   cli_now_ns() - last_good > c->silent_after_ns) {
+		} else if (!r.silent &&
+			   cli_now_ns() - r.last_good > c->silent_after_ns) {
 			logf_("no good reading for %.1f s (silent_after): the module "
 			      "falls back to its model",
-			      (double)(cli_now_ns() - last_good) / 1e9);
-			silent = true;
+			      (double)(cli_now_ns() - r.last_good) / 1e9);
+			r.silent = true;
 		}
 		done++;
 		if (o->count && done >= o->count)
 			break;
-		next += c->interval_ns;
-		t = cli_now_ns();
-		if (next <= t) {
-			if (!late)
-				logf_("reading the inputs takes longer than the "
-				      "interval: intervals skipped");
-			late = true;
-			next = t + c->interval_ns - (t - next) % c->interval_ns;
-		} else {
-			late = false;
-		}
-		cli_sleep_ns(next - t);
+		wait_interval(&r);
 	}
-	if (csv && csv != stdout)
-		fclose(csv);
-	jmd_feeder_close(&f);
+	if (r.csv && r.csv != stdout)
+		fclose(r.csv);
+	jmd_feeder_close(&r.f);
 	return rc;
 }
 

@@ -244,6 +244,94 @@ static int jsnmp_add_elem(struct jsnmp_priv *p, const char *key,
 	return 0;
 }
 
+static int jsnmp_set_version(struct jsnmp_priv *p, const char *val, char *err,
+			     size_t errlen)
+{
+	if (!strcmp(val, "2c") || !strcmp(val, "2"))
+		p->version = SNMP_VERSION_2c;
+	else if (!strcmp(val, "3"))
+		p->version = SNMP_VERSION_3;
+	else {
+		snprintf(err, errlen, "version '%s': want 2c or 3", val);
+		return -1;
+	}
+	return 0;
+}
+
+static int jsnmp_set_level(struct jsnmp_priv *p, const char *val, char *err,
+			   size_t errlen)
+{
+	if (!strcmp(val, "noAuthNoPriv"))
+		p->level = SNMP_SEC_LEVEL_NOAUTH;
+	else if (!strcmp(val, "authNoPriv"))
+		p->level = SNMP_SEC_LEVEL_AUTHNOPRIV;
+	else if (!strcmp(val, "authPriv"))
+		p->level = SNMP_SEC_LEVEL_AUTHPRIV;
+	else {
+		snprintf(
+			err, errlen,
+			"security_level '%s': want noAuthNoPriv, authNoPriv or authPriv",
+			val);
+		return -1;
+	}
+	return 0;
+}
+
+/* A family whose OIDs are built in (jsnmp_objs). */
+static int jsnmp_set_family(struct jsnmp_priv *p, const char *val, char *err,
+			    size_t errlen)
+{
+	bool known = false;
+
+	for (size_t i = 0; i < sizeof(jsnmp_objs) / sizeof(jsnmp_objs[0]); i++)
+		known |= !strcmp(jsnmp_objs[i].family, val);
+	if (!known) {
+		snprintf(err, errlen,
+			 "family '%s': want raritan, apc, servertech or eaton",
+			 val);
+		return -1;
+	}
+	snprintf(p->family, sizeof(p->family), "%s", val);
+	return 0;
+}
+
+static int jsnmp_set_kind(struct jsnmp_priv *p, const char *val, char *err,
+			  size_t errlen)
+{
+	if (!strcmp(val, "power"))
+		p->kind = JMD_POWER;
+	else if (!strcmp(val, "energy"))
+		p->kind = JMD_ENERGY;
+	else {
+		snprintf(err, errlen, "kind '%s': want power or energy", val);
+		return -1;
+	}
+	p->kind_set = true;
+	return 0;
+}
+
+/* "scale" or "wrap" (key): a positive number. */
+static int jsnmp_set_scale(struct jsnmp_priv *p, const char *key,
+			   const char *val, char *err, size_t errlen)
+{
+	const char *why = NULL;
+	double d;
+
+	if (parse_double(val, &d, &why) || !(d > 0)) {
+		snprintf(err, errlen, "%s '%s': want a positive number", key,
+			 val);
+		return -1;
+	}
+	if (key[0] == 's') {
+		p->scale = d;
+		p->scale_set = true;
+	} else {
+		p->wrap = d;
+		p->wrap_set = true;
+	}
+	return 0;
+}
+
 static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 		     char *err, size_t errlen)
 {
@@ -273,18 +361,8 @@ static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 		p->port = (unsigned int)u;
 		return 0;
 	}
-	if (!strcmp(key, "version")) {
-		if (!strcmp(val, "2c") || !strcmp(val, "2"))
-			p->version = SNMP_VERSION_2c;
-		else if (!strcmp(val, "3"))
-			p->version = SNMP_VERSION_3;
-		else {
-			snprintf(err, errlen, "version '%s': want 2c or 3",
-				 val);
-			return -1;
-		}
-		return 0;
-	}
+	if (!strcmp(key, "version"))
+		return jsnmp_set_version(p, val, err, errlen);
 	if (!strcmp(key, "community"))
 		return set_str(&p->community, key, val, err, errlen);
 	if (!strcmp(key, "user"))
@@ -293,22 +371,8 @@ static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 		return set_str(&p->auth_pass, key, val, err, errlen);
 	if (!strcmp(key, "priv_password"))
 		return set_str(&p->priv_pass, key, val, err, errlen);
-	if (!strcmp(key, "security_level")) {
-		if (!strcmp(val, "noAuthNoPriv"))
-			p->level = SNMP_SEC_LEVEL_NOAUTH;
-		else if (!strcmp(val, "authNoPriv"))
-			p->level = SNMP_SEC_LEVEL_AUTHNOPRIV;
-		else if (!strcmp(val, "authPriv"))
-			p->level = SNMP_SEC_LEVEL_AUTHPRIV;
-		else {
-			snprintf(
-				err, errlen,
-				"security_level '%s': want noAuthNoPriv, authNoPriv or authPriv",
-				val);
-			return -1;
-		}
-		return 0;
-	}
+	if (!strcmp(key, "security_level"))
+		return jsnmp_set_level(p, val, err, errlen);
 	if (!strcmp(key, "auth_protocol")) {
 		if (strcmp(val, "MD5") && strcmp(val, "SHA") &&
 		    strcmp(val, "SHA-256")) {
@@ -329,52 +393,12 @@ static int jsnmp_set(struct jmd_input *in, const char *key, const char *val,
 		snprintf(p->priv_proto, sizeof(p->priv_proto), "%s", val);
 		return 0;
 	}
-	if (!strcmp(key, "family")) {
-		bool known = false;
-
-		for (size_t i = 0;
-		     i < sizeof(jsnmp_objs) / sizeof(jsnmp_objs[0]); i++)
-			known |= !strcmp(jsnmp_objs[i].family, val);
-		if (!known) {
-			snprintf(
-				err, errlen,
-				"family '%s': want raritan, apc, servertech or eaton",
-				val);
-			return -1;
-		}
-		snprintf(p->family, sizeof(p->family), "%s", val);
-		return 0;
-	}
-	if (!strcmp(key, "kind")) {
-		if (!strcmp(val, "power"))
-			p->kind = JMD_POWER;
-		else if (!strcmp(val, "energy"))
-			p->kind = JMD_ENERGY;
-		else {
-			snprintf(err, errlen, "kind '%s': want power or energy",
-				 val);
-			return -1;
-		}
-		p->kind_set = true;
-		return 0;
-	}
-	if (!strcmp(key, "scale") || !strcmp(key, "wrap")) {
-		double d;
-
-		if (parse_double(val, &d, &why) || !(d > 0)) {
-			snprintf(err, errlen, "%s '%s': want a positive number",
-				 key, val);
-			return -1;
-		}
-		if (key[0] == 's') {
-			p->scale = d;
-			p->scale_set = true;
-		} else {
-			p->wrap = d;
-			p->wrap_set = true;
-		}
-		return 0;
-	}
+	if (!strcmp(key, "family"))
+		return jsnmp_set_family(p, val, err, errlen);
+	if (!strcmp(key, "kind"))
+		return jsnmp_set_kind(p, val, err, errlen);
+	if (!strcmp(key, "scale") || !strcmp(key, "wrap"))
+		return jsnmp_set_scale(p, key, val, err, errlen);
 	if (!strcmp(key, "outlet") || !strcmp(key, "inlet") ||
 	    !strcmp(key, "oid"))
 		return jsnmp_add_elem(p, key, val, err, errlen);
@@ -390,6 +414,104 @@ static const struct jsnmp_obj *jsnmp_find_obj(const char *family, bool inlet,
 		    jsnmp_objs[i].inlet == inlet && jsnmp_objs[i].kind == kind)
 			return &jsnmp_objs[i];
 	return NULL;
+}
+
+/* Version 2c: a community, and nothing of version 3. */
+static int jsnmp_check_v2c(const struct jsnmp_priv *p, char *err, size_t errlen)
+{
+	if (!p->community) {
+		snprintf(err, errlen, "version 2c needs a 'community'");
+		return -1;
+	}
+	if (p->user || p->auth_pass || p->priv_pass) {
+		snprintf(err, errlen,
+			 "user and passwords are for version 3, not 2c");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Version 3: a user, the passwords its security level needs (the level
+ * from the passwords given when not set), and the protocols' defaults.
+ */
+static int jsnmp_check_v3(struct jsnmp_priv *p, char *err, size_t errlen)
+{
+	if (!p->user) {
+		snprintf(err, errlen, "version 3 needs a 'user'");
+		return -1;
+	}
+	if (p->community) {
+		snprintf(err, errlen, "community is for version 2c, not 3");
+		return -1;
+	}
+	if (!p->level)
+		p->level = p->priv_pass ? SNMP_SEC_LEVEL_AUTHPRIV :
+			   p->auth_pass ? SNMP_SEC_LEVEL_AUTHNOPRIV :
+					  SNMP_SEC_LEVEL_NOAUTH;
+	if (p->level >= SNMP_SEC_LEVEL_AUTHNOPRIV && !p->auth_pass) {
+		snprintf(err, errlen,
+			 "security level needs an 'auth_password'");
+		return -1;
+	}
+	if (p->level == SNMP_SEC_LEVEL_AUTHPRIV && !p->priv_pass) {
+		snprintf(err, errlen, "authPriv needs a 'priv_password'");
+		return -1;
+	}
+	if ((p->auth_pass && strlen(p->auth_pass) < 8) ||
+	    (p->priv_pass && strlen(p->priv_pass) < 8)) {
+		snprintf(err, errlen,
+			 "SNMPv3 passwords have at least 8 characters");
+		return -1;
+	}
+	if (!p->auth_proto[0])
+		snprintf(p->auth_proto, sizeof(p->auth_proto), "SHA");
+	if (!p->priv_proto[0])
+		snprintf(p->priv_proto, sizeof(p->priv_proto), "AES");
+	return 0;
+}
+
+/* An element's OID, kind, scale and wrap: its own oid, or its family's. */
+static int jsnmp_elem_oid(const struct jsnmp_priv *p, struct jsnmp_elem *e,
+			  char *err, size_t errlen)
+{
+	const struct jsnmp_obj *o;
+	char text[160];
+
+	e->kind = p->kind;
+	if (e->oid_len) { /* explicit oid */
+		e->scale = p->scale;
+		e->wrap = p->wrap_set ? p->wrap * p->scale : 0;
+		return 0;
+	}
+	if (!p->family[0]) {
+		snprintf(err, errlen, "%s: needs a 'family' (or give an oid)",
+			 e->label);
+		return -1;
+	}
+	o = jsnmp_find_obj(p->family, e->inlet, p->kind);
+	if (!o) {
+		snprintf(err, errlen,
+			 "family %s has no %s %s built in "
+			 "(give its oid with kind and scale)",
+			 p->family, e->inlet ? "inlet" : "outlet",
+			 jmd_kind_name(p->kind));
+		return -1;
+	}
+	if (strchr(e->index, '.') || !o->prefix[0])
+		snprintf(text, sizeof(text), "%s.%s%s", o->base, e->index,
+			 o->suffix);
+	else
+		snprintf(text, sizeof(text), "%s.%s.%s%s", o->base, o->prefix,
+			 e->index, o->suffix);
+	if (jsnmp_parse_numeric(text, e->oid, &e->oid_len)) {
+		snprintf(err, errlen, "%s: bad OID %s", e->label, text);
+		return -1;
+	}
+	snprintf(e->oid_text, sizeof(e->oid_text), "%s", text);
+	e->scale = p->scale_set ? p->scale : o->scale;
+	e->wrap = o->wrap * e->scale;
+	return 0;
 }
 
 static int jsnmp_open(struct jmd_input *in, char *err, size_t errlen)
@@ -410,91 +532,14 @@ static int jsnmp_open(struct jmd_input *in, char *err, size_t errlen)
 		return -1;
 	}
 	if (p->version == SNMP_VERSION_2c) {
-		if (!p->community) {
-			snprintf(err, errlen, "version 2c needs a 'community'");
+		if (jsnmp_check_v2c(p, err, errlen))
 			return -1;
-		}
-		if (p->user || p->auth_pass || p->priv_pass) {
-			snprintf(
-				err, errlen,
-				"user and passwords are for version 3, not 2c");
-			return -1;
-		}
-	} else {
-		if (!p->user) {
-			snprintf(err, errlen, "version 3 needs a 'user'");
-			return -1;
-		}
-		if (p->community) {
-			snprintf(err, errlen,
-				 "community is for version 2c, not 3");
-			return -1;
-		}
-		if (!p->level)
-			p->level = p->priv_pass ? SNMP_SEC_LEVEL_AUTHPRIV :
-				   p->auth_pass ? SNMP_SEC_LEVEL_AUTHNOPRIV :
-						  SNMP_SEC_LEVEL_NOAUTH;
-		if (p->level >= SNMP_SEC_LEVEL_AUTHNOPRIV && !p->auth_pass) {
-			snprintf(err, errlen,
-				 "security level needs an 'auth_password'");
-			return -1;
-		}
-		if (p->level == SNMP_SEC_LEVEL_AUTHPRIV && !p->priv_pass) {
-			snprintf(err, errlen,
-				 "authPriv needs a 'priv_password'");
-			return -1;
-		}
-		if ((p->auth_pass && strlen(p->auth_pass) < 8) ||
-		    (p->priv_pass && strlen(p->priv_pass) < 8)) {
-			snprintf(err, errlen,
-				 "SNMPv3 passwords have at least 8 characters");
-			return -1;
-		}
-		if (!p->auth_proto[0])
-			snprintf(p->auth_proto, sizeof(p->auth_proto), "SHA");
-		if (!p->priv_proto[0])
-			snprintf(p->priv_proto, sizeof(p->priv_proto), "AES");
+	} else if (jsnmp_check_v3(p, err, errlen)) {
+		return -1;
 	}
-	for (size_t i = 0; i < p->nel; i++) {
-		struct jsnmp_elem *e = &p->el[i];
-		const struct jsnmp_obj *o;
-		char text[160];
-
-		e->kind = p->kind;
-		if (e->oid_len) { /* explicit oid */
-			e->scale = p->scale;
-			e->wrap = p->wrap_set ? p->wrap * p->scale : 0;
-			continue;
-		}
-		if (!p->family[0]) {
-			snprintf(err, errlen,
-				 "%s: needs a 'family' (or give an oid)",
-				 e->label);
+	for (size_t i = 0; i < p->nel; i++)
+		if (jsnmp_elem_oid(p, &p->el[i], err, errlen))
 			return -1;
-		}
-		o = jsnmp_find_obj(p->family, e->inlet, p->kind);
-		if (!o) {
-			snprintf(err, errlen,
-				 "family %s has no %s %s built in "
-				 "(give its oid with kind and scale)",
-				 p->family, e->inlet ? "inlet" : "outlet",
-				 jmd_kind_name(p->kind));
-			return -1;
-		}
-		if (strchr(e->index, '.') || !o->prefix[0])
-			snprintf(text, sizeof(text), "%s.%s%s", o->base,
-				 e->index, o->suffix);
-		else
-			snprintf(text, sizeof(text), "%s.%s.%s%s", o->base,
-				 o->prefix, e->index, o->suffix);
-		if (jsnmp_parse_numeric(text, e->oid, &e->oid_len)) {
-			snprintf(err, errlen, "%s: bad OID %s", e->label, text);
-			return -1;
-		}
-		snprintf(e->oid_text, sizeof(e->oid_text), "%s", text);
-		e->scale = p->scale_set ? p->scale : o->scale;
-		e->wrap = o->wrap * e->scale;
-	}
 	return 0;
 }
 
@@ -644,22 +689,20 @@ static int jsnmp_value(const struct variable_list *v, double *out,
 	}
 }
 
-static int jsnmp_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
-		      char *err, size_t errlen)
+/*
+ * One GET of every element's OID: the agent's answer without an error in
+ * it, or NULL with err set (a failed session is closed for the next read).
+ */
+static netsnmp_pdu *jsnmp_get(struct jmd_input *in, struct jsnmp_priv *p,
+			      char *err, size_t errlen)
 {
-	struct jsnmp_priv *p = in->priv;
 	netsnmp_pdu *pdu, *resp = NULL;
-	netsnmp_variable_list *v;
-	size_t k = 0;
 	int st;
 
-	*n = 0;
-	if (!p->sess && jsnmp_connect(in, p, err, errlen))
-		return -1;
 	pdu = snmp_pdu_create(SNMP_MSG_GET);
 	if (!pdu) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return NULL;
 	}
 	for (size_t i = 0; i < p->nel; i++)
 		snmp_add_null_var(pdu, p->el[i].oid, p->el[i].oid_len);
@@ -669,7 +712,7 @@ static int jsnmp_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 			 p->port, in->timeout_ms);
 		if (resp)
 			snmp_free_pdu(resp);
-		return -1;
+		return NULL;
 	}
 	if (st != STAT_SUCCESS || !resp) {
 		int cerr = 0, serr = 0;
@@ -690,7 +733,7 @@ static int jsnmp_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 		/* A fresh session next time (v3: engine boots, time). */
 		snmp_sess_close(p->sess);
 		p->sess = NULL;
-		return -1;
+		return NULL;
 	}
 	if (resp->errstat != SNMP_ERR_NOERROR) {
 		long idx = resp->errindex;
@@ -702,8 +745,25 @@ static int jsnmp_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
 				 p->el[idx - 1].oid_text :
 				 "");
 		snmp_free_pdu(resp);
-		return -1;
+		return NULL;
 	}
+	return resp;
+}
+
+static int jsnmp_read(struct jmd_input *in, struct jmd_sample *out, size_t *n,
+		      char *err, size_t errlen)
+{
+	struct jsnmp_priv *p = in->priv;
+	netsnmp_pdu *resp;
+	netsnmp_variable_list *v;
+	size_t k = 0;
+
+	*n = 0;
+	if (!p->sess && jsnmp_connect(in, p, err, errlen))
+		return -1;
+	resp = jsnmp_get(in, p, err, errlen);
+	if (!resp)
+		return -1;
 	for (v = resp->variables; v && k < p->nel; v = v->next_variable, k++) {
 		struct jsnmp_elem *e = &p->el[k];
 		const char *why = NULL;

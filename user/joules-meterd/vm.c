@@ -192,70 +192,83 @@ static void device_fields(const char *dev, struct dev_fields *d)
 		d->name[0] = 0;
 }
 
-int jmd_vm_find_channel(int argc, char *const *argv, const char *channel,
-			char *path, size_t pathlen, int *fd, char *err,
-			size_t errlen)
+/* The virtserialport named channel: its chardev's id into d->chr. */
+static int find_port(int argc, char *const *argv, const char *channel,
+		     struct dev_fields *d, char *err, size_t errlen)
 {
-	char chr[128] = "", id[128], v[4096];
-	int i;
-
-	/* The port first: its chardev's id. */
-	for (i = 0; i + 1 < argc; i++) {
-		struct dev_fields d;
-
+	for (int i = 0; i + 1 < argc; i++) {
 		if (!is_opt(argv[i], "device"))
 			continue;
-		device_fields(argv[i + 1], &d);
-		if (strcmp(d.drv, "virtserialport") || strcmp(d.name, channel))
+		device_fields(argv[i + 1], d);
+		if (strcmp(d->drv, "virtserialport") ||
+		    strcmp(d->name, channel))
 			continue;
-		if (!d.chr[0]) {
+		if (!d->chr[0]) {
 			snprintf(err, errlen, "its port %s has no chardev",
 				 channel);
 			return -1;
 		}
-		snprintf(chr, sizeof(chr), "%s", d.chr);
-		break;
+		return 0;
 	}
-	if (!chr[0]) {
-		snprintf(err, errlen, "no virtserialport named %s", channel);
+	snprintf(err, errlen, "no virtserialport named %s", channel);
+	return -1;
+}
+
+/*
+ * The port's -chardev (option text c, id chr) is QEMU's server side of a
+ * socket that is not abstract. 0, or -1 with err.
+ */
+static int check_socket(const char *c, const char *chr, const char *channel,
+			char *err, size_t errlen)
+{
+	char v[4096];
+
+	if (!kv_type_is(c, "socket")) {
+		snprintf(err, errlen, "the chardev %s of %s is not a socket",
+			 chr, channel);
 		return -1;
 	}
+	if (kv_get(c, "server", v, sizeof(v)) ||
+	    (strcmp(v, "on") && strcmp(v, "yes") && strcmp(v, "true"))) {
+		snprintf(
+			err, errlen,
+			"the socket of %s is not QEMU's server side (server=on)",
+			channel);
+		return -1;
+	}
+	/* An abstract name has no owner or mode to check a connect against. */
+	if (!kv_get(c, "abstract", v, sizeof(v)) && strcmp(v, "off") &&
+	    strcmp(v, "no") && strcmp(v, "false")) {
+		snprintf(err, errlen,
+			 "the socket of %s is abstract (abstract=%s): not "
+			 "served, it has no permissions to check",
+			 channel, v);
+		return -1;
+	}
+	return 0;
+}
+
+int jmd_vm_find_channel(int argc, char *const *argv, const char *channel,
+			char *path, size_t pathlen, int *fd, char *err,
+			size_t errlen)
+{
+	struct dev_fields d;
+	char id[128], v[4096];
+	int i;
+
+	/* The port first: its chardev's id. */
+	if (find_port(argc, argv, channel, &d, err, errlen))
+		return -1;
 	for (i = 0; i + 1 < argc; i++) {
 		const char *c = argv[i + 1];
 
 		if (!is_opt(argv[i], "chardev") ||
-		    kv_get(c, "id", id, sizeof(id)) || strcmp(id, chr))
+		    kv_get(c, "id", id, sizeof(id)) || strcmp(id, d.chr))
 			continue;
-		if (!kv_type_is(c, "socket")) {
-			snprintf(err, errlen,
-				 "the chardev %s of %s is not a socket", chr,
-				 channel);
+		if (check_socket(c, d.chr, channel, err, errlen))
 			return -1;
-		}
-		if (kv_get(c, "server", v, sizeof(v)) ||
-		    (strcmp(v, "on") && strcmp(v, "yes") &&
-		     strcmp(v, "true"))) {
-			snprintf(
-				err, errlen,
-				"the socket of %s is not QEMU's server side (server=on)",
-				channel);
-			return -1;
-		}
-		/*
-		 * An abstract name has no owner or mode to check a connect
-		 * against; a relative path is relative to QEMU's directory,
-		 * not ours. Neither is served.
-		 */
-		if (!kv_get(c, "abstract", v, sizeof(v)) && strcmp(v, "off") &&
-		    strcmp(v, "no") && strcmp(v, "false")) {
-			snprintf(
-				err, errlen,
-				"the socket of %s is abstract (abstract=%s): not "
-				"served, it has no permissions to check",
-				channel, v);
-			return -1;
-		}
 		if (!kv_get(c, "path", v, sizeof(v))) {
+			/* Relative to QEMU's directory, not ours: not served. */
 			if (v[0] != '/') {
 				snprintf(
 					err, errlen,
@@ -292,7 +305,7 @@ int jmd_vm_find_channel(int argc, char *const *argv, const char *channel,
 			 "the socket of %s has neither path= nor fd=", channel);
 		return -1;
 	}
-	snprintf(err, errlen, "no -chardev with id %s (the port %s's)", chr,
+	snprintf(err, errlen, "no -chardev with id %s (the port %s's)", d.chr,
 		 channel);
 	return -1;
 }

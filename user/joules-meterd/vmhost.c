@@ -738,23 +738,24 @@ static void vm_write(struct vm *v)
 	v->plen = v->poff = 0;
 }
 
-/* One VM's turn: its energy now, a line, written. */
-static void vm_serve(struct vm *v, struct jnl *nl, const struct host_opts *o,
-		     uint64_t load_ns)
+/*
+ * The VM's energy now, its cgroup's or its process's (with its idle share
+ * for --vm-idle include): 0, or -1 when there is none to write (said).
+ */
+static int vm_energy(struct vm *v, struct jnl *nl, const struct host_opts *o,
+		     uint64_t *uj)
 {
-	struct jmd_vm_line l = { 0 };
-	uint64_t uj, idle, epoch;
+	uint64_t idle;
 	uint32_t source;
-	struct timespec ts;
 	int err;
 
 	if (v->cgroup[0]) {
 		struct cgroup_rec *c = malloc(sizeof(*c));
 
 		if (!c)
-			return;
+			return -1;
 		err = jnl_get_cgroup(nl, v->cgroup, 0, c);
-		uj = c->energy_uj;
+		*uj = c->energy_uj;
 		idle = c->idle_uj;
 		source = c->source;
 		free(c);
@@ -762,7 +763,7 @@ static void vm_serve(struct vm *v, struct jnl *nl, const struct host_opts *o,
 		struct task_rec t;
 
 		err = jnl_get_task(nl, v->pid, false, &t);
-		uj = t.energy_uj;
+		*uj = t.energy_uj;
 		idle = t.idle_uj;
 		source = t.source;
 	}
@@ -771,16 +772,50 @@ static void vm_serve(struct vm *v, struct jnl *nl, const struct host_opts *o,
 			jnl_strerror(v->cgroup[0] ? JNL_OP_GET_CGROUP :
 						    JNL_OP_GET_TASK,
 				     err));
-		return;
+		return -1;
 	}
 	if (!source) {
 		vm_fail(v,
 			"no energy charged to it yet (none while the host has no "
 			"RAPL, model or meter in force): nothing written");
-		return;
+		return -1;
 	}
 	if (o->idle)
-		uj += idle;
+		*uj += idle;
+	return 0;
+}
+
+/* The VM's socket, connected if it is not: 0, or -1 (said, unless gone). */
+static int vm_reconnect(struct vm *v, const struct host_opts *o)
+{
+	int fd;
+
+	if (v->fd >= 0)
+		return 0;
+	fd = vm_connect(v);
+	if (fd < 0) {
+		if (fd != -ESRCH)
+			vm_fail(v, "%s: %s; trying every interval", v->shown,
+				strerror(-fd));
+		return -1;
+	}
+	v->fd = fd;
+	if (v->failing || o->verbose)
+		vm_log(v, "connected to %s", v->shown);
+	v->failing = false;
+	return 0;
+}
+
+/* One VM's turn: its energy now, a line, written. */
+static void vm_serve(struct vm *v, struct jnl *nl, const struct host_opts *o,
+		     uint64_t load_ns)
+{
+	struct jmd_vm_line l = { 0 };
+	uint64_t uj, epoch;
+	struct timespec ts;
+
+	if (vm_energy(v, nl, o, &uj))
+		return;
 	epoch = vm_epoch(v, load_ns);
 	if (!v->have_uj || epoch != v->epoch_base) {
 		v->epoch_base = epoch;
@@ -793,20 +828,8 @@ static void vm_serve(struct vm *v, struct jnl *nl, const struct host_opts *o,
 	}
 	v->last_uj = uj;
 	v->have_uj = true;
-	if (v->fd < 0) {
-		int fd = vm_connect(v);
-
-		if (fd < 0) {
-			if (fd != -ESRCH)
-				vm_fail(v, "%s: %s; trying every interval",
-					v->shown, strerror(-fd));
-			return;
-		}
-		v->fd = fd;
-		if (v->failing || o->verbose)
-			vm_log(v, "connected to %s", v->shown);
-		v->failing = false;
-	}
+	if (vm_reconnect(v, o))
+		return;
 	/* A line still half-written goes first; this one waits its turn. */
 	if (v->plen == v->poff) {
 		int n;
@@ -834,14 +857,9 @@ static void vm_free(struct vm *v)
 	free(v);
 }
 
-/* Find QEMU processes: new ones probed, gone ones dropped. */
-static void vm_scan(const struct host_opts *o)
+/* A scan begins: nothing seen yet. */
+static void scan_begin(uint64_t now)
 {
-	uint64_t now = cli_now_ns();
-	uint64_t probe_ns = 0, t0;
-	bool for_good = false, unscanned = false;
-	struct dirent *d;
-	DIR *dir = opendir("/proc");
 	size_t i;
 
 	for (i = 0; i < nvms; i++)
@@ -852,6 +870,45 @@ static void vm_scan(const struct host_opts *o)
 			skips[i] = skips[--nskips];
 		else
 			skips[i++].seen = false;
+}
+
+/* A scan ends: what it did not see is forgotten, or dropped (logged). */
+static void scan_end(bool unscanned)
+{
+	size_t i;
+
+	/* Those that ended are forgotten (when a whole scan saw them or not). */
+	for (i = 0; !unscanned && !cli_stop && i < nskips;)
+		if (!skips[i].seen)
+			skips[i] = skips[--nskips];
+		else
+			i++;
+	for (i = 0; i < nvms;) {
+		if (vms[i]->seen || (cli_stop && !vms[i]->reprobe)) {
+			i++;
+			continue;
+		}
+		vm_log(vms[i], vms[i]->reprobe ?
+				       "it ran another program: probed again" :
+				       "gone");
+		vm_free(vms[i]);
+		vms[i] = vms[--nvms];
+		said_full = false;
+	}
+	reap();
+}
+
+/* Find QEMU processes: new ones probed, gone ones dropped. */
+static void vm_scan(const struct host_opts *o)
+{
+	uint64_t now = cli_now_ns();
+	uint64_t probe_ns = 0, t0;
+	bool for_good = false, unscanned = false;
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+	size_t i;
+
+	scan_begin(now);
 	while (dir && !cli_stop && (d = readdir(dir))) {
 		unsigned long long start;
 		char *end;
@@ -900,25 +957,7 @@ static void vm_scan(const struct host_opts *o)
 	}
 	if (dir)
 		closedir(dir);
-	/* Those that ended are forgotten (when a whole scan saw them or not). */
-	for (i = 0; !unscanned && !cli_stop && i < nskips;)
-		if (!skips[i].seen)
-			skips[i] = skips[--nskips];
-		else
-			i++;
-	for (i = 0; i < nvms;) {
-		if (vms[i]->seen || (cli_stop && !vms[i]->reprobe)) {
-			i++;
-			continue;
-		}
-		vm_log(vms[i], vms[i]->reprobe ?
-				       "it ran another program: probed again" :
-				       "gone");
-		vm_free(vms[i]);
-		vms[i] = vms[--nvms];
-		said_full = false;
-	}
-	reap();
+	scan_end(unscanned);
 }
 
 /* idle_split must be on for an idle share to be in the tasks' records. */
@@ -927,6 +966,86 @@ static bool idle_split_on(void)
 	char b[8];
 
 	return read_file(IDLE_SPLIT, b, sizeof(b)) > 0 && b[0] == '1';
+}
+
+/* --vm-account, --vm-idle and --channel: 0, or the usage error's status. */
+static int host_opts_check(struct host_opts *o, const char *account,
+			   const char *idle)
+{
+	if (!account || !strcmp(account, "auto"))
+		o->account = 'a';
+	else if (!strcmp(account, "cgroup"))
+		o->account = 'c';
+	else if (!strcmp(account, "process"))
+		o->account = 'p';
+	else
+		return cli_usage(
+			NULL, "--vm-account '%s': want auto, cgroup or process",
+			account);
+	if (!idle || !strcmp(idle, "exclude"))
+		o->idle = false;
+	else if (!strcmp(idle, "include"))
+		o->idle = true;
+	else
+		return cli_usage(
+			NULL, "--vm-idle '%s': want exclude or include", idle);
+	if (strlen(o->channel) >= 64 || !o->channel[0])
+		return cli_usage(NULL,
+				 "--channel: want a name of 1 to 63 bytes");
+	return CLI_OK;
+}
+
+/* The host's joules, from one interval to the next (jmd_vm_host). */
+struct host_state {
+	struct jnl *nl; /* NULL: opened again at the next interval */
+	int last_err; /* said once, until it changes */
+	uint64_t load_ns; /* the module's load time, latched */
+	bool said_idle;
+};
+
+/*
+ * Whether the VMs get a line this interval: the host's joules answers
+ * and, for --vm-idle include, has idle_split on. 0, or nonzero (said once).
+ */
+static int host_check(struct host_state *h, const struct host_opts *o)
+{
+	struct node_rec node;
+	int err = 0;
+
+	if (!h->nl)
+		err = jnl_open(&h->nl);
+	if (!err)
+		err = jnl_get_node(h->nl, &node);
+	if (err) {
+		if (err != h->last_err)
+			cli_err("the host's joules: %s; trying every interval",
+				jnl_strerror(h->nl ? JNL_OP_GET_NODE :
+						     JNL_OP_OPEN,
+					     err));
+		h->last_err = err;
+		if (h->nl)
+			jnl_close(h->nl);
+		h->nl = NULL;
+	} else {
+		if (h->last_err)
+			fprintf(stderr, "%s: the host's joules answers again\n",
+				cli_prog);
+		h->last_err = 0;
+		h->load_ns = jmd_vm_load_latch(h->load_ns,
+					       cli_now_ns() - node.uptime_ns);
+	}
+	if (!err && o->idle && !idle_split_on()) {
+		if (!h->said_idle)
+			cli_err("--vm-idle include, but %s is not 1: the VMs' "
+				"records carry no idle share, nothing written "
+				"until it is",
+				IDLE_SPLIT);
+		h->said_idle = true;
+		err = -1;
+	} else if (!err) {
+		h->said_idle = false;
+	}
+	return err;
 }
 
 int jmd_vm_host(const char *channel, const char *account, const char *idle,
@@ -940,31 +1059,13 @@ int jmd_vm_host(const char *channel, const char *account, const char *idle,
 		.per_user = per_user ? per_user : VM_PER_USER,
 		.verbose = verbose,
 	};
-	uint64_t next, done = 0, load_ns = 0;
-	bool said_idle = false;
-	struct jnl *nl = NULL;
-	int last_err = 0;
+	struct host_state h = { 0 };
+	uint64_t next, done = 0;
+	int rc;
 
-	if (!account || !strcmp(account, "auto"))
-		o.account = 'a';
-	else if (!strcmp(account, "cgroup"))
-		o.account = 'c';
-	else if (!strcmp(account, "process"))
-		o.account = 'p';
-	else
-		return cli_usage(
-			NULL, "--vm-account '%s': want auto, cgroup or process",
-			account);
-	if (!idle || !strcmp(idle, "exclude"))
-		o.idle = false;
-	else if (!strcmp(idle, "include"))
-		o.idle = true;
-	else
-		return cli_usage(
-			NULL, "--vm-idle '%s': want exclude or include", idle);
-	if (strlen(o.channel) >= 64 || !o.channel[0])
-		return cli_usage(NULL,
-				 "--channel: want a name of 1 to 63 bytes");
+	rc = host_opts_check(&o, account, idle);
+	if (rc != CLI_OK)
+		return rc;
 	if (geteuid()) {
 		cli_err("--vm-host needs root (it reads every QEMU process and the "
 			"host's per-cgroup energy)");
@@ -985,47 +1086,12 @@ int jmd_vm_host(const char *channel, const char *account, const char *idle,
 		o.idle ? "included" : "excluded");
 	next = cli_now_ns();
 	while (!cli_stop && (!o.count || done < o.count)) {
-		struct node_rec node;
+		int err = host_check(&h, &o);
 		uint64_t t;
-		int err = 0;
 
-		if (!nl)
-			err = jnl_open(&nl);
-		if (!err)
-			err = jnl_get_node(nl, &node);
-		if (err) {
-			if (err != last_err)
-				cli_err("the host's joules: %s; trying every interval",
-					jnl_strerror(nl ? JNL_OP_GET_NODE :
-							  JNL_OP_OPEN,
-						     err));
-			last_err = err;
-			if (nl)
-				jnl_close(nl);
-			nl = NULL;
-		} else {
-			if (last_err)
-				fprintf(stderr,
-					"%s: the host's joules answers again\n",
-					cli_prog);
-			last_err = 0;
-			load_ns = jmd_vm_load_latch(
-				load_ns, cli_now_ns() - node.uptime_ns);
-		}
-		if (!err && o.idle && !idle_split_on()) {
-			if (!said_idle)
-				cli_err("--vm-idle include, but %s is not 1: the VMs' "
-					"records carry no idle share, nothing written "
-					"until it is",
-					IDLE_SPLIT);
-			said_idle = true;
-			err = -1;
-		} else if (!err) {
-			said_idle = false;
-		}
 		vm_scan(&o);
 		for (size_t i = 0; !err && i < nvms && !cli_stop; i++)
-			vm_serve(vms[i], nl, &o, load_ns);
+			vm_serve(vms[i], h.nl, &o, h.load_ns);
 		done++;
 		if (o.count && done >= o.count)
 			break;
@@ -1038,7 +1104,7 @@ int jmd_vm_host(const char *channel, const char *account, const char *idle,
 	while (nvms)
 		vm_free(vms[--nvms]);
 	free(skips);
-	if (nl)
-		jnl_close(nl);
+	if (h.nl)
+		jnl_close(h.nl);
 	return CLI_OK;
 }

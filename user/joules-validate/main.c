@@ -630,6 +630,66 @@ out:
 	return rc;
 }
 
+/*
+ * Repetition k's runs: idle, each workload alone, all of them together;
+ * into rep and its rows (rowof[w]: workload w's). 0 or an exit status.
+ */
+static int repetition(unsigned int k, struct vreport *rep,
+		      struct vreport_row *rows, const int *rowof)
+{
+	const unsigned int mask = C.o->workloads;
+	struct snap a, b;
+	struct result r;
+	double idle_w;
+	int64_t sum = 0;
+	int rc;
+
+	cli_note("repetition %u/%" PRIu64 ": idle (%" PRIu64 " s)", k,
+		 C.o->repeat, C.o->duration);
+	rc = run_one(K_IDLE, 0, &a, &b, &r);
+	if (rc)
+		return rc;
+	idle_w = (double)r.node_uj / 1e6 / r.elapsed_s;
+	vstat_add(&rep->idle_w, idle_w);
+	rc = csv_row(k, K_IDLE, 0, &a, &b, &r, idle_w, NAN);
+	if (rc)
+		return rc;
+	for (int w = 0; w < VW_N; w++) {
+		double measured;
+
+		if (!(mask & (1u << w)))
+			continue;
+		cli_note("repetition %u/%" PRIu64 ": %s alone", k, C.o->repeat,
+			 vw_names[w]);
+		rc = run_one(K_ALONE, 1u << w, &a, &b, &r);
+		if (rc)
+			return rc;
+		/* Marginal: what the node drew above its idle power. */
+		measured = (double)r.node_uj / 1e6 - idle_w * r.elapsed_s;
+		vstat_add(&rows[rowof[w]].measured, measured);
+		vstat_add(&rows[rowof[w]].alone, (double)r.attr_uj[w] / 1e6);
+		rc = csv_row(k, K_ALONE, 1u << w, &a, &b, &r, idle_w, measured);
+		if (rc)
+			return rc;
+	}
+	cli_note("repetition %u/%" PRIu64 ": together", k, C.o->repeat);
+	rc = run_one(K_TOGETHER, mask, &a, &b, &r);
+	if (rc)
+		return rc;
+	for (int w = 0; w < VW_N; w++) {
+		if (!(mask & (1u << w)))
+			continue;
+		vstat_add(&rows[rowof[w]].together, (double)r.attr_uj[w] / 1e6);
+		sum += r.attr_uj[w];
+	}
+	rep->cons.runs++;
+	rep->cons.workloads_uj += sum;
+	rep->cons.others_uj += r.tasks_uj - sum;
+	rep->cons.idle_uj += r.idle_uj;
+	rep->cons.node_uj += r.node_uj;
+	return csv_row(k, K_TOGETHER, mask, &a, &b, &r, idle_w, NAN);
+}
+
 /* Every repetition's runs, then the report. 0 or an exit status. */
 static int validate(void)
 {
@@ -642,8 +702,6 @@ static int validate(void)
 		.hypervisor = vsys_hypervisor(),
 	};
 	int rowof[VW_N], nw = 0, rc;
-	struct snap a, b;
-	struct result r;
 
 	memset(rows, 0, sizeof(rows));
 	for (int w = 0; w < VW_N; w++) {
@@ -657,57 +715,7 @@ static int validate(void)
 	if (C.csv)
 		csv_header(C.csv);
 	for (unsigned int k = 1; k <= C.o->repeat; k++) {
-		double idle_w;
-		int64_t sum = 0;
-
-		cli_note("repetition %u/%" PRIu64 ": idle (%" PRIu64 " s)", k,
-			 C.o->repeat, C.o->duration);
-		rc = run_one(K_IDLE, 0, &a, &b, &r);
-		if (rc)
-			return rc;
-		idle_w = (double)r.node_uj / 1e6 / r.elapsed_s;
-		vstat_add(&rep.idle_w, idle_w);
-		rc = csv_row(k, K_IDLE, 0, &a, &b, &r, idle_w, NAN);
-		if (rc)
-			return rc;
-		for (int w = 0; w < VW_N; w++) {
-			double measured;
-
-			if (!(mask & (1u << w)))
-				continue;
-			cli_note("repetition %u/%" PRIu64 ": %s alone", k,
-				 C.o->repeat, vw_names[w]);
-			rc = run_one(K_ALONE, 1u << w, &a, &b, &r);
-			if (rc)
-				return rc;
-			/* Marginal: what the node drew above its idle power. */
-			measured =
-				(double)r.node_uj / 1e6 - idle_w * r.elapsed_s;
-			vstat_add(&rows[rowof[w]].measured, measured);
-			vstat_add(&rows[rowof[w]].alone,
-				  (double)r.attr_uj[w] / 1e6);
-			rc = csv_row(k, K_ALONE, 1u << w, &a, &b, &r, idle_w,
-				     measured);
-			if (rc)
-				return rc;
-		}
-		cli_note("repetition %u/%" PRIu64 ": together", k, C.o->repeat);
-		rc = run_one(K_TOGETHER, mask, &a, &b, &r);
-		if (rc)
-			return rc;
-		for (int w = 0; w < VW_N; w++) {
-			if (!(mask & (1u << w)))
-				continue;
-			vstat_add(&rows[rowof[w]].together,
-				  (double)r.attr_uj[w] / 1e6);
-			sum += r.attr_uj[w];
-		}
-		rep.cons.runs++;
-		rep.cons.workloads_uj += sum;
-		rep.cons.others_uj += r.tasks_uj - sum;
-		rep.cons.idle_uj += r.idle_uj;
-		rep.cons.node_uj += r.node_uj;
-		rc = csv_row(k, K_TOGETHER, mask, &a, &b, &r, idle_w, NAN);
+		rc = repetition(k, &rep, rows, rowof);
 		if (rc)
 			return rc;
 	}
