@@ -23,13 +23,14 @@
 
 #include "kselftest_harness.h"
 
-#define CHECK(cond, fmt, ...)                                                      \
-	({                                                                         \
-		bool __ok = (cond);                                                \
-		if (!__ok)                                                         \
-			TH_LOG("check failed: %s: " fmt, #cond, ##__VA_ARGS__);    \
-		EXPECT_TRUE(__ok);                                                 \
-		__ok;                                                              \
+#define CHECK(cond, fmt, ...)                                   \
+	({                                                      \
+		bool __ok = (cond);                             \
+		if (!__ok)                                      \
+			TH_LOG("check failed: %s: " fmt, #cond, \
+			       ##__VA_ARGS__);                  \
+		EXPECT_TRUE(__ok);                              \
+		__ok;                                           \
 	})
 
 /*

@@ -23,8 +23,9 @@ const struct jmd_backend *jmd_backend_find(const char *type, char *err,
 		if (!strcmp(type, jmd_backends[i].type))
 			return jmd_backends[i].be;
 	}
-	snprintf(err, errlen,
-		 "unknown section type '%s' (want snmp, ipmi, command or virtio)",
-		 type);
+	snprintf(
+		err, errlen,
+		"unknown section type '%s' (want snmp, ipmi, command or virtio)",
+		type);
 	return NULL;
 }

@@ -13,8 +13,8 @@
 
 /* What one sensor or counter of an input gave. */
 enum jmd_kind {
-	JMD_POWER,	/* value: watts now */
-	JMD_ENERGY,	/* value: joules, cumulative as the meter counts them */
+	JMD_POWER, /* value: watts now */
+	JMD_ENERGY, /* value: joules, cumulative as the meter counts them */
 };
 
 struct jmd_sample {
@@ -26,15 +26,17 @@ struct jmd_sample {
 	 * decrease is a reset, never a wrap).
 	 */
 	double wrap_j;
-	char label[48];	/* which sensor, outlet or inlet ("PSU1 Power", "outlet 4") */
+	/* which sensor, outlet or inlet ("PSU1 Power", "outlet 4") */
+	char label[48];
 };
 
-#define JMD_MAX_SAMPLES 16	/* sensors or outlets summed per input */
+#define JMD_MAX_SAMPLES 16 /* sensors or outlets summed per input */
 
 struct jmd_input;
 
 struct jmd_backend {
-	const char *type;	/* the section keyword: "ipmi", "snmp", "command", "virtio" */
+	/* the section keyword: "ipmi", "snmp", "command", "virtio" */
+	const char *type;
 	/*
 	 * One "key = value" line of the input's section. Returns 0, or -1
 	 * with err set ("unknown key 'x'", "port: not a number 'y'").
@@ -60,8 +62,8 @@ struct jmd_backend {
 struct jmd_input {
 	const struct jmd_backend *be;
 	char name[32];
-	unsigned int timeout_ms;	/* per read, from "timeout" (default 2000) */
-	void *priv;			/* the backend's */
+	unsigned int timeout_ms; /* per read, from "timeout" (default 2000) */
+	void *priv; /* the backend's */
 };
 
 extern const struct jmd_backend jmd_ipmi_backend;

@@ -233,8 +233,8 @@ static int sample_cmp(const void *pa, const void *pb)
  */
 static size_t align_periods(const struct jt_sample *x, size_t ns,
 			    const struct jt_meter *m, int64_t offset_ns,
-			    int64_t max_gap_ns, struct jt_row *out,
-			    size_t cap, struct jt_align_stats *st)
+			    int64_t max_gap_ns, struct jt_row *out, size_t cap,
+			    struct jt_align_stats *st)
 {
 	size_t k, i0 = 0, n = 0, counted = 0;
 	int any_counted = 0;
@@ -271,7 +271,8 @@ static size_t align_periods(const struct jt_sample *x, size_t ns,
 			for (f = 0; f < JT_NF; f++)
 				r.f[f] += frac * x[j].f[f];
 			if (x[j].freq_mhz > 0) {
-				fsum += frac * x[j].f[JL_F_CPU_NS] * x[j].freq_mhz;
+				fsum += frac * x[j].f[JL_F_CPU_NS] *
+					x[j].freq_mhz;
 				fcpu += frac * x[j].f[JL_F_CPU_NS];
 			}
 			if (x[j].energy_uj < 0 || r.module_uj < 0)
@@ -300,8 +301,8 @@ static size_t align_periods(const struct jt_sample *x, size_t ns,
 		r.mlo = r.mhi = k;
 		out[n++] = r;
 		/* Count each row once, though a straddling one is in two periods. */
-		for (j = i0; j < ns && x[j].end_ns - (int64_t)x[j].interval_ns < b;
-		     j++)
+		for (j = i0;
+		     j < ns && x[j].end_ns - (int64_t)x[j].interval_ns < b; j++)
 			if (!any_counted || j > counted) {
 				st->rows_in++;
 				counted = j;

@@ -72,14 +72,15 @@ static int apply_text(const char *dir, const char *attr, const char *line,
 	fd = open(coef_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0) {
 		e = errno;
-		snprintf(err, errlen, "%s: %s%s", coef_path, strerror(e),
-			 e == EACCES || e == EPERM ?
-				 " (setting coefficients needs root)" :
-			 e == ENOENT && !strcmp(attr, "bands") ?
-				 " (a module without frequency bands? wrong --sysfs?)" :
-			 e == ENOENT ?
-				 " (module without a model? wrong --sysfs?)" :
-				 "");
+		snprintf(
+			err, errlen, "%s: %s%s", coef_path, strerror(e),
+			e == EACCES || e == EPERM ?
+				" (setting coefficients needs root)" :
+			e == ENOENT && !strcmp(attr, "bands") ?
+				" (a module without frequency bands? wrong --sysfs?)" :
+			e == ENOENT ?
+				" (module without a model? wrong --sysfs?)" :
+				"");
 		return -e;
 	}
 	/* One write(2): the module parses and swaps the whole set at once. */
@@ -180,7 +181,7 @@ int jt_read_model(const char *dir, struct jl_bands *b, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	if (!gen)
-		return 0;	/* no model set: nothing in force */
+		return 0; /* no model set: nothing in force */
 	n = read_model_file(dir, "bands", text, sizeof(text));
 	if (n >= 0 && !jl_bands_parse(text, (size_t)n, b))
 		return 1;
@@ -190,7 +191,8 @@ int jt_read_model(const char *dir, struct jl_bands *b, char *err, size_t errlen)
 		jl_bands_single(b, &c);
 		return 1;
 	}
-	snprintf(err, errlen, "%s/model: the model in force cannot be read (%s)",
-		 dir, n < 0 ? strerror(-n) : "it does not parse");
+	snprintf(err, errlen,
+		 "%s/model: the model in force cannot be read (%s)", dir,
+		 n < 0 ? strerror(-n) : "it does not parse");
 	return n < 0 ? n : -EINVAL;
 }

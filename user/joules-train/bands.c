@@ -66,7 +66,8 @@ struct bgrid {
 	const unsigned char *bin; /* per row (struct btrain's: shared) */
 	unsigned int p; /* model columns + 1 (y) */
 	unsigned int cols[JT_NCOL]; /* design column of each model column */
-	unsigned int nbase, base[2]; /* CPU-only columns, as indexes into cols */
+	unsigned int nbase,
+		base[2]; /* CPU-only columns, as indexes into cols */
 	double scale[JT_NCOL], yscale;
 	double *G, *H; /* K * B blocks of p x p, fold-major */
 	enum fit_method method;
@@ -202,8 +203,10 @@ static int bgrid_build(struct bgrid *g, const struct jt_row *rows, size_t n,
 	for (blk = 0; blk < (size_t)K * g->B; blk++)
 		for (i = 0; i < p; i++)
 			for (j = 0; j < i; j++) {
-				g->G[blk * pp + i * p + j] = g->G[blk * pp + j * p + i];
-				g->H[blk * pp + i * p + j] = g->H[blk * pp + j * p + i];
+				g->G[blk * pp + i * p + j] =
+					g->G[blk * pp + j * p + i];
+				g->H[blk * pp + i * p + j] =
+					g->H[blk * pp + j * p + i];
 			}
 	return 0;
 }
@@ -268,8 +271,8 @@ static int gram_solve(const struct bgrid *g, const unsigned char *use,
 			a[j * nsel + i] = a[i * nsel + j];
 			a[i * nsel + j] = 0;
 		}
-	ret = fit_small_solve(&av.matrix, &rv.vector, &so, &cv.vector,
-			      &dropped, neg, &iters);
+	ret = fit_small_solve(&av.matrix, &rv.vector, &so, &cv.vector, &dropped,
+			      neg, &iters);
 	return ret;
 }
 
@@ -309,8 +312,8 @@ static void band_blocks(const struct bgrid *g, const unsigned char *band_of_bin,
 
 	for (kk = 0; kk < g->K; kk++)
 		for (j = 0; j < g->B; j++)
-			use[kk * g->B + j] = (g->K == 1 || kk != k) &&
-					     band_of_bin[j] == b;
+			use[kk * g->B + j] =
+				(g->K == 1 || kk != k) && band_of_bin[j] == b;
 }
 
 /*
@@ -318,8 +321,9 @@ static void band_blocks(const struct bgrid *g, const unsigned char *band_of_bin,
  * (band_of_bin[] maps bins to nb bands) is fitted on the other folds, or
  * the CPU-only baseline if base. Returns 0 or the fit's error.
  */
-static int bgrid_predict(const struct bgrid *g, const unsigned char *band_of_bin,
-			 unsigned int nb, int base, double *pred)
+static int bgrid_predict(const struct bgrid *g,
+			 const unsigned char *band_of_bin, unsigned int nb,
+			 int base, double *pred)
 {
 	unsigned char use[JT_MAX_FOLDS_BANDS];
 	unsigned int sel[JT_NCOL], nsel = grid_sel(g, base, sel), k, b;
@@ -374,7 +378,8 @@ static double bgrid_heldout_err(const struct bgrid *g,
 					continue;
 				for (i = 0; i < p; i++)
 					for (l = 0; l < p; l++)
-						sse += c[i] * h[i * p + l] * c[l];
+						sse += c[i] * h[i * p + l] *
+						       c[l];
 			}
 		}
 	for (k = 0; k < g->K * g->B; k++)
@@ -531,13 +536,14 @@ static int search(const struct bgrid *g, const struct jt_band_opts *bo,
 	*best = add_cut(g, &cur, bin_rows, min_rows, w, pred, tried);
 	/* Greedy: a band more only if it gains the margin again. */
 	while (isfinite(best->err) && best->nc + 1 < max) {
-		struct cand more = add_cut(g, best, bin_rows, min_rows, w, pred,
-					   tried);
+		struct cand more =
+			add_cut(g, best, bin_rows, min_rows, w, pred, tried);
 
 		if (!isfinite(more.err))
 			break;
 		if (!bo->exact &&
-		    !(more.err < best->err * (1 - JT_BAND_MARGIN) - JT_BAND_SLACK))
+		    !(more.err <
+		      best->err * (1 - JT_BAND_MARGIN) - JT_BAND_SLACK))
 			break;
 		*best = more;
 	}
@@ -725,9 +731,10 @@ static int bt_setup(struct btrain *t, struct jt_band_result *res)
 		return 0;
 	}
 	if (t->K < 2) {
-		snprintf(res->why, sizeof(res->why),
-			 "single set: without cross-validation (--folds) a banded "
-			 "model cannot be judged on held-out data");
+		snprintf(
+			res->why, sizeof(res->why),
+			"single set: without cross-validation (--folds) a banded "
+			"model cannot be judged on held-out data");
 		return 0;
 	}
 	if (t->bo->nedges) {
@@ -738,8 +745,9 @@ static int bt_setup(struct btrain *t, struct jt_band_result *res)
 		t->ne = quantile_edges(t->mhz, t->n, t->edges, t->pred);
 	}
 	if (!t->ne) {
-		snprintf(res->why, sizeof(res->why),
-			 "single set: every interval ran at the same frequency");
+		snprintf(
+			res->why, sizeof(res->why),
+			"single set: every interval ran at the same frequency");
 		return 0;
 	}
 	rows_bins(t->mhz, t->n, t->edges, t->ne, t->bin);
@@ -813,10 +821,11 @@ static int bt_search(struct btrain *t, struct jt_band_result *res)
 				t->best = prev;
 				break;
 			}
-			snprintf(res->why, sizeof(res->why),
-				 "single set: no band edges leave every band %zu "
-				 "intervals (%.0f%% and --min-samples)",
-				 t->min_rows, JT_BAND_MIN_SHARE * 100);
+			snprintf(
+				res->why, sizeof(res->why),
+				"single set: no band edges leave every band %zu "
+				"intervals (%.0f%% and --min-samples)",
+				t->min_rows, JT_BAND_MIN_SHARE * 100);
 			return 1;
 		}
 		if (round && same_cuts(&t->best, &prev))
@@ -878,7 +887,8 @@ static int bt_heldout(struct btrain *t, const unsigned char *map,
 		ret = bgrid_predict(&t->gs, one, 1, 1, t->pb);
 	if (ret) {
 		jt_diagf("banded fit: held-out evaluation failed: %s\n",
-			 ret == -EDOM ? "NNLS did not converge" : strerror(-ret));
+			 ret == -EDOM ? "NNLS did not converge" :
+					strerror(-ret));
 		return ret;
 	}
 	/*
@@ -897,13 +907,15 @@ static void bt_decide(struct jt_band_result *res, int all_ok)
 	char why[256];
 	unsigned int b;
 
-	if (!(res->cv_banded.mape < res->cv_single.mape * (1 - JT_BAND_MARGIN) &&
+	if (!(res->cv_banded.mape <
+		      res->cv_single.mape * (1 - JT_BAND_MARGIN) &&
 	      res->cv_single.mape - res->cv_banded.mape > JT_BAND_SLACK)) {
-		snprintf(res->why, sizeof(res->why),
-			 "single set: %u bands are not better on held-out data "
-			 "(MAPE %.3f%% vs %.3f%%; needs %.0f%% and %.2g points lower)",
-			 res->nb, res->cv_banded.mape, res->cv_single.mape,
-			 JT_BAND_MARGIN * 100, JT_BAND_SLACK);
+		snprintf(
+			res->why, sizeof(res->why),
+			"single set: %u bands are not better on held-out data "
+			"(MAPE %.3f%% vs %.3f%%; needs %.0f%% and %.2g points lower)",
+			res->nb, res->cv_banded.mape, res->cv_single.mape,
+			JT_BAND_MARGIN * 100, JT_BAND_SLACK);
 	} else if (!all_ok) {
 		for (b = 0; b < res->nb && res->band_ok[b]; b++)
 			;
@@ -916,15 +928,15 @@ static void bt_decide(struct jt_band_result *res, int all_ok)
 		res->banded = 1;
 		res->model.nr = res->nb;
 		for (b = 0; b < res->nb; b++) {
-			res->model.upper_mhz[b] = b + 1 < res->nb ?
-							  res->upper_mhz[b] :
-							  0;
+			res->model.upper_mhz[b] =
+				b + 1 < res->nb ? res->upper_mhz[b] : 0;
 			res->model.set[b] = res->band[b].model.coef;
 		}
-		snprintf(res->why, sizeof(res->why),
-			 "%u bands: held-out MAPE %.3f%% vs %.3f%% for the single "
-			 "set, every band plausible",
-			 res->nb, res->cv_banded.mape, res->cv_single.mape);
+		snprintf(
+			res->why, sizeof(res->why),
+			"%u bands: held-out MAPE %.3f%% vs %.3f%% for the single "
+			"set, every band plausible",
+			res->nb, res->cv_banded.mape, res->cv_single.mape);
 	}
 }
 
@@ -1008,12 +1020,14 @@ int jt_write_bands_report(FILE *fp, const struct jt_report *rep,
 
 	if (jt_write_report(fp, rep, 0))
 		return -EIO;
-	fprintf(fp, "# frequency bands: %zu of %zu intervals with a known "
-		    "frequency; %u edge sets tried\n",
+	fprintf(fp,
+		"# frequency bands: %zu of %zu intervals with a known "
+		"frequency; %u edge sets tried\n",
 		br->n_freq, rep->n, br->candidates);
 	if (br->tried) {
-		fprintf(fp, "# band search, on the %u folds it chose by (not the "
-			    "headline) %8s %12s %8s\n",
+		fprintf(fp,
+			"# band search, on the %u folds it chose by (not the "
+			"headline) %8s %12s %8s\n",
 			rep->folds, "MAPE", "RMSE", "R2");
 		cv_line(fp, "single set", &br->cv_single);
 		snprintf(label, sizeof(label), "%u bands", br->nb);
@@ -1027,8 +1041,8 @@ int jt_write_bands_report(FILE *fp, const struct jt_report *rep,
 				range, br->nrows[b]);
 			for (i = 0; i < JL_NR_COEF; i++)
 				if (m->fitted & (1u << i))
-					fprintf(fp, " %s %.4g", jl_coef_names[i],
-						m->raw[i]);
+					fprintf(fp, " %s %.4g",
+						jl_coef_names[i], m->raw[i]);
 			fprintf(fp, "; %s\n",
 				br->band_ok[b] ? "plausible" : br->band_why[b]);
 		}

@@ -35,7 +35,8 @@ struct fit_design {
 	const double *x; /* row-major, n x stride */
 	const double *y; /* n targets, ystride doubles apart (0: 1) */
 	unsigned int ystride;
-	const double *w; /* n row weights >= 0 (NULL: all 1); 0 leaves a row out */
+	/* n row weights >= 0 (NULL: all 1); 0 leaves a row out */
+	const double *w;
 	/*
 	 * nblocks + 1 row boundaries for fit_blocks_build() (NULL: equal
 	 * blocks): blocks that are not equal, e.g. one per fold and band.

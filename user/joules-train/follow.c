@@ -141,7 +141,8 @@ static int lbuf_parse(struct lbuf *b, const char *name, struct jt_samples *s,
 		s->st.line_base = b->lines - b->header_lines;
 	else
 		m->st.line_base = b->lines;
-	b->lines += count_lines(b->buf, end) + (b->eof && end && b->buf[end - 1] != '\n');
+	b->lines += count_lines(b->buf, end) +
+		    (b->eof && end && b->buf[end - 1] != '\n');
 	text = malloc(hl + end + 1);
 	if (!text)
 		return -ENOMEM;
@@ -205,7 +206,8 @@ static void trim(struct jt_samples *s, struct jt_meter *m, int64_t keep_ns)
 		memmove(s->s, s->s + i, (s->n - i) * sizeof(*s->s));
 		s->n -= i;
 	}
-	while (j + 1 < m->n && m->t[j + 1] < keep_ns) /* meter clock: near enough */
+	while (j + 1 < m->n &&
+	       m->t[j + 1] < keep_ns) /* meter clock: near enough */
 		j++;
 	if (j > 4096 && j > m->n / 2) {
 		memmove(m->t, m->t + j, (m->n - j) * sizeof(*m->t));
@@ -216,9 +218,9 @@ static void trim(struct jt_samples *s, struct jt_meter *m, int64_t keep_ns)
 }
 
 /* Power of every row under a banded model, into metrics. */
-static void eval_bands(const struct jt_row *rows, size_t n, unsigned int present,
-		       const struct jl_bands *b, double *mhz,
-		       struct fit_metrics *out)
+static void eval_bands(const struct jt_row *rows, size_t n,
+		       unsigned int present, const struct jl_bands *b,
+		       double *mhz, struct fit_metrics *out)
 {
 	struct fit_acc a;
 	size_t i;
@@ -227,7 +229,8 @@ static void eval_bands(const struct jt_row *rows, size_t n, unsigned int present
 	fit_acc_init(&a);
 	for (i = 0; i < n; i++) {
 		const struct jl_coef *c =
-			&b->set[mhz[i] > 0 ? jl_band_pick(b, (jl_u64)mhz[i]) : 0];
+			&b->set[mhz[i] > 0 ? jl_band_pick(b, (jl_u64)mhz[i]) :
+					     0];
 
 		fit_acc_add(&a, jt_row_watts(&rows[i]),
 			    jt_predict_uj(c, &rows[i]) * 1e3 /
@@ -262,7 +265,8 @@ static int install(const struct jt_follow_opts *o, const struct jt_report *rep,
 	}
 	if (jt_write_bands_report(fp, rep, br, 1) | fclose(fp) ||
 	    rename(tmp, o->output)) {
-		snprintf(err, len, "writing %.400s: %s", o->output, strerror(errno));
+		snprintf(err, len, "writing %.400s: %s", o->output,
+			 strerror(errno));
 		unlink(tmp);
 		return -EIO;
 	}
@@ -374,17 +378,20 @@ static int meter_health(struct follow *f, int64_t lo_win, int64_t t,
 			w[nw++] = f->m.w[i];
 		if (ti > lo && prev != INT64_MIN && ti - prev > gap) {
 			free(w);
-			snprintf(why, len,
-				 "meter stalled: no reading for %.1f s (--max-gap %g s)",
-				 (double)(ti - prev) * 1e-9, (double)gap * 1e-9);
+			snprintf(
+				why, len,
+				"meter stalled: no reading for %.1f s (--max-gap %g s)",
+				(double)(ti - prev) * 1e-9, (double)gap * 1e-9);
 			return -1;
 		}
 		prev = ti;
 	}
 	if (prev == INT64_MIN || t - prev > gap) {
 		free(w);
-		snprintf(why, len, "meter stalled: last reading %.1f s before the refit",
-			 prev == INT64_MIN ? INFINITY : (double)(t - prev) * 1e-9);
+		snprintf(why, len,
+			 "meter stalled: last reading %.1f s before the refit",
+			 prev == INT64_MIN ? INFINITY :
+					     (double)(t - prev) * 1e-9);
 		return -1;
 	}
 	med = nw ? jt_median(w, nw) : 0;
@@ -402,10 +409,11 @@ static int meter_health(struct follow *f, int64_t lo_win, int64_t t,
 		}
 	}
 	if (bad) {
-		snprintf(why, len,
-			 "meter glitch: %zu reading%s implausible (e.g. %.4g W, window "
-			 "median %.4g W)",
-			 bad, bad == 1 ? "" : "s", worst, med);
+		snprintf(
+			why, len,
+			"meter glitch: %zu reading%s implausible (e.g. %.4g W, window "
+			"median %.4g W)",
+			bad, bad == 1 ? "" : "s", worst, med);
 		return -1;
 	}
 	return 0;
@@ -638,7 +646,9 @@ static int open_samples(const struct jt_follow_opts *o, struct lbuf *sb,
 			rc = jnl_subscribe(*nl, JNL_GRP_SAMPLES);
 		if (rc) {
 			jt_diagf("joules-train: samples: %s\n",
-				 jnl_strerror(*nl ? JNL_OP_SUBSCRIBE : JNL_OP_OPEN, rc));
+				 jnl_strerror(*nl ? JNL_OP_SUBSCRIBE :
+						    JNL_OP_OPEN,
+					      rc));
 			return rc;
 		}
 		sb->fd = jnl_fd(*nl);
@@ -761,7 +771,8 @@ int jt_follow(const struct jt_follow_opts *o)
 	if (o->log) {
 		f.log = fopen(o->log, "a");
 		if (!f.log) {
-			jt_diagf("joules-train: %s: %s\n", o->log, strerror(errno));
+			jt_diagf("joules-train: %s: %s\n", o->log,
+				 strerror(errno));
 			return -errno;
 		}
 	}
@@ -783,7 +794,8 @@ int jt_follow(const struct jt_follow_opts *o)
 
 	ret = follow_loop(&f, nl, &sb, &mb);
 	if (stop_sig)
-		fprintf(f.log, "stopped by signal %d after %lu refits, %lu applied\n",
+		fprintf(f.log,
+			"stopped by signal %d after %lu refits, %lu applied\n",
 			(int)stop_sig, f.refits, f.applied);
 	else
 		fprintf(f.log, "end of input after %lu refits, %lu applied\n",

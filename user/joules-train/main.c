@@ -669,8 +669,7 @@ static int load(const struct opts *o, const char *sname, const char *pname,
 }
 
 /* What the meter is: refuse a cumulative one; its resolution. */
-static int meter_kind(const struct jt_meter *m, const char *name,
-		      double *res_w)
+static int meter_kind(const struct jt_meter *m, const char *name, double *res_w)
 {
 	char why[384];
 
@@ -836,7 +835,8 @@ static int measure_alignment(struct run *r)
 		if (o->meter_set && fabs(l->lag_s) > JT_LAG_WARN_S)
 			cli_err("warning: with --meter %s the meter still trails "
 				"the activity by %.2f s: corrected",
-				o->sem == JT_METER_AVERAGE ? "average" : "instant",
+				o->sem == JT_METER_AVERAGE ? "average" :
+							     "instant",
 				l->lag_s);
 	} else {
 		rep->lag_note = "within the rows' granularity: none applied";
@@ -930,8 +930,8 @@ static int train_all(struct run *r)
 		.ridge = o->ridge,
 		.scale_floor_w = r->res_w,
 	};
-	if (jt_fit_written(r->rows, r->n, r->s.present, &to, &o->bands,
-			   &r->rep, &r->br, r->pm, r->pb))
+	if (jt_fit_written(r->rows, r->n, r->s.present, &to, &o->bands, &r->rep,
+			   &r->br, r->pm, r->pb))
 		return EXIT_DATA;
 	/* The headline: what is written, judged on rows it never saw. */
 	to.weights = NULL;

@@ -45,7 +45,8 @@
 #define IRLS_SETTLED 1e-3
 #define SCALE_SUB 262144 /* rows the scale's median is taken over */
 #define MAD_NORMAL 1.4826 /* 1 / Phi^-1(3/4): MAD -> sigma under normality */
-#define SCALE_FLOOR 1e-5 /* relative to the median |y|: below any meter's accuracy */
+#define SCALE_FLOOR \
+	1e-5 /* relative to the median |y|: below any meter's accuracy */
 
 struct rob {
 	const struct fit_design *d;
@@ -282,7 +283,7 @@ static int elemental(struct rob *r, const struct subsample *ss, double *beta)
 	int ok = 0;
 
 	for (i = 0; i < r->q; i++) {
-	again:
+again:
 		pick[i] = (size_t)(rnd(r) * (double)m);
 		for (j = 0; j < i; j++)
 			if (pick[j] == pick[i])
@@ -301,8 +302,7 @@ static int elemental(struct rob *r, const struct subsample *ss, double *beta)
 			ne_add(a, b, r->q, z, z[r->q], 1);
 		}
 		gsl_linalg_SV_decomp(xm, v, s, w);
-		ok = gsl_vector_get(s, r->q - 1) >
-		     1e-10 * gsl_vector_get(s, 0);
+		ok = gsl_vector_get(s, r->q - 1) > 1e-10 * gsl_vector_get(s, 0);
 	}
 	gsl_vector_free(w);
 	gsl_vector_free(s);
@@ -430,7 +430,8 @@ static int irls(struct rob *r, const struct subsample *ss, double cs,
 	int ret;
 
 	for (it = 1; it <= max_it; it++) {
-		double a[FIT_MAXCOL * FIT_MAXCOL] = { 0 }, b[FIT_MAXCOL] = { 0 };
+		double a[FIT_MAXCOL * FIT_MAXCOL] = { 0 },
+				      b[FIT_MAXCOL] = { 0 };
 		double nb[FIT_MAXCOL], diff = 0, big = 1;
 
 		irls_ne(r, ss, cs, beta, a, b);

@@ -258,7 +258,8 @@ static int count_source(struct rd *d)
 		out->n_none++;
 	} else {
 		jt_bad_line(&out->st, d->name, d->r.lineno,
-			    "source: '%s' is not rapl, model, meter or none", src);
+			    "source: '%s' is not rapl, model, meter or none",
+			    src);
 		return 1;
 	}
 	return 0;
@@ -341,7 +342,8 @@ static int append(struct jt_samples *out, const struct jt_sample *s)
 /* One data row: 0 kept, 1 bad (counted), or a negative errno. */
 static int read_row(struct rd *d)
 {
-	struct jt_sample s = { .energy_uj = -1, .line = d->r.lineno,
+	struct jt_sample s = { .energy_uj = -1,
+			       .line = d->r.lineno,
 			       .mono_ns = -1 };
 	uint64_t v;
 	const char *why;
@@ -353,8 +355,8 @@ static int read_row(struct rd *d)
 			    d->nhdr);
 		return 1;
 	}
-	if (d->col[C_MONOTONIC] >= 0 && !parse_u64(FIELD(d, C_MONOTONIC), &v, &why) &&
-	    v <= INT64_MAX)
+	if (d->col[C_MONOTONIC] >= 0 &&
+	    !parse_u64(FIELD(d, C_MONOTONIC), &v, &why) && v <= INT64_MAX)
 		s.mono_ns = (int64_t)v;
 	if (parse_times(d, &s) || check_optional(d) ||
 	    parse_freq_energy(d, &s) || parse_features(d, &s, &present) ||

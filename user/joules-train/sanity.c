@@ -137,10 +137,11 @@ static void refuse_scan(const struct jl_bands *m, const struct jt_row *rows,
 		 * interval may count up to one tick per CPU past its length:
 		 * the excess over that, relative to the CPU count.
 		 */
-		double over = cpus ? (rows[i].f[JL_F_CPU_NS] -
-				      cpus * (rows[i].interval_ns + JT_TICK_NS_MAX)) /
-					     (cpus * rows[i].interval_ns) :
-				     0;
+		double over =
+			cpus ? (rows[i].f[JL_F_CPU_NS] -
+				cpus * (rows[i].interval_ns + JT_TICK_NS_MAX)) /
+					(cpus * rows[i].interval_ns) :
+			       0;
 
 		if (over > x->over_max)
 			x->over_max = over, x->busy_line = i;

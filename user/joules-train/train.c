@@ -160,9 +160,10 @@ void jt_evaluate(const struct jt_row *rows, size_t n,
 
 static const char *fit_error(int ret)
 {
-	return ret == -ERANGE ? "a coefficient exceeds the module's maximum (1e12)" :
-	       ret == -EDOM   ? "NNLS did not converge" :
-				strerror(-ret);
+	return ret == -ERANGE ?
+		       "a coefficient exceeds the module's maximum (1e12)" :
+	       ret == -EDOM ? "NNLS did not converge" :
+			      strerror(-ret);
 }
 
 /*
@@ -181,8 +182,8 @@ static double row_ghz(const struct jt_row *r, unsigned int present,
 }
 
 /* A row that cannot be fitted: say where it came from. */
-static int check_rows(const struct jt_row *rows, size_t n,
-		      unsigned int present, const char *name)
+static int check_rows(const struct jt_row *rows, size_t n, unsigned int present,
+		      const char *name)
 {
 	size_t r;
 	unsigned int i;
@@ -204,12 +205,13 @@ static int check_rows(const struct jt_row *rows, size_t n,
 		}
 	}
 	if (fast > n / 100) {
-		jt_diagf("%s:%lu: the clock frequency is %.4g GHz (%s), above %g "
-			 "GHz, in %zu of %zu intervals: no CPU runs that fast, so "
-			 "the cycles column is not cycles (or freq_mhz is not "
-			 "MHz)\n",
-			 name ? name : "samples", rows[first].line, ghz, what,
-			 JT_MAX_GHZ, fast, n);
+		jt_diagf(
+			"%s:%lu: the clock frequency is %.4g GHz (%s), above %g "
+			"GHz, in %zu of %zu intervals: no CPU runs that fast, so "
+			"the cycles column is not cycles (or freq_mhz is not "
+			"MHz)\n",
+			name ? name : "samples", rows[first].line, ghz, what,
+			JT_MAX_GHZ, fast, n);
 		return -EINVAL;
 	}
 	for (r = 0; r < n; r++) {
@@ -220,9 +222,10 @@ static int check_rows(const struct jt_row *rows, size_t n,
 		for (i = 0; i < JT_NF; i++)
 			ok &= isfinite(rows[r].f[i]);
 		if (!ok) {
-			jt_diagf("%s:%lu: a value of this interval is not finite "
-				 "after alignment\n",
-				 name ? name : "samples", rows[r].line);
+			jt_diagf(
+				"%s:%lu: a value of this interval is not finite "
+				"after alignment\n",
+				name ? name : "samples", rows[r].line);
 			return -EINVAL;
 		}
 	}
@@ -645,19 +648,21 @@ int jt_model_check(const struct jt_report *rep, char *why, size_t len)
 	h = headline(rep, &hname);
 	if (!isfinite(h->model.mape) || !isfinite(h->model.rmse) ||
 	    !isfinite(h->model.r2)) {
-		snprintf(why, len,
-			 "the %s metrics are not finite (MAPE %g%%, R2 %g): does the "
-			 "meter read 0, or one value, throughout?",
-			 hname, h->model.mape, h->model.r2);
+		snprintf(
+			why, len,
+			"the %s metrics are not finite (MAPE %g%%, R2 %g): does the "
+			"meter read 0, or one value, throughout?",
+			hname, h->model.mape, h->model.r2);
 		return -1;
 	}
 	if (isfinite(h->base.mape) &&
 	    h->model.mape >
 		    h->base.mape * (1 + JT_WORSE_MARGIN) + JT_WORSE_SLACK) {
-		snprintf(why, len,
-			 "worse than the CPU-only baseline on %s data (MAPE %.2f%% vs "
-			 "%.2f%%)",
-			 hname, h->model.mape, h->base.mape);
+		snprintf(
+			why, len,
+			"worse than the CPU-only baseline on %s data (MAPE %.2f%% vs "
+			"%.2f%%)",
+			hname, h->model.mape, h->base.mape);
 		return -1;
 	}
 	if (idle_w < JT_IDLE_MIN_W) {
@@ -674,12 +679,14 @@ int jt_model_check(const struct jt_report *rep, char *why, size_t len)
 			 idle_w, rep->median_w);
 		return -1;
 	}
-	if (rep->n && (double)rep->n_rejected > JT_MAX_REJECTED * (double)rep->n) {
-		snprintf(why, len,
-			 "%zu of %zu intervals were rejected as outliers: the model "
-			 "does not describe these readings (wrong --meter or "
-			 "--clock-offset?)",
-			 rep->n_rejected, rep->n);
+	if (rep->n &&
+	    (double)rep->n_rejected > JT_MAX_REJECTED * (double)rep->n) {
+		snprintf(
+			why, len,
+			"%zu of %zu intervals were rejected as outliers: the model "
+			"does not describe these readings (wrong --meter or "
+			"--clock-offset?)",
+			rep->n_rejected, rep->n);
 		return -1;
 	}
 	return 0;
@@ -747,13 +754,15 @@ static void fitted_lines(FILE *fp, const struct jt_report *rep)
 			fputs(" +- ", fp);
 			coef_value(fp, i, m->se[i], 0);
 			if (m->raw[i] > 0)
-				fprintf(fp, " (%.2g%%)", 100 * m->se[i] / m->raw[i]);
+				fprintf(fp, " (%.2g%%)",
+					100 * m->se[i] / m->raw[i]);
 		}
 		fputc('\n', fp);
 	}
 	for (i = 0; i < JL_NR_COEF; i++)
 		if (m->dropped & (1u << i)) {
-			fprintf(fp, "# warning: %s fit negative (", jl_coef_names[i]);
+			fprintf(fp, "# warning: %s fit negative (",
+				jl_coef_names[i]);
 			coef_value(fp, i, m->negative[i], 1);
 			fputs(") with OLS: refitted without it (written as 0)\n",
 			      fp);
@@ -769,16 +778,19 @@ static void fitted_lines(FILE *fp, const struct jt_report *rep)
 		k = 0;
 		for (i = 0; i < JL_NR_COEF; i++)
 			if (m->collinear & (1u << i))
-				fprintf(fp, "%s %.3g", k++ ? "," : "", m->vif[i]);
+				fprintf(fp, "%s %.3g", k++ ? "," : "",
+					m->vif[i]);
 		fputs(")", fp);
 		if (m->have_se) {
 			fputs(", so each alone is uncertain (", fp);
 			k = 0;
 			for (i = 0; i < JL_NR_COEF; i++)
 				if (m->collinear & (1u << i))
-					fprintf(fp, "%s+-%.2g%%", k++ ? ", " : "",
+					fprintf(fp, "%s+-%.2g%%",
+						k++ ? ", " : "",
 						m->raw[i] > 0 ?
-							100 * m->se[i] / m->raw[i] :
+							100 * m->se[i] /
+								m->raw[i] :
 							INFINITY);
 			fputs(")", fp);
 		}
@@ -805,8 +817,9 @@ static void robust_lines(FILE *fp, const struct jt_report *rep)
 
 	if (!rep->robust) {
 		fprintf(fp, "# robust fitting off: %s\n",
-			rep->robust_note ? rep->robust_note :
-					   "plain least squares (--robust off)");
+			rep->robust_note ?
+				rep->robust_note :
+				"plain least squares (--robust off)");
 		return;
 	}
 	fprintf(fp,
@@ -816,8 +829,8 @@ static void robust_lines(FILE *fp, const struct jt_report *rep)
 		"nested CV scores every interval\n",
 		rep->robust_scale_w, rep->robust_iter,
 		rep->robust_iter == 1 ? "" : "s",
-		rep->robust_converged ? "" : " (not converged)", rep->n_rejected,
-		rep->n_rejected == 1 ? "" : "s",
+		rep->robust_converged ? "" : " (not converged)",
+		rep->n_rejected, rep->n_rejected == 1 ? "" : "s",
 		FIT_BISQUARE_C * rep->robust_scale_w, rep->n_down);
 	for (i = 0; i < rep->n_outliers_kept; i++) {
 		const struct jt_outlier *o = &rep->outliers[i];
@@ -831,7 +844,8 @@ static void robust_lines(FILE *fp, const struct jt_report *rep)
 				fprintf(fp, "-%lu", meter_line(rep, o->mhi));
 			fputc(')', fp);
 		}
-		fprintf(fp, ": measured %.4g W, predicted %.4g W (%+.3g x scale)\n",
+		fprintf(fp,
+			": measured %.4g W, predicted %.4g W (%+.3g x scale)\n",
 			o->measured_w, o->predicted_w, o->z);
 	}
 	if (rep->n_rejected > rep->n_outliers_kept)
@@ -841,7 +855,8 @@ static void robust_lines(FILE *fp, const struct jt_report *rep)
 
 static void metric_line(FILE *fp, const char *what, const struct fit_metrics *m)
 {
-	fprintf(fp, "#   %-24s %7.2f%% %10.3f W %10.3f W %8.4f  (%zu intervals)\n",
+	fprintf(fp,
+		"#   %-24s %7.2f%% %10.3f W %10.3f W %8.4f  (%zu intervals)\n",
 		what, m->mape, m->mae, m->rmse, m->r2, m->n);
 }
 
@@ -952,7 +967,8 @@ static void report_metrics(FILE *fp, const struct jt_report *rep)
 		"R2");
 	eval_lines(fp, "in-sample", &rep->insample);
 	if (rep->nested.done) {
-		snprintf(hname, sizeof(hname), "nested %u-fold", rep->nested.folds);
+		snprintf(hname, sizeof(hname), "nested %u-fold",
+			 rep->nested.folds);
 		eval_lines(fp, hname, &rep->nested.ev);
 	} else if (rep->have_cv) {
 		/* --follow: the single set's folds, its rejected rows left out. */
@@ -963,12 +979,13 @@ static void report_metrics(FILE *fp, const struct jt_report *rep)
 		eval_lines(fp, "validation", &rep->val);
 	head = headline(rep, &head_name);
 	if (rep->nested.done && !rep->have_val) {
-		snprintf(hname, sizeof(hname),
-			 "nested %u-fold CV: the written model on all %zu held-out "
-			 "intervals; folds %.2f-%.2f%%, sd %.2f",
-			 rep->nested.folds, head->model.n,
-			 rep->nested.fold_mape_min, rep->nested.fold_mape_max,
-			 rep->nested.fold_mape_sd);
+		snprintf(
+			hname, sizeof(hname),
+			"nested %u-fold CV: the written model on all %zu held-out "
+			"intervals; folds %.2f-%.2f%%, sd %.2f",
+			rep->nested.folds, head->model.n,
+			rep->nested.fold_mape_min, rep->nested.fold_mape_max,
+			rep->nested.fold_mape_sd);
 		head_name = hname;
 	} else if (rep->have_cv && !rep->have_val) {
 		head_name = hname;

@@ -46,9 +46,8 @@ struct jt_input_stats {
  * Count one bad line and print "name:line: reason" (the first JT_BAD_SHOWN).
  * Returns 1 when st->stop_after is reached (the reader should stop).
  */
-int jt_bad_line(struct jt_input_stats *st, const char *name,
-		 unsigned long line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+int jt_bad_line(struct jt_input_stats *st, const char *name, unsigned long line,
+		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Print the "N more bad lines not shown" note if any were suppressed. */
 void jt_bad_summary(const struct jt_input_stats *st, const char *name);
 
@@ -149,8 +148,8 @@ struct jt_meter {
 	double *w; /* watts */
 	unsigned long *line; /* of each reading in its file (NULL: unknown) */
 	size_t n, cap;
-	enum parse_ts_unit
-		unit; /* as asked; AUTO is resolved on the first line */
+	/* as asked; AUTO is resolved on the first line */
+	enum parse_ts_unit unit;
 	int ts_flags; /* PARSE_TS_LOCALTIME */
 	int kind_set;
 	enum parse_ts_kind kind; /* kind of the first numeric timestamp */
@@ -485,7 +484,8 @@ struct jt_band_result {
 	size_t nrows[JL_MAX_BANDS];
 	struct jt_report band[JL_MAX_BANDS]; /* each band's own fit */
 	int band_ok[JL_MAX_BANDS];
-	char band_why[JL_MAX_BANDS][256]; /* jt_model_check() of a failed band */
+	char band_why[JL_MAX_BANDS]
+		     [256]; /* jt_model_check() of a failed band */
 	/* Held-out power metrics over the same intervals (both accepted). */
 	struct fit_metrics cv_single, cv_banded, cv_base;
 };
@@ -568,7 +568,6 @@ int jt_meter_kind(const struct jt_meter *m, double *res_w, char *why,
 /* A jump of realtime_ns - monotonic_ns above this is a clock step. */
 #define JT_STEP_NS 100000000LL
 
-
 /*
  * The meter's lag behind the node's activity (busy CPUs), by the peak of
  * the cross-correlation of both on a common grid over +-JT_LAG_SEARCH_S
@@ -606,7 +605,6 @@ int jt_fit_written(struct jt_row *rows, size_t n, unsigned int present,
 /* Predicted power (W) of a row under a banded model at mhz (0: band 1). */
 double jt_predict_bands_w(const struct jl_bands *b, const struct jt_row *r,
 			  double mhz);
-
 
 /*
  * Nested K-fold cross-validation (K = o->folds; fold k is rows
@@ -667,7 +665,8 @@ int jt_apply_bands(const char *sysfs_dir, const struct jl_bands *b, char *err,
  * The model in force in the module at DIR: 1 and *b, 0 when none is set
  * (generation 0), or -errno with the reason in err.
  */
-int jt_read_model(const char *dir, struct jl_bands *b, char *err, size_t errlen);
+int jt_read_model(const char *dir, struct jl_bands *b, char *err,
+		  size_t errlen);
 
 /* Full path of prog in $PATH into buf; 0 if found, -ENOENT if not. */
 int jt_which(const char *prog, char *buf, size_t len);

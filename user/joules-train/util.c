@@ -45,8 +45,8 @@ void jt_diagf(const char *fmt, ...)
 	va_end(ap);
 }
 
-int jt_bad_line(struct jt_input_stats *st, const char *name,
-		unsigned long line, const char *fmt, ...)
+int jt_bad_line(struct jt_input_stats *st, const char *name, unsigned long line,
+		const char *fmt, ...)
 {
 	va_list ap;
 
@@ -79,9 +79,8 @@ void jt_bad_summary(const struct jt_input_stats *st, const char *name)
 		jt_diagf("%s: stopped reading after %lu bad lines\n", name,
 			 st->bad);
 	else if (st->bad > JT_BAD_SHOWN)
-		jt_diagf(
-			"%s: %lu more bad lines not shown (%lu bad in all)\n",
-			name, st->bad - JT_BAD_SHOWN, st->bad);
+		jt_diagf("%s: %lu more bad lines not shown (%lu bad in all)\n",
+			 name, st->bad - JT_BAD_SHOWN, st->bad);
 }
 
 double jt_median(double *v, size_t n)
@@ -146,7 +145,8 @@ void jt_progress_end(struct jt_progress *p)
 	if (!p || !p->on)
 		return;
 	if (p->shown && p->tty)
-		fputs("\033[K", progress_fp(p)); /* erase the last progress line */
+		fputs("\033[K",
+		      progress_fp(p)); /* erase the last progress line */
 	p->shown = 0;
 	if (active == p)
 		active = NULL;

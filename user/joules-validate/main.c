@@ -163,8 +163,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 struct snap {
 	uint64_t seq; /* the module's interval this was read after */
-	uint64_t
-		t_ns; /* its end, CLOCK_MONOTONIC (the module's ktime_get_ns()) */
+	/* its end, CLOCK_MONOTONIC (the module's ktime_get_ns()) */
+	uint64_t t_ns;
 	struct node_rec node;
 	uint64_t root_dyn; /* the root cgroup's energy minus its idle share */
 	uint64_t dyn[VW_N]; /* the same of each workload's cgroup */
@@ -789,7 +789,8 @@ static FILE *open_csv(const char *path)
 		return NULL;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
-		cli_err("--csv %s: not a regular file of its own (a link?)", path);
+		cli_err("--csv %s: not a regular file of its own (a link?)",
+			path);
 		close(fd);
 		return NULL;
 	}

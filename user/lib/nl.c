@@ -292,9 +292,11 @@ static int jnl_parse_node(struct nlmsghdr *nlh, struct node_rec *n)
 	n->tasks_tracked = jnl_u64(tb, JOULES_A_TASKS_TRACKED);
 	n->uptime_ns = jnl_u64(tb, JOULES_A_UPTIME_NS);
 	if (tb[JOULES_A_METER_NAME]) {
-		nla_strlcpy(n->meter_name, tb[JOULES_A_METER_NAME], sizeof(n->meter_name));
+		nla_strlcpy(n->meter_name, tb[JOULES_A_METER_NAME],
+			    sizeof(n->meter_name));
 		n->meter_uj = jnl_u64(tb, JOULES_A_METER_UJ);
-		n->meter_pending_uj = (int64_t)jnl_u64(tb, JOULES_A_METER_PENDING_UJ);
+		n->meter_pending_uj =
+			(int64_t)jnl_u64(tb, JOULES_A_METER_PENDING_UJ);
 	}
 	return 0;
 }
@@ -1031,7 +1033,8 @@ int jnl_meter_feed(struct jnl *nl, const char *name, uint64_t uj, bool reset)
 	return jnl_meter_send(nl, name, JOULES_A_METER_UJ, uj, reset);
 }
 
-int jnl_meter_feed_power(struct jnl *nl, const char *name, uint64_t uw, bool reset)
+int jnl_meter_feed_power(struct jnl *nl, const char *name, uint64_t uw,
+			 bool reset)
 {
 	return jnl_meter_send(nl, name, JOULES_A_METER_POWER_UW, uw, reset);
 }

@@ -112,8 +112,8 @@ struct jnl_event {
 	union {
 		struct sample_rec sample;
 		struct task_rec exit;
-		struct cgroup_rec
-			*cgroup; /* JNL_EV_CGROUP_EXIT: jnl_event_free() */
+		/* JNL_EV_CGROUP_EXIT: jnl_event_free() */
+		struct cgroup_rec *cgroup;
 	};
 };
 
@@ -159,7 +159,8 @@ int jnl_group_id(const struct jnl *nl, unsigned int group);
  */
 int jnl_meter_feed(struct jnl *nl, const char *name, uint64_t uj, bool reset);
 /* The same for a meter that gives power (uW) only: the module integrates it. */
-int jnl_meter_feed_power(struct jnl *nl, const char *name, uint64_t uw, bool reset);
+int jnl_meter_feed_power(struct jnl *nl, const char *name, uint64_t uw,
+			 bool reset);
 
 /*
  * The attributes of that request, for tests: the genetlink payload after

@@ -16,8 +16,8 @@
 const char *out_source_name(uint32_t source)
 {
 	static const char *const names[8] = {
-		"none",		  "model",	 "rapl",	"rapl,model",
-		"meter",	  "model,meter", "rapl,meter", "rapl,model,meter",
+		"none",	 "model",	"rapl",	      "rapl,model",
+		"meter", "model,meter", "rapl,meter", "rapl,model,meter",
 	};
 
 	return names[source & (REC_SRC_RAPL | REC_SRC_MODEL | REC_SRC_METER)];
@@ -397,7 +397,8 @@ void out_node_text(FILE *fp, const struct node_rec *n)
 		/* A wall meter has fed the node: its books. */
 		fprintf(fp, "meter: %s\n", n->meter_name);
 		fprintf(fp, "meter_uj: %" PRIu64 "\n", n->meter_uj);
-		fprintf(fp, "meter_pending_uj: %" PRId64 "\n", n->meter_pending_uj);
+		fprintf(fp, "meter_pending_uj: %" PRId64 "\n",
+			n->meter_pending_uj);
 	}
 }
 
@@ -435,9 +436,10 @@ static unsigned int count_packages(void)
 	FILE *f;
 
 	for (cpu = 0; cpu < 65536; cpu++) {
-		snprintf(path, sizeof(path),
-			 "/sys/devices/system/cpu/cpu%u/topology/physical_package_id",
-			 cpu);
+		snprintf(
+			path, sizeof(path),
+			"/sys/devices/system/cpu/cpu%u/topology/physical_package_id",
+			cpu);
 		f = fopen(path, "r");
 		if (!f)
 			break;

@@ -130,7 +130,8 @@ static int worker_trial(void *arg, bool loaded, double *out)
 	 */
 	out[2] = out[0] > 0 ? out[1] / out[0] : -1;
 	if (out[0] <= 0)
-		fprintf(stderr, "bench-cgroups: worker_flat %.4g us is not above the kworkers' own cost: no ratio this trial\n",
+		fprintf(stderr,
+			"bench-cgroups: worker_flat %.4g us is not above the kworkers' own cost: no ratio this trial\n",
 			out[0]);
 	out[3] = off;
 	return 0;
@@ -165,14 +166,15 @@ static int dump_trial(void *arg, bool loaded, double *out)
 	(void)loaded;
 	err = jnl_open(&nl);
 	if (err) {
-		fprintf(stderr, "bench-cgroups: %s\n", jnl_strerror(JNL_OP_OPEN, err));
+		fprintf(stderr, "bench-cgroups: %s\n",
+			jnl_strerror(JNL_OP_OPEN, err));
 		return -1;
 	}
 	for (unsigned int k = 0; k < c->dumps; k++) {
 		double t0 = thread_cpu();
 
-		err = jnl_raw_request(nl, JOULES_CMD_DUMP_CGROUPS, JOULES_GENL_VERSION,
-				      NLM_F_DUMP, NULL, 0);
+		err = jnl_raw_request(nl, JOULES_CMD_DUMP_CGROUPS,
+				      JOULES_GENL_VERSION, NLM_F_DUMP, NULL, 0);
 		raw += thread_cpu() - t0;
 		if (err < 0)
 			goto fail;
@@ -192,7 +194,8 @@ static int dump_trial(void *arg, bool loaded, double *out)
 	s1 = stime();
 	jnl_close(nl);
 	if (n < c->n) {
-		fprintf(stderr, "bench-cgroups: the dump has %zu cgroups, fewer than %lu\n",
+		fprintf(stderr,
+			"bench-cgroups: the dump has %zu cgroups, fewer than %lu\n",
 			n, c->n);
 		return -1;
 	}
@@ -202,7 +205,8 @@ static int dump_trial(void *arg, bool loaded, double *out)
 	out[3] = wall * 1e3 / c->dumps;
 	return 0;
 fail:
-	fprintf(stderr, "bench-cgroups: DUMP_CGROUPS: %s\n", jnl_strerror(JNL_OP_DUMP, err));
+	fprintf(stderr, "bench-cgroups: DUMP_CGROUPS: %s\n",
+		jnl_strerror(JNL_OP_DUMP, err));
 	jnl_close(nl);
 	return -1;
 }
@@ -218,7 +222,8 @@ static int flush_trial(void *arg, bool loaded, double *out)
 	(void)loaded;
 	err = jnl_open(&nl);
 	if (err) {
-		fprintf(stderr, "bench-cgroups: %s\n", jnl_strerror(JNL_OP_OPEN, err));
+		fprintf(stderr, "bench-cgroups: %s\n",
+			jnl_strerror(JNL_OP_OPEN, err));
 		return -1;
 	}
 	for (unsigned int k = 0; k < c->dumps; k++) {
@@ -227,10 +232,13 @@ static int flush_trial(void *arg, bool loaded, double *out)
 		/* Every ticker ran in this interval and the worker charged it. */
 		bench_sleep(c->interval_ms * 1.5e-3);
 		t0 = thread_cpu();
-		err = jnl_get_cgroup(nl, "jbench.slice/pod0.slice/ctr0.scope", 0, &r);
+		err = jnl_get_cgroup(nl, "jbench.slice/pod0.slice/ctr0.scope",
+				     0, &r);
 		t1 = thread_cpu();
 		if (!err)
-			err = jnl_get_cgroup(nl, "jbench.slice/pod0.slice/ctr0.scope", 0, &r);
+			err = jnl_get_cgroup(
+				nl, "jbench.slice/pod0.slice/ctr0.scope", 0,
+				&r);
 		t2 = thread_cpu();
 		if (err) {
 			fprintf(stderr, "bench-cgroups: GET_CGROUP: %s\n",
@@ -297,12 +305,13 @@ int main(int argc, char **argv)
 	};
 	int err;
 
-	err = bench_parse_args(argc, argv, "bench-cgroups", opts, sizeof(opts) / sizeof(opts[0]));
+	err = bench_parse_args(argc, argv, "bench-cgroups", opts,
+			       sizeof(opts) / sizeof(opts[0]));
 	if (err)
 		return err;
 	if (!c.n || c.secs <= 0 || !reps || !c.dumps ||
-	    (strcmp(mode, "worker") && strcmp(mode, "dump") && strcmp(mode, "flush") &&
-	     strcmp(mode, "both"))) {
+	    (strcmp(mode, "worker") && strcmp(mode, "dump") &&
+	     strcmp(mode, "flush") && strcmp(mode, "both"))) {
 		fprintf(stderr, "bench-cgroups: bad -n, -s, -r, -d or -m\n");
 		return 2;
 	}
@@ -320,7 +329,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("== cgroups: %lu tasks waking every %u ms interval, %lu cgroups 3 deep (made in %.1f s), %.0f s windows, %u trials, %u dumps per trial ==\n",
-	       c.n, c.interval_ms, c.n, bench_now() - t0, c.secs, reps, c.dumps);
+	       c.n, c.interval_ms, c.n, bench_now() - t0, c.secs, reps,
+	       c.dumps);
 	fflush(stdout);
 	if (!strcmp(mode, "worker") || !strcmp(mode, "both")) {
 		struct bench_def d = { .name = "cgroups",

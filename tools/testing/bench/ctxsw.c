@@ -105,7 +105,6 @@ int main(int argc, char **argv)
 		.with_bpf = true,
 	};
 
-
 	const struct bench_opt opts[] = {
 		{ 'n', BENCH_ULONG, &cs.n, "ROUND_TRIPS" },
 		{ 'r', BENCH_UINT, &d.reps, "ROUNDS" },
@@ -115,7 +114,8 @@ int main(int argc, char **argv)
 	};
 	int err;
 
-	err = bench_parse_args(argc, argv, argv[0], opts, sizeof(opts) / sizeof(opts[0]));
+	err = bench_parse_args(argc, argv, argv[0], opts,
+			       sizeof(opts) / sizeof(opts[0]));
 	if (err)
 		return err;
 	if (cs.n < 2 || !d.reps) {
@@ -124,8 +124,8 @@ int main(int argc, char **argv)
 	}
 	printf("== ctxsw: pipe ping-pong, %lu round trips per trial, %s, %u %s ==\n",
 	       cs.n, cs.cpu >= 0 ? "both processes on one CPU" : "unpinned",
-	       d.reps, d.with_bpf ? "rounds of off, module, BPF collector" :
-				   "pairs");
+	       d.reps,
+	       d.with_bpf ? "rounds of off, module, BPF collector" : "pairs");
 	fflush(stdout);
 	return bench_run_ab(&d) < 0 ? 1 : 0;
 }

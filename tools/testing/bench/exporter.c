@@ -207,7 +207,9 @@ int main(int argc, char **argv)
 		{ "rss", "MB", 0 },	   { "peak", "MB", 0 },
 		{ "body", "bytes", 0 },
 	};
-	struct xb x = { .n = 10000, .cgroups = 1000, .scrapes = 50, .exe = NULL };
+	struct xb x = {
+		.n = 10000, .cgroups = 1000, .scrapes = 50, .exe = NULL
+	};
 	unsigned int reps = 5;
 	struct bench_limits old;
 	int rc, rc2, rc3;
@@ -223,7 +225,8 @@ int main(int argc, char **argv)
 	};
 	int err;
 
-	err = bench_parse_args(argc, argv, "bench-exporter", opts, sizeof(opts) / sizeof(opts[0]));
+	err = bench_parse_args(argc, argv, "bench-exporter", opts,
+			       sizeof(opts) / sizeof(opts[0]));
 	if (err)
 		return err;
 	if (!x.scrapes)
@@ -245,7 +248,8 @@ int main(int argc, char **argv)
 				break;
 			}
 		if (!x.exe) {
-			fprintf(stderr, "bench-exporter: no joules-exporter (-x PATH)\n");
+			fprintf(stderr,
+				"bench-exporter: no joules-exporter (-x PATH)\n");
 			return 1;
 		}
 	}

@@ -150,7 +150,8 @@ int main(int argc, char **argv)
 	};
 	int err;
 
-	err = bench_parse_args(argc, argv, argv[0], opts, sizeof(opts) / sizeof(opts[0]));
+	err = bench_parse_args(argc, argv, argv[0], opts,
+			       sizeof(opts) / sizeof(opts[0]));
 	if (err)
 		return err;
 	if (!fe.n || !fe.inflight || !d.reps) {

@@ -281,7 +281,9 @@ static int bpf_attach(char *why, size_t size)
 
 	why[0] = 0;
 	if (!cmd || !*cmd) {
-		snprintf(why, size, "JOULES_BENCH_BPF_ON is not set (run-bench.sh sets it)");
+		snprintf(
+			why, size,
+			"JOULES_BENCH_BPF_ON is not set (run-bench.sh sets it)");
 		return -1;
 	}
 	fflush(stdout);
@@ -446,7 +448,8 @@ int bench_run_ab(const struct bench_def *d)
 	 */
 	if (bpf && bench_set_loaded(false) == 0 &&
 	    bpf_attach(bpf_skip, sizeof(bpf_skip))) {
-		printf("%s: BPF collector side skipped: %s\n", d->name, bpf_skip);
+		printf("%s: BPF collector side skipped: %s\n", d->name,
+		       bpf_skip);
 		bpf = false;
 	}
 	/* A warm-up trial, discarded: page cache, slab caches, branch predictors. */
@@ -460,7 +463,8 @@ int bench_run_ab(const struct bench_def *d)
 
 			if (st == BENCH_BPF && !bpf)
 				continue;
-			if (bench_set_state(st) || d->trial(d->arg, loaded, out))
+			if (bench_set_state(st) ||
+			    d->trial(d->arg, loaded, out))
 				return -1;
 			for (m = 0; m < d->nr_metrics; m++)
 				v[st][m][rep] = out[m];
@@ -473,12 +477,15 @@ int bench_run_ab(const struct bench_def *d)
 		order_name(rep, bpf, order, sizeof(order));
 		printf("%s %2u (%s):", bpf ? "round" : "pair", rep + 1, order);
 		for (m = 0; m < d->nr_metrics; m++) {
-			double a = v[BENCH_OFF][m][rep], b = v[BENCH_MODULE][m][rep];
+			double a = v[BENCH_OFF][m][rep],
+			       b = v[BENCH_MODULE][m][rep];
 
-			printf("  %s off %.4g on %.4g", d->metrics[m].name, a, b);
+			printf("  %s off %.4g on %.4g", d->metrics[m].name, a,
+			       b);
 			if (bpf)
 				printf(" bpf %.4g", v[BENCH_BPF][m][rep]);
-			printf(" %s (x%.4f", d->metrics[m].unit, a > 0 ? b / a : NAN);
+			printf(" %s (x%.4f", d->metrics[m].unit,
+			       a > 0 ? b / a : NAN);
 			if (bpf)
 				printf(", bpf x%.4f",
 				       a > 0 ? v[BENCH_BPF][m][rep] / a : NAN);
@@ -728,7 +735,8 @@ void bench_reap_sleepers(void)
 static void cg_path(unsigned long i, bool leaf, char *buf, size_t size)
 {
 	if (leaf)
-		snprintf(buf, size, CG_TREE "/pod%lu.slice/ctr%lu.scope", i / 100, i);
+		snprintf(buf, size, CG_TREE "/pod%lu.slice/ctr%lu.scope",
+			 i / 100, i);
 	else
 		snprintf(buf, size, CG_TREE "/pod%lu.slice", i / 100);
 }
@@ -799,7 +807,8 @@ void bench_cgroups_remove(unsigned long n)
 	rmdir(CG_TREE);
 }
 
-static void bench_usage(const char *prog, const struct bench_opt *opts, unsigned int n)
+static void bench_usage(const char *prog, const struct bench_opt *opts,
+			unsigned int n)
 {
 	fprintf(stderr, "usage: %s", prog);
 	for (unsigned int i = 0; i < n; i++)
@@ -824,7 +833,8 @@ static int bench_store(const struct bench_opt *o, const char *arg)
 		if (*arg == '-')
 			return -1;
 		v = strtoul(arg, &end, 0);
-		if (errno || end == arg || *end || (o->type == BENCH_UINT && v > UINT_MAX))
+		if (errno || end == arg || *end ||
+		    (o->type == BENCH_UINT && v > UINT_MAX))
 			return -1;
 		if (o->type == BENCH_ULONG)
 			*(unsigned long *)o->dst = v;
@@ -854,8 +864,8 @@ static int bench_store(const struct bench_opt *o, const char *arg)
 	return -1;
 }
 
-int bench_parse_args(int argc, char **argv, const char *prog, const struct bench_opt *opts,
-		     unsigned int n)
+int bench_parse_args(int argc, char **argv, const char *prog,
+		     const struct bench_opt *opts, unsigned int n)
 {
 	char spec[64];
 	unsigned int i, k = 0;
@@ -871,15 +881,18 @@ int bench_parse_args(int argc, char **argv, const char *prog, const struct bench
 	while ((c = getopt(argc, argv, spec)) != -1) {
 		for (i = 0; i < n && opts[i].opt != c; i++)
 			;
-		if (i == n || bench_store(&opts[i], opts[i].meta ? optarg : "")) {
+		if (i == n ||
+		    bench_store(&opts[i], opts[i].meta ? optarg : "")) {
 			if (i < n)
-				fprintf(stderr, "%s: bad value '%s' for -%c\n", prog, optarg, c);
+				fprintf(stderr, "%s: bad value '%s' for -%c\n",
+					prog, optarg, c);
 			bench_usage(prog, opts, n);
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog,
+			argv[optind]);
 		bench_usage(prog, opts, n);
 		return 2;
 	}

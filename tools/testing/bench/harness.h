@@ -161,30 +161,34 @@ extern bool bench_quiet;
  * flags (no value) set a bool. BENCH_OPT_QUIET is -q (bench_quiet).
  */
 enum bench_opt_type {
-	BENCH_ULONG,	/* unsigned long */
-	BENCH_UINT,	/* unsigned int */
-	BENCH_INT,	/* int, may be negative */
-	BENCH_DOUBLE,	/* double */
-	BENCH_STR,	/* const char *, the argument itself */
-	BENCH_SET,	/* bool, set to true */
-	BENCH_CLEAR,	/* bool, set to false */
+	BENCH_ULONG, /* unsigned long */
+	BENCH_UINT, /* unsigned int */
+	BENCH_INT, /* int, may be negative */
+	BENCH_DOUBLE, /* double */
+	BENCH_STR, /* const char *, the argument itself */
+	BENCH_SET, /* bool, set to true */
+	BENCH_CLEAR, /* bool, set to false */
 };
 
 struct bench_opt {
 	char opt;
 	enum bench_opt_type type;
 	void *dst;
-	const char *meta;	/* the value's name in the usage line; NULL for flags */
+	/* the value's name in the usage line; NULL for flags */
+	const char *meta;
 };
 
-#define BENCH_OPT_QUIET { 'q', BENCH_SET, &bench_quiet, NULL }
+#define BENCH_OPT_QUIET                            \
+	{                                          \
+		'q', BENCH_SET, &bench_quiet, NULL \
+	}
 
 /*
  * Parse argv by the table (n options). 0, or 2 after printing the usage
  * line to stderr (an unknown option, a missing value, a number that is not
  * one or does not fit): main() returns it.
  */
-int bench_parse_args(int argc, char **argv, const char *prog, const struct bench_opt *opts,
-		     unsigned int n);
+int bench_parse_args(int argc, char **argv, const char *prog,
+		     const struct bench_opt *opts, unsigned int n);
 
 #endif /* JOULES_BENCH_HARNESS_H */

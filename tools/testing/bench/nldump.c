@@ -26,7 +26,6 @@
 #include "nl.h"
 #include "uapi/joules_netlink.h"
 
-
 struct nldump {
 	unsigned long n;
 	unsigned int dumps;
@@ -116,7 +115,8 @@ int main(int argc, char **argv)
 	};
 	int err;
 
-	err = bench_parse_args(argc, argv, argv[0], opts, sizeof(opts) / sizeof(opts[0]));
+	err = bench_parse_args(argc, argv, argv[0], opts,
+			       sizeof(opts) / sizeof(opts[0]));
 	if (err)
 		return err;
 	if (!nd.n || !nd.dumps || nd.dumps > 64 || !d.reps) {

@@ -55,9 +55,9 @@ static double now(void)
 static int dial(bool nonblock)
 {
 	struct timeval tv = { .tv_sec = 10 };
-	int fd = socket(peer.ss_family, SOCK_STREAM | SOCK_CLOEXEC |
-						(nonblock ? SOCK_NONBLOCK : 0),
-			0);
+	int fd = socket(
+		peer.ss_family,
+		SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
 
 	if (fd < 0)
 		return -1;
@@ -204,7 +204,8 @@ static bool scrape_ok(void)
 	bool ok;
 
 	request("GET", path, NULL, &r);
-	ok = r.status == 200 && r.body && strstr(r.body, "joules_module_loaded");
+	ok = r.status == 200 && r.body &&
+	     strstr(r.body, "joules_module_loaded");
 	if (!ok)
 		DIAG("scrape: status %d", r.status);
 	resp_free(&r);
@@ -219,9 +220,9 @@ TEST(formats)
 	request("GET", path, NULL, &r);
 	CHECK(r.status == 200, "status %d", r.status);
 	CHECK(!strcmp(r.ctype, "text/plain; version=0.0.4; charset=utf-8"),
-		  "content type '%s'", r.ctype);
+	      "content type '%s'", r.ctype);
 	CHECK(r.body && strstr(r.body, "# TYPE joules_module_loaded gauge"),
-		  "HELP/TYPE");
+	      "HELP/TYPE");
 	CHECK(r.body && !strstr(r.body, "# EOF"), "no EOF in 0.0.4");
 	resp_free(&r);
 	request("GET", path,
@@ -230,11 +231,11 @@ TEST(formats)
 		"text/plain;version=0.0.4;q=0.5,*/*;q=0.1\r\n",
 		&r);
 	CHECK(r.status == 200, "status %d", r.status);
-	CHECK(!strcmp(r.ctype, "application/openmetrics-text; version=1.0.0; charset=utf-8"),
-		  "content type '%s'", r.ctype);
-	CHECK(r.body && r.len >= 6 &&
-			  !strcmp(r.body + r.len - 6, "# EOF\n"),
-		  "OpenMetrics ends with # EOF");
+	CHECK(!strcmp(r.ctype,
+		      "application/openmetrics-text; version=1.0.0; charset=utf-8"),
+	      "content type '%s'", r.ctype);
+	CHECK(r.body && r.len >= 6 && !strcmp(r.body + r.len - 6, "# EOF\n"),
+	      "OpenMetrics ends with # EOF");
 	resp_free(&r);
 	TH_LOG("%s: text 0.0.4 by default, OpenMetrics when asked", path);
 }
@@ -248,8 +249,8 @@ TEST(paths)
 	snprintf(href, sizeof(href), "href=\"%s\"", path);
 	request("GET", "/", NULL, &r);
 	CHECK(r.status == 200 && strstr(r.ctype, "text/html") && r.body &&
-			  strstr(r.body, href),
-		  "landing page: %d '%s'", r.status, r.ctype);
+		      strstr(r.body, href),
+	      "landing page: %d '%s'", r.status, r.ctype);
 	resp_free(&r);
 	request("GET", "/nope", NULL, &r);
 	CHECK(r.status == 404, "unknown path: %d", r.status);
@@ -262,7 +263,7 @@ TEST(paths)
 	resp_free(&r);
 	request("HEAD", path, NULL, &r);
 	CHECK(r.status == 200 && r.len == 0, "HEAD: %d, %zu body bytes",
-		  r.status, r.len);
+	      r.status, r.len);
 	resp_free(&r);
 }
 
@@ -289,9 +290,9 @@ TEST(huge_headers)
 		send_all(fd, "\r\n", 2);
 		read_resp(fd, &r);
 		close(fd);
-		CHECK(r.status == 431 || r.status == 413 ||
-				  r.status == 400 || r.status == 0,
-			  "1 MiB header answered %d", r.status);
+		CHECK(r.status == 431 || r.status == 413 || r.status == 400 ||
+			      r.status == 0,
+		      "1 MiB header answered %d", r.status);
 		DIAG("1 MiB header: status %d", r.status);
 		resp_free(&r);
 	}
@@ -355,7 +356,7 @@ TEST(never_finishes)
 	t = wait_closed(fd, timeout + 10);
 	CHECK(t >= 0, "not closed within %.0f s", timeout + 10);
 	DIAG("unfinished request closed after %.1f s (timeout %.0f s)", t,
-		 timeout);
+	     timeout);
 	close(fd);
 }
 
@@ -401,7 +402,7 @@ TEST(many_idle)
 		CHECK(during, "a scrape failed with %d idle connections", n);
 	else
 		DIAG("scrape with %d idle connections (limit %d): %s", n,
-			 maxconn, during ? "served" : "refused");
+		     maxconn, during ? "served" : "refused");
 	close_many(fds, n);
 	free(fds);
 	usleep(500000);
@@ -425,7 +426,7 @@ TEST(many_scrapes)
 	int n = conns;
 	char req[256];
 	int *fds = calloc((size_t)n, sizeof(int));
-	char (*head)[16] = calloc((size_t)n, 16);
+	char(*head)[16] = calloc((size_t)n, 16);
 	size_t *got = calloc((size_t)n, sizeof(size_t));
 	struct pollfd *p = calloc((size_t)n, sizeof(*p));
 	int ok = 0, busy = 0, closed = 0, other = 0, open = 0;
@@ -458,14 +459,16 @@ TEST(many_scrapes)
 			char buf[4096];
 			ssize_t r;
 
-			if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			if (p[i].fd < 0 ||
+			    !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 			r = recv(p[i].fd, buf, sizeof(buf), MSG_DONTWAIT);
 			if (r > 0) {
 				if (got[i] < sizeof(head[i]) - 1) {
 					size_t k = sizeof(head[i]) - 1 - got[i];
 
-					memcpy(head[i] + got[i], buf, (size_t)r < k ? (size_t)r : k);
+					memcpy(head[i] + got[i], buf,
+					       (size_t)r < k ? (size_t)r : k);
 				}
 				got[i] += (size_t)r;
 				continue;
@@ -499,7 +502,7 @@ TEST(many_scrapes)
 	free(got);
 	free(p);
 	DIAG("%d scrapes at once: %d ok, %d 503, %d closed unanswered, %d other, %d unfinished after %.1f s",
-		 n, ok, busy, closed, other, open, t);
+	     n, ok, busy, closed, other, open, t);
 	CHECK(!open, "%d still open after %.0f s", open, limit);
 	CHECK(ok > 0, "none served");
 	CHECK(!other, "%d answered neither 200 nor 503", other);
@@ -600,7 +603,8 @@ int main(int argc, char **argv)
 		return r.status == 200 ? 0 : 1;
 	}
 	/* Room for the connections plus a few. */
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)conns + 64) {
+	if (!getrlimit(RLIMIT_NOFILE, &rl) &&
+	    rl.rlim_cur < (rlim_t)conns + 64) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}

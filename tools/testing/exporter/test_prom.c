@@ -59,7 +59,8 @@ TEST(fixed)
 		{ 1500000, 6, "t_gauge 1.5\n" },
 		{ 5, 12, "t_gauge 0.000000000005\n" },
 		{ 1000000000000ull, 12, "t_gauge 1\n" },
-		{ 18446744073709551615ull, 0, "t_gauge 18446744073709551615\n" },
+		{ 18446744073709551615ull, 0,
+		  "t_gauge 18446744073709551615\n" },
 		{ 18446744073709551615ull, 6,
 		  "t_gauge 18446744073709.551615\n" },
 		{ 1, 9, "t_gauge 0.000000001\n" },
@@ -71,13 +72,12 @@ TEST(fixed)
 
 		g_v = c[i].v;
 		g_dec = c[i].dec;
-		CHECK(!render(PROM_FMT_TEXT, 0, one_fixed, out,
-				  sizeof(out)),
-			  "render %zu", i);
+		CHECK(!render(PROM_FMT_TEXT, 0, one_fixed, out, sizeof(out)),
+		      "render %zu", i);
 		body = strstr(out, "\nt_gauge ");
 		CHECK(body && !strcmp(body + 1, c[i].want),
-			  "%" PRIu64 "/10^%u: got '%s', want '%s'", c[i].v,
-			  c[i].dec, body ? body + 1 : out, c[i].want);
+		      "%" PRIu64 "/10^%u: got '%s', want '%s'", c[i].v,
+		      c[i].dec, body ? body + 1 : out, c[i].want);
 	}
 }
 
@@ -115,13 +115,12 @@ TEST(sfixed)
 
 		g_s = c[i].v;
 		g_dec = c[i].dec;
-		CHECK(!render(PROM_FMT_TEXT, 0, one_sfixed, out,
-				  sizeof(out)),
-			  "render %zu", i);
+		CHECK(!render(PROM_FMT_TEXT, 0, one_sfixed, out, sizeof(out)),
+		      "render %zu", i);
 		body = strstr(out, "\nt_gauge ");
 		CHECK(body && !strcmp(body + 1, c[i].want),
-			  "%" PRId64 "/10^%u: got '%s', want '%s'", c[i].v,
-			  c[i].dec, body ? body + 1 : out, c[i].want);
+		      "%" PRId64 "/10^%u: got '%s', want '%s'", c[i].v,
+		      c[i].dec, body ? body + 1 : out, c[i].want);
 	}
 }
 
@@ -141,19 +140,17 @@ static void families(struct prom_writer *w)
 TEST(text_format)
 {
 	char out[4096];
-	const char *want =
-		"# HELP t_energy_joules_total Energy.\n"
-		"# TYPE t_energy_joules_total counter\n"
-		"t_energy_joules_total{domain=\"pkg\"} 2.5\n"
-		"# HELP t_build_info Build.\n"
-		"# TYPE t_build_info gauge\n"
-		"t_build_info{version=\"1.0\"} 1\n"
-		"# HELP t_gauge A gauge.\n"
-		"# TYPE t_gauge gauge\n"
-		"t_gauge 0.25\n";
+	const char *want = "# HELP t_energy_joules_total Energy.\n"
+			   "# TYPE t_energy_joules_total counter\n"
+			   "t_energy_joules_total{domain=\"pkg\"} 2.5\n"
+			   "# HELP t_build_info Build.\n"
+			   "# TYPE t_build_info gauge\n"
+			   "t_build_info{version=\"1.0\"} 1\n"
+			   "# HELP t_gauge A gauge.\n"
+			   "# TYPE t_gauge gauge\n"
+			   "t_gauge 0.25\n";
 
-	CHECK(!render(PROM_FMT_TEXT, 0, families, out, sizeof(out)),
-		  "render");
+	CHECK(!render(PROM_FMT_TEXT, 0, families, out, sizeof(out)), "render");
 	CHECK(!strcmp(out, want), "got:\n%s", out);
 }
 
@@ -161,22 +158,20 @@ TEST(text_format)
 TEST(openmetrics_format)
 {
 	char out[4096];
-	const char *want =
-		"# HELP t_energy_joules Energy.\n"
-		"# TYPE t_energy_joules counter\n"
-		"# UNIT t_energy_joules joules\n"
-		"t_energy_joules_total{domain=\"pkg\"} 2.5\n"
-		"# HELP t_build Build.\n"
-		"# TYPE t_build info\n"
-		"t_build_info{version=\"1.0\"} 1\n"
-		"# HELP t_gauge A gauge.\n"
-		"# TYPE t_gauge gauge\n"
-		"t_gauge 0.25\n"
-		"# EOF\n";
+	const char *want = "# HELP t_energy_joules Energy.\n"
+			   "# TYPE t_energy_joules counter\n"
+			   "# UNIT t_energy_joules joules\n"
+			   "t_energy_joules_total{domain=\"pkg\"} 2.5\n"
+			   "# HELP t_build Build.\n"
+			   "# TYPE t_build info\n"
+			   "t_build_info{version=\"1.0\"} 1\n"
+			   "# HELP t_gauge A gauge.\n"
+			   "# TYPE t_gauge gauge\n"
+			   "t_gauge 0.25\n"
+			   "# EOF\n";
 
-	CHECK(!render(PROM_FMT_OPENMETRICS, 0, families, out,
-			  sizeof(out)),
-		  "render");
+	CHECK(!render(PROM_FMT_OPENMETRICS, 0, families, out, sizeof(out)),
+	      "render");
 	CHECK(!strcmp(out, want), "got:\n%s", out);
 }
 
@@ -201,8 +196,10 @@ TEST(escaping)
 		/* Valid UTF-8 stays, invalid bytes become U+FFFD. */
 		{ "caf\xc3\xa9", "t_gauge{comm=\"caf\xc3\xa9\"} 7\n" },
 		{ "bad\xff", "t_gauge{comm=\"bad\xef\xbf\xbd\"} 7\n" },
-		{ "cut\xe2\x82", "t_gauge{comm=\"cut\xef\xbf\xbd\xef\xbf\xbd\"} 7\n" },
-		{ "overlong\xc0\xaf", "t_gauge{comm=\"overlong\xef\xbf\xbd\xef\xbf\xbd\"} 7\n" },
+		{ "cut\xe2\x82",
+		  "t_gauge{comm=\"cut\xef\xbf\xbd\xef\xbf\xbd\"} 7\n" },
+		{ "overlong\xc0\xaf",
+		  "t_gauge{comm=\"overlong\xef\xbf\xbd\xef\xbf\xbd\"} 7\n" },
 		{ "surrogate\xed\xa0\x80",
 		  "t_gauge{comm=\"surrogate\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"} 7\n" },
 		{ "", "t_gauge{comm=\"\"} 7\n" },
@@ -213,12 +210,11 @@ TEST(escaping)
 		const char *body;
 
 		g_label = c[i].in;
-		CHECK(!render(PROM_FMT_TEXT, 0, one_label, out,
-				  sizeof(out)),
-			  "render %zu", i);
+		CHECK(!render(PROM_FMT_TEXT, 0, one_label, out, sizeof(out)),
+		      "render %zu", i);
 		body = strstr(out, "\nt_gauge{");
 		CHECK(body && !strcmp(body + 1, c[i].want),
-			  "case %zu: got '%s'", i, body ? body + 1 : out);
+		      "case %zu: got '%s'", i, body ? body + 1 : out);
 	}
 }
 
@@ -238,11 +234,11 @@ TEST(help_escaping)
 
 	render(PROM_FMT_TEXT, 0, help_fam, out, sizeof(out));
 	CHECK(strstr(out, "# HELP t_help back\\\\slash \"quoted\"\\nnext\n"),
-		  "text: %s", out);
+	      "text: %s", out);
 	render(PROM_FMT_OPENMETRICS, 0, help_fam, out, sizeof(out));
 	CHECK(strstr(out,
-			 "# HELP t_help back\\\\slash \\\"quoted\\\"\\nnext\n"),
-		  "openmetrics: %s", out);
+		     "# HELP t_help back\\\\slash \\\"quoted\\\"\\nnext\n"),
+	      "openmetrics: %s", out);
 }
 
 static void empty_family(struct prom_writer *w)
@@ -290,19 +286,16 @@ TEST(errors)
 	char out[8192];
 	struct prom_writer w;
 
-	CHECK(render(PROM_FMT_TEXT, 4096, many, out, sizeof(out)) ==
-			  -E2BIG,
-		  "over the limit");
+	CHECK(render(PROM_FMT_TEXT, 4096, many, out, sizeof(out)) == -E2BIG,
+	      "over the limit");
 	prom_init(&w, PROM_FMT_TEXT, 4096);
 	many(&w);
 	CHECK(w.cap <= 4096, "buffer grew to %zu", w.cap);
 	prom_free(&w);
-	CHECK(render(PROM_FMT_TEXT, 0, bad_name, out, sizeof(out)) ==
-			  -EINVAL,
-		  "bad metric name");
-	CHECK(render(PROM_FMT_TEXT, 0, bad_label, out, sizeof(out)) ==
-			  -EINVAL,
-		  "bad label name");
+	CHECK(render(PROM_FMT_TEXT, 0, bad_name, out, sizeof(out)) == -EINVAL,
+	      "bad metric name");
+	CHECK(render(PROM_FMT_TEXT, 0, bad_label, out, sizeof(out)) == -EINVAL,
+	      "bad label name");
 	CHECK(prom_valid_name("a:b_c9", false), "colon in metric name");
 	CHECK(!prom_valid_name("a:b", true), "no colon in label name");
 	CHECK(!prom_valid_name("9a", false), "no leading digit");
@@ -344,45 +337,52 @@ TEST(negotiate)
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
-		CHECK(prom_negotiate(c[i].accept) == c[i].want,
-			  "'%s': got %d", c[i].accept ? c[i].accept : "(none)",
-			  prom_negotiate(c[i].accept));
+		CHECK(prom_negotiate(c[i].accept) == c[i].want, "'%s': got %d",
+		      c[i].accept ? c[i].accept : "(none)",
+		      prom_negotiate(c[i].accept));
 	CHECK(strstr(prom_content_type(PROM_FMT_OPENMETRICS),
-			 "application/openmetrics-text; version=1.0.0"),
-		  "OM content type");
+		     "application/openmetrics-text; version=1.0.0"),
+	      "OM content type");
 	CHECK(strstr(prom_content_type(PROM_FMT_TEXT),
-			 "text/plain; version=0.0.4"),
-		  "text content type");
+		     "text/plain; version=0.0.4"),
+	      "text content type");
 }
 
 /* --web.listen-address parsing */
 TEST(listen_addresses)
 {
 	static const char *const bad[] = {
-		"9764",	      "127.0.0.1",  "127.0.0.1:",	"127.0.0.1:0",
-		"127.0.0.1:70000", "::1:9764", "[::1]9764", "[::1",
-		"127.0.0.1:12ab", "no.such.host.invalid:80",
+		"9764",
+		"127.0.0.1",
+		"127.0.0.1:",
+		"127.0.0.1:0",
+		"127.0.0.1:70000",
+		"::1:9764",
+		"[::1]9764",
+		"[::1",
+		"127.0.0.1:12ab",
+		"no.such.host.invalid:80",
 	};
 	struct exp_addr a;
 	const char *why;
 
 	CHECK(!exp_parse_listen("127.0.0.1:9764", &a, &why), "v4");
 	CHECK(a.ss.ss_family == AF_INET &&
-			  ntohs(((struct sockaddr_in *)&a.ss)->sin_port) == 9764,
-		  "v4 port");
+		      ntohs(((struct sockaddr_in *)&a.ss)->sin_port) == 9764,
+	      "v4 port");
 	CHECK(!strcmp(a.text, "127.0.0.1:9764"), "text %s", a.text);
 	CHECK(!exp_parse_listen(":9764", &a, &why) && a.dual_stack &&
-			  a.ss.ss_family == AF_INET6,
-		  "every address");
+		      a.ss.ss_family == AF_INET6,
+	      "every address");
 	CHECK(!exp_parse_listen("[::1]:9764", &a, &why) &&
-			  a.ss.ss_family == AF_INET6 && !a.dual_stack,
-		  "v6 loopback");
+		      a.ss.ss_family == AF_INET6 && !a.dual_stack,
+	      "v6 loopback");
 	CHECK(!strcmp(a.text, "[::1]:9764"), "text %s", a.text);
 	CHECK(!exp_parse_listen("localhost:9764", &a, &why), "localhost");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why = NULL;
 		CHECK(exp_parse_listen(bad[i], &a, &why) == -EINVAL && why,
-			  "'%s' accepted", bad[i]);
+		      "'%s' accepted", bad[i]);
 	}
 }
 
@@ -392,8 +392,7 @@ TEST(processes)
 	unsigned int top = 99;
 
 	CHECK(!jm_parse_processes("top=5", &top) && top == 5, "top=5");
-	CHECK(!jm_parse_processes("top=1000", &top) && top == 1000,
-		  "top=1000");
+	CHECK(!jm_parse_processes("top=1000", &top) && top == 1000, "top=1000");
 	CHECK(jm_parse_processes("top=1001", &top) == -ERANGE, "cap");
 	CHECK(!jm_parse_processes("off", &top) && top == 0, "off");
 	CHECK(!jm_parse_processes("0", &top) && top == 0, "0");
@@ -424,23 +423,24 @@ TEST(cgroup_families)
 	CHECK(jm_cgroup_wanted(&s, "/a/b/c/d/e/f"), "all: deep");
 	CHECK(!jm_set_cgroups(&s, 2, NULL, why, sizeof(why)), "depth 2");
 	CHECK(jm_cgroup_wanted(&s, "/") && jm_cgroup_wanted(&s, "/a/b") &&
-			  !jm_cgroup_wanted(&s, "/a/b/c"),
-		  "depth 2 filter");
+		      !jm_cgroup_wanted(&s, "/a/b/c"),
+	      "depth 2 filter");
 	CHECK(!jm_set_cgroups(&s, JM_CG_ALL, "^/kubepods", why, sizeof(why)),
-		  "match");
+	      "match");
 	CHECK(jm_cgroup_wanted(&s, "/kubepods.slice/x") &&
-			  !jm_cgroup_wanted(&s, "/system.slice/kubepods") &&
-			  !jm_cgroup_wanted(&s, "/"),
-		  "match filter");
+		      !jm_cgroup_wanted(&s, "/system.slice/kubepods") &&
+		      !jm_cgroup_wanted(&s, "/"),
+	      "match filter");
 	/* A bad expression leaves the old settings in force. */
 	CHECK(jm_set_cgroups(&s, 1, "(", why, sizeof(why)) == -EINVAL && why[0],
-		  "bad regex accepted");
-	CHECK(s.cg_depth == JM_CG_ALL && jm_cgroup_wanted(&s, "/kubepods.slice/x") &&
-			  !jm_cgroup_wanted(&s, "/x"),
-		  "old settings kept");
+	      "bad regex accepted");
+	CHECK(s.cg_depth == JM_CG_ALL &&
+		      jm_cgroup_wanted(&s, "/kubepods.slice/x") &&
+		      !jm_cgroup_wanted(&s, "/x"),
+	      "old settings kept");
 	CHECK(!jm_set_cgroups(&s, JM_CG_ALL, NULL, why, sizeof(why)) &&
-			  jm_cgroup_wanted(&s, "/x"),
-		  "match removed");
+		      jm_cgroup_wanted(&s, "/x"),
+	      "match removed");
 	jm_close(&s);
 }
 
@@ -449,7 +449,8 @@ TEST(collector_names)
 {
 	/* The HELP lines of every planned family are valid. */
 	for (int c = 0; c < JM_NR_COLLECTORS; c++)
-		CHECK(prom_valid_name(jm_collectors[c]->name, true), "collector %d", c);
+		CHECK(prom_valid_name(jm_collectors[c]->name, true),
+		      "collector %d", c);
 }
 
 TEST_HARNESS_MAIN

@@ -76,8 +76,9 @@ static void save(const char *name, const char *ext, const char *buf)
 }
 
 /* Render snap in both formats; *text and *om are malloc()ed. */
-static void render(struct __test_metadata *_metadata, const char *name, const struct jm_state *s,
-		   const struct jm_snapshot *snap, char **text, char **om)
+static void render(struct __test_metadata *_metadata, const char *name,
+		   const struct jm_state *s, const struct jm_snapshot *snap,
+		   char **text, char **om)
 {
 	struct prom_writer w;
 	size_t len;
@@ -93,8 +94,7 @@ static void render(struct __test_metadata *_metadata, const char *name, const st
 	save(name, "prom", *text);
 	save(name, "om", *om);
 	CHECK(golden(name, "prom", *text), "%s: text not as golden", name);
-	CHECK(golden(name, "om", *om), "%s: openmetrics not as golden",
-		  name);
+	CHECK(golden(name, "om", *om), "%s: openmetrics not as golden", name);
 }
 
 /* everything present: every family, in base units */
@@ -109,68 +109,81 @@ TEST(full)
 	s.errors[JM_C_NODE] = 5;
 	full_snapshot(&snap);
 	render(_metadata, "full", &s, &snap, &t, &o);
-	CHECK(has(t, "joules_node_energy_joules_total{source=\"rapl\"} 123456.789012"),
-		  "node energy");
-	CHECK(has(t, "joules_node_idle_energy_joules_total{source=\"rapl\"} 23456.789012"),
-		  "idle energy");
-	CHECK(has(t, "joules_node_rapl_energy_joules_total{domain=\"pkg\"} 1.000001"),
-		  "pkg");
-	CHECK(has(t, "joules_node_rapl_energy_joules_total{domain=\"psys\"} 4.000001"),
-		  "psys");
+	CHECK(has(t,
+		  "joules_node_energy_joules_total{source=\"rapl\"} 123456.789012"),
+	      "node energy");
+	CHECK(has(t,
+		  "joules_node_idle_energy_joules_total{source=\"rapl\"} 23456.789012"),
+	      "idle energy");
+	CHECK(has(t,
+		  "joules_node_rapl_energy_joules_total{domain=\"pkg\"} 1.000001"),
+	      "pkg");
+	CHECK(has(t,
+		  "joules_node_rapl_energy_joules_total{domain=\"psys\"} 4.000001"),
+	      "psys");
 	CHECK(has(t, "joules_node_cpu_seconds_total 1\n"), "cpu seconds");
 	CHECK(has(t, "joules_node_cpu_cycles_total 2000000000"), "cycles");
 	CHECK(has(t, "joules_node_storage_bytes_total 5000000000"), "disk");
 	CHECK(has(t, "joules_module_load_time_seconds 1799996400.123"),
-		  "load time");
-	CHECK(has(t, "joules_model_power_watts{term=\"cpu_time\"} 7"),
-		  "cpu W");
-	CHECK(has(t, "joules_model_power_watts{term=\"idle\"} 15"),
-		  "idle W");
-	CHECK(has(t, "joules_model_event_energy_joules{event=\"cache_miss\"} 0.000000002"),
-		  "pJ as J");
+	      "load time");
+	CHECK(has(t, "joules_model_power_watts{term=\"cpu_time\"} 7"), "cpu W");
+	CHECK(has(t, "joules_model_power_watts{term=\"idle\"} 15"), "idle W");
+	CHECK(has(t,
+		  "joules_model_event_energy_joules{event=\"cache_miss\"} 0.000000002"),
+	      "pJ as J");
 	CHECK(has(t, "joules_meter_present{meter=\"intel-rapl-msr\"} 1"),
-		  "meter");
+	      "meter");
 	CHECK(has(t, "joules_meter_wraps_total 3"), "wraps");
-	CHECK(has(t, "joules_wall_meter_present{meter=\"pdu-rack4-outlet7\",state=\"in_force\"} 1\n"),
-		  "wall meter");
+	CHECK(has(t,
+		  "joules_wall_meter_present{meter=\"pdu-rack4-outlet7\",state=\"in_force\"} 1\n"),
+	      "wall meter");
 	CHECK(has(t, "joules_wall_meter_residual_joules -1.234567\n"),
-		  "residual, signed");
+	      "residual, signed");
 	CHECK(has(o, "# UNIT joules_wall_meter_window_seconds seconds"),
-		  "OM unit of the window");
-	CHECK(has(t, "joules_static_power_watts{scope=\"pkg0\",domain=\"pkg\",in_force=\"measured\"} 4.999926\n") &&
-			  has(t, "joules_static_power_watts{scope=\"wall\",domain=\"meter\",in_force=\"measured\"} 39.999999\n"),
-		  "static power");
+	      "OM unit of the window");
+	CHECK(has(t,
+		  "joules_static_power_watts{scope=\"pkg0\",domain=\"pkg\",in_force=\"measured\"} 4.999926\n") &&
+		      has(t,
+			  "joules_static_power_watts{scope=\"wall\",domain=\"meter\",in_force=\"measured\"} 39.999999\n"),
+	      "static power");
 	CHECK(!strstr(t, "joules_static_power_watts{scope=\"pkg1\"") &&
-			  !strstr(t, "joules_static_power_age_seconds{scope=\"pkg1\"") &&
-			  has(t, "joules_static_power_idle_seconds{scope=\"pkg1\",domain=\"core\"} 0\n"),
-		  "static power not measured yet: no watts, no age");
+		      !strstr(t,
+			      "joules_static_power_age_seconds{scope=\"pkg1\"") &&
+		      has(t,
+			  "joules_static_power_idle_seconds{scope=\"pkg1\",domain=\"core\"} 0\n"),
+	      "static power not measured yet: no watts, no age");
 	CHECK(has(o, "# UNIT joules_static_power_age_seconds seconds"),
-		  "OM unit of the static power's age");
-	CHECK(has(t, "joules_process_energy_joules_total{pid=\"4242\",comm=\"burner\"} 9"),
-		  "process energy");
-	CHECK(has(t, "joules_process_cpu_seconds_total{pid=\"4242\",comm=\"burner\"} 1.5"),
-		  "process cpu");
-	CHECK(has(t, "joules_process_energy_joules_total{pid=\"17\",comm=\"we\\\"ird\\\\\\n\xef\xbf\xbd\"} 0.0001"),
-		  "escaped comm");
+	      "OM unit of the static power's age");
+	CHECK(has(t,
+		  "joules_process_energy_joules_total{pid=\"4242\",comm=\"burner\"} 9"),
+	      "process energy");
+	CHECK(has(t,
+		  "joules_process_cpu_seconds_total{pid=\"4242\",comm=\"burner\"} 1.5"),
+	      "process cpu");
+	CHECK(has(t,
+		  "joules_process_energy_joules_total{pid=\"17\",comm=\"we\\\"ird\\\\\\n\xef\xbf\xbd\"} 0.0001"),
+	      "escaped comm");
 	CHECK(!has(t, "joules_process_energy_joules_total{pid=\"18\""),
-		  "no energy without a source");
+	      "no energy without a source");
 	CHECK(has(t, "joules_process_cpu_seconds_total{pid=\"18\""),
-		  "cpu of the unpowered process");
+	      "cpu of the unpowered process");
 	CHECK(has(t, "joules_exporter_processes_seen 10000"), "seen");
 	CHECK(has(t, "joules_exporter_module_reloads_total 2"), "reloads");
-	CHECK(has(t, "joules_exporter_scrape_errors_total{collector=\"node\"} 5"),
-		  "errors");
+	CHECK(has(t,
+		  "joules_exporter_scrape_errors_total{collector=\"node\"} 5"),
+	      "errors");
 	CHECK(has(t, "joules_exporter_scrape_duration_seconds 0.001234567"),
-		  "duration");
+	      "duration");
 	CHECK(!strstr(t, "collector_error{"), "no error series");
 	CHECK(has(o, "# TYPE joules_node_energy_joules counter"),
-		  "OM counter family");
+	      "OM counter family");
 	CHECK(has(o, "# UNIT joules_node_energy_joules joules"), "OM unit");
 	CHECK(has(o, "# TYPE joules_module info"), "OM info");
-	CHECK(has(o, "joules_module_info{version=\"0.1.0\",abi_version=\"1\",netlink_version=\"1\"} 1"),
-		  "module info");
+	CHECK(has(o,
+		  "joules_module_info{version=\"0.1.0\",abi_version=\"1\",netlink_version=\"1\"} 1"),
+	      "module info");
 	CHECK(strlen(o) > 6 && !strcmp(o + strlen(o) - 6, "# EOF\n"),
-		  "OM ends with # EOF");
+	      "OM ends with # EOF");
 	free(t);
 	free(o);
 }
@@ -186,50 +199,88 @@ TEST(cgroup_families)
 	full_snapshot(&snap);
 	snap.st[JM_C_PROCESS].enabled = false;
 	render(_metadata, "cgroups", &s, &snap, &t, &o);
-	CHECK(has(t, "joules_cgroup_energy_joules_total{cgroup=\"/\",kind=\"root\"} 100000\n"),
-		  "root");
-	CHECK(has(t, "joules_cgroup_energy_joules_total{cgroup=\"" POD "\",kind=\"pod\",pod_uid=\"" UID "\",qos=\"burstable\"} 3\n"),
-		  "pod");
-	CHECK(has(t, "joules_cgroup_energy_joules_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 2.5\n"),
-		  "container");
-	CHECK(has(t, "joules_cgroup_idle_energy_joules_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 0.4\n"),
-		  "container idle");
-	CHECK(has(t, "joules_cgroup_cpu_seconds_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 1.5\n"),
-		  "container cpu");
-	CHECK(has(t, "joules_cgroup_storage_read_bytes_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 4096\n"),
-		  "container read");
-	CHECK(has(t, "joules_cgroup_storage_written_bytes_total{cgroup=\"/system.slice/docker-" DID ".scope\",kind=\"container\",runtime=\"docker\",container_id=\"" DID "\"} 512\n"),
-		  "docker written");
-	CHECK(has(t, "joules_cgroup_network_transmit_bytes_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 1500\n") &&
-			  has(t, "joules_cgroup_network_receive_bytes_total{cgroup=\"" CTR "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID "\",pod_uid=\"" UID "\",qos=\"burstable\"} 9000\n"),
-		  "container network bytes");
+	CHECK(has(t,
+		  "joules_cgroup_energy_joules_total{cgroup=\"/\",kind=\"root\"} 100000\n"),
+	      "root");
+	CHECK(has(t,
+		  "joules_cgroup_energy_joules_total{cgroup=\"" POD
+		  "\",kind=\"pod\",pod_uid=\"" UID "\",qos=\"burstable\"} 3\n"),
+	      "pod");
+	CHECK(has(t,
+		  "joules_cgroup_energy_joules_total{cgroup=\"" CTR
+		  "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID
+		  "\",pod_uid=\"" UID "\",qos=\"burstable\"} 2.5\n"),
+	      "container");
+	CHECK(has(t,
+		  "joules_cgroup_idle_energy_joules_total{cgroup=\"" CTR
+		  "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID
+		  "\",pod_uid=\"" UID "\",qos=\"burstable\"} 0.4\n"),
+	      "container idle");
+	CHECK(has(t,
+		  "joules_cgroup_cpu_seconds_total{cgroup=\"" CTR
+		  "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID
+		  "\",pod_uid=\"" UID "\",qos=\"burstable\"} 1.5\n"),
+	      "container cpu");
+	CHECK(has(t,
+		  "joules_cgroup_storage_read_bytes_total{cgroup=\"" CTR
+		  "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID
+		  "\",pod_uid=\"" UID "\",qos=\"burstable\"} 4096\n"),
+	      "container read");
+	CHECK(has(t,
+		  "joules_cgroup_storage_written_bytes_total{cgroup=\"/system.slice/docker-" DID
+		  ".scope\",kind=\"container\",runtime=\"docker\",container_id=\"" DID
+		  "\"} 512\n"),
+	      "docker written");
+	CHECK(has(t,
+		  "joules_cgroup_network_transmit_bytes_total{cgroup=\"" CTR
+		  "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID
+		  "\",pod_uid=\"" UID "\",qos=\"burstable\"} 1500\n") &&
+		      has(t,
+			  "joules_cgroup_network_receive_bytes_total{cgroup=\"" CTR
+			  "\",kind=\"container\",runtime=\"containerd\",container_id=\"" ID
+			  "\",pod_uid=\"" UID "\",qos=\"burstable\"} 9000\n"),
+	      "container network bytes");
 	/* Absent is not zero: only the container counted sockets; nobody page-cache reads. */
-	CHECK(!strstr(t, "joules_cgroup_network_transmit_bytes_total{cgroup=\"/\"") &&
-			  !strstr(t, "joules_cgroup_pagecache_read_bytes_total{"),
-		  "absent network and page-cache bytes have no series");
-	CHECK(has(t, "joules_cgroup_energy_joules_total{cgroup=\"/system.slice/docker-" DID ".scope\",kind=\"container\",runtime=\"docker\",container_id=\"" DID "\"} 0.000007\n"),
-		  "docker energy, exact");
+	CHECK(!strstr(t,
+		      "joules_cgroup_network_transmit_bytes_total{cgroup=\"/\"") &&
+		      !strstr(t, "joules_cgroup_pagecache_read_bytes_total{"),
+	      "absent network and page-cache bytes have no series");
+	CHECK(has(t,
+		  "joules_cgroup_energy_joules_total{cgroup=\"/system.slice/docker-" DID
+		  ".scope\",kind=\"container\",runtime=\"docker\",container_id=\"" DID
+		  "\"} 0.000007\n"),
+	      "docker energy, exact");
 	/* Nothing charged it: no energy series, the rest still there. */
-	CHECK(!strstr(t, "energy_joules_total{cgroup=\"/system.slice/quiet.service\""),
-		  "no energy without a source");
-	CHECK(has(t, "joules_cgroup_cpu_seconds_total{cgroup=\"/system.slice/quiet.service\",kind=\"service\"} 0.000000005\n"),
-		  "cpu of the unpowered cgroup");
-	CHECK(has(t, "joules_cgroup_energy_joules_total{cgroup=\"/odd \\\"name\\\\\\n\xef\xbf\xbd\",kind=\"other\"} 0.000001\n"),
-		  "odd path escaped");
+	CHECK(!strstr(t,
+		      "energy_joules_total{cgroup=\"/system.slice/quiet.service\""),
+	      "no energy without a source");
+	CHECK(has(t,
+		  "joules_cgroup_cpu_seconds_total{cgroup=\"/system.slice/quiet.service\",kind=\"service\"} 0.000000005\n"),
+	      "cpu of the unpowered cgroup");
+	CHECK(has(t,
+		  "joules_cgroup_energy_joules_total{cgroup=\"/odd \\\"name\\\\\\n\xef\xbf\xbd\",kind=\"other\"} 0.000001\n"),
+	      "odd path escaped");
 	CHECK(has(t, "joules_exporter_cgroups_seen 40\n"), "seen");
 	/* Idle shared out: a cgroup's share, 0 included ("odd" had none yet). */
-	CHECK(has(t, "joules_cgroup_idle_energy_joules_total{cgroup=\"/odd \\\"name\\\\\\n\xef\xbf\xbd\",kind=\"other\"} 0\n"),
-		  "idle 0 while split");
-	CHECK(has(o, "# TYPE joules_cgroup_energy_joules counter\n"), "OM type");
-	CHECK(has(o, "joules_cgroup_energy_joules_total{cgroup=\"/\",kind=\"root\"} 100000\n"),
-		  "OM sample");
+	CHECK(has(t,
+		  "joules_cgroup_idle_energy_joules_total{cgroup=\"/odd \\\"name\\\\\\n\xef\xbf\xbd\",kind=\"other\"} 0\n"),
+	      "idle 0 while split");
+	CHECK(has(o, "# TYPE joules_cgroup_energy_joules counter\n"),
+	      "OM type");
+	CHECK(has(o,
+		  "joules_cgroup_energy_joules_total{cgroup=\"/\",kind=\"root\"} 100000\n"),
+	      "OM sample");
 	/* Every family's samples are together, after its one HELP line. */
 	{
-		const char *first = strstr(t, "joules_cgroup_energy_joules_total{");
-		const char *other = strstr(t, "joules_cgroup_idle_energy_joules_total{");
+		const char *first =
+			strstr(t, "joules_cgroup_energy_joules_total{");
+		const char *other =
+			strstr(t, "joules_cgroup_idle_energy_joules_total{");
 		const char *last = NULL;
 
-		for (const char *p = t; (p = strstr(p, "\njoules_cgroup_energy_joules_total{")); p++)
+		for (const char *p = t;
+		     (p = strstr(p, "\njoules_cgroup_energy_joules_total{"));
+		     p++)
 			last = p;
 		CHECK(first && other && last && last < other, "grouped");
 	}
@@ -239,9 +290,11 @@ TEST(cgroup_families)
 	/* Idle not shared (the default): no idle series where there is no share. */
 	snap.idle_split = false;
 	render(_metadata, "cgroups-idle-unsplit", &s, &snap, &t, &o);
-	CHECK(!strstr(t, "joules_cgroup_idle_energy_joules_total{cgroup=\"/odd") &&
-			  has(t, "joules_cgroup_idle_energy_joules_total{cgroup=\"/\",kind=\"root\"} 20000\n"),
-		  "idle unsplit: only nonzero shares");
+	CHECK(!strstr(t,
+		      "joules_cgroup_idle_energy_joules_total{cgroup=\"/odd") &&
+		      has(t,
+			  "joules_cgroup_idle_energy_joules_total{cgroup=\"/\",kind=\"root\"} 20000\n"),
+	      "idle unsplit: only nonzero shares");
 	free(t);
 	free(o);
 	snap.idle_split = true;
@@ -250,8 +303,8 @@ TEST(cgroup_families)
 	snap.st[JM_C_CGROUP].enabled = false;
 	render(_metadata, "cgroups-off", &s, &snap, &t, &o);
 	CHECK(!strstr(t, "joules_cgroup_") && !strstr(t, "cgroups_seen") &&
-			  !strstr(t, "collector=\"cgroup\""),
-		  "off");
+		      !strstr(t, "collector=\"cgroup\""),
+	      "off");
 	free(t);
 	free(o);
 
@@ -259,9 +312,11 @@ TEST(cgroup_families)
 	snap.st[JM_C_CGROUP].enabled = true;
 	snap.st[JM_C_CGROUP].reason = JM_PERMISSION;
 	render(_metadata, "cgroups-permission", &s, &snap, &t, &o);
-	CHECK(has(t, "joules_cgroup_energy_joules_total{cgroup=\"/\",kind=\"root\"}") &&
-			  has(t, "joules_exporter_collector_error{collector=\"cgroup\",reason=\"permission\"} 1\n"),
-		  "permission: shown and flagged");
+	CHECK(has(t,
+		  "joules_cgroup_energy_joules_total{cgroup=\"/\",kind=\"root\"}") &&
+		      has(t,
+			  "joules_exporter_collector_error{collector=\"cgroup\",reason=\"permission\"} 1\n"),
+	      "permission: shown and flagged");
 	free(t);
 	free(o);
 
@@ -269,8 +324,9 @@ TEST(cgroup_families)
 	snap.st[JM_C_CGROUP].reason = JM_UNSUPPORTED;
 	render(_metadata, "cgroups-unsupported", &s, &snap, &t, &o);
 	CHECK(!strstr(t, "joules_cgroup_") &&
-			  has(t, "joules_exporter_collector_error{collector=\"cgroup\",reason=\"unsupported\"} 1\n"),
-		  "unsupported");
+		      has(t,
+			  "joules_exporter_collector_error{collector=\"cgroup\",reason=\"unsupported\"} 1\n"),
+	      "unsupported");
 	free(t);
 	free(o);
 }
@@ -306,26 +362,28 @@ TEST(absent)
 	snap.nstatics = 0;
 	render(_metadata, "absent", &s, &snap, &t, &o);
 	CHECK(has(t, "joules_node_energy_joules_total{source=\"model\"}"),
-		  "model energy");
+	      "model energy");
 	CHECK(!strstr(t, "joules_node_rapl_energy"), "no domains");
 	CHECK(!strstr(t, "cycles") && !strstr(t, "instructions_total") &&
-			  !strstr(t, "cache_misses"),
-		  "no PMU counters");
+		      !strstr(t, "cache_misses"),
+	      "no PMU counters");
 	CHECK(has(t, "joules_model_generation 0"), "generation 0");
 	CHECK(!strstr(t, "joules_model_power_watts") &&
-			  !strstr(t, "joules_model_event"),
-		  "no coefficients without a model");
-	CHECK(has(t, "joules_meter_present{reason=\"no RAPL: CPU vendor/model not supported (AuthenticAMD family 0xf model 0x6b)\"} 0"),
-		  "meter absent with its reason");
+		      !strstr(t, "joules_model_event"),
+	      "no coefficients without a model");
+	CHECK(has(t,
+		  "joules_meter_present{reason=\"no RAPL: CPU vendor/model not supported (AuthenticAMD family 0xf model 0x6b)\"} 0"),
+	      "meter absent with its reason");
 	CHECK(!strstr(t, "joules_meter_wraps"), "no wraps without a meter");
 	CHECK(has(t, "joules_wall_meter_present{reason=\"never fed\"} 0\n") &&
-			  has(t, "joules_wall_meter_readings_total 0\n") &&
-			  !strstr(t, "joules_wall_meter_energy") &&
-			  !strstr(t, "joules_wall_meter_residual"),
-		  "wall meter never fed: no figures");
+		      has(t, "joules_wall_meter_readings_total 0\n") &&
+		      !strstr(t, "joules_wall_meter_energy") &&
+		      !strstr(t, "joules_wall_meter_residual"),
+	      "wall meter never fed: no figures");
 	CHECK(!strstr(t, "joules_static_power_") &&
-			  has(t, "joules_exporter_collector_success{collector=\"static\"} 1\n"),
-		  "no static power estimates, no failure");
+		      has(t,
+			  "joules_exporter_collector_success{collector=\"static\"} 1\n"),
+	      "no static power estimates, no failure");
 	CHECK(!strstr(t, "joules_process_"), "no per-process series");
 	free(t);
 	free(o);
@@ -355,23 +413,28 @@ TEST(permission)
 	CHECK(!strstr(t, "joules_node_"), "no node series");
 	CHECK(!strstr(t, "joules_module_load_time"), "no load time");
 	CHECK(has(t, "joules_exporter_collector_success{collector=\"node\"} 0"),
-		  "node failed");
-	CHECK(has(t, "joules_exporter_collector_error{collector=\"node\",reason=\"permission\"} 1"),
-		  "node: permission");
-	CHECK(has(t, "joules_exporter_collector_error{collector=\"process\",reason=\"permission\"} 1"),
-		  "process: permission");
+	      "node failed");
+	CHECK(has(t,
+		  "joules_exporter_collector_error{collector=\"node\",reason=\"permission\"} 1"),
+	      "node: permission");
+	CHECK(has(t,
+		  "joules_exporter_collector_error{collector=\"process\",reason=\"permission\"} 1"),
+	      "process: permission");
 	CHECK(has(t, "joules_process_energy_joules_total{pid=\"4242\""),
-		  "visible processes still shown");
+	      "visible processes still shown");
 	CHECK(has(t, "joules_model_generation 2"), "model from sysfs");
-	CHECK(has(t, "joules_exporter_collector_error{collector=\"wallmeter\",reason=\"permission\"} 1") &&
-			  has(t, "joules_wall_meter_present{meter=\"pdu-rack4-outlet7\",state=\"in_force\"} 1\n") &&
-			  has(t, "joules_wall_meter_readings_total 3600\n") &&
-			  !strstr(t, "joules_wall_meter_residual") &&
-			  !strstr(t, "joules_wall_meter_energy"),
-		  "wall meter: figures left out, the rest shown");
-	CHECK(has(t, "joules_exporter_collector_error{collector=\"static\",reason=\"permission\"} 1\n") &&
-			  !strstr(t, "joules_static_power_"),
-		  "static power: refused, left out");
+	CHECK(has(t,
+		  "joules_exporter_collector_error{collector=\"wallmeter\",reason=\"permission\"} 1") &&
+		      has(t,
+			  "joules_wall_meter_present{meter=\"pdu-rack4-outlet7\",state=\"in_force\"} 1\n") &&
+		      has(t, "joules_wall_meter_readings_total 3600\n") &&
+		      !strstr(t, "joules_wall_meter_residual") &&
+		      !strstr(t, "joules_wall_meter_energy"),
+	      "wall meter: figures left out, the rest shown");
+	CHECK(has(t,
+		  "joules_exporter_collector_error{collector=\"static\",reason=\"permission\"} 1\n") &&
+		      !strstr(t, "joules_static_power_"),
+	      "static power: refused, left out");
 	free(t);
 	free(o);
 }
@@ -394,12 +457,13 @@ TEST(not_loaded)
 	CHECK(has(t, "joules_module_loaded 0"), "loaded 0");
 	CHECK(!strstr(t, "joules_module_info"), "no version");
 	CHECK(!strstr(t, "joules_node_") && !strstr(t, "joules_model_") &&
-			  !strstr(t, "joules_meter_") &&
-			  !strstr(t, "joules_wall_meter_") &&
-			  !strstr(t, "joules_static_power_"),
-		  "no module series");
-	CHECK(has(t, "joules_exporter_collector_error{collector=\"meter\",reason=\"module_not_loaded\"} 1"),
-		  "reason");
+		      !strstr(t, "joules_meter_") &&
+		      !strstr(t, "joules_wall_meter_") &&
+		      !strstr(t, "joules_static_power_"),
+	      "no module series");
+	CHECK(has(t,
+		  "joules_exporter_collector_error{collector=\"meter\",reason=\"module_not_loaded\"} 1"),
+	      "reason");
 	free(t);
 	free(o);
 }
@@ -514,15 +578,15 @@ TEST(gather_nothing)
 	/* The host has no joules module loaded (never loaded by tests). */
 	CHECK(!snap.loaded, "module seen as loaded on the host?");
 	CHECK(snap.st[JM_C_MODEL].reason == JM_NOT_LOADED, "model %d",
-		  snap.st[JM_C_MODEL].reason);
+	      snap.st[JM_C_MODEL].reason);
 	CHECK(strstr(snap.st[JM_C_MODEL].msg, "not loaded"), "msg '%s'",
-		  snap.st[JM_C_MODEL].msg);
+	      snap.st[JM_C_MODEL].msg);
 	CHECK(snap.st[JM_C_PROCESS].enabled &&
-			  snap.st[JM_C_PROCESS].reason == JM_NOT_LOADED,
-		  "process");
+		      snap.st[JM_C_PROCESS].reason == JM_NOT_LOADED,
+	      "process");
 	CHECK(snap.st[JM_C_CGROUP].enabled &&
-			  snap.st[JM_C_CGROUP].reason == JM_NOT_LOADED,
-		  "cgroup");
+		      snap.st[JM_C_CGROUP].reason == JM_NOT_LOADED,
+	      "cgroup");
 	CHECK(snap.st[JM_C_STATIC].reason == JM_NOT_LOADED, "static %d",
 	      snap.st[JM_C_STATIC].reason);
 	CHECK(s.errors[JM_C_NODE] == 1, "errors counted");

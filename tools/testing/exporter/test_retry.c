@@ -52,7 +52,8 @@ TEST(retry_keeps_settings)
 	CHECK(s.reloads == 1, "%llu reloads", (unsigned long long)s.reloads);
 	CHECK(snap.ncgroups == KUBEPODS, "%zu cgroups after the retry",
 	      snap.ncgroups);
-	CHECK(all_kubepods(&snap), "a cgroup outside ^/kubepods after the retry");
+	CHECK(all_kubepods(&snap),
+	      "a cgroup outside ^/kubepods after the retry");
 	CHECK(s.kepler != NULL, "--compat kepler's state freed by the retry");
 	jm_snapshot_free(&snap);
 	jm_close(&s);

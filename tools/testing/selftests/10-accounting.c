@@ -21,7 +21,8 @@
  * module loaded again after the one that unloads it; restored from the
  * parent, so also after a crash.
  */
-FIXTURE(acct) {
+FIXTURE(acct)
+{
 	struct st_settings saved;
 };
 
@@ -139,10 +140,11 @@ TEST_F(acct, busy_loop)
 	if (CHECK(read_energy(path, b, sizeof(b)) == 0, "read %s", path)) {
 		CHECK(st_kv(b, "cpu_time_ns", &ns) == 0, "cpu_time_ns present");
 		CHECK(st_kv(b, "energy_uj", &uj) == 0, "energy_uj present");
-		CHECK(st_kvs(b, "source", src, sizeof(src)) == 0 && !strcmp(src, "model"),
-			  "source is model (%s)", src);
+		CHECK(st_kvs(b, "source", src, sizeof(src)) == 0 &&
+			      !strcmp(src, "model"),
+		      "source is model (%s)", src);
 		CHECK(st_kv(b, "model_generation", &gen) == 0 && gen > 0,
-			  "model generation set");
+		      "model generation set");
 		run = schedstat_ns(pid);
 		CHECK(ns >= 1e9 && ns == run,
 		      "cpu_time_ns %llu = schedstat's %llu, at least 1 s", ns,
@@ -152,14 +154,17 @@ TEST_F(acct, busy_loop)
 			double want = 5.0 * ns / 1e3;
 
 			CHECK(uj > want * 0.99 && uj < want * 1.01,
-				  "energy_uj %llu within 1%% of prediction %.0f", uj, want);
+			      "energy_uj %llu within 1%% of prediction %.0f",
+			      uj, want);
 		}
 		CHECK(strstr(b, "cycles:") != NULL, "cycles line present");
-		if (st_read(JOULES_SYSFS "/hw_counters", src, sizeof(src)) > 0 &&
+		if (st_read(JOULES_SYSFS "/hw_counters", src, sizeof(src)) >
+			    0 &&
 		    !strncmp(src, "absent", 6))
-			CHECK(strstr(b, "cycles: absent") && strstr(b, "instructions: absent") &&
-				  strstr(b, "cache_misses: absent"),
-				  "no PMU: hardware counters say absent, not 0");
+			CHECK(strstr(b, "cycles: absent") &&
+				      strstr(b, "instructions: absent") &&
+				      strstr(b, "cache_misses: absent"),
+			      "no PMU: hardware counters say absent, not 0");
 	}
 	release(pid, fd);
 }
@@ -215,8 +220,10 @@ TEST_F(acct, migrating)
 		st_kv(b, "cpu_time_ns", &ns);
 		st_kv(b, "energy_uj", &uj);
 		CHECK(run > 0.4e9 && ns == run,
-			  "cpu_time_ns %llu = the task's own runtime %llu", ns, run);
-		CHECK(uj == ns / 200, "energy_uj %llu = prediction %llu", uj, ns / 200);
+		      "cpu_time_ns %llu = the task's own runtime %llu", ns,
+		      run);
+		CHECK(uj == ns / 200, "energy_uj %llu = prediction %llu", uj,
+		      ns / 200);
 	}
 	if (write(go[1], "x", 1) < 0)
 		DIAG("release write failed");
@@ -246,19 +253,21 @@ TEST_F(acct, ratio)
 	wait_cpu(_metadata, p2, 0.3, "S");
 	settle();
 	snprintf(path, sizeof(path), "/proc/energy/%d", p1);
-	CHECK(read_energy(path, b, sizeof(b)) == 0 && st_kv(b, "energy_uj", &e1) == 0,
-		  "read first");
+	CHECK(read_energy(path, b, sizeof(b)) == 0 &&
+		      st_kv(b, "energy_uj", &e1) == 0,
+	      "read first");
 	snprintf(path, sizeof(path), "/proc/energy/%d", p2);
-	CHECK(read_energy(path, b, sizeof(b)) == 0 && st_kv(b, "energy_uj", &e2) == 0,
-		  "read second");
+	CHECK(read_energy(path, b, sizeof(b)) == 0 &&
+		      st_kv(b, "energy_uj", &e2) == 0,
+	      "read second");
 	n1 = schedstat_ns(p1);
 	n2 = schedstat_ns(p2);
 	a = n1 / 200.0;
 	c = n2 / 200.0;
 	r = e2 ? (double)e1 / e2 : 0;
 	CHECK(c > 1 && r >= (a - 1) / (c + 1) && r <= (a + 1) / (c - 1),
-	      "energy ratio %.4f (%llu / %llu uJ), CPU time ratio %.4f (%llu / %llu ns)", r, e1,
-	      e2, c > 0 ? a / c : 0, n1, n2);
+	      "energy ratio %.4f (%llu / %llu uJ), CPU time ratio %.4f (%llu / %llu ns)",
+	      r, e1, e2, c > 0 ? a / c : 0, n1, n2);
 	release(p1, f1);
 	release(p2, f2);
 }
@@ -275,7 +284,8 @@ static void *thread_fn(void *arg)
 	return NULL;
 }
 
-static void sum_threads(pid_t pid, unsigned long long *e, unsigned long long *ns, int *n)
+static void sum_threads(pid_t pid, unsigned long long *e,
+			unsigned long long *ns, int *n)
 {
 	char path[160], b[64];
 	char dirpath[64];
@@ -290,7 +300,8 @@ static void sum_threads(pid_t pid, unsigned long long *e, unsigned long long *ns
 		return;
 	while (fgets(b, sizeof(b), ls)) {
 		b[strcspn(b, "\n")] = 0;
-		snprintf(path, sizeof(path), "/proc/energy/threads/%d/%s", pid, b);
+		snprintf(path, sizeof(path), "/proc/energy/threads/%d/%s", pid,
+			 b);
 		{
 			char body[1024];
 
@@ -361,12 +372,13 @@ TEST_F(acct, threads)
 	{
 		unsigned long long pe2 = 0, pns2 = 0;
 
-		CHECK(read_energy(path, b, sizeof(b)) == 0, "read process again");
+		CHECK(read_energy(path, b, sizeof(b)) == 0,
+		      "read process again");
 		st_kv(b, "energy_uj", &pe2);
 		st_kv(b, "cpu_time_ns", &pns2);
 		CHECK(pe2 >= pe && pns2 >= pns,
-			  "totals kept after threads exit (%llu >= %llu, %llu >= %llu)", pe2, pe,
-			  pns2, pns);
+		      "totals kept after threads exit (%llu >= %llu, %llu >= %llu)",
+		      pe2, pe, pns2, pns);
 		sum_threads(pid, &te, &tns, &n);
 		CHECK(n == 1, "one thread left (%d)", n);
 	}
@@ -400,8 +412,9 @@ TEST_F(acct, exited_child)
 		st_kv(b, "cpu_time_ns", &ns);
 		st_kv(b, "energy_uj", &uj);
 		CHECK(ns > 0.27e9 && ns < 0.4e9, "final cpu_time_ns %llu", ns);
-		CHECK(uj > 0 && uj > 5.0 * ns / 1e3 * 0.99 && uj < 5.0 * ns / 1e3 * 1.01,
-			  "final energy %llu = prediction", uj);
+		CHECK(uj > 0 && uj > 5.0 * ns / 1e3 * 0.99 &&
+			      uj < 5.0 * ns / 1e3 * 1.01,
+		      "final energy %llu = prediction", uj);
 	}
 	waitpid(pid, NULL, 0);
 	settle();
@@ -413,15 +426,18 @@ TEST_F(acct, missing)
 {
 	char b[256];
 
-	CHECK(st_read("/proc/energy/999999", b, sizeof(b)) == -ENOENT, "missing pid");
-	CHECK(st_read("/proc/energy/abc", b, sizeof(b)) == -ENOENT, "non-numeric");
+	CHECK(st_read("/proc/energy/999999", b, sizeof(b)) == -ENOENT,
+	      "missing pid");
+	CHECK(st_read("/proc/energy/abc", b, sizeof(b)) == -ENOENT,
+	      "non-numeric");
 	CHECK(st_read("/proc/energy/0", b, sizeof(b)) == -ENOENT, "pid 0");
 	CHECK(st_read("/proc/energy/self", b, sizeof(b)) > 0, "self readable");
 	{
 		unsigned long long pid = 0;
 
 		st_kv(b, "pid", &pid);
-		CHECK(pid == (unsigned long long)getpid(), "self is us (%llu)", pid);
+		CHECK(pid == (unsigned long long)getpid(), "self is us (%llu)",
+		      pid);
 	}
 }
 
@@ -463,15 +479,29 @@ TEST_F(acct, unprivileged)
 TEST_F(acct, bad_sysfs)
 {
 	static const char *const bad_coef[] = {
-		"\n", "1 2 3 4 5\n", "1 2 3 4 5 6 7\n", "-1 0 0 0 0 0\n",
-		"+1 0 0 0 0 0\n", "0x10 0 0 0 0 0\n", "1.5 0 0 0 0 0\n", "a b c d e f\n",
-		"1 2 3 4 5 6x\n", "1000000000001 0 0 0 0 0\n",
-		"99999999999999999999 0 0 0 0 0\n", "1,2,3,4,5,6\n", "1 2 3 4 5 6\n\n",
-		"1 2 3 4 5 6 # note\n", "1e3 0 0 0 0 0\n",
+		"\n",
+		"1 2 3 4 5\n",
+		"1 2 3 4 5 6 7\n",
+		"-1 0 0 0 0 0\n",
+		"+1 0 0 0 0 0\n",
+		"0x10 0 0 0 0 0\n",
+		"1.5 0 0 0 0 0\n",
+		"a b c d e f\n",
+		"1 2 3 4 5 6x\n",
+		"1000000000001 0 0 0 0 0\n",
+		"99999999999999999999 0 0 0 0 0\n",
+		"1,2,3,4,5,6\n",
+		"1 2 3 4 5 6\n\n",
+		"1 2 3 4 5 6 # note\n",
+		"1e3 0 0 0 0 0\n",
 	};
 	static const char nul_coef[] = "1 2 3\0 4 5 6\n";
-	static const char *const bad_one[] = { "-5\n", "abc\n", "1 2\n", "18446744073709551616\n",
-						"1000000000001\n", " 5\n" };
+	static const char *const bad_one[] = { "-5\n",
+					       "abc\n",
+					       "1 2\n",
+					       "18446744073709551616\n",
+					       "1000000000001\n",
+					       " 5\n" };
 	char before[128], after[128], g0[32], g1[32];
 	unsigned int i, rejected = 0, total = 0;
 	char path[128];
@@ -484,7 +514,8 @@ TEST_F(acct, bad_sysfs)
 		if (r == -EINVAL)
 			rejected++;
 		else
-			DIAG("accepted bad coefficients '%s' (%d)", bad_coef[i], r);
+			DIAG("accepted bad coefficients '%s' (%d)", bad_coef[i],
+			     r);
 	}
 	total++;
 	if (st_write(COEF, nul_coef, sizeof(nul_coef) - 1) == -EINVAL)
@@ -510,13 +541,16 @@ TEST_F(acct, bad_sysfs)
 	st_read(COEF, after, sizeof(after));
 	st_read(GEN, g1, sizeof(g1));
 	CHECK(total >= 20, "%u kinds of bad input", total);
-	CHECK(rejected == total, "%u of %u rejected with EINVAL", rejected, total);
-	CHECK(!strcmp(before, after), "coefficients unchanged ('%s' vs '%s')", before, after);
+	CHECK(rejected == total, "%u of %u rejected with EINVAL", rejected,
+	      total);
+	CHECK(!strcmp(before, after), "coefficients unchanged ('%s' vs '%s')",
+	      before, after);
 	CHECK(!strcmp(g0, g1), "generation unchanged");
 	/* And a good write bumps the generation. */
 	CHECK(set_coef(before) == 0, "rewrite the old set");
 	st_read(GEN, g1, sizeof(g1));
-	CHECK(atoll(g1) == atoll(g0) + 1, "generation bumped (%s -> %s)", g0, g1);
+	CHECK(atoll(g1) == atoll(g0) + 1, "generation bumped (%s -> %s)", g0,
+	      g1);
 	/* Only root writes: nobody gets EACCES. */
 	{
 		pid_t pid = fork();
@@ -525,10 +559,14 @@ TEST_F(acct, bad_sysfs)
 		if (pid == 0) {
 			if (setgid(65534) || setuid(65534))
 				_exit(3);
-			_exit(st_write(COEF, before, strlen(before)) == -EACCES ? 0 : 1);
+			_exit(st_write(COEF, before, strlen(before)) ==
+					      -EACCES ?
+				      0 :
+				      1);
 		}
 		waitpid(pid, &status, 0);
-		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "nobody cannot write");
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "nobody cannot write");
 	}
 }
 
@@ -557,7 +595,8 @@ TEST_F(acct, unload_with_open_files)
 	/* A mounted, busy joulesfs pins the module: these fail cleanly. */
 	rc = st_sh("rmmod joules 2>/dev/null");
 	CHECK(rc != 0, "rmmod refused while mounted and open");
-	CHECK(umount2("/proc/energy", MNT_DETACH) == 0, "lazy umount: %s", strerror(errno));
+	CHECK(umount2("/proc/energy", MNT_DETACH) == 0, "lazy umount: %s",
+	      strerror(errno));
 	rc = st_sh("rmmod joules 2>/dev/null");
 	CHECK(rc != 0, "rmmod refused while a file is open");
 	CHECK(read(fd, b, sizeof(b)) > 0, "open file still reads");
@@ -568,7 +607,8 @@ TEST_F(acct, unload_with_open_files)
 	usleep(100000);
 	rc = st_sh("rmmod joules");
 	CHECK(rc == 0, "rmmod once closed");
-	CHECK(st_read("/proc/energy/self", b, sizeof(b)) < 0, "no file after unload");
+	CHECK(st_read("/proc/energy/self", b, sizeof(b)) < 0,
+	      "no file after unload");
 	CHECK(st_sh(". /lib/joules/lib.sh; joules_load") == 0, "load again");
 	CHECK(st_read("/proc/energy/self", b, sizeof(b)) > 0, "file back");
 }
@@ -580,7 +620,8 @@ TEST_F(acct, idle_split)
 	char body[1024];
 
 	/* idle_split moves the idle line into tasks without losing any of it. */
-	CHECK(st_write(JOULES_SYSFS "/idle_split", "1\n", 2) == 0, "idle_split on");
+	CHECK(st_write(JOULES_SYSFS "/idle_split", "1\n", 2) == 0,
+	      "idle_split on");
 	CHECK(set_coef("0 0 0 0 0 100000000\n") == 0, "idle only: 100 W");
 	settle();
 	CHECK(st_read("/proc/energy/1", body, sizeof(body)) > 0, "read init");

@@ -27,8 +27,10 @@ static pid_t sqpoll_tid(void)
 	while ((de = readdir(d)) && !tid) {
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
-		if (st_read(path, comm, sizeof(comm)) > 0 && !strcmp(comm, want))
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 de->d_name);
+		if (st_read(path, comm, sizeof(comm)) > 0 &&
+		    !strcmp(comm, want))
 			tid = atoi(de->d_name);
 	}
 	closedir(d);
@@ -46,7 +48,8 @@ static unsigned long long schedstat_ns(pid_t tid)
 
 TEST(sqpoll_thread_is_tracked_and_charged)
 {
-	struct io_uring_params p = { .flags = IORING_SETUP_SQPOLL, .sq_thread_idle = 3000 };
+	struct io_uring_params p = { .flags = IORING_SETUP_SQPOLL,
+				     .sq_thread_idle = 3000 };
 	unsigned long long cpu = 0, energy = 0, sched;
 	char path[96], b[2048], coef[256];
 	struct io_uring ring;
@@ -57,8 +60,10 @@ TEST(sqpoll_thread_is_tracked_and_charged)
 	if (err == -EINVAL || err == -ENOSYS || err == -EPERM)
 		SKIP(return, "no SQPOLL io_uring here (%s)", strerror(-err));
 	ASSERT_EQ(0, err);
-	ASSERT_LT(0, st_read(JOULES_SYSFS "/model/coefficients", coef, sizeof(coef)));
-	ASSERT_EQ(0, st_write(JOULES_SYSFS "/model/coefficients", "10000000 0 0 0 0 0", 18));
+	ASSERT_LT(0, st_read(JOULES_SYSFS "/model/coefficients", coef,
+			     sizeof(coef)));
+	ASSERT_EQ(0, st_write(JOULES_SYSFS "/model/coefficients",
+			      "10000000 0 0 0 0 0", 18));
 	/* A few no-ops wake the thread; then it polls, spinning, for 3 s. */
 	for (i = 0; i < 4; i++) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
@@ -73,13 +78,14 @@ TEST(sqpoll_thread_is_tracked_and_charged)
 	ASSERT_LT(0, tid);
 	usleep(1000000 + 3 * st_interval_ms() * 1000);
 
-	snprintf(path, sizeof(path), "/proc/energy/threads/%d/%d", getpid(), tid);
+	snprintf(path, sizeof(path), "/proc/energy/threads/%d/%d", getpid(),
+		 tid);
 	ASSERT_LT(0, st_read(path, b, sizeof(b)));
 	sched = schedstat_ns(tid);
 	ASSERT_EQ(0, st_kv(b, "cpu_time_ns", &cpu));
 	EXPECT_EQ(0, st_kv(b, "energy_uj", &energy));
-	TH_LOG("iou-sqp %d: cpu_time_ns %llu (schedstat %llu), energy_uj %llu", tid, cpu,
-	       sched, energy);
+	TH_LOG("iou-sqp %d: cpu_time_ns %llu (schedstat %llu), energy_uj %llu",
+	       tid, cpu, sched, energy);
 	/* Busy for most of a second: the scheduler's runtime, as of the read. */
 	EXPECT_LT(200000000ULL, cpu);
 	EXPECT_LE(cpu, sched);

@@ -42,7 +42,8 @@ static long long thread_feat(pid_t tid, const char *key)
 {
 	char path[96], b[4096], v[32];
 
-	snprintf(path, sizeof(path), "/proc/energy/threads/%d/%d", getpid(), tid);
+	snprintf(path, sizeof(path), "/proc/energy/threads/%d/%d", getpid(),
+		 tid);
 	if (st_read(path, b, sizeof(b)) <= 0 || st_kvs(b, key, v, sizeof(v)))
 		return -1;
 	if (!strcmp(v, "absent"))
@@ -114,7 +115,9 @@ static void *sender(void *arg)
 
 	t->tid = gettid_();
 	while (sent < NET_BYTES) {
-		size_t want = NET_BYTES - sent < sizeof(buf) ? NET_BYTES - sent : sizeof(buf);
+		size_t want = NET_BYTES - sent < sizeof(buf) ?
+				      NET_BYTES - sent :
+				      sizeof(buf);
 		ssize_t n = send(t->fd, buf, want, 0);
 
 		if (n <= 0) {
@@ -137,7 +140,8 @@ static void *sender(void *arg)
 
 TEST(socket_bytes)
 {
-	struct tx t = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	struct tx t = { .lock = PTHREAD_MUTEX_INITIALIZER,
+			.cond = PTHREAD_COND_INITIALIZER };
 	struct rx r = { 0 };
 	int a, b, u[2];
 	pthread_t ts;
@@ -232,13 +236,15 @@ TEST(pagecache_reads)
 	size_t left = FILE_BYTES;
 	int fd;
 
-	if (st_read("/proc/self/io", io, sizeof(io)) <= 0 || st_kv(io, "rchar", &rchar))
+	if (st_read("/proc/self/io", io, sizeof(io)) <= 0 ||
+	    st_kv(io, "rchar", &rchar))
 		SKIP(return, "no /proc/<pid>/io rchar (CONFIG_TASK_XACCT off)");
 	fd = open(r.path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	ASSERT_LE(0, fd);
 	memset(buf, 'j', sizeof(buf));
 	while (left) {
-		ssize_t n = write(fd, buf, left < sizeof(buf) ? left : sizeof(buf));
+		ssize_t n =
+			write(fd, buf, left < sizeof(buf) ? left : sizeof(buf));
 
 		ASSERT_LT(0, n);
 		left -= (size_t)n;
@@ -256,12 +262,14 @@ TEST(pagecache_reads)
 		char path[96], b[4096];
 		unsigned long long rd = 0;
 
-		snprintf(path, sizeof(path), "/proc/energy/threads/%d/%d", getpid(), r.tid);
-		if (st_read(path, b, sizeof(b)) > 0 && !st_kv(b, "read_bytes", &rd))
+		snprintf(path, sizeof(path), "/proc/energy/threads/%d/%d",
+			 getpid(), r.tid);
+		if (st_read(path, b, sizeof(b)) > 0 &&
+		    !st_kv(b, "read_bytes", &rd))
 			disk = (long long)rd;
 	}
-	TH_LOG("reader %d: pagecache_bytes %lld read_bytes %lld of %u read(2)", r.tid, pc,
-	       disk, FILE_BYTES);
+	TH_LOG("reader %d: pagecache_bytes %lld read_bytes %lld of %u read(2)",
+	       r.tid, pc, disk, FILE_BYTES);
 	/* Every byte came from memory: all of it is page-cache reading. */
 	EXPECT_EQ((long long)FILE_BYTES - disk, pc);
 	EXPECT_EQ(0, disk);

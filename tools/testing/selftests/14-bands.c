@@ -15,8 +15,9 @@
 #define FREQ_PARAM "/sys/module/joules_testmeter/parameters/freq_mhz"
 
 /* Band 0 up to 2000 MHz: 10 W per CPU-second, 2 W idle; above: 30 W, 5 W. */
-#define BANDS_AB "2000 10000000 0 0 0 0 0 0 0 2000000\n" \
-		 "max 30000000 0 0 0 0 0 0 0 5000000\n"
+#define BANDS_AB                                \
+	"2000 10000000 0 0 0 0 0 0 0 2000000\n" \
+	"max 30000000 0 0 0 0 0 0 0 5000000\n"
 #define ONE_SET "20000000 0 0 0 0 0 0 0 3000000\n"
 
 static unsigned long long generation(void)
@@ -44,26 +45,29 @@ static void rd_line(const char *path, char *b, size_t size)
 }
 
 /* |a - b| within tol (the worker carries sub-microjoule rests). */
-static bool near(unsigned long long a, unsigned long long b, unsigned long long tol)
+static bool near(unsigned long long a, unsigned long long b,
+		 unsigned long long tol)
 {
 	return a > b ? a - b <= tol : b - a <= tol;
 }
 
 /* The model's energy of a sample: idle_uw over the interval and cpu_uw per CPU-ns. */
-static void check_sample(struct __test_metadata *_metadata, const struct sample_rec *s,
-			 unsigned long long cpu_uw, unsigned long long idle_uw)
+static void check_sample(struct __test_metadata *_metadata,
+			 const struct sample_rec *s, unsigned long long cpu_uw,
+			 unsigned long long idle_uw)
 {
 	unsigned long long idle = idle_uw * s->interval_ns / 1000000000ull;
 	unsigned long long busy = cpu_uw * s->feat[JL_F_CPU_NS] / 1000000000ull;
 
 	EXPECT_TRUE(near(s->idle_uj, idle, 1))
-		TH_LOG("idle %llu uJ over %llu ns, want %llu", (unsigned long long)s->idle_uj,
-		       (unsigned long long)s->interval_ns, idle);
+	TH_LOG("idle %llu uJ over %llu ns, want %llu",
+	       (unsigned long long)s->idle_uj,
+	       (unsigned long long)s->interval_ns, idle);
 	/* Each task's rest is carried on its own: one uJ per task at most. */
 	EXPECT_TRUE(near(s->energy_uj - s->idle_uj, busy, s->nr_tasks + 1))
-		TH_LOG("busy %llu uJ for %llu CPU-ns, want %llu",
-		       (unsigned long long)(s->energy_uj - s->idle_uj),
-		       (unsigned long long)s->feat[JL_F_CPU_NS], busy);
+	TH_LOG("busy %llu uJ for %llu CPU-ns, want %llu",
+	       (unsigned long long)(s->energy_uj - s->idle_uj),
+	       (unsigned long long)s->feat[JL_F_CPU_NS], busy);
 }
 
 /* Samples of intervals after this call, with the CPU busy meanwhile. */
@@ -116,7 +120,8 @@ TEST_F(model, without_a_frequency_one_band)
 	ASSERT_EQ(0, wr(MODEL "/bands", "max " ONE_SET));
 	EXPECT_EQ(g + 1, generation());
 	rd_line(MODEL "/coefficients", b, sizeof(b));
-	EXPECT_EQ(0, strncmp(b, ONE_SET, strlen(ONE_SET) - 1)) TH_LOG("coefficients '%s'", b);
+	EXPECT_EQ(0, strncmp(b, ONE_SET, strlen(ONE_SET) - 1))
+	TH_LOG("coefficients '%s'", b);
 	st_read(MODEL "/bands", bands, sizeof(bands));
 	EXPECT_STREQ("max " ONE_SET, bands);
 	rd_line(MODEL "/band", b, sizeof(b));

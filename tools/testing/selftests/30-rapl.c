@@ -30,7 +30,6 @@
 
 typedef unsigned long long u64;
 
-
 static u64 now_ns(void)
 {
 	struct timespec ts;
@@ -194,7 +193,8 @@ static void reap(pid_t pid)
  * with the test meter registered (skipped where a real RAPL meter is, since
  * the test meter cannot register next to it); "rapl" ones without it.
  */
-FIXTURE(rapl) {
+FIXTURE(rapl)
+{
 	struct st_settings saved;
 	pid_t burner;
 };
@@ -230,7 +230,8 @@ static bool real_rapl(void)
 	return strncmp(st, "absent", 6) != 0;
 }
 
-FIXTURE(meter) {
+FIXTURE(meter)
+{
 	struct st_settings saved;
 	pid_t burner;
 };
@@ -268,17 +269,17 @@ TEST_F(rapl, absent)
 	rd(RAPL "/status", st, sizeof(st));
 	if (!err && strncmp(st, "absent", 6)) {
 		DIAG("a RAPL meter is registered here: %s", st);
-		SKIP(return, "real RAPL present: its load message and rapl/ say so");
+		SKIP(return,
+			   "real RAPL present: its load message and rapl/ say so");
 	}
 	CHECK(!err, "joules_load failed");
 	CHECK(after == before + 1,
-		  "%u 'no RAPL' lines in dmesg since load, want 1",
-		  after - before);
+	      "%u 'no RAPL' lines in dmesg since load, want 1", after - before);
 	st_sh("dmesg | grep 'joules: no RAPL: ' | tail -n 1 | sed 's/^/# /'");
 
 	CHECK(!strncmp(st, "absent: no RAPL: ", 17), "status '%s'", st);
 	CHECK(strstr(st, "not supported") || strstr(st, "unit register"),
-		  "status gives no reason QEMU could cause: '%s'", st);
+	      "status gives no reason QEMU could cause: '%s'", st);
 	rd(RAPL "/domains", b, sizeof(b));
 	CHECK(!strcmp(b, "absent\n"), "domains '%s'", b);
 	rd(RAPL "/units", b, sizeof(b));
@@ -286,11 +287,10 @@ TEST_F(rapl, absent)
 	rd(RAPL "/sampling_period_ms", b, sizeof(b));
 	CHECK(!strcmp(b, "absent\n"), "sampling_period_ms '%s'", b);
 	rd(RAPL "/energy_uj", b, sizeof(b));
-	CHECK(!strcmp(b, "absent\n"), "energy_uj '%s' (not a zero count)",
-		  b);
+	CHECK(!strcmp(b, "absent\n"), "energy_uj '%s' (not a zero count)", b);
 	rd("/proc/energy/self", mine, sizeof(mine));
 	CHECK(!strstr(mine, "energy_pkg_uj"),
-		  "a per-domain line without a meter");
+	      "a per-domain line without a meter");
 	CHECK(!strstr(mine, "source: rapl"), "source rapl without a meter");
 	err = jnl_open(&nl);
 	if (CHECK(!err, "jnl_open: %s", jnl_strerror(JNL_OP_OPEN, err))) {
@@ -298,12 +298,12 @@ TEST_F(rapl, absent)
 		err = jnl_get_node(nl, &nr);
 		CHECK(!err, "GET_NODE: %d", err);
 		CHECK(!err && !nr.domains && !(nr.source & REC_SRC_RAPL),
-			  "node domains 0x%x source 0x%x without a meter",
-			  nr.domains, nr.source);
+		      "node domains 0x%x source 0x%x without a meter",
+		      nr.domains, nr.source);
 		jnl_close(nl);
 	}
 	TH_LOG("rapl/ reports absent (%s), not zero",
-		 st[0] ? strtok(st, "\n") : "?");
+	       st[0] ? strtok(st, "\n") : "?");
 }
 
 /* ---- 3: the test meter registers ---- */
@@ -320,9 +320,9 @@ TEST_F(meter, register)
 	rd(RAPL "/units", b, sizeof(b));
 	DIAG("units: %s", strtok(b, "\n") ? b : "");
 	CHECK(strstr(b, "esu 28 (3725 pJ per count), 32-bit") != NULL,
-		  "pkg unit");
+	      "pkg unit");
 	CHECK(strstr(b, "dram esu 26 (14901 pJ per count)") != NULL,
-		  "dram unit");
+	      "dram unit");
 	/* 2^(31 - 28) J at 20 W: the counter cannot wrap twice between samples. */
 	rd(RAPL "/sampling_period_ms", b, sizeof(b));
 	CHECK(!strcmp(b, "400\n"), "sampling period '%s', want 400", b);
@@ -362,9 +362,8 @@ TEST_F(meter, exact)
 	CHECK(!err, "reading or writing the meter's files");
 	dp = (long long)(e2p - e1p) - (long long)(t2p - t1p);
 	dd = (long long)(e2d - e1d) - (long long)(t2d - t1d);
-	DIAG(
-		"pkg: joules %llu uJ, meter %llu uJ; dram: joules %llu, meter %llu; wraps +%llu",
-		e2p - e1p, t2p - t1p, e2d - e1d, t2d - t1d, w2 - w1);
+	DIAG("pkg: joules %llu uJ, meter %llu uJ; dram: joules %llu, meter %llu; wraps +%llu",
+	     e2p - e1p, t2p - t1p, e2d - e1d, t2d - t1d, w2 - w1);
 	/* Whole counts and whole uJ are floored on both sides: 2 uJ at most. */
 	CHECK(dp >= -2 && dp <= 2, "pkg off by %lld uJ", dp);
 	CHECK(dd >= -2 && dd <= 2, "dram off by %lld uJ", dd);
@@ -373,18 +372,19 @@ TEST_F(meter, exact)
 	 * (whole microseconds lost up to 15 uJ at 15 W on a slow kernel).
 	 */
 	CHECK(t2p - t1p >= PKG_UW * (off_p0 - on_p1) / 1000000000ULL &&
-			  t2p - t1p <= PKG_UW * (off_p1 - on_p0) / 1000000000ULL + 2,
-		  "pkg energy %llu uJ is not 15 W x [%llu, %llu] ns", t2p - t1p,
-		  off_p0 - on_p1, off_p1 - on_p0);
+		      t2p - t1p <=
+			      PKG_UW * (off_p1 - on_p0) / 1000000000ULL + 2,
+	      "pkg energy %llu uJ is not 15 W x [%llu, %llu] ns", t2p - t1p,
+	      off_p0 - on_p1, off_p1 - on_p0);
 	CHECK(t2d - t1d >= DRAM_UW * (off_d0 - on_d1) / 1000000000ULL &&
-			  t2d - t1d <= DRAM_UW * (off_d1 - on_d0) / 1000000000ULL + 2,
-		  "dram energy %llu uJ off the time window", t2d - t1d);
+		      t2d - t1d <=
+			      DRAM_UW * (off_d1 - on_d0) / 1000000000ULL + 2,
+	      "dram energy %llu uJ off the time window", t2d - t1d);
 	CHECK(w2 - w1 >= 2, "only %llu wraps seen", w2 - w1);
 	CHECK(b2 == b1, "%llu bogus reads", b2 - b1);
 }
 
 /* ---- 5: monotone and bounded while the counters wrap ---- */
-
 
 struct window;
 static int next_sample(struct jnl *nl, struct sample_rec *s, u64 *recv_ns,
@@ -440,26 +440,23 @@ TEST_F(meter, monotone)
 			u64 us = (t1 - t_prev + 999) / 1000;
 
 			if (cp < pp || cd < pd || pe.uj < pt) {
-				CHECK(
-					0,
-					"went back: pkg %llu->%llu dram %llu->%llu task %llu->%llu",
-					pp, cp, pd, cd, pt, pe.uj);
+				CHECK(0,
+				      "went back: pkg %llu->%llu dram %llu->%llu task %llu->%llu",
+				      pp, cp, pd, cd, pt, pe.uj);
 				bad++;
 			}
 			if (cp - pp > PKG_UW * us / 1000000 + 2 ||
 			    cd - pd > DRAM_UW * us / 1000000 + 2) {
-				CHECK(
-					0,
-					"jump: pkg +%llu dram +%llu uJ in %llu us",
-					cp - pp, cd - pd, us);
+				CHECK(0,
+				      "jump: pkg +%llu dram +%llu uJ in %llu us",
+				      cp - pp, cd - pd, us);
 				bad++;
 			}
 			/* No task gets more than was measured. */
 			if (pe.uj - task0 > cp + cd - meter0 + slack) {
-				CHECK(
-					0,
-					"task jump: +%llu uJ, the meter only +%llu (+%llu)",
-					pe.uj - task0, cp + cd - meter0, slack);
+				CHECK(0,
+				      "task jump: +%llu uJ, the meter only +%llu (+%llu)",
+				      pe.uj - task0, cp + cd - meter0, slack);
 				bad++;
 			}
 		}
@@ -472,15 +469,14 @@ TEST_F(meter, monotone)
 	}
 	w2 = rapl_u64("wraps");
 	b2 = rapl_u64("bogus_reads");
-	DIAG(
-		"%u reads over %llu wraps; task +%llu uJ of the meter's +%llu (%s)",
-		reads, w2 - w1, pt - task0, pp + pd - meter0, pe.source);
+	DIAG("%u reads over %llu wraps; task +%llu uJ of the meter's +%llu (%s)",
+	     reads, w2 - w1, pt - task0, pp + pd - meter0, pe.source);
 	CHECK(!bad, "%u bad reads", bad);
 	CHECK(reads > 100, "only %u reads", reads);
 	CHECK(w2 - w1 >= 2, "only %llu wraps during the reads", w2 - w1);
 	CHECK(b2 == b1, "%llu bogus reads", b2 - b1);
 	CHECK(pt > task0 && !strcmp(pe.source, "rapl"),
-		  "burner: +%llu uJ from '%s'", pt - task0, pe.source);
+	      "burner: +%llu uJ from '%s'", pt - task0, pe.source);
 out:
 	if (nl)
 		jnl_close(nl);
@@ -648,9 +644,8 @@ TEST_F(meter, conservation)
 			break;
 		free(w->a.tasks);
 		free(w->b.tasks);
-		DIAG(
-			"attempt %u: raced with a tick or lost a sample, again",
-			attempt);
+		DIAG("attempt %u: raced with a tick or lost a sample, again",
+		     attempt);
 	}
 	if (!CHECK(!err, "measuring the window: %d", err))
 		goto out;
@@ -695,33 +690,29 @@ TEST_F(meter, conservation)
 			exited |= w->exits[i].pid == tid;
 		if (!find_tid(w->b.tasks, w->b.n, tid) && !exited) {
 			missing++;
-			DIAG(
-				"thread %u (%s) vanished without an exit record",
-				tid, w->a.tasks[k].comm);
+			DIAG("thread %u (%s) vanished without an exit record",
+			     tid, w->a.tasks[k].comm);
 		}
 	}
-	DIAG(
-		"10 intervals (%.3f s): node %llu uJ = idle %llu + tasks %lld over %zu threads, %u exits",
-		ns_smp / 1e9, d_node, i_node, d_tasks, w->b.n, w->nr_exits);
+	DIAG("10 intervals (%.3f s): node %llu uJ = idle %llu + tasks %lld over %zu threads, %u exits",
+	     ns_smp / 1e9, d_node, i_node, d_tasks, w->b.n, w->nr_exits);
 	CHECK(!bad_smp, "%u samples not measured pkg+dram", bad_smp);
-	CHECK(e_smp == d_node,
-		  "samples add to %llu uJ, node totals moved %llu", e_smp,
-		  d_node);
-	CHECK(dom_smp == d_node, "pkg+dram add to %llu uJ, node %llu",
-		  dom_smp, d_node);
-	CHECK(idle_smp == i_node, "sample idle %llu, node idle %llu",
-		  idle_smp, i_node);
+	CHECK(e_smp == d_node, "samples add to %llu uJ, node totals moved %llu",
+	      e_smp, d_node);
+	CHECK(dom_smp == d_node, "pkg+dram add to %llu uJ, node %llu", dom_smp,
+	      d_node);
+	CHECK(idle_smp == i_node, "sample idle %llu, node idle %llu", idle_smp,
+	      i_node);
 	CHECK(w->b.node.task_uj - w->a.node.task_uj == d_node - i_node,
-		  "node task_uj moved %llu, want %llu",
-		  (u64)(w->b.node.task_uj - w->a.node.task_uj),
-		  d_node - i_node);
+	      "node task_uj moved %llu, want %llu",
+	      (u64)(w->b.node.task_uj - w->a.node.task_uj), d_node - i_node);
 	CHECK(!missing, "%u threads unaccounted for", missing);
 	CHECK(d_tasks == (long long)(d_node - i_node),
-		  "tasks got %lld uJ, node energy - idle = %llu", d_tasks,
-		  d_node - i_node);
+	      "tasks got %lld uJ, node energy - idle = %llu", d_tasks,
+	      d_node - i_node);
 	/* Energy dropped as implausible would show here first. */
 	CHECK(rapl_u64("bogus_reads") == bogus0, "%llu bogus reads",
-		  rapl_u64("bogus_reads") - bogus0);
+	      rapl_u64("bogus_reads") - bogus0);
 	/*
 	 * The measured energy is the meter's: 15 W over the intervals. A tick
 	 * takes the meter's energy a little after its timestamp, and that lag
@@ -729,15 +720,13 @@ TEST_F(meter, conservation)
 	 * ms of 15 W), hence 3%.
 	 */
 	CHECK(pkg_smp >= PKG_UW * (ns_smp / 1000) / 1000000 * 97 / 100 &&
-			  pkg_smp <= PKG_UW * (ns_smp / 1000) / 1000000 * 103 /
-					     100,
-		  "pkg %llu uJ over %llu ns is not 15 W", pkg_smp, ns_smp);
+		      pkg_smp <= PKG_UW * (ns_smp / 1000) / 1000000 * 103 / 100,
+	      "pkg %llu uJ over %llu ns is not 15 W", pkg_smp, ns_smp);
 	/* Idle: 1 W + 0.5 W of static power, charged first every interval. */
-	CHECK(idle_smp >= 1500000ULL * (ns_smp / 1000) / 1000000 * 98 /
-					  100 &&
-			  idle_smp <= 1500000ULL * (ns_smp / 1000) / 1000000 *
-					      102 / 100,
-		  "idle %llu uJ over %llu ns is not 1.5 W", idle_smp, ns_smp);
+	CHECK(idle_smp >= 1500000ULL * (ns_smp / 1000) / 1000000 * 98 / 100 &&
+		      idle_smp <= 1500000ULL * (ns_smp / 1000) / 1000000 * 102 /
+					  100,
+	      "idle %llu uJ over %llu ns is not 1.5 W", idle_smp, ns_smp);
 out:
 	if (w) {
 		free(w->a.tasks);
@@ -812,13 +801,18 @@ static pid_t spawn_split(unsigned int threads, const int *pfd, const int *go)
  * over its intervals (a stalled vCPU widens it).
  */
 #define RATE_RING 64
-static struct { u64 seq; double rate; } rates[RATE_RING];
+static struct {
+	u64 seq;
+	double rate;
+} rates[RATE_RING];
 
 static void note_rate(const struct sample_rec *s)
 {
 	rates[s->seq % RATE_RING].seq = s->seq;
 	rates[s->seq % RATE_RING].rate =
-		s->feat[JL_F_CPU_NS] ? (double)s->energy_uj / s->feat[JL_F_CPU_NS] : 0;
+		s->feat[JL_F_CPU_NS] ?
+			(double)s->energy_uj / s->feat[JL_F_CPU_NS] :
+			0;
 }
 
 /* max/min of the rate over intervals (s0, s1]; 0 if one is unknown. */
@@ -940,18 +934,18 @@ TEST_F(meter, split)
 		rc = b1.cpu_ns > b0.cpu_ns ? (double)(a1.cpu_ns - a0.cpu_ns) /
 						     (b1.cpu_ns - b0.cpu_ns) :
 					     0;
-		DIAG(
-			"%llu intervals: 3 threads %llu uJ, %.3f s CPU; 1 thread %llu uJ, %.3f s CPU; rate spread %.3f",
-			seq1 - seq0, a1.uj - a0.uj,
-			(a1.cpu_ns - a0.cpu_ns) / 1e9, b1.uj - b0.uj,
-			(b1.cpu_ns - b0.cpu_ns) / 1e9, rate_spread(seq0, seq1));
+		DIAG("%llu intervals: 3 threads %llu uJ, %.3f s CPU; 1 thread %llu uJ, %.3f s CPU; rate spread %.3f",
+		     seq1 - seq0, a1.uj - a0.uj, (a1.cpu_ns - a0.cpu_ns) / 1e9,
+		     b1.uj - b0.uj, (b1.cpu_ns - b0.cpu_ns) / 1e9,
+		     rate_spread(seq0, seq1));
 		/*
 		 * Evidence only where both hold: a 3:1 CPU split, and a rate
 		 * steady enough (2%) that the 5% checks below follow from a
 		 * correct split; otherwise the next window.
 		 */
 		spread = rate_spread(seq0, seq1);
-		steady = rc > 3 * 0.97 && rc < 3 * 1.03 && spread && spread <= 1.02;
+		steady = rc > 3 * 0.97 && rc < 3 * 1.03 && spread &&
+			 spread <= 1.02;
 		if (!steady) {
 			a0 = a1;
 			b0 = b1;
@@ -972,22 +966,21 @@ TEST_F(meter, split)
 		jnl_close(nl);
 	re_all = b.uj ? (double)a.uj / b.uj : 0;
 	rc_all = b.cpu_ns ? (double)a.cpu_ns / b.cpu_ns : 0;
-	DIAG(
-		"window: energy %.3f:1, CPU time %.3f:1; whole run: energy %.3f:1, CPU time %.3f:1",
-		re, rc, re_all, rc_all);
+	DIAG("window: energy %.3f:1, CPU time %.3f:1; whole run: energy %.3f:1, CPU time %.3f:1",
+	     re, rc, re_all, rc_all);
 	if (!err && seq0 && seq1 && !steady) {
 		SKIP(return,
-		     "no window with a 3:1 CPU split and a steady rate (%.3f:1, spread %.3f)",
-		     rc, spread);
+			   "no window with a 3:1 CPU split and a steady rate (%.3f:1, spread %.3f)",
+			   rc, spread);
 	}
 	CHECK(rapl_u64("bogus_reads") == bogus0, "%llu bogus reads",
-		  rapl_u64("bogus_reads") - bogus0);
+	      rapl_u64("bogus_reads") - bogus0);
 	CHECK(!err && seq0 && seq1, "no window of %d intervals",
-		  SPLIT_INTERVALS);
+	      SPLIT_INTERVALS);
 	CHECK(a0.ok && b0.ok && a1.ok && b1.ok && a.ok && b.ok,
-		  "reading the two processes' files");
+	      "reading the two processes' files");
 	CHECK(re > 3 * 0.95 && re < 3 * 1.05,
-		  "energy ratio %.3f, want 3 +- 5%%", re);
+	      "energy ratio %.3f, want 3 +- 5%%", re);
 	/*
 	 * Each interval's energy is split by the CPU time charged in it; the
 	 * window's cpu_time_ns also count the runtime since its last tick,
@@ -997,9 +990,9 @@ TEST_F(meter, split)
 	 * partly busy intervals weigh their CPU time differently.
 	 */
 	CHECK(rc > 0 && re / rc > 0.95 && re / rc < 1.05,
-		  "energy ratio %.3f vs CPU-time ratio %.3f", re, rc);
+	      "energy ratio %.3f vs CPU-time ratio %.3f", re, rc);
 	CHECK(!strcmp(a.source, "rapl") && !strcmp(b.source, "rapl"),
-		  "sources %s/%s", a.source, b.source);
+	      "sources %s/%s", a.source, b.source);
 }
 
 /* ---- 8: the meter goes away mid-run ---- */
@@ -1025,7 +1018,7 @@ TEST_F(meter, unload)
 	sleep_ms(500);
 	before = proc_energy(c);
 	CHECK(!strcmp(before.source, "rapl"), "with the meter: source '%s'",
-		  before.source);
+	      before.source);
 	err = st_sh("rmmod joules_testmeter");
 	at = proc_energy(c);
 	CHECK(!err, "rmmod joules_testmeter mid-run: %d", err);
@@ -1033,30 +1026,30 @@ TEST_F(meter, unload)
 	after = proc_energy(c);
 	reap(c);
 	CHECK(!strcmp(after.source, "rapl,model"),
-		  "after: source '%s', want rapl,model", after.source);
+	      "after: source '%s', want rapl,model", after.source);
 	CHECK(after.uj > at.uj && at.uj >= before.uj,
-		  "energy %llu -> %llu -> %llu uJ: the model did not take over",
-		  before.uj, at.uj, after.uj);
+	      "energy %llu -> %llu -> %llu uJ: the model did not take over",
+	      before.uj, at.uj, after.uj);
 	rd(JOULES_SYSFS "/source", src, sizeof(src));
 	CHECK(strstr(src, "[auto]") != NULL, "source setting '%s'", src);
 	rd(RAPL "/status", st, sizeof(st));
-	CHECK(!strncmp(st, "absent: no RAPL: ", 17),
-		  "status after unload '%s'", st);
+	CHECK(!strncmp(st, "absent: no RAPL: ", 17), "status after unload '%s'",
+	      st);
 	rd(RAPL "/energy_uj", b, sizeof(b));
 	CHECK(!strcmp(b, "absent\n"), "energy_uj after unload '%s'", b);
 	if (!jnl_open(&nl)) {
 		err = jnl_get_node(nl, &nr);
 		CHECK(!err && nr.source == REC_SRC_MODEL,
-			  "latest interval's source 0x%x, want model",
-			  nr.source);
+		      "latest interval's source 0x%x, want model", nr.source);
 		jnl_close(nl);
 	}
 	CHECK(dmesg_count("BUG|WARNING|Oops|Call Trace") == oops0,
-		  "dmesg has an oops");
+	      "dmesg has an oops");
 }
 
 /* A rapl fixture that skips where a real meter is: the cycles load their own. */
-FIXTURE(cycling) {
+FIXTURE(cycling)
+{
 	struct st_settings saved;
 };
 
@@ -1085,19 +1078,19 @@ TEST_F(cycling, cycles)
 			break;
 		rd(RAPL "/status", st, sizeof(st));
 		CHECK(!strcmp(st, "joules_testmeter\n"),
-			  "status '%s' after insmod", st);
+		      "status '%s' after insmod", st);
 		sleep_ms(
 			150 +
 			70 * i); /* unload at different points of the interval */
 		if (!CHECK(!st_sh("rmmod joules_testmeter"), "rmmod %u", i))
 			break;
 		rd(RAPL "/status", st, sizeof(st));
-		CHECK(!strncmp(st, "absent: ", 8),
-			  "status '%s' after rmmod", st);
+		CHECK(!strncmp(st, "absent: ", 8), "status '%s' after rmmod",
+		      st);
 	}
 	reap(c);
 	CHECK(dmesg_count("BUG|WARNING|Oops|Call Trace") == oops0,
-		  "dmesg has an oops");
+	      "dmesg has an oops");
 }
 
 /* The next program starts from a fresh module. */

@@ -125,11 +125,13 @@ static int burners_uj(const pid_t *pids, int n, unsigned long long *uj,
 	*uj = *cpu_ns = 0;
 	for (int i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "/proc/energy/%d", pids[i]);
-		if (st_read(path, body, sizeof(body)) <= 0 || st_kv(body, "energy_uj", &e))
+		if (st_read(path, body, sizeof(body)) <= 0 ||
+		    st_kv(body, "energy_uj", &e))
 			return -1;
 		*uj += e;
 		snprintf(path, sizeof(path), "/proc/%d/schedstat", pids[i]);
-		if (st_read(path, body, sizeof(body)) <= 0 || sscanf(body, "%llu", &e) != 1)
+		if (st_read(path, body, sizeof(body)) <= 0 ||
+		    sscanf(body, "%llu", &e) != 1)
 			return -1;
 		*cpu_ns += e;
 	}
@@ -146,8 +148,9 @@ struct burn {
  * over exactly those intervals: read right after the sample before them
  * and right after the last (the next tick is an interval away).
  */
-static int sum_samples(struct jnl *nl, const pid_t *pids, int nr, unsigned long long *idle,
-		       unsigned long long *energy, unsigned long long *ns, struct burn *b)
+static int sum_samples(struct jnl *nl, const pid_t *pids, int nr,
+		       unsigned long long *idle, unsigned long long *energy,
+		       unsigned long long *ns, struct burn *b)
 {
 	static struct sample_rec s[NR_SAMPLES];
 	unsigned long long e0, e1, c0, c1;
@@ -178,11 +181,13 @@ static int sum_samples(struct jnl *nl, const pid_t *pids, int nr, unsigned long 
 static bool burners_ok(const struct burn *b, unsigned long long tasks_uj)
 {
 	unsigned long long want =
-		b->all_cpu_ns ? (unsigned long long)((long double)tasks_uj * b->cpu_ns /
-						     b->all_cpu_ns) : 0;
+		b->all_cpu_ns ?
+			(unsigned long long)((long double)tasks_uj * b->cpu_ns /
+					     b->all_cpu_ns) :
+			0;
 
-	DIAG("burners: %llu uJ, %llu of %llu ns of CPU: %llu uJ by share", b->uj, b->cpu_ns,
-	     b->all_cpu_ns, want);
+	DIAG("burners: %llu uJ, %llu of %llu ns of CPU: %llu uJ by share",
+	     b->uj, b->cpu_ns, b->all_cpu_ns, want);
 	return near(b->uj, want, 2);
 }
 
@@ -200,7 +205,8 @@ FIXTURE_SETUP(base)
 	self->nr = 0;
 	self->feeder = -1;
 	st_settings_save(&self->saved);
-	ASSERT_LT(0, st_read(WALL "/timeout_ms", self->timeout, sizeof(self->timeout)));
+	ASSERT_LT(0, st_read(WALL "/timeout_ms", self->timeout,
+			     sizeof(self->timeout)));
 	ASSERT_EQ(0, st_write(JOULES_SYSFS "/meter_idle_uw", "auto", 4));
 }
 
@@ -230,19 +236,26 @@ TEST_F(base, rapl)
 	st_read(JOULES_SYSFS "/rapl/status", st, sizeof(st));
 	if (strncmp(st, "absent", 6))
 		SKIP(return, "real RAPL registered: no test meter next to it");
-	ASSERT_EQ(0, st_sh("insmod " TM_KO " nr_domains=2 pkg_uw=5000000 dram_uw=2000000"));
+	ASSERT_EQ(0, st_sh("insmod " TM_KO
+			   " nr_domains=2 pkg_uw=5000000 dram_uw=2000000"));
 	ASSERT_EQ(0, jnl_open(&nl));
 	ASSERT_EQ(0, jnl_subscribe(nl, JNL_GRP_SAMPLES));
 	/* Nothing was measured before the meter. */
 	sleep(IDLE_S);
-	if (static_line("pkg0", "pkg", &uw, &age, force, sizeof(force)) && rt_never_idle())
-		SKIP(goto out, "PREEMPT_RT under emulation: no interval idle enough");
-	ASSERT_EQ(0, static_line("pkg0", "pkg", &uw, &age, force, sizeof(force)))
+	if (static_line("pkg0", "pkg", &uw, &age, force, sizeof(force)) &&
+	    rt_never_idle())
+		SKIP(goto out,
+		     "PREEMPT_RT under emulation: no interval idle enough");
+	ASSERT_EQ(0,
+		  static_line("pkg0", "pkg", &uw, &age, force, sizeof(force)))
 	TH_LOG("no pkg estimate after %d s of idle", IDLE_S);
-	ASSERT_EQ(0, static_line("pkg0", "dram", &dram, &age, force, sizeof(force)));
-	DIAG("idle: pkg %llu uW, dram %llu uW, %s, %llu ms old", uw, dram, force, age);
+	ASSERT_EQ(0, static_line("pkg0", "dram", &dram, &age, force,
+				 sizeof(force)));
+	DIAG("idle: pkg %llu uW, dram %llu uW, %s, %llu ms old", uw, dram,
+	     force, age);
 	CHECK(near(uw, 5000000, 2) && near(dram, 2000000, 2),
-	      "static power %llu + %llu uW, the meter drew 5 W + 2 W", uw, dram);
+	      "static power %llu + %llu uW, the meter drew 5 W + 2 W", uw,
+	      dram);
 	CHECK(!strcmp(force, "measured"), "in force: %s", force);
 
 	/* The load, then the power it draws. */
@@ -251,26 +264,36 @@ TEST_F(base, rapl)
 	ASSERT_EQ(0, set_power("pkg", 15000000));
 	ASSERT_EQ(0, set_power("dram", 4000000));
 	usleep(300000);
-	ASSERT_EQ(0, sum_samples(nl, self->burners, self->nr, &idle, &energy, &ns, &b));
+	ASSERT_EQ(0, sum_samples(nl, self->burners, self->nr, &idle, &energy,
+				 &ns, &b));
 	want = 7000000ULL * (ns / 1000) / 1000000;
-	DIAG("busy: %llu uJ over %llu ns, idle %llu uJ (7 W: %llu)", energy, ns, idle, want);
-	CHECK(near(idle, want, 2), "idle %llu uJ under load, static power gives %llu", idle, want);
+	DIAG("busy: %llu uJ over %llu ns, idle %llu uJ (7 W: %llu)", energy, ns,
+	     idle, want);
+	CHECK(near(idle, want, 2),
+	      "idle %llu uJ under load, static power gives %llu", idle, want);
 	/* As 30-rapl: a window's ends lag their stamps by a few ms of 19 W. */
 	CHECK(near(energy - idle, 12000000ULL * (ns / 1000) / 1000000, 3),
 	      "tasks got %llu uJ over %llu ns: not 12 W", energy - idle, ns);
-	CHECK(burners_ok(&b, energy - idle), "the burners' own files: %llu uJ", b.uj);
+	CHECK(burners_ok(&b, energy - idle), "the burners' own files: %llu uJ",
+	      b.uj);
 	/* No idle interval under load: the estimate stays, and ages. */
-	ASSERT_EQ(0, static_line("pkg0", "pkg", &uw, &age, force, sizeof(force)));
+	ASSERT_EQ(0,
+		  static_line("pkg0", "pkg", &uw, &age, force, sizeof(force)));
 	CHECK(near(uw, 5000000, 2) && age >= ns / 1000000,
-	      "under load: %llu uW, %llu ms old after %llu ms busy", uw, age, ns / 1000000);
+	      "under load: %llu uW, %llu ms old after %llu ms busy", uw, age,
+	      ns / 1000000);
 
 	/* Set, it is what is charged (still under load), and says so. */
-	ASSERT_EQ(0, st_write(JOULES_SYSFS "/meter_idle_uw", "1000000 0 500000 0", 18));
-	ASSERT_EQ(0, static_line("pkg0", "pkg", &uw, &age, force, sizeof(force)));
+	ASSERT_EQ(0, st_write(JOULES_SYSFS "/meter_idle_uw",
+			      "1000000 0 500000 0", 18));
+	ASSERT_EQ(0,
+		  static_line("pkg0", "pkg", &uw, &age, force, sizeof(force)));
 	CHECK(!strcmp(force, "set"), "in force: %s", force);
-	ASSERT_EQ(0, sum_samples(nl, self->burners, self->nr, &idle, &energy, &ns, &b));
+	ASSERT_EQ(0, sum_samples(nl, self->burners, self->nr, &idle, &energy,
+				 &ns, &b));
 	want = 1500000ULL * (ns / 1000) / 1000000;
-	CHECK(near(idle, want, 2), "idle %llu uJ with 1.5 W set, want %llu", idle, want);
+	CHECK(near(idle, want, 2), "idle %llu uJ with 1.5 W set, want %llu",
+	      idle, want);
 	reap_all(self->burners, self->nr);
 out:
 	jnl_close(nl);
@@ -290,7 +313,8 @@ TEST_F(base, wall)
 	pid_t feeder;
 	int i;
 
-	power = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	power = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, power);
 	*power = 40000000;
 	/* No other shape: the meter's power shapes the node. */
@@ -303,7 +327,8 @@ TEST_F(base, wall)
 		if (jnl_open(&f))
 			_exit(1);
 		for (i = 0; i < 600; i++) {
-			if (jnl_meter_feed_power(f, "pdu-static", *power, i == 0))
+			if (jnl_meter_feed_power(f, "pdu-static", *power,
+						 i == 0))
 				_exit(2);
 			usleep(200000);
 		}
@@ -316,9 +341,12 @@ TEST_F(base, wall)
 	/* A window is judged whole: the feeder's burst is in every one of them. */
 	DIAG("feeder: %llu us of CPU in %d s, a reading every 200 ms",
 	     st_task_usage_usec(&feeder), IDLE_S);
-	if (static_line("wall", "meter", &uw, &age, force, sizeof(force)) && rt_never_idle())
-		SKIP(goto out, "PREEMPT_RT under emulation: no window idle enough");
-	ASSERT_EQ(0, static_line("wall", "meter", &uw, &age, force, sizeof(force)))
+	if (static_line("wall", "meter", &uw, &age, force, sizeof(force)) &&
+	    rt_never_idle())
+		SKIP(goto out,
+		     "PREEMPT_RT under emulation: no window idle enough");
+	ASSERT_EQ(0,
+		  static_line("wall", "meter", &uw, &age, force, sizeof(force)))
 	TH_LOG("no wall estimate after %d s of idle", IDLE_S);
 	DIAG("idle: wall %llu uW, %llu ms old", uw, age);
 	CHECK(near(uw, 40000000, 2), "wall static power %llu uW, fed 40 W", uw);
@@ -327,14 +355,19 @@ TEST_F(base, wall)
 	usleep(500000);
 	*power = 90000000;
 	usleep(600000);
-	ASSERT_EQ(0, sum_samples(nl, self->burners, self->nr, &idle, &energy, &ns, &b));
+	ASSERT_EQ(0, sum_samples(nl, self->burners, self->nr, &idle, &energy,
+				 &ns, &b));
 	want = 40000000ULL * (ns / 1000) / 1000000;
-	DIAG("busy: %llu uJ over %llu ns, idle %llu uJ (40 W: %llu)", energy, ns, idle, want);
-	CHECK(near(idle, want, 2), "idle %llu uJ under load, static power gives %llu", idle, want);
+	DIAG("busy: %llu uJ over %llu ns, idle %llu uJ (40 W: %llu)", energy,
+	     ns, idle, want);
+	CHECK(near(idle, want, 2),
+	      "idle %llu uJ under load, static power gives %llu", idle, want);
 	/* 50 W above static power, shared by CPU time. */
-	CHECK(burners_ok(&b, energy - idle), "the burners' own files: %llu uJ", b.uj);
+	CHECK(burners_ok(&b, energy - idle), "the burners' own files: %llu uJ",
+	      b.uj);
 	/* Busy windows leave the estimate alone. */
-	ASSERT_EQ(0, static_line("wall", "meter", &uw, &age, force, sizeof(force)));
+	ASSERT_EQ(0, static_line("wall", "meter", &uw, &age, force,
+				 sizeof(force)));
 	CHECK(near(uw, 40000000, 2), "under load: %llu uW", uw);
 	reap_all(self->burners, self->nr);
 out:

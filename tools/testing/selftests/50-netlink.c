@@ -252,7 +252,8 @@ static bool strictly_sorted(const struct task_rec *recs, size_t n)
  * RAPL) and a netlink socket; the module's settings as they were put back
  * afterwards, from the parent, so also after a crash.
  */
-FIXTURE(genl) {
+FIXTURE(genl)
+{
 	struct st_settings saved;
 	struct jnl *nl;
 };
@@ -270,7 +271,8 @@ FIXTURE_TEARDOWN_PARENT(genl)
 }
 
 /* The same, with NR_TASKS children alive (killed afterwards). */
-FIXTURE(brood) {
+FIXTURE(brood)
+{
 	struct st_settings saved;
 	struct jnl *nl;
 	struct brood b;
@@ -301,10 +303,10 @@ TEST_F(genl, family)
 	struct jnl *nl = self->nl;
 
 	CHECK(jnl_version(nl) == JOULES_GENL_VERSION, "version %u",
-		  jnl_version(nl));
+	      jnl_version(nl));
 	CHECK(family_id >= GENL_MIN_ID, "family id %d", family_id);
 	TH_LOG("family '%s' resolves, version %d", JOULES_GENL_NAME,
-		 JOULES_GENL_VERSION);
+	       JOULES_GENL_VERSION);
 }
 
 /* GET_TASK of our own process */
@@ -323,17 +325,16 @@ TEST_F(genl, get_self)
 		st_read("/proc/self/comm", comm, sizeof(comm));
 		comm[strcspn(comm, "\n")] = 0;
 		CHECK(t.pid == (uint32_t)getpid() &&
-				  t.tgid == (uint32_t)getpid(),
-			  "pid %u tgid %u", t.pid, t.tgid);
+			      t.tgid == (uint32_t)getpid(),
+		      "pid %u tgid %u", t.pid, t.tgid);
 		CHECK(t.uid == getuid(), "uid %u", t.uid);
-		CHECK(!strcmp(t.comm, comm), "comm '%s' vs '%s'", t.comm,
-			  comm);
+		CHECK(!strcmp(t.comm, comm), "comm '%s' vs '%s'", t.comm, comm);
 		CHECK(t.process && !t.exited && t.nr_threads >= 1,
-			  "process %d exited %d threads %u", t.process,
-			  t.exited, t.nr_threads);
+		      "process %d exited %d threads %u", t.process, t.exited,
+		      t.nr_threads);
 		CHECK(t.feat[JL_F_CPU_NS] >= 40000000ull,
-			  "cpu_ns %llu after 50 ms of burning",
-			  (unsigned long long)t.feat[JL_F_CPU_NS]);
+		      "cpu_ns %llu after 50 ms of burning",
+		      (unsigned long long)t.feat[JL_F_CPU_NS]);
 		CHECK(t.present & REC_F(JL_F_CPU_NS), "cpu_ns present");
 	}
 }
@@ -373,22 +374,20 @@ TEST_F(genl, get_thread)
 	err = jnl_get_task(nl, p.tid, true, &t);
 	CHECK(err == 0, "GET_TASK TID %d: %d", p.tid, err);
 	if (!err) {
-		CHECK(t.pid == (uint32_t)p.tid &&
-				  t.tgid == (uint32_t)getpid(),
-			  "pid %u tgid %u", t.pid, t.tgid);
+		CHECK(t.pid == (uint32_t)p.tid && t.tgid == (uint32_t)getpid(),
+		      "pid %u tgid %u", t.pid, t.tgid);
 		CHECK(!t.process && t.nr_threads == 1,
-			  "thread record: process %d threads %u", t.process,
-			  t.nr_threads);
-		CHECK(t.feat[JL_F_CPU_NS] >= 15000000ull,
-			  "thread cpu_ns %llu",
-			  (unsigned long long)t.feat[JL_F_CPU_NS]);
+		      "thread record: process %d threads %u", t.process,
+		      t.nr_threads);
+		CHECK(t.feat[JL_F_CPU_NS] >= 15000000ull, "thread cpu_ns %llu",
+		      (unsigned long long)t.feat[JL_F_CPU_NS]);
 	}
 	/* A non-leader thread id is not a process id. */
 	err = jnl_get_task(nl, p.tid, false, &proc);
 	CHECK(err == -ESRCH, "GET_TASK PID=<non-leader tid>: %d", err);
 	err = jnl_get_task(nl, getpid(), false, &proc);
 	CHECK(!err && proc.nr_threads >= 2, "process has %u threads",
-		  proc.nr_threads);
+	      proc.nr_threads);
 	close(fds[1]);
 	pthread_join(th, NULL);
 	close(fds[0]);
@@ -426,10 +425,9 @@ TEST_F(genl, get_errors)
 	err = jnl_raw_request(nl, JOULES_CMD_GET_TASK, JOULES_GENL_VERSION, 0,
 			      NULL, 0);
 	CHECK(err == -EINVAL, "empty GET_TASK via libnl: %d", err);
-	CHECK(jnl_kernel_msg(nl) &&
-			  strstr(jnl_kernel_msg(nl), "exactly one"),
-		  "extack '%s'",
-		  jnl_kernel_msg(nl) ? jnl_kernel_msg(nl) : "(none)");
+	CHECK(jnl_kernel_msg(nl) && strstr(jnl_kernel_msg(nl), "exactly one"),
+	      "extack '%s'",
+	      jnl_kernel_msg(nl) ? jnl_kernel_msg(nl) : "(none)");
 }
 
 /* DUMP_TASKS returns all N live child processes */
@@ -452,7 +450,7 @@ TEST_F(brood, dump_processes)
 	for (size_t i = 0; i < n; i++)
 		if (!recs[i].process || recs[i].pid != recs[i].tgid) {
 			CHECK(0, "record %zu: pid %u tgid %u process %d", i,
-				  recs[i].pid, recs[i].tgid, recs[i].process);
+			      recs[i].pid, recs[i].tgid, recs[i].process);
 			break;
 		}
 	free(recs);
@@ -474,10 +472,10 @@ TEST_F(brood, dump_raw)
 		close(fd);
 	CHECK(err == 0, "dump ended with %d", err);
 	CHECK(data >= b->n, "%d messages", data);
-	CHECK(dgrams > 4,
-		  "%d datagrams (the dump must continue across skbs)", dgrams);
+	CHECK(dgrams > 4, "%d datagrams (the dump must continue across skbs)",
+	      dgrams);
 	TH_LOG("raw DUMP_TASKS: %d records in %d skbs, ended by NLMSG_DONE",
-		 data, dgrams);
+	       data, dgrams);
 }
 
 static void *sleeper(void *arg)
@@ -523,8 +521,8 @@ TEST_F(genl, dump_threads)
 	err = jnl_dump_tasks(nl, true, &recs, &n);
 	CHECK(err == 0, "dump: %d", err);
 	found = count_present(recs, n, tids, ours);
-	CHECK(found == ours && ours == made + 1,
-		  "%d of %d threads (%d made)", found, ours, made);
+	CHECK(found == ours && ours == made + 1, "%d of %d threads (%d made)",
+	      found, ours, made);
 	CHECK(strictly_sorted(recs, n), "no duplicates");
 	for (size_t i = 0; i < n; i++)
 		if (recs[i].process || recs[i].nr_threads != 1) {
@@ -539,7 +537,7 @@ TEST_F(genl, dump_threads)
 	free(th);
 	free(tids);
 	TH_LOG("DUMP_TASKS with THREADS returns all %d threads of a process",
-		 NR_TASKS + 1);
+	       NR_TASKS + 1);
 }
 
 /* A request that must be refused; returns 1 when it was. */
@@ -640,8 +638,7 @@ TEST_F(genl, malformed_headers)
 	err = raw_send(fd, m.buf, m.len);
 	if (!err)
 		err = raw_answer(fd, 300, NULL, NULL);
-	CHECK(err < 0 && err != -ETIMEDOUT, "truncated genl header: %d",
-		  err);
+	CHECK(err < 0 && err != -ETIMEDOUT, "truncated genl header: %d", err);
 
 	/* No payload at all. */
 	rmsg_init(&m, family_id, JOULES_CMD_GET_TASK, 0, 301);
@@ -712,8 +709,8 @@ TEST_F(genl, fuzz)
 		if (err >= 0)
 			accepted++;
 	}
-	DIAG("%u random requests: %u answered, %u accepted", total,
-		 answered, accepted);
+	DIAG("%u random requests: %u answered, %u accepted", total, answered,
+	     accepted);
 	CHECK(answered == total, "%u of %u answered", answered, total);
 	CHECK(alive() == 0, "module answers afterwards");
 	TH_LOG("%u random requests answered, module still working", total);
@@ -732,25 +729,25 @@ TEST_F(genl, node)
 	CHECK(err == 0, "GET_NODE: %d", err);
 	if (!err) {
 		CHECK(n.intervals > 0, "intervals %llu",
-			  (unsigned long long)n.intervals);
+		      (unsigned long long)n.intervals);
 		CHECK(n.energy_uj == n.idle_uj + n.task_uj,
-			  "conservation: energy %llu != idle %llu + tasks %llu",
-			  (unsigned long long)n.energy_uj,
-			  (unsigned long long)n.idle_uj,
-			  (unsigned long long)n.task_uj);
+		      "conservation: energy %llu != idle %llu + tasks %llu",
+		      (unsigned long long)n.energy_uj,
+		      (unsigned long long)n.idle_uj,
+		      (unsigned long long)n.task_uj);
 		CHECK(n.feat[JL_F_CPU_NS] > 0, "cpu_ns total %llu",
-			  (unsigned long long)n.feat[JL_F_CPU_NS]);
+		      (unsigned long long)n.feat[JL_F_CPU_NS]);
 		CHECK(n.uptime_ns > 0 && n.tasks_tracked > 0,
-			  "uptime %llu tracked %llu",
-			  (unsigned long long)n.uptime_ns,
-			  (unsigned long long)n.tasks_tracked);
+		      "uptime %llu tracked %llu",
+		      (unsigned long long)n.uptime_ns,
+		      (unsigned long long)n.tasks_tracked);
 		if (st_read(JOULES_SYSFS "/model/generation", gen,
 			    sizeof(gen)) > 0)
 			CHECK(n.model_generation == strtoull(gen, NULL, 10),
-				  "generation %llu vs sysfs %s",
-				  (unsigned long long)n.model_generation, gen);
+			      "generation %llu vs sysfs %s",
+			      (unsigned long long)n.model_generation, gen);
 		CHECK(n.source == REC_SRC_MODEL || n.source == REC_SRC_RAPL,
-			  "source %u", n.source);
+		      "source %u", n.source);
 	}
 }
 
@@ -783,45 +780,47 @@ TEST_F(genl, samples)
 			 mono = now_ns(CLOCK_MONOTONIC);
 
 		CHECK(s[1].seq == s[0].seq + 1 && s[2].seq == s[1].seq + 1,
-			  "seq %llu %llu %llu", (unsigned long long)s[0].seq,
-			  (unsigned long long)s[1].seq,
-			  (unsigned long long)s[2].seq);
+		      "seq %llu %llu %llu", (unsigned long long)s[0].seq,
+		      (unsigned long long)s[1].seq,
+		      (unsigned long long)s[2].seq);
 		for (int i = 0; i < 3; i++) {
 			/*
 			 * Never early; how late under emulation is not
 			 * asserted. Consecutive samples tile time exactly:
 			 * end - previous end = interval.
 			 */
-			CHECK(s[i].interval_ns > iv / 2, "interval_ns %llu vs %llu",
-			      (unsigned long long)s[i].interval_ns, (unsigned long long)iv);
+			CHECK(s[i].interval_ns > iv / 2,
+			      "interval_ns %llu vs %llu",
+			      (unsigned long long)s[i].interval_ns,
+			      (unsigned long long)iv);
 			if (i)
-				CHECK(s[i].interval_ns == s[i].monotonic_ns - s[i - 1].monotonic_ns,
+				CHECK(s[i].interval_ns ==
+					      s[i].monotonic_ns -
+						      s[i - 1].monotonic_ns,
 				      "interval_ns %llu, monotonic step %llu",
 				      (unsigned long long)s[i].interval_ns,
 				      (unsigned long long)(s[i].monotonic_ns -
 							   s[i - 1].monotonic_ns));
 			CHECK(s[i].realtime_ns <= rt &&
-					  s[i].realtime_ns + 10000000000ull >
-						  rt,
-				  "realtime %llu now %llu",
-				  (unsigned long long)s[i].realtime_ns,
-				  (unsigned long long)rt);
+				      s[i].realtime_ns + 10000000000ull > rt,
+			      "realtime %llu now %llu",
+			      (unsigned long long)s[i].realtime_ns,
+			      (unsigned long long)rt);
 			CHECK(s[i].monotonic_ns <= mono &&
-					  s[i].monotonic_ns + 10000000000ull >
-						  mono,
-				  "monotonic %llu now %llu",
-				  (unsigned long long)s[i].monotonic_ns,
-				  (unsigned long long)mono);
+				      s[i].monotonic_ns + 10000000000ull > mono,
+			      "monotonic %llu now %llu",
+			      (unsigned long long)s[i].monotonic_ns,
+			      (unsigned long long)mono);
 			CHECK(s[i].idle_uj <= s[i].energy_uj,
-				  "idle %llu > energy %llu",
-				  (unsigned long long)s[i].idle_uj,
-				  (unsigned long long)s[i].energy_uj);
+			      "idle %llu > energy %llu",
+			      (unsigned long long)s[i].idle_uj,
+			      (unsigned long long)s[i].energy_uj);
 			CHECK(s[i].present & REC_F(JL_F_CPU_NS),
-				  "cpu_ns present");
+			      "cpu_ns present");
 		}
 		CHECK(s[2].monotonic_ns > s[1].monotonic_ns &&
-				  s[1].monotonic_ns > s[0].monotonic_ns,
-			  "monotonic timestamps increase");
+			      s[1].monotonic_ns > s[0].monotonic_ns,
+		      "monotonic timestamps increase");
 	}
 	jnl_close(nl);
 }
@@ -849,13 +848,17 @@ TEST_F(genl, interval_change)
 	if (!err) {
 		/* One sample after the write: the 60 s tick is queued now. */
 		CHECK(st_write(JOULES_SYSFS "/interval_ms", "60000", 5) == 0,
-			  "set 60000 ms");
-		CHECK(st_fresh_samples(nl, s, 1) == 1, "a sample after setting 60 s");
-		CHECK(st_write(JOULES_SYSFS "/interval_ms", "100", 3) == 0, "set 100 ms");
+		      "set 60000 ms");
+		CHECK(st_fresh_samples(nl, s, 1) == 1,
+		      "a sample after setting 60 s");
+		CHECK(st_write(JOULES_SYSFS "/interval_ms", "100", 3) == 0,
+		      "set 100 ms");
 		t0 = st_now();
-		CHECK(st_fresh_samples(nl, s, 2) == 2, "two samples after setting 100 ms");
-		CHECK(st_now() - t0 < 2.0, "they came in %.2f s, not after the 60 s interval",
-			  st_now() - t0);
+		CHECK(st_fresh_samples(nl, s, 2) == 2,
+		      "two samples after setting 100 ms");
+		CHECK(st_now() - t0 < 2.0,
+		      "they came in %.2f s, not after the 60 s interval",
+		      st_now() - t0);
 		jnl_close(nl);
 	}
 	st_write(JOULES_SYSFS "/interval_ms", old, strlen(old));
@@ -939,27 +942,26 @@ TEST_F(genl, exit_record)
 	}
 	CHECK(got, "exit record for %d arrived", pid);
 	if (got && have_file) {
-		DIAG(
-			"file: energy %llu cpu %llu; exit record: energy %llu cpu %llu; "
-			"largest interval energy %llu",
-			f_energy, f_cpu, (unsigned long long)ex.energy_uj,
-			(unsigned long long)ex.feat[JL_F_CPU_NS],
-			(unsigned long long)max_sample);
+		DIAG("file: energy %llu cpu %llu; exit record: energy %llu cpu %llu; "
+		     "largest interval energy %llu",
+		     f_energy, f_cpu, (unsigned long long)ex.energy_uj,
+		     (unsigned long long)ex.feat[JL_F_CPU_NS],
+		     (unsigned long long)max_sample);
 		CHECK(ex.exited && ex.tgid == (uint32_t)pid,
-			  "exited %d tgid %u", ex.exited, ex.tgid);
+		      "exited %d tgid %u", ex.exited, ex.tgid);
 		CHECK(ex.feat[JL_F_CPU_NS] >= f_cpu &&
-				  ex.feat[JL_F_CPU_NS] - f_cpu <= after_ns,
-			  "cpu_ns: exit %llu vs file %llu (%llu ns from release to reaping)",
-			  (unsigned long long)ex.feat[JL_F_CPU_NS], f_cpu,
-			  (unsigned long long)after_ns);
-		CHECK(
-			ex.energy_uj >= f_energy &&
-				ex.energy_uj - f_energy <= max_sample * (after_ns / iv + 2),
-			"energy: exit %llu vs file %llu (largest interval's node energy %llu)",
-			(unsigned long long)ex.energy_uj, f_energy,
-			(unsigned long long)max_sample);
+			      ex.feat[JL_F_CPU_NS] - f_cpu <= after_ns,
+		      "cpu_ns: exit %llu vs file %llu (%llu ns from release to reaping)",
+		      (unsigned long long)ex.feat[JL_F_CPU_NS], f_cpu,
+		      (unsigned long long)after_ns);
+		CHECK(ex.energy_uj >= f_energy &&
+			      ex.energy_uj - f_energy <=
+				      max_sample * (after_ns / iv + 2),
+		      "energy: exit %llu vs file %llu (largest interval's node energy %llu)",
+		      (unsigned long long)ex.energy_uj, f_energy,
+		      (unsigned long long)max_sample);
 		CHECK(f_cpu >= 250000000ull,
-			  "the child's 0.3 s of CPU is counted: %llu", f_cpu);
+		      "the child's 0.3 s of CPU is counted: %llu", f_cpu);
 		CHECK(f_energy > 0, "the child was charged energy");
 	}
 	close(ready[0]);
@@ -1083,31 +1085,29 @@ TEST_F(genl, unpriv)
 	struct unpriv u;
 	int gs = -1, ge = -1;
 
-	ASSERT_EQ(0, run_unpriv(&u)) TH_LOG("unprivileged child reported nothing");
+	ASSERT_EQ(0, run_unpriv(&u))
+	TH_LOG("unprivileged child reported nothing");
 	group_ids(&gs, &ge);
-	DIAG(
-		"group ids: samples %d, exits %d (bind() path checked below 32)",
-		gs, ge);
+	DIAG("group ids: samples %d, exits %d (bind() path checked below 32)",
+	     gs, ge);
 	CHECK(u.opened == 0, "open as nobody: %d", u.opened);
 	CHECK(u.sub_samples == -EPERM, "join samples as nobody: %d",
-		  u.sub_samples);
+	      u.sub_samples);
 	CHECK(unpriv_bind(gs),
-		  "bind() to samples group %d as nobody was not refused", gs);
+	      "bind() to samples group %d as nobody was not refused", gs);
 	/* Up to here: uid 65534 cannot join the samples group (EPERM) */
-	CHECK(u.sub_exits == -EPERM, "join exits as nobody: %d",
-		  u.sub_exits);
+	CHECK(u.sub_exits == -EPERM, "join exits as nobody: %d", u.sub_exits);
 	CHECK(unpriv_bind(ge),
-		  "bind() to exits group %d as nobody was not refused", ge);
+	      "bind() to exits group %d as nobody was not refused", ge);
 	/* Up to here: uid 65534 cannot join the exits group (EPERM) */
 	CHECK(u.get_root == -EPERM, "GET_TASK of root's process: %d",
-		  u.get_root);
+	      u.get_root);
 	CHECK(u.get_self == 0, "GET_TASK of itself: %d", u.get_self);
 	CHECK(u.get_node == -EPERM, "GET_NODE: %d", u.get_node);
 	/* Up to here: uid 65534: GET_TASK of root's task is EPERM, its own works, GET_NODE is EPERM */
 	CHECK(u.dump == 0, "dump: %d", u.dump);
-	CHECK(u.foreign == 0,
-		  "%zu of %zu dumped records belong to other users", u.foreign,
-		  u.dumped);
+	CHECK(u.foreign == 0, "%zu of %zu dumped records belong to other users",
+	      u.foreign, u.dumped);
 	CHECK(u.self_in_dump, "own process in the dump");
 	/* Up to here: uid 65534: DUMP_TASKS skips other users' tasks */
 }
@@ -1123,7 +1123,8 @@ int main(int argc, char **argv)
 	}
 	err = jnl_open(&nl);
 	if (err) {
-		printf("1..0 # joules netlink: %s\n", jnl_strerror(JNL_OP_OPEN, err));
+		printf("1..0 # joules netlink: %s\n",
+		       jnl_strerror(JNL_OP_OPEN, err));
 		return KSFT_FAIL;
 	}
 	family_id = jnl_family_id(nl);

@@ -16,7 +16,7 @@
 #define GEN JOULES_SYSFS "/model/generation"
 #define CSV_HEADER                                                                        \
 	"realtime_ns,monotonic_ns,interval_ns,source,model_generation,energy_uj,idle_uj," \
-	"cpu_ns,cycles,instructions,cache_misses,disk_bytes,tasks,"                         \
+	"cpu_ns,cycles,instructions,cache_misses,disk_bytes,tasks,"                       \
 	"net_tx_bytes,net_rx_bytes,pagecache_bytes,freq_mhz,band"
 #define CSV_FIELDS 18
 
@@ -25,7 +25,8 @@
  * module's settings put back afterwards, from the parent (also after a
  * crash), and the module loaded again after the test that unloads it.
  */
-FIXTURE(jc) {
+FIXTURE(jc)
+{
 	struct st_settings saved;
 };
 
@@ -87,8 +88,8 @@ static int split(char *line, char **f, int max)
 
 TEST_F(jc, record)
 {
-	unsigned long long gen = 0,
-			   iv = (unsigned long long)st_interval_ms() * 1000000ull;
+	unsigned long long gen = 0, iv = (unsigned long long)st_interval_ms() *
+					 1000000ull;
 	unsigned long long prev_rt = 0, prev_mono = 0;
 	char genbuf[32], *line, *next;
 	int rc, rows = 0, bad = 0;
@@ -97,7 +98,8 @@ TEST_F(jc, record)
 		gen = strtoull(genbuf, NULL, 10);
 	rc = ST_JC(0, "record", "--count", "5", "/tmp/rec.csv");
 	CHECK(rc == 0, "record exit %d: %s", rc, st_err);
-	ASSERT_LT(0, st_read("/tmp/rec.csv", st_out, sizeof(st_out))) TH_LOG("record wrote no file");
+	ASSERT_LT(0, st_read("/tmp/rec.csv", st_out, sizeof(st_out)))
+	TH_LOG("record wrote no file");
 	/*
 	 * First the node's facts for joules-train: its CPU count is what
 	 * the kernel says (sysconf), then the header.
@@ -109,7 +111,8 @@ TEST_F(jc, record)
 
 		snprintf(want, sizeof(want), "# node: cpus=%ld packages=",
 			 sysconf(_SC_NPROCESSORS_CONF));
-		CHECK(next && !strncmp(line, want, strlen(want)), "node facts '%.*s', want '%s'",
+		CHECK(next && !strncmp(line, want, strlen(want)),
+		      "node facts '%.*s', want '%s'",
 		      next ? (int)(next - line) : 0, line, want);
 		if (next)
 			line = next + 1;
@@ -118,7 +121,7 @@ TEST_F(jc, record)
 	CHECK(next != NULL, "no header line");
 	if (next && strchr(next + 1, '\n'))
 		DIAG("first row: %.*s",
-			 (int)(strchr(next + 1, '\n') - next - 1), next + 1);
+		     (int)(strchr(next + 1, '\n') - next - 1), next + 1);
 	if (!next) {
 		/* Up to here: record: CSV */
 		return;
@@ -148,27 +151,26 @@ TEST_F(jc, record)
 			if (i == 3) {
 				if (strcmp(f[i], "model") &&
 				    strcmp(f[i], "rapl"))
-					bad += !CHECK(0,
-							  "row %d source '%s'",
-							  rows, f[i]);
-			} else if ((i >= 8 && i <= 10) || (i >= 13 && i <= 16)) {
+					bad += !CHECK(0, "row %d source '%s'",
+						      rows, f[i]);
+			} else if ((i >= 8 && i <= 10) ||
+				   (i >= 13 && i <= 16)) {
 				/*
 				 * PMU counters, socket bytes (6.3+), the
 				 * frequency: a number or empty (absent).
 				 */
 				if (len && !all_digits(f[i], len))
-					bad += !CHECK(
-						0, "row %d field %d '%s'", rows,
-						i, f[i]);
+					bad += !CHECK(0, "row %d field %d '%s'",
+						      rows, i, f[i]);
 			} else if (!all_digits(f[i], len)) {
-				bad += !CHECK(0, "row %d field %d '%s'",
-						  rows, i, f[i]);
+				bad += !CHECK(0, "row %d field %d '%s'", rows,
+					      i, f[i]);
 			}
 		}
 		if (strtoull(f[0], NULL, 10) <= prev_rt ||
 		    strtoull(f[1], NULL, 10) <= prev_mono)
-			bad += !CHECK(
-				0, "row %d: timestamps do not increase", rows);
+			bad += !CHECK(0, "row %d: timestamps do not increase",
+				      rows);
 		/*
 		 * Every sample is written and the samples tile time: an
 		 * interval is exactly the step of monotonic_ns from the row
@@ -176,24 +178,29 @@ TEST_F(jc, record)
 		 * How long a tick takes under emulation is not asserted;
 		 * only that it never comes early.
 		 */
-		if (prev_mono && strtoull(f[2], NULL, 10) != strtoull(f[1], NULL, 10) - prev_mono)
-			bad += !CHECK(0, "row %d interval_ns %s, monotonic_ns step %llu (%s)", rows,
-				      f[2], strtoull(f[1], NULL, 10) - prev_mono, st_err);
+		if (prev_mono && strtoull(f[2], NULL, 10) !=
+					 strtoull(f[1], NULL, 10) - prev_mono)
+			bad += !CHECK(
+				0,
+				"row %d interval_ns %s, monotonic_ns step %llu (%s)",
+				rows, f[2],
+				strtoull(f[1], NULL, 10) - prev_mono, st_err);
 		if (strtoull(f[2], NULL, 10) < iv / 2)
-			bad += !CHECK(0, "row %d interval_ns %s vs %llu",
-					  rows, f[2], iv);
+			bad += !CHECK(0, "row %d interval_ns %s vs %llu", rows,
+				      f[2], iv);
 		prev_rt = strtoull(f[0], NULL, 10);
 		prev_mono = strtoull(f[1], NULL, 10);
 		if (strtoull(f[4], NULL, 10) != gen)
-			bad += !CHECK(0, "row %d generation %s vs %llu",
-					  rows, f[4], gen);
+			bad += !CHECK(0, "row %d generation %s vs %llu", rows,
+				      f[4], gen);
 		if (strtoull(f[6], NULL, 10) > strtoull(f[5], NULL, 10))
 			bad += !CHECK(0, "row %d idle %s > energy %s", rows,
-					  f[6], f[5]);
+				      f[6], f[5]);
 	}
 	rc = ST_JC(0, "record", "--count", "5", "/tmp/rec.csv");
 	CHECK(rc == 0, "record exit %d: %s", rc, st_err);
-	ASSERT_LT(0, st_read("/tmp/rec.csv", st_out, sizeof(st_out))) TH_LOG("record wrote no file");
+	ASSERT_LT(0, st_read("/tmp/rec.csv", st_out, sizeof(st_out)))
+	TH_LOG("record wrote no file");
 	/*
 	 * First the node's facts for joules-train: its CPU count is what
 	 * the kernel says (sysconf), then the header.
@@ -205,7 +212,8 @@ TEST_F(jc, record)
 
 		snprintf(want, sizeof(want), "# node: cpus=%ld packages=",
 			 sysconf(_SC_NPROCESSORS_CONF));
-		CHECK(next && !strncmp(line, want, strlen(want)), "node facts '%.*s', want '%s'",
+		CHECK(next && !strncmp(line, want, strlen(want)),
+		      "node facts '%.*s', want '%s'",
 		      next ? (int)(next - line) : 0, line, want);
 		if (next)
 			line = next + 1;
@@ -241,9 +249,10 @@ TEST_F(jc, record_duration)
 		mono = strtoull(strchr(line, ',') + 1, NULL, 10) / 1e9;
 		outside += mono < t0 || mono > t0 + dt;
 	}
-	CHECK(rows >= 1, "%d rows in %.2f s at %u ms", rows, dt, st_interval_ms());
-	CHECK(outside == 0, "%d of %d rows end outside the run [%.3f, %.3f]", outside, rows, t0,
-	      t0 + dt);
+	CHECK(rows >= 1, "%d rows in %.2f s at %u ms", rows, dt,
+	      st_interval_ms());
+	CHECK(outside == 0, "%d of %d rows end outside the run [%.3f, %.3f]",
+	      outside, rows, t0, t0 + dt);
 }
 
 /* record and watch as uid 65534: permission error explained, no file */
@@ -255,12 +264,12 @@ TEST_F(jc, record_unpriv)
 	rc = ST_JC(65534, "record", "--count", "1", "/tmp/rec3.csv");
 	CHECK(rc == 1, "exit %d", rc);
 	CHECK(strstr(st_err, "permission denied") &&
-			  strstr(st_err, "CAP_SYS_ADMIN"),
-		  "stderr '%s'", st_err);
+		      strstr(st_err, "CAP_SYS_ADMIN"),
+	      "stderr '%s'", st_err);
 	CHECK(access("/tmp/rec3.csv", F_OK) != 0, "a file was left behind");
 	rc = ST_JC(65534, "watch", "-n", "1");
-	CHECK(rc == 1 && strstr(st_err, "CAP_SYS_ADMIN"),
-		  "watch: exit %d '%s'", rc, st_err);
+	CHECK(rc == 1 && strstr(st_err, "CAP_SYS_ADMIN"), "watch: exit %d '%s'",
+	      rc, st_err);
 }
 
 /* Every key of the per-pid file is in `show`'s output with the same value for identity. */
@@ -298,25 +307,23 @@ TEST_F(jc, show)
 	}
 	CHECK(!missing, "%d keys missing", missing);
 	CHECK(!st_kvs(st_out, "pid", v1, sizeof(v1)) && !strcmp(v1, pidstr),
-		  "pid '%s'", v1);
+	      "pid '%s'", v1);
 	CHECK(!st_kvs(st_out, "comm", v1, sizeof(v1)) &&
-			  !st_kvs(file, "comm", v2, sizeof(v2)) &&
-			  !strcmp(v1, v2),
-		  "comm '%s' vs '%s'", v1, v2);
-	CHECK(!st_kvs(st_out, "source", v1, sizeof(v1)) &&
-			  !strcmp(v1, "model"),
-		  "source '%s'", v1);
+		      !st_kvs(file, "comm", v2, sizeof(v2)) && !strcmp(v1, v2),
+	      "comm '%s' vs '%s'", v1, v2);
+	CHECK(!st_kvs(st_out, "source", v1, sizeof(v1)) && !strcmp(v1, "model"),
+	      "source '%s'", v1);
 	rc = ST_JC(0, "show", "--json", pidstr);
 	snprintf(v1, sizeof(v1), "{\"pid\":%d,", pid);
 	CHECK(rc == 0 && !strncmp(st_out, v1, strlen(v1)) &&
-			  strstr(st_out, "\"energy_uj\":"),
-		  "json '%s'", st_out);
+		      strstr(st_out, "\"energy_uj\":"),
+	      "json '%s'", st_out);
 	rc = ST_JC(65534, "show", pidstr);
 	CHECK(rc == 1 && strstr(st_err, "permission denied"),
-		  "nobody: exit %d '%s'", rc, st_err);
+	      "nobody: exit %d '%s'", rc, st_err);
 	rc = ST_JC(0, "show", "4194000");
 	CHECK(rc == 1 && strstr(st_err, "no such process"),
-		  "missing: exit %d '%s'", rc, st_err);
+	      "missing: exit %d '%s'", rc, st_err);
 	stop(pid);
 }
 
@@ -331,8 +338,9 @@ TEST_F(jc, top)
 
 	snprintf(pidstr, sizeof(pidstr), "%d", pid);
 	usleep(2 * st_interval_ms() * 1000);
-	rc = st_jc_frames((const char *const[]){ "top", "-n", "2", "-d", "0.5", NULL },
-			  st_task_usage_usec, &pid, m, 2);
+	rc = st_jc_frames(
+		(const char *const[]){ "top", "-n", "2", "-d", "0.5", NULL },
+		st_task_usage_usec, &pid, m, 2);
 	stop(pid);
 	CHECK(rc == 0, "top exit %d: %s", rc, st_err);
 	for (char *p = st_out; (p = strstr(p, "joulesctl top - ")); p++)
@@ -351,17 +359,18 @@ TEST_F(jc, top)
 		sscanf(row, "%15s %*s %lf", rpid, &w);
 		DIAG("top row: %.*s", (int)strcspn(row, "\n"), row);
 		CHECK(!strcmp(rpid, pidstr), "first row pid %s, spinner %s",
-			  rpid, pidstr);
+		      rpid, pidstr);
 		/*
 		 * 1 W per CPU-second of what emulation gave the spinner in
 		 * the frame (its schedstat around top's snapshots), not of a
 		 * nominal whole CPU; never above one CPU.
 		 */
 		st_frame_share(&m[0], &m[1], &lo, &hi, &f_lo, &f_hi);
-		DIAG("spinner: %.3f..%.3f of a CPU in a frame of %.3f..%.3f s", lo, hi, f_lo,
-		     f_hi);
+		DIAG("spinner: %.3f..%.3f of a CPU in a frame of %.3f..%.3f s",
+		     lo, hi, f_lo, f_hi);
 		CHECK(w >= lo && w <= hi && w < 1.3,
-		      "spinner power %.3f W at 1 W per CPU-second of %.3f..%.3f", w, lo, hi);
+		      "spinner power %.3f W at 1 W per CPU-second of %.3f..%.3f",
+		      w, lo, hi);
 	} else {
 		CHECK(0, "no second frame with a table:\n%s", st_out);
 	}
@@ -419,7 +428,7 @@ TEST_F(jc, watch_exit)
 	waitpid(w, &st, 0);
 	CHECK(seen, "no '%s...' in:\n%s", want, st_out);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		  "watch status after SIGTERM %d", st);
+	      "watch status after SIGTERM %d", st);
 }
 
 /* node: totals as root, permission explained for others */
@@ -435,8 +444,8 @@ TEST_F(jc, node)
 	rc = ST_JC(0, "node", "--json");
 	CHECK(rc == 0 && strstr(st_out, "\"intervals\":"), "json '%s'", st_out);
 	rc = ST_JC(65534, "node");
-	CHECK(rc == 1 && strstr(st_err, "CAP_PERFMON"),
-		  "nobody: exit %d '%s'", rc, st_err);
+	CHECK(rc == 1 && strstr(st_err, "CAP_PERFMON"), "nobody: exit %d '%s'",
+	      rc, st_err);
 }
 
 /* set: two keys in one atomic write, one new generation; bad keys and users refused */
@@ -462,24 +471,23 @@ TEST_F(jc, set)
 	while (*p == '#' && strchr(p, '\n'))
 		p = strchr(p, '\n') + 1;
 	/* Read back in the nine-field form; the six-field write left 0s. */
-	CHECK(sscanf(p, "%llu %llu %llu %llu %llu %llu %llu %llu %llu",
-			 &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6],
-			 &c[7], &c[8]) == 9 &&
-			  c[0] == 1000000 && c[1] == 7 && c[2] == 2 &&
-			  c[3] == 3 && c[4] == 4 && !c[5] && !c[6] && !c[7] &&
-			  c[8] == 250000,
-		  "coefficients now '%s'", p);
+	CHECK(sscanf(p, "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &c[0],
+		     &c[1], &c[2], &c[3], &c[4], &c[5], &c[6], &c[7],
+		     &c[8]) == 9 &&
+		      c[0] == 1000000 && c[1] == 7 && c[2] == 2 && c[3] == 3 &&
+		      c[4] == 4 && !c[5] && !c[6] && !c[7] && c[8] == 250000,
+	      "coefficients now '%s'", p);
 	rc = ST_JC(0, "set", "bogus=1");
 	CHECK(rc == 2 && strstr(st_err, "unknown coefficient"),
-		  "bogus key: %d '%s'", rc, st_err);
+	      "bogus key: %d '%s'", rc, st_err);
 	rc = ST_JC(0, "set", "cycles_pj=1000000000001");
 	CHECK(rc == 2, "above maximum: %d", rc);
 	rc = ST_JC(65534, "set", "cycles_pj=1");
-	CHECK(rc == 1 && strstr(st_err, "permission denied"),
-		  "nobody: %d '%s'", rc, st_err);
+	CHECK(rc == 1 && strstr(st_err, "permission denied"), "nobody: %d '%s'",
+	      rc, st_err);
 	if (st_read(GEN, buf, sizeof(buf)) > 0)
 		CHECK(strtoull(buf, NULL, 10) == g1,
-			  "a refused set changed the generation");
+		      "a refused set changed the generation");
 }
 
 /* --help for the tool and every command; unknown command is a usage error */
@@ -495,13 +503,13 @@ TEST_F(jc, help)
 		rc = ST_JC(0, cmds[i], "--help");
 		snprintf(want, sizeof(want), "Usage: joulesctl %s", cmds[i]);
 		CHECK(rc == 0 && !strncmp(st_out, want, strlen(want)),
-			  "%s --help: %d", cmds[i], rc);
+		      "%s --help: %d", cmds[i], rc);
 	}
 	rc = ST_JC(0, "--help");
 	CHECK(rc == 0 && strstr(st_out, "Commands:"), "--help: %d", rc);
 	rc = ST_JC(0, "frobnicate");
 	CHECK(rc == 2 && strstr(st_err, "unknown command"),
-		  "unknown command: %d", rc);
+	      "unknown command: %d", rc);
 }
 
 /* module not loaded: every command says so */
@@ -509,20 +517,20 @@ TEST_F(jc, not_loaded)
 {
 	int rc;
 
-	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh && joules_unload")) TH_LOG("could not unload the module");
+	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh && joules_unload"))
+	TH_LOG("could not unload the module");
 	rc = ST_JC(0, "show", "1");
-	CHECK(
-		rc == 1 &&
-			strstr(st_err,
-			       "joules module not loaded (no generic netlink family "
-			       "'joules')"),
-		"show: %d '%s'", rc, st_err);
+	CHECK(rc == 1 &&
+		      strstr(st_err,
+			     "joules module not loaded (no generic netlink family "
+			     "'joules')"),
+	      "show: %d '%s'", rc, st_err);
 	rc = ST_JC(0, "record", "--count", "1", "/tmp/rec4.csv");
 	CHECK(rc == 1 && strstr(st_err, "joules module not loaded"),
-		  "record: %d '%s'", rc, st_err);
+	      "record: %d '%s'", rc, st_err);
 	rc = ST_JC(0, "set", "cycles_pj=1");
 	CHECK(rc == 1 && strstr(st_err, "joules module not loaded"),
-		  "set: %d '%s'", rc, st_err);
+	      "set: %d '%s'", rc, st_err);
 	CHECK(st_sh(". /lib/joules/lib.sh && joules_load") == 0, "reload");
 }
 

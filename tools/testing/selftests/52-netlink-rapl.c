@@ -8,13 +8,13 @@
 #include "selftest.h"
 #include "nl.h"
 
-
 /*
  * Every test: the synthetic meter loaded with two domains, a socket
  * subscribed to samples; the meter unloaded afterwards, from the parent
  * (also after a crash).
  */
-FIXTURE(meter) {
+FIXTURE(meter)
+{
 	struct jnl *nl;
 };
 
@@ -43,29 +43,25 @@ TEST_F(meter, samples)
 		double dram_w = (double)s[i].domain_uj[JL_D_DRAM] * 1e3 /
 				(double)s[i].interval_ns;
 
-		CHECK(s[i].source == REC_SRC_RAPL, "source %u",
-			  s[i].source);
-		CHECK(s[i].domains == want_dom, "domains %#x",
-			  s[i].domains);
-		CHECK(!s[i].domain_uj[JL_D_CORE] &&
-				  !s[i].domain_uj[JL_D_PSYS],
-			  "unmeasured domains carry values");
+		CHECK(s[i].source == REC_SRC_RAPL, "source %u", s[i].source);
+		CHECK(s[i].domains == want_dom, "domains %#x", s[i].domains);
+		CHECK(!s[i].domain_uj[JL_D_CORE] && !s[i].domain_uj[JL_D_PSYS],
+		      "unmeasured domains carry values");
 		CHECK(s[i].energy_uj == s[i].domain_uj[JL_D_PKG] +
-						    s[i].domain_uj[JL_D_DRAM],
-			  "energy %llu vs pkg %llu + dram %llu",
-			  (unsigned long long)s[i].energy_uj,
-			  (unsigned long long)s[i].domain_uj[JL_D_PKG],
-			  (unsigned long long)s[i].domain_uj[JL_D_DRAM]);
-		CHECK(pkg_w > 7.6 && pkg_w < 8.4,
-			  "pkg %.3f W, meter draws 8 W", pkg_w);
+						s[i].domain_uj[JL_D_DRAM],
+		      "energy %llu vs pkg %llu + dram %llu",
+		      (unsigned long long)s[i].energy_uj,
+		      (unsigned long long)s[i].domain_uj[JL_D_PKG],
+		      (unsigned long long)s[i].domain_uj[JL_D_DRAM]);
+		CHECK(pkg_w > 7.6 && pkg_w < 8.4, "pkg %.3f W, meter draws 8 W",
+		      pkg_w);
 		CHECK(dram_w > 1.9 && dram_w < 2.1,
-			  "dram %.3f W, meter draws 2 W", dram_w);
+		      "dram %.3f W, meter draws 2 W", dram_w);
 		if (i == 1)
-			DIAG(
-				"sample: energy %llu uJ in %llu ns (pkg %.3f W, dram %.3f W)",
-				(unsigned long long)s[i].energy_uj,
-				(unsigned long long)s[i].interval_ns, pkg_w,
-				dram_w);
+			DIAG("sample: energy %llu uJ in %llu ns (pkg %.3f W, dram %.3f W)",
+			     (unsigned long long)s[i].energy_uj,
+			     (unsigned long long)s[i].interval_ns, pkg_w,
+			     dram_w);
 	}
 	CHECK(got == 4, "%d samples", got);
 }
@@ -85,12 +81,11 @@ TEST_F(meter, task)
 	CHECK(err == 0, "GET_TASK: %d", err);
 	if (!err) {
 		CHECK(t.source & REC_SRC_RAPL, "source %u", t.source);
-		CHECK(t.domains & (1u << JL_D_PKG), "domains %#x",
-			  t.domains);
+		CHECK(t.domains & (1u << JL_D_PKG), "domains %#x", t.domains);
 		CHECK(!(t.domains & ((1u << JL_D_CORE) | (1u << JL_D_PSYS))),
-			  "domains %#x", t.domains);
+		      "domains %#x", t.domains);
 		CHECK(t.domain_uj[JL_D_PKG] > 0, "pkg share %llu",
-			  (unsigned long long)t.domain_uj[JL_D_PKG]);
+		      (unsigned long long)t.domain_uj[JL_D_PKG]);
 	}
 	jnl_close(nl);
 }

@@ -24,8 +24,10 @@ static int package_cpus(int *cpu_of)
 	for (int c = 0; c < ncpu; c++) {
 		int id, k;
 
-		snprintf(path, sizeof(path),
-			 "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
+		snprintf(
+			path, sizeof(path),
+			"/sys/devices/system/cpu/cpu%d/topology/physical_package_id",
+			c);
 		if (st_read(path, b, sizeof(b)) <= 0)
 			return -1;
 		id = atoi(b);
@@ -48,7 +50,8 @@ static int npkg, cpu_of[MAX_PKGS];
  * subscribed to samples; the meter unloaded afterwards, from the parent
  * (also after a crash).
  */
-FIXTURE(meter) {
+FIXTURE(meter)
+{
 	struct jnl *nl;
 };
 
@@ -80,7 +83,7 @@ TEST_F(meter, samples)
 
 		CHECK(s[i].source == REC_SRC_RAPL, "source %u", s[i].source);
 		CHECK(w > lo && w < hi, "pkg %.3f W, meter draws %d x %.0f W",
-			  w, npkg, PKG_W);
+		      w, npkg, PKG_W);
 	}
 	CHECK(got == 4, "%d samples", got);
 	TH_LOG("samples: the energy of all %d package(s)", npkg);
@@ -120,7 +123,8 @@ static void pinned(struct __test_metadata *_metadata, int p, int cpu)
 	}
 	close(done[1]);
 	close(go[0]);
-	CHECK(read(done[0], &c, 1) == 1, "child on CPU %d burned %.1f s", cpu, sec);
+	CHECK(read(done[0], &c, 1) == 1, "child on CPU %d burned %.1f s", cpu,
+	      sec);
 	usleep(3 * st_interval_ms() * 1000 + 50000);
 	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
 	if (CHECK(st_read(path, b, sizeof(b)) > 0, "read %s", path)) {
@@ -130,18 +134,19 @@ static void pinned(struct __test_metadata *_metadata, int p, int cpu)
 		hi = PKG_W * (ns / 1e3 + 3e3 * st_interval_ms());
 		have = st_kv(b, "energy_pkg_uj", &uj) == 0;
 		DIAG("package %d: energy_pkg_uj %llu for %llu ns on CPU (%.2f W)",
-			 p, uj, ns, ns ? uj * 1e3 / ns : 0.0);
+		     p, uj, ns, ns ? uj * 1e3 / ns : 0.0);
 		CHECK(!strcmp(src, "rapl"), "source '%s'", src);
 		CHECK(have && uj > lo && uj < hi,
-			  "energy_pkg_uj %llu for %llu ns on CPU: within %.0f..%.0f",
-			  uj, ns, lo, hi);
+		      "energy_pkg_uj %llu for %llu ns on CPU: within %.0f..%.0f",
+		      uj, ns, lo, hi);
 	}
 	if (write(go[1], "x", 1) < 0)
 		DIAG("release write failed");
 	close(go[1]);
 	close(done[0]);
 	waitpid(pid, NULL, 0);
-	TH_LOG("a task on package %d (CPU %d) is charged that package's energy", p, cpu);
+	TH_LOG("a task on package %d (CPU %d) is charged that package's energy",
+	       p, cpu);
 }
 
 /* a task on each package is charged that package's energy */
@@ -165,10 +170,10 @@ TEST_F(meter, conservation)
 	err = jnl_get_node(nl, &n);
 	if (CHECK(err == 0, "GET_NODE: %d", err)) {
 		CHECK(n.energy_uj == n.idle_uj + n.task_uj,
-			  "energy %llu = idle %llu + tasks %llu",
-			  (unsigned long long)n.energy_uj,
-			  (unsigned long long)n.idle_uj,
-			  (unsigned long long)n.task_uj);
+		      "energy %llu = idle %llu + tasks %llu",
+		      (unsigned long long)n.energy_uj,
+		      (unsigned long long)n.idle_uj,
+		      (unsigned long long)n.task_uj);
 		CHECK(n.task_uj > 0, "tasks were charged");
 	}
 	jnl_close(nl);

@@ -63,11 +63,15 @@ TEST(refusals)
 			_exit(2);
 		if (jnl_open(&unl))
 			_exit(3);
-		_exit(jnl_meter_feed_power(unl, "nobody", 1000000, false) == -EPERM ? 0 : 1);
+		_exit(jnl_meter_feed_power(unl, "nobody", 1000000, false) ==
+				      -EPERM ?
+			      0 :
+			      1);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "an unprivileged feed was not refused with EPERM (status %#x)", status);
+	      "an unprivileged feed was not refused with EPERM (status %#x)",
+	      status);
 
 	ASSERT_EQ(0, jnl_open(&nl));
 	ASSERT_EQ(0, jnl_meter_feed(nl, "refusals", 5000000, true));
@@ -80,8 +84,8 @@ TEST(refusals)
 	CHECK(err == -ERANGE, "absurd energy: %d", err);
 	err = jnl_meter_feed_power(nl, "refusals", 30000000000ULL, false);
 	CHECK(err == -ERANGE, "30 kW: %d", err);
-	CHECK(wall_value(WALL "/refused") == refused + 3, "refused %llu, was %llu",
-	      wall_value(WALL "/refused"), refused);
+	CHECK(wall_value(WALL "/refused") == refused + 3,
+	      "refused %llu, was %llu", wall_value(WALL "/refused"), refused);
 	err = jnl_meter_feed_power(nl, "", 1, false);
 	CHECK(err == -EINVAL, "no name: %d", err);
 	/* The name goes to the kernel log: no line breaks or escapes in it. */
@@ -127,26 +131,29 @@ TEST(unshaped)
 	ASSERT_EQ(0, node_now(nl, &a));
 	for (i = 0; i < 12; i++) {
 		usleep(200000);
-		ASSERT_EQ(0, jnl_meter_feed_power(nl, "pdu-unshaped", 100000000, false));
+		ASSERT_EQ(0, jnl_meter_feed_power(nl, "pdu-unshaped", 100000000,
+						  false));
 	}
 	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
 	ASSERT_LT(0, st_read(path, body, sizeof(body)));
 	EXPECT_EQ(0, st_kv(body, "energy_uj", &e));
 	EXPECT_EQ(0, st_kv(body, "cpu_time_ns", &cpu));
 	CHECK(e <= 2 * (100 * cpu / 1000 / (unsigned long long)ncpu) + 1000,
-	      "a sleeper with %llu ns of CPU time got %llu uJ of 100 W on %ld CPUs", cpu, e,
-	      ncpu);
+	      "a sleeper with %llu ns of CPU time got %llu uJ of 100 W on %ld CPUs",
+	      cpu, e, ncpu);
 	DIAG("sleeper: %llu ns of CPU, %llu uJ", cpu, e);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, node_now(nl, &b));
-	CHECK(b.idle_uj > a.idle_uj, "no idle energy under the meter (%llu -> %llu)",
+	CHECK(b.idle_uj > a.idle_uj,
+	      "no idle energy under the meter (%llu -> %llu)",
 	      (unsigned long long)a.idle_uj, (unsigned long long)b.idle_uj);
 	jnl_close(nl);
 	EXPECT_EQ(0, st_settings_restore(&saved));
 	wall_silence();
 }
 
-FIXTURE(shaped) {
+FIXTURE(shaped)
+{
 	struct jnl *nl;
 };
 
@@ -165,7 +172,7 @@ FIXTURE_TEARDOWN_PARENT(shaped)
 /* the node follows the wall meter, not RAPL; nothing is left pending */
 TEST_F(shaped, follows)
 {
-	const unsigned long long step_uj = 6000000;	/* 6 J each 200 ms: 30 W */
+	const unsigned long long step_uj = 6000000; /* 6 J each 200 ms: 30 W */
 	unsigned long long raw = 123456789, fed = 0, span;
 	struct node_rec a, b, c;
 	struct sample_rec s[3];
@@ -180,7 +187,8 @@ TEST_F(shaped, follows)
 	ASSERT_EQ(0, jnl_meter_feed(self->nl, "pdu-test", raw, false));
 	usleep(3 * st_interval_ms() * 1000);
 	ASSERT_EQ(0, node_now(self->nl, &a));
-	CHECK(!strcmp(a.meter_name, "pdu-test"), "meter name '%s'", a.meter_name);
+	CHECK(!strcmp(a.meter_name, "pdu-test"), "meter name '%s'",
+	      a.meter_name);
 
 	/* A CPU burner while the meter is in force: it is charged "meter". */
 	for (i = 0; i < 15; i++) {
@@ -193,7 +201,8 @@ TEST_F(shaped, follows)
 	n = st_fresh_samples(self->nl, s, 3);
 	CHECK(n == 3, "%d samples", n);
 	for (i = 0; i < n; i++)
-		CHECK(s[i].source & REC_SRC_METER, "sample %d source %#x", i, s[i].source);
+		CHECK(s[i].source & REC_SRC_METER, "sample %d source %#x", i,
+		      s[i].source);
 	usleep(3 * st_interval_ms() * 1000);
 	ASSERT_EQ(0, node_now(self->nl, &b));
 	/* Readings are whole uJ of energy: the count is exact. */
@@ -201,7 +210,8 @@ TEST_F(shaped, follows)
 	      (unsigned long long)(b.meter_uj - a.meter_uj), fed);
 
 	ASSERT_LT(0, st_read("/proc/energy/self", body, sizeof(body)));
-	CHECK(!st_kvs(body, "source", status, sizeof(status)) && strstr(status, "meter"),
+	CHECK(!st_kvs(body, "source", status, sizeof(status)) &&
+		      strstr(status, "meter"),
 	      "own source '%s'", status);
 
 	/*
@@ -212,32 +222,38 @@ TEST_F(shaped, follows)
 	usleep(200000 + 3 * st_interval_ms() * 1000);
 	ASSERT_EQ(0, node_now(self->nl, &c));
 	t_c = st_now();
-	CHECK(c.meter_pending_uj == 0, "pending %lld uJ", (long long)c.meter_pending_uj);
+	CHECK(c.meter_pending_uj == 0, "pending %lld uJ",
+	      (long long)c.meter_pending_uj);
 	span = c.energy_uj - c.meter_uj;
 	/* The shape's 10 W since the last reading, a tick's worth either way. */
 	CHECK(c.energy_uj >= c.meter_uj &&
-	      span <= (unsigned long long)((t_c - t_last) * 10e6 + st_interval_ms() * 10e3),
+		      span <= (unsigned long long)((t_c - t_last) * 10e6 +
+						   st_interval_ms() * 10e3),
 	      "node %llu, meter %llu: %llu uJ apart in %.3f s at 10 W",
-	      (unsigned long long)c.energy_uj, (unsigned long long)c.meter_uj, span,
-	      t_c - t_last);
+	      (unsigned long long)c.energy_uj, (unsigned long long)c.meter_uj,
+	      span, t_c - t_last);
 	DIAG("fed %llu uJ; node %llu, meter %llu, %.3f s after the last reading",
-	     fed, (unsigned long long)c.energy_uj, (unsigned long long)c.meter_uj,
-	     t_c - t_last);
+	     fed, (unsigned long long)c.energy_uj,
+	     (unsigned long long)c.meter_uj, t_c - t_last);
 
 	/* Silent: out of force, said in status; samples are RAPL's again. */
 	st_write(WALL "/timeout_ms", "300", 3);
 	usleep(300000 + 3 * st_interval_ms() * 1000);
 	CHECK(st_read(WALL "/status", status, sizeof(status)) > 0 &&
-	      !strncmp(status, "silent: pdu-test", 16), "status '%s'", status);
+		      !strncmp(status, "silent: pdu-test", 16),
+	      "status '%s'", status);
 	n = st_fresh_samples(self->nl, s, 2);
 	for (i = 0; i < n; i++)
-		CHECK(!(s[i].source & REC_SRC_METER) && (s[i].source & REC_SRC_RAPL),
+		CHECK(!(s[i].source & REC_SRC_METER) &&
+			      (s[i].source & REC_SRC_RAPL),
 		      "silent meter, sample source %#x", s[i].source);
-	CHECK(!st_sh("dmesg | grep -q 'wall meter pdu-test silent'"), "no log line");
+	CHECK(!st_sh("dmesg | grep -q 'wall meter pdu-test silent'"),
+	      "no log line");
 	/* Back: a new baseline, whatever its value. */
 	ASSERT_EQ(0, jnl_meter_feed(self->nl, "pdu-test", 7, false));
 	CHECK(st_read(WALL "/status", status, sizeof(status)) > 0 &&
-	      !strcmp(status, "pdu-test\n"), "status '%s'", status);
+		      !strcmp(status, "pdu-test\n"),
+	      "status '%s'", status);
 }
 
 /*
@@ -258,7 +274,8 @@ TEST_F(shaped, below)
 	ASSERT_EQ(0, jnl_meter_feed_power(self->nl, "pdu-low", 1000000, true));
 	for (i = 0; i < 3; i++) {
 		usleep(200000);
-		ASSERT_EQ(0, jnl_meter_feed_power(self->nl, "pdu-low", 1000000, false));
+		ASSERT_EQ(0, jnl_meter_feed_power(self->nl, "pdu-low", 1000000,
+						  false));
 	}
 	usleep(200000 + 3 * st_interval_ms() * 1000);
 	ASSERT_EQ(0, jnl_meter_feed_power(self->nl, "pdu-low", 1000000, false));
@@ -273,7 +290,8 @@ TEST_F(shaped, below)
 		t = st_now();
 		gap = t - t0 > gap ? t - t0 : gap;
 		t0 = t;
-		ASSERT_EQ(0, jnl_meter_feed_power(self->nl, "pdu-low", 1000000, false));
+		ASSERT_EQ(0, jnl_meter_feed_power(self->nl, "pdu-low", 1000000,
+						  false));
 		ASSERT_EQ(0, jnl_get_node(self->nl, &x));
 		CHECK(x.energy_uj >= last, "node went back: %llu < %llu",
 		      (unsigned long long)x.energy_uj, last);
@@ -285,14 +303,16 @@ TEST_F(shaped, below)
 	dm = (long long)(b.meter_uj - a.meter_uj);
 	bound = 10e6 * (gap + 2 * st_interval_ms() / 1e3);
 	CHECK(llabs(dn - dm) <= (long long)bound,
-	      "node %lld uJ, meter %lld uJ over the span: more apart than %.0f uJ", dn, dm,
-	      bound);
+	      "node %lld uJ, meter %lld uJ over the span: more apart than %.0f uJ",
+	      dn, dm, bound);
 	/* The shape alone would have given about 10 times the meter's. */
 	DIAG("node %lld uJ, meter %lld uJ, longest gap %.3f s", dn, dm, gap);
 	n = st_fresh_samples(self->nl, s, 4);
 	for (i = 0; i < n; i++) {
-		CHECK(s[i].energy_uj >= s[i].idle_uj, "sample %d: idle above energy", i);
-		CHECK(s[i].source & REC_SRC_METER, "sample %d source %#x", i, s[i].source);
+		CHECK(s[i].energy_uj >= s[i].idle_uj,
+		      "sample %d: idle above energy", i);
+		CHECK(s[i].source & REC_SRC_METER, "sample %d source %#x", i,
+		      s[i].source);
 	}
 }
 

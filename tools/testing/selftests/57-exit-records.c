@@ -15,7 +15,8 @@
 #define NOBODY 65534
 
 /* Exit records of tgid that arrive within secs; returns how many. */
-static int exits_of(struct jnl *nl, pid_t tgid, struct task_rec *out, int max, double secs)
+static int exits_of(struct jnl *nl, pid_t tgid, struct task_rec *out, int max,
+		    double secs)
 {
 	double end = st_now() + secs;
 	int n = 0;
@@ -24,7 +25,8 @@ static int exits_of(struct jnl *nl, pid_t tgid, struct task_rec *out, int max, d
 		struct jnl_event ev;
 		int r = jnl_next_event(nl, &ev, 200);
 
-		if (r == 1 && ev.type == JNL_EV_EXIT && ev.exit.tgid == (uint32_t)tgid)
+		if (r == 1 && ev.type == JNL_EV_EXIT &&
+		    ev.exit.tgid == (uint32_t)tgid)
 			out[n++] = ev.exit;
 	}
 	return n;
@@ -84,14 +86,14 @@ TEST(exec_in_a_thread_is_no_process_exit)
 
 		pthread_create(&th, NULL, exec_thread, NULL);
 		for (;;)
-			pause();	/* ended by the other thread's exec */
+			pause(); /* ended by the other thread's exec */
 	}
 	ASSERT_EQ(sizeof(tid), read(tidpipe[0], &tid, sizeof(tid)));
 	n = exits_of(nl, p, rec, 8, 3 + 3 * st_interval_ms() / 1000.0);
 	waitpid(p, NULL, 0);
 	for (i = 0; i < n; i++) {
-		TH_LOG("exit record %d: pid %u tgid %u comm %s", i, rec[i].pid, rec[i].tgid,
-		       rec[i].comm);
+		TH_LOG("exit record %d: pid %u tgid %u comm %s", i, rec[i].pid,
+		       rec[i].tgid, rec[i].comm);
 		if (rec[i].pid == (uint32_t)p) {
 			leaders++;
 			leader_at = i;

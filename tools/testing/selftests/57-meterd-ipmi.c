@@ -40,7 +40,8 @@ static bool status_is(const char *want)
 	char b[128];
 
 	/* A prefix: "silent: NAME, no reading for N ms" goes on. */
-	return st_read(WALL "/status", b, sizeof(b)) > 0 && !strncmp(b, want, strlen(want));
+	return st_read(WALL "/status", b, sizeof(b)) > 0 &&
+	       !strncmp(b, want, strlen(want));
 }
 
 /* Wait up to secs for wallmeter/status to start with want ("NAME\n", ...). */

@@ -24,14 +24,17 @@
 #include "selftest.h"
 
 #define CG ST_CG
-#define POD "kubepods.slice/kubepods-burstable.slice/" \
-	    "kubepods-burstable-pod1a2b3c4d_5e6f_7a8b_9c0d_1e2f3a4b5c6d.slice"
-#define CTR POD "/cri-containerd-" \
+#define POD                                        \
+	"kubepods.slice/kubepods-burstable.slice/" \
+	"kubepods-burstable-pod1a2b3c4d_5e6f_7a8b_9c0d_1e2f3a4b5c6d.slice"
+#define CTR                    \
+	POD "/cri-containerd-" \
 	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope"
-#define DOCKER "system.slice/docker-" \
-	       "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope"
+#define DOCKER                 \
+	"system.slice/docker-" \
+	"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope"
 #define NOBODY 65534
-#define WATTS 10	/* the model: 10 W per CPU */
+#define WATTS 10 /* the model: 10 W per CPU */
 
 static struct st_model model;
 
@@ -69,7 +72,8 @@ static void exits_energies(struct jnl *nl, const pid_t *pids, int n,
 			continue;
 		if (ev.type == JNL_EV_EXIT)
 			for (int i = 0; i < n; i++)
-				if (ev.exit.pid == (uint32_t)pids[i] && e[i] == ~0ULL) {
+				if (ev.exit.pid == (uint32_t)pids[i] &&
+				    e[i] == ~0ULL) {
 					e[i] = ev.exit.energy_uj;
 					got++;
 				}
@@ -121,8 +125,10 @@ TEST(sums_of_tasks_and_of_children)
 	ASSERT_EQ(0, st_cg_get(POD, &pod));
 	ASSERT_EQ(0, st_cg_get(DOCKER, &dock));
 	ASSERT_EQ(0, st_cg_get("kubepods.slice", &kube));
-	TH_LOG("container %llu uJ (tasks %llu), pod %llu (own %llu), docker %llu", (unsigned long long)ctr.energy_uj,
-	       e_ctr, (unsigned long long)pod.energy_uj, e_pod, (unsigned long long)dock.energy_uj);
+	TH_LOG("container %llu uJ (tasks %llu), pod %llu (own %llu), docker %llu",
+	       (unsigned long long)ctr.energy_uj, e_ctr,
+	       (unsigned long long)pod.energy_uj, e_pod,
+	       (unsigned long long)dock.energy_uj);
 	/* Exactly its tasks', exited ones included. */
 	EXPECT_EQ(e_ctr, ctr.energy_uj);
 	/* A parent: its own tasks plus its children. */
@@ -135,7 +141,8 @@ TEST(sums_of_tasks_and_of_children)
 	 */
 	u_ctr = st_cg_usage_usec(CTR);
 	u_dock = st_cg_usage_usec(DOCKER);
-	TH_LOG("cpu.stat usage: container %llu us, docker %llu us", u_ctr, u_dock);
+	TH_LOG("cpu.stat usage: container %llu us, docker %llu us", u_ctr,
+	       u_dock);
 	ASSERT_GT(u_dock, 0);
 	/*
 	 * What the burners' own CPU clocks guarantee; the rest of the ratio
@@ -246,13 +253,14 @@ TEST(a_file_held_across_rmdir_reads_enodev)
 	fd = open("/proc/energy/cgroup/held.scope/energy.stat", O_RDONLY);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, rmdir(CG "/held.scope"));
-	settle();	/* the entry leaves the table, its record goes */
+	settle(); /* the entry leaves the table, its record goes */
 	ASSERT_EQ(0, jnl_open(&nl));
 	ASSERT_EQ(0, jnl_subscribe(nl, JNL_GRP_EXITS));
 	for (i = 0; i < 3; i++) {
 		ssize_t n = pread(fd, b, sizeof(b), 0);
 
-		EXPECT_EQ(-1, n) TH_LOG("read %d after the rmdir: %zd bytes", i, n);
+		EXPECT_EQ(-1, n)
+		TH_LOG("read %d after the rmdir: %zd bytes", i, n);
 		EXPECT_EQ(ENODEV, errno);
 	}
 	close(fd);
@@ -271,9 +279,13 @@ TEST(a_file_held_across_rmdir_reads_enodev)
 }
 
 /* 1,000 cgroups with a burner each: minutes under a loaded emulator. */
-FIXTURE(slow) {};
-FIXTURE_SETUP(slow) {}
-FIXTURE_TEARDOWN(slow) {}
+FIXTURE(slow){};
+FIXTURE_SETUP(slow)
+{
+}
+FIXTURE_TEARDOWN(slow)
+{
+}
 
 TEST_F_TIMEOUT(slow, cgroups_come_and_go_without_a_leak, 300)
 {
@@ -294,7 +306,8 @@ TEST_F_TIMEOUT(slow, cgroups_come_and_go_without_a_leak, 300)
 	/* A cgroup is busy until its last task is released: retry. */
 	for (i = 0; i < n; i++) {
 		snprintf(rel, sizeof(rel), CG "/churn.slice/c%lu", i);
-		for (end = st_now() + 2; rmdir(rel) && errno == EBUSY && st_now() < end;)
+		for (end = st_now() + 2;
+		     rmdir(rel) && errno == EBUSY && st_now() < end;)
 			usleep(10000);
 	}
 	EXPECT_EQ(0, rmdir(CG "/churn.slice"));
@@ -332,8 +345,9 @@ static const char *deep_path(int depth, const char *tail)
 }
 
 /* Making and removing 2,000 cgroups takes longer than a test's default 30 s. */
-FIXTURE(deep) {
-	int fd[DEEP + 1];	/* fd[i]: the cgroup at depth i below deep.slice */
+FIXTURE(deep)
+{
+	int fd[DEEP + 1]; /* fd[i]: the cgroup at depth i below deep.slice */
 };
 
 FIXTURE_SETUP(deep)
@@ -362,14 +376,15 @@ FIXTURE_TEARDOWN(deep)
 		double end = st_now() + 2;
 
 		if (i % 250 == 0) {
-			TH_LOG("rmdir at depth %d: %.1f s since the last", i, st_now() - tl);
+			TH_LOG("rmdir at depth %d: %.1f s since the last", i,
+			       st_now() - tl);
 			tl = st_now();
 		}
 		if (self->fd[i] < 0)
 			continue;
 		close(self->fd[i]);
-		while (unlinkat(self->fd[i - 1], "d", AT_REMOVEDIR) && errno == EBUSY &&
-		       st_now() < end) {
+		while (unlinkat(self->fd[i - 1], "d", AT_REMOVEDIR) &&
+		       errno == EBUSY && st_now() < end) {
 			busy++;
 			usleep(10000);
 		}
@@ -378,9 +393,11 @@ FIXTURE_TEARDOWN(deep)
 	EXPECT_EQ(0, rmdir(CG "/deep.slice")) TH_LOG("rmdir deep.slice: %m");
 	t1 = st_now();
 	getrusage(RUSAGE_SELF, &ru1);
-	TH_LOG("%d rmdirs: %.1f s (%.1f s in the kernel), %d EBUSY", DEEP, t1 - t0,
+	TH_LOG("%d rmdirs: %.1f s (%.1f s in the kernel), %d EBUSY", DEEP,
+	       t1 - t0,
 	       (ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
-		       (ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6, busy);
+		       (ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6,
+	       busy);
 	/*
 	 * The worker frees 2,000 entries a level at a time: wait until it
 	 * has (bounded), so that the next program's ticks come on time.
@@ -406,8 +423,9 @@ TEST_F_TIMEOUT(deep, a_chain_deeper_than_any_stack, 300)
 
 	for (i = 1; i <= DEEP; i++) {
 		ASSERT_EQ(0, mkdirat(self->fd[i - 1], "d", 0755))
-			TH_LOG("mkdir at depth %d: %m", i);
-		self->fd[i] = openat(self->fd[i - 1], "d", O_RDONLY | O_DIRECTORY);
+		TH_LOG("mkdir at depth %d: %m", i);
+		self->fd[i] =
+			openat(self->fd[i - 1], "d", O_RDONLY | O_DIRECTORY);
 		ASSERT_LE(0, self->fd[i]);
 	}
 	TH_LOG("%d mkdirs: %.1f s", DEEP, st_now() - t0);
@@ -479,8 +497,9 @@ TEST(short_lived_processes_reach_their_cgroup)
 	usage = st_cg_usage_usec("short.scope");
 	ASSERT_EQ(0, st_cg_get("short.scope", &r));
 	file_ns = r.feat[JL_F_CPU_NS];
-	TH_LOG("%d short processes: joules %llu ns, cpu.stat %llu us (ratio %.4f)", SHORT_PROCS,
-	       file_ns, usage, usage ? file_ns / 1000.0 / usage : 0);
+	TH_LOG("%d short processes: joules %llu ns, cpu.stat %llu us (ratio %.4f)",
+	       SHORT_PROCS, file_ns, usage,
+	       usage ? file_ns / 1000.0 / usage : 0);
 	EXPECT_LE(file_ns / 1000.0, usage * 1.01 + SHORT_PROCS + 1);
 	EXPECT_GE(file_ns / 1000.0, usage * 0.99 - SHORT_PROCS - 1);
 	rmdir(CG "/short.scope");
@@ -502,7 +521,8 @@ TEST(reading_a_removed_cgroup_leaves_nothing_behind)
 	base = strtoull(b, NULL, 10);
 	for (i = 0; i < 50; i++) {
 		ASSERT_EQ(0, st_mkcg("gone-late.scope"));
-		fd = open("/proc/energy/cgroup/gone-late.scope/energy.stat", O_RDONLY);
+		fd = open("/proc/energy/cgroup/gone-late.scope/energy.stat",
+			  O_RDONLY);
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, rmdir(CG "/gone-late.scope"));
 		/* Removed before anyone charged or read it: nothing to read. */
@@ -542,10 +562,11 @@ TEST(netlink_paths_are_the_readers_namespace)
 
 		if (unshare(CLONE_NEWCGROUP) || jnl_open(&nl))
 			_exit(90);
-		if (jnl_get_cgroup(nl, "/", 0, &r) || r.id != (uint64_t)st.st_ino ||
-		    strcmp(r.path, "/"))
+		if (jnl_get_cgroup(nl, "/", 0, &r) ||
+		    r.id != (uint64_t)st.st_ino || strcmp(r.path, "/"))
 			rc |= 1;
-		if (jnl_get_cgroup(nl, "inner", 0, &r) || strcmp(r.path, "/inner"))
+		if (jnl_get_cgroup(nl, "inner", 0, &r) ||
+		    strcmp(r.path, "/inner"))
 			rc |= 2;
 		if (jnl_get_cgroup(nl, DOCKER, 0, &r) != -ENOENT)
 			rc |= 4;
@@ -556,7 +577,8 @@ TEST(netlink_paths_are_the_readers_namespace)
 	ASSERT_EQ(p, waitpid(p, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	TH_LOG("in the namespace: %d (1: \"/\" is its root, 2: a child by relative path, "
-	       "4: a path outside is ENOENT)", WEXITSTATUS(status));
+	       "4: a path outside is ENOENT)",
+	       WEXITSTATUS(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	rmdir(CG "/" DOCKER "/inner");
 }
@@ -570,7 +592,7 @@ TEST(netlink_paths_are_the_readers_namespace)
 
 static int names_of(const char *dir, bool only_dirs, char names[][16], int max)
 {
-	char buf[160];	/* a few entries per call */
+	char buf[160]; /* a few entries per call */
 	int fd = open(dir, O_RDONLY | O_DIRECTORY), n = 0;
 	long got, off;
 
@@ -578,11 +600,17 @@ static int names_of(const char *dir, bool only_dirs, char names[][16], int max)
 		return -1;
 	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
 		for (off = 0; off < got;) {
-			struct { uint64_t ino; int64_t off; unsigned short reclen;
-				 unsigned char type; char name[]; } *d = (void *)(buf + off);
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + off);
 
 			off += d->reclen;
-			if (d->name[0] == '.' || (only_dirs && d->type != DT_DIR))
+			if (d->name[0] == '.' ||
+			    (only_dirs && d->type != DT_DIR))
 				continue;
 			if (n < max)
 				snprintf(names[n], 16, "%s", d->name);
@@ -608,7 +636,8 @@ TEST(listing_has_every_child_once)
 		snprintf(rel, sizeof(rel), "list.slice/k%d", i);
 		ASSERT_EQ(0, st_mkcg(rel));
 	}
-	n = names_of("/proc/energy/cgroup/list.slice", true, mine, LIST_KIDS + 8);
+	n = names_of("/proc/energy/cgroup/list.slice", true, mine,
+		     LIST_KIDS + 8);
 	m = names_of(CG "/list.slice", true, theirs, LIST_KIDS + 8);
 	TH_LOG("listed %d children, cgroupfs %d", n, m);
 	ASSERT_EQ(LIST_KIDS, m);
@@ -649,12 +678,15 @@ TEST(tasks_counts_sleepers_from_before_the_load)
 		ASSERT_LT(0, kids[i]);
 	}
 	usleep(100000);
-	ASSERT_EQ(0, st_sh("umount /proc/energy && rmmod joules && insmod /lib/joules/joules.ko && "
-			   "mount -t joulesfs joulesfs /proc/energy"));
+	ASSERT_EQ(
+		0,
+		st_sh("umount /proc/energy && rmmod joules && insmod /lib/joules/joules.ko && "
+		      "mount -t joulesfs joulesfs /proc/energy"));
 	ASSERT_EQ(0, st_write(JOULES_SYSFS "/model/coefficients",
 			      "10000000 0 0 0 0 5000000", 24));
 	settle();
-	ASSERT_LT(0, st_read("/proc/energy/cgroup/sleepers.scope/energy.stat", b, sizeof(b)));
+	ASSERT_LT(0, st_read("/proc/energy/cgroup/sleepers.scope/energy.stat",
+			     b, sizeof(b)));
 	EXPECT_EQ(0, st_kv(b, "tasks", &tasks));
 	TH_LOG("3 sleepers from before the load: tasks %llu", tasks);
 	EXPECT_EQ(3, tasks);
@@ -678,9 +710,11 @@ static int unpriv_probe(void *arg)
 	(void)arg;
 	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
 		return 90;
-	if (st_read("/proc/energy/cgroup/owned.scope/energy.stat", b, sizeof(b)) <= 0)
+	if (st_read("/proc/energy/cgroup/owned.scope/energy.stat", b,
+		    sizeof(b)) <= 0)
 		rc |= 1;
-	if (st_read("/proc/energy/cgroup/" DOCKER "/energy.stat", b, sizeof(b)) != -EACCES)
+	if (st_read("/proc/energy/cgroup/" DOCKER "/energy.stat", b,
+		    sizeof(b)) != -EACCES)
 		rc |= 2;
 	if (jnl_open(&nl))
 		return 91;
@@ -725,8 +759,11 @@ TEST(bad_names_are_enoent)
 	struct jnl *nl;
 	char b[256];
 
-	EXPECT_EQ(-ENOENT, st_read("/proc/energy/cgroup/no/such/energy.stat", b, sizeof(b)));
-	EXPECT_EQ(-ENOENT, st_read("/proc/energy/cgroup/cgroup.procs/energy.stat", b, sizeof(b)));
+	EXPECT_EQ(-ENOENT, st_read("/proc/energy/cgroup/no/such/energy.stat", b,
+				   sizeof(b)));
+	EXPECT_EQ(-ENOENT,
+		  st_read("/proc/energy/cgroup/cgroup.procs/energy.stat", b,
+			  sizeof(b)));
 	ASSERT_EQ(0, jnl_open(&nl));
 	EXPECT_EQ(-ENOENT, jnl_get_cgroup(nl, "no/such", 0, &r));
 	EXPECT_EQ(-ENOENT, jnl_get_cgroup(nl, "../etc", 0, &r));
@@ -795,12 +832,15 @@ TEST(the_cgroup_link_follows_the_readers_namespace)
 		/* The link names this namespace's tree, and nothing above it is there. */
 		if (stat("/proc/self/ns/cgroup", &ns))
 			_exit(4);
-		snprintf(want, sizeof(want), "cgroupns/%lu", (unsigned long)ns.st_ino);
+		snprintf(want, sizeof(want), "cgroupns/%lu",
+			 (unsigned long)ns.st_ino);
 		memset(link, 0, sizeof(link));
-		if (readlink("/proc/energy/cgroup", link, sizeof(link) - 1) < 0 ||
+		if (readlink("/proc/energy/cgroup", link, sizeof(link) - 1) <
+			    0 ||
 		    strcmp(link, want))
 			_exit(2);
-		if (st_read("/proc/energy/cgroup/" DOCKER "/energy.stat", b, sizeof(b)) != -ENOENT)
+		if (st_read("/proc/energy/cgroup/" DOCKER "/energy.stat", b,
+			    sizeof(b)) != -ENOENT)
 			_exit(5);
 		r = st_read("/proc/energy/cgroup/energy.stat", b, sizeof(b));
 		if (r <= 0 || !strstr(b, "path: /\n")) {

@@ -33,7 +33,8 @@
  * Each test: the model set (10 W per busy CPU, 5 W idle); afterwards the
  * model put back and the cgroups it made removed, even when it crashed.
  */
-FIXTURE(tools) {
+FIXTURE(tools)
+{
 	struct st_model model;
 };
 
@@ -109,34 +110,42 @@ TEST_F(tools, show_is_the_file_plus_the_names)
 	EXPECT_EQ(fe, v);
 	EXPECT_EQ(0, st_kv(st_out, "tasks", &v));
 	EXPECT_EQ(0, v);
-	EXPECT_EQ(0, strncmp(st_out, "path: /" CTR "\nid: ", strlen("path: /" CTR "\nid: ")))
-		TH_LOG("%.300s", st_out);
+	EXPECT_EQ(0, strncmp(st_out, "path: /" CTR "\nid: ",
+			     strlen("path: /" CTR "\nid: ")))
+	TH_LOG("%.300s", st_out);
 	EXPECT_EQ(0, st_cg_get(CTR, &r));
 	EXPECT_EQ(0, st_kv(st_out, "id", &v));
 	EXPECT_EQ(r.id, v);
 	EXPECT_NE(NULL, strstr(st_out, "\nsource: model\n"));
-	EXPECT_NE(NULL, strstr(st_out, "\nkind: container\nruntime: containerd\ncontainer_id: " ID
-				    "\npod_uid: " UID "\nqos: besteffort\nunit: cri-containerd-" ID
-				    ".scope\n"))
-		TH_LOG("%s", st_out);
+	EXPECT_NE(
+		NULL,
+		strstr(st_out,
+		       "\nkind: container\nruntime: containerd\ncontainer_id: " ID
+		       "\npod_uid: " UID
+		       "\nqos: besteffort\nunit: cri-containerd-" ID
+		       ".scope\n"))
+	TH_LOG("%s", st_out);
 	/* The leading slash is optional; JSON carries the same. */
 	rc = ST_JC(0, "show", "--json", "--cgroup", CTR);
 	ASSERT_EQ(0, rc) TH_LOG("stderr: %s", st_err);
 	snprintf(s, sizeof(s), "\"energy_uj\":%llu,", fe);
 	EXPECT_NE(NULL, strstr(st_out, s)) TH_LOG("%s", st_out);
-	EXPECT_NE(NULL, strstr(st_out, "\"container_id\":\"" ID "\",\"pod_uid\":\"" UID
-				    "\",\"qos\":\"besteffort\""))
-		TH_LOG("%s", st_out);
+	EXPECT_NE(NULL, strstr(st_out,
+			       "\"container_id\":\"" ID "\",\"pod_uid\":\"" UID
+			       "\",\"qos\":\"besteffort\""))
+	TH_LOG("%s", st_out);
 	/* A parent: kind pod, no container. */
 	rc = ST_JC(0, "show", "--cgroup", POD);
 	EXPECT_EQ(0, rc);
-	EXPECT_NE(NULL, strstr(st_out, "\nkind: pod\npod_uid: " UID "\nqos: besteffort\n"))
-		TH_LOG("%s", st_out);
+	EXPECT_NE(NULL, strstr(st_out, "\nkind: pod\npod_uid: " UID
+				       "\nqos: besteffort\n"))
+	TH_LOG("%s", st_out);
 	EXPECT_EQ(NULL, strstr(st_out, "container_id"));
 	/* A bad path: the reason, exit 1; the good one is still shown. */
 	rc = ST_JC(0, "show", "--cgroup", "/no/such", POD);
 	EXPECT_EQ(1, rc);
-	EXPECT_NE(NULL, strstr(st_err, "cgroup /no/such: no such cgroup")) TH_LOG("%s", st_err);
+	EXPECT_NE(NULL, strstr(st_err, "cgroup /no/such: no such cgroup"))
+	TH_LOG("%s", st_err);
 	EXPECT_NE(NULL, strstr(st_out, "kind: pod"));
 	/* PIDs are not paths. */
 	EXPECT_EQ(2, ST_JC(0, "show", "/" CTR));
@@ -159,8 +168,9 @@ TEST_F(tools, top_shows_a_burners_power_and_names)
 	ASSERT_EQ(0, st_mkcg(CTR));
 	b = st_burn_in(CTR, -1);
 	ASSERT_LT(0, b);
-	rc = st_jc_frames((const char *const[]){ "top", "--cgroups", "--depth", "4", "-b", "-n",
-						 "2", "-d", "1", NULL },
+	rc = st_jc_frames((const char *const[]){ "top", "--cgroups", "--depth",
+						 "4", "-b", "-n", "2", "-d",
+						 "1", NULL },
 			  cg_usage, CTR, m, 2);
 	kill(b, SIGKILL);
 	waitpid(b, NULL, 0);
@@ -168,10 +178,11 @@ TEST_F(tools, top_shows_a_burners_power_and_names)
 	frame = last_frame(st_out);
 	ASSERT_NE(NULL, frame) TH_LOG("%s", st_out);
 	EXPECT_NE(NULL, strstr(frame, "(depth <= 4)"));
-	ASSERT_EQ(0, find_row(frame, "/" CTR, row, sizeof(row))) TH_LOG("%s", frame);
+	ASSERT_EQ(0, find_row(frame, "/" CTR, row, sizeof(row)))
+	TH_LOG("%s", frame);
 	TH_LOG("%s", row);
-	ASSERT_EQ(6, sscanf(row, "%lf %15s %*s %*u %15s %63s %15s %511s", &power, cpu, cid,
-			    uid, qos, path));
+	ASSERT_EQ(6, sscanf(row, "%lf %15s %*s %*u %15s %63s %15s %511s",
+			    &power, cpu, cid, uid, qos, path));
 	pct = atof(cpu);
 	/*
 	 * The last frame spans top's snapshots behind frames 1 and 2. The
@@ -184,8 +195,8 @@ TEST_F(tools, top_shows_a_burners_power_and_names)
 	 * covers the moment between top's snapshot and its print.
 	 */
 	st_frame_share(&m[0], &m[1], &lo, &hi, &f_lo, &f_hi);
-	TH_LOG("cpu.stat: %.3f..%.3f of a CPU in a frame of %.3f..%.3f s; top: %.1f%% %.3f W", lo,
-	       hi, f_lo, f_hi, pct, power);
+	TH_LOG("cpu.stat: %.3f..%.3f of a CPU in a frame of %.3f..%.3f s; top: %.1f%% %.3f W",
+	       lo, hi, f_lo, f_hi, pct, power);
 	ASSERT_LT(0, f_lo);
 	EXPECT_LE(100 * lo, pct);
 	EXPECT_GE(100 * hi, pct);
@@ -208,18 +219,21 @@ TEST_F(tools, top_shows_a_burners_power_and_names)
 	EXPECT_EQ(0, find_row(st_out, "/" POD, row, sizeof(row)));
 	EXPECT_EQ(-1, find_row(st_out, "/" CTR, row, sizeof(row)));
 	/* --cgroups-match: the pod's subtree alone, the depth still applying. */
-	rc = ST_JC(0, "top", "--cgroups", "--depth", "4", "--cgroups-match", "besteffort-pod" UID_,
-		 "-b", "-n", "1", "-d", "0.5");
+	rc = ST_JC(0, "top", "--cgroups", "--depth", "4", "--cgroups-match",
+		   "besteffort-pod" UID_, "-b", "-n", "1", "-d", "0.5");
 	EXPECT_EQ(0, rc) TH_LOG("stderr: %s", st_err);
-	EXPECT_NE(NULL, strstr(st_out, "matching 'besteffort-pod" UID_ "'")) TH_LOG("%s", st_out);
-	EXPECT_EQ(0, find_row(st_out, "/" POD, row, sizeof(row))) TH_LOG("%s", st_out);
+	EXPECT_NE(NULL, strstr(st_out, "matching 'besteffort-pod" UID_ "'"))
+	TH_LOG("%s", st_out);
+	EXPECT_EQ(0, find_row(st_out, "/" POD, row, sizeof(row)))
+	TH_LOG("%s", st_out);
 	EXPECT_EQ(0, find_row(st_out, "/" CTR, row, sizeof(row)));
 	EXPECT_EQ(-1, find_row(st_out, "/", row, sizeof(row)));
 	EXPECT_EQ(-1, find_row(st_out, "/" QOS, row, sizeof(row)));
 	EXPECT_EQ(2, ST_JC(0, "top", "--cgroups", "--threads"));
 	EXPECT_EQ(2, ST_JC(0, "top", "--cgroups", "--depth", "x"));
 	EXPECT_EQ(2, ST_JC(0, "top", "--cgroups", "--cgroups-match", "("));
-	EXPECT_NE(NULL, strstr(st_err, "bad --cgroups-match '('")) TH_LOG("%s", st_err);
+	EXPECT_NE(NULL, strstr(st_err, "bad --cgroups-match '('"))
+	TH_LOG("%s", st_err);
 	EXPECT_EQ(2, ST_JC(0, "top", "--cgroups-match", "x"));
 }
 
@@ -234,19 +248,24 @@ TEST_F(tools, watch_prints_a_removed_cgroups_exit_record)
 	st_burn_in(GONE, 0.1);
 	settle();
 	ASSERT_EQ(0, st_cg_get(GONE, &last));
-	w = st_jc_start(0, (const char *const[]){ "watch", "--cgroups", "-n", "1", NULL });
+	w = st_jc_start(0, (const char *const[]){ "watch", "--cgroups", "-n",
+						  "1", NULL });
 	ASSERT_LT(0, w);
-	usleep(500000);	/* subscribed */
+	usleep(500000); /* subscribed */
 	ASSERT_EQ(0, rmdir(CG "/" GONE));
 	rc = st_jc_finish(w, 10);
 	ASSERT_EQ(0, rc) TH_LOG("stderr: %s, st_out: %s", st_err, st_out);
 	/* One line: its path from the hierarchy's root, its names, its final totals. */
 	snprintf(want, sizeof(want),
-		 "cgroup-exit path=/" GONE " id=%llu kind=container runtime=docker "
+		 "cgroup-exit path=/" GONE
+		 " id=%llu kind=container runtime=docker "
 		 "container_id=" ID2 " tasks=0 source=model energy_uj=%llu ",
-		 (unsigned long long)last.id, (unsigned long long)last.energy_uj);
-	EXPECT_EQ(0, strncmp(st_out, want, strlen(want))) TH_LOG("got  %s\nwant %s", st_out, want);
-	EXPECT_EQ(st_out + strlen(st_out) - 1, strchr(st_out, '\n')) TH_LOG("one line: %s", st_out);
+		 (unsigned long long)last.id,
+		 (unsigned long long)last.energy_uj);
+	EXPECT_EQ(0, strncmp(st_out, want, strlen(want)))
+	TH_LOG("got  %s\nwant %s", st_out, want);
+	EXPECT_EQ(st_out + strlen(st_out) - 1, strchr(st_out, '\n'))
+	TH_LOG("one line: %s", st_out);
 	rmdir(CG "/tools59.slice");
 }
 
@@ -255,7 +274,8 @@ static double series(const char *text, const char *name)
 {
 	size_t n = strlen(name);
 
-	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
+	for (const char *p = text; p && *p;
+	     p = strchr(p, '\n'), p = p ? p + 1 : p)
 		if (!strncmp(p, name, n) && p[n] == ' ')
 			return atof(p + n + 1);
 	return -1;
@@ -271,18 +291,27 @@ TEST_F(tools, export_has_the_cgroup_series_until_it_goes)
 	st_burn_in("tools59.slice/export.scope", 0.1);
 	settle();
 	ASSERT_EQ(0, st_cg_get("tools59.slice/export.scope", &before));
-	rc = ST_JC(0, "export", "--cgroups-match", "^/tools59", "--cgroups", "depth=2");
+	rc = ST_JC(0, "export", "--cgroups-match", "^/tools59", "--cgroups",
+		   "depth=2");
 	ASSERT_EQ(0, st_cg_get("tools59.slice/export.scope", &after));
 	EXPECT_EQ(0, rc) TH_LOG("stderr: %s", st_err);
-	e = series(st_out, "joules_cgroup_energy_joules_total{cgroup=\"/tools59.slice/export.scope\",kind=\"scope\"}");
-	cpu = series(st_out, "joules_cgroup_cpu_seconds_total{cgroup=\"/tools59.slice/export.scope\",kind=\"scope\"}");
+	e = series(
+		st_out,
+		"joules_cgroup_energy_joules_total{cgroup=\"/tools59.slice/export.scope\",kind=\"scope\"}");
+	cpu = series(
+		st_out,
+		"joules_cgroup_cpu_seconds_total{cgroup=\"/tools59.slice/export.scope\",kind=\"scope\"}");
 	TH_LOG("exported %.6f J, netlink %llu..%llu uJ; %.9f s", e,
-	       (unsigned long long)before.energy_uj, (unsigned long long)after.energy_uj, cpu);
+	       (unsigned long long)before.energy_uj,
+	       (unsigned long long)after.energy_uj, cpu);
 	EXPECT_LE(before.energy_uj / 1e6 - 1e-7, e);
 	EXPECT_GE(after.energy_uj / 1e6 + 1e-7, e);
 	EXPECT_LT(0.09, cpu);
 	/* The match and depth leave the rest st_out. */
-	EXPECT_NE(-1, series(st_out, "joules_cgroup_energy_joules_total{cgroup=\"/tools59.slice\",kind=\"slice\"}"));
+	EXPECT_NE(
+		-1,
+		series(st_out,
+		       "joules_cgroup_energy_joules_total{cgroup=\"/tools59.slice\",kind=\"slice\"}"));
 	EXPECT_EQ(NULL, strstr(st_out, "cgroup=\"/\""));
 	EXPECT_EQ(NULL, strstr(st_out, "kubepods"));
 	/* Gone: no series any more. */
@@ -290,10 +319,15 @@ TEST_F(tools, export_has_the_cgroup_series_until_it_goes)
 	rc = ST_JC(0, "export", "--cgroups-match", "^/tools59");
 	EXPECT_EQ(0, rc);
 	EXPECT_EQ(NULL, strstr(st_out, "export.scope"));
-	EXPECT_NE(-1, series(st_out, "joules_cgroup_energy_joules_total{cgroup=\"/tools59.slice\",kind=\"slice\"}"));
+	EXPECT_NE(
+		-1,
+		series(st_out,
+		       "joules_cgroup_energy_joules_total{cgroup=\"/tools59.slice\",kind=\"slice\"}"));
 	/* ...and its energy stays in its parent. */
-	EXPECT_LE(after.energy_uj / 1e6 - 1e-7,
-		  series(st_out, "joules_cgroup_energy_joules_total{cgroup=\"/tools59.slice\",kind=\"slice\"}"));
+	EXPECT_LE(
+		after.energy_uj / 1e6 - 1e-7,
+		series(st_out,
+		       "joules_cgroup_energy_joules_total{cgroup=\"/tools59.slice\",kind=\"slice\"}"));
 	rmdir(CG "/tools59.slice");
 }
 
@@ -307,11 +341,14 @@ TEST_F(tools, an_unprivileged_user_sees_only_its_own)
 	ASSERT_EQ(0, st_sh("chown %d " CG "/mine59.scope", NOBODY));
 	rc = ST_JC(NOBODY, "top", "--cgroups", "-b", "-n", "1", "-d", "0.3");
 	EXPECT_EQ(0, rc) TH_LOG("%s", st_err);
-	EXPECT_EQ(0, find_row(st_out, "/mine59.scope", row, sizeof(row))) TH_LOG("%s", st_out);
-	EXPECT_NE(NULL, strstr(st_out, "cgroups: 1 shown of 1")) TH_LOG("%s", st_out);
+	EXPECT_EQ(0, find_row(st_out, "/mine59.scope", row, sizeof(row)))
+	TH_LOG("%s", st_out);
+	EXPECT_NE(NULL, strstr(st_out, "cgroups: 1 shown of 1"))
+	TH_LOG("%s", st_out);
 	rc = ST_JC(NOBODY, "show", "--cgroup", CTR);
 	EXPECT_EQ(1, rc);
-	EXPECT_NE(NULL, strstr(st_err, "permission denied")) TH_LOG("%s", st_err);
+	EXPECT_NE(NULL, strstr(st_err, "permission denied"))
+	TH_LOG("%s", st_err);
 	rc = ST_JC(NOBODY, "show", "--cgroup", "mine59.scope");
 	EXPECT_EQ(0, rc) TH_LOG("%s", st_err);
 	EXPECT_NE(NULL, strstr(st_out, "path: /mine59.scope\n"));

@@ -106,7 +106,8 @@ static int start_collector(void)
  * parent (also after a crash), the collector stopped, the module loaded
  * and its settings as they were.
  */
-FIXTURE(collector) {
+FIXTURE(collector)
+{
 	struct st_settings saved;
 	pid_t pid;
 };
@@ -121,7 +122,8 @@ FIXTURE_SETUP(collector)
 		st_sh("cat " RUN_LOG);
 		if (collector > 0)
 			kill(collector, SIGKILL);
-		ASSERT_TRUE(0) TH_LOG("the BPF collector does not load and attach");
+		ASSERT_TRUE(0)
+		TH_LOG("the BPF collector does not load and attach");
 	}
 	self->pid = collector;
 }
@@ -287,34 +289,33 @@ TEST(errors)
 
 	rc = run_as(65534, JB " status");
 	CHECK(rc == 1, "status as nobody exits 1 (rc %d)", rc);
-	CHECK(
-		strstr(out,
-		       "joules-bpf: needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)"),
-		"clear message: %s", out);
+	CHECK(strstr(out,
+		     "joules-bpf: needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)"),
+	      "clear message: %s", out);
 	rc = run_as(65534, JB " run");
 	CHECK(rc == 1 && strstr(out, "needs root"),
-		  "run as nobody refused (rc %d): %s", rc, out);
+	      "run as nobody refused (rc %d): %s", rc, out);
 	/* Up to here: without root: a clear error */
 
 	rc = run(JB " run --btf /nonexistent/vmlinux");
 	CHECK(rc == 1, "run --btf missing exits 1 (rc %d)", rc);
 	CHECK(strstr(out, "/nonexistent/vmlinux") &&
-			  strstr(out, "CONFIG_DEBUG_INFO_BTF"),
-		  "message names the file and the kernel option: %s", out);
+		      strstr(out, "CONFIG_DEBUG_INFO_BTF"),
+	      "message names the file and the kernel option: %s", out);
 	rc = run("JOULES_BPF_BTF=/nonexistent/btf " JB " top -b -n 1");
 	CHECK(rc == 1 && strstr(out, "CONFIG_DEBUG_INFO_BTF"),
-		  "JOULES_BPF_BTF override too (rc %d): %s", rc, out);
+	      "JOULES_BPF_BTF override too (rc %d): %s", rc, out);
 	CHECK(run(JB " status") == 1, "nothing left running");
 	/* Up to here: without BTF: a clear error naming CONFIG_DEBUG_INFO_BTF */
 
 	CHECK(run(JB " run --max-tasks 0") == 2,
-		  "--max-tasks 0 is a usage error");
+	      "--max-tasks 0 is a usage error");
 	CHECK(run(JB " show --coef '1 2 3' 1") == 2 &&
-			  strstr(out, "not a coefficient set"),
-		  "bad --coef: %s", out);
+		      strstr(out, "not a coefficient set"),
+	      "bad --coef: %s", out);
 	CHECK(run(JB " show") == 2, "show without PID is a usage error");
 	CHECK(run(JB " show 1") == 1 && strstr(out, "no collector running"),
-		  "show with no collector: %s", out);
+	      "show with no collector: %s", out);
 	/* Up to here: usage errors and no collector */
 }
 
@@ -329,34 +330,34 @@ TEST_F(collector, load)
 		DIAG("status: %s", l);
 	run(JB " status");
 	CHECK(st_kv(out, "max_tasks", &v) == 0 && v == 4096,
-		  "task map sized by --max-tasks (%llu)", v);
+	      "task map sized by --max-tasks (%llu)", v);
 	CHECK(st_kv(out, "tasks_tracked", &v) == 0 && v > 0,
-		  "tasks tracked (%llu)", v);
-	CHECK(st_kv(out, "tasks_dropped", &v) == 0 && v == 0,
-		  "none dropped");
+	      "tasks tracked (%llu)", v);
+	CHECK(st_kv(out, "tasks_dropped", &v) == 0 && v == 0, "none dropped");
 	/* Both see the same PMU (none under QEMU). */
 	if (st_read(JOULES_SYSFS "/hw_counters", mod_hw, sizeof(mod_hw)) > 0) {
 		mod_hw[strcspn(mod_hw, "\n")] = 0;
 		st_kvs(out, "hw_counters", hw, sizeof(hw));
-		CHECK(!strcmp(hw, mod_hw),
-			  "hw counters: bpf '%s', module '%s'", hw, mod_hw);
+		CHECK(!strcmp(hw, mod_hw), "hw counters: bpf '%s', module '%s'",
+		      hw, mod_hw);
 	}
 	CHECK(run(JB " run") == 1 && strstr(out, "already running"),
-		  "a second collector is refused: %s", out);
+	      "a second collector is refused: %s", out);
 	/* Up to here: the BPF collector loads and attaches */
 }
 
 TEST_F(collector, busy_loop)
 {
 	unsigned long long sch;
-	unsigned long long b_ns = 0, m_ns = 0, m_uj = 0, b_uj = 0, rd = 0, wr = 0, want;
+	unsigned long long b_ns = 0, m_ns = 0, m_uj = 0, b_uj = 0, rd = 0,
+			   wr = 0, want;
 	char s[32];
 	struct child c;
 	int fd;
 
 	/* The module charges model energy from the same set. */
 	CHECK(st_write(COEF, COEF_LINE "\n", strlen(COEF_LINE) + 1) == 0,
-		  "module coefficients set");
+	      "module coefficients set");
 	if (!CHECK(child_start(&c, 1.0, 0) == 0, "busy child")) {
 		/* Up to here: busy loop: CPU time agrees with the module within 2% */
 		return;
@@ -366,31 +367,29 @@ TEST_F(collector, busy_loop)
 	sch = schedstat_ns(c.pid);
 	if (CHECK(bpf_show(c.pid, "", &b_ns) == 0, "joules-bpf show") &&
 	    CHECK(module_cpu(c.pid, &m_ns, &m_uj) == 0, "/proc/energy/%d",
-		      c.pid)) {
-		DIAG(
-			"cpu ns: bpf %llu module %llu schedstat %llu child %llu",
-			b_ns, m_ns, sch, c.cpu_ns);
+		  c.pid)) {
+		DIAG("cpu ns: bpf %llu module %llu schedstat %llu child %llu",
+		     b_ns, m_ns, sch, c.cpu_ns);
 		CHECK(rel(b_ns, m_ns) < 0.02,
-			  "bpf %llu vs module %llu within 2%%", b_ns, m_ns);
+		      "bpf %llu vs module %llu within 2%%", b_ns, m_ns);
 		CHECK(rel(b_ns, sch) < 0.02,
-			  "bpf %llu vs schedstat %llu within 2%%", b_ns, sch);
-		CHECK(own_ok(b_ns, c.cpu_ns),
-			  "bpf %llu vs child's own %llu", b_ns, c.cpu_ns);
+		      "bpf %llu vs schedstat %llu within 2%%", b_ns, sch);
+		CHECK(own_ok(b_ns, c.cpu_ns), "bpf %llu vs child's own %llu",
+		      b_ns, c.cpu_ns);
 		CHECK(b_ns > 0.95e9, "about 1 s (%llu)", b_ns);
 		CHECK(st_kvs(out, "source", s, sizeof(s)) == 0 &&
-				  !strcmp(s, "none"),
-			  "no coefficients: source none (%s)", s);
+			      !strcmp(s, "none"),
+		      "no coefficients: source none (%s)", s);
 		CHECK(strstr(out, "energy_uj: absent\n"),
-			  "energy absent, not 0");
+		      "energy absent, not 0");
 		CHECK(strstr(out, "state: alive\n") &&
-				  strstr(out, "threads: 1\n"),
-			  "alive, one thread");
+			      strstr(out, "threads: 1\n"),
+		      "alive, one thread");
 		if (pmu_absent())
-			CHECK(
-				strstr(out, "cycles: absent\n") &&
-					strstr(out, "instructions: absent\n") &&
-					strstr(out, "cache_misses: absent\n"),
-				"no PMU: hardware counters absent, not 0");
+			CHECK(strstr(out, "cycles: absent\n") &&
+				      strstr(out, "instructions: absent\n") &&
+				      strstr(out, "cache_misses: absent\n"),
+			      "no PMU: hardware counters absent, not 0");
 	}
 	/* Up to here: busy loop: CPU time agrees with the module within 2% */
 
@@ -402,12 +401,11 @@ TEST_F(collector, busy_loop)
 		/* 5 W x time + 2 pJ per byte, in uJ, rounded down. */
 		want = (b_ns * 5000000ull + (rd + wr) * 2000ull) /
 		       1000000000ull;
-		CHECK(b_uj == want, "energy_uj %llu is the model's %llu",
-			  b_uj, want);
+		CHECK(b_uj == want, "energy_uj %llu is the model's %llu", b_uj,
+		      want);
 		CHECK(strstr(out, "source: model\n"), "source model");
 		CHECK(rel(b_uj, m_uj) < 0.02,
-			  "bpf %llu uJ vs module %llu uJ within 2%%", b_uj,
-			  m_uj);
+		      "bpf %llu uJ vs module %llu uJ within 2%%", b_uj, m_uj);
 	} else {
 		CHECK(0, "show --coef: %s", out);
 	}
@@ -416,20 +414,19 @@ TEST_F(collector, busy_loop)
 		const char f[] = "# from joules-train\n" COEF_LINE "\n";
 
 		CHECK(write(fd, f, sizeof(f) - 1) == (ssize_t)sizeof(f) - 1,
-			  "write file");
+		      "write file");
 		close(fd);
 	}
 	CHECK(bpf_show(c.pid, "-C /tmp/jb-coef", &b_ns) == 0 &&
-			  st_kv(out, "energy_uj", &want) == 0 && want == b_uj,
-		  "-C FILE gives the same (%llu): %s", want, out);
+		      st_kv(out, "energy_uj", &want) == 0 && want == b_uj,
+	      "-C FILE gives the same (%llu): %s", want, out);
 	CHECK(bpf_show(c.pid, "-C " COEF, &b_ns) == 0 &&
-			  st_kv(out, "energy_uj", &want) == 0 && want == b_uj,
-		  "-C the module's own coefficients file (%llu)", want);
-	CHECK(run(JB " show --json --coef '" COEF_LINE "' %d", c.pid) ==
-				  0 &&
-			  strstr(out, "\"source\":\"model\"") &&
-			  strstr(out, "\"cycles\":"),
-		  "JSON: %s", out);
+		      st_kv(out, "energy_uj", &want) == 0 && want == b_uj,
+	      "-C the module's own coefficients file (%llu)", want);
+	CHECK(run(JB " show --json --coef '" COEF_LINE "' %d", c.pid) == 0 &&
+		      strstr(out, "\"source\":\"model\"") &&
+		      strstr(out, "\"cycles\":"),
+	      "JSON: %s", out);
 	/* Up to here: model energy: the core's formula, agreeing with the module */
 	child_end(&c);
 }
@@ -450,16 +447,15 @@ TEST_F(collector, exits)
 	usleep(300000);
 	if (CHECK(bpf_show(c.pid, "", &b_ns) == 0, "show process")) {
 		CHECK(own_ok(b_ns, c.cpu_ns),
-			  "process %llu vs child's own %llu", b_ns, c.cpu_ns);
+		      "process %llu vs child's own %llu", b_ns, c.cpu_ns);
 		CHECK(strstr(out, "threads: 1\n"), "one living thread");
 		if (module_cpu(c.pid, &m_ns, NULL) == 0)
-			CHECK(rel(b_ns, m_ns) < 0.02,
-				  "bpf %llu vs module %llu", b_ns, m_ns);
+			CHECK(rel(b_ns, m_ns) < 0.02, "bpf %llu vs module %llu",
+			      b_ns, m_ns);
 	}
-	if (CHECK(bpf_show(c.pid, "--thread", &t_ns) == 0,
-		      "show main thread"))
+	if (CHECK(bpf_show(c.pid, "--thread", &t_ns) == 0, "show main thread"))
 		CHECK(t_ns < b_ns - 0.4e9,
-			  "thread alone %llu excludes the exited thread", t_ns);
+		      "thread alone %llu excludes the exited thread", t_ns);
 	run(JB " status");
 	st_kv(out, "exits_folded", &v1);
 	CHECK(v1 > v0, "exits folded %llu -> %llu", v0, v1);
@@ -470,13 +466,13 @@ TEST_F(collector, exits)
 		DIAG("release failed");
 	usleep(300000);
 	rc = bpf_show(c.pid, "", &b_ns);
-	CHECK(rc == 0 && strstr(out, "state: exited\n"),
-		  "zombie: exited: %s", out);
+	CHECK(rc == 0 && strstr(out, "state: exited\n"), "zombie: exited: %s",
+	      out);
 	CHECK(rc == 0 && own_ok(b_ns, c.cpu_ns),
-		  "zombie keeps %llu (child %llu)", b_ns, c.cpu_ns);
+	      "zombie keeps %llu (child %llu)", b_ns, c.cpu_ns);
 	if (CHECK(module_cpu(c.pid, &m_ns, NULL) == 0, "module: zombie"))
-		CHECK(rel(b_ns, m_ns) < 0.02,
-			  "zombie: bpf %llu vs module %llu", b_ns, m_ns);
+		CHECK(rel(b_ns, m_ns) < 0.02, "zombie: bpf %llu vs module %llu",
+		      b_ns, m_ns);
 	close(c.go);
 	close(c.report);
 	waitpid(c.pid, NULL, 0);
@@ -553,22 +549,22 @@ TEST_F(collector, exec_thread)
 	close(go[0]);
 	close(rep[1]);
 	CHECK(read(rep[0], &own, sizeof(own)) == sizeof(own),
-		  "helper reported");
+	      "helper reported");
 	usleep(300000);
 	if (CHECK(bpf_show(pid, "", &b_ns) == 0, "show after exec")) {
-		CHECK(own_ok(b_ns, own), "bpf %llu vs process's own %llu",
-			  b_ns, own);
+		CHECK(own_ok(b_ns, own), "bpf %llu vs process's own %llu", b_ns,
+		      own);
 		CHECK(b_ns > 0.85e9, "all three parts (%llu)", b_ns);
 		/* comm comes from the exec'd path, /proc/self/exe */
 		CHECK(st_kvs(out, "comm", comm, sizeof(comm)) == 0 &&
-				  !strcmp(comm, "exe"),
-			  "comm of the new image (%s)", comm);
+			      !strcmp(comm, "exe"),
+		      "comm of the new image (%s)", comm);
 		CHECK(st_kv(out, "threads", &v) == 0 && v == 1,
-			  "one thread left");
+		      "one thread left");
 	}
 	if (module_cpu(pid, &m_ns, NULL) == 0)
-		CHECK(rel(b_ns, m_ns) < 0.02, "bpf %llu vs module %llu",
-			  b_ns, m_ns);
+		CHECK(rel(b_ns, m_ns) < 0.02, "bpf %llu vs module %llu", b_ns,
+		      m_ns);
 	if (write(go[1], "x", 1) < 0)
 		DIAG("release failed");
 	close(go[1]);
@@ -600,10 +596,11 @@ TEST_F(collector, record)
 	if (CHECK(fp != NULL, "csv written")) {
 		/* The node's facts for joules-train, then the header. */
 		if (fgets(head, sizeof(head), fp))
-			CHECK(!strncmp(head, "# node: cpus=", 13), "node facts: %s", head);
+			CHECK(!strncmp(head, "# node: cpus=", 13),
+			      "node facts: %s", head);
 		if (fgets(head, sizeof(head), fp))
 			CHECK(!strcmp(head, OUT_RECORD_HEADER "\n"),
-				  "header: %s", head);
+			      "header: %s", head);
 		while (fgets(line, sizeof(line), fp)) {
 			char *f[20];
 			unsigned long long iv, e, idle, ns, disk, task;
@@ -619,35 +616,36 @@ TEST_F(collector, record)
 			disk = strtoull(f[11], NULL, 10);
 			cpu += ns;
 			CHECK(!strcmp(f[3], "model"), "source model (%s)",
-				  f[3]);
+			      f[3]);
 			CHECK(iv > 0.15e9 && iv < 0.5e9,
-				  "interval %llu about 0.2 s", iv);
+			      "interval %llu about 0.2 s", iv);
 			/* idle 0.7 W over the interval, rounded with a carry. */
 			CHECK(idle + 1 >= iv * 7 / 10000 &&
-					  idle <= iv * 7 / 10000 + 1,
-				  "idle_uj %llu is 0.7 W x %llu ns", idle, iv);
+				      idle <= iv * 7 / 10000 + 1,
+			      "idle_uj %llu is 0.7 W x %llu ns", idle, iv);
 			task = (ns * 5000000ull + disk * 2000ull) /
 			       1000000000ull;
 			CHECK(e + 1 >= idle + task && e <= idle + task + 1,
-				  "energy %llu = idle %llu + model %llu", e,
-				  idle, task);
+			      "energy %llu = idle %llu + model %llu", e, idle,
+			      task);
 			/* No PMU: empty fields, not 0. */
 			if (no_pmu)
 				CHECK(!*f[8] && !*f[9] && !*f[10],
-					  "hw fields empty");
+				      "hw fields empty");
 			else
 				CHECK(*f[8] && *f[9] && *f[10],
-					  "hw fields present");
+				      "hw fields present");
 		}
 		fclose(fp);
 	}
 	CHECK(rows == 3, "3 rows (%llu)", rows);
-	CHECK(cpu > 0.3e9,
-		  "the busy child's time is in the samples (%llu ns)", cpu);
+	CHECK(cpu > 0.3e9, "the busy child's time is in the samples (%llu ns)",
+	      cpu);
 }
 
 /* One busy child; check what each collector says within 2% of its own. */
-static void both_agree(struct __test_metadata *_metadata, const char *what, bool module)
+static void both_agree(struct __test_metadata *_metadata, const char *what,
+		       bool module)
 {
 	unsigned long long b_ns = 0, m_ns = 0, sch;
 	struct child c;
@@ -657,17 +655,17 @@ static void both_agree(struct __test_metadata *_metadata, const char *what, bool
 	usleep(400000);
 	sch = schedstat_ns(c.pid);
 	if (CHECK(bpf_show(c.pid, "", &b_ns) == 0, "bpf show")) {
-		CHECK(rel(b_ns, sch) < 0.02, "bpf %llu vs schedstat %llu",
-			  b_ns, sch);
-		CHECK(own_ok(b_ns, c.cpu_ns),
-			  "bpf %llu vs child's own %llu", b_ns, c.cpu_ns);
+		CHECK(rel(b_ns, sch) < 0.02, "bpf %llu vs schedstat %llu", b_ns,
+		      sch);
+		CHECK(own_ok(b_ns, c.cpu_ns), "bpf %llu vs child's own %llu",
+		      b_ns, c.cpu_ns);
 	}
-	if (module && CHECK(module_cpu(c.pid, &m_ns, NULL) == 0,
-				"module per-pid file")) {
-		CHECK(rel(m_ns, sch) < 0.02,
-			  "module %llu vs schedstat %llu", m_ns, sch);
-		CHECK(rel(b_ns, m_ns) < 0.02, "bpf %llu vs module %llu",
-			  b_ns, m_ns);
+	if (module &&
+	    CHECK(module_cpu(c.pid, &m_ns, NULL) == 0, "module per-pid file")) {
+		CHECK(rel(m_ns, sch) < 0.02, "module %llu vs schedstat %llu",
+		      m_ns, sch);
+		CHECK(rel(b_ns, m_ns) < 0.02, "bpf %llu vs module %llu", b_ns,
+		      m_ns);
 	}
 	child_end(&c);
 	TH_LOG("%s", what);
@@ -679,11 +677,13 @@ TEST_F(collector, coexist)
 
 	CHECK(rc == 0, "module unloaded under the collector");
 	CHECK(run(JB " status") == 0, "collector still running");
-	both_agree(_metadata, "module unloaded: the collector goes on counting", false);
+	both_agree(_metadata, "module unloaded: the collector goes on counting",
+		   false);
 
 	rc = st_sh(LIB "joules_load");
 	CHECK(rc == 0, "module loaded under the collector");
-	both_agree(_metadata, "module reloaded under the collector: both count right",
+	both_agree(_metadata,
+		   "module reloaded under the collector: both count right",
 		   true);
 }
 
@@ -697,8 +697,8 @@ TEST_F(collector, stop)
 	CHECK(rc == 0, "stop rc %d: %s", rc, out);
 	if (collector > 0) {
 		CHECK(waitpid(collector, &status, 0) == collector &&
-				  WIFEXITED(status) && WEXITSTATUS(status) == 0,
-			  "run exited 0 (status %#x)", status);
+			      WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "run exited 0 (status %#x)", status);
 		collector = -1;
 	}
 	CHECK(stat("/sys/fs/bpf/joules", &sb) != 0, "pins removed");
@@ -736,11 +736,11 @@ TEST_F(collector, stop)
 				waitpid(kids[i], NULL, 0);
 		CHECK(rc == 0, "status rc %d", rc);
 		CHECK(st_kv(out, "max_tasks", &v) == 0 && v == 8,
-			  "max_tasks %llu", v);
+		      "max_tasks %llu", v);
 		CHECK(st_kv(out, "tasks_tracked", &v) == 0 && v <= 8,
-			  "tracked %llu <= 8", v);
+		      "tracked %llu <= 8", v);
 		CHECK(st_kv(out, "tasks_dropped", &v) == 0 && v > 0,
-			  "dropped %llu > 0", v);
+		      "dropped %llu > 0", v);
 		CHECK(run(JB " stop") == 0, "stopped");
 		waitpid(collector, NULL, 0);
 		collector = -1;
@@ -752,7 +752,7 @@ TEST_F(collector, stop)
 	rc = run(JB " top -b -n 1 -d 0.3");
 	CHECK(rc == 0, "top rc %d", rc);
 	CHECK(strstr(out, "collector private") && strstr(out, "PID USER"),
-		  "table: %s", out);
+	      "table: %s", out);
 	CHECK(run(JB " status") == 1, "private collector gone with top");
 	/* Up to here: top loads a private collector when none runs */
 }

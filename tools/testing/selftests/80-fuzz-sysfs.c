@@ -11,9 +11,9 @@
 
 #include "selftest.h"
 
-#define MAXV 1000000000000ULL	/* JL_COEF_MAX */
-#define MAX_MHZ 100000ULL	/* JL_MHZ_MAX */
-#define MAX_BANDS 4		/* JL_MAX_BANDS */
+#define MAXV 1000000000000ULL /* JL_COEF_MAX */
+#define MAX_MHZ 100000ULL /* JL_MHZ_MAX */
+#define MAX_BANDS 4 /* JL_MAX_BANDS */
 #define NR_COEF 9
 
 enum kind { K_UINT, K_WORD, K_FIELDS, K_BANDS };
@@ -21,38 +21,79 @@ enum kind { K_UINT, K_WORD, K_FIELDS, K_BANDS };
 struct attr {
 	const char *path;
 	enum kind kind;
-	unsigned long long lo, hi;	/* K_UINT bounds; K_FIELDS per-field max */
-	unsigned int fields;		/* K_FIELDS count */
-	unsigned int alt_fields;	/* another accepted count (0: none) */
-	bool comments;			/* K_FIELDS: '#' lines allowed first */
-	const char *const *words;	/* K_WORD */
+	unsigned long long lo, hi; /* K_UINT bounds; K_FIELDS per-field max */
+	unsigned int fields; /* K_FIELDS count */
+	unsigned int alt_fields; /* another accepted count (0: none) */
+	bool comments; /* K_FIELDS: '#' lines allowed first */
+	const char *const *words; /* K_WORD */
 	unsigned long tried, good, bad, wrong;
 };
 
 static const char *const source_words[] = { "auto", "rapl", "model", NULL };
 
 static struct attr attrs[] = {
-	{ .path = JOULES_SYSFS "/interval_ms", .kind = K_UINT, .lo = 10, .hi = 60000 },
-	{ .path = JOULES_SYSFS "/idle_split", .kind = K_UINT, .lo = 0, .hi = 1 },
-	{ .path = JOULES_SYSFS "/gamma_milli", .kind = K_UINT, .lo = 1, .hi = 1000 },
-	{ .path = JOULES_SYSFS "/delta_milli", .kind = K_UINT, .lo = 1, .hi = 1000 },
-	{ .path = JOULES_SYSFS "/source", .kind = K_WORD, .words = source_words },
+	{ .path = JOULES_SYSFS "/interval_ms",
+	  .kind = K_UINT,
+	  .lo = 10,
+	  .hi = 60000 },
+	{ .path = JOULES_SYSFS "/idle_split",
+	  .kind = K_UINT,
+	  .lo = 0,
+	  .hi = 1 },
+	{ .path = JOULES_SYSFS "/gamma_milli",
+	  .kind = K_UINT,
+	  .lo = 1,
+	  .hi = 1000 },
+	{ .path = JOULES_SYSFS "/delta_milli",
+	  .kind = K_UINT,
+	  .lo = 1,
+	  .hi = 1000 },
+	{ .path = JOULES_SYSFS "/source",
+	  .kind = K_WORD,
+	  .words = source_words },
 	/* "pkg core dram psys wall", or the four of the first layout ("auto": 31-static-power). */
-	{ .path = JOULES_SYSFS "/meter_idle_uw", .kind = K_FIELDS, .hi = MAXV, .fields = 5,
+	{ .path = JOULES_SYSFS "/meter_idle_uw",
+	  .kind = K_FIELDS,
+	  .hi = MAXV,
+	  .fields = 5,
 	  .alt_fields = 4 },
-	{ .path = JOULES_SYSFS "/wallmeter/timeout_ms", .kind = K_UINT, .lo = 100, .hi = 600000 },
-	{ .path = JOULES_SYSFS "/wallmeter/max_power_w", .kind = K_UINT, .lo = 1, .hi = 1000000 },
+	{ .path = JOULES_SYSFS "/wallmeter/timeout_ms",
+	  .kind = K_UINT,
+	  .lo = 100,
+	  .hi = 600000 },
+	{ .path = JOULES_SYSFS "/wallmeter/max_power_w",
+	  .kind = K_UINT,
+	  .lo = 1,
+	  .hi = 1000000 },
 	/* Nine fields, or the six of the first layout. */
-	{ .path = JOULES_SYSFS "/model/coefficients", .kind = K_FIELDS, .hi = MAXV, .fields = 9,
-	  .alt_fields = 6, .comments = true },
-	{ .path = JOULES_SYSFS "/model/cpu_time_uw", .kind = K_UINT, .hi = MAXV },
+	{ .path = JOULES_SYSFS "/model/coefficients",
+	  .kind = K_FIELDS,
+	  .hi = MAXV,
+	  .fields = 9,
+	  .alt_fields = 6,
+	  .comments = true },
+	{ .path = JOULES_SYSFS "/model/cpu_time_uw",
+	  .kind = K_UINT,
+	  .hi = MAXV },
 	{ .path = JOULES_SYSFS "/model/cycles_pj", .kind = K_UINT, .hi = MAXV },
-	{ .path = JOULES_SYSFS "/model/instructions_pj", .kind = K_UINT, .hi = MAXV },
-	{ .path = JOULES_SYSFS "/model/cache_miss_pj", .kind = K_UINT, .hi = MAXV },
-	{ .path = JOULES_SYSFS "/model/disk_byte_pj", .kind = K_UINT, .hi = MAXV },
-	{ .path = JOULES_SYSFS "/model/net_tx_byte_pj", .kind = K_UINT, .hi = MAXV },
-	{ .path = JOULES_SYSFS "/model/net_rx_byte_pj", .kind = K_UINT, .hi = MAXV },
-	{ .path = JOULES_SYSFS "/model/pagecache_byte_pj", .kind = K_UINT, .hi = MAXV },
+	{ .path = JOULES_SYSFS "/model/instructions_pj",
+	  .kind = K_UINT,
+	  .hi = MAXV },
+	{ .path = JOULES_SYSFS "/model/cache_miss_pj",
+	  .kind = K_UINT,
+	  .hi = MAXV },
+	{ .path = JOULES_SYSFS "/model/disk_byte_pj",
+	  .kind = K_UINT,
+	  .hi = MAXV },
+	{ .path = JOULES_SYSFS "/model/net_tx_byte_pj",
+	  .kind = K_UINT,
+	  .hi = MAXV },
+	{ .path = JOULES_SYSFS "/model/net_rx_byte_pj",
+	  .kind = K_UINT,
+	  .hi = MAXV },
+	{ .path = JOULES_SYSFS "/model/pagecache_byte_pj",
+	  .kind = K_UINT,
+	  .hi = MAXV },
 	{ .path = JOULES_SYSFS "/model/idle_uw", .kind = K_UINT, .hi = MAXV },
 	/* Last: its value is several lines (see snapshot()). */
 	{ .path = JOULES_SYSFS "/model/bands", .kind = K_BANDS, .hi = MAXV },
@@ -88,7 +129,8 @@ static bool valid_uint(const char *s, size_t n, unsigned long long max,
 	for (i = 0; i < n; i++) {
 		if (s[i] < '0' || s[i] > '9')
 			return false;
-		if ((unsigned long long)(s[i] - '0') > max || v > (max - (s[i] - '0')) / 10)
+		if ((unsigned long long)(s[i] - '0') > max ||
+		    v > (max - (s[i] - '0')) / 10)
 			return false;
 		v = v * 10 + (s[i] - '0');
 	}
@@ -140,8 +182,9 @@ static bool oracle_bands(const char *buf, size_t len, unsigned int *nr)
 				i++;
 			if (t == 0 && i - s == 3 && !memcmp(buf + s, "max", 3))
 				max = true;
-			else if (t == 0 && !(valid_uint(buf + s, i - s, MAX_MHZ, &edge) &&
-					     edge > prev))
+			else if (t == 0 &&
+				 !(valid_uint(buf + s, i - s, MAX_MHZ, &edge) &&
+				   edge > prev))
 				return false;
 			else if (t > 0 && !valid_uint(buf + s, i - s, MAXV, &v))
 				return false;
@@ -158,7 +201,7 @@ static bool oracle_bands(const char *buf, size_t len, unsigned int *nr)
 			return i == len;
 		}
 		if (!nl)
-			return false;	/* no "max" line */
+			return false; /* no "max" line */
 	}
 }
 
@@ -188,12 +231,13 @@ static bool oracle(const struct attr *a, const char *buf, size_t len)
 		return false;
 	switch (a->kind) {
 	case K_BANDS:
-		return false;	/* expected() */
+		return false; /* expected() */
 	case K_UINT:
 		return valid_uint(buf, n, a->hi, &v) && v >= a->lo;
 	case K_WORD:
 		for (f = 0; a->words[f]; f++)
-			if (strlen(a->words[f]) == n && !memcmp(buf, a->words[f], n))
+			if (strlen(a->words[f]) == n &&
+			    !memcmp(buf, a->words[f], n))
 				return true;
 		return false;
 	case K_FIELDS:
@@ -233,10 +277,31 @@ static int expected(const struct attr *a, const char *buf, size_t len)
 static size_t gen_number(char *b, size_t cap)
 {
 	static const char *const edge[] = {
-		"0", "1", "9", "10", "1000", "1001", "60000", "60001", "999999999999",
-		"1000000000000", "1000000000001", "4294967295", "4294967296",
-		"18446744073709551615", "18446744073709551616", "99999999999999999999999",
-		"007", "-1", "+1", "0x10", "1e3", "1.5", " 5", "5 ", "",
+		"0",
+		"1",
+		"9",
+		"10",
+		"1000",
+		"1001",
+		"60000",
+		"60001",
+		"999999999999",
+		"1000000000000",
+		"1000000000001",
+		"4294967295",
+		"4294967296",
+		"18446744073709551615",
+		"18446744073709551616",
+		"99999999999999999999999",
+		"007",
+		"-1",
+		"+1",
+		"0x10",
+		"1e3",
+		"1.5",
+		" 5",
+		"5 ",
+		"",
 	};
 	size_t n;
 
@@ -291,12 +356,16 @@ static size_t gen_valid_like(const struct attr *a, char *b, size_t cap)
 					      edge += 1 + rnd() % 3000);
 			else
 				n += gen_number(b + n, cap - n - 1);
-			fields = NR_COEF + (rnd() % 6 == 0 ? (rnd() % 3) - 1 : 0);
+			fields = NR_COEF +
+				 (rnd() % 6 == 0 ? (rnd() % 3) - 1 : 0);
 			for (f = 0; f < fields; f++) {
 				b[n++] = rnd() % 6 ? ' ' : '\t';
 				if (rnd() % 3)
-					n += snprintf(b + n, cap - n, "%llu",
-						      (unsigned long long)(rnd() % (MAXV + 1)));
+					n += snprintf(
+						b + n, cap - n, "%llu",
+						(unsigned long long)(rnd() %
+								     (MAXV +
+								      1)));
 				else
 					n += gen_number(b + n, cap - n - 1);
 			}
@@ -316,7 +385,8 @@ static size_t gen_valid_like(const struct attr *a, char *b, size_t cap)
 				b[n++] = rnd() % 6 ? ' ' : '\t';
 			if (rnd() % 3)
 				n += snprintf(b + n, cap - n, "%llu",
-					      (unsigned long long)(rnd() % (MAXV + 1)));
+					      (unsigned long long)(rnd() %
+								   (MAXV + 1)));
 			else
 				n += gen_number(b + n, cap - n - 1);
 		}
@@ -336,20 +406,20 @@ static size_t mutate(char *b, size_t n, size_t cap)
 		size_t pos = n ? rnd() % (n + 1) : 0;
 
 		switch (rnd() % 3) {
-		case 0:	/* insert */
+		case 0: /* insert */
 			if (n < cap) {
 				memmove(b + pos + 1, b + pos, n - pos);
 				b[pos] = junk[rnd() % (sizeof(junk) - 1)];
 				n++;
 			}
 			break;
-		case 1:	/* delete */
+		case 1: /* delete */
 			if (n && pos < n) {
 				memmove(b + pos, b + pos + 1, n - pos - 1);
 				n--;
 			}
 			break;
-		default:	/* replace */
+		default: /* replace */
 			if (pos < n)
 				b[pos] = junk[rnd() % (sizeof(junk) - 1)];
 		}
@@ -362,21 +432,21 @@ static size_t gen_input(const struct attr *a, char *b, size_t cap)
 	size_t n;
 
 	switch (rnd() % 10) {
-	case 0:	/* random bytes */
+	case 0: /* random bytes */
 		n = 1 + rnd() % 64;
 		for (size_t i = 0; i < n; i++)
 			b[i] = rnd();
 		return n;
-	case 1:	/* very long */
+	case 1: /* very long */
 		n = 200 + rnd() % (cap - 200);
 		memset(b, rnd() % 2 ? '9' : ' ', n);
 		return n;
 	case 2:
 	case 3:
-	case 4:	/* valid-looking, mutated */
+	case 4: /* valid-looking, mutated */
 		n = gen_valid_like(a, b, cap / 2);
 		return mutate(b, n, cap / 2);
-	default:	/* valid-looking */
+	default: /* valid-looking */
 		return gen_valid_like(a, b, cap);
 	}
 }
@@ -454,7 +524,8 @@ static unsigned long per;
  * the parent (also after a crash), interval first so the rest settles
  * fast; then the module must still answer.
  */
-FIXTURE(sysfs) {
+FIXTURE(sysfs)
+{
 	char saved[4096];
 };
 
@@ -508,7 +579,7 @@ TEST_F_TIMEOUT(sysfs, fuzz, 1800)
 			int want, r;
 
 			if (!n)
-				continue;	/* a 0-byte write never reaches the kernel */
+				continue; /* a 0-byte write never reaches the kernel */
 			want = expected(a, b, n);
 			r = write_attr(a->path, b, n);
 			a->tried++;
@@ -517,8 +588,10 @@ TEST_F_TIMEOUT(sysfs, fuzz, 1800)
 				if (r != 0) {
 					a->wrong++;
 					if (a->wrong < 5)
-						DIAG("%s: valid '%.*s' refused: %d", a->path,
-							 (int)(n > 60 ? 60 : n), b, r);
+						DIAG("%s: valid '%.*s' refused: %d",
+						     a->path,
+						     (int)(n > 60 ? 60 : n), b,
+						     r);
 				}
 				state_of(a, before, sizeof(before));
 			} else {
@@ -527,16 +600,20 @@ TEST_F_TIMEOUT(sysfs, fuzz, 1800)
 				if (r != want || strcmp(before, after)) {
 					a->wrong++;
 					if (a->wrong < 5)
-						DIAG("%s: invalid '%.*s' gave %d%s", a->path,
-							 (int)(n > 60 ? 60 : n), b, r,
-							 strcmp(before, after) ? ", state changed" : "");
+						DIAG("%s: invalid '%.*s' gave %d%s",
+						     a->path,
+						     (int)(n > 60 ? 60 : n), b,
+						     r,
+						     strcmp(before, after) ?
+							     ", state changed" :
+							     "");
 				}
 			}
 		}
 		total += a->tried;
 		CHECK(a->wrong == 0 && a->bad > 0 && a->good > 0,
-		      "%s: %lu inputs (%lu valid, %lu invalid), %lu wrong", a->path, a->tried,
-		      a->good, a->bad, a->wrong);
+		      "%s: %lu inputs (%lu valid, %lu invalid), %lu wrong",
+		      a->path, a->tried, a->good, a->bad, a->wrong);
 	}
 	/* At least 100,000 in all at full scale (8000 per attribute). */
 	CHECK(total >= st_scaled(100000), "%lu inputs in all", total);
@@ -557,8 +634,10 @@ int main(int argc, char **argv)
 		return KSFT_SKIP;
 	}
 	/* A number (not an option) first: inputs per attribute. */
-	per = argc > 1 && argv[1][0] != '-' ? strtoul(argv[1], NULL, 10) : st_scaled(8000);
-	have_freq = st_read(JOULES_SYSFS "/model/frequency_source", b, sizeof(b)) > 0 &&
+	per = argc > 1 && argv[1][0] != '-' ? strtoul(argv[1], NULL, 10) :
+					      st_scaled(8000);
+	have_freq = st_read(JOULES_SYSFS "/model/frequency_source", b,
+			    sizeof(b)) > 0 &&
 		    strcmp(b, "none\n");
 	return test_harness_run(argc, argv);
 }

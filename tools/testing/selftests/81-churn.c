@@ -50,7 +50,8 @@ static void *reader(void *arg)
 
 			if (de->d_name[0] < '1' || de->d_name[0] > '9')
 				continue;
-			snprintf(path, sizeof(path), "/proc/energy/%s", de->d_name);
+			snprintf(path, sizeof(path), "/proc/energy/%s",
+				 de->d_name);
 			r = st_read(path, b, sizeof(b));
 			if (r > 0)
 				__sync_fetch_and_add(&reads_ok, 1);
@@ -185,7 +186,8 @@ static long slab_active(long *per_slab)
 	while (fgets(line, sizeof(line), f)) {
 		long a, num, size, per;
 
-		if (sscanf(line, "joules_entry %ld %ld %ld %ld", &a, &num, &size, &per) == 4) {
+		if (sscanf(line, "joules_entry %ld %ld %ld %ld", &a, &num,
+			   &size, &per) == 4) {
 			active = a;
 			*per_slab = per;
 		}
@@ -205,7 +207,8 @@ static void fill_pool(void)
 	char b[32];
 	long n = 64;
 
-	if (st_read("/sys/module/joules/parameters/fork_pool", b, sizeof(b)) > 0)
+	if (st_read("/sys/module/joules/parameters/fork_pool", b, sizeof(b)) >
+	    0)
 		n = atol(b);
 	for (long i = 0; i <= n / 2; i++) {
 		pid_t p = fork();
@@ -232,7 +235,8 @@ static unsigned long long wait_objects(unsigned long long want, long slack)
 
 	while (st_now() - t0 < 20) {
 		o = sysfs_u64("objects");
-		if ((long long)(o - want) <= slack && (long long)(want - o) <= slack)
+		if ((long long)(o - want) <= slack &&
+		    (long long)(want - o) <= slack)
 			break;
 		usleep(100000);
 	}
@@ -242,7 +246,8 @@ static unsigned long long wait_objects(unsigned long long want, long slack)
 static unsigned long nproc, nthr;
 
 /* The netlink subscriber a crashed run leaves behind is stopped by the parent. */
-FIXTURE(churn) {
+FIXTURE(churn)
+{
 	pid_t sub;
 };
 
@@ -275,10 +280,12 @@ TEST_F_TIMEOUT(churn, no_leak, 3000)
 	if (access("/usr/bin/joulesctl", X_OK) == 0) {
 		sub = fork();
 		if (sub == 0) {
-			int fd = open("/tmp/churn-watch.out", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+			int fd = open("/tmp/churn-watch.out",
+				      O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
 			dup2(fd, 1);
-			execl("/usr/bin/joulesctl", "joulesctl", "watch", "--json", (char *)NULL);
+			execl("/usr/bin/joulesctl", "joulesctl", "watch",
+			      "--json", (char *)NULL);
 			_exit(127);
 		}
 		self->sub = sub;
@@ -300,7 +307,8 @@ TEST_F_TIMEOUT(churn, no_leak, 3000)
 	CHECK(churn_threads(nthr) == 0, "pthread_create");
 	waitpid(forker, &status, 0);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "second forker");
-	DIAG("%lu processes and %lu threads in %.1f s", nproc, nthr, st_now() - t0);
+	DIAG("%lu processes and %lu threads in %.1f s", nproc, nthr,
+	     st_now() - t0);
 	/* Up to here: nproc processes and nthr threads created and exited */
 
 	/*
@@ -309,23 +317,25 @@ TEST_F_TIMEOUT(churn, no_leak, 3000)
 	 */
 	obj = wait_objects(base_obj, 4);
 	DIAG("objects %llu, tracked %llu, fork_deferred %llu, alloc_failures %llu, lookup misses +%llu",
-		 obj, sysfs_u64("tasks_tracked"), sysfs_u64("fork_deferred"),
-		 sysfs_u64("alloc_failures"), sysfs_u64("lookup_misses") - misses0);
+	     obj, sysfs_u64("tasks_tracked"), sysfs_u64("fork_deferred"),
+	     sysfs_u64("alloc_failures"), sysfs_u64("lookup_misses") - misses0);
 	CHECK((long long)(obj - base_obj) <= 4,
-	      "objects back to baseline: %llu vs %llu (kworkers may differ by a few)", obj,
-	       base_obj);
+	      "objects back to baseline: %llu vs %llu (kworkers may differ by a few)",
+	      obj, base_obj);
 
 	stop_readers = 1;
 	for (i = 0; i < 3; i++)
 		pthread_join(rd[i], NULL);
 	CHECK(reads_bad == 0 && reads_ok > 0,
 	      "readers: %lu reads, %lu of exited tasks (ENOENT/ESRCH), %lu other errors (last %s)",
-	       reads_ok, reads_gone, reads_bad, reads_bad ? strerror(last_bad_errno) : "none");
+	      reads_ok, reads_gone, reads_bad,
+	      reads_bad ? strerror(last_bad_errno) : "none");
 	if (sub > 0) {
 		kill(sub, SIGTERM);
 		waitpid(sub, &status, 0);
 		self->sub = -1;
-		CHECK(WIFEXITED(status) || (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM),
+		CHECK(WIFEXITED(status) || (WIFSIGNALED(status) &&
+					    WTERMSIG(status) == SIGTERM),
 		      "netlink subscriber listened throughout and ended cleanly");
 	} else {
 		TH_LOG("no netlink subscriber: joulesctl not installed");
@@ -339,7 +349,9 @@ TEST_F_TIMEOUT(churn, no_leak, 3000)
 	 * them. The slab is counted by whole slabs, and SLUB keeps one per CPU
 	 * that a shrink does not give back: within one slab per CPU.
 	 */
-	ncpu = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN) > 0 ?
+		       sysconf(_SC_NPROCESSORS_ONLN) :
+		       1;
 	fill_pool();
 	t0 = st_now();
 	do {
@@ -349,13 +361,16 @@ TEST_F_TIMEOUT(churn, no_leak, 3000)
 		usleep(200000);
 	} while (st_now() - t0 < 10);
 	DIAG("tracked %llu, tasks in /proc %ld, slab active %ld -> %ld (%ld per slab), lookup misses +%llu",
-		 tracked, tasks, slab0, slab1, per, sysfs_u64("lookup_misses") - misses0);
+	     tracked, tasks, slab0, slab1, per,
+	     sysfs_u64("lookup_misses") - misses0);
 	CHECK((long)tracked - tasks <= 2 && tasks - (long)tracked <= 2,
-		  "task table %llu matches the %ld tasks that exist", tracked, tasks);
+	      "task table %llu matches the %ld tasks that exist", tracked,
+	      tasks);
 	if (slab0 >= 0 && kasan_kernel())
 		DIAG("KASAN holds freed objects in its quarantine: the slab is not a count here");
 	else if (slab0 >= 0)
-		CHECK(slab1 <= slab0 + per * ncpu, "slab not grown: %ld -> %ld", slab0, slab1);
+		CHECK(slab1 <= slab0 + per * ncpu, "slab not grown: %ld -> %ld",
+		      slab0, slab1);
 	else
 		DIAG("no joules_entry line in /proc/slabinfo (merged cache)");
 }
@@ -367,7 +382,9 @@ int main(int argc, char **argv)
 		return KSFT_SKIP;
 	}
 	/* Two numbers (not options) first: processes and threads. */
-	nproc = argc > 2 && argv[1][0] != '-' ? strtoul(argv[1], NULL, 10) : st_scaled(20000);
-	nthr = argc > 2 && argv[1][0] != '-' ? strtoul(argv[2], NULL, 10) : st_scaled(80000);
+	nproc = argc > 2 && argv[1][0] != '-' ? strtoul(argv[1], NULL, 10) :
+						st_scaled(20000);
+	nthr = argc > 2 && argv[1][0] != '-' ? strtoul(argv[2], NULL, 10) :
+					       st_scaled(80000);
 	return test_harness_run(argc, argv);
 }

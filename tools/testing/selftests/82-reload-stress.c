@@ -13,7 +13,7 @@
 
 #include "selftest.h"
 
-#define CYCLES 50	/* st_scaled() */
+#define CYCLES 50 /* st_scaled() */
 
 static volatile int stop;
 static unsigned long ok_ops, clean_errs, bad_errs;
@@ -34,8 +34,11 @@ static void note(int r)
 static void *reader(void *arg)
 {
 	static const char *const files[] = {
-		"/proc/energy/self", "/proc/energy/1", "/proc/energy/threads/1/1",
-		JOULES_SYSFS "/tasks_tracked", JOULES_SYSFS "/model/coefficients",
+		"/proc/energy/self",
+		"/proc/energy/1",
+		"/proc/energy/threads/1/1",
+		JOULES_SYSFS "/tasks_tracked",
+		JOULES_SYSFS "/model/coefficients",
 		JOULES_SYSFS "/rapl/status",
 	};
 	char b[1024];
@@ -83,7 +86,8 @@ static void *writer(void *arg)
 
 	(void)arg;
 	while (!stop) {
-		note(st_write(JOULES_SYSFS "/model/coefficients", set, sizeof(set) - 1));
+		note(st_write(JOULES_SYSFS "/model/coefficients", set,
+			      sizeof(set) - 1));
 		note(st_write(JOULES_SYSFS "/interval_ms", "50\n", 3));
 		usleep(1000);
 	}
@@ -94,7 +98,8 @@ static int mounted(void)
 {
 	char b[8192];
 
-	return st_read("/proc/mounts", b, sizeof(b)) > 0 && strstr(b, " /proc/energy ");
+	return st_read("/proc/mounts", b, sizeof(b)) > 0 &&
+	       strstr(b, " /proc/energy ");
 }
 
 static int unload(void)
@@ -135,7 +140,8 @@ static int load(void)
  * subscribers stopped and the sched_switch event off again afterwards,
  * from the parent (also after a crash or a hang).
  */
-FIXTURE(reload) {
+FIXTURE(reload)
+{
 	struct st_settings saved;
 	pid_t subs[2];
 };
@@ -155,7 +161,8 @@ FIXTURE_TEARDOWN_PARENT(reload)
 		}
 	EXPECT_EQ(0, st_load());
 	EXPECT_EQ(0, st_settings_restore(&self->saved));
-	st_write("/sys/kernel/tracing/events/sched/sched_switch/enable", "0\n", 2);
+	st_write("/sys/kernel/tracing/events/sched/sched_switch/enable", "0\n",
+		 2);
 }
 
 /*
@@ -182,7 +189,8 @@ TEST_F_TIMEOUT(reload, stress, 600)
 	if (access("/sys/kernel/tracing/events", F_OK))
 		mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
 	st_write("/sys/kernel/tracing/buffer_size_kb", "64\n", 3);
-	st_write("/sys/kernel/tracing/events/sched/sched_switch/enable", "1\n", 2);
+	st_write("/sys/kernel/tracing/events/sched/sched_switch/enable", "1\n",
+		 2);
 
 	/* Subscribers: joulesctl watch, restarted whenever it ends. */
 	for (i = 0; i < 2; i++) {
@@ -190,7 +198,8 @@ TEST_F_TIMEOUT(reload, stress, 600)
 		if (subs[i] == 0) {
 			setpgid(0, 0);
 			for (;;) {
-				if (system("timeout 2 joulesctl watch --json >/dev/null 2>&1") == -1)
+				if (system("timeout 2 joulesctl watch --json >/dev/null 2>&1") ==
+				    -1)
 					_exit(1);
 				usleep(20000);
 			}
@@ -225,7 +234,9 @@ TEST_F_TIMEOUT(reload, stress, 600)
 	}
 	CHECK(!fail_unload && !fail_load && i == cycles,
 	      "%d unload/reload cycles under load in %.1f s", i, st_now() - t0);
-	CHECK(!fail_read, "per-pid file readable after every reload (%d misses)", fail_read);
+	CHECK(!fail_read,
+	      "per-pid file readable after every reload (%d misses)",
+	      fail_read);
 	stop = 1;
 	for (i = 0; i < 5; i++)
 		pthread_join(th[i], NULL);
@@ -236,8 +247,9 @@ TEST_F_TIMEOUT(reload, stress, 600)
 		self->subs[i] = -1;
 	}
 	CHECK(bad_errs == 0 && ok_ops > 0,
-	      "readers and writers: %lu ok, %lu clean errors, %lu others (last: %s)", ok_ops,
-	       clean_errs, bad_errs, bad_errs ? strerror(bad_errno) : "none");
+	      "readers and writers: %lu ok, %lu clean errors, %lu others (last: %s)",
+	      ok_ops, clean_errs, bad_errs,
+	      bad_errs ? strerror(bad_errno) : "none");
 	/* Still a working module at the end. */
 	if (!mounted())
 		mount("joulesfs", "/proc/energy", "joulesfs", 0, NULL);

@@ -15,16 +15,16 @@
 #define NOBODY 65534
 
 struct result {
-	int read_file;		/* st_read of /proc/energy/1 */
+	int read_file; /* st_read of /proc/energy/1 */
 	int read_thread;
 	int read_self;
-	int write_errs;		/* writable attributes that did not fail */
-	int write_last;		/* errno of the last refused write */
-	int raw_rapl;		/* st_read of rapl/energy_uj */
-	int static_power;	/* st_read of static_power */
-	int nl_show;		/* exit status of joulesctl show 1 */
-	int nl_watch;		/* exit status of joulesctl watch -n 1 */
-	int nl_self;		/* exit status of joulesctl show <self> */
+	int write_errs; /* writable attributes that did not fail */
+	int write_last; /* errno of the last refused write */
+	int raw_rapl; /* st_read of rapl/energy_uj */
+	int static_power; /* st_read of static_power */
+	int nl_show; /* exit status of joulesctl show 1 */
+	int nl_watch; /* exit status of joulesctl watch -n 1 */
+	int nl_self; /* exit status of joulesctl show <self> */
 	uid_t euid;
 };
 
@@ -124,37 +124,48 @@ static int in_child(int mode, struct result *res)
 
 		waitpid(pid, &status, 0);
 		if (!WIFEXITED(status) || WEXITSTATUS(status))
-			DIAG("probe child (mode %d) failed: status 0x%x", mode, status);
+			DIAG("probe child (mode %d) failed: status 0x%x", mode,
+			     status);
 	}
 	return 0;
 }
 
-static void check(struct __test_metadata *_metadata, const char *who, const struct result *r, bool nl)
+static void check(struct __test_metadata *_metadata, const char *who,
+		  const struct result *r, bool nl)
 {
 	CHECK(r->euid != (uid_t)-2, "%s: child ran", who);
-	CHECK(r->read_file == -EACCES, "%s: /proc/energy/1 refused (%d)", who, r->read_file);
-	CHECK(r->read_thread == -EACCES, "%s: /proc/energy/threads/1/1 refused (%d)", who,
-		  r->read_thread);
-	CHECK(r->read_self > 0, "%s: own /proc/energy/self readable (%d)", who, r->read_self);
-	CHECK(r->write_errs == 0, "%s: %d sysfs writes accepted (last refusal %s)", who,
-		  r->write_errs, strerror(r->write_last));
-	CHECK(r->raw_rapl == -EPERM, "%s: raw RAPL counters need CAP_PERFMON (%d)", who, r->raw_rapl);
-	CHECK(r->static_power == -EPERM, "%s: measured static power needs CAP_PERFMON (%d)", who,
+	CHECK(r->read_file == -EACCES, "%s: /proc/energy/1 refused (%d)", who,
+	      r->read_file);
+	CHECK(r->read_thread == -EACCES,
+	      "%s: /proc/energy/threads/1/1 refused (%d)", who, r->read_thread);
+	CHECK(r->read_self > 0, "%s: own /proc/energy/self readable (%d)", who,
+	      r->read_self);
+	CHECK(r->write_errs == 0,
+	      "%s: %d sysfs writes accepted (last refusal %s)", who,
+	      r->write_errs, strerror(r->write_last));
+	CHECK(r->raw_rapl == -EPERM,
+	      "%s: raw RAPL counters need CAP_PERFMON (%d)", who, r->raw_rapl);
+	CHECK(r->static_power == -EPERM,
+	      "%s: measured static power needs CAP_PERFMON (%d)", who,
 	      r->static_power);
 	if (nl) {
-		CHECK(r->nl_show == 1, "%s: netlink GET_TASK of root's task fails (%d)", who,
-			  r->nl_show);
-		CHECK(r->nl_watch == 1, "%s: cannot join the multicast groups (%d)", who,
-			  r->nl_watch);
-		CHECK(r->nl_self == 0, "%s: netlink GET_TASK of itself works (%d)", who,
-			  r->nl_self);
+		CHECK(r->nl_show == 1,
+		      "%s: netlink GET_TASK of root's task fails (%d)", who,
+		      r->nl_show);
+		CHECK(r->nl_watch == 1,
+		      "%s: cannot join the multicast groups (%d)", who,
+		      r->nl_watch);
+		CHECK(r->nl_self == 0,
+		      "%s: netlink GET_TASK of itself works (%d)", who,
+		      r->nl_self);
 	}
 }
 
 static bool nl;
 
 /* Real root's settings put back afterwards (a sysfs write is part of the test). */
-FIXTURE(perm) {
+FIXTURE(perm)
+{
 	struct st_settings saved;
 };
 
@@ -183,7 +194,8 @@ TEST_F(perm, userns_root)
 	struct result r;
 
 	in_child(1, &r);
-	CHECK(r.euid == 0, "root inside the user namespace (euid %d)", (int)r.euid);
+	CHECK(r.euid == 0, "root inside the user namespace (euid %d)",
+	      (int)r.euid);
 	check(_metadata, "userns root", &r, nl);
 }
 
@@ -193,7 +205,8 @@ TEST_F(perm, real_root)
 	char b[64];
 
 	CHECK(st_read("/proc/energy/1", b, sizeof(b)) > 0, "root reads pid 1");
-	CHECK(st_write(JOULES_SYSFS "/interval_ms", "100\n", 4) == 0, "root writes sysfs");
+	CHECK(st_write(JOULES_SYSFS "/interval_ms", "100\n", 4) == 0,
+	      "root writes sysfs");
 }
 
 int main(int argc, char **argv)

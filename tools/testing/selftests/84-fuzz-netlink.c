@@ -63,9 +63,10 @@ static int answer(int fd, uint32_t seq, bool dump, bool ack)
 
 		if (n < 0)
 			return got_reply && !ack && !dump ? 0 : -1000;
-		for (h = (struct nlmsghdr *)rbuf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+		for (h = (struct nlmsghdr *)rbuf; NLMSG_OK(h, (size_t)n);
+		     h = NLMSG_NEXT(h, n)) {
 			if (h->nlmsg_seq != seq)
-				continue;	/* a late answer to an earlier request */
+				continue; /* a late answer to an earlier request */
 			if (h->nlmsg_type == NLMSG_ERROR) {
 				struct nlmsgerr *e = NLMSG_DATA(h);
 
@@ -97,7 +98,8 @@ static int resolve(int fd, uint16_t *family)
 
 	a->nla_type = CTRL_ATTR_FAMILY_NAME;
 	a->nla_len = NLA_HDRLEN + sizeof(JOULES_GENL_NAME);
-	memcpy((char *)a + NLA_HDRLEN, JOULES_GENL_NAME, sizeof(JOULES_GENL_NAME));
+	memcpy((char *)a + NLA_HDRLEN, JOULES_GENL_NAME,
+	       sizeof(JOULES_GENL_NAME));
 	req.h.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN) + NLA_ALIGN(a->nla_len);
 	req.h.nlmsg_type = GENL_ID_CTRL;
 	req.h.nlmsg_flags = NLM_F_REQUEST;
@@ -114,8 +116,10 @@ static int resolve(int fd, uint16_t *family)
 		int len = h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
 
 		for (a = (struct nlattr *)((char *)NLMSG_DATA(h) + GENL_HDRLEN);
-		     len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len;
-		     len -= NLA_ALIGN(a->nla_len), a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len)))
+		     len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
+		     a->nla_len <= len;
+		     len -= NLA_ALIGN(a->nla_len),
+		    a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len)))
 			if (a->nla_type == CTRL_ATTR_FAMILY_ID) {
 				*family = *(uint16_t *)((char *)a + NLA_HDRLEN);
 				return 0;
@@ -139,7 +143,8 @@ static bool attrs_malformed(const char *p, size_t len)
 		const struct nlattr *a = (const struct nlattr *)p;
 		size_t step;
 
-		if (len < NLA_HDRLEN || a->nla_len < NLA_HDRLEN || a->nla_len > len)
+		if (len < NLA_HDRLEN || a->nla_len < NLA_HDRLEN ||
+		    a->nla_len > len)
 			return true;
 		if ((a->nla_type & NLA_TYPE_MASK) > JOULES_A_MAX)
 			return true;
@@ -153,8 +158,8 @@ static bool attrs_malformed(const char *p, size_t len)
 }
 
 /* Build one request; *bad says whether it is malformed by construction. */
-static size_t build(char *msg, size_t cap, uint16_t family, uint32_t seq, bool *bad,
-		    bool *dump, bool *ack, bool *valid)
+static size_t build(char *msg, size_t cap, uint16_t family, uint32_t seq,
+		    bool *bad, bool *dump, bool *ack, bool *valid)
 {
 	struct nlmsghdr *h = (struct nlmsghdr *)msg;
 	struct genlmsghdr *g = NLMSG_DATA(h);
@@ -179,11 +184,12 @@ static size_t build(char *msg, size_t cap, uint16_t family, uint32_t seq, bool *
 		cmd = JOULES_CMD_GET_TASK;
 	}
 	if (cmd == 0 || cmd > JOULES_CMD_GET_NODE)
-		*bad = true;	/* not a request command */
+		*bad = true; /* not a request command */
 	*dump = cmd == JOULES_CMD_DUMP_TASKS ? rnd() % 8 != 0 : rnd() % 16 == 0;
 	*ack = rnd() % 2;
 	h->nlmsg_type = family;
-	h->nlmsg_flags = NLM_F_REQUEST | (*dump ? NLM_F_DUMP : 0) | (*ack ? NLM_F_ACK : 0);
+	h->nlmsg_flags = NLM_F_REQUEST | (*dump ? NLM_F_DUMP : 0) |
+			 (*ack ? NLM_F_ACK : 0);
 	h->nlmsg_seq = seq;
 	g->cmd = cmd;
 	g->version = rnd() % 4 ? JOULES_GENL_VERSION : rnd() % 256;
@@ -202,17 +208,22 @@ static size_t build(char *msg, size_t cap, uint16_t family, uint32_t seq, bool *
 	for (k = 0; k < nattrs && off + 300 < cap; k++) {
 		struct nlattr *a = (struct nlattr *)(msg + off);
 		unsigned int plen = rnd() % 3 ? 4 : rnd() % 40;
-		unsigned int type = rnd() % 3 ? rnd() % (JOULES_A_MAX + 1) : rnd() % 0x4000;
+		unsigned int type =
+			rnd() % 3 ? rnd() % (JOULES_A_MAX + 1) : rnd() % 0x4000;
 
 		a->nla_type = type | (rnd() % 16 == 0 ? NLA_F_NESTED : 0);
 		a->nla_len = NLA_HDRLEN + plen;
 		for (unsigned int i = 0; i < plen; i++)
-			((uint8_t *)a)[NLA_HDRLEN + i] = rnd() % 4 ? rnd() % 256 : 0;
+			((uint8_t *)a)[NLA_HDRLEN + i] =
+				rnd() % 4 ? rnd() % 256 : 0;
 		if (rnd() % 4 == 0)
-			*(uint32_t *)((char *)a + NLA_HDRLEN) = rnd() % 3 ? (uint32_t)getpid() : (uint32_t)rnd();
+			*(uint32_t *)((char *)a + NLA_HDRLEN) =
+				rnd() % 3 ? (uint32_t)getpid() :
+					    (uint32_t)rnd();
 		if (rnd() % 10 == 0)
 			/* A length that lies about the payload. */
-			a->nla_len = rnd() % 2 ? rnd() % NLA_HDRLEN : 1000 + rnd() % 1000;
+			a->nla_len = rnd() % 2 ? rnd() % NLA_HDRLEN :
+						 1000 + rnd() % 1000;
 		off += NLA_ALIGN(NLA_HDRLEN + plen);
 	}
 	if (rnd() % 20 == 0 && off > NLMSG_HDRLEN + 1) {
@@ -222,9 +233,12 @@ static size_t build(char *msg, size_t cap, uint16_t family, uint32_t seq, bool *
 	}
 	h->nlmsg_len = off;
 	/* Judge what was finally built (truncation may cut attributes away). */
-	*bad = cmd == 0 || cmd > JOULES_CMD_GET_NODE || off < NLMSG_LENGTH(GENL_HDRLEN) ||
+	*bad = cmd == 0 || cmd > JOULES_CMD_GET_NODE ||
+	       off < NLMSG_LENGTH(GENL_HDRLEN) ||
 	       attrs_malformed(msg + NLMSG_LENGTH(GENL_HDRLEN),
-			       off > NLMSG_LENGTH(GENL_HDRLEN) ? off - NLMSG_LENGTH(GENL_HDRLEN) : 0);
+			       off > NLMSG_LENGTH(GENL_HDRLEN) ?
+				       off - NLMSG_LENGTH(GENL_HDRLEN) :
+				       0);
 	if (*bad)
 		*valid = false;
 	return off;
@@ -237,7 +251,8 @@ static uint16_t family;
  * Random requests: malformed ones refused, valid ones answered, none
  * unanswered; the model untouched; the module still answering afterwards.
  */
-FIXTURE(fuzz) {
+FIXTURE(fuzz)
+{
 	struct st_settings saved;
 };
 
@@ -265,7 +280,8 @@ TEST_F_TIMEOUT(fuzz, random_requests, 1800)
 	for (i = 0; i < count; i++) {
 		bool bad, dump, ack, valid;
 		uint32_t seq = 100 + i;
-		size_t n = build(msg, sizeof(msg), family, seq, &bad, &dump, &ack, &valid);
+		size_t n = build(msg, sizeof(msg), family, seq, &bad, &dump,
+				 &ack, &valid);
 		int r;
 
 		if (send(fd, msg, n, 0) < 0) {
@@ -291,8 +307,12 @@ TEST_F_TIMEOUT(fuzz, random_requests, 1800)
 		if (r == -1000) {
 			st.silent++;
 			if (st.silent < 5)
-				DIAG("request %lu (cmd %u, %zu bytes) got no answer", i,
-					 ((struct genlmsghdr *)NLMSG_DATA((struct nlmsghdr *)msg))->cmd, n);
+				DIAG("request %lu (cmd %u, %zu bytes) got no answer",
+				     i,
+				     ((struct genlmsghdr *)NLMSG_DATA(
+					      (struct nlmsghdr *)msg))
+					     ->cmd,
+				     n);
 			/* Resynchronise on a fresh socket. */
 			close(fd);
 			fd = sock_open();
@@ -308,18 +328,20 @@ TEST_F_TIMEOUT(fuzz, random_requests, 1800)
 				char hex[200] = "";
 
 				for (size_t j = 0; j < n && j < 64; j++)
-					sprintf(hex + strlen(hex), "%02x", (uint8_t)msg[j]);
+					sprintf(hex + strlen(hex), "%02x",
+						(uint8_t)msg[j]);
 				DIAG("request %lu: %s request gave %d: %s", i,
-					 bad ? "malformed" : "valid", r, hex);
+				     bad ? "malformed" : "valid", r, hex);
 			}
 		}
 	}
 	CHECK(st.wrong == 0 && st.silent == 0,
-	      "%lu requests: %lu refused, %lu answered, %lu wrong, %lu unanswered", count,
-	       st.refused, st.accepted, st.wrong, st.silent);
+	      "%lu requests: %lu refused, %lu answered, %lu wrong, %lu unanswered",
+	      count, st.refused, st.accepted, st.wrong, st.silent);
 	st_read(JOULES_SYSFS "/model/generation", g1, sizeof(g1));
 	g1[strcspn(g1, "\n")] = 0;
-	CHECK(!strncmp(g0, g1, strlen(g1)), "model generation unchanged (%s)", g1);
+	CHECK(!strncmp(g0, g1, strlen(g1)), "model generation unchanged (%s)",
+	      g1);
 	{
 		bool dump, ack, valid, bad;
 		int r;
@@ -336,9 +358,12 @@ TEST_F_TIMEOUT(fuzz, random_requests, 1800)
 			g->cmd = JOULES_CMD_GET_NODE;
 			g->version = JOULES_GENL_VERSION;
 		}
-		r = send(fd, msg, NLMSG_LENGTH(GENL_HDRLEN), 0) < 0 ? -errno : answer(fd, 7, false, false);
+		r = send(fd, msg, NLMSG_LENGTH(GENL_HDRLEN), 0) < 0 ?
+			    -errno :
+			    answer(fd, 7, false, false);
 		CHECK(r == 0 && st_read("/proc/energy/self", b, sizeof(b)) > 0,
-		      "module still answers GET_NODE (%d) and the per-pid file", r);
+		      "module still answers GET_NODE (%d) and the per-pid file",
+		      r);
 	}
 	close(fd);
 }
@@ -353,6 +378,7 @@ int main(int argc, char **argv)
 	}
 	close(fd);
 	/* A number (not an option) first: how many requests. */
-	count = argc > 1 && argv[1][0] != '-' ? strtoul(argv[1], NULL, 10) : 50000;
+	count = argc > 1 && argv[1][0] != '-' ? strtoul(argv[1], NULL, 10) :
+						50000;
 	return test_harness_run(argc, argv);
 }

@@ -93,7 +93,8 @@ static int socket_to_setuid(void *arg)
 TEST(netlink_answers_with_the_openers_rights)
 {
 	ASSERT_EQ(0, st_sh("cp /proc/%d/exe " HELPER " && chown 0:0 " HELPER
-			   " && chmod 4755 " HELPER, getpid()));
+			   " && chmod 4755 " HELPER,
+			   getpid()));
 	/* Opened by nobody: the setuid-root helper sees no root task. */
 	EXPECT_EQ(0, in_child(socket_to_setuid, NULL));
 	/* The check can fail: opened by root, the helper sees root's tasks. */
@@ -106,11 +107,14 @@ TEST(netlink_answers_with_the_openers_rights)
 /* Keep uid 0 but only capability cap (-1: none). */
 static int only_cap(int cap)
 {
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3
+	};
 	struct __user_cap_data_struct d[2] = { 0 };
 
 	if (cap >= 0) {
-		d[cap / 32].effective = d[cap / 32].permitted = 1U << (cap % 32);
+		d[cap / 32].effective = d[cap / 32].permitted = 1U
+								<< (cap % 32);
 		d[cap / 32].inheritable = 0;
 	}
 	return syscall(SYS_capset, &h, d);
@@ -118,9 +122,9 @@ static int only_cap(int cap)
 
 struct capcase {
 	int cap;
-	int node;	/* GET_NODE result */
-	int sub;	/* joining the samples group */
-	int raw;	/* reading rapl/energy_uj: >0 or -errno */
+	int node; /* GET_NODE result */
+	int sub; /* joining the samples group */
+	int raw; /* reading rapl/energy_uj: >0 or -errno */
 };
 
 static int probe_caps(void *arg)
@@ -140,7 +144,8 @@ static int probe_caps(void *arg)
 	if (jnl_subscribe(nl, JNL_GRP_SAMPLES) != c->sub)
 		rc |= 2;
 	jnl_close(nl);
-	if ((st_read(JOULES_SYSFS "/rapl/energy_uj", b, sizeof(b)) > 0) != (c->raw > 0))
+	if ((st_read(JOULES_SYSFS "/rapl/energy_uj", b, sizeof(b)) > 0) !=
+	    (c->raw > 0))
 		rc |= 4;
 	return rc;
 }
@@ -158,8 +163,9 @@ TEST(node_energy_needs_perfmon_or_sys_admin)
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		int rc = in_child(probe_caps, &cases[i]);
 
-		TH_LOG("cap %d: %s%s%s%s", cases[i].cap, rc ? "wrong:" : "as expected",
-		       rc & 1 ? " GET_NODE" : "", rc & 2 ? " subscribe" : "",
+		TH_LOG("cap %d: %s%s%s%s", cases[i].cap,
+		       rc ? "wrong:" : "as expected", rc & 1 ? " GET_NODE" : "",
+		       rc & 2 ? " subscribe" : "",
 		       rc & 4 ? " rapl/energy_uj" : "");
 		EXPECT_EQ(0, rc);
 	}
@@ -185,7 +191,8 @@ static int block_as_nobody(struct target *t, bool dumpable)
 		close(ready[0]);
 		become_nobody();
 		prctl(PR_SET_DUMPABLE, dumpable ? 1 : 0);
-		if (write(ready[1], "x", 1) != 1 || read(t->release[0], &c, 1) < 0)
+		if (write(ready[1], "x", 1) != 1 ||
+		    read(t->release[0], &c, 1) < 0)
 			_exit(1);
 		_exit(0);
 	}
@@ -248,7 +255,7 @@ TEST(non_dumpable_task_of_the_same_uid_is_refused)
 
 static int list_as_nobody(void *arg)
 {
-	const char *want = arg;	/* "invisible" or "noaccess" */
+	const char *want = arg; /* "invisible" or "noaccess" */
 	char b[4096], own[64];
 	bool saw1 = false, sawme = false;
 	struct dirent *de;
@@ -269,10 +276,15 @@ static int list_as_nobody(void *arg)
 		return 97;
 	if (!strcmp(want, "invisible"))
 		return !saw1 && stat(HMNT "/1", &st) && errno == ENOENT &&
-			       st_read(HMNT "/1", b, sizeof(b)) == -ENOENT ? 0 : 1;
+				       st_read(HMNT "/1", b, sizeof(b)) ==
+					       -ENOENT ?
+			       0 :
+			       1;
 	/* noaccess: listed, not readable, its threads not listable. */
 	return saw1 && st_read(HMNT "/1", b, sizeof(b)) == -EACCES &&
-		       !opendir(HMNT "/threads/1") && errno == EACCES ? 0 : 1;
+			       !opendir(HMNT "/threads/1") && errno == EACCES ?
+		       0 :
+		       1;
 }
 
 TEST(hidepid)
@@ -280,20 +292,27 @@ TEST(hidepid)
 	char m[4096];
 
 	mkdir(HMNT, 0755);
-	ASSERT_EQ(0, st_sh("mount -t joulesfs -o hidepid=invisible joulesfs " HMNT));
+	ASSERT_EQ(
+		0,
+		st_sh("mount -t joulesfs -o hidepid=invisible joulesfs " HMNT));
 	EXPECT_EQ(0, in_child(list_as_nobody, "invisible"));
-	EXPECT_LT(0, st_read(HMNT "/1", m, sizeof(m)));	/* root sees all */
+	EXPECT_LT(0, st_read(HMNT "/1", m, sizeof(m))); /* root sees all */
 	st_sh("umount " HMNT);
-	ASSERT_EQ(0, st_sh("mount -t joulesfs -o hidepid=noaccess joulesfs " HMNT));
+	ASSERT_EQ(
+		0,
+		st_sh("mount -t joulesfs -o hidepid=noaccess joulesfs " HMNT));
 	EXPECT_EQ(0, in_child(list_as_nobody, "noaccess"));
 	st_sh("umount " HMNT);
 	/* An unknown option fails the mount. */
-	EXPECT_NE(0, st_sh("mount -t joulesfs -o hidepid=maybe joulesfs " HMNT " 2>/dev/null"));
-	EXPECT_NE(0, st_sh("mount -t joulesfs -o bogus joulesfs " HMNT " 2>/dev/null"));
+	EXPECT_NE(0, st_sh("mount -t joulesfs -o hidepid=maybe joulesfs " HMNT
+			   " 2>/dev/null"));
+	EXPECT_NE(0, st_sh("mount -t joulesfs -o bogus joulesfs " HMNT
+			   " 2>/dev/null"));
 	/* Without options the mount follows /proc. */
 	ASSERT_EQ(0, st_sh("mount -o remount,hidepid=invisible /proc"));
 	EXPECT_EQ(0, st_sh("mount -t joulesfs joulesfs " HMNT));
-	EXPECT_EQ(0, st_sh("grep -q '^joulesfs " HMNT " joulesfs .*hidepid=2' /proc/mounts"));
+	EXPECT_EQ(0, st_sh("grep -q '^joulesfs " HMNT
+			   " joulesfs .*hidepid=2' /proc/mounts"));
 	st_sh("umount " HMNT);
 	st_sh("mount -o remount,hidepid=off /proc");
 }
@@ -341,9 +360,11 @@ static int in_pid_ns(void *arg)
 	if (write(ns_ready[1], "x", 1) != 1 || read(ns_done[0], b, 1) != 1)
 		return 85;
 	/* Names and contents: namespace pids. */
-	if (st_read("/proc/energy/2", b, sizeof(b)) <= 0 || st_kv(b, "pid", &v) || v != 2)
+	if (st_read("/proc/energy/2", b, sizeof(b)) <= 0 ||
+	    st_kv(b, "pid", &v) || v != 2)
 		rc |= 2;
-	if (st_read("/proc/energy/self", c, sizeof(c)) <= 0 || st_kv(c, "pid", &v) || v != 1)
+	if (st_read("/proc/energy/self", c, sizeof(c)) <= 0 ||
+	    st_kv(c, "pid", &v) || v != 1)
 		rc |= 4;
 	/* Netlink: the sender's namespace, for finding and for numbering. */
 	if (jnl_open(&nl))
@@ -354,7 +375,7 @@ static int in_pid_ns(void *arg)
 		return 84;
 	for (i = 0; i < n; i++)
 		if (recs[i].pid != 1 && recs[i].pid != 2)
-			rc |= 16;	/* someone outside, or a host pid */
+			rc |= 16; /* someone outside, or a host pid */
 	if (n != 2)
 		rc |= 32;
 	free(recs);

@@ -31,8 +31,10 @@ TEST(offline_and_back)
 	if (access(CPU1, W_OK))
 		SKIP(return, "CPU 1 cannot go offline here");
 	ASSERT_LT(0, st_read(JOULES_SYSFS "/hw_counters", hw0, sizeof(hw0)));
-	ASSERT_LT(0, st_read(JOULES_SYSFS "/model/coefficients", coef, sizeof(coef)));
-	ASSERT_EQ(0, st_write(JOULES_SYSFS "/model/coefficients", "10000000 0 0 0 0 0", 18));
+	ASSERT_LT(0, st_read(JOULES_SYSFS "/model/coefficients", coef,
+			     sizeof(coef)));
+	ASSERT_EQ(0, st_write(JOULES_SYSFS "/model/coefficients",
+			      "10000000 0 0 0 0 0", 18));
 	/* The model's energy whatever an earlier program left (rapl: none here). */
 	ASSERT_LT(0, st_read(JOULES_SYSFS "/source", src, sizeof(src)));
 	ASSERT_EQ(0, st_write(JOULES_SYSFS "/source", "model", 5));
@@ -77,7 +79,8 @@ TEST(offline_and_back)
 	EXPECT_EQ(0, st_kv(b, "energy_uj", &energy));
 	/* 10 W per CPU-second, charged interval by interval, rests carried. */
 	want = cpu / 100;
-	TH_LOG("cpu_time_ns %llu, energy_uj %llu (model: %llu)", cpu, energy, want);
+	TH_LOG("cpu_time_ns %llu, energy_uj %llu (model: %llu)", cpu, energy,
+	       want);
 	EXPECT_LE(690000000ULL, cpu);
 	EXPECT_LE(want > energy ? want - energy : energy - want, 1);
 	/* The counters' presence is what it was (absent under QEMU). */
@@ -92,7 +95,8 @@ TEST(offline_and_back)
 	/* "auto [model] rapl" reads back; the bracketed word is the setting. */
 	if (strchr(src, '[') && strchr(src, ']')) {
 		*strchr(src, ']') = 0;
-		st_write(JOULES_SYSFS "/source", strchr(src, '[') + 1, strlen(strchr(src, '[') + 1));
+		st_write(JOULES_SYSFS "/source", strchr(src, '[') + 1,
+			 strlen(strchr(src, '[') + 1));
 	}
 }
 

@@ -60,7 +60,7 @@
 #include "differential.h"
 
 #define CG "/sys/fs/cgroup"
-#define MODEL "10000000 0 0 0 0 5000000"	/* 10 W per CPU, 5 W idle */
+#define MODEL "10000000 0 0 0 0 5000000" /* 10 W per CPU, 5 W idle */
 #define MAX_SEEDS 4
 #define MAX_CHILDREN 4096
 #define MAX_CGS 1024
@@ -77,7 +77,7 @@ static char coef_saved[256];
 
 /* What a role reports to the test on its ready pipe. */
 struct role_msg {
-	char tag;		/* 'r' ready (blocked), 'q' query answer */
+	char tag; /* 'r' ready (blocked), 'q' query answer */
 	int32_t err;
 	uint64_t v[8];
 };
@@ -120,8 +120,9 @@ static int mt_release;
 struct mt_arg {
 	unsigned int us;
 	int stay;
-	const char *move_to;	/* threaded role: the cgroup.threads to join first */
-	unsigned long long moved_ns;	/* its CPU time when the move was done */
+	/* threaded role: the cgroup.threads to join first */
+	const char *move_to;
+	unsigned long long moved_ns; /* its CPU time when the move was done */
 };
 
 static void *mt_thread(void *p)
@@ -130,7 +131,8 @@ static void *mt_thread(void *p)
 
 	if (a->move_to) {
 		char tid[16];
-		int n = snprintf(tid, sizeof(tid), "%ld", (long)syscall(SYS_gettid));
+		int n = snprintf(tid, sizeof(tid), "%ld",
+				 (long)syscall(SYS_gettid));
 
 		/*
 		 * First thing: join the threaded cgroup. All this thread's
@@ -160,8 +162,8 @@ static void *mt_thread(void *p)
 static pthread_t stay_th[64];
 static int nstay;
 
-static void mt_batch(int n, unsigned int us, bool keep, const char *t1, const char *t2,
-		     uint64_t *v)
+static void mt_batch(int n, unsigned int us, bool keep, const char *t1,
+		     const char *t2, uint64_t *v)
 {
 	struct mt_arg *a = calloc(n, sizeof(*a));
 	pthread_t *th = calloc(n, sizeof(*th));
@@ -181,7 +183,8 @@ static void mt_batch(int n, unsigned int us, bool keep, const char *t1, const ch
 			pthread_join(th[i], NULL);
 	/* Stayers have moved before they block: wait for their report. */
 	for (i = 0; i < n; i++)
-		while (a[i].move_to && a[i].stay && !__atomic_load_n(&a[i].moved_ns, __ATOMIC_ACQUIRE))
+		while (a[i].move_to && a[i].stay &&
+		       !__atomic_load_n(&a[i].moved_ns, __ATOMIC_ACQUIRE))
 			usleep(1000);
 	for (i = 0; i < n; i++)
 		if (v && a[i].move_to)
@@ -194,7 +197,8 @@ static int role_mt(int argc, char **argv, bool threaded)
 {
 	int n = atoi(argv[0]), leader_first = atoi(argv[1]);
 	unsigned int us = atoi(argv[2]);
-	const char *t1 = threaded ? argv[3] : NULL, *t2 = threaded ? argv[4] : NULL;
+	const char *t1 = threaded ? argv[3] : NULL,
+		   *t2 = threaded ? argv[4] : NULL;
 	uint64_t v[8] = { 0 };
 	char c;
 
@@ -333,14 +337,16 @@ static void cgns_query(void)
 	} else {
 		bits |= 3;
 	}
-	if (st_read("/proc/energy/cgroup/energy.stat", b, sizeof(b)) <= 0 || st_kv(b, "id", &x))
+	if (st_read("/proc/energy/cgroup/energy.stat", b, sizeof(b)) <= 0 ||
+	    st_kv(b, "id", &x))
 		bits |= 4;
 	else {
 		v[3] = x;
 		if (st_kvs(b, "path", s, sizeof(s)) || strcmp(s, "/"))
 			bits |= 64;
 	}
-	if (st_read("/proc/energy/cgroup/sub/energy.stat", b, sizeof(b)) <= 0 || st_kv(b, "id", &x))
+	if (st_read("/proc/energy/cgroup/sub/energy.stat", b, sizeof(b)) <= 0 ||
+	    st_kv(b, "id", &x))
 		bits |= 8;
 	else {
 		v[4] = x;
@@ -401,7 +407,8 @@ static int iou_ops(struct io_uring *ring, int zero)
 		if (i < 4) {
 			io_uring_prep_nop(sqe);
 		} else {
-			io_uring_prep_read(sqe, zero, buf[i], sizeof(buf[i]), 0);
+			io_uring_prep_read(sqe, zero, buf[i], sizeof(buf[i]),
+					   0);
 			/* Punted to an io-wq worker. */
 			io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
 		}
@@ -417,7 +424,8 @@ static int iou_ops(struct io_uring *ring, int zero)
 
 static int role_iou(char **argv)
 {
-	struct io_uring_params p = { .flags = IORING_SETUP_SQPOLL, .sq_thread_idle = 20 };
+	struct io_uring_params p = { .flags = IORING_SETUP_SQPOLL,
+				     .sq_thread_idle = 20 };
 	unsigned int us = atoi(argv[0]);
 	struct io_uring ring;
 	int err, zero = open("/dev/zero", O_RDONLY);
@@ -490,55 +498,86 @@ static int role_main(int argc, char **argv)
 /* ------------------------------------------------------------------ */
 
 enum fig {
-	F_CG_CPU, F_CG_TASKS, F_THREAD, F_PROC, F_PROC_CG, F_EXIT_RU, F_EXIT_CG, F_EXIT_MISSING,
-	F_NODE, F_CG_OBJECTS, F_TASK_OBJECTS, F_CGNS, F_PRELOAD, F_NR
+	F_CG_CPU,
+	F_CG_TASKS,
+	F_THREAD,
+	F_PROC,
+	F_PROC_CG,
+	F_EXIT_RU,
+	F_EXIT_CG,
+	F_EXIT_MISSING,
+	F_NODE,
+	F_CG_OBJECTS,
+	F_TASK_OBJECTS,
+	F_CGNS,
+	F_PRELOAD,
+	F_NR
 };
 
 static struct df_fig figs[F_NR] = {
-	[F_CG_CPU] = { "cgroup cpu_time_ns - 1000 * cpu.stat usage_usec growth", "ns" },
-	[F_CG_TASKS] = { "cgroup tasks: - threads in cgroup.threads (and below)", "tasks" },
+	[F_CG_CPU] = { "cgroup cpu_time_ns - 1000 * cpu.stat usage_usec growth",
+		       "ns" },
+	[F_CG_TASKS] = { "cgroup tasks: - threads in cgroup.threads (and below)",
+			 "tasks" },
 	[F_THREAD] = { "thread cpu_time_ns - /proc/<tid>/schedstat", "ns" },
 	[F_PROC] = { "process cpu_time_ns - its CPU clock", "ns" },
-	[F_PROC_CG] = { "process alone in a cgroup: cpu_time_ns - 1000 * usage_usec", "ns" },
+	[F_PROC_CG] = { "process alone in a cgroup: cpu_time_ns - 1000 * usage_usec",
+			"ns" },
 	[F_EXIT_RU] = { "exit records - wait4() ru_utime+ru_stime", "ns" },
-	[F_EXIT_CG] = { "exit records of a process alone in a cgroup - 1000 * usage_usec", "ns" },
+	[F_EXIT_CG] = { "exit records of a process alone in a cgroup - 1000 * usage_usec",
+			"ns" },
 	[F_EXIT_MISSING] = { "children without their exit record", "children" },
 	[F_NODE] = { "node energy - (root cgroup + idle)", "uJ" },
-	[F_CG_OBJECTS] = { "cgroup objects after teardown - baseline", "objects" },
-	[F_TASK_OBJECTS] = { "task objects after teardown - baseline", "objects" },
+	[F_CG_OBJECTS] = { "cgroup objects after teardown - baseline",
+			   "objects" },
+	[F_TASK_OBJECTS] = { "task objects after teardown - baseline",
+			     "objects" },
 	[F_CGNS] = { "cgroup namespace: mismatched ids or paths", "bits" },
-	[F_PRELOAD] = { "tasks alive across a load: joules - kernel (charged from the load)", "ns" },
+	[F_PRELOAD] = { "tasks alive across a load: joules - kernel (charged from the load)",
+			"ns" },
 };
 
-enum kind { K_STORM, K_SHORT, K_DEEP, K_MT, K_THREADED, K_MOVER, K_CGNS, K_PIDNS, K_IOU, K_VHOST };
-
-static const char *const kind_name[] = {
-	"storm", "short", "deep", "mt", "threaded", "mover", "cgns", "pidns", "io_uring", "vhost"
+enum kind {
+	K_STORM,
+	K_SHORT,
+	K_DEEP,
+	K_MT,
+	K_THREADED,
+	K_MOVER,
+	K_CGNS,
+	K_PIDNS,
+	K_IOU,
+	K_VHOST
 };
+
+static const char *const kind_name[] = { "storm",    "short", "deep", "mt",
+					 "threaded", "mover", "cgns", "pidns",
+					 "io_uring", "vhost" };
 
 struct child {
 	pid_t pid;
 	enum kind kind;
-	bool single;		/* one thread all its life */
-	bool reaper;		/* reaped children of its own: rusage includes theirs */
-	bool preload;		/* alive across a module load */
-	char alone[300];	/* the cgroup it alone ever ran in ("" if none) */
-	int gate, ready;	/* roles: the pipes */
-	bool zombie;		/* exited, not reaped yet */
+	bool single; /* one thread all its life */
+	bool reaper; /* reaped children of its own: rusage includes theirs */
+	bool preload; /* alive across a module load */
+	char alone[300]; /* the cgroup it alone ever ran in ("" if none) */
+	int gate, ready; /* roles: the pipes */
+	bool zombie; /* exited, not reaped yet */
 	bool reaped;
-	bool early;		/* reaped as soon as it exited, like a shell does */
+	bool early; /* reaped as soon as it exited, like a shell does */
 	bool compared;
 	int status;
 	struct rusage ru;
 };
 
 struct cgn {
-	char rel[4200];		/* below the cgroup2 mount */
-	unsigned long long base;	/* usage_usec at the snapshot */
-	long long bound;	/* ns: what moves in and out of it may shift */
-	unsigned int moves;	/* moves of a busy task in or out: an interval each */
-	unsigned long long pre;	/* usage_usec before a module load */
-	long long load_gap;	/* ns: its growth from then to the snapshot */
+	char rel[4200]; /* below the cgroup2 mount */
+	unsigned long long base; /* usage_usec at the snapshot */
+	long long bound; /* ns: what moves in and out of it may shift */
+	/* moves of a busy task in or out: an interval each */
+	unsigned int moves;
+	unsigned long long pre; /* usage_usec before a module load */
+	long long load_gap; /* ns: its growth from then to the snapshot */
 	bool gone;
 };
 
@@ -557,7 +596,7 @@ static int nrecs;
 static unsigned long lost_events;
 static uint64_t max_interval_ns;
 static struct jnl *evnl;
-static char top[64];		/* the round's cgroup, below CG */
+static char top[64]; /* the round's cgroup, below CG */
 static bool vhost_said;
 
 /* ---- the module ---- */
@@ -566,7 +605,8 @@ static bool mounted(void)
 {
 	char b[16384];
 
-	return st_read("/proc/mounts", b, sizeof(b)) > 0 && strstr(b, " /proc/energy ");
+	return st_read("/proc/mounts", b, sizeof(b)) > 0 &&
+	       strstr(b, " /proc/energy ");
 }
 
 static int mod_unload(void)
@@ -593,9 +633,11 @@ static int mod_load(const char *params)
 	close(fd);
 	if (r)
 		return -errno;
-	if (!mounted() && mount("joulesfs", "/proc/energy", "joulesfs", 0, NULL))
+	if (!mounted() &&
+	    mount("joulesfs", "/proc/energy", "joulesfs", 0, NULL))
 		return -errno;
-	return st_write(JOULES_SYSFS "/model/coefficients", MODEL, strlen(MODEL));
+	return st_write(JOULES_SYSFS "/model/coefficients", MODEL,
+			strlen(MODEL));
 }
 
 static unsigned long long sysfs_u64(const char *name)
@@ -739,7 +781,8 @@ static void cg_moved(const char *from, const char *to, long long ns)
  */
 static long long cg_bound(const struct cgn *c)
 {
-	long long iv = max_interval_ns ? (long long)max_interval_ns : st_interval_ms() * 1000000LL;
+	long long iv = max_interval_ns ? (long long)max_interval_ns :
+					 st_interval_ms() * 1000000LL;
 
 	return c->bound + (long long)c->moves * (iv + 10000000LL);
 }
@@ -789,7 +832,8 @@ static struct child *kid_new(pid_t pid, enum kind k, bool single)
 }
 
 /* A child that burns us microseconds (half of them through exec) and exits. */
-static pid_t spawn_burner(const char *rel, unsigned int us, bool may_exec, bool reap_now)
+static pid_t spawn_burner(const char *rel, unsigned int us, bool may_exec,
+			  bool reap_now)
 {
 	int fd = cg_open(rel);
 	char arg[16];
@@ -802,7 +846,8 @@ static pid_t spawn_burner(const char *rel, unsigned int us, bool may_exec, bool 
 	p = clone_into(fd, 0);
 	if (p == 0) {
 		if (ex) {
-			char *const av[] = { "87-differential", "--burn-us", arg, NULL };
+			char *const av[] = { "87-differential", "--burn-us",
+					     arg, NULL };
 
 			execv("/proc/self/exe", av);
 			_exit(98);
@@ -825,9 +870,10 @@ static pid_t spawn_burner(const char *rel, unsigned int us, bool may_exec, bool 
 }
 
 /* A role, from its first instruction in cgroup rel. */
-static struct child *spawn_role(const char *rel, enum kind k, unsigned long long flags,
-				const char *name, const char *a0, const char *a1,
-				const char *a2, const char *a3, const char *a4)
+static struct child *spawn_role(const char *rel, enum kind k,
+				unsigned long long flags, const char *name,
+				const char *a0, const char *a1, const char *a2,
+				const char *a3, const char *a4)
 {
 	int g[2], r[2], fd;
 	char gs[16], rs[16];
@@ -842,8 +888,17 @@ static struct child *spawn_role(const char *rel, enum kind k, unsigned long long
 	snprintf(gs, sizeof(gs), "%d", g[0]);
 	snprintf(rs, sizeof(rs), "%d", r[1]);
 	{
-		char *const av[] = { "87-differential", "--role", (char *)name, gs, rs,
-				     (char *)a0, (char *)a1, (char *)a2, (char *)a3, (char *)a4, NULL };
+		char *const av[] = { "87-differential",
+				     "--role",
+				     (char *)name,
+				     gs,
+				     rs,
+				     (char *)a0,
+				     (char *)a1,
+				     (char *)a2,
+				     (char *)a3,
+				     (char *)a4,
+				     NULL };
 
 		p = clone_into(fd, flags);
 		if (p == 0) {
@@ -878,7 +933,8 @@ static int role_msg(struct child *c, struct role_msg *m)
 		struct pollfd p = { .fd = c->ready, .events = POLLIN };
 
 		if (poll(&p, 1, 50) == 1)
-			return read(c->ready, m, sizeof(*m)) == sizeof(*m) ? 0 : -1;
+			return read(c->ready, m, sizeof(*m)) == sizeof(*m) ? 0 :
+									     -1;
 		events_take(0, 0);
 	}
 	return -1;
@@ -960,7 +1016,8 @@ static void read_cgroups(struct cg_reading *r)
 		r[i].jt = ~0ULL;
 		r[i].nt = 0;
 		r[i].u = cg_usage(c->rel);
-		snprintf(path, sizeof(path), "/proc/energy/cgroup/%s/energy.stat", c->rel);
+		snprintf(path, sizeof(path),
+			 "/proc/energy/cgroup/%s/energy.stat", c->rel);
 		r[i].unread = r[i].u == ~0ULL ||
 			      st_read(path, b, sizeof(b)) <= 0 ||
 			      st_kv(b, "cpu_time_ns", &r[i].j) ||
@@ -1064,18 +1121,20 @@ static void check_live(void)
 		tg = strtoull(strstr(b, "Tgid:") + 5, NULL, 10);
 		c = kid_of(tg);
 		k = df_schedstat(tids[i]);
-		snprintf(path, sizeof(path), "/proc/energy/threads/%llu/%d", tg, tids[i]);
+		snprintf(path, sizeof(path), "/proc/energy/threads/%llu/%d", tg,
+			 tids[i]);
 		j = df_cpu_ns(path);
 		if (k == ~0ULL)
 			continue;
 		if (j == ~0ULL) {
-			df_judge(&figs[F_THREAD], -(long long)k, 0, 0, "task %d of %llu: no %s", tids[i],
-				 tg, path);
+			df_judge(&figs[F_THREAD], -(long long)k, 0, 0,
+				 "task %d of %llu: no %s", tids[i], tg, path);
 			continue;
 		}
-		df_judge(&figs[c && c->preload ? F_PRELOAD : F_THREAD], (long long)(j - k),
-			 c && c->preload ? LLONG_MIN : 0, 0,
-			 "task %d of %llu%s: joules %llu, schedstat %llu", tids[i], tg,
+		df_judge(&figs[c && c->preload ? F_PRELOAD : F_THREAD],
+			 (long long)(j - k), c && c->preload ? LLONG_MIN : 0, 0,
+			 "task %d of %llu%s: joules %llu, schedstat %llu",
+			 tids[i], tg,
 			 c && c->preload ? " (since the load)" : "", j, k);
 	}
 	for (int i = 0; i < nkids; i++) {
@@ -1087,29 +1146,39 @@ static void check_live(void)
 
 		if (c->zombie || c->kind == K_STORM)
 			continue;
-		if (clock_getcpuclockid(c->pid, &clk) || clock_gettime(clk, &ts))
+		if (clock_getcpuclockid(c->pid, &clk) ||
+		    clock_gettime(clk, &ts))
 			continue;
 		k = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 		snprintf(path, sizeof(path), "/proc/energy/%d", c->pid);
 		j = df_cpu_ns(path);
 		if (j == ~0ULL) {
-			df_judge(&figs[F_PROC], -(long long)k, 0, 0, "process %d: no %s", c->pid, path);
+			df_judge(&figs[F_PROC], -(long long)k, 0, 0,
+				 "process %d: no %s", c->pid, path);
 			continue;
 		}
 		if (c->preload)
-			df_judge(&figs[F_PRELOAD], (long long)(j - k), LLONG_MIN, 0,
-				 "process %d (since the load): joules %llu, clock %llu", c->pid, j, k);
+			df_judge(
+				&figs[F_PRELOAD], (long long)(j - k), LLONG_MIN,
+				0,
+				"process %d (since the load): joules %llu, clock %llu",
+				c->pid, j, k);
 		else
-			df_judge(&figs[F_PROC], (long long)(j - k), 0, LLONG_MAX,
-				 "process %d: joules %llu, clock %llu", c->pid, j, k);
+			df_judge(&figs[F_PROC], (long long)(j - k), 0,
+				 LLONG_MAX,
+				 "process %d: joules %llu, clock %llu", c->pid,
+				 j, k);
 		if (c->alone[0] && !c->preload) {
 			struct cgn *g = cg_find(c->alone);
 			unsigned long long u = cg_usage(c->alone);
 			if (g && u != ~0ULL)
-				df_judge(&figs[F_PROC_CG], (long long)j - (long long)(u - g->base) * 1000,
-					 -999 - cg_bound(g), 999 + cg_bound(g),
-					 "process %d alone in /%s: joules %llu, cpu.stat %llu us", c->pid,
-					 c->alone, j, u - g->base);
+				df_judge(
+					&figs[F_PROC_CG],
+					(long long)j -
+						(long long)(u - g->base) * 1000,
+					-999 - cg_bound(g), 999 + cg_bound(g),
+					"process %d alone in /%s: joules %llu, cpu.stat %llu us",
+					c->pid, c->alone, j, u - g->base);
 		}
 	}
 }
@@ -1152,13 +1221,15 @@ static void check_node(void)
 	if (ok)
 		df_judge(&figs[F_NODE],
 			 (long long)((n1.energy_uj - n0.energy_uj) -
-				     ((n1.idle_uj - n0.idle_uj) + (r1.energy_uj - r0.energy_uj))),
+				     ((n1.idle_uj - n0.idle_uj) +
+				      (r1.energy_uj - r0.energy_uj))),
 			 0, 0, "node +%llu uJ, idle +%llu, root cgroup +%llu",
 			 (unsigned long long)(n1.energy_uj - n0.energy_uj),
 			 (unsigned long long)(n1.idle_uj - n0.idle_uj),
 			 (unsigned long long)(r1.energy_uj - r0.energy_uj));
 	else
-		fprintf(stderr, "# node check: no two reads inside one interval in 10 tries\n");
+		fprintf(stderr,
+			"# node check: no two reads inside one interval in 10 tries\n");
 	jnl_close(ev);
 	jnl_close(nl);
 }
@@ -1174,14 +1245,16 @@ static void check_cgns(struct child *c, const char *rel)
 
 	role_tell(c, 'q');
 	if (role_msg(c, &m) || m.tag != 'q') {
-		df_judge(&figs[F_CGNS], 1 << 10, 0, 0, "no answer from the namespace");
+		df_judge(&figs[F_CGNS], 1 << 10, 0, 0,
+			 "no answer from the namespace");
 		return;
 	}
 	snprintf(dir, sizeof(dir), CG "/%s", rel);
 	stat(dir, &st_root);
 	snprintf(dir, sizeof(dir), CG "/%s/sub", rel);
 	stat(dir, &st_sub);
-	snprintf(dir, sizeof(dir), "/proc/energy/cgroup/%s/sub/energy.stat", rel);
+	snprintf(dir, sizeof(dir), "/proc/energy/cgroup/%s/sub/energy.stat",
+		 rel);
 	jsub = df_cpu_ns(dir);
 	bits = m.err;
 	/* cgroup ids are their kernfs inode numbers (64-bit ino_t). */
@@ -1193,14 +1266,17 @@ static void check_cgns(struct child *c, const char *rel)
 		bits |= 1 << 11;
 	if (!(bits & 8) && (m.v[4] != st_sub.st_ino || m.v[5] != jsub))
 		bits |= 1 << 12;
-	df_judge(&figs[F_CGNS], bits, 0, 0,
-		 "inside the namespace of /%s: GET_CGROUP / %s (id %llu), /sub %s (id %llu); "
-		 "file / id %llu, sub id %llu; kernel ids %llu, %llu; bits: 1,2 GET failed, "
-		 "4,8 file failed, 16-128 wrong paths, 256-4096 wrong ids or cpu",
-		 rel, bits & 1 ? strerror((int)m.v[6]) : "ok", (unsigned long long)m.v[0],
-		 bits & 2 ? strerror((int)m.v[7]) : "ok", (unsigned long long)m.v[1],
-		 (unsigned long long)m.v[3], (unsigned long long)m.v[4],
-		 (unsigned long long)st_root.st_ino, (unsigned long long)st_sub.st_ino);
+	df_judge(
+		&figs[F_CGNS], bits, 0, 0,
+		"inside the namespace of /%s: GET_CGROUP / %s (id %llu), /sub %s (id %llu); "
+		"file / id %llu, sub id %llu; kernel ids %llu, %llu; bits: 1,2 GET failed, "
+		"4,8 file failed, 16-128 wrong paths, 256-4096 wrong ids or cpu",
+		rel, bits & 1 ? strerror((int)m.v[6]) : "ok",
+		(unsigned long long)m.v[0],
+		bits & 2 ? strerror((int)m.v[7]) : "ok",
+		(unsigned long long)m.v[1], (unsigned long long)m.v[3],
+		(unsigned long long)m.v[4], (unsigned long long)st_root.st_ino,
+		(unsigned long long)st_sub.st_ino);
 }
 
 /*
@@ -1232,7 +1308,8 @@ static void reap_and_check(bool all)
 			continue;
 		for (;;) {
 			memset(&si, 0, sizeof(si));
-			if (waitid(P_PID, kids[i].pid, &si, WEXITED | WNOWAIT | WNOHANG))
+			if (waitid(P_PID, kids[i].pid, &si,
+				   WEXITED | WNOWAIT | WNOHANG))
 				break;
 			if (si.si_pid == kids[i].pid) {
 				kids[i].zombie = true;
@@ -1269,13 +1346,15 @@ static void reap_and_check(bool all)
 
 		if (!c->zombie || c->compared)
 			continue;
-		if (!c->reaped && wait4(c->pid, &c->status, 0, &c->ru) != c->pid) {
+		if (!c->reaped &&
+		    wait4(c->pid, &c->status, 0, &c->ru) != c->pid) {
 			fprintf(stderr, "# wait4 %d: %m\n", c->pid);
 			continue;
 		}
 		if (!WIFEXITED(c->status) || WEXITSTATUS(c->status))
-			fprintf(stderr, "# child %d (%s) ended with status 0x%x\n", c->pid,
-				kind_name[c->kind], c->status);
+			fprintf(stderr,
+				"# child %d (%s) ended with status 0x%x\n",
+				c->pid, kind_name[c->kind], c->status);
 		c->reaped = c->compared = true;
 		if (c->gate >= 0) {
 			close(c->gate);
@@ -1288,35 +1367,46 @@ static void reap_and_check(bool all)
 				nr++;
 				leader |= recs[r].pid == (uint32_t)c->pid;
 			}
-		df_judge(&figs[F_EXIT_MISSING], !leader, 0, 0, "child %d (%s%s): no exit record",
-			 c->pid, kind_name[c->kind], c->early ? ", reaped at once" : "");
+		df_judge(&figs[F_EXIT_MISSING], !leader, 0, 0,
+			 "child %d (%s%s): no exit record", c->pid,
+			 kind_name[c->kind],
+			 c->early ? ", reaped at once" : "");
 		if (!leader)
 			continue;
-		ru = (c->ru.ru_utime.tv_sec + c->ru.ru_stime.tv_sec) * 1000000000ULL +
-		     (c->ru.ru_utime.tv_usec + c->ru.ru_stime.tv_usec) * 1000ULL;
+		ru = (c->ru.ru_utime.tv_sec + c->ru.ru_stime.tv_sec) *
+			     1000000000ULL +
+		     (c->ru.ru_utime.tv_usec + c->ru.ru_stime.tv_usec) *
+			     1000ULL;
 		if (c->reaper)
 			continue;
 		if (c->preload)
-			df_judge(&figs[F_PRELOAD], (long long)(j - ru), LLONG_MIN, 1999,
-				 "child %d (since the load, %d records): joules %llu, rusage %llu",
-				 c->pid, nr, j, ru);
+			df_judge(
+				&figs[F_PRELOAD], (long long)(j - ru),
+				LLONG_MIN, 1999,
+				"child %d (since the load, %d records): joules %llu, rusage %llu",
+				c->pid, nr, j, ru);
 		else if (c->early)
 			/*
 			 * Reaped at once: wait4() may have read its runtime
 			 * before its final switch (the exit path after
 			 * exit_notify() still runs): at most joules' figure.
 			 */
-			df_judge(&figs[F_EXIT_RU], (long long)(j - ru), 0, LLONG_MAX,
-				 "child %d (reaped at once, %d records): joules %llu, rusage %llu",
-				 c->pid, nr, j, ru);
+			df_judge(
+				&figs[F_EXIT_RU], (long long)(j - ru), 0,
+				LLONG_MAX,
+				"child %d (reaped at once, %d records): joules %llu, rusage %llu",
+				c->pid, nr, j, ru);
 		else if (c->single)
-			df_judge(&figs[F_EXIT_RU], (long long)(j - ru), 0, 1999,
-				 "child %d (kind %d, %d records): joules %llu, rusage %llu", c->pid,
-				 c->kind, nr, j, ru);
+			df_judge(
+				&figs[F_EXIT_RU], (long long)(j - ru), 0, 1999,
+				"child %d (kind %d, %d records): joules %llu, rusage %llu",
+				c->pid, c->kind, nr, j, ru);
 		else {
-			df_judge(&figs[F_EXIT_RU], (long long)(j - ru), 0, LLONG_MAX,
-				 "child %d (kind %d, %d thread records): joules %llu, rusage %llu",
-				 c->pid, c->kind, nr, j, ru);
+			df_judge(
+				&figs[F_EXIT_RU], (long long)(j - ru), 0,
+				LLONG_MAX,
+				"child %d (kind %d, %d thread records): joules %llu, rusage %llu",
+				c->pid, c->kind, nr, j, ru);
 			if ((long long)(j - ru) > 1000000)
 				fprintf(stderr,
 					"# child %d (%s, %d thread records): the kernel's group sum "
@@ -1327,10 +1417,13 @@ static void reap_and_check(bool all)
 			struct cgn *g = cg_find(c->alone);
 			unsigned long long u = cg_usage(c->alone);
 			if (g && u != ~0ULL)
-				df_judge(&figs[F_EXIT_CG], (long long)j - (long long)(u - g->base) * 1000,
-					 -999 - cg_bound(g), 999 + cg_bound(g),
-					 "child %d alone in /%s: records %llu, cpu.stat %llu us", c->pid,
-					 c->alone, j, u - g->base);
+				df_judge(
+					&figs[F_EXIT_CG],
+					(long long)j -
+						(long long)(u - g->base) * 1000,
+					-999 - cg_bound(g), 999 + cg_bound(g),
+					"child %d alone in /%s: records %llu, cpu.stat %llu us",
+					c->pid, c->alone, j, u - g->base);
 		}
 	}
 }
@@ -1342,7 +1435,7 @@ struct round {
 	unsigned long long seed;
 	const char *name;
 	bool reload_mid;
-	const char *params;	/* module parameters for the round */
+	const char *params; /* module parameters for the round */
 };
 
 static void tree_teardown(void)
@@ -1374,13 +1467,15 @@ static void leak_probe(const char *base, int n)
 		snprintf(rel, sizeof(rel), "%s/x%d", base, i);
 		if (cg_make(rel))
 			continue;
-		snprintf(path, sizeof(path), "/proc/energy/cgroup/%s/energy.stat", rel);
+		snprintf(path, sizeof(path),
+			 "/proc/energy/cgroup/%s/energy.stat", rel);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		snprintf(path, sizeof(path), CG "/%s", rel);
 		rmdir(path);
 		cgs[ncgs - 1].gone = true;
 		if (fd >= 0) {
-			if (read(fd, b, sizeof(b)) < 0 && errno != ENOENT && errno != ENODEV)
+			if (read(fd, b, sizeof(b)) < 0 && errno != ENOENT &&
+			    errno != ENODEV)
 				fprintf(stderr, "# read across rmdir: %m\n");
 			close(fd);
 		}
@@ -1402,14 +1497,16 @@ static int deep_chain(const char *base, int depth)
 		if (cg_make(rel))
 			break;
 		if (d == depth || !df_in(0, 15))
-			spawn_burner(rel, df_in(200, 3000), false, df_rnd() & 1);
+			spawn_burner(rel, df_in(200, 3000), false,
+				     df_rnd() & 1);
 	}
 	return d - 1;
 }
 
 static void seed_rng(const struct round *r)
 {
-	df_rng = r->seed * 1000003ULL + (unsigned long long)(r->name[0]) * 7 + strlen(r->name);
+	df_rng = r->seed * 1000003ULL + (unsigned long long)(r->name[0]) * 7 +
+		 strlen(r->name);
 }
 
 /* Long-lived roles of a round. */
@@ -1427,11 +1524,14 @@ static void roles_start(struct roles *ro, unsigned int us)
 		snprintf(rel, sizeof(rel), "%s/mt%d", top, i);
 		cg_make(rel);
 		snprintf(a0, sizeof(a0), "%lu", df_in(2, 8));
-		snprintf(a1, sizeof(a1), "%d", i == 0 ? 1 : (int)df_in(0, 1));	/* leader first? */
+		snprintf(a1, sizeof(a1), "%d",
+			 i == 0 ? 1 : (int)df_in(0, 1)); /* leader first? */
 		snprintf(a2, sizeof(a2), "%lu", df_in(us / 2, us * 2));
-		ro->mt[i] = spawn_role(rel, K_MT, 0, "mt", a0, a1, a2, NULL, NULL);
+		ro->mt[i] =
+			spawn_role(rel, K_MT, 0, "mt", a0, a1, a2, NULL, NULL);
 		if (ro->mt[i])
-			snprintf(ro->mt[i]->alone, sizeof(ro->mt[i]->alone), "%s", rel);
+			snprintf(ro->mt[i]->alone, sizeof(ro->mt[i]->alone),
+				 "%s", rel);
 	}
 	/* Threaded: a domain with two threaded children. */
 	snprintf(rel, sizeof(rel), "%s/tdom", top);
@@ -1448,7 +1548,8 @@ static void roles_start(struct roles *ro, unsigned int us)
 	snprintf(t2, sizeof(t2), CG "/%s/tdom/t2/cgroup.threads", top);
 	snprintf(a0, sizeof(a0), "%lu", df_in(2, 6));
 	snprintf(a2, sizeof(a2), "%lu", df_in(us / 2, us * 2));
-	ro->thr = spawn_role(rel, K_THREADED, 0, "threaded", a0, "0", a2, t1, t2);
+	ro->thr =
+		spawn_role(rel, K_THREADED, 0, "threaded", a0, "0", a2, t1, t2);
 	if (ro->thr)
 		snprintf(ro->thr->alone, sizeof(ro->thr->alone), "%s", rel);
 	/* The mover, between mv/a and mv/b. */
@@ -1459,7 +1560,8 @@ static void roles_start(struct roles *ro, unsigned int us)
 	snprintf(rel, sizeof(rel), "%s/mv/b", top);
 	cg_make(rel);
 	snprintf(rel, sizeof(rel), "%s/mv/a", top);
-	ro->mover = spawn_role(rel, K_MOVER, 0, "mover", NULL, NULL, NULL, NULL, NULL);
+	ro->mover = spawn_role(rel, K_MOVER, 0, "mover", NULL, NULL, NULL, NULL,
+			       NULL);
 	if (ro->mover)
 		ro->mover->single = true;
 	/* A cgroup namespace. */
@@ -1469,14 +1571,16 @@ static void roles_start(struct roles *ro, unsigned int us)
 	cg_make(t1);
 	snprintf(dir, sizeof(dir), CG "/%s", rel);
 	snprintf(a2, sizeof(a2), "%lu", df_in(us / 2, us * 2));
-	ro->cgns = spawn_role(rel, K_CGNS, 0, "cgns", dir, a2, NULL, NULL, NULL);
+	ro->cgns =
+		spawn_role(rel, K_CGNS, 0, "cgns", dir, a2, NULL, NULL, NULL);
 	if (ro->cgns)
 		ro->cgns->reaper = true;
 	/* A pid namespace. */
 	snprintf(rel, sizeof(rel), "%s/pidns", top);
 	cg_make(rel);
 	snprintf(a0, sizeof(a0), "%lu", df_in(1, 6));
-	ro->pidns = spawn_role(rel, K_PIDNS, CLONE_NEWPID, "pidns", a0, a2, NULL, NULL, NULL);
+	ro->pidns = spawn_role(rel, K_PIDNS, CLONE_NEWPID, "pidns", a0, a2,
+			       NULL, NULL, NULL);
 	if (ro->pidns)
 		ro->pidns->reaper = true;
 	/* io_uring. */
@@ -1488,7 +1592,8 @@ static void roles_start(struct roles *ro, unsigned int us)
 	/* vhost. */
 	snprintf(rel, sizeof(rel), "%s/vhost", top);
 	cg_make(rel);
-	ro->vhost = spawn_role(rel, K_VHOST, 0, "vhost", a2, NULL, NULL, NULL, NULL);
+	ro->vhost = spawn_role(rel, K_VHOST, 0, "vhost", a2, NULL, NULL, NULL,
+			       NULL);
 }
 
 /* Has process pid a thread whose name starts with prefix? */
@@ -1506,8 +1611,10 @@ static bool has_thread(pid_t pid, const char *prefix)
 	while (!found && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", pid, de->d_name);
-		found = st_read(path, comm, sizeof(comm)) > 0 && !strncmp(comm, prefix, strlen(prefix));
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", pid,
+			 de->d_name);
+		found = st_read(path, comm, sizeof(comm)) > 0 &&
+			!strncmp(comm, prefix, strlen(prefix));
 	}
 	closedir(d);
 	return found;
@@ -1516,8 +1623,9 @@ static bool has_thread(pid_t pid, const char *prefix)
 /* Each role's 'r' (blocked); roles' own errors and bounds noted. */
 static void roles_ready(struct roles *ro, bool first)
 {
-	struct child *all[] = { ro->mt[0], ro->mt[1], ro->mt[2], ro->mt[3], ro->thr,
-				ro->mover, ro->cgns, ro->pidns, ro->iou, ro->vhost };
+	struct child *all[] = { ro->mt[0], ro->mt[1], ro->mt[2], ro->mt[3],
+				ro->thr,   ro->mover, ro->cgns,	 ro->pidns,
+				ro->iou,   ro->vhost };
 
 	for (unsigned int i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		struct role_msg m;
@@ -1526,7 +1634,9 @@ static void roles_ready(struct roles *ro, bool first)
 		if (!c || c->gate < 0)
 			continue;
 		if (role_msg(c, &m) || m.tag != 'r') {
-			fprintf(stderr, "# role %d (kind %d) did not get ready\n", c->pid, c->kind);
+			fprintf(stderr,
+				"# role %d (kind %d) did not get ready\n",
+				c->pid, c->kind);
 			continue;
 		}
 		if (c == ro->thr) {
@@ -1540,13 +1650,17 @@ static void roles_ready(struct roles *ro, bool first)
 			cg_moved(from, t2, m.v[1]);
 		}
 		if (c == ro->iou && m.err && first)
-			fprintf(stderr, "# io_uring SQPOLL: %s (workers not exercised)\n",
+			fprintf(stderr,
+				"# io_uring SQPOLL: %s (workers not exercised)\n",
 				strerror(-m.err));
 		if (c == ro->vhost && first) {
 			if (m.err && !vhost_said) {
-				fprintf(stderr, "# vhost: skipped: %s on /dev/vhost-net%s\n",
+				fprintf(stderr,
+					"# vhost: skipped: %s on /dev/vhost-net%s\n",
 					strerror(-m.err),
-					m.err == -ENOENT ? " (no vhost_net in this guest)" : "");
+					m.err == -ENOENT ?
+						" (no vhost_net in this guest)" :
+						"");
 				vhost_said = true;
 			}
 			/*
@@ -1559,7 +1673,8 @@ static void roles_ready(struct roles *ro, bool first)
 
 				snprintf(rel, sizeof(rel), "%s/vhost", top);
 				cg_moved("", rel, -1);
-				fprintf(stderr, "# vhost: the worker is a kthread here\n");
+				fprintf(stderr,
+					"# vhost: the worker is a kthread here\n");
 			}
 		}
 	}
@@ -1567,8 +1682,9 @@ static void roles_ready(struct roles *ro, bool first)
 
 static void roles_tell(struct roles *ro, char what)
 {
-	struct child *all[] = { ro->mt[0], ro->mt[1], ro->mt[2], ro->mt[3], ro->thr,
-				ro->mover, ro->cgns, ro->pidns, ro->iou, ro->vhost };
+	struct child *all[] = { ro->mt[0], ro->mt[1], ro->mt[2], ro->mt[3],
+				ro->thr,   ro->mover, ro->cgns,	 ro->pidns,
+				ro->iou,   ro->vhost };
 
 	for (unsigned int i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (all[i] && all[i]->gate >= 0)
@@ -1583,7 +1699,8 @@ static void roles_tell(struct roles *ro, char what)
 static void churn(struct roles *ro, bool moves)
 {
 	unsigned int iv = st_interval_ms();
-	unsigned long storms = st_scaled(df_in(30, 90)), shorts = st_scaled(df_in(20, 60));
+	unsigned long storms = st_scaled(df_in(30, 90)),
+		      shorts = st_scaled(df_in(20, 60));
 	int depth = df_in(10, st_scaled(100) > 10 ? st_scaled(100) : 10);
 	int leaks = df_in(3, 10), nmoves = 0;
 	char rel[300], mv_a[300], mv_b[300];
@@ -1606,7 +1723,8 @@ static void churn(struct roles *ro, bool moves)
 
 			snprintf(rel, sizeof(rel), "%s/storm", top);
 			for (unsigned long i = 0; i < n; i++)
-				spawn_burner(rel, df_in(0, 2000), true, df_rnd() & 1);
+				spawn_burner(rel, df_in(0, 2000), true,
+					     df_rnd() & 1);
 			storms -= n;
 		} else if (what < 7 && shorts) {
 			unsigned long n = df_in(1, shorts < 15 ? shorts : 15);
@@ -1614,7 +1732,8 @@ static void churn(struct roles *ro, bool moves)
 			/* Shorter than one interval, started and reaped between ticks. */
 			snprintf(rel, sizeof(rel), "%s/short", top);
 			for (unsigned long i = 0; i < n; i++)
-				spawn_burner(rel, df_in(100, iv * 1000 / 3), false, df_rnd() & 1);
+				spawn_burner(rel, df_in(100, iv * 1000 / 3),
+					     false, df_rnd() & 1);
 			shorts -= n;
 		} else if (what == 7 && depth) {
 			char base[300];
@@ -1629,13 +1748,17 @@ static void churn(struct roles *ro, bool moves)
 				cg_make(rel);
 			leak_probe(rel, leaks);
 			leaks = 0;
-		} else if (moves && ro->mover && ro->mover->gate >= 0 && nmoves < 12) {
+		} else if (moves && ro->mover && ro->mover->gate >= 0 &&
+			   nmoves < 12) {
 			char path[400], pid[16];
-			int n = snprintf(pid, sizeof(pid), "%d", ro->mover->pid);
+			int n = snprintf(pid, sizeof(pid), "%d",
+					 ro->mover->pid);
 
-			snprintf(path, sizeof(path), CG "/%s/cgroup.procs", in_a ? mv_b : mv_a);
+			snprintf(path, sizeof(path), CG "/%s/cgroup.procs",
+				 in_a ? mv_b : mv_a);
 			if (!st_write(path, pid, n)) {
-				cg_moved(in_a ? mv_a : mv_b, in_a ? mv_b : mv_a, -1);
+				cg_moved(in_a ? mv_a : mv_b, in_a ? mv_b : mv_a,
+					 -1);
 				in_a = !in_a;
 				nmoves++;
 			}
@@ -1651,9 +1774,10 @@ static void fig_summary(const char *label)
 {
 	for (int f = 0; f < F_NR; f++)
 		if (figs[f].n)
-			fprintf(stderr, "# %s: %-70s %6lu compared, %4lu off, largest deviation %lld %s\n",
-				label, figs[f].name, figs[f].n, figs[f].bad, figs[f].maxdev,
-				figs[f].unit);
+			fprintf(stderr,
+				"# %s: %-70s %6lu compared, %4lu off, largest deviation %lld %s\n",
+				label, figs[f].name, figs[f].n, figs[f].bad,
+				figs[f].maxdev, figs[f].unit);
 }
 
 static int run_round(const struct round *r)
@@ -1670,17 +1794,20 @@ static int run_round(const struct round *r)
 	nkids = ncgs = nrecs = 0;
 	lost_events = 0;
 	max_interval_ns = 0;
-	fprintf(stderr, "# seed %llu, round %s (replay: SEED=%llu, or jseed=%llu on the guest's command line)\n",
+	fprintf(stderr,
+		"# seed %llu, round %s (replay: SEED=%llu, or jseed=%llu on the guest's command line)\n",
 		r->seed, r->name, r->seed, r->seed);
 	if (r->params) {
 		err = mod_unload();
 		if (!err)
 			err = mod_load(r->params);
 		if (err) {
-			fprintf(stderr, "# reload with %s: %s\n", r->params, strerror(-err));
+			fprintf(stderr, "# reload with %s: %s\n", r->params,
+				strerror(-err));
 			return -1;
 		}
-	} else if (st_write(JOULES_SYSFS "/model/coefficients", MODEL, strlen(MODEL))) {
+	} else if (st_write(JOULES_SYSFS "/model/coefficients", MODEL,
+			    strlen(MODEL))) {
 		return -1;
 	}
 	if (events_open())
@@ -1741,7 +1868,10 @@ static int run_round(const struct round *r)
 				/* + 999: the extra reading's truncation; none if unread */
 				if (cgs[i].pre != ~0ULL && cgs[i].base != ~0ULL)
 					cgs[i].load_gap =
-						(long long)(cgs[i].base - cgs[i].pre) * 1000 + 999;
+						(long long)(cgs[i].base -
+							    cgs[i].pre) *
+							1000 +
+						999;
 			}
 			cgs[i].bound = 0;
 			cgs[i].moves = 0;
@@ -1755,7 +1885,8 @@ static int run_round(const struct round *r)
 			if (kids[i].gate < 0 && !kids[i].reaped) {
 				siginfo_t si;
 
-				waitid(P_PID, kids[i].pid, &si, WEXITED | WNOWAIT);
+				waitid(P_PID, kids[i].pid, &si,
+				       WEXITED | WNOWAIT);
 			}
 		settle();
 		check_live();
@@ -1769,7 +1900,8 @@ static int run_round(const struct round *r)
 	settle();
 	check_cgroups("all exited");
 	if (lost_events)
-		fprintf(stderr, "# %lu overflows of the event socket: records were lost (a test limit)\n",
+		fprintf(stderr,
+			"# %lu overflows of the event socket: records were lost (a test limit)\n",
 			lost_events);
 	events_close();
 
@@ -1784,11 +1916,13 @@ static int run_round(const struct round *r)
 		usleep(200000);
 	}
 	/* Idle kworkers come and go: task objects within 4 of the baseline. */
-	df_judge(&figs[F_CG_OBJECTS], (long long)(now_cg - base_cg), LLONG_MIN, 0,
-		 "%s: cgroups %llu -> %llu", r->name, base_cg, now_cg);
-	df_judge(&figs[F_TASK_OBJECTS], (long long)(now_obj - base_obj), LLONG_MIN, 4,
-		 "%s: objects %llu -> %llu", r->name, base_obj, now_obj);
-	fprintf(stderr, "# seed %llu round %s: %d children, %d cgroups, %d exit records, %.1f s\n",
+	df_judge(&figs[F_CG_OBJECTS], (long long)(now_cg - base_cg), LLONG_MIN,
+		 0, "%s: cgroups %llu -> %llu", r->name, base_cg, now_cg);
+	df_judge(&figs[F_TASK_OBJECTS], (long long)(now_obj - base_obj),
+		 LLONG_MIN, 4, "%s: objects %llu -> %llu", r->name, base_obj,
+		 now_obj);
+	fprintf(stderr,
+		"# seed %llu round %s: %d children, %d cgroups, %d exit records, %.1f s\n",
 		r->seed, r->name, nkids, ncgs, nrecs, st_now() - t0);
 	if (r->params) {
 		/* Back to the defaults for whatever runs next. */
@@ -1798,7 +1932,8 @@ static int run_round(const struct round *r)
 	return 0;
 }
 
-FIXTURE(diff) {
+FIXTURE(diff)
+{
 	int unused;
 };
 
@@ -1820,7 +1955,8 @@ FIXTURE_TEARDOWN(diff)
 		unsigned long bad = figs[f].bad;
 
 		if (bad)
-			TH_LOG("%s: %lu of %lu off", figs[f].name, bad, figs[f].n);
+			TH_LOG("%s: %lu of %lu off", figs[f].name, bad,
+			       figs[f].n);
 		EXPECT_EQ(0, bad);
 	}
 }
@@ -1829,13 +1965,14 @@ FIXTURE_TEARDOWN(diff)
  * Each kind of round runs one of the seeds (three drawn: one each, within
  * CI's few minutes a kernel); SEED= or jseed= replays that seed in all.
  */
-static void run_seeds(struct __test_metadata *_metadata, int ix, const char *name, bool mid,
-		      const char *params)
+static void run_seeds(struct __test_metadata *_metadata, int ix,
+		      const char *name, bool mid, const char *params)
 {
 	int s = ix % nseeds;
 	struct round r = { s, seeds[s], name, mid, params };
 
-	ASSERT_EQ(0, run_round(&r)) TH_LOG("round %s of seed %llu could not run", name, seeds[s]);
+	ASSERT_EQ(0, run_round(&r))
+	TH_LOG("round %s of seed %llu could not run", name, seeds[s]);
 	fig_summary(name);
 }
 
@@ -1879,7 +2016,8 @@ int main(int argc, char **argv)
 		printf("1..0 # SKIP joules without cgroups\n");
 		return KSFT_SKIP;
 	}
-	if (st_sh("grep -q ' " CG " cgroup2 ' /proc/mounts || mount -t cgroup2 none " CG)) {
+	if (st_sh("grep -q ' " CG
+		  " cgroup2 ' /proc/mounts || mount -t cgroup2 none " CG)) {
 		printf("1..0 # SKIP no cgroup2\n");
 		return KSFT_SKIP;
 	}
@@ -1892,7 +2030,8 @@ int main(int argc, char **argv)
 		printf("# seed %llu (replay: SEED=%llu, or run-qemu.sh --append jseed=%llu)\n",
 		       seeds[i], seeds[i], seeds[i]);
 	fflush(stdout);
-	st_read(JOULES_SYSFS "/model/coefficients", coef_saved, sizeof(coef_saved));
+	st_read(JOULES_SYSFS "/model/coefficients", coef_saved,
+		sizeof(coef_saved));
 	ck_at_exit(restore_coef);
 	return test_harness_run(argc, argv);
 }

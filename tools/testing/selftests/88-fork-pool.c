@@ -52,7 +52,8 @@ static void child(int ready, int go, const cpu_set_t *all)
 	for (int i = 0; i < NTHREAD; i++) {
 		pthread_t th;
 
-		if (pthread_create(&th, NULL, burner, NULL) || pthread_join(th, NULL))
+		if (pthread_create(&th, NULL, burner, NULL) ||
+		    pthread_join(th, NULL))
 			_exit(1);
 	}
 	/* Closed once written: a child that failed ends the parent's reads. */
@@ -136,7 +137,8 @@ static int hold_cpus(const cpu_set_t *all, pid_t *spin, int *n, int *stop_w)
 	close(up[0]);
 	CPU_ZERO(&one);
 	CPU_SET(first, &one);
-	if (*n != CPU_COUNT(all) - 1 || held != *n || sched_setaffinity(0, sizeof(one), &one) ||
+	if (*n != CPU_COUNT(all) - 1 || held != *n ||
+	    sched_setaffinity(0, sizeof(one), &one) ||
 	    sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp))
 		return -1;
 	return 0;
@@ -151,7 +153,8 @@ static int release_cpus(const cpu_set_t *all, pid_t *spin, int n, int stop_w)
 	sched_setscheduler(0, SCHED_OTHER, &sp);
 	close(stop_w);
 	for (int i = 0; i < n; i++)
-		if (waitpid(spin[i], &st, 0) != spin[i] || !WIFEXITED(st) || WEXITSTATUS(st))
+		if (waitpid(spin[i], &st, 0) != spin[i] || !WIFEXITED(st) ||
+		    WEXITSTATUS(st))
 			bad++;
 	sched_setaffinity(0, sizeof(*all), all);
 	return bad;
@@ -164,7 +167,8 @@ static bool rt_kernel(void)
 	return !uname(&u) && strstr(u.version, "PREEMPT_RT");
 }
 
-FIXTURE(pool) {
+FIXTURE(pool)
+{
 	pid_t kids[NCHILD];
 	int n;
 	int go[2];
@@ -174,8 +178,10 @@ FIXTURE_SETUP(pool)
 {
 	self->n = 0;
 	self->go[0] = self->go[1] = -1;
-	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload && joules_load fork_pool=2"))
-		TH_LOG("reload with fork_pool=2");
+	ASSERT_EQ(
+		0,
+		st_sh(". /lib/joules/lib.sh; joules_unload && joules_load fork_pool=2"))
+	TH_LOG("reload with fork_pool=2");
 }
 
 FIXTURE_TEARDOWN(pool)
@@ -184,8 +190,9 @@ FIXTURE_TEARDOWN(pool)
 		close(self->go[1]);
 	for (int i = 0; i < self->n; i++)
 		waitpid(self->kids[i], NULL, 0);
-	EXPECT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload && joules_load"))
-		TH_LOG("reload with the defaults");
+	EXPECT_EQ(0,
+		  st_sh(". /lib/joules/lib.sh; joules_unload && joules_load"))
+	TH_LOG("reload with the defaults");
 }
 
 TEST_F_TIMEOUT(pool, threads_join_a_deferred_leader, 300)
@@ -209,7 +216,7 @@ TEST_F_TIMEOUT(pool, threads_join_a_deferred_leader, 300)
 		pid_t p = fork();
 
 		if (p == 0) {
-			close(stop_w);	/* the spinners stop when the parent closes it */
+			close(stop_w); /* the spinners stop when the parent closes it */
 			close(ready[0]);
 			close(self->go[1]);
 			child(ready[1], self->go[0], &all);
@@ -223,15 +230,17 @@ TEST_F_TIMEOUT(pool, threads_join_a_deferred_leader, 300)
 	t = st_now() - t;
 	spin_bad = release_cpus(&all, spin, nspin, stop_w);
 	ASSERT_EQ(0, held) TH_LOG("SCHED_FIFO on every CPU for the burst");
-	ASSERT_EQ(0, spin_bad) TH_LOG("a spinner failed (SCHED_FIFO, affinity)");
+	ASSERT_EQ(0, spin_bad)
+	TH_LOG("a spinner failed (SCHED_FIFO, affinity)");
 	ASSERT_EQ(NCHILD, self->n) TH_LOG("forked %d of %d", self->n, NCHILD);
 	close(ready[1]);
 	for (int i = 0; i < NCHILD; i++) {
-		ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("child %d never got ready", i);
+		ASSERT_EQ(1, read(ready[0], &c, 1))
+		TH_LOG("child %d never got ready", i);
 	}
 	close(ready[0]);
-	TH_LOG("fork_deferred: %llu during the burst of %d forks (%.0f ms)", d1 - d0, NCHILD,
-	       t * 1e3);
+	TH_LOG("fork_deferred: %llu during the burst of %d forks (%.0f ms)",
+	       d1 - d0, NCHILD, t * 1e3);
 	/* Deferral is what is tested: the burst must have drained the pool. */
 	ASSERT_LT(0, d1 - d0);
 
@@ -263,21 +272,26 @@ TEST_F_TIMEOUT(pool, threads_join_a_deferred_leader, 300)
 		 * Less is a lost thread.
 		 */
 		if (j == ~0ULL || j < k) {
-			DIAG("process %d: joules %lld ns, clock %llu ns", self->kids[i],
-			     j == ~0ULL ? -1LL : (long long)j, k);
+			DIAG("process %d: joules %lld ns, clock %llu ns",
+			     self->kids[i], j == ~0ULL ? -1LL : (long long)j,
+			     k);
 			bad++;
 		} else if (j - k >= (unsigned long long)(BURN_SEC * 1e9)) {
 			DIAG("process %d: joules %llu ns, clock %llu ns: a thread twice?",
 			     self->kids[i], j, k);
 			twice++;
 		}
-		maxtail = j != ~0ULL && j > k && j - k > maxtail ? j - k : maxtail;
+		maxtail = j != ~0ULL && j > k && j - k > maxtail ? j - k :
+								   maxtail;
 	}
-	TH_LOG("largest excess over the clock: %llu ns (%d threads a process)", maxtail, NTHREAD);
-	EXPECT_EQ(0, twice) TH_LOG("%d of %d processes counted more than ran", twice, self->n);
+	TH_LOG("largest excess over the clock: %llu ns (%d threads a process)",
+	       maxtail, NTHREAD);
+	EXPECT_EQ(0, twice)
+	TH_LOG("%d of %d processes counted more than ran", twice, self->n);
 	ASSERT_LT(0, st_read(JOULES_SYSFS "/exits_untracked", b, sizeof(b)));
 	lost = strtoull(b, NULL, 10);
-	TH_LOG("exits_untracked: %llu, PREEMPT_RT: %s", lost, rt_kernel() ? "yes" : "no");
+	TH_LOG("exits_untracked: %llu, PREEMPT_RT: %s", lost,
+	       rt_kernel() ? "yes" : "no");
 	/*
 	 * A thread whose tracking was deferred is tracked at its exit, from
 	 * the pool or, without PREEMPT_RT, an atomic allocation. Only on
@@ -288,7 +302,7 @@ TEST_F_TIMEOUT(pool, threads_join_a_deferred_leader, 300)
 	if (!rt_kernel())
 		EXPECT_EQ(0, lost);
 	EXPECT_GE(lost, (unsigned long long)bad)
-		TH_LOG("%d of %d processes lost CPU time", bad, self->n);
+	TH_LOG("%d of %d processes lost CPU time", bad, self->n);
 }
 
 TEST_HARNESS_MAIN

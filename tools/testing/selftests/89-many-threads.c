@@ -27,9 +27,9 @@
 #define CHURN_SEC 0.001
 
 struct proc {
-	int go;		/* EOF: every thread returns */
-	int churn;	/* EOF: the churner starts */
-	int stop;	/* EOF: the churner stops */
+	int go; /* EOF: every thread returns */
+	int churn; /* EOF: the churner starts */
+	int stop; /* EOF: the churner stops */
 };
 
 static void *blocked(void *arg)
@@ -59,7 +59,8 @@ static void *churner(void *arg)
 	while (read(p->stop, &c, 1) < 0) {
 		pthread_t th;
 
-		if (pthread_create(&th, NULL, short_lived, NULL) || pthread_join(th, NULL))
+		if (pthread_create(&th, NULL, short_lived, NULL) ||
+		    pthread_join(th, NULL))
 			return (void *)1;
 	}
 	return NULL;
@@ -134,7 +135,8 @@ static unsigned long long clock_ns(pid_t pid)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-FIXTURE(many) {
+FIXTURE(many)
+{
 	pid_t pid;
 	int go_w, churn_w, stop_w;
 	char threads_max[32], interval[32];
@@ -158,7 +160,7 @@ static int make_room(char *old, size_t size)
 }
 
 /* The process of NTHREAD blocked threads and a churner, all up; -1 if not. */
-static pid_t start_process(FIXTURE_DATA(many) *self)
+static pid_t start_process(FIXTURE_DATA(many) * self)
 {
 	int go[2], churn[2], stop[2], ready[2];
 	struct proc p;
@@ -173,7 +175,9 @@ static pid_t start_process(FIXTURE_DATA(many) *self)
 		close(churn[1]);
 		close(stop[1]);
 		close(ready[0]);
-		p = (struct proc){ .go = go[0], .churn = churn[0], .stop = stop[0] };
+		p = (struct proc){ .go = go[0],
+				   .churn = churn[0],
+				   .stop = stop[0] };
 		child(ready[1], &p);
 	}
 	close(go[0]);
@@ -184,7 +188,7 @@ static pid_t start_process(FIXTURE_DATA(many) *self)
 	self->churn_w = churn[1];
 	self->stop_w = stop[1];
 	if (pid > 0 && read(ready[0], &c, 1) != 1)
-		pid = -1;	/* the teardown reaps it */
+		pid = -1; /* the teardown reaps it */
 	close(ready[0]);
 	return pid;
 }
@@ -204,7 +208,7 @@ FIXTURE_SETUP(many)
 	self->interval[0] = 0;
 	self->threads_max[0] = 0;
 	ASSERT_EQ(0, make_room(self->threads_max, sizeof(self->threads_max)))
-		TH_LOG("threads-max");
+	TH_LOG("threads-max");
 }
 
 FIXTURE_TEARDOWN(many)
@@ -218,11 +222,13 @@ FIXTURE_TEARDOWN(many)
 	if (pid > 0) {
 		EXPECT_EQ(pid, waitpid(pid, &st, 0));
 		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
-			TH_LOG("the process' threads failed: status %#x", st);
+		TH_LOG("the process' threads failed: status %#x", st);
 	}
 	if (self->interval[0])
-		EXPECT_EQ(0, st_write(INTERVAL, self->interval, strlen(self->interval)));
-	EXPECT_EQ(0, st_write(THREADS_MAX, self->threads_max, strlen(self->threads_max)));
+		EXPECT_EQ(0, st_write(INTERVAL, self->interval,
+				      strlen(self->interval)));
+	EXPECT_EQ(0, st_write(THREADS_MAX, self->threads_max,
+			      strlen(self->threads_max)));
 }
 
 /* Every thread tracked (the fork pool deferred most to the sweep): 60 s at most. */
@@ -233,8 +239,8 @@ static unsigned long long all_tracked(pid_t pid)
 
 	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
 	for (int i = 0; i < 600; i++) {
-		if (st_read(path, b, sizeof(b)) > 0 && !st_kv(b, "threads", &n) &&
-		    n == NTHREAD + 2)
+		if (st_read(path, b, sizeof(b)) > 0 &&
+		    !st_kv(b, "threads", &n) && n == NTHREAD + 2)
 			break;
 		usleep(100000);
 	}
@@ -246,11 +252,14 @@ TEST_F_TIMEOUT(many, read_whole_while_threads_come_and_go, 600)
 	unsigned long long j, k, prev = 0, down = 0, reads = 0, r0, r1;
 	double t0, slowest = 0, end;
 
-	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload && joules_load"))
-		TH_LOG("reload with the defaults");
+	ASSERT_EQ(0,
+		  st_sh(". /lib/joules/lib.sh; joules_unload && joules_load"))
+	TH_LOG("reload with the defaults");
 	self->pid = start_process(self);
-	ASSERT_LT(0, self->pid) TH_LOG("%d threads (threads-max, memory)", NTHREAD);
-	ASSERT_EQ(NTHREAD + 2, all_tracked(self->pid)) TH_LOG("threads in /proc/energy");
+	ASSERT_LT(0, self->pid)
+	TH_LOG("%d threads (threads-max, memory)", NTHREAD);
+	ASSERT_EQ(NTHREAD + 2, all_tracked(self->pid))
+	TH_LOG("threads in /proc/energy");
 	/* Every thread blocked: the clock stands still (30 s at most). */
 	k = clock_ns(self->pid);
 	for (int i = 0; i < 300; i++) {
@@ -263,7 +272,8 @@ TEST_F_TIMEOUT(many, read_whole_while_threads_come_and_go, 600)
 	j = joules_cpu_ns(self->pid);
 	ASSERT_NE(~0ULL, k);
 	ASSERT_NE(~0ULL, j) TH_LOG("no /proc/energy/%d", self->pid);
-	TH_LOG("%d threads blocked: joules %llu ns, clock %llu ns", NTHREAD + 2, j, k);
+	TH_LOG("%d threads blocked: joules %llu ns, clock %llu ns", NTHREAD + 2,
+	       j, k);
 	/* No thread has exited: both sum the same runtimes. */
 	EXPECT_EQ(k, j);
 
@@ -283,7 +293,8 @@ TEST_F_TIMEOUT(many, read_whole_while_threads_come_and_go, 600)
 		ASSERT_NE(~0ULL, j);
 		reads++;
 		if (j < prev) {
-			TH_LOG("read %llu: %llu ns after %llu ns", reads, j, prev);
+			TH_LOG("read %llu: %llu ns after %llu ns", reads, j,
+			       prev);
 			down++;
 		}
 		prev = j > prev ? j : prev;
@@ -291,7 +302,8 @@ TEST_F_TIMEOUT(many, read_whole_while_threads_come_and_go, 600)
 	r1 = sysfs_u64("walk_retries");
 	TH_LOG("%llu reads while threads came and went, slowest %.1f ms, %llu walks again",
 	       reads, slowest * 1e3, r1 - r0);
-	EXPECT_EQ(0, down) TH_LOG("the process total went down %llu times", down);
+	EXPECT_EQ(0, down)
+	TH_LOG("the process total went down %llu times", down);
 	/*
 	 * Whether a walk raced a fold is the host's timing (none in 2,102
 	 * reads in one 6.12 run, 16-217 in others): said, not asserted. A

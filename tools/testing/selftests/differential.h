@@ -60,8 +60,10 @@ static inline int df_seeds(unsigned long long *out, int n)
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		out[i] = ((unsigned long long)ts.tv_nsec ^ ((unsigned long long)ts.tv_sec << 20) ^
-			  ((unsigned long long)getpid() << 40) ^ (unsigned long long)i * 7919) %
+		out[i] = ((unsigned long long)ts.tv_nsec ^
+			  ((unsigned long long)ts.tv_sec << 20) ^
+			  ((unsigned long long)getpid() << 40) ^
+			  (unsigned long long)i * 7919) %
 			 1000000007ULL;
 	}
 	return n;
@@ -105,17 +107,18 @@ struct df_fig {
 	const char *name;
 	const char *unit;
 	unsigned long n, bad, shown;
-	long long maxdev;	/* the deviation of largest magnitude seen */
+	long long maxdev; /* the deviation of largest magnitude seen */
 };
 
 /*
  * One comparison: dev must lie in [lo, hi]. Failures are printed (the first
  * few of each figure per test), all are counted.
  */
-static inline bool df_judge(struct df_fig *f, long long dev, long long lo, long long hi,
-			    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static inline bool df_judge(struct df_fig *f, long long dev, long long lo, long long hi,
-			    const char *fmt, ...)
+static inline bool df_judge(struct df_fig *f, long long dev, long long lo,
+			    long long hi, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static inline bool df_judge(struct df_fig *f, long long dev, long long lo,
+			    long long hi, const char *fmt, ...)
 {
 	bool ok = dev >= lo && dev <= hi;
 	va_list ap;
@@ -132,7 +135,8 @@ static inline bool df_judge(struct df_fig *f, long long dev, long long lo, long 
 		va_start(ap, fmt);
 		vsnprintf(msg, sizeof(msg), fmt, ap);
 		va_end(ap);
-		fprintf(stderr, "# MISMATCH %s: %s: deviation %lld %s outside [%lld, %lld]\n",
+		fprintf(stderr,
+			"# MISMATCH %s: %s: deviation %lld %s outside [%lld, %lld]\n",
 			f->name, msg, dev, f->unit, lo, hi);
 	}
 	return false;

@@ -34,7 +34,6 @@
 #define JOULES_SYSFS "/sys/kernel/joules"
 #define JOULES_KO "/lib/joules/joules.ko"
 
-
 /*
  * A long test's size on this kernel: n scaled by $JOULES_SCALE percent
  * (the guest runner sets it from kernels.conf; slow debug kernels run
@@ -50,7 +49,8 @@ static inline unsigned long st_scaled(unsigned long n)
 }
 
 /* Run a shell command; returns its exit status (or -1). */
-static inline int st_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int st_sh(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
 static inline int st_sh(const char *fmt, ...)
 {
 	char cmd[1024];
@@ -109,7 +109,8 @@ static inline int st_write(const char *path, const char *s, size_t len)
 }
 
 /* Value of "key: value" in a key-value file body; returns 0 and *v, or -1. */
-static inline int st_kv(const char *body, const char *key, unsigned long long *v)
+static inline int st_kv(const char *body, const char *key,
+			unsigned long long *v)
 {
 	size_t kl = strlen(key);
 	const char *p = body;
@@ -132,7 +133,8 @@ static inline int st_kv(const char *body, const char *key, unsigned long long *v
 }
 
 /* String value of "key: value" into out; returns 0 or -1. */
-static inline int st_kvs(const char *body, const char *key, char *out, size_t size)
+static inline int st_kvs(const char *body, const char *key, char *out,
+			 size_t size)
 {
 	size_t kl = strlen(key);
 	const char *p = body;
@@ -318,7 +320,8 @@ static inline void st_burn_cpu(double sec)
  */
 static inline pid_t st_spawn_in(const char *root, const char *rel)
 {
-	struct clone_args args = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD };
+	struct clone_args args = { .flags = CLONE_INTO_CGROUP,
+				   .exit_signal = SIGCHLD };
 	char path[512];
 	pid_t p;
 	int fd;
@@ -340,10 +343,11 @@ static inline pid_t st_spawn_in(const char *root, const char *rel)
  * the test changed (the bands before the coefficients, which they hold).
  */
 static const char *const st_settings_names[] = {
-	"interval_ms", "gamma_milli", "delta_milli", "idle_split", "source",
-	"meter_idle_uw", "model/bands", "model/coefficients",
+	"interval_ms", "gamma_milli",	"delta_milli", "idle_split",
+	"source",      "meter_idle_uw", "model/bands", "model/coefficients",
 };
-#define ST_NR_SETTINGS (sizeof(st_settings_names) / sizeof(st_settings_names[0]))
+#define ST_NR_SETTINGS \
+	(sizeof(st_settings_names) / sizeof(st_settings_names[0]))
 
 struct st_settings {
 	char v[ST_NR_SETTINGS][2048];
@@ -354,7 +358,8 @@ static inline void st_setting_value(const char *name, char *v)
 {
 	char *a, *b;
 
-	if (!strcmp(name, "source") && (a = strchr(v, '[')) && (b = strchr(a, ']'))) {
+	if (!strcmp(name, "source") && (a = strchr(v, '[')) &&
+	    (b = strchr(a, ']'))) {
 		memmove(v, a + 1, b - a - 1);
 		v[b - a - 1] = 0;
 	}
@@ -365,7 +370,8 @@ static inline void st_settings_save(struct st_settings *s)
 	char path[128];
 
 	for (size_t i = 0; i < ST_NR_SETTINGS; i++) {
-		snprintf(path, sizeof(path), JOULES_SYSFS "/%s", st_settings_names[i]);
+		snprintf(path, sizeof(path), JOULES_SYSFS "/%s",
+			 st_settings_names[i]);
 		if (st_read(path, s->v[i], sizeof(s->v[i])) <= 0)
 			s->v[i][0] = 0;
 		st_setting_value(st_settings_names[i], s->v[i]);
@@ -386,7 +392,8 @@ static inline int st_settings_restore(const struct st_settings *s)
 
 		if (!s->v[i][0])
 			continue;
-		snprintf(path, sizeof(path), JOULES_SYSFS "/%s", st_settings_names[i]);
+		snprintf(path, sizeof(path), JOULES_SYSFS "/%s",
+			 st_settings_names[i]);
 		if (st_read(path, cur, sizeof(cur)) > 0) {
 			st_setting_value(st_settings_names[i], cur);
 			if (!strcmp(cur, s->v[i]))
@@ -394,7 +401,8 @@ static inline int st_settings_restore(const struct st_settings *s)
 		}
 		err = st_write(path, s->v[i], strlen(s->v[i]));
 		if (err) {
-			DIAG("restoring %s: %s", st_settings_names[i], strerror(-err));
+			DIAG("restoring %s: %s", st_settings_names[i],
+			     strerror(-err));
 			bad++;
 		}
 	}
@@ -509,8 +517,10 @@ static inline int st_jc_finish(pid_t pid, double sec)
 }
 
 /* Run joulesctl to its end (at most 60 s): ST_JC(uid, "show", "--json"). */
-#define ST_JC(uid, ...) \
-	st_jc_finish(st_jc_start(uid, (const char *const[]){ __VA_ARGS__, NULL }), 60)
+#define ST_JC(uid, ...)                                                       \
+	st_jc_finish(                                                         \
+		st_jc_start(uid, (const char *const[]){ __VA_ARGS__, NULL }), \
+		60)
 
 /*
  * What a CPU-time counter stood at when `joulesctl top` printed its
@@ -519,8 +529,8 @@ static inline int st_jc_finish(pid_t pid, double sec)
  * last poll that did not see it (pre) and the first that did (post).
  */
 struct st_frame_mark {
-	double t_pre, t_post;		/* CLOCK_MONOTONIC, s */
-	unsigned long long u_pre, u_post;	/* the counter, us */
+	double t_pre, t_post; /* CLOCK_MONOTONIC, s */
+	unsigned long long u_pre, u_post; /* the counter, us */
 };
 
 /* How many frames of top are in its output file so far. */
@@ -542,8 +552,9 @@ static inline int st_jc_frames_so_far(void)
  * if it failed or printed fewer frames. Its output in st_out[], st_err[].
  */
 static inline int st_jc_frames(const char *const *args,
-			       unsigned long long (*usage)(const void *), const void *arg,
-			       struct st_frame_mark *m, int nmarks)
+			       unsigned long long (*usage)(const void *),
+			       const void *arg, struct st_frame_mark *m,
+			       int nmarks)
 {
 	double t = st_now(), end = t + 60;
 	unsigned long long u = usage(arg);
@@ -597,11 +608,13 @@ static inline int st_jc_frames(const char *const *args,
  * frame holds its intervals give or take one. [*lo, *hi], and the frame's
  * length [*f_lo, *f_hi] in s.
  */
-static inline void st_frame_share(const struct st_frame_mark *a, const struct st_frame_mark *b,
-				  double *lo, double *hi, double *f_lo, double *f_hi)
+static inline void st_frame_share(const struct st_frame_mark *a,
+				  const struct st_frame_mark *b, double *lo,
+				  double *hi, double *f_lo, double *f_hi)
 {
 	double ival = st_interval_ms() / 1e3;
-	double c_lo = (b->u_pre > a->u_post ? b->u_pre - a->u_post : 0) / 1e6 - ival;
+	double c_lo =
+		(b->u_pre > a->u_post ? b->u_pre - a->u_post : 0) / 1e6 - ival;
 	double c_hi = (b->u_post - a->u_pre) / 1e6 + ival;
 
 	*f_lo = b->t_pre - a->t_post;
@@ -645,7 +658,8 @@ static inline int st_mkcg(const char *rel)
 	return st_sh("mkdir -p " ST_CG "/%s", rel);
 }
 
-static inline int st_rmdir_cb(const char *path, const struct stat *sb, int type, struct FTW *f)
+static inline int st_rmdir_cb(const char *path, const struct stat *sb, int type,
+			      struct FTW *f)
 {
 	(void)sb;
 	(void)f;

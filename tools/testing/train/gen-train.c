@@ -45,7 +45,8 @@ int main(int argc, char **argv)
 
 	gen_defaults(&o);
 	for (a = 1; a < argc; a++) {
-		const char *opt = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
+		const char *opt = argv[a],
+			   *v = a + 1 < argc ? argv[a + 1] : NULL;
 
 		if (!strcmp(opt, "--no-pmu")) {
 			o.pmu = 0;
@@ -74,7 +75,7 @@ int main(int argc, char **argv)
 			o.meter_ms = strtod(v, NULL);
 		else if (!strcmp(opt, "--meter"))
 			o.meter = !strcmp(v, "average") ? GEN_AVERAGE :
-							 GEN_INSTANT;
+							  GEN_INSTANT;
 		else if (!strcmp(opt, "--spread"))
 			o.spread = strtod(v, NULL);
 		else if (!strcmp(opt, "--phase-rows"))
@@ -84,9 +85,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(opt, "--truth2")) {
 			double *t = o.truth2;
 
-			if (sscanf(v, "%lf %lf %lf %lf %lf %lf %lf %lf %lf", &t[0],
-				   &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7],
-				   &t[8]) != JL_NR_COEF)
+			if (sscanf(v, "%lf %lf %lf %lf %lf %lf %lf %lf %lf",
+				   &t[0], &t[1], &t[2], &t[3], &t[4], &t[5],
+				   &t[6], &t[7], &t[8]) != JL_NR_COEF)
 				usage();
 		} else if (!strcmp(opt, "--bogus")) {
 			if (sscanf(v, "%ld:%ld:%lf", &o.bogus_row, &o.bogus_n,

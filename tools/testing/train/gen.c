@@ -13,9 +13,15 @@
  * later features' costs apply only with extra set.
  */
 static const double default_truth[JL_NR_COEF] = {
-	[0] = 6e6,     [JL_F_CYCLES] = 1000, [JL_F_INSTR] = 500,
-	[JL_F_MISSES] = 50000, [JL_F_DISK] = 10000, [JL_F_NET_TX] = 20000,
-	[JL_F_NET_RX] = 15000, [JL_F_PAGECACHE] = 2000, [GEN_IDLE] = 40e6,
+	[0] = 6e6,
+	[JL_F_CYCLES] = 1000,
+	[JL_F_INSTR] = 500,
+	[JL_F_MISSES] = 50000,
+	[JL_F_DISK] = 10000,
+	[JL_F_NET_TX] = 20000,
+	[JL_F_NET_RX] = 15000,
+	[JL_F_PAGECACHE] = 2000,
+	[GEN_IDLE] = 40e6,
 };
 
 struct rng {
@@ -35,7 +41,8 @@ static double unif(struct rng *r, double lo, double hi)
 
 static double gauss(struct rng *r)
 {
-	return sqrt(-2 * log(unif(r, 1e-12, 1))) * cos(2 * M_PI * unif(r, 0, 1));
+	return sqrt(-2 * log(unif(r, 1e-12, 1))) *
+	       cos(2 * M_PI * unif(r, 0, 1));
 }
 
 void gen_defaults(struct gen_opts *o)
@@ -97,12 +104,13 @@ int gen_parse_bands(struct gen_opts *o, const char *spec)
 		if (nb == GEN_MAX_BANDS)
 			return -1;
 		t = o->band_truth[nb];
-		k = sscanf(p, " %31s %lf %lf %lf %lf %lf %lf %lf %lf %lf%n", edge,
-			   &t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7],
-			   &t[8], &used);
+		k = sscanf(p, " %31s %lf %lf %lf %lf %lf %lf %lf %lf %lf%n",
+			   edge, &t[0], &t[1], &t[2], &t[3], &t[4], &t[5],
+			   &t[6], &t[7], &t[8], &used);
 		if (k != 1 + JL_NR_COEF)
 			return -1;
-		o->band_upper[nb] = strcmp(edge, "max") ? strtod(edge, NULL) : 0;
+		o->band_upper[nb] =
+			strcmp(edge, "max") ? strtod(edge, NULL) : 0;
 		nb++;
 		p += used;
 		while (*p == ' ' || *p == ';' || *p == '\n')
@@ -207,7 +215,8 @@ static double energy(const struct trace *tr, long *hint, int64_t a, int64_t b)
 
 int gen_write(const struct gen_opts *o, FILE *s, FILE *p)
 {
-	struct rng r = { o->seed * 0x9e3779b97f4a7c15ULL + 0x2545f4914f6cdd1dULL };
+	struct rng r = { o->seed * 0x9e3779b97f4a7c15ULL +
+			 0x2545f4914f6cdd1dULL };
 	struct trace tr = { .n = o->n, .idle_w = o->truth[GEN_IDLE] * 1e-6 };
 	int64_t t = o->t0_ns;
 	struct phase ph;
@@ -253,13 +262,14 @@ int gen_write(const struct gen_opts *o, FILE *s, FILE *p)
 		f[0] = busy;
 		f[1] = nearbyint(busy * freq);
 		f[2] = nearbyint(f[1] * ipc);
-		f[3] = nearbyint((o->phase_rows <= 1 ? unif(&r, 0, 2e8) :
-						       ph.miss) *
-				 len * 1e-9);
+		f[3] = nearbyint(
+			(o->phase_rows <= 1 ? unif(&r, 0, 2e8) : ph.miss) *
+			len * 1e-9);
 		f[4] = o->phase_rows <= 1 ?
 			       (unif(&r, 0, 1) < 0.3 ?
 					0 :
-					nearbyint(unif(&r, 0, 5e8) * len * 1e-9)) :
+					nearbyint(unif(&r, 0, 5e8) * len *
+						  1e-9)) :
 			       nearbyint(ph.disk * len * 1e-9);
 		if (!o->pmu)
 			f[1] = f[2] = f[3] = 0;
@@ -267,15 +277,20 @@ int gen_write(const struct gen_opts *o, FILE *s, FILE *p)
 			/* Sockets busy in a third of the rows; reads cached. */
 			int net = unif(&r, 0, 1) < 0.33;
 
-			f[JL_F_NET_TX] = net ? nearbyint(unif(&r, 0, 2e8) * len * 1e-9) : 0;
-			f[JL_F_NET_RX] = net ? nearbyint(unif(&r, 0, 3e8) * len * 1e-9) : 0;
-			f[JL_F_PAGECACHE] = nearbyint(unif(&r, 0, 2e9) * len * 1e-9);
+			f[JL_F_NET_TX] =
+				net ? nearbyint(unif(&r, 0, 2e8) * len * 1e-9) :
+				      0;
+			f[JL_F_NET_RX] =
+				net ? nearbyint(unif(&r, 0, 3e8) * len * 1e-9) :
+				      0;
+			f[JL_F_PAGECACHE] =
+				nearbyint(unif(&r, 0, 2e9) * len * 1e-9);
 		}
 		/* The node's clock, known when it ran at all (as the module's). */
 		mhz = f[0] > 0 ? floor(nearbyint(busy * freq) * 1e3 / f[0]) : 0;
 		if (o->nbands >= 2 && mhz > 0)
-			for (band = 0; band + 1 < o->nbands &&
-				       mhz >= o->band_upper[band];
+			for (band = 0;
+			     band + 1 < o->nbands && mhz >= o->band_upper[band];
 			     band++)
 				;
 		c = o->nbands >= 2 ? o->band_truth[band] :

@@ -26,7 +26,8 @@ static jl_u64 rnd(void)
 }
 
 /* As the worker does: an interval counts only if it was idle. */
-static int add_if_idle(struct jl_base *b, jl_u64 t1, jl_u64 dt, jl_u64 uj, jl_u64 busy)
+static int add_if_idle(struct jl_base *b, jl_u64 t1, jl_u64 dt, jl_u64 uj,
+		       jl_u64 busy)
 {
 	if (!jl_base_idle(dt, busy))
 		return 0;
@@ -62,8 +63,8 @@ TEST(base_steady)
 	      uw);
 	/* Busy intervals at 40 W change nothing, age included. */
 	for (i = 0; i < 50; i++)
-		CHECK(!add_if_idle(&b, t + (i + 1) * 100 * MS, 100 * MS, 4000000,
-				   150 * MS),
+		CHECK(!add_if_idle(&b, t + (i + 1) * 100 * MS, 100 * MS,
+				   4000000, 150 * MS),
 		      "busy interval %d counted", i);
 	CHECK(jl_base_uw(&b, &uw) && uw == 5000000 && b.last_ns == t,
 	      "busy intervals moved it: %llu uW, last %llu", uw, b.last_ns);
@@ -78,7 +79,8 @@ TEST(base_threshold)
 {
 	jl_u64 dt = 100 * MS, lim = dt * JL_BASE_BUSY_PERMILLE / 1000;
 
-	CHECK(JL_BASE_BUSY_PERMILLE == 20 && lim == 2 * MS, "the documented threshold is 2%%");
+	CHECK(JL_BASE_BUSY_PERMILLE == 20 && lim == 2 * MS,
+	      "the documented threshold is 2%%");
 	CHECK(jl_base_idle(dt, 0) && jl_base_idle(dt, lim), "at the threshold");
 	CHECK(!jl_base_idle(dt, lim + 1), "above it");
 	CHECK(!jl_base_idle(dt, dt), "one CPU busy throughout");

@@ -12,7 +12,6 @@
 #include "cgname.h"
 #include "check.h"
 
-
 #define ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define ID2 "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
 #define UID "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d"
@@ -52,13 +51,14 @@ static const struct want cases[] = {
 	{ "/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID
 	  ".scope",
 	  CGN_CONTAINER, "podman", ID, "", NULL, "libpod-" ID ".scope" },
-	{ "/machine.slice/libpod-conmon-" ID ".scope", CGN_MONITOR, "podman", ID,
-	  "", NULL, "libpod-conmon-" ID ".scope" },
-	{ "/libpod_parent/libpod-" ID, CGN_CONTAINER, "podman", ID, "", NULL, "" },
-	{ "/machine.slice/libpod-" ID ".scope/container", CGN_OTHER, "podman", ID,
-	  "", NULL, "libpod-" ID ".scope" },
-	{ "/machine.slice/machine-libpod_pod_" ID2 ".slice", CGN_SLICE, NULL, "",
-	  "", NULL, "machine-libpod_pod_" ID2 ".slice" },
+	{ "/machine.slice/libpod-conmon-" ID ".scope", CGN_MONITOR, "podman",
+	  ID, "", NULL, "libpod-conmon-" ID ".scope" },
+	{ "/libpod_parent/libpod-" ID, CGN_CONTAINER, "podman", ID, "", NULL,
+	  "" },
+	{ "/machine.slice/libpod-" ID ".scope/container", CGN_OTHER, "podman",
+	  ID, "", NULL, "libpod-" ID ".scope" },
+	{ "/machine.slice/machine-libpod_pod_" ID2 ".slice", CGN_SLICE, NULL,
+	  "", "", NULL, "machine-libpod_pod_" ID2 ".slice" },
 	/* Kubernetes, systemd driver: classes, pods, containers of each runtime */
 	{ "/kubepods.slice", CGN_SLICE, NULL, "", "", NULL, "kubepods.slice" },
 	{ "/kubepods.slice/kubepods-burstable.slice", CGN_QOS, NULL, "", "",
@@ -80,9 +80,11 @@ static const struct want cases[] = {
 	  CGN_CONTAINER, "cri-o", ID, UID, "besteffort", "crio-" ID ".scope" },
 	{ "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UID_
 	  ".slice/crio-conmon-" ID ".scope",
-	  CGN_MONITOR, "cri-o", ID, UID, "besteffort", "crio-conmon-" ID ".scope" },
+	  CGN_MONITOR, "cri-o", ID, UID, "besteffort",
+	  "crio-conmon-" ID ".scope" },
 	{ "/kubepods.slice/kubepods-pod" UID_ ".slice/docker-" ID ".scope",
-	  CGN_CONTAINER, "docker", ID, UID, "guaranteed", "docker-" ID ".scope" },
+	  CGN_CONTAINER, "docker", ID, UID, "guaranteed",
+	  "docker-" ID ".scope" },
 	/* a static pod's UID is a 32-hex hash */
 	{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" SPOD
 	  ".slice",
@@ -90,21 +92,24 @@ static const struct want cases[] = {
 	  "kubepods-burstable-pod" SPOD ".slice" },
 	/* the kubelet under a --cgroup-root (kind, some distributions) */
 	{ "/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice/"
-	  "kubelet-kubepods-besteffort-pod" UID_ ".slice/cri-containerd-" ID ".scope",
+	  "kubelet-kubepods-besteffort-pod" UID_ ".slice/cri-containerd-" ID
+	  ".scope",
 	  CGN_CONTAINER, "containerd", ID, UID, "besteffort",
 	  "cri-containerd-" ID ".scope" },
 	/* cgroupfs driver */
 	{ "/kubepods", CGN_OTHER, NULL, "", "", NULL, "" },
 	{ "/kubepods/burstable", CGN_QOS, NULL, "", "", "burstable", "" },
-	{ "/kubepods/burstable/pod" UID, CGN_POD, NULL, "", UID, "burstable", "" },
+	{ "/kubepods/burstable/pod" UID, CGN_POD, NULL, "", UID, "burstable",
+	  "" },
 	{ "/kubepods/besteffort/pod" UID "/" ID, CGN_CONTAINER, NULL, ID, UID,
 	  "besteffort", "" },
-	{ "/kubepods/pod" UID "/" ID, CGN_CONTAINER, NULL, ID, UID, "guaranteed",
-	  "" },
+	{ "/kubepods/pod" UID "/" ID, CGN_CONTAINER, NULL, ID, UID,
+	  "guaranteed", "" },
 	{ "/kubepods/burstable/pod" UID "/crio-" ID, CGN_CONTAINER, "cri-o", ID,
 	  UID, "burstable", "" },
 	/* kind: a node that is a docker container; the pods inside start afresh */
-	{ "/system.slice/docker-" ID2 ".scope/kubepods/burstable/pod" UID "/" ID,
+	{ "/system.slice/docker-" ID2 ".scope/kubepods/burstable/pod" UID
+	  "/" ID,
 	  CGN_CONTAINER, NULL, ID, UID, "burstable", "docker-" ID2 ".scope" },
 	{ "/system.slice/docker-" ID2 ".scope/kubepods/burstable/pod" UID,
 	  CGN_POD, NULL, "", UID, "burstable", "docker-" ID2 ".scope" },
@@ -115,13 +120,13 @@ static const struct want cases[] = {
 	{ "/system.slice", CGN_SLICE, NULL, "", "", NULL, "system.slice" },
 	{ "/system.slice/nginx.service", CGN_SERVICE, NULL, "", "", NULL,
 	  "nginx.service" },
-	{ "/user.slice/user-1000.slice/session-2.scope", CGN_SCOPE, NULL, "", "",
-	  NULL, "session-2.scope" },
+	{ "/user.slice/user-1000.slice/session-2.scope", CGN_SCOPE, NULL, "",
+	  "", NULL, "session-2.scope" },
 	{ "/user.slice/user-1000.slice/user@1000.service/app.slice/"
 	  "app-gnome-firefox-4242.scope",
 	  CGN_SCOPE, NULL, "", "", NULL, "app-gnome-firefox-4242.scope" },
-	{ "/system.slice/systemd-journald.socket", CGN_OTHER, NULL, "", "", NULL,
-	  "systemd-journald.socket" },
+	{ "/system.slice/systemd-journald.socket", CGN_OTHER, NULL, "", "",
+	  NULL, "systemd-journald.socket" },
 	{ "/system.slice/nginx.service/workers", CGN_OTHER, NULL, "", "", NULL,
 	  "nginx.service" },
 	{ "/init.scope", CGN_SCOPE, NULL, "", "", NULL, "init.scope" },
@@ -147,7 +152,8 @@ static const struct want cases[] = {
 	  ".slice",
 	  CGN_SLICE, NULL, "", "", "burstable",
 	  "kubepods-burstable-pod" UID ".slice" },
-	{ "/kubepods.slice/kubepods-weird.slice/kubepods-weird-pod" UID_ ".slice",
+	{ "/kubepods.slice/kubepods-weird.slice/kubepods-weird-pod" UID_
+	  ".slice",
 	  CGN_SLICE, NULL, "", "", NULL, "kubepods-weird-pod" UID_ ".slice" },
 	{ "/kubepods/burstable/pod" UID_, CGN_OTHER, NULL, "", "", "burstable",
 	  "" },
@@ -170,21 +176,21 @@ TEST(table)
 
 		cgname_parse(w->path, &n);
 		CHECK(n.kind == w->kind, "%s: kind %s, want %s", w->path,
-			  cgn_kind_names[n.kind], cgn_kind_names[w->kind]);
+		      cgn_kind_names[n.kind], cgn_kind_names[w->kind]);
 		CHECK(str_eq(n.runtime, w->runtime), "%s: runtime %s, want %s",
-			  w->path, n.runtime ? n.runtime : "(none)",
-			  w->runtime ? w->runtime : "(none)");
+		      w->path, n.runtime ? n.runtime : "(none)",
+		      w->runtime ? w->runtime : "(none)");
 		CHECK(!strcmp(n.container_id, w->id), "%s: id '%s'", w->path,
-			  n.container_id);
+		      n.container_id);
 		CHECK(!strcmp(n.pod_uid, w->uid), "%s: pod '%s'", w->path,
-			  n.pod_uid);
+		      n.pod_uid);
 		CHECK(str_eq(n.qos, w->qos), "%s: qos %s, want %s", w->path,
-			  n.qos ? n.qos : "(none)", w->qos ? w->qos : "(none)");
+		      n.qos ? n.qos : "(none)", w->qos ? w->qos : "(none)");
 		CHECK(!strcmp(n.unit, w->unit), "%s: unit '%s'", w->path,
-			  n.unit);
+		      n.unit);
 	}
 	TH_LOG("%zu paths of docker, containerd, CRI-O, Podman, kubelet (both drivers), systemd, near misses",
-		 ARRAY_SIZE(cases));
+	       ARRAY_SIZE(cases));
 }
 
 /*
@@ -273,7 +279,7 @@ TEST(depth)
 	CHECK(cgname_depth("a/b") == 2, "a/b");
 	CHECK(cgname_depth("//a//b/") == 2, "//a//b/");
 	CHECK(cgname_depth("/kubepods.slice/kubepods-burstable.slice/x/y") == 4,
-		  "4");
+	      "4");
 }
 
 /* container ids are exactly 64 lowercase hex digits */
@@ -281,12 +287,14 @@ TEST(ids)
 {
 	CHECK(cgname_is_id(ID, 64), "id");
 	CHECK(!cgname_is_id(ID, 63), "short");
-	CHECK(!cgname_is_id("g123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-				64),
-		  "g");
-	CHECK(!cgname_is_id("0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef",
-				64),
-		  "upper case");
+	CHECK(!cgname_is_id(
+		      "g123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		      64),
+	      "g");
+	CHECK(!cgname_is_id(
+		      "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef",
+		      64),
+	      "upper case");
 }
 
 /* Paths no runtime makes: long, deep, odd bytes. Nothing may overflow. */
@@ -306,7 +314,7 @@ TEST(hostile)
 	p[big] = 0;
 	cgname_parse(p, &n);
 	CHECK(!n.unit[0] && n.kind == CGN_OTHER, "long name: unit '%.20s'",
-		  n.unit);
+	      n.unit);
 	/* Many levels. */
 	for (size_t i = 0; i < big; i += 2) {
 		p[i] = '/';
@@ -318,9 +326,14 @@ TEST(hostile)
 	/* Random bytes, slashes and pieces of real names mixed. */
 	for (int round = 0; round < 20000; round++) {
 		static const char *const bits[] = {
-			"/", "kubepods", ".slice", "-pod", UID_, UID, "docker-",
-			ID, ".scope", "crio-conmon-", "libpod-", "burstable",
-			"_", "-", "\xff", "\n",
+			"/",	   "kubepods",
+			".slice",  "-pod",
+			UID_,	   UID,
+			"docker-", ID,
+			".scope",  "crio-conmon-",
+			"libpod-", "burstable",
+			"_",	   "-",
+			"\xff",	   "\n",
 		};
 		size_t len = 0;
 
@@ -338,9 +351,12 @@ TEST(hostile)
 		}
 		p[len] = 0;
 		cgname_parse(p, &n);
-		if (n.container_id[0] && !cgname_is_id(n.container_id, (unsigned int)strlen(n.container_id)))
+		if (n.container_id[0] &&
+		    !cgname_is_id(n.container_id,
+				  (unsigned int)strlen(n.container_id)))
 			CHECK(0, "bad id from '%s'", p);
-		if (n.pod_uid[0] && strlen(n.pod_uid) != 36 && strlen(n.pod_uid) != 32)
+		if (n.pod_uid[0] && strlen(n.pod_uid) != 36 &&
+		    strlen(n.pod_uid) != 32)
 			CHECK(0, "bad uid from '%s'", p);
 		if (n.kind >= CGN_NR_KINDS)
 			CHECK(0, "bad kind");

@@ -13,19 +13,20 @@
 #include "check.h"
 
 #define ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-#define POD "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" \
-	    "1a2b3c4d_5e6f_7a8b_9c0d_1e2f3a4b5c6d.slice"
+#define POD                                                               \
+	"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" \
+	"1a2b3c4d_5e6f_7a8b_9c0d_1e2f3a4b5c6d.slice"
 #define CTR POD "/cri-containerd-" ID ".scope"
 
 /* What a function printed, as a malloc()ed string. */
-#define CAPTURE(buf, call)                                          \
-	do {                                                        \
-		size_t _len;                                        \
-		FILE *_fp = open_memstream(&(buf), &_len);          \
-		if (_fp) {                                          \
-			call;                                       \
-			fclose(_fp);                                \
-		}                                                   \
+#define CAPTURE(buf, call)                                 \
+	do {                                               \
+		size_t _len;                               \
+		FILE *_fp = open_memstream(&(buf), &_len); \
+		if (_fp) {                                 \
+			call;                              \
+			fclose(_fp);                       \
+		}                                          \
 	} while (0)
 #define fp _fp
 
@@ -64,30 +65,29 @@ TEST(text)
 	c.feat[JL_F_NET_RX] = 5678;
 	CAPTURE(t, out_cgroup_text(fp, &c));
 	/* energy.stat's keys in its order, then the names. */
-	CHECK(t && !strcmp(t,
-			       "path: " CTR "\n"
-			       "id: 42\n"
-			       "tasks: 2\n"
-			       "source: model\n"
-			       "energy_uj: 1500000\n"
-			       "idle_uj: 150000\n"
-			       "model_generation: 1\n"
-			       "cpu_time_ns: 300000000\n"
-			       "cycles: absent\n"
-			       "instructions: absent\n"
-			       "cache_misses: absent\n"
-			       "read_bytes: 4096\n"
-			       "write_bytes: 8192\n"
-			       "net_tx_bytes: 1234\n"
-			       "net_rx_bytes: 5678\n"
-			       "pagecache_bytes: absent\n"
-			       "kind: container\n"
-			       "runtime: containerd\n"
-			       "container_id: " ID "\n"
-			       "pod_uid: 1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d\n"
-			       "qos: burstable\n"
-			       "unit: cri-containerd-" ID ".scope\n"),
-		  "got:\n%s", t);
+	CHECK(t && !strcmp(t, "path: " CTR "\n"
+			      "id: 42\n"
+			      "tasks: 2\n"
+			      "source: model\n"
+			      "energy_uj: 1500000\n"
+			      "idle_uj: 150000\n"
+			      "model_generation: 1\n"
+			      "cpu_time_ns: 300000000\n"
+			      "cycles: absent\n"
+			      "instructions: absent\n"
+			      "cache_misses: absent\n"
+			      "read_bytes: 4096\n"
+			      "write_bytes: 8192\n"
+			      "net_tx_bytes: 1234\n"
+			      "net_rx_bytes: 5678\n"
+			      "pagecache_bytes: absent\n"
+			      "kind: container\n"
+			      "runtime: containerd\n"
+			      "container_id: " ID "\n"
+			      "pod_uid: 1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d\n"
+			      "qos: burstable\n"
+			      "unit: cri-containerd-" ID ".scope\n"),
+	      "got:\n%s", t);
 	free(t);
 	/* Nothing charged it, a removed one, no names. */
 	rec(&c, 7, "/misc", 0, 0);
@@ -96,9 +96,10 @@ TEST(text)
 	t = NULL;
 	CAPTURE(t, out_cgroup_text(fp, &c));
 	CHECK(t && strstr(t, "state: removed\nsource: none\nenergy_uj: absent\n") &&
-			  strstr(t, "kind: other\n") && !strstr(t, "container_id") &&
-			  !strstr(t, "pod_uid") && !strstr(t, "unit:"),
-		  "got:\n%s", t);
+		      strstr(t, "kind: other\n") &&
+		      !strstr(t, "container_id") && !strstr(t, "pod_uid") &&
+		      !strstr(t, "unit:"),
+	      "got:\n%s", t);
 	free(t);
 }
 
@@ -110,21 +111,31 @@ TEST(json_and_line)
 
 	rec(&c, 42, CTR, 1500000, 300000000);
 	CAPTURE(j, out_cgroup_json(fp, &c));
-	CHECK(starts(j, "{\"path\":\"" CTR "\",\"id\":42,\"tasks\":2,\"removed\":false,\"source\":\"model\",\"energy_uj\":1500000,"),
-		  "%s", j);
+	CHECK(starts(j,
+		     "{\"path\":\"" CTR
+		     "\",\"id\":42,\"tasks\":2,\"removed\":false,\"source\":\"model\",\"energy_uj\":1500000,"),
+	      "%s", j);
 	CHECK(j && strstr(j, ",\"cpu_ns\":300000000,\"cycles\":null,") &&
-			  strstr(j, ",\"write_bytes\":8192,\"net_tx_bytes\":null,\"net_rx_bytes\":null,\"pagecache_bytes\":null,") &&
-			  strstr(j, ",\"kind\":\"container\",\"runtime\":\"containerd\",\"container_id\":\"" ID "\",\"pod_uid\":\"1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d\",\"qos\":\"burstable\",\"unit\":\"cri-containerd-" ID ".scope\"}\n"),
-		  "%s", j);
+		      strstr(j,
+			     ",\"write_bytes\":8192,\"net_tx_bytes\":null,\"net_rx_bytes\":null,\"pagecache_bytes\":null,") &&
+		      strstr(j,
+			     ",\"kind\":\"container\",\"runtime\":\"containerd\",\"container_id\":\"" ID
+			     "\",\"pod_uid\":\"1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d\",\"qos\":\"burstable\",\"unit\":\"cri-containerd-" ID
+			     ".scope\"}\n"),
+	      "%s", j);
 	c.exited = true;
 	CAPTURE(x, out_cgroup_exit_json(fp, &c));
 	CHECK(x && starts(x, "{\"type\":\"cgroup_exit\",\"path\":") &&
-			  strstr(x, "\"removed\":true"),
-		  "%s", x);
+		      strstr(x, "\"removed\":true"),
+	      "%s", x);
 	CAPTURE(l, out_cgroup_line(fp, &c));
-	CHECK(starts(l, "cgroup-exit path=" CTR " id=42 kind=container runtime=containerd container_id=" ID " pod_uid=1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d qos=burstable tasks=2 source=model energy_uj=1500000 idle_uj=150000") &&
-			  strstr(l, " write_bytes=8192 net_tx_bytes=- net_rx_bytes=- pagecache_bytes=-\n"),
-		  "%s", l);
+	CHECK(starts(l,
+		     "cgroup-exit path=" CTR
+		     " id=42 kind=container runtime=containerd container_id=" ID
+		     " pod_uid=1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d qos=burstable tasks=2 source=model energy_uj=1500000 idle_uj=150000") &&
+		      strstr(l,
+			     " write_bytes=8192 net_tx_bytes=- net_rx_bytes=- pagecache_bytes=-\n"),
+	      "%s", l);
 	free(j);
 	free(x);
 	free(l);
@@ -134,7 +145,9 @@ TEST(json_and_line)
 	CAPTURE(j, out_cgroup_json(fp, &c));
 	CAPTURE(l, out_cgroup_line(fp, &c));
 	CHECK(j && strstr(j, "\"path\":\"/a b\\u000a\\\"c\""), "%s", j);
-	CHECK(starts(l, "cgroup path=\"/a b\\u000a\\\"c\" id=9 kind=other tasks=2"), "%s", l);
+	CHECK(starts(l,
+		     "cgroup path=\"/a b\\u000a\\\"c\" id=9 kind=other tasks=2"),
+	      "%s", l);
 	free(j);
 	free(l);
 }
@@ -184,20 +197,25 @@ TEST(top)
 	CHECK(!cgtop_update(&ts, s0, 4, 1000000000), "update 0");
 	CHECK(!cgtop_update(&ts, s1, 5, 3000000000), "update 1");
 	CAPTURE(t, cgtop_print(&ts, fp, 0, "summary"));
-	CHECK(starts(t, "summary\ncgroups: 5 shown of 5 (depth <= 9); a row includes the rows below it; root 12.500 W\n"),
-		  "%s", t);
+	CHECK(starts(t,
+		     "summary\ncgroups: 5 shown of 5 (depth <= 9); a row includes the rows below it; root 12.500 W\n"),
+	      "%s", t);
 	r = t ? row(t, CTR) : NULL;
-	CHECK(starts(r, "   10.000  100.0       22.000     2 0123456789ab 1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d burstable  " CTR "\n"),
-		  "container row: %.120s", r);
+	CHECK(starts(r,
+		     "   10.000  100.0       22.000     2 0123456789ab 1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d burstable  " CTR
+		     "\n"),
+	      "container row: %.120s", r);
 	r = t ? row(t, "/system.slice/new.service") : NULL;
-	CHECK(starts(r, "        -      -        3.000     2 -            -                                    -          /system.slice/new.service\n"),
-		  "new row: %.120s", r);
+	CHECK(starts(r,
+		     "        -      -        3.000     2 -            -                                    -          /system.slice/new.service\n"),
+	      "new row: %.120s", r);
 	r = t ? row(t, "/system.slice/gone.service") : NULL;
-	CHECK(starts(r, "        -      -        0.000"), "reset row: %.60s", r);
+	CHECK(starts(r, "        -      -        0.000"), "reset row: %.60s",
+	      r);
 	/* Power descending: the root first, the unmeasured last. */
 	CHECK(t && strstr(t, " /\n") < strstr(t, " " CTR "\n") &&
-			  strstr(t, " " CTR "\n") < strstr(t, "new.service"),
-		  "order:\n%s", t);
+		      strstr(t, " " CTR "\n") < strstr(t, "new.service"),
+	      "order:\n%s", t);
 	free(t);
 	cgtop_free(&ts);
 
@@ -206,11 +224,12 @@ TEST(top)
 	cgtop_update(&ts, s0, 4, 1000000000);
 	t = NULL;
 	CAPTURE(t, cgtop_print(&ts, fp, 1, NULL));
-	CHECK(ts.nrows == 2 && ts.seen == 4, "rows %zu seen %zu", ts.nrows, ts.seen);
+	CHECK(ts.nrows == 2 && ts.seen == 4, "rows %zu seen %zu", ts.nrows,
+	      ts.seen);
 	/* All unmeasured yet: by energy, the root (10 J) before kubepods (5 J). */
 	CHECK(t && strstr(t, "cgroups: 2 shown of 4 (depth <= 1)") &&
-			  strstr(t, " /\n") && !strstr(t, "kubepods.slice\n"),
-		  "%s", t);
+		      strstr(t, " /\n") && !strstr(t, "kubepods.slice\n"),
+	      "%s", t);
 	free(t);
 	cgtop_free(&ts);
 
@@ -220,8 +239,9 @@ TEST(top)
 	s1[0].source = 0;
 	cgtop_update(&ts, s0, 1, 1000000000);
 	cgtop_update(&ts, s1, 1, 2000000000);
-	CHECK(ts.nrows == 1 && ts.rows[0].power_w < 0 && ts.rows[0].cpu_pct == 0,
-		  "power %f", ts.nrows ? ts.rows[0].power_w : 0);
+	CHECK(ts.nrows == 1 && ts.rows[0].power_w < 0 &&
+		      ts.rows[0].cpu_pct == 0,
+	      "power %f", ts.nrows ? ts.rows[0].power_w : 0);
 	cgtop_free(&ts);
 }
 
@@ -240,40 +260,46 @@ TEST(top_match)
 
 	cgtop_init(&ts, 9);
 	CHECK(cgtop_wanted(&ts, "/anything") && cgtop_wanted(&ts, "/"),
-		  "no match: every path within the depth");
-	CHECK(!cgtop_set_match(&ts, "^/kubepods", why, sizeof(why)), "set: %s", why);
+	      "no match: every path within the depth");
+	CHECK(!cgtop_set_match(&ts, "^/kubepods", why, sizeof(why)), "set: %s",
+	      why);
 	CHECK(cgtop_wanted(&ts, CTR) && !cgtop_wanted(&ts, "/") &&
-			  !cgtop_wanted(&ts, "/user.slice/kubepods.slice"),
-		  "anchored match");
+		      !cgtop_wanted(&ts, "/user.slice/kubepods.slice"),
+	      "anchored match");
 	CHECK(!cgtop_update(&ts, s, 5, 1000000000), "update");
-	CHECK(ts.nrows == 2 && ts.seen == 5, "rows %zu seen %zu", ts.nrows, ts.seen);
+	CHECK(ts.nrows == 2 && ts.seen == 5, "rows %zu seen %zu", ts.nrows,
+	      ts.seen);
 	CAPTURE(t, cgtop_print(&ts, fp, 0, NULL));
-	CHECK(starts(t, "cgroups: 2 shown of 5 (depth <= 9, matching '^/kubepods'); a row includes"),
-		  "%s", t);
+	CHECK(starts(t,
+		     "cgroups: 2 shown of 5 (depth <= 9, matching '^/kubepods'); a row includes"),
+	      "%s", t);
 	CHECK(t && strstr(t, " /kubepods.slice\n") && strstr(t, " " CTR "\n") &&
-			  !strstr(t, "nginx") && !strstr(t, " /\n"),
-		  "%s", t);
+		      !strstr(t, "nginx") && !strstr(t, " /\n"),
+	      "%s", t);
 	free(t);
 
 	/* Unanchored; a second match replaces the first; depth still applies. */
 	ts.max_depth = 2;
-	CHECK(!cgtop_set_match(&ts, "kubepods|nginx", why, sizeof(why)), "reset: %s", why);
+	CHECK(!cgtop_set_match(&ts, "kubepods|nginx", why, sizeof(why)),
+	      "reset: %s", why);
 	cgtop_update(&ts, s, 5, 2000000000);
 	CHECK(ts.nrows == 3, "unanchored, depth 2: rows %zu", ts.nrows);
 
 	/* A bad expression: the reason, and the previous match stays. */
 	why[0] = 0;
 	CHECK(cgtop_set_match(&ts, "(", why, sizeof(why)) == -EINVAL && why[0],
-		  "bad: %s", why);
+	      "bad: %s", why);
 	CHECK(ts.match_src && !strcmp(ts.match_src, "kubepods|nginx"),
-		  "previous match kept");
+	      "previous match kept");
 	/* Nothing matches: no rows, the count line still says why. */
 	CHECK(!cgtop_set_match(&ts, "^/nothing$", why, sizeof(why)), "none");
 	cgtop_update(&ts, s, 5, 3000000000);
 	t = NULL;
 	CAPTURE(t, cgtop_print(&ts, fp, 0, NULL));
-	CHECK(ts.nrows == 0 && starts(t, "cgroups: 0 shown of 5 (depth <= 2, matching '^/nothing$')"),
-		  "%s", t);
+	CHECK(ts.nrows == 0 &&
+		      starts(t,
+			     "cgroups: 0 shown of 5 (depth <= 2, matching '^/nothing$')"),
+	      "%s", t);
 	free(t);
 	cgtop_free(&ts);
 }

@@ -41,12 +41,12 @@ static jl_u64 rnd_below(jl_u64 n)
 TEST(names)
 {
 	static const char *const feat[] = {
-		"cpu_ns",	"cycles",	"instructions",	   "cache_misses",
-		"disk_bytes",	"net_tx_bytes", "net_rx_bytes",	   "pagecache_bytes",
+		"cpu_ns",     "cycles",	      "instructions", "cache_misses",
+		"disk_bytes", "net_tx_bytes", "net_rx_bytes", "pagecache_bytes",
 	};
 	static const char *const coef[] = {
-		"cpu_time_uw",	  "cycles_pj",	    "instructions_pj",
-		"cache_miss_pj",  "disk_byte_pj",   "net_tx_byte_pj",
+		"cpu_time_uw",	  "cycles_pj",	       "instructions_pj",
+		"cache_miss_pj",  "disk_byte_pj",      "net_tx_byte_pj",
 		"net_rx_byte_pj", "pagecache_byte_pj", "idle_uw",
 	};
 	static const char *const dom[] = { "pkg", "core", "dram", "psys" };
@@ -57,18 +57,15 @@ TEST(names)
 	CHECK(JL_NR_DOMAINS == ARRAY_SIZE(dom), "%d", JL_NR_DOMAINS);
 	for (i = 0; i < ARRAY_SIZE(feat); i++)
 		CHECK(jl_feature_names[i] &&
-				  !strcmp(jl_feature_names[i], feat[i]),
-			  "feature %u: %s", i, jl_feature_names[i]);
+			      !strcmp(jl_feature_names[i], feat[i]),
+		      "feature %u: %s", i, jl_feature_names[i]);
 	for (i = 0; i < ARRAY_SIZE(coef); i++)
-		CHECK(jl_coef_names[i] &&
-				  !strcmp(jl_coef_names[i], coef[i]),
-			  "coef %u: %s", i, jl_coef_names[i]);
+		CHECK(jl_coef_names[i] && !strcmp(jl_coef_names[i], coef[i]),
+		      "coef %u: %s", i, jl_coef_names[i]);
 	for (i = 0; i < ARRAY_SIZE(dom); i++)
-		CHECK(jl_domain_names[i] &&
-				  !strcmp(jl_domain_names[i], dom[i]),
-			  "domain %u: %s", i, jl_domain_names[i]);
-	CHECK(JL_F_CPU_NS == 0 && JL_F_DISK == 4 && JL_D_PSYS == 3,
-		  "enums");
+		CHECK(jl_domain_names[i] && !strcmp(jl_domain_names[i], dom[i]),
+		      "domain %u: %s", i, jl_domain_names[i]);
+	CHECK(JL_F_CPU_NS == 0 && JL_F_DISK == 4 && JL_D_PSYS == 3, "enums");
 }
 
 /* version 0.1.0, ABI 1, errno constants */
@@ -89,8 +86,8 @@ TEST(version)
  * (fresh metadata named "inner"); its output, and its exit status, which
  * is the inner test's exit code.
  */
-static int run_child(void (*fn)(struct __test_metadata *), char *out, size_t size,
-		     int *status)
+static int run_child(void (*fn)(struct __test_metadata *), char *out,
+		     size_t size, int *status)
 {
 	size_t len = 0;
 	int fd[2];
@@ -105,7 +102,8 @@ static int run_child(void (*fn)(struct __test_metadata *), char *out, size_t siz
 	if (pid < 0)
 		return -1;
 	if (!pid) {
-		struct __test_metadata inner = { .name = "inner", .exit_code = KSFT_PASS };
+		struct __test_metadata inner = { .name = "inner",
+						 .exit_code = KSFT_PASS };
 
 		close(fd[0]);
 		dup2(fd[1], STDOUT_FILENO);
@@ -150,9 +148,11 @@ TEST(check_selftest)
 	int st = 0;
 
 	CHECK(run_child(child_one_failure, out, sizeof(out), &st) == 0, "fork");
-	snprintf(want, sizeof(want), "# %s:%d:inner:check failed: 1 == 2: x=5\n", __FILE__,
+	snprintf(want, sizeof(want),
+		 "# %s:%d:inner:check failed: 1 == 2: x=5\n", __FILE__,
 		 CHILD_FAIL_LINE);
-	CHECK(!strncmp(out, want, strlen(want)), "got:\n%s--- want:\n%s", out, want);
+	CHECK(!strncmp(out, want, strlen(want)), "got:\n%s--- want:\n%s", out,
+	      want);
 	CHECK(!strstr(out, "never printed"), "got:\n%s", out);
 	CHECK(strstr(out, "values 0 1\n") != NULL, "got:\n%s", out);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == KSFT_FAIL, "status %#x", st);
@@ -173,18 +173,17 @@ TEST(coef_getset)
 	for (i = 0; i < JL_NR_COEF; i++)
 		jl_coef_set(&c, i, 1000 + i);
 	CHECK(c.cpu_time_uw == 1000 && c.cycles_pj == 1001 &&
-			  c.instructions_pj == 1002 &&
-			  c.cache_miss_pj == 1003 && c.disk_byte_pj == 1004 &&
-			  c.net_tx_byte_pj == 1005 && c.net_rx_byte_pj == 1006 &&
-			  c.pagecache_byte_pj == 1007 && c.idle_uw == 1008,
-		  "fields in text order");
+		      c.instructions_pj == 1002 && c.cache_miss_pj == 1003 &&
+		      c.disk_byte_pj == 1004 && c.net_tx_byte_pj == 1005 &&
+		      c.net_rx_byte_pj == 1006 && c.pagecache_byte_pj == 1007 &&
+		      c.idle_uw == 1008,
+	      "fields in text order");
 	for (i = 0; i < JL_NR_COEF; i++)
 		CHECK(jl_coef_get(&c, i) == 1000 + i, "get %u", i);
 	jl_coef_set(&c, JL_NR_COEF, 7);
 	jl_coef_set(&c, ~0U, 7);
 	for (i = 0; i < JL_NR_COEF; i++)
-		CHECK(jl_coef_get(&c, i) == 1000 + i, "set %u clobbered",
-			  i);
+		CHECK(jl_coef_get(&c, i) == 1000 + i, "set %u clobbered", i);
 	CHECK(jl_coef_get(&c, JL_NR_COEF) == 0, "out of range get");
 	CHECK(jl_coef_get(&c, ~0U) == 0, "out of range get");
 }
@@ -299,7 +298,7 @@ TEST(coef_parse_bad)
 		set_sentinel(&c);
 		r = parse_exact(bad[i].s, len, &c);
 		CHECK(r == bad[i].err, "input %u \"%s\": got %d want %d", i,
-			  bad[i].s, r, bad[i].err);
+		      bad[i].s, r, bad[i].err);
 		CHECK(is_sentinel(&c), "input %u: *out modified", i);
 	}
 	/* A NULL buffer with len 0 is simply empty input. */
@@ -308,7 +307,7 @@ TEST(coef_parse_bad)
 	CHECK(is_sentinel(&c), "NULL: *out modified");
 	DIAG("%zu malformed inputs", ARRAY_SIZE(bad));
 	TH_LOG("coef parse rejects %zu bad inputs, *out unchanged",
-		 ARRAY_SIZE(bad));
+	       ARRAY_SIZE(bad));
 }
 
 struct good_input {
@@ -332,7 +331,9 @@ TEST(coef_parse_good)
 		  0,
 		  { 7, 0, 0, 1, 10, 0, 0, 0, 42 } },
 		{ "1\t2 \t 3\t\t4  5   6", 0, { 1, 2, 3, 4, 5, 0, 0, 0, 6 } },
-		{ "  1 2 3 4 5 6 7 8 9 \t\n", 0, { 1, 2, 3, 4, 5, 6, 7, 8, 9 } },
+		{ "  1 2 3 4 5 6 7 8 9 \t\n",
+		  0,
+		  { 1, 2, 3, 4, 5, 6, 7, 8, 9 } },
 		{ "# trained 2024-01-01, MAPE 7.1%\n# cpu cyc ins miss disk idle\n"
 		  "4200000 12 80 31000 5 3500000\n",
 		  0,
@@ -362,8 +363,8 @@ TEST(coef_parse_good)
 		CHECK(r == 0, "input %u \"%s\": %d", i, good[i].s, r);
 		for (k = 0; k < JL_NR_COEF; k++)
 			CHECK(jl_coef_get(&c, k) == good[i].v[k],
-				  "input %u field %u: %llu", i, k,
-				  (unsigned long long)jl_coef_get(&c, k));
+			      "input %u field %u: %llu", i, k,
+			      (unsigned long long)jl_coef_get(&c, k));
 	}
 	TH_LOG("coef parse accepts %zu good inputs", ARRAY_SIZE(good));
 }
@@ -379,22 +380,19 @@ TEST(coef_format)
 		jl_coef_set(&c, (unsigned int)k, (jl_u64)k * 10 + 1);
 	n = jl_coef_format(&c, buf, sizeof(buf));
 	CHECK(n == 26 && !strcmp(buf, "1 11 21 31 41 51 61 71 81\n"),
-		  "%d \"%s\"", n, buf);
+	      "%d \"%s\"", n, buf);
 
 	/* Longest form: every field 20 digits. */
 	for (k = 0; k < JL_NR_COEF; k++)
 		jl_coef_set(&c, (unsigned int)k, U64MAX);
 	n = jl_coef_format(&c, buf, sizeof(buf));
 	CHECK(n == JL_COEF_TEXT_MAX - 1, "%d", n);
-	CHECK(
-		!strncmp(buf, "18446744073709551615 18446744073709551615 ", 42),
-		"%s", buf);
-	CHECK(n > 0 && buf[n - 1] == '\n' && buf[n] == '\0',
-		  "newline, NUL");
+	CHECK(!strncmp(buf, "18446744073709551615 18446744073709551615 ", 42),
+	      "%s", buf);
+	CHECK(n > 0 && buf[n - 1] == '\n' && buf[n] == '\0', "newline, NUL");
 	/* ... which parses back as out of range. */
 	set_sentinel(&back);
-	CHECK(jl_coef_parse(buf, (size_t)n, &back) == -JL_ERANGE,
-		  "u64 max");
+	CHECK(jl_coef_parse(buf, (size_t)n, &back) == -JL_ERANGE, "u64 max");
 
 	/* Exact fit vs one byte short; nothing written when short. */
 	for (k = 0; k < JL_NR_COEF; k++)
@@ -467,16 +465,16 @@ TEST(parse_u64)
 		jl_u64 v = 0xdeadbeef;
 		int r = parse_u64_exact(cases[i].s, len, cases[i].max, &v);
 
-		CHECK(r == cases[i].err, "case %u \"%s\": %d", i,
-			  cases[i].s, r);
+		CHECK(r == cases[i].err, "case %u \"%s\": %d", i, cases[i].s,
+		      r);
 		if (cases[i].err)
 			CHECK(v == 0xdeadbeef, "case %u: *out modified", i);
 		else
 			CHECK(v == cases[i].v, "case %u: %llu", i,
-				  (unsigned long long)v);
+			      (unsigned long long)v);
 	}
 	TH_LOG("parse_u64: %zu cases incl. max bound, overflow, newline",
-		 ARRAY_SIZE(cases));
+	       ARRAY_SIZE(cases));
 }
 
 /* ---- arithmetic helpers ---------------------------------------------- */
@@ -515,17 +513,16 @@ TEST(sat_muldiv)
 	/* Hand values: 2^64-1 squared over 2^64-1; 1e24 / 7e5 = 1e19 / 7. */
 	CHECK(jl_muldiv(U64MAX, U64MAX, U64MAX) == U64MAX, "max");
 	CHECK(jl_muldiv(JL_COEF_MAX, JL_COEF_MAX, 700000) ==
-			  1428571428571428571ULL,
-		  "%llu",
-		  (unsigned long long)jl_muldiv(JL_COEF_MAX, JL_COEF_MAX,
-						700000));
+		      1428571428571428571ULL,
+	      "%llu",
+	      (unsigned long long)jl_muldiv(JL_COEF_MAX, JL_COEF_MAX, 700000));
 	CHECK(jl_muldiv(JL_COEF_MAX, JL_COEF_MAX, 7) == U64MAX,
-		  "1e24 / 7 saturates");
+	      "1e24 / 7 saturates");
 	CHECK(jl_muldiv(1ULL << 63, 4, 2) == U64MAX, "quotient 2^64");
-	CHECK(jl_muldiv(1ULL << 63, 4, 3) == 12297829382473034410ULL,
-		  "%llu", (unsigned long long)jl_muldiv(1ULL << 63, 4, 3));
+	CHECK(jl_muldiv(1ULL << 63, 4, 3) == 12297829382473034410ULL, "%llu",
+	      (unsigned long long)jl_muldiv(1ULL << 63, 4, 3));
 	CHECK(jl_muldiv(5, 5, 0) == U64MAX && jl_muldiv(0, 5, 0) == U64MAX,
-		  "c == 0");
+	      "c == 0");
 
 	/* Edge grid and random operands against 128-bit division. */
 	for (i = 0; i < ARRAY_SIZE(edge); i++)
@@ -538,10 +535,10 @@ TEST(sat_muldiv)
 
 				if (got != want && !fails++)
 					CHECK(0, "%llu*%llu/%llu = %llu",
-						  (unsigned long long)edge[i],
-						  (unsigned long long)edge[j],
-						  (unsigned long long)edge[k],
-						  (unsigned long long)got);
+					      (unsigned long long)edge[i],
+					      (unsigned long long)edge[j],
+					      (unsigned long long)edge[k],
+					      (unsigned long long)got);
 			}
 	for (i = 0; i < 300000; i++) {
 		jl_u64 a = rnd_mag(), b = rnd_mag(), c = rnd_mag() | 1;
@@ -556,14 +553,13 @@ TEST(sat_muldiv)
 		got = jl_muldiv(a, b, c);
 		if (got != want && !fails++)
 			CHECK(0, "%llu*%llu/%llu = %llu want %llu",
-				  (unsigned long long)a, (unsigned long long)b,
-				  (unsigned long long)c,
-				  (unsigned long long)got,
-				  (unsigned long long)want);
+			      (unsigned long long)a, (unsigned long long)b,
+			      (unsigned long long)c, (unsigned long long)got,
+			      (unsigned long long)want);
 		CHECK(jl_add_sat(a, b) == sat128((u128)a + b), "add %llu",
-			  (unsigned long long)a);
+		      (unsigned long long)a);
 		CHECK(jl_mul_sat(a, b) == sat128((u128)a * b), "mul %llu",
-			  (unsigned long long)a);
+		      (unsigned long long)a);
 	}
 	CHECK(fails == 0, "%d muldiv mismatches", fails);
 }
@@ -608,12 +604,12 @@ TEST(model)
 	 * Total 5.41 J + 7340032 pJ = 5410000000000000 + 7340032000 fJ.
 	 */
 	CHECK(jl_model_fj(&c, &d) == 5410007340032000ULL, "%llu",
-		  (unsigned long long)jl_model_fj(&c, &d));
+	      (unsigned long long)jl_model_fj(&c, &d));
 	d.present = 1U << JL_F_CPU_NS;
 	CHECK(jl_model_fj(&c, &d) == 5000000000000000ULL, "cpu only");
 	d.present = (1U << JL_F_CYCLES) | (1U << JL_F_DISK);
 	CHECK(jl_model_fj(&c, &d) == 300000000000000ULL + 7340032000ULL,
-		  "cycles+disk %llu", (unsigned long long)jl_model_fj(&c, &d));
+	      "cycles+disk %llu", (unsigned long long)jl_model_fj(&c, &d));
 	d.present = 0;
 	CHECK(jl_model_fj(&c, &d) == 0, "nothing present");
 	d.present = 0xffffffe0; /* bits past the features mean nothing */
@@ -628,14 +624,13 @@ TEST(model)
 	CHECK(jl_model_fj(&c, &d) == U64MAX, "saturates");
 	for (f = 0; f < JL_NR_FEATURES; f++) {
 		d.present = 1U << f;
-		CHECK(jl_model_fj(&c, &d) == U64MAX, "feature %u saturates",
-			  f);
+		CHECK(jl_model_fj(&c, &d) == U64MAX, "feature %u saturates", f);
 	}
 	/* Just below saturation: 18446 * 1e12 pJ = 18446e15 fJ < 2^64. */
 	d.present = 1U << JL_F_INSTR;
 	d.v[JL_F_INSTR] = 18446;
 	CHECK(jl_model_fj(&c, &d) == 18446000000000000000ULL, "%llu",
-		  (unsigned long long)jl_model_fj(&c, &d));
+	      (unsigned long long)jl_model_fj(&c, &d));
 	d.v[JL_F_INSTR] = 18447;
 	CHECK(jl_model_fj(&c, &d) == U64MAX, "just above");
 	for (f = 0; f < JL_NR_COEF; f++)
@@ -655,8 +650,8 @@ TEST(model)
 		want = model_ref(&c, &d);
 		if (got != want && !fails++)
 			CHECK(0, "random %d: %llu want %llu", i,
-				  (unsigned long long)got,
-				  (unsigned long long)want);
+			      (unsigned long long)got,
+			      (unsigned long long)want);
 	}
 	CHECK(fails == 0, "%d mismatches", fails);
 }
@@ -678,10 +673,10 @@ TEST(fj_to_uj)
 	}
 	CHECK(i == 1000000, "carry out of range at %d", i);
 	CHECK(uj == total / 1000000000ULL, "%llu vs %llu",
-		  (unsigned long long)uj,
-		  (unsigned long long)(total / 1000000000ULL));
+	      (unsigned long long)uj,
+	      (unsigned long long)(total / 1000000000ULL));
 	CHECK(rem == total % 1000000000ULL, "rem %llu",
-		  (unsigned long long)rem);
+	      (unsigned long long)rem);
 
 	/* 10^6 adds of 1 fJ stay below 1 uJ, but none is lost. */
 	rem = 0;
@@ -689,7 +684,7 @@ TEST(fj_to_uj)
 	for (i = 0; i < 1000000; i++)
 		uj += jl_fj_to_uj(1, &rem);
 	CHECK(uj == 0 && rem == 1000000, "1 fJ x 1e6: %llu %llu",
-		  (unsigned long long)uj, (unsigned long long)rem);
+	      (unsigned long long)uj, (unsigned long long)rem);
 	/* The rest of the first uJ, then the fJ that completes it. */
 	uj += jl_fj_to_uj(999000000 - 1, &rem);
 	CHECK(uj == 0 && rem == 999999999, "just below");
@@ -697,8 +692,7 @@ TEST(fj_to_uj)
 	CHECK(uj == 1 && rem == 0, "carry to 1 uJ");
 
 	rem = 999999999;
-	CHECK(jl_fj_to_uj(U64MAX, &rem) == U64MAX / 1000000000ULL + 1,
-		  "max");
+	CHECK(jl_fj_to_uj(U64MAX, &rem) == U64MAX / 1000000000ULL + 1, "max");
 	/* (2^64-1) % 1e9 = 709551615, + 999999999 - 1e9 */
 	CHECK(rem == 709551614, "rem %llu", (unsigned long long)rem);
 	rem = 5000000001ULL; /* out of range carry is normalised, not lost */
@@ -711,12 +705,11 @@ TEST(fj_to_uj)
 TEST(power_fj)
 {
 	/* 1 W for 1 s = 1e6 uW * 1e9 ns = 1e15 fJ = 1 J. */
-	CHECK(jl_power_fj(1000000, 1000000000) == 1000000000000000ULL,
-		  "1 W s");
+	CHECK(jl_power_fj(1000000, 1000000000) == 1000000000000000ULL, "1 W s");
 	CHECK(jl_power_fj(0, U64MAX) == 0, "0 W");
 	CHECK(jl_power_fj(U64MAX, 0) == 0, "0 ns");
 	CHECK(jl_power_fj(JL_COEF_MAX, 18446744) == 18446744000000000000ULL,
-		  "near max");
+	      "near max");
 	CHECK(jl_power_fj(JL_COEF_MAX, 18446745) == U64MAX, "saturates");
 	CHECK(jl_power_fj(U64MAX, U64MAX) == U64MAX, "max");
 }
@@ -733,7 +726,8 @@ static u128 model_ref128(const struct jl_coef *c, const struct jl_feat *d)
 		if (f == JL_F_CPU_NS)
 			fj += (u128)c->cpu_time_uw * d->v[f];
 		else
-			fj += (u128)jl_coef_get(c, (unsigned int)f) * d->v[f] * 1000;
+			fj += (u128)jl_coef_get(c, (unsigned int)f) * d->v[f] *
+			      1000;
 	}
 	return fj;
 }
@@ -752,17 +746,17 @@ TEST(exact_energy)
 
 	/* 1 kW of idle power over the longest interval, 60 s. */
 	CHECK(jl_power_fj(1000000000ULL, 60000000000ULL) == U64MAX,
-		  "the fJ path saturates here");
+	      "the fJ path saturates here");
 	uj = jl_power_uj(1000000000ULL, 60000000000ULL, &rem);
 	CHECK(uj == 60000000000ULL && rem == 0, "1 kW x 60 s = %llu uJ",
-		  (unsigned long long)uj);
+	      (unsigned long long)uj);
 	uj = jl_power_uj(JL_COEF_MAX, 60000000000ULL, &rem);
 	CHECK(uj == 60000000000000ULL, "JL_COEF_MAX x 60 s = %llu uJ",
-		  (unsigned long long)uj);
+	      (unsigned long long)uj);
 	/* The rest carries: 999999999 fJ, then 1 fJ more, is 1 uJ. */
 	rem = 0;
 	CHECK(jl_power_uj(3, 333333333, &rem) == 0 && rem == 999999999,
-		  "rest %llu", (unsigned long long)rem);
+	      "rest %llu", (unsigned long long)rem);
 	CHECK(jl_power_uj(1, 1, &rem) == 1 && rem == 0, "carried");
 	/* An out-of-range carry is normalised, not lost. */
 	rem = 2500000000ULL;
@@ -788,10 +782,11 @@ TEST(exact_energy)
 		uj = jl_model_uj(&c, &d, &rem);
 		want = sat128((ref + r0) / 1000000000ULL);
 		if ((uj != want ||
-		     (want != U64MAX && rem != (jl_u64)((ref + r0) % 1000000000ULL))) &&
+		     (want != U64MAX &&
+		      rem != (jl_u64)((ref + r0) % 1000000000ULL))) &&
 		    !fails++)
-			CHECK(0, "model %d: %llu want %llu", i, (unsigned long long)uj,
-				  (unsigned long long)want);
+			CHECK(0, "model %d: %llu want %llu", i,
+			      (unsigned long long)uj, (unsigned long long)want);
 		w = jl_model_weight(&c, &d);
 		if (w != sat128(ref / 1000000) && !fails++)
 			CHECK(0, "weight %d: %llu", i, (unsigned long long)w);
@@ -916,14 +911,14 @@ TEST(split_hand)
 
 	CHECK(jl_split(10, w3, 3, out) == 1, "ret");
 	CHECK(out[0] == 3 && out[1] == 3 && out[2] == 4, "%llu %llu %llu",
-		  (unsigned long long)out[0], (unsigned long long)out[1],
-		  (unsigned long long)out[2]);
+	      (unsigned long long)out[0], (unsigned long long)out[1],
+	      (unsigned long long)out[2]);
 	CHECK(jl_split(100, w4, 4, out) == 1, "ret");
 	CHECK(out[0] == 10 && out[1] == 20 && out[2] == 30 && out[3] == 40,
-		  "1:2:3:4");
+	      "1:2:3:4");
 	CHECK(jl_split(7, wz, 4, out) == 1, "ret");
 	CHECK(out[0] == 0 && out[1] == 5 && out[2] == 0 && out[3] == 2,
-		  "zero weights get 0");
+	      "zero weights get 0");
 	/* Weight sum exactly 2^64 - 1, total 2^64 - 1: shares are the weights. */
 	CHECK(jl_split(U64MAX, wmax, 2, out) == 1, "ret");
 	CHECK(out[0] == U64MAX - 5 && out[1] == 5, "max sum");
@@ -938,10 +933,10 @@ TEST(split_hand)
 	CHECK(out[0] == 0x5a5a5a5a5a5a5a5aULL, "n = 0 wrote");
 
 	CHECK(jl_split(U64MAX, &w1, 1, out) == 1 && out[0] == U64MAX,
-		  "single recipient gets all");
+	      "single recipient gets all");
 	CHECK(jl_split(0, &w1, 1, out) == 1 && out[0] == 0, "total 0");
 	CHECK(jl_split(77, &w0, 1, out) == 0 && out[0] == 0,
-		  "single zero weight");
+	      "single zero weight");
 }
 
 /* split: 20000 random cases conserve and are within 1 of exact */
@@ -980,8 +975,8 @@ TEST(split_random)
 			continue;
 		c = check_split(total, w, n, out, 1, &worst);
 		if (c && !fails++)
-			CHECK(0, "case %d (n %u, total %llu): check %d", i,
-				  n, (unsigned long long)total, c);
+			CHECK(0, "case %d (n %u, total %llu): check %d", i, n,
+			      (unsigned long long)total, c);
 	}
 	CHECK(fails == 0, "%d failing splits", fails);
 	CHECK(ret_fails == 0, "%d wrong return values", ret_fails);
@@ -1000,8 +995,8 @@ TEST(split_overflow)
 	CHECK(out[0] == 1 && out[1] == 1 && out[2] == 1, "equal thirds");
 	CHECK(jl_split(U64MAX, three, 3, out) == 1, "ret");
 	CHECK(out[0] + out[1] + out[2] == U64MAX && out[0] == U64MAX / 3 &&
-			  out[2] == U64MAX / 3,
-		  "thirds of max");
+		      out[2] == U64MAX / 3,
+	      "thirds of max");
 
 	for (i = 0; i < 5000; i++) {
 		jl_u64 total = rnd_total();
@@ -1051,7 +1046,7 @@ TEST(splitter)
 		    jl_splitter_rest(&s) != total - given) {
 			if (!fails++)
 				CHECK(0, "case %d given %llu", i,
-					  (unsigned long long)given);
+				      (unsigned long long)given);
 		}
 	}
 	CHECK(fails == 0, "%d mismatches with jl_split", fails);
@@ -1068,7 +1063,7 @@ TEST(splitter)
 	CHECK(jl_splitter_next(&s, 5) == 25, "25");
 	CHECK(jl_splitter_next(&s, 5) == 25, "25");
 	CHECK(jl_splitter_rest(&s) == 50, "rest %llu",
-		  (unsigned long long)jl_splitter_rest(&s));
+	      (unsigned long long)jl_splitter_rest(&s));
 	/* wsum 0: nobody gets anything. */
 	jl_splitter_init(&s, 100, 0);
 	CHECK(jl_splitter_next(&s, 5) == 0, "wsum 0");
@@ -1082,7 +1077,7 @@ TEST(splitter)
 	jl_splitter_init(&s, 1000, U64MAX);
 	CHECK(jl_splitter_next(&s, U64MAX / 2) == 499, "half of max");
 	CHECK(jl_splitter_next(&s, U64MAX / 2) == 500, "%llu",
-		  (unsigned long long)s.given);
+	      (unsigned long long)s.given);
 	CHECK(jl_splitter_next(&s, 1) == 1, "last unit");
 }
 
@@ -1117,17 +1112,17 @@ TEST(pow_fixed_point)
 	CHECK(jl_pow_milli(0, 0) == 0, "0^0 stays 0");
 	/* Exact powers: 2^60^(1/2) = 2^30, 1e12^0.5 = 1e6, 2^63^0.2... */
 	CHECK(jl_pow_milli(1ULL << 60, 500) == 1ULL << 30, "%llu",
-		  (unsigned long long)jl_pow_milli(1ULL << 60, 500));
+	      (unsigned long long)jl_pow_milli(1ULL << 60, 500));
 	CHECK(jl_pow_milli(1000000000000ULL, 500) == 1000000, "%llu",
-		  (unsigned long long)jl_pow_milli(1000000000000ULL, 500));
+	      (unsigned long long)jl_pow_milli(1000000000000ULL, 500));
 	CHECK(jl_pow_milli(1000000000ULL, 200) == 63, "%llu",
-		  (unsigned long long)jl_pow_milli(1000000000ULL, 200));
+	      (unsigned long long)jl_pow_milli(1000000000ULL, 200));
 	CHECK(jl_pow_milli(U64MAX, 500) == 4294967296ULL, "%llu",
-		  (unsigned long long)jl_pow_milli(U64MAX, 500));
+	      (unsigned long long)jl_pow_milli(U64MAX, 500));
 	/* (2^64 - 1)^0.999 = 2^63.936 = 1.7646e19 */
 	CHECK(jl_pow_milli(U64MAX, 999) > 17640000000000000000ULL &&
-			  jl_pow_milli(U64MAX, 999) < 17650000000000000000ULL,
-		  "%llu", (unsigned long long)jl_pow_milli(U64MAX, 999));
+		      jl_pow_milli(U64MAX, 999) < 17650000000000000000ULL,
+	      "%llu", (unsigned long long)jl_pow_milli(U64MAX, 999));
 
 	for (i = 0; i < 200000; i++) {
 		jl_u32 milli = i % 3 ? gammas[i % ARRAY_SIZE(gammas)] :
@@ -1139,9 +1134,8 @@ TEST(pow_fixed_point)
 			worst = e;
 		if (e >= 1e-4 && !fails++)
 			CHECK(0, "%llu^%u/1000 = %llu (rel. err %g)",
-				  (unsigned long long)w, milli,
-				  (unsigned long long)jl_pow_milli(w, milli),
-				  e);
+			      (unsigned long long)w, milli,
+			      (unsigned long long)jl_pow_milli(w, milli), e);
 	}
 	CHECK(fails == 0, "%d results off by >= 1e-4", fails);
 	DIAG("pow: worst relative error beyond rounding %.3g", worst);
@@ -1190,11 +1184,11 @@ TEST(wrap)
 	CHECK(jl_wrap_delta(1000, 1000, 32) == 0, "equal");
 	CHECK(jl_wrap_delta(1000, 999, 32) == 0xffffffff, "full turn");
 	CHECK(jl_wrap_delta(0x12345678, 0x9abcdef0, 32) == 0x88888878,
-		  "forward");
+	      "forward");
 	/* High garbage above the width is ignored (0xffffffff-ish reads). */
-	CHECK(jl_wrap_delta(0xdead0000fffffff0ULL, 0xbeef000000000010ULL,
-				32) == 0x20,
-		  "bits above 32");
+	CHECK(jl_wrap_delta(0xdead0000fffffff0ULL, 0xbeef000000000010ULL, 32) ==
+		      0x20,
+	      "bits above 32");
 	/* 64-bit counters. */
 	CHECK(jl_wrap_delta(U64MAX, 0, 64) == 1, "wrap 64");
 	CHECK(jl_wrap_delta(U64MAX - 9, 5, 64) == 15, "wrap 64 by 15");
@@ -1204,8 +1198,8 @@ TEST(wrap)
 	/* Odd widths: 48-bit (perf PMC) and 1-bit. */
 	CHECK(jl_wrap_delta(0xfffffffffff0ULL, 0x10, 48) == 0x20, "48");
 	CHECK(jl_wrap_delta(1, 0, 1) == 1 && jl_wrap_delta(0, 1, 1) == 1 &&
-			  jl_wrap_delta(1, 1, 1) == 0,
-		  "1 bit");
+		      jl_wrap_delta(1, 1, 1) == 0,
+	      "1 bit");
 	CHECK(jl_wrap_delta(0x7fffffff, 0, 31) == 1, "31");
 }
 
@@ -1246,18 +1240,18 @@ TEST(rapl_esu)
 	/* Haswell-EP class server part: 0xA0E03 too; some clients 0xA1003. */
 	CHECK(jl_rapl_esu(0x000e00) == 14, "only ESU set");
 	CHECK(jl_rapl_esu(0xf1f0fULL & ~0x1f00ULL) == -JL_EINVAL,
-		  "all used bits but ESU 0");
+	      "all used bits but ESU 0");
 	for (e = 0; e < 32; e++) {
 		jl_u64 msr = 0xa0003ULL | ((jl_u64)e << 8);
 		int want = e >= 8 && e <= 24 ? (int)e : -JL_EINVAL;
 
 		CHECK(jl_rapl_esu(msr) == want, "ESU %u: %d", e,
-			  jl_rapl_esu(msr));
+		      jl_rapl_esu(msr));
 	}
 	CHECK(JL_RAPL_ESU_MIN == 8 && JL_RAPL_ESU_MAX == 24, "bounds");
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
 		CHECK(jl_rapl_esu(bad[i]) == -JL_EINVAL, "%#llx accepted",
-			  (unsigned long long)bad[i]);
+		      (unsigned long long)bad[i]);
 }
 
 /* rapl_to_uj: 1 J checks, saturation, carried sums */
@@ -1269,20 +1263,19 @@ TEST(rapl_to_uj)
 
 	/* 16384 units at ESU 14 = 1 J; 65536 at ESU 16 = 1 J. */
 	CHECK(jl_rapl_to_uj(16384, 14, &rem) == 1000000 && rem == 0,
-		  "1 J at ESU 14");
+	      "1 J at ESU 14");
 	CHECK(jl_rapl_to_uj(65536, 16, &rem) == 1000000 && rem == 0,
-		  "1 J at ESU 16");
+	      "1 J at ESU 16");
 	/* 2^32 - 1 units (a full 32-bit counter) at ESU 14: 262143.99994 J. */
 	rem = 0;
-	CHECK(jl_rapl_to_uj(0xffffffffULL, 14, &rem) == 262143999938ULL,
-		  "%llu",
-		  (unsigned long long)jl_rapl_to_uj(0xffffffffULL, 14, NULL));
+	CHECK(jl_rapl_to_uj(0xffffffffULL, 14, &rem) == 262143999938ULL, "%llu",
+	      (unsigned long long)jl_rapl_to_uj(0xffffffffULL, 14, NULL));
 	/* (2^32-1) * 1e6 mod 2^14 = 2^14 - 1e6 mod 2^14 = 16384 - 576 */
 	CHECK(rem == 15808, "rem %llu", (unsigned long long)rem);
 	CHECK(jl_rapl_to_uj(3, 0, NULL) == 3000000, "ESU 0");
 	CHECK(jl_rapl_to_uj(U64MAX, 8, NULL) == U64MAX, "saturates");
 	CHECK(jl_rapl_to_uj(U64MAX, 20, NULL) == 17592186044415999999ULL,
-		  "%llu", (unsigned long long)jl_rapl_to_uj(U64MAX, 20, NULL));
+	      "%llu", (unsigned long long)jl_rapl_to_uj(U64MAX, 20, NULL));
 	rem = 7;
 	CHECK(jl_rapl_to_uj(5, 64, &rem) == 0 && rem == 7, "esu > 63");
 	CHECK(jl_rapl_to_uj(0, 14, NULL) == 0, "zero");
@@ -1299,8 +1292,8 @@ TEST(rapl_to_uj)
 		}
 		d = 0;
 		CHECK(uj == jl_rapl_to_uj(sum, esu, &d) && rem == d,
-			  "ESU %u: %llu vs %llu", esu, (unsigned long long)uj,
-			  (unsigned long long)jl_rapl_to_uj(sum, esu, NULL));
+		      "ESU %u: %llu vs %llu", esu, (unsigned long long)uj,
+		      (unsigned long long)jl_rapl_to_uj(sum, esu, NULL));
 		CHECK(rem < (1ULL << esu), "rem range");
 	}
 }
@@ -1312,21 +1305,17 @@ TEST(rapl_bounds)
 	unsigned int watts;
 
 	/* ESU 14, 100 W: 2^32 / 2^14 J = 262144 J / 100 W = 2621.44 s, /2. */
-	CHECK(jl_rapl_wrap_period_ns(14, 100000000) == 1310720000000ULL,
-		  "%llu",
-		  (unsigned long long)jl_rapl_wrap_period_ns(14, 100000000));
+	CHECK(jl_rapl_wrap_period_ns(14, 100000000) == 1310720000000ULL, "%llu",
+	      (unsigned long long)jl_rapl_wrap_period_ns(14, 100000000));
 	/* ESU 16, 280 W: 65536 J / 280 W / 2 = 117.0285714... s */
-	CHECK(jl_rapl_wrap_period_ns(16, 280000000) == 117028571428ULL,
-		  "%llu",
-		  (unsigned long long)jl_rapl_wrap_period_ns(16, 280000000));
+	CHECK(jl_rapl_wrap_period_ns(16, 280000000) == 117028571428ULL, "%llu",
+	      (unsigned long long)jl_rapl_wrap_period_ns(16, 280000000));
 	/* ESU 0, 1 uW: 2^31 * 1e15 ns does not fit: saturate. */
 	CHECK(jl_rapl_wrap_period_ns(0, 1) == U64MAX, "saturate");
 	CHECK(jl_rapl_wrap_period_ns(14, 0) == U64MAX, "0 W");
 	/* ESU 24, 1 MW: 2^8 J / 1e6 W / 2 = 128 us. */
-	CHECK(jl_rapl_wrap_period_ns(24, 1000000000000ULL) == 128000,
-		  "%llu",
-		  (unsigned long long)jl_rapl_wrap_period_ns(24,
-							     1000000000000ULL));
+	CHECK(jl_rapl_wrap_period_ns(24, 1000000000000ULL) == 128000, "%llu",
+	      (unsigned long long)jl_rapl_wrap_period_ns(24, 1000000000000ULL));
 	for (watts = 1; watts < 2000; watts++) {
 		p = jl_rapl_wrap_period_ns(14, (jl_u64)watts * 1000000);
 		CHECK(p <= prev, "not decreasing at %u W", watts);
@@ -1334,20 +1323,19 @@ TEST(rapl_bounds)
 	}
 
 	/* 100 W for 1 s = 1e8 uJ. */
-	CHECK(jl_max_energy_uj(100000000, 1000000000) == 100000000,
-		  "100 J");
+	CHECK(jl_max_energy_uj(100000000, 1000000000) == 100000000, "100 J");
 	CHECK(jl_max_energy_uj(1, 999999999) == 0, "floor");
 	CHECK(jl_max_energy_uj(3, 1000000000) == 3, "3 uJ");
 	CHECK(jl_max_energy_uj(U64MAX, U64MAX) == U64MAX, "saturates");
 	CHECK(jl_max_energy_uj(U64MAX, 1000000000) == U64MAX, "max * 1 s");
 	CHECK(jl_max_energy_uj(JL_COEF_MAX, U64MAX) == U64MAX,
-		  "1 MW * max ns saturates");
+	      "1 MW * max ns saturates");
 	/* 1 MW for 1e15 ns (11.6 days) = 1e18 uJ; 3 uW * (2^64-1) ns. */
 	CHECK(jl_max_energy_uj(JL_COEF_MAX, 1000000000000000ULL) ==
-			  1000000000000000000ULL,
-		  "1 MW * 1e6 s");
+		      1000000000000000000ULL,
+	      "1 MW * 1e6 s");
 	CHECK(jl_max_energy_uj(3, U64MAX) == 55340232221ULL, "%llu",
-		  (unsigned long long)jl_max_energy_uj(3, U64MAX));
+	      (unsigned long long)jl_max_energy_uj(3, U64MAX));
 	CHECK(jl_max_energy_uj(0, U64MAX) == 0, "0 W");
 }
 
@@ -1376,7 +1364,8 @@ TEST(bands_parse)
 		{ "# only a comment\n", -JL_EINVAL },
 		/* no "max" line, or "max" not last */
 		{ "1800 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
-		{ "max 1 2 3 4 5 6 7 8 9\n2000 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
+		{ "max 1 2 3 4 5 6 7 8 9\n2000 1 2 3 4 5 6 7 8 9\n",
+		  -JL_EINVAL },
 		/* field counts: the six-field form is not a band */
 		{ "max 1 2 3 4 5 6\n", -JL_EINVAL },
 		{ "max 1 2 3 4 5 6 7 8\n", -JL_EINVAL },
@@ -1387,8 +1376,10 @@ TEST(bands_parse)
 		{ "maxi 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
 		{ "MAX 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
 		{ "inf 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
-		{ "1.8e3 1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
-		{ "-1800 1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
+		{ "1.8e3 1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n",
+		  -JL_EINVAL },
+		{ "-1800 1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n",
+		  -JL_EINVAL },
 		/* edges must ascend strictly */
 		{ "2000 1 2 3 4 5 6 7 8 9\n1800 1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n",
 		  -JL_EINVAL },
@@ -1402,11 +1393,14 @@ TEST(bands_parse)
 		{ "max 1 2 3 4 5 6 7 8 9\n\n", -JL_EINVAL },
 		{ "max 1 2 3 4 5 6 7 8 9\r\n", -JL_EINVAL },
 		{ "max 1 2 3 4 5 6 7 8 9 # c\n", -JL_EINVAL },
-		{ "1800 1 2 3 4 5 6 7 8 9\n# c\nmax 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
-		{ "1800,1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n", -JL_EINVAL },
+		{ "1800 1 2 3 4 5 6 7 8 9\n# c\nmax 1 2 3 4 5 6 7 8 9\n",
+		  -JL_EINVAL },
+		{ "1800,1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n",
+		  -JL_EINVAL },
 		/* out of range, once well formed */
 		{ "0 1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n", -JL_ERANGE },
-		{ "100001 1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n", -JL_ERANGE },
+		{ "100001 1 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n",
+		  -JL_ERANGE },
 		{ "max 1 2 3 4 5 6 7 8 1000000000001\n", -JL_ERANGE },
 		{ "1800 1000000000001 2 3 4 5 6 7 8 9\nmax 1 2 3 4 5 6 7 8 9\n",
 		  -JL_ERANGE },
@@ -1421,20 +1415,21 @@ TEST(bands_parse)
 		memset(&b, 0xa5, sizeof(b));
 		s = b;
 		r = bands_parse_exact(bad[i].s, strlen(bad[i].s), &b);
-		CHECK(r == bad[i].err, "bad %u \"%s\": %d want %d", i, bad[i].s, r,
-			  bad[i].err);
+		CHECK(r == bad[i].err, "bad %u \"%s\": %d want %d", i, bad[i].s,
+		      r, bad[i].err);
 		CHECK(!memcmp(&b, &s, sizeof(b)), "bad %u: *out modified", i);
 	}
 
 	/* One band; comments; blanks; no final newline. */
 	{
-		static const char one[] = "# trained\n  max\t1 2 3 4 5 6 7 8 9 ";
+		static const char one[] =
+			"# trained\n  max\t1 2 3 4 5 6 7 8 9 ";
 
 		r = bands_parse_exact(one, strlen(one), &b);
 	}
 	CHECK(r == 0 && b.nr == 1 && b.set[0].cpu_time_uw == 1 &&
-			  b.set[0].pagecache_byte_pj == 8 && b.set[0].idle_uw == 9,
-		  "one band: %d nr %u", r, b.nr);
+		      b.set[0].pagecache_byte_pj == 8 && b.set[0].idle_uw == 9,
+	      "one band: %d nr %u", r, b.nr);
 	/* Four bands, the limit; each set in its place. */
 	{
 		static const char four[] = "1200 10 0 0 0 0 0 0 0 1\n"
@@ -1445,17 +1440,17 @@ TEST(bands_parse)
 		r = bands_parse_exact(four, strlen(four), &b);
 	}
 	CHECK(r == 0 && b.nr == 4 && b.upper_mhz[0] == 1200 &&
-			  b.upper_mhz[1] == 2000 && b.upper_mhz[2] == 2800,
-		  "four bands: %d nr %u", r, b.nr);
+		      b.upper_mhz[1] == 2000 && b.upper_mhz[2] == 2800,
+	      "four bands: %d nr %u", r, b.nr);
 	for (i = 0; i < 4 && r == 0; i++)
 		CHECK(b.set[i].cpu_time_uw == 10 * (i + 1) &&
-				  b.set[i].idle_uw == i + 1,
-			  "band %u set", i);
+			      b.set[i].idle_uw == i + 1,
+		      "band %u set", i);
 	/* len stops before a second "max": bytes past len are never read. */
 	r = bands_parse_exact("max 1 2 3 4 5 6 7 8 9\nmax 1", 22, &b);
 	CHECK(r == 0 && b.nr == 1, "len respected: %d", r);
 	TH_LOG("bands parse: %zu bad inputs refused with *out unchanged, 1-4 bands read",
-		 ARRAY_SIZE(bad));
+	       ARRAY_SIZE(bad));
 }
 
 /* bands format, pick at the edges, round trips, effective frequency */
@@ -1472,9 +1467,10 @@ TEST(bands_format_pick)
 	c.idle_uw = 7;
 	jl_bands_single(&b, &c);
 	n = jl_bands_format(&b, buf, sizeof(buf));
-	CHECK(n == 22 && !strcmp(buf, "max 5 0 0 0 0 0 0 0 7\n"), "%d '%s'", n, buf);
+	CHECK(n == 22 && !strcmp(buf, "max 5 0 0 0 0 0 0 0 7\n"), "%d '%s'", n,
+	      buf);
 	CHECK(jl_band_pick(&b, 0) == 0 && jl_band_pick(&b, 99999) == 0,
-		  "one band covers everything");
+	      "one band covers everything");
 
 	/* Longest text: four bands, top edges, every coefficient 20 digits. */
 	b.nr = JL_MAX_BANDS;
@@ -1484,23 +1480,27 @@ TEST(bands_format_pick)
 			jl_coef_set(&b.set[i], k, U64MAX);
 	}
 	n = jl_bands_format(&b, buf, sizeof(buf));
-	CHECK(n > 0 && n < JL_BANDS_TEXT_MAX, "longest %d of %d", n, JL_BANDS_TEXT_MAX);
+	CHECK(n > 0 && n < JL_BANDS_TEXT_MAX, "longest %d of %d", n,
+	      JL_BANDS_TEXT_MAX);
 	memset(small, 'x', sizeof(small));
-	CHECK(jl_bands_format(&b, small, sizeof(small)) == -JL_ERANGE && small[0] == 'x',
-		  "too small: nothing written");
+	CHECK(jl_bands_format(&b, small, sizeof(small)) == -JL_ERANGE &&
+		      small[0] == 'x',
+	      "too small: nothing written");
 
 	/* Edges: [0, 1200) [1200, 2000) [2000, 2800) [2800, ...). */
 	b.upper_mhz[0] = 1200;
 	b.upper_mhz[1] = 2000;
 	b.upper_mhz[2] = 2800;
 	CHECK(jl_band_pick(&b, 0) == 0 && jl_band_pick(&b, 1199) == 0 &&
-			  jl_band_pick(&b, 1200) == 1 && jl_band_pick(&b, 1999) == 1 &&
-			  jl_band_pick(&b, 2000) == 2 && jl_band_pick(&b, 2800) == 3 &&
-			  jl_band_pick(&b, ~0ULL) == 3,
-		  "pick at and around every edge");
+		      jl_band_pick(&b, 1200) == 1 &&
+		      jl_band_pick(&b, 1999) == 1 &&
+		      jl_band_pick(&b, 2000) == 2 &&
+		      jl_band_pick(&b, 2800) == 3 &&
+		      jl_band_pick(&b, ~0ULL) == 3,
+	      "pick at and around every edge");
 	b.nr = 2;
 	CHECK(jl_band_pick(&b, 5000) == 1 && jl_band_pick(&b, 100) == 0,
-		  "two bands: the second edge unused");
+	      "two bands: the second edge unused");
 
 	/* Round trips of random banded models. */
 	for (i = 0; i < 3000; i++) {
@@ -1515,11 +1515,14 @@ TEST(bands_format_pick)
 		}
 		for (k = 0; k < nr; k++)
 			for (unsigned int f = 0; f < JL_NR_COEF; f++)
-				jl_coef_set(&b.set[k], f, rnd_mag() % (JL_COEF_MAX + 1));
+				jl_coef_set(&b.set[k], f,
+					    rnd_mag() % (JL_COEF_MAX + 1));
 		n = jl_bands_format(&b, buf, sizeof(buf));
 		memset(&back, 0, sizeof(back));
-		if (n <= 0 || bands_parse_exact(buf, (size_t)n, &back) || back.nr != nr ||
-		    memcmp(back.upper_mhz, b.upper_mhz, (nr - 1) * sizeof(jl_u64)) ||
+		if (n <= 0 || bands_parse_exact(buf, (size_t)n, &back) ||
+		    back.nr != nr ||
+		    memcmp(back.upper_mhz, b.upper_mhz,
+			   (nr - 1) * sizeof(jl_u64)) ||
 		    memcmp(back.set, b.set, nr * sizeof(struct jl_coef))) {
 			if (!fails++)
 				DIAG("round trip %u failed: '%s'", i, buf);
@@ -1531,7 +1534,8 @@ TEST(bands_format_pick)
 	CHECK(jl_freq_mhz(2400000000ULL, 1000000000ULL) == 2400, "2.4 GHz");
 	CHECK(jl_freq_mhz(123, 0) == 0, "no CPU time: unknown");
 	CHECK(jl_freq_mhz(~0ULL, 1) == 0, "bogus count: unknown");
-	CHECK(jl_freq_mhz(999, 1000000) == 0, "under 1 MHz rounds to 0 (unknown)");
+	CHECK(jl_freq_mhz(999, 1000000) == 0,
+	      "under 1 MHz rounds to 0 (unknown)");
 }
 
 TEST_HARNESS_MAIN

@@ -146,10 +146,11 @@ TEST(cli_bands)
 	{
 		char cmd[1024];
 
-		snprintf(cmd, sizeof(cmd),
-			 "mkdir -p '%s/fk/model' && echo 1 > '%s/fk/model/generation' "
-			 "&& : > '%s/fk/model/bands'",
-			 tmpdir, tmpdir, tmpdir);
+		snprintf(
+			cmd, sizeof(cmd),
+			"mkdir -p '%s/fk/model' && echo 1 > '%s/fk/model/generation' "
+			"&& : > '%s/fk/model/bands'",
+			tmpdir, tmpdir, tmpdir);
 		rc = system(cmd);
 	}
 	rc = run_cli("-s sb.csv -p pb.csv --apply --sysfs fk");

@@ -14,8 +14,12 @@
 /* apply: one write, generation must change, clear errors */
 TEST(apply)
 {
-	struct jl_coef c = { .cpu_time_uw = 1, .cycles_pj = 2, .instructions_pj = 3,
-			     .cache_miss_pj = 4, .disk_byte_pj = 5, .idle_uw = 6 };
+	struct jl_coef c = { .cpu_time_uw = 1,
+			     .cycles_pj = 2,
+			     .instructions_pj = 3,
+			     .cache_miss_pj = 4,
+			     .disk_byte_pj = 5,
+			     .idle_uw = 6 };
 	char dir[512], path[600], gen[600], err[512], want[128];
 	int ret, status;
 	pid_t pid;
@@ -299,10 +303,11 @@ TEST(cli_inputs)
 
 	TT_NEED_CLI("cli: inputs named by file and line");
 	write_inputs("s.csv", "p.csv", 200, 0, 1);
-	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && printf '\\357\\273\\277' > sb.csv && cat s.csv >> sb.csv"
-		 " && awk -F, -v OFS=, 'NR == 10 { $2 = \"1e300\" } { print }' p.csv > pbig.csv",
-		 tmpdir);
+	snprintf(
+		cmd, sizeof(cmd),
+		"cd '%s' && printf '\\357\\273\\277' > sb.csv && cat s.csv >> sb.csv"
+		" && awk -F, -v OFS=, 'NR == 10 { $2 = \"1e300\" } { print }' p.csv > pbig.csv",
+		tmpdir);
 	CHECK(system(cmd) == 0, "setup");
 	rc = run_cli("-s sb.csv -p p.csv");
 	CHECK(rc == 0, "BOM: %d %s", rc, cli_err);
@@ -553,12 +558,13 @@ TEST(cli_degenerate)
 	{
 		char cmd[1024];
 
-		snprintf(cmd, sizeof(cmd),
-			 "cd '%s' && awk -F, -v OFS=, 'NR > 1 { $2 = 0 } { print }' "
-			 "p2.csv > p2z.csv && mkdir -p fake2/model && "
-			 "echo 1 > fake2/model/generation && "
-			 ": > fake2/model/coefficients",
-			 tmpdir);
+		snprintf(
+			cmd, sizeof(cmd),
+			"cd '%s' && awk -F, -v OFS=, 'NR > 1 { $2 = 0 } { print }' "
+			"p2.csv > p2z.csv && mkdir -p fake2/model && "
+			"echo 1 > fake2/model/generation && "
+			": > fake2/model/coefficients",
+			tmpdir);
 		CHECK(system(cmd) == 0, "setup");
 	}
 	/* A meter that reads 0 W throughout: --apply refuses, exit 3. */

@@ -51,9 +51,12 @@ TEST(recover)
 TEST(exact_units)
 {
 	/* Noise-free data: the rounded module coefficients come back exactly. */
-	struct jl_coef c = { .cpu_time_uw = 7654321, .cycles_pj = 1234,
-			     .instructions_pj = 567, .cache_miss_pj = 45678,
-			     .disk_byte_pj = 9876, .idle_uw = 43210987 };
+	struct jl_coef c = { .cpu_time_uw = 7654321,
+			     .cycles_pj = 1234,
+			     .instructions_pj = 567,
+			     .cache_miss_pj = 45678,
+			     .disk_byte_pj = 9876,
+			     .idle_uw = 43210987 };
 	struct jt_row *rows = synth_rows(500, &c, 0, ALL_FEATURES);
 	struct jt_train_opts o = { .method = FIT_NNLS,
 				   .folds = 5,
@@ -224,10 +227,9 @@ TEST(nnls_trainer)
 	 * term), which a robust fit would partly treat as outliers: this is
 	 * about the refit, so plain least squares.
 	 */
-	struct jt_train_opts o = { .method = FIT_OLS,
-				   .folds = 4,
-				   .min_samples = 20,
-				   .no_robust = 1 };
+	struct jt_train_opts o = {
+		.method = FIT_OLS, .folds = 4, .min_samples = 20, .no_robust = 1
+	};
 	struct jt_report rep = { 0 }, nn = { 0 };
 	char *text = NULL;
 	size_t len = 0;

@@ -17,9 +17,10 @@
 TEST(cli_follow)
 {
 	static const double truth2[JL_NR_COEF] = { 9e6, 1500, 800, 60000, 10000,
-						   0, 0, 0, 55e6 };
-	const char *args = "--follow -s fs.csv -p fp.csv -o fm.txt --log fl.txt "
-			   "--window 250 --refit 100 --bands 1";
+						   0,	0,    0,   55e6 };
+	const char *args =
+		"--follow -s fs.csv -p fp.csv -o fm.txt --log fl.txt "
+		"--window 250 --refit 100 --bands 1";
 	char *log, *before, *after, *line;
 	unsigned int wi = 0, after_change = 0, applied_at = 0;
 	struct gen_opts g;
@@ -42,13 +43,15 @@ TEST(cli_follow)
 	CHECK(rc == 0 && log && strstr(log, "end of input"), "ran: %d %s", rc,
 	      cli_err);
 	/* Which refit after the change applied the first new set. */
-	for (line = log; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
+	for (line = log; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
 		unsigned int k;
 
 		if (sscanf(line, "%*s refit %u:", &k) != 1 || k <= 15)
 			continue;
 		after_change = k - 15;
-		if (!strncmp(strchr(line, ':') ? strstr(line, ": ") + 2 : "", "applied", 7)) {
+		if (!strncmp(strchr(line, ':') ? strstr(line, ": ") + 2 : "",
+			     "applied", 7)) {
 			applied_at = after_change;
 			break;
 		}
@@ -115,8 +118,9 @@ TEST(cli_follow)
 	free(before);
 
 	/* SIGTERM ends it cleanly; a missing meter input is an error. */
-	rc = run_cli("--follow -s - -p fp.csv -o fm.txt --window 250 --refit 100 "
-		     "< /dev/null");
+	rc = run_cli(
+		"--follow -s - -p fp.csv -o fm.txt --window 250 --refit 100 "
+		"< /dev/null");
 	CHECK(rc == 0, "empty samples: %d %s", rc, cli_err);
 	rc = run_cli("--follow -s fs.csv -p nonexistent.csv -o fm.txt");
 	CHECK(rc == 1 && strstr(cli_err, "nonexistent"), "no meter: %d", rc);
@@ -135,15 +139,17 @@ TEST(cli_follow)
 			close(in[1]);
 			if (chdir(tmpdir))
 				_exit(126);
-			execl(cli, cli, "--follow", "-s", "-", "-c", "sleep 600", "-o",
-			      "fm.txt", "--log", "fs.log", (char *)NULL);
+			execl(cli, cli, "--follow", "-s", "-", "-c",
+			      "sleep 600", "-o", "fm.txt", "--log", "fs.log",
+			      (char *)NULL);
 			_exit(127);
 		} else if (pid > 0) {
 			close(in[0]);
 			usleep(500000);
 			kill(pid, SIGTERM);
 			t0 = now_s();
-			while (waitpid(pid, &st, WNOHANG) == 0 && now_s() - t0 < 10)
+			while (waitpid(pid, &st, WNOHANG) == 0 &&
+			       now_s() - t0 < 10)
 				usleep(10000);
 			if (now_s() - t0 >= 10)
 				kill(pid, SIGKILL), waitpid(pid, &st, 0);
@@ -163,17 +169,20 @@ TEST(cli_follow)
 	 */
 	{
 		char truth[400], cmd[1200];
-		const char *fargs = "--follow -s fs.csv -p fp.csv --apply --sysfs fsys "
-				    "--log fl2.txt --window 250 --refit 100 --bands 1";
+		const char *fargs =
+			"--follow -s fs.csv -p fp.csv --apply --sysfs fsys "
+			"--log fl2.txt --window 250 --refit 100 --bands 1";
 
 		gen_defaults(&g);
 		g.n = 800;
 		g.noise = 0.003;
 		gen_files("fs.csv", "fp.csv", &g);
 		gen_truth_line(&g, truth, sizeof(truth));
-		snprintf(cmd, sizeof(cmd),
-			 "cd '%s' && mkdir -p fsys/model && echo 1 > fsys/model/generation && "
-			 "echo 'max %s' > fsys/model/bands && : > fsys/model/coefficients", tmpdir, truth);
+		snprintf(
+			cmd, sizeof(cmd),
+			"cd '%s' && mkdir -p fsys/model && echo 1 > fsys/model/generation && "
+			"echo 'max %s' > fsys/model/bands && : > fsys/model/coefficients",
+			tmpdir, truth);
 		CHECK(system(cmd) == 0, "fake sysfs");
 		unlink_tmp("fl2.txt");
 		rc = run_cli(fargs);
@@ -183,9 +192,10 @@ TEST(cli_follow)
 			      !strstr(log, "install failed"),
 		      "the truth in force is kept: %d %s", rc, log ? log : "");
 		free(log);
-		snprintf(cmd, sizeof(cmd),
-			 "cd '%s' && echo 'max 1000000 0 0 0 0 0 0 0 1000000' > fsys/model/bands",
-			 tmpdir);
+		snprintf(
+			cmd, sizeof(cmd),
+			"cd '%s' && echo 'max 1000000 0 0 0 0 0 0 0 1000000' > fsys/model/bands",
+			tmpdir);
 		CHECK(system(cmd) == 0, "fake sysfs, bad set");
 		unlink_tmp("fl2.txt");
 		rc = run_cli(fargs);
@@ -195,7 +205,8 @@ TEST(cli_follow)
 		      "a bad set in force is replaced: %d %s", rc,
 		      log ? log : "");
 		free(log);
-		rc = run_cli("--follow -s fs.csv -p fp.csv --apply --sysfs nosuchdir");
+		rc = run_cli(
+			"--follow -s fs.csv -p fp.csv --apply --sysfs nosuchdir");
 		CHECK(rc != 0 && strstr(cli_err, "nosuchdir"),
 		      "no module: %d %s", rc, cli_err);
 	}

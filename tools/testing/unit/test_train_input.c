@@ -512,21 +512,30 @@ TEST(align)
 	 * readings outside it, which belong to other rows' load.
 	 */
 	{
-		int64_t t6[] = { 0, 500000000, 1000000000, 3000000000LL,
-				 3500000000LL, 4000000000LL };
+		int64_t t6[] = { 0,
+				 500000000,
+				 1000000000,
+				 3000000000LL,
+				 3500000000LL,
+				 4000000000LL };
 		double w6[] = { 10, 15, 20, 20, 10, 0 };
 		unsigned long l6[] = { 2, 3, 4, 5, 6, 7 };
 		/* offset 0.25 s: meter clock + 0.25 s = sample clock */
 		struct jt_sample ss[] = {
-			{ .end_ns = 4150000000LL, .interval_ns = 8e8,
+			{ .end_ns = 4150000000LL,
+			  .interval_ns = 8e8,
 			  .line = 10 }, /* [3.1, 3.9]: 3.5 inside */
-			{ .end_ns = 1750000000LL, .interval_ns = 1e9,
+			{ .end_ns = 1750000000LL,
+			  .interval_ns = 1e9,
 			  .line = 11 }, /* [0.5, 1.5]: 2 s gap */
-			{ .end_ns = 1250000000LL, .interval_ns = 9.5e8,
+			{ .end_ns = 1250000000LL,
+			  .interval_ns = 9.5e8,
 			  .line = 12 }, /* [0.05, 1.0]: 0.5 and 1 inside */
-			{ .end_ns = 4400000000LL, .interval_ns = 5e8,
+			{ .end_ns = 4400000000LL,
+			  .interval_ns = 5e8,
 			  .line = 13 }, /* [3.65, 4.15]: past the end */
-			{ .end_ns = 3950000000LL, .interval_ns = 1e8,
+			{ .end_ns = 3950000000LL,
+			  .interval_ns = 1e8,
 			  .line = 14 }, /* [3.6, 3.7]: no reading inside */
 		};
 		struct jt_samples s = { .s = ss, .n = 5 };
@@ -806,7 +815,8 @@ TEST(align_consume)
  */
 TEST(input_hygiene)
 {
-	static const char bom_samples[] = "\xef\xbb\xbf" HDR
+	static const char bom_samples[] =
+		"\xef\xbb\xbf" HDR
 		"1796220916000000000,10,1000000000,rapl,1,5,1,8,1,2,3,4,3\n";
 	static const char overlap[] = HDR
 		"1796220916000000000,10,1000000000,rapl,1,5,1,8,1,2,3,4,3\n"
@@ -837,7 +847,8 @@ TEST(input_hygiene)
 	      "BOM samples: %d n %zu: %s", ret, s.n, d);
 	jt_samples_free(&s);
 	jt_meter_init(&m, PARSE_TS_AUTO, 0);
-	fp = mem_in("\xef\xbb\xbf" "1796220916,5\n1796220917,6\n");
+	fp = mem_in("\xef\xbb\xbf"
+		    "1796220916,5\n1796220917,6\n");
 	diag_begin();
 	ret = jt_read_meter(fp, "bom.csv", &m, NULL);
 	d = diag_end();
@@ -846,7 +857,10 @@ TEST(input_hygiene)
 	      "BOM meter without header: n %zu: %s", m.n, d);
 	jt_meter_free(&m);
 	jt_meter_init(&m, PARSE_TS_AUTO, 0);
-	fp = fmemopen((void *)"\xff\xfe" "1\0" "7\0", 6, "r");
+	fp = fmemopen((void *)"\xff\xfe"
+			      "1\0"
+			      "7\0",
+		      6, "r");
 	diag_begin();
 	ret = jt_read_meter(fp, "u16.csv", &m, NULL);
 	d = diag_end();

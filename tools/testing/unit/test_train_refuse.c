@@ -212,20 +212,22 @@ TEST(node_facts_tick)
 		double peak = i ? 2.5 : 2.08;
 
 		/* cpu_ns (field 8) scaled so that the busiest row has peak CPUs. */
-		snprintf(cmd, sizeof(cmd),
-			 "cd '%s' && awk -F, -v OFS=, -v peak=%g '"
-			 "NR == FNR { if ($8 ~ /^[0-9]/ && $3 > 0 && $8 / $3 > m) m = $8 / $3; next }"
-			 "FNR == 1 { print \"# node: cpus=2 packages=1 energy=rapl:package\" }"
-			 "$8 ~ /^[0-9]/ { $8 = sprintf(\"%%.0f\", $8 * peak / m) } { print }' "
-			 "rs.csv rs.csv > rs_tick.csv",
-			 tmpdir, peak);
+		snprintf(
+			cmd, sizeof(cmd),
+			"cd '%s' && awk -F, -v OFS=, -v peak=%g '"
+			"NR == FNR { if ($8 ~ /^[0-9]/ && $3 > 0 && $8 / $3 > m) m = $8 / $3; next }"
+			"FNR == 1 { print \"# node: cpus=2 packages=1 energy=rapl:package\" }"
+			"$8 ~ /^[0-9]/ { $8 = sprintf(\"%%.0f\", $8 * peak / m) } { print }' "
+			"rs.csv rs.csv > rs_tick.csv",
+			tmpdir, peak);
 		CHECK(system(cmd) == 0, "file");
 		rc = run_cli("-s rs_tick.csv -p rp.csv");
 		if (i)
-			CHECK(rc == 1 && strstr(cli_err, "busy CPUs"), "2.5 on 2 CPUs: %d %s", rc,
-			      cli_err);
+			CHECK(rc == 1 && strstr(cli_err, "busy CPUs"),
+			      "2.5 on 2 CPUs: %d %s", rc, cli_err);
 		else
-			CHECK(!strstr(cli_err, "busy CPUs"), "2.08 on 2 CPUs: %d %s", rc, cli_err);
+			CHECK(!strstr(cli_err, "busy CPUs"),
+			      "2.08 on 2 CPUs: %d %s", rc, cli_err);
 	}
 }
 

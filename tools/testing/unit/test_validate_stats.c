@@ -222,7 +222,8 @@ TEST(nan_not_hidden)
 	const double x[] = { NAN, 1.0 };
 	struct vstat s = of(x, 2);
 
-	CHECK(isnan(vstat_sd(&s)), "sd %g with a NaN among the values", vstat_sd(&s));
+	CHECK(isnan(vstat_sd(&s)), "sd %g with a NaN among the values",
+	      vstat_sd(&s));
 }
 
 TEST_HARNESS_MAIN

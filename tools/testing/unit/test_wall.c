@@ -45,15 +45,20 @@ TEST(wall_hand)
 	for (i = 1; i <= 30; i++) {
 		t += 100 * MS;
 		if (i % 10 == 0)
-			CHECK(jl_wall_reading(&w, t, 5000000 + (t / MS) * 100000, 0,
-					      1000000000) == 0, "reading at %d", i);
+			CHECK(jl_wall_reading(&w, t,
+					      5000000 + (t / MS) * 100000, 0,
+					      1000000000) == 0,
+			      "reading at %d", i);
 		n = jl_wall_tick(&w, t - 100 * MS, t, 8000000, 1, 0);
 		node += n;
 		if (i < 10)
-			CHECK(n == 8000000, "tick %d before any reading: the shape (%llu)", i, n);
+			CHECK(n == 8000000,
+			      "tick %d before any reading: the shape (%llu)", i,
+			      n);
 		else if (i < 20)
 			/* +20 J found at 1 s, given 2 J a tick from the tick that found it. */
-			CHECK(n == 10000000, "tick %d: shape and 2 J (%llu)", i, n);
+			CHECK(n == 10000000, "tick %d: shape and 2 J (%llu)", i,
+			      n);
 	}
 	/*
 	 * At 1 s the node had 80 J, the meter 100 J: +20 J spread over the
@@ -61,24 +66,30 @@ TEST(wall_hand)
 	 * window, the meter 100 J more again: residual of the window = 100 - 80.
 	 */
 	CHECK(w.residual_uj == 20000000, "residual %lld uJ", w.residual_uj);
-	CHECK(w.window_uj == 100000000 && w.window_ns == S, "window %llu uJ over %llu ns",
-	      w.window_uj, w.window_ns);
+	CHECK(w.window_uj == 100000000 && w.window_ns == S,
+	      "window %llu uJ over %llu ns", w.window_uj, w.window_ns);
 	CHECK(node == w.node_uj, "node %llu vs %llu", node, w.node_uj);
 	/* The last reading (3 s) was at the end of tick 30: node + pending = meter. */
 	CHECK((jl_s64)w.node_uj + w.pending_uj == (jl_s64)w.meter_uj,
-	      "node %llu + pending %lld != meter %llu", w.node_uj, w.pending_uj, w.meter_uj);
-	CHECK(w.meter_uj == 300000000, "meter %llu uJ since the baseline", w.meter_uj);
+	      "node %llu + pending %lld != meter %llu", w.node_uj, w.pending_uj,
+	      w.meter_uj);
+	CHECK(w.meter_uj == 300000000, "meter %llu uJ since the baseline",
+	      w.meter_uj);
 
 	/* Refusals change nothing. */
-	CHECK(jl_wall_reading(&w, t + 1, 1, 0, 1000000000) == -JL_ERANGE, "went back");
-	CHECK(jl_wall_reading(&w, t - 1, 5000000 + 300000000, 0, 1000000000) == -JL_EINVAL,
+	CHECK(jl_wall_reading(&w, t + 1, 1, 0, 1000000000) == -JL_ERANGE,
+	      "went back");
+	CHECK(jl_wall_reading(&w, t - 1, 5000000 + 300000000, 0, 1000000000) ==
+		      -JL_EINVAL,
 	      "stamp before the last");
 	/* 1 MJ within 1 s is above 1 kW. */
-	CHECK(jl_wall_reading(&w, t + S, 5000000 + 300000000 + 1000000000000ULL, 0,
-			      1000000000) == -JL_ERANGE, "absurd jump");
+	CHECK(jl_wall_reading(&w, t + S, 5000000 + 300000000 + 1000000000000ULL,
+			      0, 1000000000) == -JL_ERANGE,
+	      "absurd jump");
 	CHECK(!w.fresh, "a refused reading is not compared");
 	/* A reset: new baseline, whatever the value. */
-	CHECK(jl_wall_reading(&w, t + S, 7, JL_WALL_RESET, 1000000000) == 0, "reset");
+	CHECK(jl_wall_reading(&w, t + S, 7, JL_WALL_RESET, 1000000000) == 0,
+	      "reset");
 	CHECK(w.rebase && !w.fresh, "a baseline, not a window");
 }
 
@@ -107,7 +118,9 @@ static jl_s64 drain(struct jl_wall *w, jl_u64 *t, int max)
 	jl_s64 given = 0;
 
 	while (max-- > 0 && w->pending_uj) {
-		given += (jl_s64)jl_wall_tick(w, *t, *t + 100 * MS, 8000000, 1, 0) - 8000000;
+		given += (jl_s64)jl_wall_tick(w, *t, *t + 100 * MS, 8000000, 1,
+					      0) -
+			 8000000;
 		*t += 100 * MS;
 	}
 	return given;
@@ -124,16 +137,20 @@ TEST(wall_owed_across_silence)
 	owed = w.pending_uj;
 	meter = w.meter_uj;
 	CHECK(owed == 108000000, "pending %lld", owed);
-	jl_wall_tick(&w, t, t + 100 * MS, 8000000, 0, 0);	/* silent */
+	jl_wall_tick(&w, t, t + 100 * MS, 8000000, 0, 0); /* silent */
 	t += 100 * MS;
-	CHECK(w.meter_uj >= meter, "meter went back %llu -> %llu", meter, w.meter_uj);
-	CHECK(w.pending_uj == owed, "pending %lld after a silent tick, was %lld",
-	      w.pending_uj, owed);
+	CHECK(w.meter_uj >= meter, "meter went back %llu -> %llu", meter,
+	      w.meter_uj);
+	CHECK(w.pending_uj == owed,
+	      "pending %lld after a silent tick, was %lld", w.pending_uj, owed);
 	/* Back: a baseline, then the owed energy is given. */
-	CHECK(!jl_wall_reading(&w, t + 50 * MS, 1, JL_WALL_RESET, 20000000000ULL), "reset");
+	CHECK(!jl_wall_reading(&w, t + 50 * MS, 1, JL_WALL_RESET,
+			       20000000000ULL),
+	      "reset");
 	meter = w.meter_uj;
 	given = drain(&w, &t, 100);
-	CHECK(w.meter_uj >= meter, "meter went back %llu -> %llu", meter, w.meter_uj);
+	CHECK(w.meter_uj >= meter, "meter went back %llu -> %llu", meter,
+	      w.meter_uj);
 	CHECK(given == owed, "gave %lld of %lld owed", given, owed);
 }
 
@@ -146,9 +163,12 @@ TEST(wall_owed_across_reset)
 	found_120j(&w, &t);
 	owed = w.pending_uj;
 	meter = w.meter_uj;
-	CHECK(!jl_wall_reading(&w, t + 50 * MS, 5, JL_WALL_RESET, 20000000000ULL), "reset");
+	CHECK(!jl_wall_reading(&w, t + 50 * MS, 5, JL_WALL_RESET,
+			       20000000000ULL),
+	      "reset");
 	given = drain(&w, &t, 100);
-	CHECK(w.meter_uj >= meter, "meter went back %llu -> %llu", meter, w.meter_uj);
+	CHECK(w.meter_uj >= meter, "meter went back %llu -> %llu", meter,
+	      w.meter_uj);
 	CHECK(given == owed, "gave %lld of %lld owed", given, owed);
 }
 
@@ -172,9 +192,11 @@ TEST(wall_held_back_across_silence)
 	CHECK(held < 0, "pending %lld", held);
 	jl_wall_tick(&w, t, t + 100 * MS, 8000000, 0, 0);
 	t += 100 * MS;
-	CHECK(w.pending_uj == held, "pending %lld after a silent tick, was %lld",
-	      w.pending_uj, held);
-	CHECK(!jl_wall_reading(&w, t + 50 * MS, 1, JL_WALL_RESET, 20000000000ULL), "reset");
+	CHECK(w.pending_uj == held,
+	      "pending %lld after a silent tick, was %lld", w.pending_uj, held);
+	CHECK(!jl_wall_reading(&w, t + 50 * MS, 1, JL_WALL_RESET,
+			       20000000000ULL),
+	      "reset");
 	CHECK(drain(&w, &t, 1000) == held, "not all held back");
 }
 
@@ -185,17 +207,23 @@ TEST(wall_negative)
 	jl_u64 t = 0, n;
 	int i;
 
-	CHECK(jl_wall_reading(&w, 0, 50000000, JL_WALL_POWER, 1000000000) == 0, "baseline 50 W");
+	CHECK(jl_wall_reading(&w, 0, 50000000, JL_WALL_POWER, 1000000000) == 0,
+	      "baseline 50 W");
 	for (i = 1; i <= 40; i++) {
 		t += 100 * MS;
 		/* The meter says 10 W; the shape 50 W. */
 		if (i % 10 == 0)
-			CHECK(jl_wall_reading(&w, t, 10000000, JL_WALL_POWER, 1000000000) == 0,
+			CHECK(jl_wall_reading(&w, t, 10000000, JL_WALL_POWER,
+					      1000000000) == 0,
 			      "reading %d", i);
-		n = jl_wall_tick(&w, t - 100 * MS, t, i > 30 ? 0 : 5000000, 1, 0);
-		CHECK(n <= 5000000, "tick %d charged %llu, more than its shape", i, n);
+		n = jl_wall_tick(&w, t - 100 * MS, t, i > 30 ? 0 : 5000000, 1,
+				 0);
+		CHECK(n <= 5000000, "tick %d charged %llu, more than its shape",
+		      i, n);
 		if (i > 30)
-			CHECK(n == 0, "tick %d: no shape, nothing to hold back from", i);
+			CHECK(n == 0,
+			      "tick %d: no shape, nothing to hold back from",
+			      i);
 	}
 	/* What could not be held back stays pending (negative). */
 	CHECK(w.pending_uj < 0, "pending %lld", w.pending_uj);
@@ -220,18 +248,22 @@ TEST(wall_random)
 	for (run = 0; run < 200; run++) {
 		struct jl_wall w = { 0 };
 		jl_u64 t = 0, tick_ns = (10 + rnd_below(1000)) * MS;
-		jl_u64 max_uw = 2000000000ULL;	/* 2 kW */
+		jl_u64 max_uw = 2000000000ULL; /* 2 kW */
 		jl_u64 node = 0, meter_raw = rnd_below(1ULL << 40);
 		jl_u64 last_read = 0, last_power = 0;
-		u128 meter_fj = 0;	/* the test's own meter total, since its base */
-		jl_u64 base_node = 0;	/* node at the baseline's instant */
+		u128 meter_fj =
+			0; /* the test's own meter total, since its base */
+		jl_u64 base_node = 0; /* node at the baseline's instant */
 		int power = rnd() & 1, primed = 0, based = 0, fresh = 0, i;
-		int silent = 0;	/* a silence: the next reading is a baseline */
+		int silent = 0; /* a silence: the next reading is a baseline */
 		jl_u64 read_at = 0, reset_at = 0, meter_seen = 0;
 
 		for (i = 0; i < 300 && !bad; i++) {
-			jl_u64 t0 = t, shape = rnd_below(tick_ns / 1000 * 500);	/* < 500 W */
-			int k, nread = rnd_below(4) == 0 ? (int)rnd_below(3) + 1 : 0;
+			jl_u64 t0 = t, shape = rnd_below(tick_ns / 1000 *
+							 500); /* < 500 W */
+			int k, nread = rnd_below(4) == 0 ?
+					       (int)rnd_below(3) + 1 :
+					       0;
 			/* Now and then a tick out of force, without readings. */
 			int in_force = !primed || rnd_below(40) != 0;
 
@@ -243,49 +275,70 @@ TEST(wall_random)
 			t += tick_ns;
 			/* Readings inside (t0, t], in order. */
 			for (k = 0; k < nread; k++) {
-				jl_u64 at = t0 + 1 + (tick_ns - 1) * (k + 1) / nread;
+				jl_u64 at = t0 + 1 +
+					    (tick_ns - 1) * (k + 1) / nread;
 				jl_u64 p = rnd_below(max_uw / 2);
-				int reset = !primed || silent || rnd_below(50) == 0;
+				int reset =
+					!primed || silent || rnd_below(50) == 0;
 				int rc;
 
 				if (at <= last_read)
 					continue;
 				if (power) {
-					rc = jl_wall_reading(&w, at, p, JL_WALL_POWER |
-							     (reset ? JL_WALL_RESET : 0), max_uw);
+					rc = jl_wall_reading(
+						&w, at, p,
+						JL_WALL_POWER |
+							(reset ? JL_WALL_RESET :
+								 0),
+						max_uw);
 					if (rc) {
 						bad++;
-						DIAG("run %u: power %llu refused (%d)", run, p, rc);
+						DIAG("run %u: power %llu refused (%d)",
+						     run, p, rc);
 						break;
 					}
 					if (!reset)
-						meter_fj += (u128)(last_power / 2 + p / 2 +
-								   (last_power & p & 1)) *
-							    (at - last_read);
+						meter_fj +=
+							(u128)(last_power / 2 +
+							       p / 2 +
+							       (last_power & p &
+								1)) *
+							(at - last_read);
 					last_power = p;
 				} else {
-					jl_u64 uj = (jl_u64)((u128)p * (at - last_read) / S);
+					jl_u64 uj =
+						(jl_u64)((u128)p *
+							 (at - last_read) / S);
 
 					if (rnd_below(20) == 0) {
 						/* Backwards without a reset: refused. */
 						if (primed && !reset &&
-						    jl_wall_reading(&w, at, meter_raw - 1, 0,
-								    max_uw) != -JL_ERANGE) {
+						    jl_wall_reading(
+							    &w, at,
+							    meter_raw - 1, 0,
+							    max_uw) !=
+							    -JL_ERANGE) {
 							bad++;
-							DIAG("run %u: backwards accepted", run);
+							DIAG("run %u: backwards accepted",
+							     run);
 						}
 						continue;
 					}
-					meter_raw += reset ? rnd_below(1000) : uj;
-					rc = jl_wall_reading(&w, at, meter_raw,
-							     reset ? JL_WALL_RESET : 0, max_uw);
+					meter_raw +=
+						reset ? rnd_below(1000) : uj;
+					rc = jl_wall_reading(
+						&w, at, meter_raw,
+						reset ? JL_WALL_RESET : 0,
+						max_uw);
 					if (rc) {
 						bad++;
-						DIAG("run %u: energy refused (%d)", run, rc);
+						DIAG("run %u: energy refused (%d)",
+						     run, rc);
 						break;
 					}
 					if (!reset)
-						meter_fj += (u128)uj * 1000000000ULL;
+						meter_fj += (u128)uj *
+							    1000000000ULL;
 				}
 				if (reset) {
 					meter_fj = 0;
@@ -303,31 +356,42 @@ TEST(wall_random)
 			if (!based && primed) {
 				/* The baseline's instant, in this tick or an earlier one. */
 				/* The node at the baseline, and what is still owed. */
-				base_node = node + (reset_at > t0 ? (jl_u64)((u128)shape *
-						    (reset_at - t0) / tick_ns) : 0) +
+				base_node = node +
+					    (reset_at > t0 ?
+						     (jl_u64)((u128)shape *
+							      (reset_at - t0) /
+							      tick_ns) :
+						     0) +
 					    (jl_u64)w.pending_uj;
 				based = 1;
 			}
 			{
-				jl_u64 at_read = node + (jl_u64)((u128)shape * (read_at - t0) /
-								  tick_ns);
-				jl_u64 n = jl_wall_tick(&w, t0, t, shape, in_force, 0);
+				jl_u64 at_read =
+					node +
+					(jl_u64)((u128)shape * (read_at - t0) /
+						 tick_ns);
+				jl_u64 n = jl_wall_tick(&w, t0, t, shape,
+							in_force, 0);
 				/* What the tick gave (+) or held back (-) of the pending. */
 				jl_s64 c = (jl_s64)(n - shape);
 
 				if (fresh) {
 					/* Power integrates to whole uJ, the rest carried. */
-					jl_u64 m = base_node + (jl_u64)(meter_fj / 1000000000ULL);
+					jl_u64 m = base_node +
+						   (jl_u64)(meter_fj /
+							    1000000000ULL);
 
 					if (w.meter_uj != m) {
 						bad++;
 						DIAG("run %u tick %d: meter %llu, expected %llu",
 						     run, i, w.meter_uj, m);
 					}
-					if (w.pending_uj + c != (jl_s64)(m - at_read)) {
+					if (w.pending_uj + c !=
+					    (jl_s64)(m - at_read)) {
 						bad++;
 						DIAG("run %u tick %d: found %lld, expected %lld",
-						     run, i, w.pending_uj + c, (jl_s64)(m - at_read));
+						     run, i, w.pending_uj + c,
+						     (jl_s64)(m - at_read));
 					}
 					fresh = 0;
 				}
@@ -335,8 +399,8 @@ TEST(wall_random)
 				if (c < -(jl_s64)shape ||
 				    (c > 0 && c > w.pending_uj + c)) {
 					bad++;
-					DIAG("run %u tick %d: charge %llu of shape %llu", run, i,
-					     n, shape);
+					DIAG("run %u tick %d: charge %llu of shape %llu",
+					     run, i, n, shape);
 				}
 				node += n;
 				if (!in_force && n != shape) {
@@ -346,14 +410,14 @@ TEST(wall_random)
 				}
 				if (w.meter_uj < meter_seen) {
 					bad++;
-					DIAG("run %u tick %d: meter went back %llu -> %llu", run,
-					     i, meter_seen, w.meter_uj);
+					DIAG("run %u tick %d: meter went back %llu -> %llu",
+					     run, i, meter_seen, w.meter_uj);
 				}
 				meter_seen = w.meter_uj;
 				if (node != w.node_uj) {
 					bad++;
-					DIAG("run %u tick %d: node %llu vs %llu", run, i, node,
-					     w.node_uj);
+					DIAG("run %u tick %d: node %llu vs %llu",
+					     run, i, node, w.node_uj);
 				}
 			}
 		}
@@ -363,7 +427,9 @@ TEST(wall_random)
 			jl_s64 p = w.pending_uj;
 
 			for (i = 0; i < (int)left; i++) {
-				given += jl_wall_tick(&w, t, t + tick_ns, 1000, 1, 0) - 1000;
+				given += jl_wall_tick(&w, t, t + tick_ns, 1000,
+						      1, 0) -
+					 1000;
 				t += tick_ns;
 			}
 			if (w.pending_uj != 0 || given != (jl_u64)p) {
@@ -411,16 +477,19 @@ TEST(wall_window_idle)
 	jl_u64 v0 = 1000000000, seen = 0;
 	int i, got[5] = { -1, -1, -1, -1, -1 };
 
-	CHECK(jl_wall_reading(&w, 100 * MS, v0, 0, 1000000000) == 0, "baseline");
+	CHECK(jl_wall_reading(&w, 100 * MS, v0, 0, 1000000000) == 0,
+	      "baseline");
 	for (i = 1; i <= 50; i++) {
 		jl_u64 t1 = i * 100 * MS + 50 * MS;
 
 		/* 40 W since the baseline at 100 ms. */
 		if (i % 10 == 0)
-			CHECK(jl_wall_reading(&w, i / 10 * S, v0 + (i * 100 - 100) * 40000, 0,
+			CHECK(jl_wall_reading(&w, i / 10 * S,
+					      v0 + (i * 100 - 100) * 40000, 0,
 					      1000000000) == 0,
 			      "reading at %d s", i / 10);
-		jl_wall_tick(&w, t1 - 100 * MS, t1, 4000000, 1, tick_busy_ms(i) * MS);
+		jl_wall_tick(&w, t1 - 100 * MS, t1, 4000000, 1,
+			     tick_busy_ms(i) * MS);
 		if (w.windows == seen)
 			continue;
 		seen = w.windows;
@@ -430,11 +499,13 @@ TEST(wall_window_idle)
 		got[seen - 1] = w.window_idle;
 		CHECK(w.window_uj == (seen == 1 ? 36000000 : 40000000) &&
 			      w.window_ns == (seen == 1 ? 900 * MS : S),
-		      "window %llu: %llu uJ over %llu ns", seen, w.window_uj, w.window_ns);
+		      "window %llu: %llu uJ over %llu ns", seen, w.window_uj,
+		      w.window_ns);
 	}
 	CHECK(seen == 5, "%llu windows closed", seen);
 	for (i = 0; i < 5; i++)
-		CHECK(got[i] == want[i], "window %d idle: %d, want %d", i + 1, got[i], want[i]);
+		CHECK(got[i] == want[i], "window %d idle: %d, want %d", i + 1,
+		      got[i], want[i]);
 }
 
 TEST_HARNESS_MAIN

@@ -241,12 +241,15 @@ static int kp_build_node(struct jm_kepler *k, const struct jm_snapshot *snap)
 	 * The node's source is that of its latest interval: the wall meter's
 	 * energy (whatever shaped it), or the model's alone.
 	 */
-	if (((n->source & REC_SRC_METER) || n->source == REC_SRC_MODEL) && !err) {
-		const char *zone = n->source & REC_SRC_METER ? KP_ZONE_METER : KP_ZONE_MODEL;
+	if (((n->source & REC_SRC_METER) || n->source == REC_SRC_MODEL) &&
+	    !err) {
+		const char *zone = n->source & REC_SRC_METER ? KP_ZONE_METER :
+							       KP_ZONE_MODEL;
 
 		err = kp_add(k, KP_NODE, zone, n->energy_uj, 0, "");
 		if (!err && n->energy_uj >= n->idle_uj)
-			err = kp_add(k, KP_ACTIVE, zone, n->energy_uj - n->idle_uj, 0, "");
+			err = kp_add(k, KP_ACTIVE, zone,
+				     n->energy_uj - n->idle_uj, 0, "");
 		if (!err)
 			err = kp_add(k, KP_IDLE, zone, n->idle_uj, 0, "");
 	}
@@ -413,9 +416,8 @@ static uint64_t kp_min_window(const struct jm_state *s)
 
 	if (jm_read_u64(s, "interval_ms", &ms) || ms > 60000)
 		return s->compat_window_ns;
-	return s->compat_window_ns > 10 * ms * 1000000 ?
-		       s->compat_window_ns :
-		       10 * ms * 1000000;
+	return s->compat_window_ns > 10 * ms * 1000000 ? s->compat_window_ns :
+							 10 * ms * 1000000;
 }
 
 /*
@@ -608,9 +610,9 @@ static size_t kp_labels(const struct jm_state *s,
 		l[i++] = (struct prom_label){ "pid", pid };
 		l[i++] = (struct prom_label){ "comm", t->comm };
 		if (p && p->known)
-			l[i++] = (struct prom_label){
-				"type", p->ctr[0] ? "container" : "regular"
-			};
+			l[i++] = (struct prom_label){ "type",
+						      p->ctr[0] ? "container" :
+								  "regular" };
 		/* Kepler's CPU seconds have no state: its energy series do. */
 		if (e->kind == KP_PROCESS)
 			l[i++] = (struct prom_label){ "state", "running" };

@@ -261,11 +261,16 @@ TEST(process_type)
 	jm_kepler_gather(&s, &snap);
 	t = kp_render(&s, &snap);
 	ASSERT_NE(NULL, t);
-	EXPECT_TRUE(has(t, "kepler_process_cpu_seconds_total{pid=\"4242\",comm=\"burner\",type=\"container\",container_id=\"" ID "\"} "));
+	EXPECT_TRUE(has(
+		t,
+		"kepler_process_cpu_seconds_total{pid=\"4242\",comm=\"burner\",type=\"container\",container_id=\"" ID
+		"\"} "));
 	/* pid 17's comm is made to be escaped: only it is regular. */
 	EXPECT_TRUE(strstr(t, "\",type=\"regular\"} "));
 	EXPECT_FALSE(strstr(t, "type=\"container\",container_id=\"" DID));
-	EXPECT_TRUE(has(t, "kepler_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\"} "));
+	EXPECT_TRUE(has(
+		t,
+		"kepler_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\"} "));
 	free(t);
 	jm_kepler_free(&snap);
 	jm_close(&s);
@@ -278,10 +283,10 @@ TEST(process_type)
  * container there is forged, and gets no Kepler series. Only the runtimes'
  * top-level trees are believed.
  */
-#define FORGED_POD                                                  \
+#define FORGED_POD                                                        \
 	"/user.slice/user-1000.slice/user@1000.service/x-kubepods.slice/" \
 	"x-kubepods-pod1a2b3c4d_5e6f_7a8b_9c0d_1e2f3a4b5c6d.slice"
-#define FORGED_CTR                                                       \
+#define FORGED_CTR                                                          \
 	"/user.slice/user-1000.slice/user@1000.service/cri-containerd-" DID \
 	".scope"
 
@@ -300,7 +305,8 @@ TEST(forged_pod)
 	EXPECT_FALSE(strstr(t, "kepler_pod_cpu_joules_total{"));
 	EXPECT_FALSE(strstr(t, DID));
 	/* The real container under /kubepods.slice still has its series. */
-	EXPECT_TRUE(strstr(t, "kepler_container_cpu_joules_total{container_id=\"" ID));
+	EXPECT_TRUE(strstr(
+		t, "kepler_container_cpu_joules_total{container_id=\"" ID));
 	kp_close(&k);
 }
 
