@@ -36,8 +36,8 @@ struct jmd_conf {
 	uint64_t interval_ns; /* "interval", 0.1 .. 10 s, default 1 s */
 	unsigned int timeout_ms; /* "timeout": default of every input */
 	double max_power; /* "max_power", W */
-	uint64_t
-		silent_after_ns; /* "silent_after": say so when silent longer */
+	/* "silent_after": say so when silent longer */
+	uint64_t silent_after_ns;
 	struct jmd_input in[JMD_MAX_INPUTS];
 	size_t nin;
 	bool opened[JMD_MAX_INPUTS]; /* open() succeeded: close() on free */

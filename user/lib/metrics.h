@@ -186,13 +186,13 @@ struct jm_snapshot {
 struct jm_cgroup {
 	char *path; /* malloc()ed; "/" is the root of the exporter's cgroup namespace */
 	uint32_t source; /* 0: nothing charged it, no energy to show */
-	uint32_t
-		present; /* REC_F() of the features counted (CPU time, socket bytes, ...) */
+	/* REC_F() of the features counted (CPU time, socket bytes, ...) */
+	uint32_t present;
 	uint64_t energy_uj, idle_uj, cpu_ns, read_bytes, write_bytes;
 	uint64_t net_tx_bytes, net_rx_bytes,
 		pagecache_bytes; /* where present */
-	uint32_t
-		domains; /* bits of domain_uj[] present (--compat kepler's zones) */
+	/* bits of domain_uj[] present (--compat kepler's zones) */
+	uint32_t domains;
 	uint64_t domain_uj[JL_NR_DOMAINS];
 };
 
