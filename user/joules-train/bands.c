@@ -66,8 +66,8 @@ struct bgrid {
 	const unsigned char *bin; /* per row (struct btrain's: shared) */
 	unsigned int p; /* model columns + 1 (y) */
 	unsigned int cols[JT_NCOL]; /* design column of each model column */
-	unsigned int nbase,
-		base[2]; /* CPU-only columns, as indexes into cols */
+	/* CPU-only columns, as indexes into cols */
+	unsigned int nbase, base[2];
 	double scale[JT_NCOL], yscale;
 	double *G, *H; /* K * B blocks of p x p, fold-major */
 	enum fit_method method;

@@ -292,8 +292,8 @@ struct fit_metrics {
 struct fit_acc {
 	size_t n, n_mape;
 	double sum_ape, sse, sae;
-	double mean,
-		m2; /* Welford running mean and sum of squares of measured */
+	/* Welford running mean and sum of squares of measured */
+	double mean, m2;
 };
 
 void fit_acc_init(struct fit_acc *a);

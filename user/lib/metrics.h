@@ -189,8 +189,8 @@ struct jm_cgroup {
 	/* REC_F() of the features counted (CPU time, socket bytes, ...) */
 	uint32_t present;
 	uint64_t energy_uj, idle_uj, cpu_ns, read_bytes, write_bytes;
-	uint64_t net_tx_bytes, net_rx_bytes,
-		pagecache_bytes; /* where present */
+	/* where present */
+	uint64_t net_tx_bytes, net_rx_bytes, pagecache_bytes;
 	/* bits of domain_uj[] present (--compat kepler's zones) */
 	uint32_t domains;
 	uint64_t domain_uj[JL_NR_DOMAINS];

@@ -59,8 +59,8 @@ TEST(parse_numbers)
 /* parse: timestamps (Unix s/ms, ISO 8601 with zones) to exact ns */
 TEST(parse_timestamps)
 {
-	const int64_t base =
-		1796220916LL * 1000000000LL; /* 2026-12-02T14:15:16Z */
+	/* 2026-12-02T14:15:16Z */
+	const int64_t base = 1796220916LL * 1000000000LL;
 	enum parse_ts_kind k;
 	const char *why;
 	int64_t ns;

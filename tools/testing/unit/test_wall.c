@@ -251,8 +251,8 @@ TEST(wall_random)
 		jl_u64 max_uw = 2000000000ULL; /* 2 kW */
 		jl_u64 node = 0, meter_raw = rnd_below(1ULL << 40);
 		jl_u64 last_read = 0, last_power = 0;
-		u128 meter_fj =
-			0; /* the test's own meter total, since its base */
+		/* the test's own meter total, since its base */
+		u128 meter_fj = 0;
 		jl_u64 base_node = 0; /* node at the baseline's instant */
 		int power = rnd() & 1, primed = 0, based = 0, fresh = 0, i;
 		int silent = 0; /* a silence: the next reading is a baseline */
