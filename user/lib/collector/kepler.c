@@ -19,6 +19,7 @@
  * passes for a measured zone.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,10 +107,11 @@ struct jm_kepler {
 	struct kp_proc *proc; /* per process */
 };
 
-/* A process's container, from /proc/PID/cgroup. */
+/* A process's container and executable, from /proc/PID. */
 struct kp_proc {
 	bool known; /* the file was read: no type label otherwise */
 	char ctr[CGN_ID_LEN + 1]; /* container id or "" */
+	char *exe; /* malloc()ed link of /proc/PID/exe, or NULL */
 };
 
 struct kp_counter {
@@ -173,6 +175,8 @@ void jm_kepler_free(struct jm_snapshot *snap)
 		return;
 	free(snap->kepler->v);
 	free(snap->kepler->cg);
+	for (size_t i = 0; snap->kepler->proc && i < snap->nprocs; i++)
+		free(snap->kepler->proc[i].exe);
 	free(snap->kepler->proc);
 	free(snap->kepler);
 	snap->kepler = NULL;
@@ -475,22 +479,24 @@ int jm_kepler_build(struct jm_state *s, struct jm_snapshot *snap, uint64_t now,
 }
 
 /*
- * The container a process runs in, from PROC/PID/cgroup's v2 line, as the
- * cgroup families name it. Unreadable (gone, another PID namespace, not
- * ours): unknown, and the series has no type rather than a guessed one.
+ * The container a process runs in, from its cgroup file's v2 line, as the
+ * cgroup families name it. Unreadable: unknown, and the series has no type
+ * rather than a guessed one.
  */
-static void kp_proc_container(const char *proc, pid_t pid, struct kp_proc *p)
+static void kp_proc_container(int dfd, struct kp_proc *p)
 {
-	char path[4096], line[4096];
+	char line[4096];
 	struct cgname n;
 	FILE *fp;
+	int fd;
 
-	p->known = false;
-	p->ctr[0] = 0;
-	snprintf(path, sizeof(path), "%s/%d/cgroup", proc, (int)pid);
-	fp = fopen(path, "re");
-	if (!fp)
+	fd = openat(dfd, "cgroup", O_RDONLY | O_CLOEXEC);
+	fp = fd < 0 ? NULL : fdopen(fd, "r");
+	if (!fp) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while (fgets(line, sizeof(line), fp)) {
 		line[strcspn(line, "\n")] = 0;
 		if (strncmp(line, "0::", 3))
@@ -505,6 +511,61 @@ static void kp_proc_container(const char *proc, pid_t pid, struct kp_proc *p)
 }
 
 /*
+ * Whether the process in directory dfd is still the one the module
+ * reported: its comm the record's. Another comm is another process that
+ * got the pid since the dump (or one renamed in between): nothing is then
+ * said of it.
+ */
+static bool kp_proc_same(int dfd, const struct task_rec *t)
+{
+	char comm[64];
+	ssize_t len;
+	int fd;
+
+	fd = openat(dfd, "comm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	len = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	if (len <= 0 || comm[len - 1] != '\n')
+		return false;
+	comm[len - 1] = 0;
+	return !strcmp(comm, t->comm);
+}
+
+/*
+ * What PROC/PID says of a process, all read through one directory fd, so
+ * that a pid reused after the comm was checked fails the reads (the
+ * directory stays the old process's) rather than answering for another.
+ * Its executable where this exporter may read the link (its own user's
+ * processes, or CAP_SYS_PTRACE), as Kepler's exe label has it.
+ */
+static void kp_proc_info(const char *proc, const struct task_rec *t,
+			 struct kp_proc *p)
+{
+	char path[4096], exe[4096];
+	ssize_t len;
+	int dfd;
+
+	p->known = false;
+	p->ctr[0] = 0;
+	p->exe = NULL;
+	snprintf(path, sizeof(path), "%s/%" PRIu32, proc, t->pid);
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	if (kp_proc_same(dfd, t)) {
+		kp_proc_container(dfd, p);
+		len = readlinkat(dfd, "exe", exe, sizeof(exe) - 1);
+		if (len > 0) {
+			exe[len] = 0;
+			p->exe = strdup(exe);
+		}
+	}
+	close(dfd);
+}
+
+/*
  * After the collectors: the processes' containers (the only I/O), then
  * the series. Failing leaves Kepler's names out, never joules' own.
  */
@@ -516,9 +577,8 @@ void jm_kepler_gather(struct jm_state *s, struct jm_snapshot *snap)
 	if (k && snap->nprocs) {
 		k->proc = calloc(snap->nprocs, sizeof(*k->proc));
 		for (size_t i = 0; k->proc && i < snap->nprocs; i++)
-			kp_proc_container(s->proc ? s->proc : "/proc",
-					  (pid_t)snap->procs[i].pid,
-					  &k->proc[i]);
+			kp_proc_info(s->proc ? s->proc : "/proc",
+				     &snap->procs[i], &k->proc[i]);
 	}
 	if (!k || (snap->nprocs && !k->proc) ||
 	    jm_kepler_build(s, snap, jm_now(), sysconf(_SC_NPROCESSORS_ONLN))) {
@@ -609,6 +669,8 @@ static size_t kp_labels(const struct jm_state *s,
 		snprintf(pid, pidsz, "%" PRIu32, t->pid);
 		l[i++] = (struct prom_label){ "pid", pid };
 		l[i++] = (struct prom_label){ "comm", t->comm };
+		if (p && p->exe)
+			l[i++] = (struct prom_label){ "exe", p->exe };
 		if (p && p->known)
 			l[i++] = (struct prom_label){ "type",
 						      p->ctr[0] ? "container" :

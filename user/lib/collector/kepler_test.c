@@ -223,6 +223,39 @@ TEST(no_state_no_watts)
 }
 
 /*
+ * A process directory under the fake proc root dir: its comm (as the
+ * kernel writes it, with a newline), its cgroup file's v2 path (NULL: no
+ * file) and its exe link's target (NULL: no link, as for a kernel thread
+ * or another user's process).
+ */
+static int fake_proc(const char *dir, int pid, const char *comm,
+		     const char *cgroup, const char *exe)
+{
+	char path[256];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%d", dir, pid);
+	if (mkdir(path, 0700))
+		return -1;
+	snprintf(path, sizeof(path), "%s/%d/comm", dir, pid);
+	fp = fopen(path, "w");
+	if (!fp)
+		return -1;
+	fprintf(fp, "%s\n", comm);
+	fclose(fp);
+	if (cgroup) {
+		snprintf(path, sizeof(path), "%s/%d/cgroup", dir, pid);
+		fp = fopen(path, "w");
+		if (!fp)
+			return -1;
+		fprintf(fp, "0::%s\n", cgroup);
+		fclose(fp);
+	}
+	snprintf(path, sizeof(path), "%s/%d/exe", dir, pid);
+	return exe ? symlink(exe, path) : 0;
+}
+
+/*
  * A process's type and container from $JOULES_PROC/PID/cgroup: container
  * when its cgroup names one, regular when it names none, and no type at
  * all when the file cannot be read (a guess would be a lie).
@@ -232,27 +265,16 @@ TEST(process_type)
 	char dir[] = "/tmp/kepler_test.XXXXXX", path[128];
 	struct jm_snapshot snap;
 	struct jm_state s;
-	FILE *fp;
 	char *t;
 
 	ASSERT_NE(NULL, mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/4242", dir);
-	ASSERT_EQ(0, mkdir(path, 0700));
-	snprintf(path, sizeof(path), "%s/4242/cgroup", dir);
-	fp = fopen(path, "w");
-	ASSERT_NE(NULL, fp);
-	fprintf(fp, "0::" CTR "\n");
-	fclose(fp);
-	snprintf(path, sizeof(path), "%s/17", dir);
-	ASSERT_EQ(0, mkdir(path, 0700));
-	snprintf(path, sizeof(path), "%s/17/cgroup", dir);
-	fp = fopen(path, "w");
-	ASSERT_NE(NULL, fp);
+	ASSERT_EQ(0, fake_proc(dir, 4242, "burner", CTR, NULL));
 	/* A user's own cgroup, named like a container: regular. */
-	fprintf(fp, "0::/user.slice/user-1000.slice/user@1000.service/"
-		    "cri-containerd-" DID ".scope\n");
-	fclose(fp);
-	/* pid 18 has no file: gone, or in another PID namespace. */
+	ASSERT_EQ(0, fake_proc(dir, 17, "we\"ird\\\n\xff",
+			       "/user.slice/user-1000.slice/user@1000.service/"
+			       "cri-containerd-" DID ".scope",
+			       NULL));
+	/* pid 18 has no directory: gone, or in another PID namespace. */
 	setenv("JOULES_PROC", dir, 1);
 	base_state(&s, 3);
 	unsetenv("JOULES_PROC");
@@ -271,6 +293,53 @@ TEST(process_type)
 	EXPECT_TRUE(has(
 		t,
 		"kepler_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\"} "));
+	free(t);
+	jm_kepler_free(&snap);
+	jm_close(&s);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	EXPECT_EQ(0, system(path));
+}
+
+/*
+ * Kepler's exe label: the link of PROC/PID/exe where it can be read, left
+ * out where not (a kernel thread, another user's process). A pid whose
+ * comm is no longer the record's went to another process after the dump:
+ * neither its type, container nor executable is said.
+ */
+#define IMP "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+
+TEST(process_exe_and_a_reused_pid)
+{
+	char dir[] = "/tmp/kepler_test.XXXXXX", path[128];
+	struct jm_snapshot snap;
+	struct jm_state s;
+	char *t;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(0, fake_proc(dir, 4242, "burner", CTR, "/usr/bin/burn er"));
+	ASSERT_EQ(0,
+		  fake_proc(dir, 17, "we\"ird\\\n\xff", "/user.slice", NULL));
+	ASSERT_EQ(0, fake_proc(dir, 18, "impostor",
+			       "/system.slice/docker-" IMP ".scope",
+			       "/usr/bin/impostor"));
+	setenv("JOULES_PROC", dir, 1);
+	base_state(&s, 3);
+	unsetenv("JOULES_PROC");
+	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
+	rapl_snapshot(&snap, 0);
+	jm_kepler_gather(&s, &snap);
+	t = kp_render(&s, &snap);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(has(
+		t,
+		"kepler_process_cpu_seconds_total{pid=\"4242\",comm=\"burner\",exe=\"/usr/bin/burn er\",type=\"container\",container_id=\"" ID
+		"\"} "));
+	EXPECT_TRUE(strstr(t, "\",type=\"regular\"} "));
+	EXPECT_TRUE(has(
+		t,
+		"kepler_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\"} "));
+	EXPECT_FALSE(strstr(t, "impostor"));
+	EXPECT_FALSE(strstr(t, IMP));
 	free(t);
 	jm_kepler_free(&snap);
 	jm_close(&s);
