@@ -256,32 +256,62 @@ static int fake_proc(const char *dir, int pid, const char *comm,
 }
 
 /*
+ * A fake proc root (fake_proc() fills it) and one --compat=kepler scrape
+ * of the processes read from it, as JOULES_PROC points the exporter.
+ */
+FIXTURE(procs)
+{
+	char dir[32];
+	struct kp k;
+};
+
+FIXTURE_SETUP(procs)
+{
+	memset(&self->k, 0, sizeof(self->k));
+	snprintf(self->dir, sizeof(self->dir), "/tmp/kepler_test.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+}
+
+FIXTURE_TEARDOWN(procs)
+{
+	char cmd[64];
+
+	kp_close(&self->k);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
+	EXPECT_EQ(0, system(cmd));
+}
+
+static char *procs_scrape(const char *dir, struct kp *k)
+{
+	int err;
+
+	setenv("JOULES_PROC", dir, 1);
+	err = kp_open(k, "", S(1));
+	unsetenv("JOULES_PROC");
+	if (err)
+		return NULL;
+	rapl_snapshot(&k->snap, 0);
+	jm_kepler_gather(&k->s, &k->snap);
+	return k->t = kp_render(&k->s, &k->snap);
+}
+
+/*
  * A process's type and container from $JOULES_PROC/PID/cgroup: container
  * when its cgroup names one, regular when it names none, and no type at
  * all when the file cannot be read (a guess would be a lie).
  */
-TEST(process_type)
+TEST_F(procs, process_type)
 {
-	char dir[] = "/tmp/kepler_test.XXXXXX", path[128];
-	struct jm_snapshot snap;
-	struct jm_state s;
 	char *t;
 
-	ASSERT_NE(NULL, mkdtemp(dir));
-	ASSERT_EQ(0, fake_proc(dir, 4242, "burner", CTR, NULL));
+	ASSERT_EQ(0, fake_proc(self->dir, 4242, "burner", CTR, NULL));
 	/* A user's own cgroup, named like a container: regular. */
-	ASSERT_EQ(0, fake_proc(dir, 17, "we\"ird\\\n\xff",
+	ASSERT_EQ(0, fake_proc(self->dir, 17, "we\"ird\\\n\xff",
 			       "/user.slice/user-1000.slice/user@1000.service/"
 			       "cri-containerd-" DID ".scope",
 			       NULL));
 	/* pid 18 has no directory: gone, or in another PID namespace. */
-	setenv("JOULES_PROC", dir, 1);
-	base_state(&s, 3);
-	unsetenv("JOULES_PROC");
-	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
-	rapl_snapshot(&snap, 0);
-	jm_kepler_gather(&s, &snap);
-	t = kp_render(&s, &snap);
+	t = procs_scrape(self->dir, &self->k);
 	ASSERT_NE(NULL, t);
 	EXPECT_TRUE(has(
 		t,
@@ -293,11 +323,6 @@ TEST(process_type)
 	EXPECT_TRUE(has(
 		t,
 		"kepler_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\"} "));
-	free(t);
-	jm_kepler_free(&snap);
-	jm_close(&s);
-	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
-	EXPECT_EQ(0, system(path));
 }
 
 /*
@@ -308,27 +333,18 @@ TEST(process_type)
  */
 #define IMP "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
 
-TEST(process_exe_and_a_reused_pid)
+TEST_F(procs, process_exe_and_a_reused_pid)
 {
-	char dir[] = "/tmp/kepler_test.XXXXXX", path[128];
-	struct jm_snapshot snap;
-	struct jm_state s;
 	char *t;
 
-	ASSERT_NE(NULL, mkdtemp(dir));
-	ASSERT_EQ(0, fake_proc(dir, 4242, "burner", CTR, "/usr/bin/burn er"));
-	ASSERT_EQ(0,
-		  fake_proc(dir, 17, "we\"ird\\\n\xff", "/user.slice", NULL));
-	ASSERT_EQ(0, fake_proc(dir, 18, "impostor",
+	ASSERT_EQ(0, fake_proc(self->dir, 4242, "burner", CTR,
+			       "/usr/bin/burn er"));
+	ASSERT_EQ(0, fake_proc(self->dir, 17, "we\"ird\\\n\xff", "/user.slice",
+			       NULL));
+	ASSERT_EQ(0, fake_proc(self->dir, 18, "impostor",
 			       "/system.slice/docker-" IMP ".scope",
 			       "/usr/bin/impostor"));
-	setenv("JOULES_PROC", dir, 1);
-	base_state(&s, 3);
-	unsetenv("JOULES_PROC");
-	ASSERT_EQ(0, jm_set_compat_kepler(&s, "", S(1)));
-	rapl_snapshot(&snap, 0);
-	jm_kepler_gather(&s, &snap);
-	t = kp_render(&s, &snap);
+	t = procs_scrape(self->dir, &self->k);
 	ASSERT_NE(NULL, t);
 	EXPECT_TRUE(has(
 		t,
@@ -340,11 +356,6 @@ TEST(process_exe_and_a_reused_pid)
 		"kepler_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\"} "));
 	EXPECT_FALSE(strstr(t, "impostor"));
 	EXPECT_FALSE(strstr(t, IMP));
-	free(t);
-	jm_kepler_free(&snap);
-	jm_close(&s);
-	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
-	EXPECT_EQ(0, system(path));
 }
 
 /*
