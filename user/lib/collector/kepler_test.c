@@ -2,6 +2,9 @@
 /* Host test of --compat kepler (kepler.c): names, zones, watts over a window. */
 #include "kselftest_harness.h"
 #include "collector_test.h"
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#endif
 #include "collector.h"
 
 #include <stdio.h>
@@ -295,6 +298,16 @@ static char *procs_scrape(const char *dir, struct kp *k)
 	return k->t = kp_render(&k->s, &k->snap);
 }
 
+/* Gather and render again with the same state: the exporter's next scrape. */
+static char *procs_rescrape(struct kp *k)
+{
+	free(k->t);
+	k->t = NULL;
+	jm_kepler_free(&k->snap);
+	jm_kepler_gather(&k->s, &k->snap);
+	return k->t = kp_render(&k->s, &k->snap);
+}
+
 /*
  * A process's type and container from $JOULES_PROC/PID/cgroup: container
  * when its cgroup names one, regular when it names none, and no type at
@@ -356,6 +369,70 @@ TEST_F(procs, process_exe_and_a_reused_pid)
 		"kepler_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\"} "));
 	EXPECT_FALSE(strstr(t, "impostor"));
 	EXPECT_FALSE(strstr(t, IMP));
+}
+
+/*
+ * A scrape's snapshot is freed by jm_snapshot_free(), which empties the
+ * process list before the Kepler part: every exe it copied goes too
+ * (LeakSanitizer in the SANITIZE=1 run says otherwise).
+ */
+TEST_F(procs, snapshot_free_frees_every_exe)
+{
+	struct task_rec *procs;
+	char *t;
+
+	ASSERT_EQ(0,
+		  fake_proc(self->dir, 4242, "burner", CTR, "/usr/bin/burner"));
+	t = procs_scrape(self->dir, &self->k);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(strstr(t, "exe=\"/usr/bin/burner\""));
+	/* The snapshot's own arrays as a scrape has them: on the heap. */
+	procs = malloc(self->k.snap.nprocs * sizeof(*procs));
+	ASSERT_NE(NULL, procs);
+	memcpy(procs, self->k.snap.procs, self->k.snap.nprocs * sizeof(*procs));
+	self->k.snap.procs = procs;
+	self->k.snap.cgroups = NULL;
+	self->k.snap.ncgroups = 0;
+	jm_snapshot_free(&self->k.snap);
+	EXPECT_EQ(NULL, self->k.snap.kepler);
+#ifdef __SANITIZE_ADDRESS__
+	/* The harness ends a test with _exit(): no leak check of its own. */
+	EXPECT_EQ(0, __lsan_do_recoverable_leak_check());
+#endif
+}
+
+/*
+ * Since 5.17 /proc/PID/comm gives a kernel thread its whole name and a
+ * kworker its workqueue (kworker/u8:0-events_unbound) where the module has
+ * the task's 15-byte comm: one that begins with the module's is the same
+ * process. A process's exe stays what it was first read as, while the pid
+ * keeps its comm: an upgrade's "(deleted)" or a zombie's unreadable link
+ * would otherwise start a new series.
+ */
+TEST_F(procs, kernel_thread_names_and_a_steady_exe)
+{
+	char path[128], *t;
+
+	ASSERT_EQ(0,
+		  fake_proc(self->dir, 4242, "burner", CTR, "/usr/bin/burner"));
+	ASSERT_EQ(0,
+		  fake_proc(self->dir, 18, "quiet-events_unbound", "/", NULL));
+	t = procs_scrape(self->dir, &self->k);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(has(
+		t,
+		"kepler_process_cpu_seconds_total{pid=\"18\",comm=\"quiet\",type=\"regular\"} "));
+	snprintf(path, sizeof(path), "%s/4242/exe", self->dir);
+	ASSERT_EQ(0, unlink(path));
+	ASSERT_EQ(0, symlink("/usr/bin/burner (deleted)", path));
+	t = procs_rescrape(&self->k);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(strstr(t, "exe=\"/usr/bin/burner\","));
+	EXPECT_FALSE(strstr(t, "(deleted)"));
+	ASSERT_EQ(0, unlink(path));
+	t = procs_rescrape(&self->k);
+	ASSERT_NE(NULL, t);
+	EXPECT_TRUE(strstr(t, "exe=\"/usr/bin/burner\","));
 }
 
 /*
