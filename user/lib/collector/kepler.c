@@ -105,6 +105,7 @@ struct jm_kepler {
 	size_t n, cap;
 	struct cgname *cg; /* per cgroup of the snapshot */
 	struct kp_proc *proc; /* per process */
+	size_t nproc; /* of proc: jm_snapshot_free() empties the list first */
 };
 
 /* A process's container and executable, from /proc/PID. */
@@ -129,10 +130,26 @@ struct kp_table {
 };
 
 /* The last window: counters at its start and at its end. */
+/* An executable as first read, kept while its pid has the same comm. */
+struct kp_exe {
+	uint32_t pid;
+	char comm[32];
+	char *exe; /* malloc()ed, or NULL: not readable */
+};
+
 struct jm_kepler_state {
 	struct kp_table from, to;
 	long ncpus; /* online CPUs at its end */
+	struct kp_exe *exe; /* the last scrape's processes, by pid */
+	size_t nexe;
 };
+
+static void kp_exe_free(struct kp_exe *e, size_t n)
+{
+	for (size_t i = 0; e && i < n; i++)
+		free(e[i].exe);
+	free(e);
+}
 
 int jm_parse_compat(const char *arg, enum jm_compat *c)
 {
@@ -165,6 +182,7 @@ void jm_kepler_state_free(struct jm_state *s)
 		return;
 	free(s->kepler->from.v);
 	free(s->kepler->to.v);
+	kp_exe_free(s->kepler->exe, s->kepler->nexe);
 	free(s->kepler);
 	s->kepler = NULL;
 }
@@ -175,7 +193,7 @@ void jm_kepler_free(struct jm_snapshot *snap)
 		return;
 	free(snap->kepler->v);
 	free(snap->kepler->cg);
-	for (size_t i = 0; snap->kepler->proc && i < snap->nprocs; i++)
+	for (size_t i = 0; snap->kepler->proc && i < snap->kepler->nproc; i++)
 		free(snap->kepler->proc[i].exe);
 	free(snap->kepler->proc);
 	free(snap->kepler);
@@ -512,9 +530,11 @@ static void kp_proc_container(int dfd, struct kp_proc *p)
 
 /*
  * Whether the process in directory dfd is still the one the module
- * reported: its comm the record's. Another comm is another process that
- * got the pid since the dump (or one renamed in between): nothing is then
- * said of it.
+ * reported: its comm begins with the record's (since 5.17 /proc gives a
+ * kernel thread its whole name and a kworker its workqueue, the module the
+ * task's 15 bytes). Another comm is most likely another process that got
+ * the pid since the dump (or one renamed in between): nothing is then said
+ * of it. One that takes the old comm on purpose passes; see metrics.rst.
  */
 static bool kp_proc_same(int dfd, const struct task_rec *t)
 {
@@ -530,7 +550,26 @@ static bool kp_proc_same(int dfd, const struct task_rec *t)
 	if (len <= 0 || comm[len - 1] != '\n')
 		return false;
 	comm[len - 1] = 0;
-	return !strcmp(comm, t->comm);
+	return t->comm[0] && !strncmp(comm, t->comm, strlen(t->comm));
+}
+
+static int kp_exe_cmp(const void *a, const void *b)
+{
+	const struct kp_exe *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* The last scrape's exe entry of t's pid, if it had the same comm. */
+static struct kp_exe *kp_exe_find(struct jm_kepler_state *ks,
+				  const struct task_rec *t)
+{
+	struct kp_exe key = { .pid = t->pid }, *e;
+
+	if (!ks || !ks->nexe)
+		return NULL;
+	e = bsearch(&key, ks->exe, ks->nexe, sizeof(*e), kp_exe_cmp);
+	return e && !strcmp(e->comm, t->comm) ? e : NULL;
 }
 
 /*
@@ -538,31 +577,82 @@ static bool kp_proc_same(int dfd, const struct task_rec *t)
  * that a pid reused after the comm was checked fails the reads (the
  * directory stays the old process's) rather than answering for another.
  * Its executable where this exporter may read the link (its own user's
- * processes, or CAP_SYS_PTRACE), as Kepler's exe label has it.
+ * processes, or CAP_SYS_PTRACE), as Kepler's exe label has it: as first
+ * read (old, from the last scrape), so that a series keeps its labels.
+ * The executable as read is left in *exe (malloc()ed, or NULL). Whether
+ * the pid still had the record's process.
  */
-static void kp_proc_info(const char *proc, const struct task_rec *t,
-			 struct kp_proc *p)
+static bool kp_proc_info(const char *proc, const struct task_rec *t,
+			 const struct kp_exe *old, struct kp_proc *p,
+			 char **exe)
 {
-	char path[4096], exe[4096];
+	char path[4096], link[4096];
 	ssize_t len;
+	bool same;
 	int dfd;
 
 	p->known = false;
 	p->ctr[0] = 0;
 	p->exe = NULL;
+	*exe = NULL;
 	snprintf(path, sizeof(path), "%s/%" PRIu32, proc, t->pid);
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return;
-	if (kp_proc_same(dfd, t)) {
+		return false;
+	same = kp_proc_same(dfd, t);
+	if (same) {
 		kp_proc_container(dfd, p);
-		len = readlinkat(dfd, "exe", exe, sizeof(exe) - 1);
-		if (len > 0) {
-			exe[len] = 0;
-			p->exe = strdup(exe);
+		if (old && old->exe) {
+			*exe = strdup(old->exe);
+		} else {
+			len = readlinkat(dfd, "exe", link, sizeof(link) - 1);
+			if (len > 0) {
+				link[len] = 0;
+				*exe = strdup(link);
+			}
 		}
+		p->exe = *exe ? strdup(*exe) : NULL;
 	}
 	close(dfd);
+	return same;
+}
+
+/*
+ * Every process's container and executable; the executables become the
+ * state's for the next scrape (the last scrape's processes only, so the
+ * list is as long as --processes allows).
+ */
+static void kp_procs_info(struct jm_state *s, const struct jm_snapshot *snap,
+			  struct jm_kepler *k)
+{
+	struct jm_kepler_state *ks = s->kepler;
+	struct kp_exe *next = calloc(snap->nprocs, sizeof(*next));
+	const char *proc = s->proc ? s->proc : "/proc";
+	size_t n = 0;
+
+	for (size_t i = 0; i < snap->nprocs; i++) {
+		const struct task_rec *t = &snap->procs[i];
+		char *exe;
+		bool same;
+
+		same = kp_proc_info(proc, t, kp_exe_find(ks, t), &k->proc[i],
+				    &exe);
+		if (!next || !same) {
+			free(exe);
+			continue;
+		}
+		next[n].pid = t->pid;
+		snprintf(next[n].comm, sizeof(next[n].comm), "%s", t->comm);
+		next[n++].exe = exe;
+	}
+	if (!ks) {
+		kp_exe_free(next, n);
+		return;
+	}
+	kp_exe_free(ks->exe, ks->nexe);
+	qsort(next, n, sizeof(*next), kp_exe_cmp);
+	ks->exe = next;
+	ks->nexe = n;
 }
 
 /*
@@ -576,9 +666,10 @@ void jm_kepler_gather(struct jm_state *s, struct jm_snapshot *snap)
 	snap->kepler = k;
 	if (k && snap->nprocs) {
 		k->proc = calloc(snap->nprocs, sizeof(*k->proc));
-		for (size_t i = 0; k->proc && i < snap->nprocs; i++)
-			kp_proc_info(s->proc ? s->proc : "/proc",
-				     &snap->procs[i], &k->proc[i]);
+		if (k->proc) {
+			k->nproc = snap->nprocs;
+			kp_procs_info(s, snap, k);
+		}
 	}
 	if (!k || (snap->nprocs && !k->proc) ||
 	    jm_kepler_build(s, snap, jm_now(), sysconf(_SC_NPROCESSORS_ONLN))) {
@@ -636,7 +727,7 @@ static bool kp_rate(const struct jm_kepler_state *ks, const char *key,
 }
 
 /* The labels of a series, Kepler's order; node_name last. */
-#define KP_LABELS 8
+#define KP_LABELS 9
 static size_t kp_labels(const struct jm_state *s,
 			const struct jm_snapshot *snap,
 			const struct kp_series *e, char *pid, size_t pidsz,
