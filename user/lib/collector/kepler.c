@@ -129,7 +129,6 @@ struct kp_table {
 	uint64_t uptime_ns; /* the module's; 0: unknown */
 };
 
-/* The last window: counters at its start and at its end. */
 /* An executable as first read, kept while its pid has the same comm. */
 struct kp_exe {
 	uint32_t pid;
@@ -137,6 +136,7 @@ struct kp_exe {
 	char *exe; /* malloc()ed, or NULL: not readable */
 };
 
+/* The last window: counters at its start and at its end. */
 struct jm_kepler_state {
 	struct kp_table from, to;
 	long ncpus; /* online CPUs at its end */
