@@ -136,7 +136,10 @@ struct kp_exe {
 	char *exe; /* malloc()ed, or NULL: not readable */
 };
 
-/* The last window: counters at its start and at its end. */
+/*
+ * The last window (counters at its start and at its end), and the last
+ * scrape's executables.
+ */
 struct jm_kepler_state {
 	struct kp_table from, to;
 	long ncpus; /* online CPUs at its end */

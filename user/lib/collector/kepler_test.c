@@ -301,9 +301,7 @@ static char *procs_scrape(const char *dir, struct kp *k)
 /* Gather and render again with the same state: the exporter's next scrape. */
 static char *procs_rescrape(struct kp *k)
 {
-	free(k->t);
-	k->t = NULL;
-	jm_kepler_free(&k->snap);
+	kp_drop(k);
 	jm_kepler_gather(&k->s, &k->snap);
 	return k->t = kp_render(&k->s, &k->snap);
 }
