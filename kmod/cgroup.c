@@ -41,6 +41,7 @@
 #include <linux/kernfs.h>
 #include <linux/mutex.h>
 #include <linux/random.h>
+#include <linux/sched/clock.h>
 #include <linux/seqlock.h>
 #include <linux/siphash.h>
 #include <linux/slab.h>
@@ -97,11 +98,18 @@ static LLIST_HEAD(cg_dead);
 static struct joules_cg *cg_dirty_top;	/* dirty entries without a parent */
 static DEFINE_MUTEX(cg_flush_lock);	/* one flush at a time */
 static atomic64_t cg_objects;
+/* Longest stretch a flush held cg_seq, in local_clock() ns. */
+static u64 cg_flush_max_ns;
 static bool cg_up;
 
 u64 joules_cg_objects(void)
 {
 	return atomic64_read(&cg_objects);
+}
+
+u64 joules_cg_flush_max_ns(void)
+{
+	return READ_ONCE(cg_flush_max_ns);
 }
 
 /*
@@ -321,16 +329,28 @@ void joules_cg_charge(struct joules_cg *cg, const struct joules_totals *d)
  * (which resumes from a parent, still dirty) finds them. Process
  * context; readers flush, then read.
  */
+static void cg_flush_unlock(u64 since)
+{
+	u64 held = local_clock() - since;
+
+	write_sequnlock(&cg_seq);
+	/* Written under cg_flush_lock only; sysfs reads it without. */
+	if (held > cg_flush_max_ns)
+		WRITE_ONCE(cg_flush_max_ns, held);
+}
+
 static void __cg_flush(void)
 {
 	struct joules_cg *n, *c;
 	unsigned int done = 0;
+	u64 since;
 
 	lockdep_assert_held(&cg_flush_lock);
 	/* Nothing charged since the last flush: no writer lock for readers. */
 	if (!READ_ONCE(cg_dirty_top))
 		return;
 	write_seqlock(&cg_seq);
+	since = local_clock();
 	while ((n = cg_dirty_top)) {
 		cg_dirty_top = n->dirty_next;
 		while (n) {
@@ -347,13 +367,14 @@ static void __cg_flush(void)
 			n->dirty = false;
 			n = n->parent;
 			if (++done % CG_FLUSH_BATCH == 0) {
-				write_sequnlock(&cg_seq);
+				cg_flush_unlock(since);
 				cond_resched();
 				write_seqlock(&cg_seq);
+				since = local_clock();
 			}
 		}
 	}
-	write_sequnlock(&cg_seq);
+	cg_flush_unlock(since);
 }
 
 /*

@@ -25,6 +25,8 @@ u64 joules_cg_id(const struct joules_cg *cg);
 struct cgroup *joules_cg_cgroup(const struct joules_cg *cg);
 bool joules_cg_removed(const struct joules_cg *cg);
 u64 joules_cg_objects(void);
+/* The longest stretch a flush held its lock since load, in ns. */
+u64 joules_cg_flush_max_ns(void);
 struct cgroup *joules_cg_ns_root(void);
 /* By path in the current task's cgroup namespace: a reference or ERR_PTR. */
 struct cgroup *joules_cg_by_path(const char *path);

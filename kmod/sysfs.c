@@ -63,6 +63,7 @@ RO_U64(fork_deferred, atomic64_read(&joules_fork_deferred));
 RO_U64(exits_untracked, atomic64_read(&joules_exits_untracked));
 RO_U64(walk_retries, atomic64_read(&joules_walk_retries));
 RO_U64(cgroups, joules_cg_objects());
+RO_U64(cgroup_flush_max_ns, joules_cg_flush_max_ns());
 RO_U64(packages, joules_nr_pkgs);
 
 static ssize_t hw_counters_show(struct kobject *k, struct kobj_attribute *a, char *buf)
@@ -197,6 +198,7 @@ static struct attribute *joules_attrs[] = {
 	&exits_untracked_attr.attr,
 	&walk_retries_attr.attr,
 	&cgroups_attr.attr,
+	&cgroup_flush_max_ns_attr.attr,
 	&alloc_failures_attr.attr,
 	&packages_attr.attr,
 	&hw_counters_attr.attr,

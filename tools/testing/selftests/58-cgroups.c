@@ -159,6 +159,9 @@ TEST(sums_of_tasks_and_of_children)
 	/* The file says the same. */
 	EXPECT_EQ(ctr.energy_uj, st_cg_file_energy(CTR));
 	EXPECT_STREQ("/" CTR, ctr.path);
+	/* The reads above flushed charged cgroups: the longest stretch is kept. */
+	EXPECT_NE(~0ULL, st_sysfs_u64("cgroup_flush_max_ns"));
+	EXPECT_GT(st_sysfs_u64("cgroup_flush_max_ns"), 0);
 	jnl_close(nl);
 }
 

@@ -19,16 +19,6 @@ static volatile int stop_readers;
 static unsigned long reads_ok, reads_gone, reads_bad;
 static int last_bad_errno;
 
-static unsigned long long sysfs_u64(const char *name)
-{
-	char path[128], b[64];
-
-	snprintf(path, sizeof(path), JOULES_SYSFS "/%s", name);
-	if (st_read(path, b, sizeof(b)) <= 0)
-		return ~0ULL;
-	return strtoull(b, NULL, 10);
-}
-
 /* Walk /proc/energy and read every process (and its threads) found. */
 static void *reader(void *arg)
 {
@@ -234,7 +224,7 @@ static unsigned long long wait_objects(unsigned long long want, long slack)
 	double t0 = st_now();
 
 	while (st_now() - t0 < 20) {
-		o = sysfs_u64("objects");
+		o = st_sysfs_u64("objects");
 		if ((long long)(o - want) <= slack &&
 		    (long long)(want - o) <= slack)
 			break;
@@ -294,10 +284,10 @@ TEST_F_TIMEOUT(churn, no_leak, 3000)
 		pthread_create(&rd[i], NULL, reader, NULL);
 	pthread_create(&rd[2], NULL, thread_lister, NULL);
 	usleep(500000);
-	base_obj = wait_objects(sysfs_u64("objects"), 0);
+	base_obj = wait_objects(st_sysfs_u64("objects"), 0);
 	fill_pool();
 	slab0 = slab_active(&per);
-	misses0 = sysfs_u64("lookup_misses");
+	misses0 = st_sysfs_u64("lookup_misses");
 
 	t0 = st_now();
 	forker = fork();
@@ -317,8 +307,9 @@ TEST_F_TIMEOUT(churn, no_leak, 3000)
 	 */
 	obj = wait_objects(base_obj, 4);
 	DIAG("objects %llu, tracked %llu, fork_deferred %llu, alloc_failures %llu, lookup misses +%llu",
-	     obj, sysfs_u64("tasks_tracked"), sysfs_u64("fork_deferred"),
-	     sysfs_u64("alloc_failures"), sysfs_u64("lookup_misses") - misses0);
+	     obj, st_sysfs_u64("tasks_tracked"), st_sysfs_u64("fork_deferred"),
+	     st_sysfs_u64("alloc_failures"),
+	     st_sysfs_u64("lookup_misses") - misses0);
 	CHECK((long long)(obj - base_obj) <= 4,
 	      "objects back to baseline: %llu vs %llu (kworkers may differ by a few)",
 	      obj, base_obj);
@@ -342,7 +333,7 @@ TEST_F_TIMEOUT(churn, no_leak, 3000)
 	}
 
 	usleep(500000);
-	tracked = sysfs_u64("tasks_tracked");
+	tracked = st_sysfs_u64("tasks_tracked");
 	tasks = count_tasks();
 	/*
 	 * Entries are freed after an RCU grace period: wait (bounded) for
@@ -362,7 +353,7 @@ TEST_F_TIMEOUT(churn, no_leak, 3000)
 	} while (st_now() - t0 < 10);
 	DIAG("tracked %llu, tasks in /proc %ld, slab active %ld -> %ld (%ld per slab), lookup misses +%llu",
 	     tracked, tasks, slab0, slab1, per,
-	     sysfs_u64("lookup_misses") - misses0);
+	     st_sysfs_u64("lookup_misses") - misses0);
 	CHECK((long)tracked - tasks <= 2 && tasks - (long)tracked <= 2,
 	      "task table %llu matches the %ld tasks that exist", tracked,
 	      tasks);
@@ -377,7 +368,7 @@ TEST_F_TIMEOUT(churn, no_leak, 3000)
 
 int main(int argc, char **argv)
 {
-	if (sysfs_u64("version") == ~0ULL) {
+	if (st_sysfs_u64("version") == ~0ULL) {
 		printf("1..0 # SKIP joules not loaded\n");
 		return KSFT_SKIP;
 	}

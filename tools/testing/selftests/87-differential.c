@@ -640,16 +640,6 @@ static int mod_load(const char *params)
 			strlen(MODEL));
 }
 
-static unsigned long long sysfs_u64(const char *name)
-{
-	char path[128], b[64];
-
-	snprintf(path, sizeof(path), JOULES_SYSFS "/%s", name);
-	if (st_read(path, b, sizeof(b)) <= 0)
-		return ~0ULL;
-	return strtoull(b, NULL, 10);
-}
-
 /* ---- events: exit records and samples ---- */
 
 static int events_open(void)
@@ -1813,8 +1803,8 @@ static int run_round(const struct round *r)
 	if (events_open())
 		return -1;
 	settle();
-	base_cg = sysfs_u64("cgroups");
-	base_obj = sysfs_u64("objects");
+	base_cg = st_sysfs_u64("cgroups");
+	base_obj = st_sysfs_u64("objects");
 	snprintf(top, sizeof(top), "jd%llu-%s", r->seed % 100000, r->name);
 	if (cg_make(top))
 		return -1;
@@ -1909,8 +1899,8 @@ static int run_round(const struct round *r)
 	/* Objects back: the removed cgroups' entries go after RCU (5 s is plenty). */
 	end = st_now() + 5;
 	while (st_now() < end) {
-		now_cg = sysfs_u64("cgroups");
-		now_obj = sysfs_u64("objects");
+		now_cg = st_sysfs_u64("cgroups");
+		now_obj = st_sysfs_u64("objects");
 		if (now_cg <= base_cg && now_obj <= base_obj + 4)
 			break;
 		usleep(200000);

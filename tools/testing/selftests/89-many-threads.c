@@ -193,14 +193,6 @@ static pid_t start_process(FIXTURE_DATA(many) * self)
 	return pid;
 }
 
-static unsigned long long sysfs_u64(const char *name)
-{
-	char path[128], b[32];
-
-	snprintf(path, sizeof(path), JOULES_SYSFS "/%s", name);
-	return st_read(path, b, sizeof(b)) > 0 ? strtoull(b, NULL, 10) : ~0ULL;
-}
-
 FIXTURE_SETUP(many)
 {
 	self->pid = -1;
@@ -280,7 +272,7 @@ TEST_F_TIMEOUT(many, read_whole_while_threads_come_and_go, 600)
 	/* Folds every 10 ms, so that walks race them. */
 	ASSERT_LT(0, st_read(INTERVAL, self->interval, sizeof(self->interval)));
 	ASSERT_EQ(0, st_write(INTERVAL, "10", 2));
-	r0 = sysfs_u64("walk_retries");
+	r0 = st_sysfs_u64("walk_retries");
 	pin_last_cpu();
 	close(self->churn_w);
 	self->churn_w = -1;
@@ -299,7 +291,7 @@ TEST_F_TIMEOUT(many, read_whole_while_threads_come_and_go, 600)
 		}
 		prev = j > prev ? j : prev;
 	}
-	r1 = sysfs_u64("walk_retries");
+	r1 = st_sysfs_u64("walk_retries");
 	TH_LOG("%llu reads while threads came and went, slowest %.1f ms, %llu walks again",
 	       reads, slowest * 1e3, r1 - r0);
 	EXPECT_EQ(0, down)

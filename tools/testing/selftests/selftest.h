@@ -90,6 +90,17 @@ static inline ssize_t st_read(const char *path, char *buf, size_t size)
 	return off;
 }
 
+/* A number from /sys/kernel/joules/NAME; ~0ULL if it cannot be read. */
+static inline unsigned long long st_sysfs_u64(const char *name)
+{
+	char path[128], b[64];
+
+	snprintf(path, sizeof(path), JOULES_SYSFS "/%s", name);
+	if (st_read(path, b, sizeof(b)) <= 0)
+		return ~0ULL;
+	return strtoull(b, NULL, 10);
+}
+
 /* Write a string to a file in one write(); returns 0 or -errno. */
 static inline int st_write(const char *path, const char *s, size_t len)
 {
