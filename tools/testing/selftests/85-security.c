@@ -7,7 +7,9 @@
  *    multicast groups CAP_SYS_ADMIN; CAP_NET_ADMIN alone gets neither;
  *  - the same uid in another mount namespace (a container) is refused,
  *    and so is a non-dumpable task of the same uid;
- *  - hidepid= hides other users' processes from listings and lookups;
+ *  - hidepid= hides other users' processes from listings and lookups,
+ *    as proc's option does (remounts, gid=, ptraceable), and without
+ *    options the reader's own /proc decides;
  *  - pids are those of the mount's (files) or the sender's (netlink) pid
  *    namespace, in names and in contents alike.
  */
@@ -308,13 +310,91 @@ TEST(hidepid)
 			   " 2>/dev/null"));
 	EXPECT_NE(0, st_sh("mount -t joulesfs -o bogus joulesfs " HMNT
 			   " 2>/dev/null"));
-	/* Without options the mount follows /proc. */
-	ASSERT_EQ(0, st_sh("mount -o remount,hidepid=invisible /proc"));
-	EXPECT_EQ(0, st_sh("mount -t joulesfs joulesfs " HMNT));
-	EXPECT_EQ(0, st_sh("grep -q '^joulesfs " HMNT
-			   " joulesfs .*hidepid=2' /proc/mounts"));
+	/* Options are shown as proc shows them: by name. */
+	ASSERT_EQ(
+		0,
+		st_sh("mount -t joulesfs -o hidepid=2,gid=4242 joulesfs " HMNT));
+	EXPECT_EQ(
+		0,
+		st_sh("grep -q '^joulesfs " HMNT
+		      " joulesfs .*gid=4242,hidepid=invisible' /proc/mounts"));
 	st_sh("umount " HMNT);
-	st_sh("mount -o remount,hidepid=off /proc");
+}
+
+/* A member of the gid= group, not root: may it see pid 1? */
+static int member_sees_pid1(void *arg)
+{
+	gid_t g = 4242;
+	struct stat st;
+
+	(void)arg;
+	if (setgroups(1, &g) || setgid(NOBODY) || setuid(NOBODY))
+		return 90;
+	prctl(PR_SET_DUMPABLE, 1);
+	return stat(HMNT "/1", &st) == 0 ? 0 : 1;
+}
+
+/* As procfs: hidepid=ptraceable checks everyone, gid= exempts no one. */
+TEST(hidepid_ptraceable_ignores_gid)
+{
+	mkdir(HMNT, 0755);
+	ASSERT_EQ(0, st_sh("mount -t joulesfs -o hidepid=invisible,gid=4242 "
+			   "joulesfs " HMNT));
+	EXPECT_EQ(0, in_child(member_sees_pid1, NULL));
+	st_sh("umount " HMNT);
+	ASSERT_EQ(0, st_sh("mount -t joulesfs -o hidepid=ptraceable,gid=4242 "
+			   "joulesfs " HMNT));
+	EXPECT_EQ(1, in_child(member_sees_pid1, NULL));
+	st_sh("umount " HMNT);
+}
+
+/* A remount changes what it names and keeps the rest, as proc's does. */
+TEST(remount_applies_its_options)
+{
+	mkdir(HMNT, 0755);
+	ASSERT_EQ(
+		0,
+		st_sh("mount -t joulesfs -o hidepid=off,gid=4242 joulesfs " HMNT));
+	ASSERT_EQ(0, st_sh("mount -o remount,hidepid=invisible " HMNT));
+	EXPECT_EQ(0, in_child(list_as_nobody, "invisible"));
+	EXPECT_EQ(
+		0,
+		st_sh("grep -q '^joulesfs " HMNT
+		      " joulesfs .*gid=4242,hidepid=invisible' /proc/mounts"));
+	ASSERT_EQ(0, st_sh("mount -o remount,hidepid=noaccess " HMNT));
+	EXPECT_EQ(0, in_child(list_as_nobody, "noaccess"));
+	EXPECT_EQ(0,
+		  st_sh("grep -q '^joulesfs " HMNT
+			" joulesfs .*gid=4242,hidepid=noaccess' /proc/mounts"));
+	/* A bad value changes nothing. */
+	EXPECT_NE(0, st_sh("mount -o remount,hidepid=3 " HMNT " 2>/dev/null"));
+	EXPECT_EQ(0, in_child(list_as_nobody, "noaccess"));
+	st_sh("umount " HMNT);
+}
+
+/*
+ * Without options, the reader's own /proc decides at each access: a
+ * /proc remounted later counts, not the /proc of when it was mounted.
+ */
+TEST(without_options_the_readers_proc_decides)
+{
+	struct stat st;
+
+	mkdir(HMNT, 0755);
+	ASSERT_EQ(0, st_sh("mount -t joulesfs joulesfs " HMNT));
+	ASSERT_EQ(0, st_sh("mount -o remount,hidepid=invisible /proc"));
+	EXPECT_EQ(0, in_child(list_as_nobody, "invisible"));
+	ASSERT_EQ(0, st_sh("mount -o remount,hidepid=noaccess /proc"));
+	EXPECT_EQ(0, in_child(list_as_nobody, "noaccess"));
+	ASSERT_EQ(0,
+		  st_sh("mount -o remount,hidepid=invisible,gid=4242 /proc"));
+	EXPECT_EQ(0, in_child(member_sees_pid1, NULL));
+	st_sh("mount -o remount,hidepid=off,gid=0 /proc");
+	EXPECT_EQ(0, stat(HMNT "/1", &st));
+	/* Nothing of /proc's shows as its own options. */
+	EXPECT_NE(0, st_sh("grep -q '^joulesfs " HMNT
+			   " joulesfs .*hidepid' /proc/mounts"));
+	st_sh("umount " HMNT);
 }
 
 /* ---- pid namespaces ---- */
