@@ -19,9 +19,10 @@
  * the files, are those of the pid namespace of whoever mounted it, as in
  * /proc; uids are printed in the reader's user namespace. Only the task's
  * owner and root may read a file (perm.c: the /proc/<pid>/io rule). The
- * mount takes proc's hidepid= and gid= options; without them it follows
- * the mounter's /proc. A name stays in the dentry cache while its task
- * lives and the reader may see it.
+ * mount takes proc's hidepid= and gid= options, at mount and remount; an
+ * option not given follows the reader's own /proc at each access. A name
+ * stays in the dentry cache while its task lives and the reader may see
+ * it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -60,31 +61,83 @@ static inline struct pid *inode_pid(struct inode *inode)
 	return inode->i_private;
 }
 
+/* The hidepid= and gid= in force for one reader's access. */
+struct jf_opts {
+	int hidepid;
+	kgid_t gid;
+};
+
 /*
- * May the current reader see t at all (hidepid at or above level)? Not
- * about its content: that is joules_may_read() at open and read.
+ * The mount's options, and for those it was not given the current
+ * reader's /proc: proc's defaults where the reader's /proc is not procfs.
+ * May sleep (a path walk).
  */
-static bool jf_visible(struct super_block *sb, struct task_struct *t, int level)
+static void jf_opts(struct super_block *sb, struct jf_opts *o)
 {
 	struct jf_info *fi = sb_info(sb);
+	unsigned int set = smp_load_acquire(&fi->set);
+	struct path path;
+
+	o->hidepid = HIDEPID_OFF;
+	o->gid = GLOBAL_ROOT_GID;
+	if (set != JF_SET_ALL && !kern_path("/proc", LOOKUP_FOLLOW, &path)) {
+		if (path.dentry->d_sb->s_magic == PROC_SUPER_MAGIC) {
+			struct proc_fs_info *pi = proc_sb_info(path.dentry->d_sb);
+
+			o->hidepid = READ_ONCE(pi->hide_pid);
+			o->gid = KGIDT_INIT(READ_ONCE(pi->pid_gid.val));
+		}
+		path_put(&path);
+	}
+	if (set & JF_SET_HIDEPID)
+		o->hidepid = READ_ONCE(fi->hidepid);
+	if (set & JF_SET_GID)
+		o->gid = KGIDT_INIT(READ_ONCE(fi->gid.val));
+}
+
+/*
+ * May the current reader see t at all (hidepid at or above level)? As
+ * proc's has_pid_permissions(): ptraceable checks everyone, gid= exempts
+ * from the other levels. Not about t's content: that is joules_may_read()
+ * at open and read.
+ */
+static bool jf_visible(const struct jf_opts *o, struct task_struct *t, int level)
+{
 	struct joules_reader r;
 
-	if (fi->hidepid < level)
-		return true;
-	if (in_group_p(fi->gid))
-		return true;
+	if (o->hidepid != HIDEPID_NOT_PTRACEABLE) {
+		if (o->hidepid < level)
+			return true;
+		if (in_group_p(o->gid))
+			return true;
+	}
 	joules_reader_current(&r);
 	return joules_may_read(t, &r);
 }
 
+static const struct constant_table jf_hidepid_names[] = {
+	{ "off", HIDEPID_OFF },
+	{ "noaccess", HIDEPID_NO_ACCESS },
+	{ "invisible", HIDEPID_INVISIBLE },
+	{ "ptraceable", HIDEPID_NOT_PTRACEABLE },
+	{}
+};
+
+/* As proc shows them, but only those given: the others are /proc's. */
 static int jf_show_options(struct seq_file *m, struct dentry *root)
 {
 	struct jf_info *fi = sb_info(root->d_sb);
+	unsigned int set = smp_load_acquire(&fi->set);
+	const struct constant_table *c = jf_hidepid_names;
+	int hidepid = READ_ONCE(fi->hidepid);
 
-	if (fi->hidepid != HIDEPID_OFF)
-		seq_printf(m, ",hidepid=%d", fi->hidepid);
-	if (!gid_eq(fi->gid, GLOBAL_ROOT_GID))
+	if (set & JF_SET_GID)
 		seq_printf(m, ",gid=%u", from_kgid_munged(&init_user_ns, fi->gid));
+	if (set & JF_SET_HIDEPID) {
+		while (c->name && c->value != hidepid)
+			c++;
+		seq_printf(m, ",hidepid=%s", c->name ? c->name : "?");
+	}
 	return 0;
 }
 
@@ -107,11 +160,21 @@ static const struct super_operations jf_sops = {
  * freed after a grace period and holds its pid until then), and the task
  * is not dereferenced but for its credentials, under RCU.
  */
+/* A hidepid= given to the mount that hides no name: no reader to check. */
+static bool jf_hides_nothing(struct super_block *sb)
+{
+	struct jf_info *fi = sb_info(sb);
+
+	return (smp_load_acquire(&fi->set) & JF_SET_HIDEPID) &&
+	       READ_ONCE(fi->hidepid) < HIDEPID_INVISIBLE;
+}
+
 static int jf_pid_revalidate(struct dentry *dentry, struct inode *inode,
 			     unsigned int flags)
 {
 	struct task_struct *t;
 	const struct cred *c;
+	struct jf_opts o;
 	int alive = 0;
 
 	rcu_read_lock();
@@ -123,15 +186,18 @@ static int jf_pid_revalidate(struct dentry *dentry, struct inode *inode,
 		alive = 1;
 	}
 	rcu_read_unlock();
-	if (!alive || sb_info(dentry->d_sb)->hidepid < HIDEPID_INVISIBLE)
+	if (!alive || jf_hides_nothing(dentry->d_sb))
 		return alive;
-	/* hidepid: the permission check may sleep. */
+	/* hidepid, or the reader's /proc: a path walk, a check that may sleep. */
 	if (flags & LOOKUP_RCU)
 		return -ECHILD;
+	jf_opts(dentry->d_sb, &o);
+	if (o.hidepid < HIDEPID_INVISIBLE)
+		return 1;
 	t = get_pid_task(inode_pid(inode), PIDTYPE_PID);
 	if (!t)
 		return 0;
-	alive = jf_visible(dentry->d_sb, t, HIDEPID_INVISIBLE);
+	alive = jf_visible(&o, t, HIDEPID_INVISIBLE);
 	put_task_struct(t);
 	return alive;
 }
@@ -309,8 +375,10 @@ static struct dentry *jf_splice_pid(struct dentry *dentry, struct pid *pid,
 {
 	struct super_block *sb = dentry->d_sb;
 	struct inode *inode;
+	struct jf_opts o;
 
-	if (!jf_visible(sb, t, HIDEPID_INVISIBLE)) {
+	jf_opts(sb, &o);
+	if (!jf_visible(&o, t, HIDEPID_INVISIBLE)) {
 		put_task_struct(t);
 		put_pid(pid);
 		return ERR_PTR(-ENOENT);
@@ -431,11 +499,13 @@ static int jf_tgdir_readdir(struct file *file, struct dir_context *ctx)
 static int jf_tgdir_open(struct inode *inode, struct file *file)
 {
 	struct task_struct *t = get_pid_task(inode_pid(inode), PIDTYPE_TGID);
+	struct jf_opts o;
 	bool ok;
 
 	if (!t)
 		return -ESRCH;
-	ok = jf_visible(inode->i_sb, t, HIDEPID_NO_ACCESS);
+	jf_opts(inode->i_sb, &o);
+	ok = jf_visible(&o, t, HIDEPID_NO_ACCESS);
 	put_task_struct(t);
 	return ok ? 0 : -EACCES;
 }
@@ -465,9 +535,11 @@ static int jf_emit_processes(struct file *file, struct dir_context *ctx,
 	struct super_block *sb = file_inode(file)->i_sb;
 	struct pid_namespace *ns = sb_info(sb)->ns;
 	struct task_struct *t;
+	struct jf_opts o;
 	struct pid *pid;
 	int nr = ctx->pos - first;
 
+	jf_opts(sb, &o);
 	for (;;) {
 		char name[12];
 		bool show;
@@ -485,7 +557,7 @@ static int jf_emit_processes(struct file *file, struct dir_context *ctx,
 			get_task_struct(t);
 		rcu_read_unlock();
 		if (t) {
-			show = jf_visible(sb, t, HIDEPID_INVISIBLE);
+			show = jf_visible(&o, t, HIDEPID_INVISIBLE);
 			put_task_struct(t);
 			if (show) {
 				len = snprintf(name, sizeof(name), "%d", nr);
@@ -653,14 +725,6 @@ static const struct file_operations jf_root_fops = {
 
 enum { OPT_HIDEPID, OPT_GID };
 
-static const struct constant_table jf_hidepid_names[] = {
-	{ "off", HIDEPID_OFF },
-	{ "noaccess", HIDEPID_NO_ACCESS },
-	{ "invisible", HIDEPID_INVISIBLE },
-	{ "ptraceable", HIDEPID_NOT_PTRACEABLE },
-	{}
-};
-
 static const struct fs_parameter_spec jf_params[] = {
 	fsparam_string("hidepid", OPT_HIDEPID),
 	fsparam_u32("gid", OPT_GID),
@@ -678,7 +742,10 @@ static int jf_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		return opt;
 	if (opt == OPT_GID) {
 		fi->gid = make_kgid(current_user_ns(), res.uint_32);
-		return gid_valid(fi->gid) ? 0 : invalfc(fc, "gid %u is not mapped", res.uint_32);
+		if (!gid_valid(fi->gid))
+			return invalfc(fc, "gid %u is not mapped", res.uint_32);
+		fi->set |= JF_SET_GID;
+		return 0;
 	}
 	/* As proc: a number (0, 1, 2, 4) or a name. */
 	if (!kstrtoint(param->string, 10, &v)) {
@@ -692,6 +759,7 @@ static int jf_parse_param(struct fs_context *fc, struct fs_parameter *param)
 				       param->string);
 	}
 	fi->hidepid = v;
+	fi->set |= JF_SET_HIDEPID;
 	return 0;
 }
 
@@ -737,30 +805,30 @@ static void jf_free_fc(struct fs_context *fc)
 	jf_free_info(fc->fs_private);
 }
 
+/*
+ * As proc_reconfigure(): the options given take effect, the others stay
+ * as they were (given, or the reader's /proc). Under s_umount; readers
+ * see the values before the bits that make them count.
+ */
+static int jf_reconfigure(struct fs_context *fc)
+{
+	struct jf_info *fi = sb_info(fc->root->d_sb);
+	struct jf_info *given = fc->fs_private;
+
+	if (given->set & JF_SET_GID)
+		WRITE_ONCE(fi->gid.val, given->gid.val);
+	if (given->set & JF_SET_HIDEPID)
+		WRITE_ONCE(fi->hidepid, given->hidepid);
+	smp_store_release(&fi->set, fi->set | given->set);
+	return 0;
+}
+
 static const struct fs_context_operations jf_context_ops = {
 	.parse_param = jf_parse_param,
 	.get_tree = jf_get_tree,
+	.reconfigure = jf_reconfigure,
 	.free = jf_free_fc,
 };
-
-/*
- * Without hidepid=/gid= the mount follows the mounter's /proc, so that
- * /proc/energy hides no less than /proc does.
- */
-static void jf_inherit_proc(struct jf_info *fi)
-{
-	struct path path;
-
-	if (kern_path("/proc", LOOKUP_FOLLOW, &path))
-		return;
-	if (path.dentry->d_sb->s_magic == PROC_SUPER_MAGIC) {
-		struct proc_fs_info *pi = proc_sb_info(path.dentry->d_sb);
-
-		fi->hidepid = pi->hide_pid;
-		fi->gid = pi->pid_gid;
-	}
-	path_put(&path);
-}
 
 static int jf_init_fs_context(struct fs_context *fc)
 {
@@ -770,8 +838,7 @@ static int jf_init_fs_context(struct fs_context *fc)
 		return -ENOMEM;
 	fi->ns = get_pid_ns(task_active_pid_ns(current));
 	fi->hidepid = HIDEPID_OFF;
-	fi->gid = GLOBAL_ROOT_GID;	/* as proc's default */
-	jf_inherit_proc(fi);
+	fi->gid = GLOBAL_ROOT_GID;
 	fc->fs_private = fi;
 	fc->ops = &jf_context_ops;
 	return 0;

@@ -8,11 +8,20 @@
 
 #include "joules.h"
 
-/* Per mount: whose pids, and who sees which (proc's hidepid rules). */
+/* jf_info.set: the options given at mount or remount. */
+#define JF_SET_HIDEPID	1
+#define JF_SET_GID	2
+#define JF_SET_ALL	(JF_SET_HIDEPID | JF_SET_GID)
+
+/*
+ * Per mount: whose pids, and who sees which (proc's hidepid rules). An
+ * option not given follows the reader's own /proc at each access.
+ */
 struct jf_info {
 	struct pid_namespace *ns;
+	unsigned int set;	/* JF_SET_*; written last, acquire to read */
 	int hidepid;		/* enum proc_hidepid */
-	kgid_t gid;		/* exempt from hidepid */
+	kgid_t gid;		/* exempt from hidepid but for ptraceable */
 };
 
 static inline struct jf_info *sb_info(struct super_block *sb)
