@@ -6,7 +6,8 @@
  *  - node-wide measured energy needs CAP_PERFMON or CAP_SYS_ADMIN, the
  *    multicast groups CAP_SYS_ADMIN; CAP_NET_ADMIN alone gets neither;
  *  - the same uid in another mount namespace (a container) is refused,
- *    and so is a non-dumpable task of the same uid;
+ *    and so is a non-dumpable task of the same uid, and a reader an LSM
+ *    (Landlock) confines wherever /proc/<pid>/io refuses it;
  *  - hidepid= hides other users' processes from listings and lookups,
  *    as proc's option does (remounts, gid=, ptraceable), and without
  *    options the reader's own /proc decides;
@@ -17,6 +18,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <linux/landlock.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -249,6 +251,108 @@ TEST(non_dumpable_task_of_the_same_uid_is_refused)
 	arg = t.pid;
 	EXPECT_EQ(1, in_child(read_as_nobody, &arg));
 	release(&t);
+}
+
+/* ---- an LSM: a reader confined by Landlock ---- */
+
+/*
+ * Landlock's ptrace scoping (5.13): a confined task may not ptrace, nor
+ * read with PTRACE_MODE_READ, a task outside its domain, its own uid's
+ * included. Returns 0, or -errno when Landlock is not there.
+ */
+static int landlock_confine(void)
+{
+	struct landlock_ruleset_attr a = {
+		.handled_access_fs = LANDLOCK_ACCESS_FS_MAKE_REG,
+	};
+	int fd = syscall(__NR_landlock_create_ruleset, &a, sizeof(a), 0);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    syscall(__NR_landlock_restrict_self, fd, 0))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * As nobody, confined by Landlock: pid (nobody, outside the domain) must
+ * be refused wherever the kernel's /proc/<pid>/io refuses it, and a child
+ * made inside the domain readable everywhere. Exit 0 when so; 10 + which
+ * check failed otherwise; 4 when Landlock is not there.
+ */
+static int read_confined(void *arg)
+{
+	pid_t pid = *(pid_t *)arg, kid;
+	struct task_rec rec, *recs;
+	char path[64], b[4096];
+	struct jnl *nl;
+	size_t n, i;
+	int ret = 0;
+
+	become_nobody();
+	if (landlock_confine())
+		return 4;
+	snprintf(path, sizeof(path), "/proc/%d/io", pid);
+	if (st_read(path, b, sizeof(b)) != -EACCES)
+		return 10; /* the oracle: the kernel's own rule refuses it */
+	snprintf(path, sizeof(path), "/proc/energy/%d", pid);
+	if (st_read(path, b, sizeof(b)) != -EACCES)
+		return 11;
+	snprintf(path, sizeof(path), "/proc/energy/threads/%d/%d", pid, pid);
+	if (st_read(path, b, sizeof(b)) != -EACCES)
+		return 12;
+	if (jnl_open(&nl))
+		return 13;
+	if (jnl_get_task(nl, pid, false, &rec) != -EPERM)
+		ret = 14;
+	if (!ret && jnl_dump_tasks(nl, false, &recs, &n) == 0) {
+		for (i = 0; i < n; i++)
+			if (recs[i].pid == (uint32_t)pid)
+				ret = 15;
+		free(recs);
+	} else if (!ret) {
+		ret = 16;
+	}
+	/* Its own process, and a child inside its domain, stay readable. */
+	snprintf(path, sizeof(path), "/proc/energy/%d", getpid());
+	if (!ret && st_read(path, b, sizeof(b)) <= 0)
+		ret = 17;
+	kid = fork();
+	if (kid == 0) {
+		pause();
+		_exit(0);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/io", kid);
+	if (!ret && st_read(path, b, sizeof(b)) <= 0)
+		ret = 18;
+	snprintf(path, sizeof(path), "/proc/energy/%d", kid);
+	if (!ret && st_read(path, b, sizeof(b)) <= 0)
+		ret = 19;
+	if (!ret && jnl_get_task(nl, kid, false, &rec))
+		ret = 20;
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	jnl_close(nl);
+	return ret;
+}
+
+/* Never looser than /proc/<pid>/io, whose check asks the LSMs. */
+TEST(a_landlock_confined_reader_is_refused_as_by_proc)
+{
+	struct target t;
+	pid_t arg;
+	int r;
+
+	ASSERT_EQ(0, block_as_nobody(&t, true));
+	arg = t.pid;
+	r = in_child(read_confined, &arg);
+	release(&t);
+	if (r == 4)
+		SKIP(return, "Landlock is not in this kernel's LSMs");
+	EXPECT_EQ(0, r);
 }
 
 /* ---- hidepid ---- */
