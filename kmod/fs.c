@@ -112,7 +112,7 @@ static bool jf_visible(const struct jf_opts *o, struct task_struct *t, int level
 			return true;
 	}
 	joules_reader_current(&r);
-	return joules_may_read(t, &r);
+	return joules_may_read(t, &r) && joules_lsm_may_read(t);
 }
 
 static const struct constant_table jf_hidepid_names[] = {
@@ -281,7 +281,8 @@ static int jf_show(struct seq_file *m, bool process)
 	if (!t)
 		return -ESRCH;
 	joules_reader_current(&r);
-	err = joules_read_lock(t);
+	/* The LSMs' say first: it takes exec's lock itself. */
+	err = joules_lsm_may_read(t) ? joules_read_lock(t) : -EACCES;
 	if (!err) {
 		err = joules_may_read(t, &r) ?
 			joules_print_stats(m, t, process, sb_info(inode->i_sb)->ns) :
@@ -313,7 +314,7 @@ static int jf_open(struct inode *inode, struct file *file, bool process)
 	if (!t)
 		return -ESRCH;
 	joules_reader_current(&r);
-	ok = joules_may_read(t, &r);
+	ok = joules_may_read(t, &r) && joules_lsm_may_read(t);
 	put_task_struct(t);
 	if (!ok)
 		return -EACCES;

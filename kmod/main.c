@@ -12,6 +12,7 @@
 #include "hooks.h"
 #include "model.h"
 #include "netlink.h"
+#include "perm.h"
 #include "pmu.h"
 #include "procpid.h"
 #include "rapl.h"
@@ -38,9 +39,12 @@ static int __init joules_init(void)
 	int err;
 
 	joules_report_init();
-	err = joules_model_init();
+	err = joules_perm_init();
 	if (err)
 		return err;
+	err = joules_model_init();
+	if (err)
+		goto out_perm;
 	err = joules_cg_init();
 	if (err)
 		goto out_model;
@@ -104,6 +108,8 @@ out_cg:
 	joules_cg_exit();
 out_model:
 	joules_model_exit();
+out_perm:
+	joules_perm_exit();
 	return err;
 }
 
@@ -123,6 +129,7 @@ static void __exit joules_exit(void)
 	joules_tasks_exit(joules_taskcg_release);
 	joules_cg_exit();
 	joules_model_exit();
+	joules_perm_exit();
 	pr_info("unloaded\n");
 }
 

@@ -494,7 +494,10 @@ static void joules_nl_opener(struct sk_buff *skb, struct joules_reader *r)
 
 /*
  * t's totals for the sender of skb, if both it and the socket's opener
- * may read them (under exec's lock, like /proc/<pid>/io); -EPERM if not.
+ * may read them (under exec's lock, like /proc/<pid>/io), and the LSMs let
+ * the sender; -EPERM if not. The rule is tried once without the lock, so
+ * that the LSMs (a file opened, perm.c) are asked only for tasks it lets
+ * through, and again under it.
  */
 static int joules_nl_task_stats(struct sk_buff *skb, struct task_struct *t,
 				bool process, struct pid_namespace *ns,
@@ -505,6 +508,9 @@ static int joules_nl_task_stats(struct sk_buff *skb, struct task_struct *t,
 
 	joules_nl_opener(skb, &opener);
 	joules_reader_current(&sender);
+	if (!joules_may_read(t, &opener) || !joules_may_read(t, &sender) ||
+	    !joules_lsm_may_read(t))
+		return -EPERM;
 	err = joules_read_lock(t);
 	if (err)
 		return err;

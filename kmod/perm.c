@@ -8,8 +8,9 @@
  *
  * /proc/<pid>/io asks ptrace_may_access(PTRACE_MODE_READ_FSCREDS), which a
  * module cannot call (not exported), and it ends in the LSM ptrace hook,
- * which a module cannot call either. So this is stricter where it cannot
- * be equal:
+ * which a module cannot call either. The LSMs' say comes from the kernel
+ * itself (joules_lsm_may_read() below); the rest is stricter where it
+ * cannot be equal:
  *  - capabilities count in the initial user namespace only (a user
  *    namespace's root reads only what its ids allow);
  *  - a reader with matching ids must also share the target's mount
@@ -20,14 +21,20 @@
  *  - a non-dumpable target (setuid, prctl(PR_SET_DUMPABLE, 0)) is
  *    readable only with CAP_SYS_PTRACE.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/capability.h>
 #include <linux/cgroup.h>
 #include <linux/cred.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/magic.h>
 #include <linux/namei.h>
 #include <linux/slab.h>
+#include <linux/mount.h>
 #include <linux/nsproxy.h>
+#include <linux/pid_namespace.h>
+#include <linux/proc_fs.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/uidgid.h>
@@ -145,6 +152,92 @@ bool joules_may_read_cgroup(struct cgroup *cgrp, const struct joules_reader *r)
 	}
 	kfree(buf);
 	return ok;
+}
+
+/*
+ * A procfs of joules' own (pids of the loader's pid namespace, no hidepid),
+ * where joules_lsm_may_read() opens what /proc/<pid>/io's check is made on.
+ */
+static struct vfsmount *jl_proc;
+
+int joules_perm_init(void)
+{
+	struct file_system_type *proc = get_fs_type("proc");
+
+	/* procfs is built in: it has no module reference to put. */
+	if (!proc)
+		return -ENODEV;
+	jl_proc = kern_mount(proc);
+	if (IS_ERR(jl_proc)) {
+		pr_err("cannot mount procfs for the LSM check: %ld\n",
+		       PTR_ERR(jl_proc));
+		return PTR_ERR(jl_proc);
+	}
+	return 0;
+}
+
+void joules_perm_exit(void)
+{
+	kern_unmount(jl_proc);
+}
+
+/*
+ * The thread of t's group whose mm the check is made on, in ns: t itself,
+ * or for a leader that has exited (a zombie with live threads) its first
+ * live thread. 0 for none (a kernel thread, a group exiting).
+ */
+static pid_t jl_mm_thread(struct task_struct *t, struct pid_namespace *ns,
+			  pid_t *tgid)
+{
+	struct task_struct *th;
+	pid_t tid = 0;
+
+	rcu_read_lock();
+	*tgid = task_tgid_nr_ns(t, ns);
+	if (READ_ONCE(t->mm)) {
+		tid = task_pid_nr_ns(t, ns);
+	} else if (thread_group_leader(t)) {
+		for_each_thread(t, th) {
+			if (READ_ONCE(th->mm)) {
+				tid = task_pid_nr_ns(th, ns);
+				break;
+			}
+		}
+	}
+	rcu_read_unlock();
+	return tid;
+}
+
+/*
+ * Does the kernel's own check, LSMs included, let the current task read
+ * t? /proc/<pid>/io makes ptrace_may_access(PTRACE_MODE_READ_FSCREDS) when
+ * read, behind mode 0400; opening /proc/<pid>/environ makes the very same
+ * check (environ_open(), mm_access() in fs/proc/base.c), behind the same
+ * mode, and needs no read. So it is opened as the reader and closed
+ * unread. A task without an mm (a kernel thread, one exiting) has no such
+ * file: then only CAP_SYS_PTRACE in the initial user namespace reads it.
+ * Takes exec_update_lock: never between joules_read_lock() and _unlock().
+ * May sleep.
+ */
+bool joules_lsm_may_read(struct task_struct *t)
+{
+	struct pid_namespace *ns = proc_sb_info(jl_proc->mnt_sb)->pid_ns;
+	char name[48];
+	struct file *f;
+	pid_t tgid, tid;
+
+	if (same_thread_group(t, current))
+		return true;
+	tid = jl_mm_thread(t, ns, &tgid);
+	if (!tid || !tgid)
+		return ns_capable_noaudit(&init_user_ns, CAP_SYS_PTRACE);
+	snprintf(name, sizeof(name), "%d/task/%d/environ", tgid, tid);
+	f = file_open_root_mnt(jl_proc, name, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f) == -ESRCH &&
+		       ns_capable_noaudit(&init_user_ns, CAP_SYS_PTRACE);
+	fput(f);
+	return true;
 }
 
 /* The reader of a file (or a sysfs attribute): the current task. */

@@ -14,8 +14,12 @@ struct joules_reader {
 	struct file *file;
 };
 void joules_reader_current(struct joules_reader *r);
+int joules_perm_init(void);
+void joules_perm_exit(void);
 /* The /proc/<pid>/io rule, stricter where a module cannot ask (perm.c). */
 bool joules_may_read(struct task_struct *t, const struct joules_reader *r);
+/* The kernel's check of it, LSMs included, for the current task; may sleep. */
+bool joules_lsm_may_read(struct task_struct *t);
 int joules_read_lock(struct task_struct *t);	/* exec's lock; -EINTR */
 void joules_read_unlock(struct task_struct *t);
 /* Node-wide measured energy: CAP_PERFMON or CAP_SYS_ADMIN. */
