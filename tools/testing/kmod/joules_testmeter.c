@@ -19,6 +19,10 @@
  * Loaded with freq_mhz > 0 it is also the node's frequency source (QEMU
  * has no PMU and no cpufreq): the frequency it reports is the parameter's
  * value at each interval, settable at runtime; 0 then means unknown.
+ *
+ * kernel_socket_request: writing joules' generic netlink family id sends
+ * GET_NODE on a kernel socket, which has no file and so no opener; reading
+ * it gives the answer: 0 (answered) or the error, a negative errno.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,10 +31,16 @@
 #include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/net.h>
+#include <linux/netlink.h>
+#include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <net/genetlink.h>
+#include <net/net_namespace.h>
 
 #include "freq.h"
 #include "source.h"
+#include "uapi/joules_netlink.h"
 
 #define FJ_PER_UJ 1000000000ULL
 #define FJ_PER_J 1000000000000000ULL
@@ -285,6 +295,79 @@ module_param_cb(energy_uj, &energy_ops, NULL, 0444);
 MODULE_PARM_DESC(energy_uj, "Exact energy since load, uJ (read-only)");
 module_param_cb(counters, &counters_ops, NULL, 0444);
 MODULE_PARM_DESC(counters, "Raw 32-bit counters and read count (read-only)");
+
+static int ks_result = 1;	/* 1: nothing asked yet */
+
+/* The first answer to GET_NODE sent on a kernel socket: 0 or -errno. */
+static int ks_request(u16 family)
+{
+	struct {
+		struct nlmsghdr n;
+		struct genlmsghdr g;
+	} req = {
+		.n = { .nlmsg_len = sizeof(req), .nlmsg_type = family,
+		       .nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK, .nlmsg_seq = 1 },
+		.g = { .cmd = JOULES_CMD_GET_NODE, .version = JOULES_GENL_VERSION },
+	};
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	struct msghdr msg = { .msg_name = &kernel, .msg_namelen = sizeof(kernel) };
+	struct kvec iov = { .iov_base = &req, .iov_len = sizeof(req) };
+	struct nlmsghdr *nh;
+	struct socket *sock;
+	int err, n;
+
+	err = sock_create_kern(&init_net, AF_NETLINK, SOCK_RAW, NETLINK_GENERIC, &sock);
+	if (err)
+		return err;
+	err = kernel_sendmsg(sock, &msg, &iov, 1, sizeof(req));
+	if (err < 0)
+		goto out;
+	nh = kmalloc(8192, GFP_KERNEL);
+	err = -ENOMEM;
+	if (!nh)
+		goto out;
+	/* The request ran in sendmsg(): its answer is queued already. */
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = nh;
+	iov.iov_len = 8192;
+	n = kernel_recvmsg(sock, &msg, &iov, 1, 8192, MSG_DONTWAIT);
+	if (n < 0)
+		err = n;
+	else if (n < (int)sizeof(*nh) || nh->nlmsg_len > n)
+		err = -EBADMSG;
+	else if (nh->nlmsg_type == NLMSG_ERROR)
+		err = ((struct nlmsgerr *)nlmsg_data(nh))->error;
+	else
+		err = 0;
+	kfree(nh);
+out:
+	sock_release(sock);
+	return err;
+}
+
+static int ks_set(const char *val, const struct kernel_param *kp)
+{
+	u16 family;
+	int err = kstrtou16(val, 0, &family);
+
+	if (err)
+		return err;
+	ks_result = ks_request(family);
+	return 0;
+}
+
+static int ks_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", ks_result);
+}
+
+static const struct kernel_param_ops ks_ops = {
+	.set = ks_set,
+	.get = ks_get,
+};
+module_param_cb(kernel_socket_request, &ks_ops, NULL, 0600);
+MODULE_PARM_DESC(kernel_socket_request,
+		 "Write the family id: GET_NODE on a kernel socket; read: 0 or -errno");
 
 static unsigned int freq_mhz;
 module_param(freq_mhz, uint, 0644);

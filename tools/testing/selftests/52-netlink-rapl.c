@@ -3,7 +3,8 @@
  * Netlink records on the measured path: with the synthetic meter
  * (joules_testmeter: pkg 8 W, dram 2 W) registered, samples say rapl,
  * carry exactly the measured domains (absent ones are absent, not zero),
- * and task records and `joulesctl record` rows say rapl too.
+ * and task records and `joulesctl record` rows say rapl too; a request on
+ * a kernel socket is refused.
  */
 #include "selftest.h"
 #include "nl.h"
@@ -26,6 +27,24 @@ FIXTURE_SETUP(meter)
 FIXTURE_TEARDOWN_PARENT(meter)
 {
 	EXPECT_EQ(0, st_meter_unload());
+}
+
+/*
+ * A request on a kernel socket (no file, so no opener whose rights to
+ * check) is refused, not followed into a NULL file: the test meter sends
+ * GET_NODE on one and keeps the answer.
+ */
+TEST_F(meter, a_kernel_socket_is_refused)
+{
+	static const char ks[] =
+		"/sys/module/joules_testmeter/parameters/kernel_socket_request";
+	char b[32];
+	int n;
+
+	n = snprintf(b, sizeof(b), "%d", jnl_family_id(self->nl));
+	ASSERT_EQ(0, st_write(ks, b, n));
+	ASSERT_LT(0, st_read(ks, b, sizeof(b)));
+	EXPECT_EQ(-EPERM, atoi(b));
 }
 
 /* samples with a meter: source rapl, exactly the pkg and dram domains, right power */
