@@ -483,13 +483,21 @@ static int joules_nl_fill_node(struct sk_buff *skb,
 	return joules_nl_w_end(&w);
 }
 
-/* The socket's opener, who must be allowed as well as the sender. */
-static void joules_nl_opener(struct sk_buff *skb, struct joules_reader *r)
+/*
+ * The socket's opener, who must be allowed as well as the sender. A
+ * kernel socket has no file, so no opener whose rights could be checked:
+ * -EPERM.
+ */
+static int joules_nl_opener(struct sk_buff *skb, struct joules_reader *r)
 {
-	struct file *f = NETLINK_CB(skb).sk->sk_socket->file;
+	struct socket *sock = NETLINK_CB(skb).sk->sk_socket;
+	struct file *f = sock ? sock->file : NULL;
 
+	if (!f)
+		return -EPERM;
 	r->cred = f->f_cred;
 	r->file = f;
+	return 0;
 }
 
 /*
@@ -506,7 +514,8 @@ static int joules_nl_task_stats(struct sk_buff *skb, struct task_struct *t,
 	struct joules_reader opener, sender;
 	int err;
 
-	joules_nl_opener(skb, &opener);
+	if (joules_nl_opener(skb, &opener))
+		return -EPERM;
 	joules_reader_current(&sender);
 	if (!joules_may_read(t, &opener) || !joules_may_read(t, &sender) ||
 	    !joules_lsm_may_read(t))
@@ -696,9 +705,9 @@ static int joules_nl_get_node(struct sk_buff *skb, struct genl_info *info)
 	u64 generation;
 	void *hdr;
 
-	joules_nl_opener(skb, &opener);
 	joules_reader_current(&sender);
-	if (!joules_may_read_node(&opener) || !joules_may_read_node(&sender)) {
+	if (joules_nl_opener(skb, &opener) ||
+	    !joules_may_read_node(&opener) || !joules_may_read_node(&sender)) {
 		GENL_SET_ERR_MSG(info, "node energy needs CAP_PERFMON or CAP_SYS_ADMIN");
 		return -EPERM;
 	}
@@ -730,9 +739,9 @@ static int joules_nl_meter_feed(struct sk_buff *skb, struct genl_info *info)
 	struct joules_reader opener, sender;
 	bool power = a[JOULES_A_METER_POWER_UW];
 
-	joules_nl_opener(skb, &opener);
 	joules_reader_current(&sender);
-	if (!joules_may_feed(&opener) || !joules_may_feed(&sender)) {
+	if (joules_nl_opener(skb, &opener) ||
+	    !joules_may_feed(&opener) || !joules_may_feed(&sender)) {
 		GENL_SET_ERR_MSG(info, "feeding the wall meter needs CAP_SYS_ADMIN");
 		return -EPERM;
 	}
@@ -762,7 +771,8 @@ static int joules_nl_cgroup_stats(struct sk_buff *skb, struct cgroup *cgrp,
 	struct joules_cg *cg;
 	int n;
 
-	joules_nl_opener(skb, &opener);
+	if (joules_nl_opener(skb, &opener))
+		return -EPERM;
 	joules_reader_current(&sender);
 	if (!joules_may_read_cgroup(cgrp, &opener) ||
 	    !joules_may_read_cgroup(cgrp, &sender))
