@@ -281,8 +281,7 @@ static int jf_show(struct seq_file *m, bool process)
 	if (!t)
 		return -ESRCH;
 	joules_reader_current(&r);
-	/* The LSMs' say first: it takes exec's lock itself. */
-	err = joules_lsm_may_read(t) ? joules_read_lock(t) : -EACCES;
+	err = joules_read_lock(t);
 	if (!err) {
 		err = joules_may_read(t, &r) ?
 			joules_print_stats(m, t, process, sb_info(inode->i_sb)->ns) :
@@ -303,7 +302,11 @@ static int jf_show_thread(struct seq_file *m, void *v)
 	return jf_show(m, false);
 }
 
-/* Refused at open already, so that a reader learns it before reading. */
+/*
+ * Refused at open already, so that a reader learns it before reading. The
+ * LSMs are asked here only, as for a file of their own: what the open
+ * allowed, reads of it keep (the rule above is checked at each read).
+ */
 static int jf_open(struct inode *inode, struct file *file, bool process)
 {
 	struct joules_reader r;

@@ -186,14 +186,12 @@ void joules_perm_exit(void)
  * or for a leader that has exited (a zombie with live threads) its first
  * live thread. 0 for none (a kernel thread, a group exiting).
  */
-static pid_t jl_mm_thread(struct task_struct *t, struct pid_namespace *ns,
-			  pid_t *tgid)
+static pid_t jl_mm_thread(struct task_struct *t, struct pid_namespace *ns)
 {
 	struct task_struct *th;
 	pid_t tid = 0;
 
 	rcu_read_lock();
-	*tgid = task_tgid_nr_ns(t, ns);
 	if (READ_ONCE(t->mm)) {
 		tid = task_pid_nr_ns(t, ns);
 	} else if (thread_group_leader(t)) {
@@ -222,16 +220,17 @@ static pid_t jl_mm_thread(struct task_struct *t, struct pid_namespace *ns,
 bool joules_lsm_may_read(struct task_struct *t)
 {
 	struct pid_namespace *ns = proc_sb_info(jl_proc->mnt_sb)->pid_ns;
-	char name[48];
+	char name[24];
 	struct file *f;
-	pid_t tgid, tid;
+	pid_t tid;
 
 	if (same_thread_group(t, current))
 		return true;
-	tid = jl_mm_thread(t, ns, &tgid);
-	if (!tid || !tgid)
+	tid = jl_mm_thread(t, ns);
+	if (!tid)
 		return ns_capable_noaudit(&init_user_ns, CAP_SYS_PTRACE);
-	snprintf(name, sizeof(name), "%d/task/%d/environ", tgid, tid);
+	/* /proc/<tid>/ is found for any thread, and is that thread's. */
+	snprintf(name, sizeof(name), "%d/environ", tid);
 	f = file_open_root_mnt(jl_proc, name, O_RDONLY, 0);
 	if (IS_ERR(f))
 		return PTR_ERR(f) == -ESRCH &&
