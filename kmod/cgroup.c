@@ -317,14 +317,14 @@ void joules_cg_charge(struct joules_cg *cg, const struct joules_totals *d)
 	write_sequnlock(&cg_seq);
 }
 
-/* Cgroups settled between two breaks of cg_seq in a flush. */
+/* Steps of a flush (down to a charged cgroup, or up) between breaks. */
 #define CG_FLUSH_BATCH 64
 
 /*
  * Every pending sum into its cgroup's totals and, through its parent's
  * pending sum, its ancestors': a post-order walk of the updated tree
  * that settles each dirty cgroup once, O(dirty + their ancestors), and
- * lets go of cg_seq every CG_FLUSH_BATCH cgroups. Charges may come in
+ * lets go of cg_seq every CG_FLUSH_BATCH steps. Charges may come in
  * during a break: they mark the tree as they would anyway, and the walk
  * (which resumes from a parent, still dirty) finds them. Process
  * context; readers flush, then read.
@@ -354,6 +354,17 @@ static void __cg_flush(void)
 	while ((n = cg_dirty_top)) {
 		cg_dirty_top = n->dirty_next;
 		while (n) {
+			/*
+			 * Every step counts, down as well as up: a charged
+			 * leaf 2,000 levels down is 2,000 steps before its
+			 * first settle. n stays dirty across the break.
+			 */
+			if (++done % CG_FLUSH_BATCH == 0) {
+				cg_flush_unlock(since);
+				cond_resched();
+				write_seqlock(&cg_seq);
+				since = local_clock();
+			}
 			c = n->dirty_kids;
 			if (c) {
 				n->dirty_kids = c->dirty_next;
@@ -366,12 +377,6 @@ static void __cg_flush(void)
 			memset(&n->pend, 0, sizeof(n->pend));
 			n->dirty = false;
 			n = n->parent;
-			if (++done % CG_FLUSH_BATCH == 0) {
-				cg_flush_unlock(since);
-				cond_resched();
-				write_seqlock(&cg_seq);
-				since = local_clock();
-			}
 		}
 	}
 	cg_flush_unlock(since);
@@ -569,6 +574,8 @@ void joules_cg_tick(void)
 			cgroup_put(cg->cgrp);
 			atomic64_dec(&cg_objects);
 			call_rcu(&cg->rcu, cg_free_rcu);
+			/* 100,000 leaves removed at once: one long batch. */
+			cond_resched();
 		}
 		mutex_unlock(&cg_flush_lock);
 	}

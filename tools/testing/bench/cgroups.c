@@ -30,7 +30,7 @@
  *                           (preemption off) since the load, as the module
  *                           measures it (cgroup_flush_max_ns): a flush drops
  *                           the lock and calls cond_resched() every 64
- *                           cgroups, so this, not flush_max, is what it
+ *                           steps, so this, not flush_max, is what it
  *                           adds to others' latency (goal: 200 us at one
  *                           instruction per ns, in bench-icount).
  *
