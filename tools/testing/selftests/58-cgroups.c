@@ -461,6 +461,114 @@ TEST_F_TIMEOUT(deep, a_chain_deeper_than_any_stack, 300)
 }
 
 /*
+ * Cgroups whose path is longer than PATH_MAX (a chain of 8-character names,
+ * 520 levels: 4,680 bytes below long.slice). A dump skips those it cannot
+ * name whole, and their energy.stat says it cannot name them, rather than
+ * the same truncated prefix for each (6.12's kernfs_path_from_node()
+ * returns the truncated length), which would give the exporter duplicate
+ * series.
+ */
+#define LONG_LEVELS 520
+#define LONG_NAME "dddddddd"
+
+static void long_chain(int *fd, int make)
+{
+	int i;
+
+	fd[0] = open(CG "/long.slice", O_RDONLY | O_DIRECTORY);
+	for (i = 1; i <= LONG_LEVELS && fd[i - 1] >= 0; i++) {
+		if (make)
+			mkdirat(fd[i - 1], LONG_NAME, 0755);
+		fd[i] = openat(fd[i - 1], LONG_NAME, O_RDONLY | O_DIRECTORY);
+	}
+}
+
+static void long_chain_remove(void)
+{
+	int fd[LONG_LEVELS + 1], i;
+
+	memset(fd, -1, sizeof(fd));
+	long_chain(fd, 0);
+	for (i = LONG_LEVELS; i >= 1; i--) {
+		if (fd[i] < 0)
+			continue;
+		close(fd[i]);
+		unlinkat(fd[i - 1], LONG_NAME, AT_REMOVEDIR);
+	}
+	if (fd[0] >= 0)
+		close(fd[0]);
+	rmdir(CG "/long.slice");
+}
+
+/* The chain goes whatever the test's outcome. */
+FIXTURE(longp)
+{
+	int unused;
+};
+
+FIXTURE_SETUP(longp)
+{
+	self->unused = 0;
+}
+
+FIXTURE_TEARDOWN(longp)
+{
+	long_chain_remove();
+}
+
+TEST_F(longp, paths_longer_than_path_max_are_not_cut)
+{
+	int fd[LONG_LEVELS + 1], i, dir, f;
+	struct cgroup_rec *recs = NULL;
+	size_t n = 0, k, ours = 0;
+	char b[4096];
+	struct jnl *nl;
+	ssize_t r;
+
+	memset(fd, -1, sizeof(fd));
+	ASSERT_EQ(0, st_mkcg("long.slice"));
+	long_chain(fd, 1);
+	for (i = 0; i <= LONG_LEVELS; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	ASSERT_LE(0, fd[LONG_LEVELS]);
+	ASSERT_EQ(0, jnl_open(&nl));
+	EXPECT_EQ(0, jnl_dump_cgroups(nl, &recs, &n));
+	for (k = 0; k < n; k++) {
+		if (strncmp(recs[k].path, "/long.slice", 11))
+			continue;
+		ours++;
+		EXPECT_GT(4095, strlen(recs[k].path))
+		TH_LOG("a cut path: %.40s... (%zu bytes)", recs[k].path,
+		       strlen(recs[k].path));
+		if (k && !strcmp(recs[k].path, recs[k - 1].path))
+			EXPECT_TRUE(0)
+		TH_LOG("the same path twice: %.40s...", recs[k].path);
+	}
+	/* long.slice and every level whose path fits: (4095 - 11) / 9. */
+	EXPECT_EQ(1 + (4095 - 11) / 9, ours);
+	free(recs);
+	jnl_close(nl);
+	/* The deepest one's file, reached a level at a time. */
+	dir = open("/proc/energy/cgroup/long.slice", O_RDONLY | O_DIRECTORY);
+	for (i = 1; i <= LONG_LEVELS && dir >= 0; i++) {
+		int next = openat(dir, LONG_NAME, O_RDONLY | O_DIRECTORY);
+
+		close(dir);
+		dir = next;
+	}
+	ASSERT_LE(0, dir);
+	f = openat(dir, "energy.stat", O_RDONLY);
+	close(dir);
+	ASSERT_LE(0, f);
+	r = read(f, b, sizeof(b) - 1);
+	close(f);
+	ASSERT_LT(0, r);
+	b[r] = 0;
+	EXPECT_EQ(0, strncmp(b, "path: ?\n", 8)) TH_LOG("%.60s", b);
+}
+
+/*
  * Processes that are forked, run and reaped between two ticks (shells,
  * compilers, CI jobs): every one is charged to its cgroup. A launcher that
  * lives in the cgroup from its first instruction forks them there, so all
