@@ -457,7 +457,7 @@ struct cgroup *joules_cg_by_path(const char *path)
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
 	n = kernfs_path_from_node(root->kn, NULL, buf, PATH_MAX);
-	if (n < 0 || n + 1 + strlen(path) >= PATH_MAX) {
+	if (jl_path_cut(n, PATH_MAX) || n + 1 + strlen(path) >= PATH_MAX) {
 		kfree(buf);
 		return ERR_PTR(-ENAMETOOLONG);
 	}

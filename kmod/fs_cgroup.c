@@ -121,8 +121,8 @@ static int jf_cg_show(struct seq_file *m, void *v)
 	path = kmalloc(PATH_MAX, GFP_KERNEL);
 	if (!path)
 		return -ENOMEM;
-	/* As the reader's cgroup namespace names it. */
-	if (cgroup_path_ns(cgrp, path, PATH_MAX, reader_ns()) < 0)
+	/* As the reader's cgroup namespace names it, whole or not at all. */
+	if (jl_path_cut(cgroup_path_ns(cgrp, path, PATH_MAX, reader_ns()), PATH_MAX))
 		strscpy(path, "?", PATH_MAX);
 	seq_puts(m, "path: ");
 	seq_puts(m, path);

@@ -778,7 +778,7 @@ static int joules_nl_cgroup_stats(struct sk_buff *skb, struct cgroup *cgrp,
 	    !joules_may_read_cgroup(cgrp, &sender))
 		return -EPERM;
 	n = kernfs_path_from_node(cgrp->kn, root->kn, path, PATH_MAX);
-	if (n < 0 || n >= PATH_MAX)
+	if (jl_path_cut(n, PATH_MAX))
 		return -ENAMETOOLONG;
 	cg = joules_cg_get_reader(cgrp);
 	if (IS_ERR_OR_NULL(cg))
