@@ -20,7 +20,7 @@
  * /proc; uids are printed in the reader's user namespace. Only the task's
  * owner and root may read a file (perm.c: the /proc/<pid>/io rule). The
  * mount takes proc's hidepid= and gid= options, at mount and remount; an
- * option not given follows the reader's own /proc at each access. A name
+ * option not given follows the mounter's /proc (held) at each access. A name
  * stays in the dentry cache while its task lives and the reader may see
  * it.
  */
@@ -68,26 +68,25 @@ struct jf_opts {
 };
 
 /*
- * The mount's options, and for those it was not given the current
- * reader's /proc: proc's defaults where the reader's /proc is not procfs.
- * May sleep (a path walk).
+ * The mount's options, and for those it was not given the mounter's /proc
+ * as it is now (remounted or not). No path walk: a reader chooses its own
+ * root, and a walk from inside a joulesfs operation could come back into
+ * joulesfs. Safe in RCU walk: the procfs superblock is held by the mount.
  */
 static void jf_opts(struct super_block *sb, struct jf_opts *o)
 {
 	struct jf_info *fi = sb_info(sb);
 	unsigned int set = smp_load_acquire(&fi->set);
-	struct path path;
 
-	o->hidepid = HIDEPID_OFF;
-	o->gid = GLOBAL_ROOT_GID;
-	if (set != JF_SET_ALL && !kern_path("/proc", LOOKUP_FOLLOW, &path)) {
-		if (path.dentry->d_sb->s_magic == PROC_SUPER_MAGIC) {
-			struct proc_fs_info *pi = proc_sb_info(path.dentry->d_sb);
+	if (fi->proc.dentry) {
+		struct proc_fs_info *pi = proc_sb_info(fi->proc.dentry->d_sb);
 
-			o->hidepid = READ_ONCE(pi->hide_pid);
-			o->gid = KGIDT_INIT(READ_ONCE(pi->pid_gid.val));
-		}
-		path_put(&path);
+		o->hidepid = READ_ONCE(pi->hide_pid);
+		o->gid = KGIDT_INIT(READ_ONCE(pi->pid_gid.val));
+	} else {
+		/* Every option was given at mount: these are not read. */
+		o->hidepid = HIDEPID_INVISIBLE;
+		o->gid = INVALID_GID;
 	}
 	if (set & JF_SET_HIDEPID)
 		o->hidepid = READ_ONCE(fi->hidepid);
@@ -160,15 +159,6 @@ static const struct super_operations jf_sops = {
  * freed after a grace period and holds its pid until then), and the task
  * is not dereferenced but for its credentials, under RCU.
  */
-/* A hidepid= given to the mount that hides no name: no reader to check. */
-static bool jf_hides_nothing(struct super_block *sb)
-{
-	struct jf_info *fi = sb_info(sb);
-
-	return (smp_load_acquire(&fi->set) & JF_SET_HIDEPID) &&
-	       READ_ONCE(fi->hidepid) < HIDEPID_INVISIBLE;
-}
-
 static int jf_pid_revalidate(struct dentry *dentry, struct inode *inode,
 			     unsigned int flags)
 {
@@ -186,14 +176,14 @@ static int jf_pid_revalidate(struct dentry *dentry, struct inode *inode,
 		alive = 1;
 	}
 	rcu_read_unlock();
-	if (!alive || jf_hides_nothing(dentry->d_sb))
-		return alive;
-	/* hidepid, or the reader's /proc: a path walk, a check that may sleep. */
-	if (flags & LOOKUP_RCU)
-		return -ECHILD;
+	if (!alive)
+		return 0;
 	jf_opts(dentry->d_sb, &o);
 	if (o.hidepid < HIDEPID_INVISIBLE)
 		return 1;
+	/* hidepid: the permission check may sleep. */
+	if (flags & LOOKUP_RCU)
+		return -ECHILD;
 	t = get_pid_task(inode_pid(inode), PIDTYPE_PID);
 	if (!t)
 		return 0;
@@ -270,9 +260,22 @@ static struct task_struct *jf_task(struct inode *inode, bool process)
 	return get_pid_task(inode_pid(inode), process ? PIDTYPE_TGID : PIDTYPE_PID);
 }
 
+/* An open per-pid file: the task and the program it ran when opened. */
+struct jf_file {
+	struct inode *inode;
+	struct task_struct *task;	/* a reference, so that x stays its own */
+	struct joules_exec x;
+};
+
+/*
+ * The rule is checked at each read; the LSMs were asked at open, for the
+ * program the task ran then: after an exec (a setuid one, or a new
+ * security label) the file is refused and has to be opened again.
+ */
 static int jf_show(struct seq_file *m, bool process)
 {
-	struct inode *inode = m->private;
+	struct jf_file *jf = m->private;
+	struct inode *inode = jf->inode;
 	struct joules_reader r;
 	struct task_struct *t;
 	int err;
@@ -283,7 +286,7 @@ static int jf_show(struct seq_file *m, bool process)
 	joules_reader_current(&r);
 	err = joules_read_lock(t);
 	if (!err) {
-		err = joules_may_read(t, &r) ?
+		err = joules_exec_same(t, &jf->x) && joules_may_read(t, &r) ?
 			joules_print_stats(m, t, process, sb_info(inode->i_sb)->ns) :
 			-EACCES;
 		joules_read_unlock(t);
@@ -304,24 +307,34 @@ static int jf_show_thread(struct seq_file *m, void *v)
 
 /*
  * Refused at open already, so that a reader learns it before reading. The
- * LSMs are asked here only, as for a file of their own: what the open
- * allowed, reads of it keep (the rule above is checked at each read).
+ * LSMs are asked here, as for a file of their own: what the open allowed,
+ * reads of it keep while the task runs the same program.
  */
 static int jf_open(struct inode *inode, struct file *file, bool process)
 {
 	struct joules_reader r;
-	struct task_struct *t;
-	bool ok;
+	struct jf_file *jf;
+	int err = -EACCES;
 
-	t = jf_task(inode, process);
-	if (!t)
+	jf = kzalloc(sizeof(*jf), GFP_KERNEL);
+	if (!jf)
+		return -ENOMEM;
+	jf->inode = inode;
+	jf->task = jf_task(inode, process);
+	if (!jf->task) {
+		kfree(jf);
 		return -ESRCH;
+	}
+	/* The program first: an exec after it makes the reads refuse. */
+	joules_exec_id(jf->task, &jf->x);
 	joules_reader_current(&r);
-	ok = joules_may_read(t, &r) && joules_lsm_may_read(t);
-	put_task_struct(t);
-	if (!ok)
-		return -EACCES;
-	return single_open(file, process ? jf_show_process : jf_show_thread, inode);
+	if (joules_may_read(jf->task, &r) && joules_lsm_may_read(jf->task))
+		err = single_open(file, process ? jf_show_process : jf_show_thread, jf);
+	if (err) {
+		put_task_struct(jf->task);
+		kfree(jf);
+	}
+	return err;
 }
 
 static int jf_open_process(struct inode *inode, struct file *file)
@@ -334,18 +347,27 @@ static int jf_open_thread(struct inode *inode, struct file *file)
 	return jf_open(inode, file, false);
 }
 
+static int jf_release(struct inode *inode, struct file *file)
+{
+	struct jf_file *jf = ((struct seq_file *)file->private_data)->private;
+
+	put_task_struct(jf->task);
+	kfree(jf);
+	return single_release(inode, file);
+}
+
 static const struct file_operations jf_process_fops = {
 	.open = jf_open_process,
 	.read = seq_read,
 	.llseek = seq_lseek,
-	.release = single_release,
+	.release = jf_release,
 };
 
 static const struct file_operations jf_thread_fops = {
 	.open = jf_open_thread,
 	.read = seq_read,
 	.llseek = seq_lseek,
-	.release = single_release,
+	.release = jf_release,
 };
 
 /*
@@ -790,15 +812,40 @@ static int jf_fill_super(struct super_block *sb, struct fs_context *fc)
 	return sb->s_root ? 0 : -ENOMEM;
 }
 
+/*
+ * An option not given follows the mounter's /proc: hold it, or refuse
+ * the mount if it is not procfs of the mount's pid namespace (nothing to
+ * follow, and no default that would hide less than some /proc).
+ */
+static int jf_hold_proc(struct fs_context *fc, struct jf_info *fi)
+{
+	struct path path;
+
+	if (fi->set == JF_SET_ALL)
+		return 0;
+	if (kern_path("/proc", LOOKUP_FOLLOW, &path))
+		return invalfc(fc, "no /proc to follow: give hidepid= and gid=");
+	if (path.dentry->d_sb->s_magic != PROC_SUPER_MAGIC ||
+	    proc_sb_info(path.dentry->d_sb)->pid_ns != fi->ns) {
+		path_put(&path);
+		return invalfc(fc, "/proc is not this pid namespace's procfs: give hidepid= and gid=");
+	}
+	fi->proc = path;
+	return 0;
+}
+
 /* Unknown mount options fail the mount (fs_context's default). */
 static int jf_get_tree(struct fs_context *fc)
 {
-	return get_tree_nodev(fc, jf_fill_super);
+	int err = jf_hold_proc(fc, fc->fs_private);
+
+	return err ? err : get_tree_nodev(fc, jf_fill_super);
 }
 
 static void jf_free_info(struct jf_info *fi)
 {
 	if (fi) {
+		path_put(&fi->proc);
 		put_pid_ns(fi->ns);
 		kfree(fi);
 	}
@@ -811,7 +858,7 @@ static void jf_free_fc(struct fs_context *fc)
 
 /*
  * As proc_reconfigure(): the options given take effect, the others stay
- * as they were (given, or the reader's /proc). Under s_umount; readers
+ * as they were (given, or the mounter's /proc). Under s_umount; readers
  * see the values before the bits that make them count.
  */
 static int jf_reconfigure(struct fs_context *fc)

@@ -15,10 +15,12 @@
 
 /*
  * Per mount: whose pids, and who sees which (proc's hidepid rules). An
- * option not given follows the reader's own /proc at each access.
+ * option not given follows, at each access, the /proc the mounter had
+ * (held: its superblock stays, whatever is mounted on /proc later).
  */
 struct jf_info {
 	struct pid_namespace *ns;
+	struct path proc;	/* the mounter's /proc; empty with every option given */
 	unsigned int set;	/* JF_SET_*; written last, acquire to read */
 	int hidepid;		/* enum proc_hidepid */
 	kgid_t gid;		/* exempt from hidepid but for ptraceable */

@@ -504,7 +504,7 @@ static int joules_nl_opener(struct sk_buff *skb, struct joules_reader *r)
  * t's totals for the sender of skb, if both it and the socket's opener
  * may read them (under exec's lock, like /proc/<pid>/io), and the LSMs let
  * the sender; -EPERM if not. The rule is tried once without the lock, so
- * that the LSMs (a file opened, perm.c) are asked only for tasks it lets
+ * that the LSMs (a link followed, perm.c) are asked only for tasks it lets
  * through, and again under it.
  */
 static int joules_nl_task_stats(struct sk_buff *skb, struct task_struct *t,
@@ -512,18 +512,22 @@ static int joules_nl_task_stats(struct sk_buff *skb, struct task_struct *t,
 				struct joules_stats *st)
 {
 	struct joules_reader opener, sender;
+	struct joules_exec x;
 	int err;
 
 	if (joules_nl_opener(skb, &opener))
 		return -EPERM;
 	joules_reader_current(&sender);
+	joules_exec_id(t, &x);
 	if (!joules_may_read(t, &opener) || !joules_may_read(t, &sender) ||
 	    !joules_lsm_may_read(t))
 		return -EPERM;
 	err = joules_read_lock(t);
 	if (err)
 		return err;
-	if (joules_may_read(t, &opener) && joules_may_read(t, &sender))
+	/* An exec since the LSMs were asked: they were asked about another program. */
+	if (joules_exec_same(t, &x) && joules_may_read(t, &opener) &&
+	    joules_may_read(t, &sender))
 		err = joules_task_stats(t, process, ns,
 					sk_user_ns(NETLINK_CB(skb).sk), st);
 	else

@@ -38,6 +38,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/uidgid.h>
+#include <linux/workqueue.h>
 
 #include "compat.h"
 #include "perm.h"
@@ -94,6 +95,23 @@ bool joules_may_read(struct task_struct *t, const struct joules_reader *r)
 	ok = jl_dumpable_by_owner(t) && t->nsproxy && mine && t->nsproxy->mnt_ns == mine;
 	task_unlock(t);
 	return ok;
+}
+
+/*
+ * Which program t runs: exec bumps self_exec_id under exec_update_lock,
+ * and de_thread() makes the execing thread the group's task, so a process
+ * that exec'd has another task or another id.
+ */
+void joules_exec_id(struct task_struct *t, struct joules_exec *x)
+{
+	x->task = t;
+	x->id = READ_ONCE(t->self_exec_id);
+}
+
+/* Under joules_read_lock(t): is t still what x saw? */
+bool joules_exec_same(struct task_struct *t, const struct joules_exec *x)
+{
+	return t == x->task && READ_ONCE(t->self_exec_id) == x->id;
 }
 
 /* As /proc/<pid>/io: no exec (a setuid one) changes t while it is read. */
@@ -155,19 +173,29 @@ bool joules_may_read_cgroup(struct cgroup *cgrp, const struct joules_reader *r)
 }
 
 /*
- * A procfs of joules' own (pids of the loader's pid namespace, no hidepid),
- * where joules_lsm_may_read() opens what /proc/<pid>/io's check is made on.
+ * A procfs of joules' own (no hidepid), where joules_lsm_may_read() asks
+ * for what /proc/<pid>/io's check is made on. Its pids are those of the
+ * initial pid namespace, whoever loads the module: it is mounted from a
+ * kworker, since procfs takes the mounting task's pid namespace.
  */
 static struct vfsmount *jl_proc;
 
-int joules_perm_init(void)
+static void jl_proc_mount(struct work_struct *w)
 {
 	struct file_system_type *proc = get_fs_type("proc");
 
 	/* procfs is built in: it has no module reference to put. */
-	if (!proc)
-		return -ENODEV;
-	jl_proc = kern_mount(proc);
+	jl_proc = proc ? kern_mount(proc) : ERR_PTR(-ENODEV);
+}
+
+int joules_perm_init(void)
+{
+	struct work_struct w;
+
+	INIT_WORK_ONSTACK(&w, jl_proc_mount);
+	schedule_work(&w);
+	flush_work(&w);
+	destroy_work_on_stack(&w);
 	if (IS_ERR(jl_proc)) {
 		pr_err("cannot mount procfs for the LSM check: %ld\n",
 		       PTR_ERR(jl_proc));
@@ -182,61 +210,43 @@ void joules_perm_exit(void)
 }
 
 /*
- * The thread of t's group whose mm the check is made on, in ns: t itself,
- * or for a leader that has exited (a zombie with live threads) its first
- * live thread. 0 for none (a kernel thread, a group exiting).
- */
-static pid_t jl_mm_thread(struct task_struct *t, struct pid_namespace *ns)
-{
-	struct task_struct *th;
-	pid_t tid = 0;
-
-	rcu_read_lock();
-	if (READ_ONCE(t->mm)) {
-		tid = task_pid_nr_ns(t, ns);
-	} else if (thread_group_leader(t)) {
-		for_each_thread(t, th) {
-			if (READ_ONCE(th->mm)) {
-				tid = task_pid_nr_ns(th, ns);
-				break;
-			}
-		}
-	}
-	rcu_read_unlock();
-	return tid;
-}
-
-/*
  * Does the kernel's own check, LSMs included, let the current task read
  * t? /proc/<pid>/io makes ptrace_may_access(PTRACE_MODE_READ_FSCREDS) when
- * read, behind mode 0400; opening /proc/<pid>/environ makes the very same
- * check (environ_open(), mm_access() in fs/proc/base.c), behind the same
- * mode, and needs no read. So it is opened as the reader and closed
- * unread. A task without an mm (a kernel thread, one exiting) has no such
- * file: then only CAP_SYS_PTRACE in the initial user namespace reads it.
- * Takes exec_update_lock: never between joules_read_lock() and _unlock().
- * May sleep.
+ * read; following the link /proc/<pid>/ns/user makes the very same call
+ * (proc_ns_get_link() in fs/proc/namespaces.c), for any task, a zombie or
+ * a kernel thread too, and opens nothing: so the link is followed as the
+ * reader (O_PATH: no file is opened, no file hook asked) on a procfs of
+ * joules' own, and let go. The number is t's if t still has it after:
+ * a pid is not given to another task while t holds it.
+ * Takes exec_update_lock on some kernels: never between joules_read_lock()
+ * and _unlock(), so an exec may come between: callers compare
+ * joules_exec_id() from before the check with it under the lock. May
+ * sleep.
  */
 bool joules_lsm_may_read(struct task_struct *t)
 {
 	struct pid_namespace *ns = proc_sb_info(jl_proc->mnt_sb)->pid_ns;
-	char name[24];
+	char name[32];
 	struct file *f;
 	pid_t tid;
+	bool ok;
 
 	if (same_thread_group(t, current))
 		return true;
-	tid = jl_mm_thread(t, ns);
+	rcu_read_lock();
+	tid = task_pid_nr_ns(t, ns);
+	rcu_read_unlock();
 	if (!tid)
-		return ns_capable_noaudit(&init_user_ns, CAP_SYS_PTRACE);
-	/* /proc/<tid>/ is found for any thread, and is that thread's. */
-	snprintf(name, sizeof(name), "%d/environ", tid);
-	f = file_open_root_mnt(jl_proc, name, O_RDONLY, 0);
+		return false;
+	snprintf(name, sizeof(name), "%d/ns/user", tid);
+	f = file_open_root_mnt(jl_proc, name, O_PATH, 0);
 	if (IS_ERR(f))
-		return PTR_ERR(f) == -ESRCH &&
-		       ns_capable_noaudit(&init_user_ns, CAP_SYS_PTRACE);
+		return false;
 	fput(f);
-	return true;
+	rcu_read_lock();
+	ok = task_pid_nr_ns(t, ns) == tid;
+	rcu_read_unlock();
+	return ok;
 }
 
 /* The reader of a file (or a sysfs attribute): the current task. */

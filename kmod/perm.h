@@ -18,8 +18,18 @@ int joules_perm_init(void);
 void joules_perm_exit(void);
 /* The /proc/<pid>/io rule, stricter where a module cannot ask (perm.c). */
 bool joules_may_read(struct task_struct *t, const struct joules_reader *r);
-/* The kernel's check of it, LSMs included, for the current task; may sleep. */
+/*
+ * The kernel's check of it, LSMs included, for the current task; may
+ * sleep. Not under joules_read_lock(): compare a joules_exec from before
+ * the check under the lock.
+ */
 bool joules_lsm_may_read(struct task_struct *t);
+struct joules_exec {
+	const struct task_struct *task;	/* compared, never dereferenced */
+	u64 id;
+};
+void joules_exec_id(struct task_struct *t, struct joules_exec *x);
+bool joules_exec_same(struct task_struct *t, const struct joules_exec *x);
 int joules_read_lock(struct task_struct *t);	/* exec's lock; -EINTR */
 void joules_read_unlock(struct task_struct *t);
 /* Node-wide measured energy: CAP_PERFMON or CAP_SYS_ADMIN. */

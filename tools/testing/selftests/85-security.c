@@ -253,6 +253,49 @@ TEST(non_dumpable_task_of_the_same_uid_is_refused)
 	release(&t);
 }
 
+/*
+ * The LSMs are asked when a file is opened, about the program the task
+ * runs then: after an exec the open file is refused (EACCES), and a new
+ * open is asked again.
+ */
+TEST(an_open_file_is_refused_after_an_exec)
+{
+	char path[64], comm[64], b[4096];
+	int go[2], fd;
+	pid_t kid;
+	char c;
+
+	ASSERT_EQ(0, pipe(go));
+	kid = fork();
+	if (kid == 0) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		execl("/bin/sleep", "sleep", "30", (char *)NULL);
+		_exit(2);
+	}
+	close(go[0]);
+	snprintf(path, sizeof(path), "/proc/energy/%d", kid);
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	EXPECT_LT(0, pread(fd, b, sizeof(b), 0));
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	/* The exec is done once /proc says so. */
+	for (int i = 0; i < 200; i++) {
+		snprintf(comm, sizeof(comm), "/proc/%d/comm", kid);
+		if (st_read(comm, b, sizeof(b)) > 0 && !strncmp(b, "sleep", 5))
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ(-1, pread(fd, b, sizeof(b), 0));
+	EXPECT_EQ(EACCES, errno);
+	close(fd);
+	EXPECT_LT(0, st_read(path, b, sizeof(b)));
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	close(go[1]);
+}
+
 /* ---- an LSM: a reader confined by Landlock ---- */
 
 /*
@@ -477,10 +520,10 @@ TEST(remount_applies_its_options)
 }
 
 /*
- * Without options, the reader's own /proc decides at each access: a
- * /proc remounted later counts, not the /proc of when it was mounted.
+ * Without options, the mounter's /proc decides at each access: a remount
+ * of it counts, not only its options of when joulesfs was mounted.
  */
-TEST(without_options_the_readers_proc_decides)
+TEST(without_options_the_mounters_proc_decides)
 {
 	struct stat st;
 
@@ -499,6 +542,69 @@ TEST(without_options_the_readers_proc_decides)
 	EXPECT_NE(0, st_sh("grep -q '^joulesfs " HMNT
 			   " joulesfs .*hidepid' /proc/mounts"));
 	st_sh("umount " HMNT);
+}
+
+/*
+ * As nobody in a user and mount namespace of its own, with something else
+ * on /proc (a tmpfs: pid 1 stays hidden; or, in a chroot, a link back into
+ * joulesfs: the lookup of its own child neither hangs nor recurses). A
+ * reader chooses its /proc, so its /proc must not decide.
+ */
+#define ROOT85 "/tmp/85-root"
+
+static int own_proc_as_nobody(void *arg)
+{
+	const char *how = arg;
+	char name[32], link[32];
+	struct stat st;
+	pid_t kid;
+	int ret;
+
+	become_nobody();
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
+		return 95;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return 96;
+	if (!strcmp(how, "tmpfs")) {
+		if (mount("t", "/proc", "tmpfs", 0, NULL))
+			return 97;
+		return stat(HMNT "/1", &st) == 0 ? 1 : errno == ENOENT ? 0 : 2;
+	}
+	/*
+	 * A root whose /proc is a link to a name in joulesfs not yet looked
+	 * up: a lookup that walked the reader's /proc would wait for itself.
+	 */
+	kid = fork();
+	if (kid == 0) {
+		pause();
+		_exit(0);
+	}
+	snprintf(name, sizeof(name), "/e/%d", kid);
+	snprintf(link, sizeof(link), "e/%d", kid);
+	ret = mount("t", ROOT85, "tmpfs", 0, NULL) ||
+	      mkdir(ROOT85 "/e", 0755) ||
+	      mount(HMNT, ROOT85 "/e", NULL, MS_BIND, NULL) ||
+	      symlink(link, ROOT85 "/proc") || chroot(ROOT85) || chdir("/");
+	if (!ret)
+		ret = stat(name, &st) == 0 ? 0 : 3;
+	else
+		ret = 98;
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	return ret;
+}
+
+TEST(a_readers_own_proc_decides_nothing)
+{
+	mkdir(HMNT, 0755);
+	mkdir(ROOT85, 0755);
+	ASSERT_EQ(0, st_sh("mount -o remount,hidepid=invisible /proc"));
+	ASSERT_EQ(0, st_sh("mount -t joulesfs joulesfs " HMNT));
+	EXPECT_EQ(0, in_child(own_proc_as_nobody, "tmpfs"));
+	EXPECT_EQ(0, in_child(own_proc_as_nobody, "link"));
+	st_sh("umount " HMNT);
+	st_sh("mount -o remount,hidepid=off /proc");
+	rmdir(ROOT85);
 }
 
 /* ---- pid namespaces ---- */
