@@ -76,6 +76,7 @@ struct jf_opts {
 static void jf_opts(struct super_block *sb, struct jf_opts *o)
 {
 	struct jf_info *fi = sb_info(sb);
+	/* Pairs with jf_reconfigure(): a set bit's value is there. */
 	unsigned int set = smp_load_acquire(&fi->set);
 
 	if (fi->proc.dentry) {
@@ -126,6 +127,7 @@ static const struct constant_table jf_hidepid_names[] = {
 static int jf_show_options(struct seq_file *m, struct dentry *root)
 {
 	struct jf_info *fi = sb_info(root->d_sb);
+	/* Pairs with jf_reconfigure(), as in jf_opts(). */
 	unsigned int set = smp_load_acquire(&fi->set);
 	const struct constant_table *c = jf_hidepid_names;
 	int hidepid = READ_ONCE(fi->hidepid);
@@ -870,6 +872,7 @@ static int jf_reconfigure(struct fs_context *fc)
 		WRITE_ONCE(fi->gid.val, given->gid.val);
 	if (given->set & JF_SET_HIDEPID)
 		WRITE_ONCE(fi->hidepid, given->hidepid);
+	/* The values before the bits: pairs with jf_opts()' acquire. */
 	smp_store_release(&fi->set, fi->set | given->set);
 	return 0;
 }
