@@ -329,11 +329,11 @@ void joules_cg_charge(struct joules_cg *cg, const struct joules_totals *d)
  * (which resumes from a parent, still dirty) finds them. Process
  * context; readers flush, then read.
  */
-static void cg_flush_unlock(u64 since)
+/* A stretch of a flush ends: keep the longest. */
+static void cg_flush_note(u64 since)
 {
 	u64 held = local_clock() - since;
 
-	write_sequnlock(&cg_seq);
 	/* Written under cg_flush_lock only; sysfs reads it without. */
 	if (held > cg_flush_max_ns)
 		WRITE_ONCE(cg_flush_max_ns, held);
@@ -360,7 +360,8 @@ static void __cg_flush(void)
 			 * first settle. n stays dirty across the break.
 			 */
 			if (++done % CG_FLUSH_BATCH == 0) {
-				cg_flush_unlock(since);
+				cg_flush_note(since);
+				write_sequnlock(&cg_seq);
 				cond_resched();
 				write_seqlock(&cg_seq);
 				since = local_clock();
@@ -379,7 +380,8 @@ static void __cg_flush(void)
 			n = n->parent;
 		}
 	}
-	cg_flush_unlock(since);
+	cg_flush_note(since);
+	write_sequnlock(&cg_seq);
 }
 
 /*
