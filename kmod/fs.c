@@ -816,8 +816,9 @@ static int jf_fill_super(struct super_block *sb, struct fs_context *fc)
 
 /*
  * An option not given follows the mounter's /proc: hold it, or refuse
- * the mount if it is not procfs of the mount's pid namespace (nothing to
- * follow, and no default that would hide less than some /proc).
+ * the mount if it is not procfs (nothing to follow, and no default that
+ * would hide less than some /proc). A new pid namespace's mounter may
+ * still have its parent's /proc: what that hides, it sees hidden.
  */
 static int jf_hold_proc(struct fs_context *fc, struct jf_info *fi)
 {
@@ -827,10 +828,9 @@ static int jf_hold_proc(struct fs_context *fc, struct jf_info *fi)
 		return 0;
 	if (kern_path("/proc", LOOKUP_FOLLOW, &path))
 		return invalfc(fc, "no /proc to follow: give hidepid= and gid=");
-	if (path.dentry->d_sb->s_magic != PROC_SUPER_MAGIC ||
-	    proc_sb_info(path.dentry->d_sb)->pid_ns != fi->ns) {
+	if (path.dentry->d_sb->s_magic != PROC_SUPER_MAGIC) {
 		path_put(&path);
-		return invalfc(fc, "/proc is not this pid namespace's procfs: give hidepid= and gid=");
+		return invalfc(fc, "/proc is not procfs, nothing to follow: give hidepid= and gid=");
 	}
 	fi->proc = path;
 	return 0;

@@ -563,6 +563,11 @@ static int own_proc_as_nobody(void *arg)
 	become_nobody();
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
 		return 95;
+	/* Its own ids mapped, so that it may make files in its tmpfs. */
+	if (st_write("/proc/self/setgroups", "deny", 4) ||
+	    st_write("/proc/self/uid_map", "65534 65534 1", 13) ||
+	    st_write("/proc/self/gid_map", "65534 65534 1", 13))
+		return 94;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		return 96;
 	if (!strcmp(how, "tmpfs")) {
@@ -581,14 +586,18 @@ static int own_proc_as_nobody(void *arg)
 	}
 	snprintf(name, sizeof(name), "/e/%d", kid);
 	snprintf(link, sizeof(link), "e/%d", kid);
-	ret = mount("t", ROOT85, "tmpfs", 0, NULL) ||
-	      mkdir(ROOT85 "/e", 0755) ||
-	      mount(HMNT, ROOT85 "/e", NULL, MS_BIND, NULL) ||
-	      symlink(link, ROOT85 "/proc") || chroot(ROOT85) || chdir("/");
-	if (!ret)
-		ret = stat(name, &st) == 0 ? 0 : 3;
+	if (mount("t", ROOT85, "tmpfs", 0, NULL))
+		ret = 40;
+	else if (mkdir(ROOT85 "/e", 0755))
+		ret = 41;
+	else if (mount(HMNT, ROOT85 "/e", NULL, MS_BIND | MS_REC, NULL))
+		ret = 42 + 100 * (errno == EPERM) + 200 * (errno == EINVAL);
+	else if (symlink(link, ROOT85 "/proc"))
+		ret = 43;
+	else if (chroot(ROOT85) || chdir("/"))
+		ret = 44;
 	else
-		ret = 98;
+		ret = stat(name, &st) == 0 ? 0 : 3;
 	kill(kid, SIGKILL);
 	waitpid(kid, NULL, 0);
 	return ret;
