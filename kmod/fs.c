@@ -133,7 +133,8 @@ static int jf_show_options(struct seq_file *m, struct dentry *root)
 	int hidepid = READ_ONCE(fi->hidepid);
 
 	if (set & JF_SET_GID)
-		seq_printf(m, ",gid=%u", from_kgid_munged(&init_user_ns, fi->gid));
+		seq_printf(m, ",gid=%u", from_kgid_munged(&init_user_ns,
+							   KGIDT_INIT(READ_ONCE(fi->gid.val))));
 	if (set & JF_SET_HIDEPID) {
 		while (c->name && c->value != hidepid)
 			c++;
@@ -262,17 +263,21 @@ static struct task_struct *jf_task(struct inode *inode, bool process)
 	return get_pid_task(inode_pid(inode), process ? PIDTYPE_TGID : PIDTYPE_PID);
 }
 
-/* An open per-pid file: the task and the program it ran when opened. */
+/* An open per-pid file, and what the LSMs were last asked about. */
 struct jf_file {
 	struct inode *inode;
-	struct task_struct *task;	/* a reference, so that x stays its own */
-	struct joules_exec x;
+	struct joules_verdict v;
 };
 
+/* Reads of a file whose task exec'd or changed credentials ask again. */
+#define JF_ASK_AGAIN 3
+
 /*
- * The rule is checked at each read; the LSMs were asked at open, for the
- * program the task ran then: after an exec (a setuid one, or a new
- * security label) the file is refused and has to be opened again.
+ * The rule is checked at each read; the LSMs' verdict holds while the
+ * task runs the program, with the credentials, it was asked about. After
+ * an exec or a change of credentials they are asked again (a few times,
+ * should the task keep changing), as /proc/<pid>/io asks at each read.
+ * Serialised per file by the seq_file's lock.
  */
 static int jf_show(struct seq_file *m, bool process)
 {
@@ -280,18 +285,28 @@ static int jf_show(struct seq_file *m, bool process)
 	struct inode *inode = jf->inode;
 	struct joules_reader r;
 	struct task_struct *t;
-	int err;
+	int err, tries = 0;
 
 	t = jf_task(inode, process);
 	if (!t)
 		return -ESRCH;
 	joules_reader_current(&r);
-	err = joules_read_lock(t);
-	if (!err) {
-		err = joules_exec_same(t, &jf->x) && joules_may_read(t, &r) ?
-			joules_print_stats(m, t, process, sb_info(inode->i_sb)->ns) :
-			-EACCES;
+	for (;;) {
+		err = joules_read_lock(t);
+		if (err)
+			break;
+		if (joules_verdict_holds(t, &jf->v)) {
+			err = joules_may_read(t, &r) ?
+				joules_print_stats(m, t, process, sb_info(inode->i_sb)->ns) :
+				-EACCES;
+			joules_read_unlock(t);
+			break;
+		}
 		joules_read_unlock(t);
+		joules_verdict_put(&jf->v);
+		err = ++tries > JF_ASK_AGAIN ? -EAGAIN : joules_lsm_verdict(t, &jf->v);
+		if (err)
+			break;
 	}
 	put_task_struct(t);
 	return err;
@@ -307,14 +322,11 @@ static int jf_show_thread(struct seq_file *m, void *v)
 	return jf_show(m, false);
 }
 
-/*
- * Refused at open already, so that a reader learns it before reading. The
- * LSMs are asked here, as for a file of their own: what the open allowed,
- * reads of it keep while the task runs the same program.
- */
+/* Refused at open already, so that a reader learns it before reading. */
 static int jf_open(struct inode *inode, struct file *file, bool process)
 {
 	struct joules_reader r;
+	struct task_struct *t;
 	struct jf_file *jf;
 	int err = -EACCES;
 
@@ -322,20 +334,22 @@ static int jf_open(struct inode *inode, struct file *file, bool process)
 	if (!jf)
 		return -ENOMEM;
 	jf->inode = inode;
-	jf->task = jf_task(inode, process);
-	if (!jf->task) {
+	t = jf_task(inode, process);
+	if (!t) {
 		kfree(jf);
 		return -ESRCH;
 	}
-	/* The program first: an exec after it makes the reads refuse. */
-	joules_exec_id(jf->task, &jf->x);
 	joules_reader_current(&r);
-	if (joules_may_read(jf->task, &r) && joules_lsm_may_read(jf->task))
+	if (joules_may_read(t, &r))
+		err = joules_lsm_verdict(t, &jf->v);
+	put_task_struct(t);
+	if (!err) {
 		err = single_open(file, process ? jf_show_process : jf_show_thread, jf);
-	if (err) {
-		put_task_struct(jf->task);
-		kfree(jf);
+		if (err)
+			joules_verdict_put(&jf->v);
 	}
+	if (err)
+		kfree(jf);
 	return err;
 }
 
@@ -353,7 +367,7 @@ static int jf_release(struct inode *inode, struct file *file)
 {
 	struct jf_file *jf = ((struct seq_file *)file->private_data)->private;
 
-	put_task_struct(jf->task);
+	joules_verdict_put(&jf->v);
 	kfree(jf);
 	return single_release(inode, file);
 }
@@ -903,6 +917,8 @@ static void jf_kill_sb(struct super_block *sb)
 	struct jf_info *fi = sb_info(sb);
 
 	kill_anon_super(sb);
+	/* An RCU-walk revalidate may still read fi (and its procfs's info). */
+	synchronize_rcu();
 	jf_free_info(fi);
 }
 

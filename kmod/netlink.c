@@ -512,27 +512,29 @@ static int joules_nl_task_stats(struct sk_buff *skb, struct task_struct *t,
 				struct joules_stats *st)
 {
 	struct joules_reader opener, sender;
-	struct joules_exec x;
+	struct joules_verdict v;
 	int err;
 
 	if (joules_nl_opener(skb, &opener))
 		return -EPERM;
 	joules_reader_current(&sender);
-	joules_exec_id(t, &x);
-	if (!joules_may_read(t, &opener) || !joules_may_read(t, &sender) ||
-	    !joules_lsm_may_read(t))
+	if (!joules_may_read(t, &opener) || !joules_may_read(t, &sender))
 		return -EPERM;
-	err = joules_read_lock(t);
+	err = joules_lsm_verdict(t, &v);
 	if (err)
-		return err;
-	/* An exec since the LSMs were asked: they were asked about another program. */
-	if (joules_exec_same(t, &x) && joules_may_read(t, &opener) &&
-	    joules_may_read(t, &sender))
-		err = joules_task_stats(t, process, ns,
-					sk_user_ns(NETLINK_CB(skb).sk), st);
-	else
-		err = -EPERM;
-	joules_read_unlock(t);
+		return err == -EACCES ? -EPERM : err;
+	err = joules_read_lock(t);
+	if (!err) {
+		/* An exec or new credentials since: the LSMs judged another. */
+		if (joules_verdict_holds(t, &v) && joules_may_read(t, &opener) &&
+		    joules_may_read(t, &sender))
+			err = joules_task_stats(t, process, ns,
+						sk_user_ns(NETLINK_CB(skb).sk), st);
+		else
+			err = -EPERM;
+		joules_read_unlock(t);
+	}
+	joules_verdict_put(&v);
 	return err;
 }
 

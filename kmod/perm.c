@@ -98,20 +98,66 @@ bool joules_may_read(struct task_struct *t, const struct joules_reader *r)
 }
 
 /*
- * Which program t runs: exec bumps self_exec_id under exec_update_lock,
- * and de_thread() makes the execing thread the group's task, so a process
- * that exec'd has another task or another id.
+ * What an LSM verdict about t was about: the program its group runs (exec
+ * bumps the leader's self_exec_id under exec_update_lock, and de_thread()
+ * makes the execing thread the leader) and t's credentials (a new label
+ * without an exec: AppArmor's change_profile, SELinux's setcon). Noted
+ * under the lock, so that an exec is either before or after it.
  */
-void joules_exec_id(struct task_struct *t, struct joules_exec *x)
+static int jl_verdict_note(struct task_struct *t, struct joules_verdict *v)
 {
-	x->task = t;
-	x->id = READ_ONCE(t->self_exec_id);
+	struct task_struct *leader;
+	int err = joules_read_lock(t);
+
+	if (err)
+		return err;
+	rcu_read_lock();
+	leader = READ_ONCE(t->group_leader);
+	v->leader = leader;
+	v->exec_id = READ_ONCE(leader->self_exec_id);
+	rcu_read_unlock();
+	v->cred = get_task_cred(t);
+	joules_read_unlock(t);
+	return 0;
 }
 
-/* Under joules_read_lock(t): is t still what x saw? */
-bool joules_exec_same(struct task_struct *t, const struct joules_exec *x)
+/*
+ * Ask the LSMs about t for the current task (joules_lsm_may_read()), and
+ * note what they were asked about: 0, -EACCES, or -EINTR. Not under
+ * joules_read_lock(); v is released with joules_verdict_put().
+ */
+int joules_lsm_verdict(struct task_struct *t, struct joules_verdict *v)
 {
-	return t == x->task && READ_ONCE(t->self_exec_id) == x->id;
+	int err = jl_verdict_note(t, v);
+
+	if (err)
+		return err;
+	if (joules_lsm_may_read(t))
+		return 0;
+	joules_verdict_put(v);
+	return -EACCES;
+}
+
+/* Under joules_read_lock(t): is t still what the verdict was about? */
+bool joules_verdict_holds(struct task_struct *t, const struct joules_verdict *v)
+{
+	struct task_struct *leader;
+	bool same;
+
+	rcu_read_lock();
+	leader = READ_ONCE(t->group_leader);
+	same = leader == v->leader &&
+	       READ_ONCE(leader->self_exec_id) == v->exec_id &&
+	       rcu_access_pointer(t->real_cred) == v->cred;
+	rcu_read_unlock();
+	return same;
+}
+
+void joules_verdict_put(struct joules_verdict *v)
+{
+	if (v->cred)
+		put_cred(v->cred);
+	v->cred = NULL;
 }
 
 /* As /proc/<pid>/io: no exec (a setuid one) changes t while it is read. */
@@ -219,9 +265,9 @@ void joules_perm_exit(void)
  * joules' own, and let go. The number is t's if t still has it after:
  * a pid is not given to another task while t holds it.
  * Takes exec_update_lock on some kernels: never between joules_read_lock()
- * and _unlock(), so an exec may come between: callers compare
- * joules_exec_id() from before the check with it under the lock. May
- * sleep.
+ * and _unlock(), so an exec may come between: callers use
+ * joules_lsm_verdict() and check joules_verdict_holds() under the lock.
+ * May sleep.
  */
 bool joules_lsm_may_read(struct task_struct *t)
 {

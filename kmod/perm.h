@@ -20,16 +20,19 @@ void joules_perm_exit(void);
 bool joules_may_read(struct task_struct *t, const struct joules_reader *r);
 /*
  * The kernel's check of it, LSMs included, for the current task; may
- * sleep. Not under joules_read_lock(): compare a joules_exec from before
- * the check under the lock.
+ * sleep. Not under joules_read_lock(): joules_lsm_verdict() asks it and
+ * notes what it was about, joules_verdict_holds() tells under the lock
+ * whether that is still so (no exec, no new credentials since).
  */
 bool joules_lsm_may_read(struct task_struct *t);
-struct joules_exec {
-	const struct task_struct *task;	/* compared, never dereferenced */
-	u64 id;
+struct joules_verdict {
+	const struct task_struct *leader;	/* compared, never dereferenced */
+	u64 exec_id;				/* the leader's self_exec_id */
+	const struct cred *cred;		/* t's, referenced; compared */
 };
-void joules_exec_id(struct task_struct *t, struct joules_exec *x);
-bool joules_exec_same(struct task_struct *t, const struct joules_exec *x);
+int joules_lsm_verdict(struct task_struct *t, struct joules_verdict *v);
+bool joules_verdict_holds(struct task_struct *t, const struct joules_verdict *v);
+void joules_verdict_put(struct joules_verdict *v);
 int joules_read_lock(struct task_struct *t);	/* exec's lock; -EINTR */
 void joules_read_unlock(struct task_struct *t);
 /* Node-wide measured energy: CAP_PERFMON or CAP_SYS_ADMIN. */
