@@ -123,8 +123,8 @@ static int jl_verdict_note(struct task_struct *t, struct joules_verdict *v)
 
 /*
  * Ask the LSMs about t for the current task (joules_lsm_may_read()), and
- * note what they were asked about: 0, -EACCES, or -EINTR. Not under
- * joules_read_lock(); v is released with joules_verdict_put().
+ * note what they were asked about: 0, -EACCES, -ESRCH, or -EINTR. Not
+ * under joules_read_lock(); v is released with joules_verdict_put().
  */
 int joules_lsm_verdict(struct task_struct *t, struct joules_verdict *v)
 {
@@ -135,7 +135,11 @@ int joules_lsm_verdict(struct task_struct *t, struct joules_verdict *v)
 	if (joules_lsm_may_read(t))
 		return 0;
 	joules_verdict_put(v);
-	return -EACCES;
+	/*
+	 * A task released meanwhile has no /proc/<tid> left to ask about
+	 * (proc_ns_get_link() says EACCES then): gone, not refused.
+	 */
+	return pid_alive(t) ? -EACCES : -ESRCH;
 }
 
 /* Under joules_read_lock(t): is t still what the verdict was about? */
