@@ -264,9 +264,9 @@ void joules_perm_exit(void)
  * t? /proc/<pid>/io makes ptrace_may_access(PTRACE_MODE_READ_FSCREDS) when
  * read; following the link /proc/<pid>/ns/user makes the very same call
  * (proc_ns_get_link() in fs/proc/namespaces.c), for any task, a zombie or
- * a kernel thread too, and opens nothing: so the link is followed as the
- * reader (O_PATH: no file is opened, no file hook asked) on a procfs of
- * joules' own, and let go. The number is t's if t still has it after:
+ * a kernel thread too, and opens no file of the task's: so the link is
+ * followed as the reader (O_PATH: a path, no open hook asked) on a procfs
+ * of joules' own, and let go. The number is t's if t still has it after:
  * a pid is not given to another task while t holds it.
  * Takes exec_update_lock on some kernels: never between joules_read_lock()
  * and _unlock(), so an exec may come between: callers use
