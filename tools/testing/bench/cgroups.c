@@ -44,12 +44,24 @@
  *              parsing and sorting by path, what a tool pays;
  *   lib_wall - wall time per jnl_dump_cgroups().
  *
+ * Deep (bench "cgroups-deep"): one chain of N nested cgroups (a delegated
+ * user may nest without limit), a ticker at the bottom, so each of the N
+ * has an entry; D requests of each kind per trial, this thread's CPU time:
+ *   dump_ms    - per DUMP_CGROUPS of the chain (N paths of up to N
+ *                components: linear in N per path, or worse);
+ *   dump_per   - us per cgroup in that dump (flat in N if paths cost
+ *                O(depth) and nothing else grows with it);
+ *   get_us     - per GET_CGROUP of the bottom cgroup by path.
+ *
  *   bench-cgroups [-n CGROUPS] [-s SECONDS] [-r TRIALS] [-d DUMPS] [-q]
- *                 [-m worker|dump|flush|both]   (both: worker and dump)
+ *                 [-m worker|dump|flush|both|deep]   (both: worker and dump)
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -270,6 +282,160 @@ static int flush_trial(void *arg, bool loaded, double *out)
 	return 0;
 }
 
+#define DEEP_TOP "/sys/fs/cgroup/jbench-deep"
+
+/* The chain's k-th cgroup (0: the top), "c" per level so 2,000 fit a path. */
+static void deep_path(unsigned long k, char *buf, size_t size)
+{
+	size_t n = (size_t)snprintf(buf, size, "%s", DEEP_TOP);
+
+	for (unsigned long i = 0; i < k && n + 2 < size; i++, n += 2)
+		memcpy(buf + n, "/c", 3);
+}
+
+static void deep_remove(unsigned long depth)
+{
+	char path[PATH_MAX];
+
+	for (unsigned long k = depth; k-- > 0;) {
+		deep_path(k, path, sizeof(path));
+		for (int i = 0; rmdir(path) && errno == EBUSY && i < 100; i++)
+			bench_sleep(0.01);
+	}
+}
+
+static int deep_make(unsigned long depth)
+{
+	char path[PATH_MAX];
+
+	if (sizeof(DEEP_TOP) + 2 * depth >= sizeof(path)) {
+		fprintf(stderr,
+			"bench-cgroups: a chain of %lu does not fit a path\n",
+			depth);
+		return -1;
+	}
+	for (unsigned long k = 0; k < depth; k++) {
+		deep_path(k, path, sizeof(path));
+		if (mkdir(path, 0755) && errno != EEXIST) {
+			fprintf(stderr, "bench-cgroups: mkdir %s: %s\n", path,
+				strerror(errno));
+			deep_remove(k);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int deep_move(pid_t pid, unsigned long depth)
+{
+	char path[PATH_MAX + 16], s[32];
+
+	if (depth) {
+		deep_path(depth - 1, path, PATH_MAX);
+		strcat(path, "/cgroup.procs");
+	} else {
+		strcpy(path, "/sys/fs/cgroup/cgroup.procs");
+	}
+	snprintf(s, sizeof(s), "%d", (int)pid);
+	if (bench_write_file(path, s)) {
+		fprintf(stderr, "bench-cgroups: %d into %s: %s\n", (int)pid,
+			path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int deep_trial(void *arg, bool loaded, double *out)
+{
+	const struct cgb *c = arg;
+	char path[PATH_MAX];
+	double dump = 0, get = 0;
+	struct cgroup_rec *recs, r;
+	struct jnl *nl;
+	size_t n = 0;
+	int err;
+
+	(void)loaded;
+	/* The bottom, as GET_CGROUP names it: below the cgroup2 mount. */
+	deep_path(c->n - 1, path, sizeof(path));
+	err = jnl_open(&nl);
+	if (err) {
+		fprintf(stderr, "bench-cgroups: %s\n",
+			jnl_strerror(JNL_OP_OPEN, err));
+		return -1;
+	}
+	for (unsigned int k = 0; k < c->dumps && !err; k++) {
+		double t0 = thread_cpu(), t1;
+
+		err = jnl_dump_cgroups(nl, &recs, &n);
+		t1 = thread_cpu();
+		if (err < 0)
+			break;
+		free(recs);
+		err = jnl_get_cgroup(nl, path + strlen("/sys/fs/cgroup/"), 0,
+				     &r);
+		get += thread_cpu() - t1;
+		dump += t1 - t0;
+	}
+	jnl_close(nl);
+	if (err) {
+		fprintf(stderr, "bench-cgroups: deep chain: %s\n",
+			strerror(-err));
+		return -1;
+	}
+	if (n < c->n) {
+		fprintf(stderr,
+			"bench-cgroups: the dump has %zu cgroups, fewer than the chain's %lu\n",
+			n, c->n);
+		return -1;
+	}
+	out[0] = dump * 1e3 / c->dumps;
+	out[1] = dump * 1e6 / c->dumps / (double)n;
+	out[2] = get * 1e6 / c->dumps;
+	return 0;
+}
+
+static int run_deep(struct cgb *c, unsigned int reps)
+{
+	static const struct bench_metric deep_metrics[] = {
+		{ "dump_ms", "ms", 0 },
+		{ "dump_per", "us", 0 },
+		{ "get_us", "us", 0 },
+	};
+	struct bench_def d = { .name = "cgroups-deep",
+			       .metrics = deep_metrics,
+			       .nr_metrics = 3,
+			       .reps = reps,
+			       .trial = deep_trial,
+			       .arg = c };
+	unsigned long one;
+	const pid_t *pids;
+	int rc;
+
+	/* An empty tree: cgroup2 mounted where the guest has none. */
+	if (bench_cgroups_make(0) || deep_make(c->n))
+		return -1;
+	if (bench_spawn_tickers(1, c->interval_ms / 1e3)) {
+		deep_remove(c->n);
+		return -1;
+	}
+	pids = bench_sleeper_pids(&one);
+	printf("== cgroups-deep: a chain of %lu cgroups, one task waking every %u ms at its bottom, %u trials, %u requests of each kind per trial ==\n",
+	       c->n, c->interval_ms, reps, c->dumps);
+	fflush(stdout);
+	rc = deep_move(pids[0], c->n);
+	/* Its entries, the chain's included, are made at its first charge. */
+	if (!rc) {
+		bench_sleep(c->interval_ms * 3e-3);
+		rc = bench_run_loaded(&d);
+	}
+	deep_move(pids[0], 0);
+	bench_reap_sleepers();
+	deep_remove(c->n);
+	bench_cgroups_remove(0);
+	return rc;
+}
+
 /* d's trials with the module loaded and the tasks in their containers, as on a node. */
 static int run_spread(const struct bench_def *d)
 {
@@ -310,7 +476,7 @@ int main(int argc, char **argv)
 		{ 's', BENCH_DOUBLE, &c.secs, "SECONDS" },
 		{ 'r', BENCH_UINT, &reps, "TRIALS" },
 		{ 'd', BENCH_UINT, &c.dumps, "DUMPS" },
-		{ 'm', BENCH_STR, &mode, "worker|dump|flush|both" },
+		{ 'm', BENCH_STR, &mode, "worker|dump|flush|both|deep" },
 		BENCH_OPT_QUIET,
 	};
 	int err;
@@ -321,7 +487,8 @@ int main(int argc, char **argv)
 		return err;
 	if (!c.n || c.secs <= 0 || !reps || !c.dumps ||
 	    (strcmp(mode, "worker") && strcmp(mode, "dump") &&
-	     strcmp(mode, "flush") && strcmp(mode, "both"))) {
+	     strcmp(mode, "flush") && strcmp(mode, "both") &&
+	     strcmp(mode, "deep"))) {
 		fprintf(stderr, "bench-cgroups: bad -n, -s, -r, -d or -m\n");
 		return 2;
 	}
@@ -329,6 +496,11 @@ int main(int argc, char **argv)
 		return 1;
 	iv = bench_read_ll("/sys/kernel/joules/interval_ms");
 	c.interval_ms = iv > 0 ? (unsigned int)iv : 100;
+	if (!strcmp(mode, "deep")) {
+		rc = run_deep(&c, reps);
+		bench_set_loaded(false);
+		return rc < 0 ? 1 : 0;
+	}
 	bench_task_room(c.n, &old);
 	t0 = bench_now();
 	if (bench_cgroups_make(c.n) ||

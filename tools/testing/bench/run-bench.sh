@@ -18,7 +18,8 @@
 #   CTXSW_N CTXSW_REPS FORK_N FORK_REPS PIDREAD_BATCH PIDREAD_BATCHES
 #   PIDREAD_REPS DUMP_N DUMP_REPS IDLE_N IDLE_SECS IDLE_REPS EXP_N EXP_CGROUPS
 #   EXP_SCRAPES EXP_REPS CG_N CG_SECS CG_REPS CG_DUMPS
-#   CG_MODE (worker, dump, flush, or both: worker and dump; see bench/cgroups.c)
+#   CG_MODE (worker, dump, flush, deep, or both: worker and dump; see
+#   bench/cgroups.c; deep takes CG_N as the depth of one chain)
 #   JOULES_BPF (the joules-bpf to attach: default the one on PATH, else this
 #               tree's; JOULES_BPF=none leaves the collector out)
 # The collector is attached with its maps in /sys/fs/bpf/joules-bench, so a
