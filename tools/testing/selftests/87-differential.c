@@ -6,13 +6,14 @@
  * Each seed drives rounds of: fork/exec/exit storms, processes that live
  * less than one attribution interval, multi-threaded processes (some
  * threads dying early, some leaders exiting before their threads), a
- * process moved between cgroups while it runs, a threaded cgroup (one
- * process's threads in different cgroups), deep cgroup chains made and
- * removed, cgroup entries read across rmdir, a process in its own cgroup
- * namespace, a pid namespace, io_uring SQPOLL and io-wq workers, vhost
- * workers (where /dev/vhost-net exists). The test "plain" runs a round as
- * is, "reload_in_the_middle" reloads the module while the long-lived
- * processes wait, "fork_pool_empty" reloads it with fork_pool=0 or 2.
+ * process moved between cgroups while it runs (and once while it sleeps),
+ * a threaded cgroup (one process's threads in different cgroups), deep
+ * cgroup chains made and removed, cgroup entries read across rmdir, a
+ * process in its own cgroup namespace, a pid namespace, io_uring SQPOLL
+ * and io-wq workers, vhost workers (where /dev/vhost-net exists). The
+ * test "plain" runs a round as is, "reload_in_the_middle" reloads the
+ * module while the long-lived processes wait, "fork_pool_empty" reloads
+ * it with fork_pool=0 or 2.
  *
  * After each round, with the workload stopped (every process blocked or a
  * zombie, then three intervals for the worker), joules is compared with
@@ -263,17 +264,22 @@ static pid_t clone_into(int cgfd, unsigned long long flags)
  * and through /proc/energy/cgroup and reports ids, cpu times and whether
  * the paths were the namespace's ("/" and "/sub").
  */
-static void cgns_query(void);
+static void cgns_query(uint64_t outside);
 
 static int role_cgns(char **argv)
 {
 	const char *dir = argv[0];
 	unsigned int us = atoi(argv[1]);
 	char path[4200];
+	struct stat st;
 	int fd;
 	pid_t p;
 	char c;
 
+	/* Its parent: a cgroup outside the namespace, for the negative checks. */
+	snprintf(path, sizeof(path), "%s/..", dir);
+	if (stat(path, &st))
+		return 98;
 	if (unshare(CLONE_NEWCGROUP))
 		return 95;
 	snprintf(path, sizeof(path), "%s/sub", dir);
@@ -295,17 +301,22 @@ static int role_cgns(char **argv)
 			st_burn_cpu(us / 1e6);
 			role_send('r', 0, NULL);
 		} else if (c == 'q') {
-			cgns_query();
+			cgns_query(st.st_ino);
 		}
 	}
 	return 0;
 }
 
-/* The namespace's view of its root and of sub, for check_cgns(). */
-static void cgns_query(void)
+/*
+ * The namespace's view of its root and of sub, for check_cgns(), and what
+ * it must not see: the cgroup outside it by id, any path above its root
+ * in the dump.
+ */
+static void cgns_query(uint64_t outside)
 {
 	char b[4096], s[4096];
-	struct cgroup_rec r;
+	struct cgroup_rec r, *recs;
+	size_t n;
 	unsigned long long x;
 	struct jnl *nl;
 	uint64_t v[8];
@@ -332,6 +343,18 @@ static void cgns_query(void)
 			v[2] = r.feat[JL_F_CPU_NS];
 			if (strcmp(r.path, "/sub"))
 				bits |= 32;
+		}
+		if (!jnl_get_cgroup(nl, NULL, outside, &r))
+			bits |= 8192;
+		if (jnl_dump_cgroups(nl, &recs, &n))
+			bits |= 16384;
+		else {
+			/* Only its root and sub are below the namespace's root. */
+			for (size_t i = 0; i < n; i++)
+				if (strcmp(recs[i].path, "/") &&
+				    strcmp(recs[i].path, "/sub"))
+					bits |= 16384;
+			free(recs);
 		}
 		jnl_close(nl);
 	} else {
@@ -1260,7 +1283,8 @@ static void check_cgns(struct child *c, const char *rel)
 		&figs[F_CGNS], bits, 0, 0,
 		"inside the namespace of /%s: GET_CGROUP / %s (id %llu), /sub %s (id %llu); "
 		"file / id %llu, sub id %llu; kernel ids %llu, %llu; bits: 1,2 GET failed, "
-		"4,8 file failed, 16-128 wrong paths, 256-4096 wrong ids or cpu",
+		"4,8 file failed, 16-128 wrong paths, 256-4096 wrong ids or cpu, "
+		"8192 the parent outside read by id, 16384 a dump failed or went outside",
 		rel, bits & 1 ? strerror((int)m.v[6]) : "ok",
 		(unsigned long long)m.v[0],
 		bits & 2 ? strerror((int)m.v[7]) : "ok",
@@ -1760,6 +1784,40 @@ static void churn(struct roles *ro, bool moves)
 	fprintf(stderr, "# churn: %d moves, %.1f s\n", nmoves, st_now() - t0);
 }
 
+/*
+ * A sleeper moved: the mover, blocked since before the intervals settle()
+ * waited out, goes to the other side. It runs no more before the check,
+ * so no charge tells joules it moved; its tasks: must follow anyway. Its
+ * CPU time stays where it ran, in both accounts (bound 0).
+ */
+static void move_sleeper(struct roles *ro)
+{
+	char path[400], cur[400], pid[16], a[300], b[300];
+	bool in_a;
+	int n;
+
+	if (!ro->mover || ro->mover->gate < 0)
+		return;
+	snprintf(a, sizeof(a), "%s/mv/a", top);
+	snprintf(b, sizeof(b), "%s/mv/b", top);
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", ro->mover->pid);
+	if (st_read(path, cur, sizeof(cur)) <= 0) {
+		fprintf(stderr, "# the mover's cgroup: unreadable\n");
+		return;
+	}
+	cur[strcspn(cur, "\n")] = 0;
+	in_a = strlen(cur) > strlen(a) &&
+	       !strcmp(cur + strlen(cur) - strlen(a), a);
+	n = snprintf(pid, sizeof(pid), "%d", ro->mover->pid);
+	snprintf(path, sizeof(path), CG "/%s/cgroup.procs", in_a ? b : a);
+	if (st_write(path, pid, n)) {
+		fprintf(stderr, "# moving the blocked mover: %s\n",
+			strerror(errno));
+		return;
+	}
+	cg_moved(in_a ? a : b, in_a ? b : a, 0);
+}
+
 static void fig_summary(const char *label)
 {
 	for (int f = 0; f < F_NR; f++)
@@ -1821,6 +1879,7 @@ static int run_round(const struct round *r)
 			waitid(P_PID, kids[i].pid, &si, WEXITED | WNOWAIT);
 		}
 	settle();
+	move_sleeper(&ro);
 	check_live();
 	check_cgroups("stopped");
 	if (ro.cgns) {
