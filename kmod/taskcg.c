@@ -3,12 +3,26 @@
  * A task entry's cgroup. A task is charged to the cgroup it is in when the
  * worker closes the interval (at interval granularity for a task that
  * moves); a task that exited is charged to its last cgroup, also when the
- * kernel released it before the worker ever saw it.
+ * kernel released it before the worker ever saw it. A task moved while it
+ * sleeps is charged nothing meanwhile, but counts as a task of its cgroup
+ * and pins it, and with idle_split takes idle shares there: the worker's
+ * scan (joules_taskcg_scan()) moves it within TASKCG_SCAN_TICKS intervals.
  */
 #include <linux/cgroup.h>
 
 #include "cgroup.h"
 #include "taskcg.h"
+
+/*
+ * Entries the scan for moved sleepers visits per tick: the whole table up
+ * to TASKCG_SCAN_BUDGET, beyond that 1/TASKCG_SCAN_TICKS of it, so a move
+ * is seen within TASKCG_SCAN_TICKS ticks however many tasks there are.
+ * Each visit takes the entry's acct_lock once, as a reader's does.
+ */
+#define TASKCG_SCAN_BUDGET 4096
+#define TASKCG_SCAN_TICKS 16
+/* Moved entries taken per RCU pass, then moved outside it (may sleep). */
+#define TASKCG_SCAN_BATCH 64
 
 /*
  * Which cgroup is e's task in now, or, once the kernel released it, the
@@ -117,4 +131,54 @@ void joules_taskcg_charge_idle(struct joules_entry *e, u64 uj)
 
 	if (e->cg)
 		joules_cg_charge(e->cg, &c);
+}
+
+struct moved_batch {
+	struct joules_entry *e[TASKCG_SCAN_BATCH];
+	unsigned int n;
+};
+
+/* Is e's task alive and in another cgroup than the one it counts in? */
+static bool note_moved(struct joules_entry *e, void *arg)
+{
+	struct moved_batch *mb = arg;
+	struct joules_cg *cur = e->cg;	/* the worker's own field */
+	unsigned long flags;
+	bool moved = false;
+
+	if (test_bit(JE_DEAD, &e->flags))
+		return true;	/* the exit paths' to settle */
+	raw_spin_lock_irqsave(&e->acct_lock, flags);
+	if (e->task)	/* under RCU (joules_visit_share()) */
+		moved = !cur || joules_cg_id(cur) != cgroup_id(task_dfl_cgroup(e->task));
+	raw_spin_unlock_irqrestore(&e->acct_lock, flags);
+	if (!moved)
+		return true;
+	if (mb->n == TASKCG_SCAN_BATCH)
+		return false;
+	mb->e[mb->n++] = e;
+	return true;
+}
+
+/*
+ * Worker: tasks moved while they slept (take_pkg() moves the ones that
+ * ran) to the cgroup they are in. Outside the RCU passes: cgroup.c may
+ * allocate and sleep on RT. A task that cannot be moved now (no memory,
+ * its cgroup being freed) is seen again, within the budget.
+ */
+void joules_taskcg_scan(void)
+{
+	static struct moved_batch mb;
+	u64 budget = max_t(u64, TASKCG_SCAN_BUDGET,
+			   joules_tasks_tracked() / TASKCG_SCAN_TICKS + 1);
+	u64 seen;
+	unsigned int i;
+
+	do {
+		mb.n = 0;
+		seen = joules_visit_share(note_moved, &mb, budget);
+		budget -= min(budget, seen);
+		for (i = 0; i < mb.n; i++)
+			joules_taskcg_update(mb.e[i]);
+	} while (mb.n == TASKCG_SCAN_BATCH && budget);
 }

@@ -9,8 +9,10 @@
 
 #include "tasks.h"
 
-/* Pass 1 of a tick: the cgroup e's task is in now. */
+/* Pass 1 of a tick, and the scan: the cgroup e's task is in now. */
 void joules_taskcg_update(struct joules_entry *e);
+/* Every tick: tasks moved while asleep, to their cgroup (a share of them). */
+void joules_taskcg_scan(void);
 /* e's task died: no longer a live task of its cgroup. */
 void joules_taskcg_gone(struct joules_entry *e);
 /* Before e is folded: drop its cgroup. */

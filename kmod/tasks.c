@@ -544,6 +544,42 @@ void joules_visit_entries(void (*cb)(struct joules_entry *e, void *arg),
 	rcu_read_unlock();
 }
 
+/*
+ * A share of the table, resuming where the last call stopped, whole
+ * buckets at a time until about budget entries were seen. cb returning
+ * false stops the visit; its bucket is visited again by the next call.
+ * Worker only: what cb keeps stays allocated after the RCU section
+ * because the worker alone frees entries (joules_fold()).
+ */
+u64 joules_visit_share(bool (*cb)(struct joules_entry *e, void *arg),
+		       void *arg, u64 budget)
+{
+	static u32 next;
+	u32 nb = 1U << table_bits, n;
+	struct joules_entry *e;
+	bool stop = false;
+	u64 seen = 0;
+
+	rcu_read_lock();
+	for (n = 0; n < nb && seen < budget && !stop; n++) {
+		hlist_for_each_entry_rcu(e, &table[next], hnode) {
+			seen++;
+			stop = !cb(e, arg);
+			if (stop)
+				break;
+		}
+		if (!stop)
+			next = (next + 1) & (nb - 1);
+		if (n % 64 == 63) {
+			rcu_read_unlock();
+			cond_resched();
+			rcu_read_lock();
+		}
+	}
+	rcu_read_unlock();
+	return seen;
+}
+
 void joules_fill_stats(struct joules_entry *e, const struct joules_totals *t,
 		       struct joules_stats *st)
 {

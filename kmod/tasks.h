@@ -213,6 +213,9 @@ void joules_entry_totals(struct joules_entry *e, struct joules_totals *t);
 /* Visit every live entry (worker, for idle splitting); cb under RCU. */
 void joules_visit_entries(void (*cb)(struct joules_entry *e, void *arg),
 			  void *arg);
+/* About budget entries from where the last call stopped (worker); see tasks.c. */
+u64 joules_visit_share(bool (*cb)(struct joules_entry *e, void *arg),
+		       void *arg, u64 budget);
 void joules_fill_stats(struct joules_entry *e, const struct joules_totals *t,
 		       struct joules_stats *st);
 

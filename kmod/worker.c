@@ -756,6 +756,8 @@ static void tick(struct work_struct *work)
 		smp.source |= JOULES_SRC_MODEL;
 	}
 	wall_end(&pp, now - dt, now);
+	/* Before the idle split, which charges each task's cgroup. */
+	joules_taskcg_scan();
 	if (joules_idle_split)
 		split_idle(smp.idle_uj);
 	finish_entries(&ready);
