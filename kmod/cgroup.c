@@ -458,8 +458,8 @@ struct cgroup *joules_cg_by_path(const char *path)
 	buf = kmalloc(PATH_MAX, GFP_KERNEL);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
-	n = kernfs_path_from_node(root->kn, NULL, buf, PATH_MAX);
-	if (jl_path_cut(n, PATH_MAX) || n + 1 + strlen(path) >= PATH_MAX) {
+	n = joules_cgroup_path(root, NULL, buf, PATH_MAX);
+	if (n < 0 || n + 1 + strlen(path) >= PATH_MAX) {
 		kfree(buf);
 		return ERR_PTR(-ENAMETOOLONG);
 	}
@@ -506,6 +506,55 @@ static void cg_path(const struct joules_cg *cg, char *buf)
 	if (!total)
 		buf[total++] = '/';
 	buf[min_t(size_t, total, PATH_MAX - 1)] = '\0';
+}
+
+/*
+ * cgrp's path below root ("/" for root itself; root NULL: the hierarchy's
+ * top) into buf, from the names along the parent chain: O(depth), under
+ * RCU only. cgroup_path_ns() and kernfs_path_from_node() walk up once per
+ * component, O(depth^2), with interrupts off under css_set_lock or
+ * kernfs_rename_lock: a delegated user's 2,000-deep chain would make each
+ * read of it, and a dump of it, hold them for milliseconds. Names do not
+ * change (the default hierarchy has no rename) and a cgroup pins its
+ * parent. -ENOENT if cgrp is not root or below it, -ENAMETOOLONG if the
+ * path does not fit in size with its NUL.
+ */
+int joules_cgroup_path(struct cgroup *cgrp, struct cgroup *root, char *buf,
+		       size_t size)
+{
+	size_t total = 0, end, len;
+	const char *name;
+	struct cgroup *c;
+	int ret;
+
+	rcu_read_lock();	/* kernfs names (compat.h) */
+	for (c = cgrp; c != root && cgroup_parent(c); c = cgroup_parent(c))
+		total += 1 + strlen(jl_kn_name(c->kn));
+	if (root && c != root) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (total + 2 > size) {
+		ret = -ENAMETOOLONG;
+		goto out;
+	}
+	if (!total) {
+		strscpy(buf, "/", size);
+		ret = 1;
+		goto out;
+	}
+	buf[total] = '\0';
+	for (c = cgrp, end = total; end; c = cgroup_parent(c)) {
+		name = jl_kn_name(c->kn);
+		len = strlen(name);
+		end -= len;
+		memcpy(buf + end, name, len);
+		buf[--end] = '/';
+	}
+	ret = total;
+out:
+	rcu_read_unlock();
+	return ret;
 }
 
 /* A removed cgroup's final record, once nothing charges it any more. */

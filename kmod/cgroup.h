@@ -28,6 +28,9 @@ u64 joules_cg_objects(void);
 /* The longest stretch a flush held its lock since load, in ns. */
 u64 joules_cg_flush_max_ns(void);
 struct cgroup *joules_cg_ns_root(void);
+/* cgrp's path below root (NULL: the top), O(depth); its length or -errno. */
+int joules_cgroup_path(struct cgroup *cgrp, struct cgroup *root, char *buf,
+		       size_t size);
 /* By path in the current task's cgroup namespace: a reference or ERR_PTR. */
 struct cgroup *joules_cg_by_path(const char *path);
 

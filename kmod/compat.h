@@ -170,19 +170,6 @@
 #define jl_kn_name(kn) ((kn)->name)
 #endif
 
-/*
- * Was a path from kernfs_path_from_node() (cgroup_path_ns()) cut short,
- * or not made? Before "kernfs: Convert kernfs_path_from_node_locked() from
- * strlcpy() to strscpy()" (6.8) a cut path returned its full length; since,
- * the length written (size - 1 at most). Either way n >= size - 1 is a
- * path that did not fit (or one that filled the buffer exactly, which no
- * open() could use anyway).
- */
-static inline bool jl_path_cut(int n, size_t size)
-{
-	return n < 0 || (size_t)n >= size - 1;
-}
-
 /* ---- task accounting ---- */
 
 /*

@@ -121,8 +121,11 @@ static int jf_cg_show(struct seq_file *m, void *v)
 	path = kmalloc(PATH_MAX, GFP_KERNEL);
 	if (!path)
 		return -ENOMEM;
-	/* As the reader's cgroup namespace names it, whole or not at all. */
-	if (jl_path_cut(cgroup_path_ns(cgrp, path, PATH_MAX, reader_ns()), PATH_MAX))
+	/*
+	 * As the reader's cgroup namespace names it, whole or not at all (a
+	 * file opened before the reader left for a namespace below it: "?").
+	 */
+	if (joules_cgroup_path(cgrp, reader_ns()->root_cset->dfl_cgrp, path, PATH_MAX) < 0)
 		strscpy(path, "?", PATH_MAX);
 	seq_puts(m, "path: ");
 	seq_puts(m, path);

@@ -783,9 +783,9 @@ static int joules_nl_cgroup_stats(struct sk_buff *skb, struct cgroup *cgrp,
 	if (!joules_may_read_cgroup(cgrp, &opener) ||
 	    !joules_may_read_cgroup(cgrp, &sender))
 		return -EPERM;
-	n = kernfs_path_from_node(cgrp->kn, root->kn, path, PATH_MAX);
-	if (jl_path_cut(n, PATH_MAX))
-		return -ENAMETOOLONG;
+	n = joules_cgroup_path(cgrp, root, path, PATH_MAX);
+	if (n < 0)
+		return n;
 	cg = joules_cg_get_reader(cgrp);
 	if (IS_ERR_OR_NULL(cg))
 		return cg ? PTR_ERR(cg) : -ENOMEM;
