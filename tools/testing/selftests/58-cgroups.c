@@ -14,14 +14,19 @@
 #include <dirent.h>
 #include <grp.h>
 #include <linux/sched.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+
 #include "kselftest_harness.h"
 #include "selftest.h"
+#include "uapi/joules_netlink.h"
 
 #define CG ST_CG
 #define POD                                        \
@@ -807,6 +812,237 @@ TEST(tasks_counts_sleepers_from_before_the_load)
 	}
 	rmdir(CG "/sleepers.scope");
 	EXPECT_EQ(0, st_settings_restore(&saved));
+}
+
+/* Threads of cgroup rel and below, as the kernel lists them. */
+static long threads_of(const char *rel)
+{
+	char path[512], b[1 << 16];
+	long n = 0;
+	int len;
+
+	snprintf(path, sizeof(path), CG "/%s/cgroup.threads", rel);
+	len = st_read(path, b, sizeof(b));
+	if (len < 0)
+		return -1;
+	for (int i = 0; i < len; i++)
+		n += b[i] == '\n';
+	return n;
+}
+
+static void *block_forever(void *arg)
+{
+	(void)arg;
+	pause();
+	return NULL;
+}
+
+/*
+ * A sleeping process of many threads moved: more tasks than the worker's
+ * scan for moved sleepers takes in one interval (1,024), so the move is
+ * followed over several; within 16 intervals every thread counts where the
+ * kernel lists it.
+ */
+TEST(a_sleeping_process_of_many_threads_moved)
+{
+	const int n = 1500;
+	unsigned long long ta = ~0ULL, tb = ~0ULL;
+	int gate[2], status;
+	char b[4096], s[16];
+	long ka, kb;
+	pid_t p;
+
+	ASSERT_EQ(0, st_mkcg("many.a"));
+	ASSERT_EQ(0, st_mkcg("many.b"));
+	ASSERT_EQ(0, pipe(gate));
+	p = st_spawn_in(CG, "many.a");
+	if (p == 0) {
+		pthread_attr_t a;
+		pthread_t t;
+		int made = 0;
+
+		pthread_attr_init(&a);
+		pthread_attr_setstacksize(&a, 64 << 10);
+		while (made < n && !pthread_create(&t, &a, block_forever, NULL))
+			made++;
+		if (write(gate[1], &made, sizeof(made)) != sizeof(made))
+			_exit(90);
+		pause();
+		_exit(0);
+	}
+	ASSERT_LT(0, p);
+	close(gate[1]);
+	ASSERT_EQ((ssize_t)sizeof(status), read(gate[0], &status, sizeof(status)));
+	close(gate[0]);
+	TH_LOG("%d threads made (of %d)", status, n);
+	/* Every thread asleep, the intervals they last ran in closed. */
+	settle();
+	snprintf(s, sizeof(s), "%d", p);
+	ASSERT_EQ(0, st_write(CG "/many.b/cgroup.procs", s, strlen(s)));
+	usleep(17 * st_interval_ms() * 1000 + 100000);
+	ASSERT_LT(0, st_read("/proc/energy/cgroup/many.a/energy.stat", b,
+			     sizeof(b)));
+	EXPECT_EQ(0, st_kv(b, "tasks", &ta));
+	ASSERT_LT(0, st_read("/proc/energy/cgroup/many.b/energy.stat", b,
+			     sizeof(b)));
+	EXPECT_EQ(0, st_kv(b, "tasks", &tb));
+	ka = threads_of("many.a");
+	kb = threads_of("many.b");
+	TH_LOG("tasks: %llu in a, %llu in b; the kernel lists %ld and %ld",
+	       ta, tb, ka, kb);
+	EXPECT_EQ(ka, (long)ta);
+	EXPECT_EQ(kb, (long)tb);
+	EXPECT_LT(1000, kb);
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+	st_rmcg("many.a");
+	st_rmcg("many.b");
+}
+
+/*
+ * A file of a cgroup opened, then its reader gone to a sibling's cgroup
+ * namespace: the cgroup is outside the reader's namespace now, and its
+ * path must not be told (it was "/../ns.a").
+ */
+TEST(a_path_outside_the_readers_namespace_is_not_told)
+{
+	int status;
+	pid_t p;
+
+	ASSERT_EQ(0, st_mkcg("ns.a"));
+	ASSERT_EQ(0, st_mkcg("ns.b"));
+	p = fork();
+	if (p == 0) {
+		char b[4096], path[4096];
+		int fd = open("/proc/energy/cgroup/ns.a/energy.stat", O_RDONLY);
+		ssize_t len;
+
+		if (fd < 0 || st_write(CG "/ns.b/cgroup.procs", "0", 1) ||
+		    unshare(CLONE_NEWCGROUP))
+			_exit(90);
+		len = read(fd, b, sizeof(b) - 1);
+		if (len <= 0)
+			_exit(91);
+		b[len] = 0;
+		if (st_kvs(b, "path", path, sizeof(path)))
+			_exit(92);
+		printf("# read from the namespace of ns.b: path: %s\n", path);
+		_exit(strcmp(path, "?") ? 1 : 0);
+	}
+	ASSERT_LT(0, p);
+	ASSERT_EQ(p, waitpid(p, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	rmdir(CG "/ns.a");
+	rmdir(CG "/ns.b");
+}
+
+/* A field of a cgroup's memory.stat, bytes; -1 if unread. */
+static long long memstat(const char *rel, const char *key)
+{
+	char path[512], b[8192];
+	unsigned long long v;
+
+	snprintf(path, sizeof(path), CG "/%s/memory.stat", rel);
+	if (st_read(path, b, sizeof(b)) <= 0)
+		return -1;
+	for (char *l = b; l; l = strchr(l, '\n')) {
+		if (*l == '\n')
+			l++;
+		if (!strncmp(l, key, strlen(key)) && l[strlen(key)] == ' ' &&
+		    sscanf(l + strlen(key), " %llu", &v) == 1)
+			return (long long)v;
+	}
+	return -1;
+}
+
+/*
+ * DUMP_CGROUPS starts by noting every cgroup's id (8 bytes each, room
+ * doubled from 256) and holds that until the dump is read or its socket
+ * closed: sockets that ask and never read must cost their owner's memory
+ * cgroup, as any allocation a user makes the kernel hold does. With 300
+ * cgroups each held array is 4,096 bytes. The memory cgroup's counters
+ * come from per-CPU caches: read after the 2 s periodic flush, they are
+ * off by at most a page of slab bytes a CPU (the object stock), the
+ * tolerance below.
+ */
+#define HELD_DUMPS 200
+TEST(a_dump_held_open_is_charged_to_its_requester)
+{
+	long long before = -1, after = -1, want;
+	int fds[2], status, cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	char rel[64], ctl[256];
+	bool had_memory;
+	pid_t p;
+
+	/* At least 300 cgroups, and a memory cgroup for the requester. */
+	ASSERT_EQ(0, st_mkcg("held.scope"));
+	for (int i = 0; i < 300; i++) {
+		snprintf(rel, sizeof(rel), "held.kids/k%d", i);
+		ASSERT_EQ(0, st_mkcg(rel));
+	}
+	ASSERT_LE(0, st_read(CG "/cgroup.subtree_control", ctl, sizeof(ctl)));
+	had_memory = strstr(ctl, "memory") != NULL;
+	ASSERT_EQ(0, st_write(CG "/cgroup.subtree_control", "+memory", 7));
+	ASSERT_EQ(0, pipe(fds));
+	p = st_spawn_in(CG, "held.scope");
+	if (p == 0) {
+		struct nl_sock *sk[HELD_DUMPS];
+		long long v[2];
+		int fam, i;
+
+		sk[0] = nl_socket_alloc();
+		if (!sk[0] || genl_connect(sk[0]))
+			_exit(90);
+		fam = genl_ctrl_resolve(sk[0], JOULES_GENL_NAME);
+		if (fam < 0)
+			_exit(91);
+		for (i = 1; i < HELD_DUMPS; i++) {
+			sk[i] = nl_socket_alloc();
+			if (!sk[i] || genl_connect(sk[i]))
+				_exit(92);
+		}
+		usleep(2500000);
+		v[0] = memstat("held.scope", "slab_unreclaimable");
+		for (i = 0; i < HELD_DUMPS; i++) {
+			struct nl_msg *m = nlmsg_alloc();
+
+			if (!m || !genlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, fam, 0,
+					       NLM_F_DUMP, JOULES_CMD_DUMP_CGROUPS,
+					       JOULES_GENL_VERSION) ||
+			    nl_send_auto(sk[i], m) < 0)
+				_exit(93);
+			nlmsg_free(m);
+		}
+		usleep(2500000);
+		v[1] = memstat("held.scope", "slab_unreclaimable");
+		if (write(fds[1], v, sizeof(v)) != sizeof(v))
+			_exit(94);
+		_exit(0);
+	}
+	ASSERT_LT(0, p);
+	close(fds[1]);
+	{
+		long long v[2];
+
+		if (read(fds[0], v, sizeof(v)) == sizeof(v)) {
+			before = v[0];
+			after = v[1];
+		}
+	}
+	close(fds[0]);
+	ASSERT_EQ(p, waitpid(p, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	want = HELD_DUMPS * 4096LL - 2LL * 4096 * cpus;
+	TH_LOG("slab_unreclaimable of the requester's cgroup: %lld -> %lld (+%lld; %d dumps held need %lld)",
+	       before, after, after - before, HELD_DUMPS, want);
+	ASSERT_LE(0, before);
+	EXPECT_LE(want, after - before);
+	st_rmcg("held.kids");
+	st_rmcg("held.scope");
+	if (!had_memory)
+		st_write(CG "/cgroup.subtree_control", "-memory", 7);
 }
 
 /* As nobody: what of the owned cgroup and of another one can be read? */
