@@ -517,26 +517,31 @@ static void cg_path(const struct joules_cg *cg, char *buf)
  * read of it, and a dump of it, hold them for milliseconds. Names do not
  * change (the default hierarchy has no rename) and a cgroup pins its
  * parent. -ENOENT if cgrp is not root or below it, -ENAMETOOLONG if the
- * path does not fit in size with its NUL.
+ * path does not fit in size with its NUL, found without walking a chain
+ * too deep to fit (a privileged dump would otherwise pay O(depth) for each
+ * cgroup of a chain it cannot show, O(depth^2) for the chain).
  */
 int joules_cgroup_path(struct cgroup *cgrp, struct cgroup *root, char *buf,
 		       size_t size)
 {
+	int depth = cgrp->level - (root ? root->level : 0);
 	size_t total = 0, end, len;
 	const char *name;
 	struct cgroup *c;
 	int ret;
 
+	if (root && !cgroup_is_descendant(cgrp, root))
+		return -ENOENT;
+	/* Each component takes "/x" at least. */
+	if ((size_t)depth * 2 + 2 > size)
+		return -ENAMETOOLONG;
 	rcu_read_lock();	/* kernfs names (compat.h) */
-	for (c = cgrp; c != root && cgroup_parent(c); c = cgroup_parent(c))
+	for (c = cgrp; c != root && cgroup_parent(c); c = cgroup_parent(c)) {
 		total += 1 + strlen(jl_kn_name(c->kn));
-	if (root && c != root) {
-		ret = -ENOENT;
-		goto out;
-	}
-	if (total + 2 > size) {
-		ret = -ENAMETOOLONG;
-		goto out;
+		if (total + 2 > size) {
+			ret = -ENAMETOOLONG;
+			goto out;
+		}
 	}
 	if (!total) {
 		strscpy(buf, "/", size);
@@ -547,6 +552,11 @@ int joules_cgroup_path(struct cgroup *cgrp, struct cgroup *root, char *buf,
 	for (c = cgrp, end = total; end; c = cgroup_parent(c)) {
 		name = jl_kn_name(c->kn);
 		len = strlen(name);
+		/* Names do not change; were one to, stop rather than underrun. */
+		if (len + 1 > end) {
+			ret = -EAGAIN;
+			goto out;
+		}
 		end -= len;
 		memcpy(buf + end, name, len);
 		buf[--end] = '/';
