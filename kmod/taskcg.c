@@ -17,12 +17,12 @@
  * Entries the scan for moved sleepers visits per tick: the whole table up
  * to TASKCG_SCAN_BUDGET, beyond that 1/TASKCG_SCAN_TICKS of it, so a move
  * is seen within TASKCG_SCAN_TICKS ticks however many tasks there are.
- * Each visit takes the entry's acct_lock once, as a reader's does.
+ * Each visit takes the entry's acct_lock once, as a reader's does. At most
+ * TASKCG_SCAN_BUDGET moves are taken per tick; the next tick goes on from
+ * the first one left.
  */
-#define TASKCG_SCAN_BUDGET 4096
+#define TASKCG_SCAN_BUDGET 1024
 #define TASKCG_SCAN_TICKS 16
-/* Moved entries taken per RCU pass, then moved outside it (may sleep). */
-#define TASKCG_SCAN_BATCH 64
 
 /*
  * Which cgroup is e's task in now, or, once the kernel released it, the
@@ -134,11 +134,15 @@ void joules_taskcg_charge_idle(struct joules_entry *e, u64 uj)
 }
 
 struct moved_batch {
-	struct joules_entry *e[TASKCG_SCAN_BATCH];
+	struct joules_entry *e[TASKCG_SCAN_BUDGET];
 	unsigned int n;
 };
 
-/* Is e's task alive and in another cgroup than the one it counts in? */
+/*
+ * Is e's task alive and in another cgroup than the one it counts in?
+ * False (stop) at the first move beyond a full batch: the next tick's
+ * pass starts with it.
+ */
 static bool note_moved(struct joules_entry *e, void *arg)
 {
 	struct moved_batch *mb = arg;
@@ -154,7 +158,7 @@ static bool note_moved(struct joules_entry *e, void *arg)
 	raw_spin_unlock_irqrestore(&e->acct_lock, flags);
 	if (!moved)
 		return true;
-	if (mb->n == TASKCG_SCAN_BATCH)
+	if (mb->n == TASKCG_SCAN_BUDGET)
 		return false;
 	mb->e[mb->n++] = e;
 	return true;
@@ -162,23 +166,22 @@ static bool note_moved(struct joules_entry *e, void *arg)
 
 /*
  * Worker: tasks moved while they slept (take_pkg() moves the ones that
- * ran) to the cgroup they are in. Outside the RCU passes: cgroup.c may
+ * ran) to the cgroup they are in, outside the RCU section: cgroup.c may
  * allocate and sleep on RT. A task that cannot be moved now (no memory,
- * its cgroup being freed) is seen again, within the budget.
+ * its cgroup being freed) is seen again on the scan's next pass.
  */
 void joules_taskcg_scan(void)
 {
-	static struct moved_batch mb;
-	u64 budget = max_t(u64, TASKCG_SCAN_BUDGET,
-			   joules_tasks_tracked() / TASKCG_SCAN_TICKS + 1);
-	u64 seen;
+	static struct moved_batch mb;	/* the worker's only */
 	unsigned int i;
 
-	do {
-		mb.n = 0;
-		seen = joules_visit_share(note_moved, &mb, budget);
-		budget -= min(budget, seen);
-		for (i = 0; i < mb.n; i++)
-			joules_taskcg_update(mb.e[i]);
-	} while (mb.n == TASKCG_SCAN_BATCH && budget);
+	mb.n = 0;
+	joules_visit_share(note_moved, &mb,
+			   max_t(u64, TASKCG_SCAN_BUDGET,
+				 joules_tasks_tracked() / TASKCG_SCAN_TICKS + 1));
+	for (i = 0; i < mb.n; i++) {
+		joules_taskcg_update(mb.e[i]);
+		if (i % 64 == 63)
+			cond_resched();
+	}
 }

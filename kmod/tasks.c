@@ -546,10 +546,10 @@ void joules_visit_entries(void (*cb)(struct joules_entry *e, void *arg),
 
 /*
  * A share of the table, resuming where the last call stopped, whole
- * buckets at a time until about budget entries were seen. cb returning
- * false stops the visit; its bucket is visited again by the next call.
- * Worker only: what cb keeps stays allocated after the RCU section
- * because the worker alone frees entries (joules_fold()).
+ * buckets at a time until about budget entries were seen; returns how
+ * many. cb returning false stops the visit: its bucket is where the next
+ * call starts. Worker only: what cb keeps stays allocated after the RCU
+ * section because the worker alone frees entries (joules_fold()).
  */
 u64 joules_visit_share(bool (*cb)(struct joules_entry *e, void *arg),
 		       void *arg, u64 budget)
@@ -557,8 +557,8 @@ u64 joules_visit_share(bool (*cb)(struct joules_entry *e, void *arg),
 	static u32 next;
 	u32 nb = 1U << table_bits, n;
 	struct joules_entry *e;
+	u64 seen = 0, mark = 0;
 	bool stop = false;
-	u64 seen = 0;
 
 	rcu_read_lock();
 	for (n = 0; n < nb && seen < budget && !stop; n++) {
@@ -568,9 +568,12 @@ u64 joules_visit_share(bool (*cb)(struct joules_entry *e, void *arg),
 			if (stop)
 				break;
 		}
-		if (!stop)
-			next = (next + 1) & (nb - 1);
-		if (n % 64 == 63) {
+		if (stop)
+			break;
+		next = (next + 1) & (nb - 1);
+		/* A break every 64 buckets or 256 entries. */
+		if (n % 64 == 63 || seen - mark >= 256) {
+			mark = seen;
 			rcu_read_unlock();
 			cond_resched();
 			rcu_read_lock();
