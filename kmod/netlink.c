@@ -876,7 +876,8 @@ static int joules_nl_cg_dump_start(struct netlink_callback *cb)
 	u64 *ids;
 
 	for (;;) {
-		ids = kvmalloc_array(cap, sizeof(*ids), GFP_KERNEL);
+		/* Held until the dump is read or closed: the requester's memory. */
+		ids = kvmalloc_array(cap, sizeof(*ids), GFP_KERNEL_ACCOUNT);
 		if (!ids)
 			return -ENOMEM;
 		n = 0;
