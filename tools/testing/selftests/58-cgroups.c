@@ -838,17 +838,19 @@ static void *block_forever(void *arg)
 }
 
 /*
- * A sleeping process of many threads moved: more tasks than the worker's
- * scan for moved sleepers takes in one interval (1,024), so the move is
- * followed over several; within 16 intervals every thread counts where the
- * kernel lists it.
+ * A sleeping process of many threads moved: many more tasks than the
+ * worker's scan for moved sleepers looks at in one interval (32), so the
+ * move is followed over many; after a pass over the table every thread
+ * counts where the kernel lists it.
  */
 TEST(a_sleeping_process_of_many_threads_moved)
 {
 	const int n = 1500;
 	unsigned long long ta = ~0ULL, tb = ~0ULL;
-	int gate[2], status;
+	int gate[2], status, ticks;
+	struct sample_rec smp;
 	char b[4096], s[16];
+	struct jnl *nl;
 	long ka, kb;
 	pid_t p;
 
@@ -878,8 +880,18 @@ TEST(a_sleeping_process_of_many_threads_moved)
 	/* Every thread asleep, the intervals they last ran in closed. */
 	settle();
 	snprintf(s, sizeof(s), "%d", p);
+	/*
+	 * The worker's scan for such moves: 32 tasks an interval (taskcg.c),
+	 * counted in the worker's samples, not in wall time (intervals
+	 * stretch under emulation).
+	 */
+	ticks = (int)(st_sysfs_u64("tasks_tracked") / 32 + 2);
+	ASSERT_EQ(0, jnl_open(&nl));
+	ASSERT_EQ(0, jnl_subscribe(nl, JNL_GRP_SAMPLES));
 	ASSERT_EQ(0, st_write(CG "/many.b/cgroup.procs", s, strlen(s)));
-	usleep(17 * st_interval_ms() * 1000 + 100000);
+	for (int i = 0; i < ticks; i++)
+		ASSERT_EQ(1, st_fresh_samples(nl, &smp, 1));
+	jnl_close(nl);
 	ASSERT_LT(0, st_read("/proc/energy/cgroup/many.a/energy.stat", b,
 			     sizeof(b)));
 	EXPECT_EQ(0, st_kv(b, "tasks", &ta));

@@ -1787,14 +1787,15 @@ static void churn(struct roles *ro, bool moves)
 /*
  * A sleeper moved: the mover, blocked since before the intervals settle()
  * waited out, goes to the other side. It runs no more before the check,
- * so no charge tells joules it moved; its tasks: must follow anyway. Its
- * CPU time stays where it ran, in both accounts (bound 0).
+ * so no charge tells joules it moved; its tasks: must follow anyway, once
+ * the worker's scan has been over the table. Its CPU time stays where it
+ * ran, in both accounts (bound 0).
  */
 static void move_sleeper(struct roles *ro)
 {
 	char path[400], cur[400], pid[16], a[300], b[300];
 	bool in_a;
-	int n;
+	int n, want;
 
 	if (!ro->mover || ro->mover->gate < 0)
 		return;
@@ -1810,12 +1811,21 @@ static void move_sleeper(struct roles *ro)
 	       !strcmp(cur + strlen(cur) - strlen(a), a);
 	n = snprintf(pid, sizeof(pid), "%d", ro->mover->pid);
 	snprintf(path, sizeof(path), CG "/%s/cgroup.procs", in_a ? b : a);
+	events_take(0, 0);	/* samples from before the move do not count */
 	if (st_write(path, pid, n)) {
 		fprintf(stderr, "# moving the blocked mover: %s\n",
 			strerror(errno));
 		return;
 	}
 	cg_moved(in_a ? a : b, in_a ? b : a, 0);
+	/*
+	 * The worker's scan for such moves: 32 tasks an interval (taskcg.c),
+	 * counted in samples (intervals stretch under emulation).
+	 */
+	want = (int)(st_sysfs_u64("tasks_tracked") / 32 + 2);
+	if (events_take(want * (5000 + 4 * (int)st_interval_ms()), want) < want)
+		fprintf(stderr, "# fewer than %d samples after the move\n",
+			want);
 }
 
 static void fig_summary(const char *label)
