@@ -518,8 +518,9 @@ static void cg_path(const struct joules_cg *cg, char *buf)
  * change (the default hierarchy has no rename) and a cgroup pins its
  * parent. -ENOENT if cgrp is not root or below it, -ENAMETOOLONG if the
  * path does not fit in size with its NUL, found without walking a chain
- * too deep to fit (a privileged dump would otherwise pay O(depth) for each
- * cgroup of a chain it cannot show, O(depth^2) for the chain).
+ * too deep to fit and without walking further than size (a privileged
+ * dump would otherwise pay O(depth) for each cgroup of a chain it cannot
+ * show, O(depth^2) for the chain).
  */
 int joules_cgroup_path(struct cgroup *cgrp, struct cgroup *root, char *buf,
 		       size_t size)
@@ -532,13 +533,13 @@ int joules_cgroup_path(struct cgroup *cgrp, struct cgroup *root, char *buf,
 
 	if (root && !cgroup_is_descendant(cgrp, root))
 		return -ENOENT;
-	/* Each component takes "/x" at least. */
-	if ((size_t)depth * 2 + 2 > size)
+	/* Each component takes "/x" at least; "/" alone takes 2 with its NUL. */
+	if ((size_t)depth * 2 + 1 > size || size < 2)
 		return -ENAMETOOLONG;
 	rcu_read_lock();	/* kernfs names (compat.h) */
 	for (c = cgrp; c != root && cgroup_parent(c); c = cgroup_parent(c)) {
 		total += 1 + strlen(jl_kn_name(c->kn));
-		if (total + 2 > size) {
+		if (total + 1 > size) {
 			ret = -ENAMETOOLONG;
 			goto out;
 		}
@@ -550,9 +551,13 @@ int joules_cgroup_path(struct cgroup *cgrp, struct cgroup *root, char *buf,
 	}
 	buf[total] = '\0';
 	for (c = cgrp, end = total; end; c = cgroup_parent(c)) {
+		/* Names do not change; were one to, stop rather than overrun. */
+		if (c == root || !cgroup_parent(c)) {
+			ret = -EAGAIN;
+			goto out;
+		}
 		name = jl_kn_name(c->kn);
 		len = strlen(name);
-		/* Names do not change; were one to, stop rather than underrun. */
 		if (len + 1 > end) {
 			ret = -EAGAIN;
 			goto out;
