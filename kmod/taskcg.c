@@ -18,10 +18,10 @@
  * Entries the scan for moved sleepers visits per tick, in turn: a move is
  * seen within tasks / TASKCG_SCAN_BUDGET ticks (3 s per 1,000 tasks at the
  * default interval). A visit costs an irqsave lock and a few loads, about
- * 140 instructions with its share of the table's walk: a table of 4,000
- * sleepers scanned whole every 100 ms tick cost the worker 1.4 ms of CPU a
- * second (bench-idle, 6.12, icount), 16 times its cost without the scan.
- * A sleeper's move changes no charge, only where it counts and its idle
+ * 140 instructions with its share of the table's walk: 1,024 visits a
+ * 100 ms tick among 4,000 sleepers cost the worker 1.5 ms of CPU a second
+ * (bench-idle, 6.12, icount), 18.6 times its cost without the scan. A
+ * sleeper's move changes no charge, only where it counts and its idle
  * shares, so the scan goes slowly.
  */
 #define TASKCG_SCAN_BUDGET 32

@@ -840,18 +840,19 @@ static void *block_forever(void *arg)
 /*
  * A sleeping process of many threads moved: many more tasks than the
  * worker's scan for moved sleepers looks at in one interval (32), so the
- * move is followed over many; after a pass over the table every thread
- * counts where the kernel lists it.
+ * move is followed over many; within a pass over the table (the test
+ * waits twice that, and some) every thread counts where the kernel lists
+ * it.
  */
 TEST(a_sleeping_process_of_many_threads_moved)
 {
 	const int n = 1500;
 	unsigned long long ta = ~0ULL, tb = ~0ULL;
-	int gate[2], status, ticks;
+	int gate[2], status, ticks, i;
 	struct sample_rec smp;
 	char b[4096], s[16];
 	struct jnl *nl;
-	long ka, kb;
+	long ka = -1, kb = -1;
 	pid_t p;
 
 	ASSERT_EQ(0, st_mkcg("many.a"));
@@ -885,23 +886,27 @@ TEST(a_sleeping_process_of_many_threads_moved)
 	 * counted in the worker's samples, not in wall time (intervals
 	 * stretch under emulation).
 	 */
-	ticks = (int)(st_sysfs_u64("tasks_tracked") / 32 + 2);
 	ASSERT_EQ(0, jnl_open(&nl));
 	ASSERT_EQ(0, jnl_subscribe(nl, JNL_GRP_SAMPLES));
 	ASSERT_EQ(0, st_write(CG "/many.b/cgroup.procs", s, strlen(s)));
-	for (int i = 0; i < ticks; i++)
+	/* At most twice a pass over the table, and then some, until they agree. */
+	ticks = (int)(2 * st_sysfs_u64("tasks_tracked") / 32 + 8);
+	for (i = 0; i < ticks; i++) {
 		ASSERT_EQ(1, st_fresh_samples(nl, &smp, 1));
+		ASSERT_LT(0, st_read("/proc/energy/cgroup/many.a/energy.stat",
+				     b, sizeof(b)));
+		EXPECT_EQ(0, st_kv(b, "tasks", &ta));
+		ASSERT_LT(0, st_read("/proc/energy/cgroup/many.b/energy.stat",
+				     b, sizeof(b)));
+		EXPECT_EQ(0, st_kv(b, "tasks", &tb));
+		ka = threads_of("many.a");
+		kb = threads_of("many.b");
+		if (ka == (long)ta && kb == (long)tb)
+			break;
+	}
 	jnl_close(nl);
-	ASSERT_LT(0, st_read("/proc/energy/cgroup/many.a/energy.stat", b,
-			     sizeof(b)));
-	EXPECT_EQ(0, st_kv(b, "tasks", &ta));
-	ASSERT_LT(0, st_read("/proc/energy/cgroup/many.b/energy.stat", b,
-			     sizeof(b)));
-	EXPECT_EQ(0, st_kv(b, "tasks", &tb));
-	ka = threads_of("many.a");
-	kb = threads_of("many.b");
-	TH_LOG("tasks: %llu in a, %llu in b; the kernel lists %ld and %ld",
-	       ta, tb, ka, kb);
+	TH_LOG("tasks: %llu in a, %llu in b; the kernel lists %ld and %ld (after %d of at most %d intervals)",
+	       ta, tb, ka, kb, i + 1, ticks);
 	EXPECT_EQ(ka, (long)ta);
 	EXPECT_EQ(kb, (long)tb);
 	EXPECT_LT(1000, kb);
@@ -914,7 +919,7 @@ TEST(a_sleeping_process_of_many_threads_moved)
 /*
  * A file of a cgroup opened, then its reader gone to a sibling's cgroup
  * namespace: the cgroup is outside the reader's namespace now, and its
- * path must not be told (it was "/../ns.a").
+ * path must not be told (before e082c26 it was "/../ns.a").
  */
 TEST(a_path_outside_the_readers_namespace_is_not_told)
 {
@@ -1047,6 +1052,8 @@ TEST(a_dump_held_open_is_charged_to_its_requester)
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	want = HELD_DUMPS * 4096LL - 2LL * 4096 * cpus;
+	ASSERT_LT(HELD_DUMPS * 4096LL / 2, want)
+	TH_LOG("%d CPUs: their caches could hide the arrays", cpus);
 	TH_LOG("slab_unreclaimable of the requester's cgroup: %lld -> %lld (+%lld; %d dumps held need %lld)",
 	       before, after, after - before, HELD_DUMPS, want);
 	ASSERT_LE(0, before);

@@ -1819,13 +1819,28 @@ static void move_sleeper(struct roles *ro)
 	}
 	cg_moved(in_a ? a : b, in_a ? b : a, 0);
 	/*
-	 * The worker's scan for such moves: 32 tasks an interval (taskcg.c),
-	 * counted in samples (intervals stretch under emulation).
+	 * The worker's scan for such moves looks at 32 tasks an interval
+	 * (taskcg.c): wait for it, counted in samples (intervals stretch
+	 * under emulation), until joules counts the mover where the kernel
+	 * lists it, for at most twice a pass over the table and then some.
+	 * check_cgroups() judges what it finds.
 	 */
-	want = (int)(st_sysfs_u64("tasks_tracked") / 32 + 2);
-	if (events_take(want * (5000 + 4 * (int)st_interval_ms()), want) < want)
-		fprintf(stderr, "# fewer than %d samples after the move\n",
-			want);
+	want = (int)(2 * st_sysfs_u64("tasks_tracked") / 32 + 8);
+	snprintf(path, sizeof(path), "/proc/energy/cgroup/%s/energy.stat",
+		 in_a ? b : a);
+	for (n = 0; n < want; n++) {
+		static pid_t tids[1024];
+		unsigned long long jt = ~0ULL;
+		char st[4096];
+
+		if (events_take(5000 + 4 * (int)st_interval_ms(), 1) < 1)
+			break;
+		if (st_read(path, st, sizeof(st)) > 0 && !st_kv(st, "tasks", &jt) &&
+		    (long long)jt == cg_threads(in_a ? b : a, tids, 1024, 0))
+			break;
+	}
+	fprintf(stderr, "# the blocked mover moved; followed after %d samples (of %d at most)\n",
+		n + 1, want);
 }
 
 static void fig_summary(const char *label)
