@@ -6,8 +6,8 @@
  * kernel released it before the worker ever saw it. A task moved while it
  * sleeps is charged nothing meanwhile, but counts as a task of its cgroup
  * and pins it, and with idle_split takes idle shares there: the worker's
- * scan (joules_taskcg_scan()) moves it within tasks / TASKCG_SCAN_BUDGET
- * intervals.
+ * scan (joules_taskcg_scan()) moves it within a pass over the task table
+ * (see TASKCG_SCAN_BUDGET).
  */
 #include <linux/cgroup.h>
 
@@ -15,16 +15,21 @@
 #include "taskcg.h"
 
 /*
- * Entries the scan for moved sleepers visits per tick, in turn: a move is
- * seen within tasks / TASKCG_SCAN_BUDGET ticks (3 s per 1,000 tasks at the
- * default interval). A visit costs an irqsave lock and a few loads, about
- * 140 instructions with its share of the table's walk: 1,024 visits a
- * 100 ms tick among 4,000 sleepers cost the worker 1.5 ms of CPU a second
- * (bench-idle, 6.12, icount), 18.6 times its cost without the scan. A
- * sleeper's move changes no charge, only where it counts and its idle
- * shares, so the scan goes slowly.
+ * Entries the scan for moved sleepers visits per tick, in turn, and the
+ * most buckets of the task table it walks for them (a node with few tasks
+ * has mostly empty buckets: 100 tasks in 8,192 would take 2,600 a tick).
+ * A move is seen within tasks / TASKCG_SCAN_BUDGET or buckets /
+ * TASKCG_SCAN_BUCKETS ticks, whichever is more: 6.4 s with the default
+ * table (8,192 buckets) up to 2,000 tasks, 3 s per 1,000 tasks beyond, at
+ * the default interval. A visit costs an irqsave lock and a few loads,
+ * about 140 instructions, a bucket about 30: 1,024 visits a 100 ms tick
+ * among 4,000 sleepers cost the worker 1.5 ms of CPU a second, 18.6 times
+ * its cost without the scan, and 512 buckets a tick among 100 sleepers
+ * 3 times (bench-idle, 6.12, icount). A sleeper's move changes no charge,
+ * only where it counts and its idle shares, so the scan goes slowly.
  */
 #define TASKCG_SCAN_BUDGET 32
+#define TASKCG_SCAN_BUCKETS 128
 
 /*
  * Which cgroup is e's task in now, or, once the kernel released it, the
@@ -178,7 +183,8 @@ void joules_taskcg_scan(void)
 	unsigned int i;
 
 	mb.n = 0;
-	joules_visit_share(note_moved, &mb, TASKCG_SCAN_BUDGET);
+	joules_visit_share(note_moved, &mb, TASKCG_SCAN_BUDGET,
+			   TASKCG_SCAN_BUCKETS);
 	for (i = 0; i < mb.n; i++)
 		joules_taskcg_update(mb.e[i]);
 }

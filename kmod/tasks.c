@@ -546,16 +546,17 @@ void joules_visit_entries(void (*cb)(struct joules_entry *e, void *arg),
 
 /*
  * A share of the table, resuming where the last call stopped, whole
- * buckets at a time until about budget entries were seen; returns how
- * many. cb returning false stops the visit: its bucket is where the next
+ * buckets at a time until about budget entries or max_buckets buckets
+ * were seen (a sparse table is mostly empty buckets); returns the entries
+ * seen. cb returning false stops the visit: its bucket is where the next
  * call starts. Worker only: what cb keeps stays allocated after the RCU
  * section because the worker alone frees entries (joules_fold()).
  */
 u64 joules_visit_share(bool (*cb)(struct joules_entry *e, void *arg),
-		       void *arg, u64 budget)
+		       void *arg, u64 budget, u32 max_buckets)
 {
 	static u32 next;
-	u32 nb = 1U << table_bits, n;
+	u32 nb = min(1U << table_bits, max_buckets), n;
 	struct joules_entry *e;
 	u64 seen = 0, mark = 0;
 	bool stop = false;
@@ -570,7 +571,7 @@ u64 joules_visit_share(bool (*cb)(struct joules_entry *e, void *arg),
 		}
 		if (stop)
 			break;
-		next = (next + 1) & (nb - 1);
+		next = (next + 1) & ((1U << table_bits) - 1);
 		/* A break every 64 buckets or 256 entries. */
 		if (n % 64 == 63 || seen - mark >= 256) {
 			mark = seen;

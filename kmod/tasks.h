@@ -215,7 +215,7 @@ void joules_visit_entries(void (*cb)(struct joules_entry *e, void *arg),
 			  void *arg);
 /* About budget entries from where the last call stopped (worker); see tasks.c. */
 u64 joules_visit_share(bool (*cb)(struct joules_entry *e, void *arg),
-		       void *arg, u64 budget);
+		       void *arg, u64 budget, u32 max_buckets);
 void joules_fill_stats(struct joules_entry *e, const struct joules_totals *t,
 		       struct joules_stats *st);
 

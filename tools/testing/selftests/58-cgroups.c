@@ -839,10 +839,10 @@ static void *block_forever(void *arg)
 
 /*
  * A sleeping process of many threads moved: many more tasks than the
- * worker's scan for moved sleepers looks at in one interval (32), so the
- * move is followed over many; within a pass over the table (the test
- * waits twice that, and some) every thread counts where the kernel lists
- * it.
+ * worker's scan for moved sleepers looks at in one interval (32, in 128
+ * buckets of the task table at most), so the move is followed over many;
+ * within a pass over the table (the test waits twice that, and some)
+ * every thread counts where the kernel lists it.
  */
 TEST(a_sleeping_process_of_many_threads_moved)
 {
@@ -875,7 +875,8 @@ TEST(a_sleeping_process_of_many_threads_moved)
 	}
 	ASSERT_LT(0, p);
 	close(gate[1]);
-	ASSERT_EQ((ssize_t)sizeof(status), read(gate[0], &status, sizeof(status)));
+	ASSERT_EQ((ssize_t)sizeof(status),
+		  read(gate[0], &status, sizeof(status)));
 	close(gate[0]);
 	TH_LOG("%d threads made (of %d)", status, n);
 	/* Every thread asleep, the intervals they last ran in closed. */
@@ -890,7 +891,7 @@ TEST(a_sleeping_process_of_many_threads_moved)
 	ASSERT_EQ(0, jnl_subscribe(nl, JNL_GRP_SAMPLES));
 	ASSERT_EQ(0, st_write(CG "/many.b/cgroup.procs", s, strlen(s)));
 	/* At most twice a pass over the table, and then some, until they agree. */
-	ticks = (int)(2 * st_sysfs_u64("tasks_tracked") / 32 + 8);
+	ticks = 2 * st_moved_scan_ticks() + 8;
 	for (i = 0; i < ticks; i++) {
 		ASSERT_EQ(1, st_fresh_samples(nl, &smp, 1));
 		ASSERT_LT(0, st_read("/proc/energy/cgroup/many.a/energy.stat",
@@ -1024,9 +1025,10 @@ TEST(a_dump_held_open_is_charged_to_its_requester)
 		for (i = 0; i < HELD_DUMPS; i++) {
 			struct nl_msg *m = nlmsg_alloc();
 
-			if (!m || !genlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, fam, 0,
-					       NLM_F_DUMP, JOULES_CMD_DUMP_CGROUPS,
-					       JOULES_GENL_VERSION) ||
+			if (!m ||
+			    !genlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, fam, 0,
+					 NLM_F_DUMP, JOULES_CMD_DUMP_CGROUPS,
+					 JOULES_GENL_VERSION) ||
 			    nl_send_auto(sk[i], m) < 0)
 				_exit(93);
 			nlmsg_free(m);

@@ -1811,7 +1811,7 @@ static void move_sleeper(struct roles *ro)
 	       !strcmp(cur + strlen(cur) - strlen(a), a);
 	n = snprintf(pid, sizeof(pid), "%d", ro->mover->pid);
 	snprintf(path, sizeof(path), CG "/%s/cgroup.procs", in_a ? b : a);
-	events_take(0, 0);	/* samples from before the move do not count */
+	events_take(0, 0); /* samples from before the move do not count */
 	if (st_write(path, pid, n)) {
 		fprintf(stderr, "# moving the blocked mover: %s\n",
 			strerror(errno));
@@ -1819,13 +1819,13 @@ static void move_sleeper(struct roles *ro)
 	}
 	cg_moved(in_a ? a : b, in_a ? b : a, 0);
 	/*
-	 * The worker's scan for such moves looks at 32 tasks an interval
-	 * (taskcg.c): wait for it, counted in samples (intervals stretch
-	 * under emulation), until joules counts the mover where the kernel
-	 * lists it, for at most twice a pass over the table and then some.
-	 * check_cgroups() judges what it finds.
+	 * The worker's scan for such moves goes slowly (taskcg.c): wait for
+	 * it, counted in samples (intervals stretch under emulation), until
+	 * joules counts the mover where the kernel lists it, for at most
+	 * twice a pass over the table and then some. check_cgroups() judges
+	 * what it finds.
 	 */
-	want = (int)(2 * st_sysfs_u64("tasks_tracked") / 32 + 8);
+	want = 2 * st_moved_scan_ticks() + 8;
 	snprintf(path, sizeof(path), "/proc/energy/cgroup/%s/energy.stat",
 		 in_a ? b : a);
 	for (n = 0; n < want; n++) {
@@ -1835,11 +1835,13 @@ static void move_sleeper(struct roles *ro)
 
 		if (events_take(5000 + 4 * (int)st_interval_ms(), 1) < 1)
 			break;
-		if (st_read(path, st, sizeof(st)) > 0 && !st_kv(st, "tasks", &jt) &&
+		if (st_read(path, st, sizeof(st)) > 0 &&
+		    !st_kv(st, "tasks", &jt) &&
 		    (long long)jt == cg_threads(in_a ? b : a, tids, 1024, 0))
 			break;
 	}
-	fprintf(stderr, "# the blocked mover moved; followed after %d samples (of %d at most)\n",
+	fprintf(stderr,
+		"# the blocked mover moved; followed after %d samples (of %d at most)\n",
 		n + 1, want);
 }
 
@@ -1904,7 +1906,9 @@ static int run_round(const struct round *r)
 			waitid(P_PID, kids[i].pid, &si, WEXITED | WNOWAIT);
 		}
 	settle();
-	move_sleeper(&ro);
+	/* Once a seed: the scan it waits for takes seconds (taskcg.c). */
+	if (!r->reload_mid && !r->params)
+		move_sleeper(&ro);
 	check_live();
 	check_cgroups("stopped");
 	if (ro.cgns) {

@@ -101,6 +101,24 @@ static inline unsigned long long st_sysfs_u64(const char *name)
 	return strtoull(b, NULL, 10);
 }
 
+/*
+ * Worker intervals in which the scan for tasks moved while asleep goes
+ * once over the task table (kmod/taskcg.c): 32 tasks or 128 buckets an
+ * interval, whichever limit comes first.
+ */
+static inline int st_moved_scan_ticks(void)
+{
+	const char *bits_file = "/sys/module/joules/parameters/table_bits";
+	unsigned long long by_tasks, by_buckets, bits = 13;
+	char b[32];
+
+	if (st_read(bits_file, b, sizeof(b)) > 0)
+		bits = strtoull(b, NULL, 10);
+	by_tasks = st_sysfs_u64("tasks_tracked") / 32;
+	by_buckets = (1ULL << bits) / 128;
+	return (int)(by_tasks > by_buckets ? by_tasks : by_buckets) + 1;
+}
+
 /* Write a string to a file in one write(); returns 0 or -errno. */
 static inline int st_write(const char *path, const char *s, size_t len)
 {
