@@ -1802,8 +1802,10 @@ static void move_sleeper(struct roles *ro)
 	snprintf(a, sizeof(a), "%s/mv/a", top);
 	snprintf(b, sizeof(b), "%s/mv/b", top);
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", ro->mover->pid);
+	/* A move not made is a check not made: counted as off. */
 	if (st_read(path, cur, sizeof(cur)) <= 0) {
-		fprintf(stderr, "# the mover's cgroup: unreadable\n");
+		df_judge(&figs[F_CG_TASKS], 1, 0, 0,
+			 "the mover's cgroup: unreadable");
 		return;
 	}
 	cur[strcspn(cur, "\n")] = 0;
@@ -1812,9 +1814,10 @@ static void move_sleeper(struct roles *ro)
 	n = snprintf(pid, sizeof(pid), "%d", ro->mover->pid);
 	snprintf(path, sizeof(path), CG "/%s/cgroup.procs", in_a ? b : a);
 	events_take(0, 0); /* samples from before the move do not count */
-	if (st_write(path, pid, n)) {
-		fprintf(stderr, "# moving the blocked mover: %s\n",
-			strerror(errno));
+	n = st_write(path, pid, n);
+	if (n) {
+		df_judge(&figs[F_CG_TASKS], 1, 0, 0,
+			 "moving the blocked mover: %s", strerror(-n));
 		return;
 	}
 	cg_moved(in_a ? a : b, in_a ? b : a, 0);
