@@ -125,7 +125,7 @@ static int jf_cg_show(struct seq_file *m, void *v)
 	 * As the reader's cgroup namespace names it, whole or not at all (a
 	 * file opened before the reader left for a namespace below it: "?").
 	 */
-	if (joules_cgroup_path(cgrp, reader_ns()->root_cset->dfl_cgrp, path, PATH_MAX) < 0)
+	if (joules_cgroup_path(cgrp, joules_cg_ns_root(), path, PATH_MAX) < 0)
 		strscpy(path, "?", PATH_MAX);
 	seq_puts(m, "path: ");
 	seq_puts(m, path);

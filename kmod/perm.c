@@ -210,8 +210,8 @@ bool joules_may_read_cgroup(struct cgroup *cgrp, const struct joules_reader *r)
 	if (!buf)
 		return false;
 	memcpy(buf, mnt, sizeof(mnt));
-	if (joules_cgroup_path(cgrp, current->nsproxy->cgroup_ns->root_cset->dfl_cgrp,
-			       buf + sizeof(mnt) - 1, PATH_MAX - sizeof(mnt) + 1) > 0 &&
+	if (joules_cgroup_path(cgrp, joules_cg_ns_root(), buf + sizeof(mnt) - 1,
+			       PATH_MAX - sizeof(mnt) + 1) > 0 &&
 	    !kern_path(buf, LOOKUP_FOLLOW, &path)) {
 		inode = d_inode(path.dentry);
 		ok = inode->i_sb->s_magic == CGROUP2_SUPER_MAGIC &&
