@@ -26,6 +26,8 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
+#include <linux/delay.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
@@ -66,6 +68,25 @@ static struct tm_dom dom[JL_NR_DOMAINS] = {
 static u64 seg_ns; /* last time the energy was brought up to date */
 static bool started;
 static unsigned long reads;
+/* Reads joules made of this module once it had begun to unload. */
+static atomic_t late_reads = ATOMIC_INIT(0);
+
+/*
+ * A provider that misbehaves as it unloads, for 32-source-owner: one that
+ * takes its time before unregistering, and one that never does.
+ */
+static unsigned int exit_delay_ms;
+module_param(exit_delay_ms, uint, 0644);
+MODULE_PARM_DESC(exit_delay_ms, "Sleep this long in exit before unregistering");
+static bool forget_on_exit;
+module_param(forget_on_exit, bool, 0644);
+MODULE_PARM_DESC(forget_on_exit, "Leave the meter and frequency source registered at exit");
+
+static void count_late(void)
+{
+	if (!module_is_live(THIS_MODULE))
+		atomic_inc(&late_reads);
+}
 
 static unsigned int nr_pkgs = 1;
 module_param(nr_pkgs, uint, 0444);
@@ -172,6 +193,7 @@ static int tm_read(struct joules_meter *m, unsigned int pkg, u64 *raw)
 {
 	unsigned int d;
 
+	count_late();
 	spin_lock(&tm_lock);
 	advance(ktime_get_ns());
 	for (d = 0; d < JL_NR_DOMAINS; d++)
@@ -377,6 +399,7 @@ static bool freq_registered;
 
 static int tm_read_mhz(struct joules_freq_source *s, u32 *mhz)
 {
+	count_late();
 	*mhz = READ_ONCE(freq_mhz);
 	return *mhz ? 0 : -ENODATA;
 }
@@ -448,9 +471,14 @@ static int __init tm_init(void)
 
 static void __exit tm_exit(void)
 {
-	if (freq_registered)
-		joules_freq_unregister(&tm_freq);
-	joules_meter_unregister(&tm);
+	if (exit_delay_ms)
+		msleep(exit_delay_ms);
+	if (!forget_on_exit) {
+		if (freq_registered)
+			joules_freq_unregister(&tm_freq);
+		joules_meter_unregister(&tm);
+	}
+	pr_info("%d read(s) while unloading\n", atomic_read(&late_reads));
 }
 
 module_init(tm_init);
