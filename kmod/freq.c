@@ -51,6 +51,18 @@ void joules_freq_unregister(struct joules_freq_source *s)
 }
 EXPORT_SYMBOL_GPL(joules_freq_unregister);
 
+/* Its module goes (source.c's notifier): a source its exit left registered is dropped. */
+void joules_freq_module_going(struct module *mod)
+{
+	mutex_lock(&freq_lock);
+	if (registered && registered->owner == mod) {
+		pr_warn("frequency source %s of module %s left registered; dropped\n",
+			registered->name, mod->name);
+		registered = NULL;
+	}
+	mutex_unlock(&freq_lock);
+}
+
 /* Mean current frequency of the online CPUs cpufreq knows, kHz; 0: none. */
 static u64 cpufreq_mean_khz(void)
 {
@@ -104,8 +116,11 @@ u64 joules_freq_now(const struct jl_feat *node)
 	int err = -ENODEV;
 
 	mutex_lock(&freq_lock);
-	if (registered)
+	/* Not into a module that has begun to unload: its exit may be tearing down. */
+	if (registered && try_module_get(registered->owner)) {
 		err = registered->read_mhz(registered, &mhz);
+		module_put(registered->owner);
+	}
 	mutex_unlock(&freq_lock);
 	if (!err)
 		return mhz <= JL_MHZ_MAX ? mhz : 0;

@@ -14,6 +14,7 @@
  */
 struct joules_freq_source {
 	const char *name;
+	struct module *owner;	/* its module (THIS_MODULE); no reference held */
 	/* MHz now, or an error (the frequency is then unknown); may sleep. */
 	int (*read_mhz)(struct joules_freq_source *s, u32 *mhz);
 	void *priv;
@@ -23,5 +24,7 @@ void joules_freq_unregister(struct joules_freq_source *s);
 bool joules_freq_source(char *buf, size_t size);
 /* Worker: this interval's frequency (MHz, 0: unknown), node deltas given. */
 u64 joules_freq_now(const struct jl_feat *node);
+struct module;
+void joules_freq_module_going(struct module *mod);
 
 #endif /* JOULES_FREQ_H */

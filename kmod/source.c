@@ -14,6 +14,7 @@
 #include <linux/sysfs.h>
 #include <linux/workqueue.h>
 
+#include "freq.h"
 #include "perm.h"
 #include "source.h"
 
@@ -39,17 +40,22 @@ static inline unsigned int dom_esu(const struct joules_meter *m, unsigned int d)
 	return (m->esu_mask & (1U << d)) ? m->domain_esu[d] : m->esu;
 }
 
-/* Sample every package once; meter_lock held. */
 /* Sample one package; meter_lock held. */
 static void sample_pkg(unsigned int p)
 {
 	struct pkg_meter *pm = &pkgs[p];
 	u64 raw[JL_NR_DOMAINS], now, dt;
 	unsigned int d;
+	int err;
 
 	memset(raw, 0, sizeof(raw));
 	now = ktime_get_ns();
-	if (meter->read(meter, p, raw))
+	/* Not into a module that has begun to unload: its exit may be tearing down. */
+	if (!joules_provider_get(meter->owner))
+		return;
+	err = meter->read(meter, p, raw);
+	joules_provider_put(meter->owner);
+	if (err)
 		return;	/* read failed: try again next period */
 	/* The read happened somewhere in [now, after]: bound by the longest. */
 	dt = ktime_get_ns() - pm->last_ns;
@@ -344,13 +350,46 @@ int joules_source_sysfs(struct kobject *parent)
 	return sysfs_create_group(parent, &rapl_group);
 }
 
+/*
+ * A provider's module (a meter's, a frequency source's) must unregister
+ * it in its exit. Holding a reference while it is registered would make
+ * its rmmod fail for good (the exit that unregisters never runs), so the
+ * module is instead watched as it goes: GOING is notified after its exit
+ * ran (or its init failed), while its memory is still there; a provider
+ * still registered then is dropped rather than called once that memory
+ * is freed.
+ */
+static int source_module_cb(struct notifier_block *nb, unsigned long action, void *data)
+{
+	struct module *mod = data;
+	struct joules_meter *m;
+
+	if (action != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	mutex_lock(&meter_lock);
+	m = meter && meter->owner == mod ? meter : NULL;
+	mutex_unlock(&meter_lock);
+	if (m) {
+		pr_warn("energy source %s of module %s left registered; dropped\n",
+			m->name, mod->name);
+		joules_meter_unregister(m);
+	}
+	joules_freq_module_going(mod);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block source_module_nb = {
+	.notifier_call = source_module_cb,
+};
+
 int joules_source_init(void)
 {
-	return 0;
+	return register_module_notifier(&source_module_nb);
 }
 
 void joules_source_exit(void)
 {
+	unregister_module_notifier(&source_module_nb);
 	/* A meter module holds a reference on us (its symbols): none is left. */
 	WARN_ON(meter);
 }

@@ -17,7 +17,7 @@
  */
 struct joules_meter {
 	const char *name;
-	struct module *owner;
+	struct module *owner;	/* its module (THIS_MODULE); no reference held */
 	u32 domains;		/* JL_D_* bits this meter has */
 	unsigned int nr_pkgs;
 	unsigned int bits;	/* counter width, 1..64 (RAPL: 32) */
@@ -50,5 +50,21 @@ int joules_source_init(void);
 void joules_source_exit(void);
 /* sysfs: RAPL/meter status under /sys/kernel/joules/rapl/ */
 int joules_source_sysfs(struct kobject *parent);
+
+/*
+ * Around each call into a provider's module (a meter's or a frequency
+ * source's callbacks): false once that module has begun to unload. Our
+ * own (rapl.c) needs no reference: it is unregistered before our exit.
+ */
+static inline bool joules_provider_get(struct module *owner)
+{
+	return owner == THIS_MODULE || try_module_get(owner);
+}
+
+static inline void joules_provider_put(struct module *owner)
+{
+	if (owner != THIS_MODULE)
+		module_put(owner);
+}
 
 #endif /* JOULES_SOURCE_H */

@@ -406,6 +406,7 @@ static int tm_read_mhz(struct joules_freq_source *s, u32 *mhz)
 
 static struct joules_freq_source tm_freq = {
 	.name = "joules_testmeter",
+	.owner = THIS_MODULE,
 	.read_mhz = tm_read_mhz,
 };
 
