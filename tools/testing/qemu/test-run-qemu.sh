@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Host test of run-qemu.sh's judge and its one retry, with a stand-in for
 # QEMU that writes a scripted console: which boots are retried (a kernel
-# oops before init only), what counts, and what is said. TAP on stdout.
+# oops before init only), what counts, and what is said; and how many
+# guests its slots let run at once. TAP on stdout.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
@@ -51,6 +52,16 @@ oops-after-init)
 quit)
 	echo "qemu: could not open something" >&2
 	exit 1 ;;
+slow)
+	# How many guests run at once: each says how many it saw beside it.
+	mkdir "$FAKE_SHARED/running.$$"
+	sleep 1
+	ls -d "$FAKE_SHARED"/running.* | wc -l >> "$FAKE_SHARED/seen"
+	sleep 1
+	rmdir "$FAKE_SHARED/running.$$"
+	printf 'JOULES-GUEST-INIT\nJOULES-GUEST-START mode=tests kernel=fake cpus=2\n' > "$serial"
+	printf 'ok 1 selftests: joules: 00-load.sh\nJOULES-GUEST-END rc=0\n' >> "$serial"
+	exit 1 ;;
 esac
 EOF
 chmod +x "$work/bin/qemu-system-x86_64"
@@ -69,7 +80,22 @@ run() {
 	boots=$(cat "$work/boots" 2>/dev/null)
 }
 
-echo "1..5"
+# together SLOTS: two slow guests started at once; how many ran at a time.
+together() {
+	rm -rf "$work/shared" "$work/g1" "$work/g2"
+	mkdir -p "$work/shared" "$work/g1" "$work/g2"
+	for g in g1 g2; do
+		FAKE_DIR=$work/$g FAKE_SHARED=$work/shared FAKE_BOOTS=slow PATH="$work/bin:$PATH" \
+			JOULES_QEMU_LOCK=$work/lock JOULES_QEMU_SLOTS=$1 \
+			"$here"/run-qemu.sh --mode tests --kernel "$work/kernel" --modules "$work/mods" \
+			--counts "$work/$g/counts" --log "$work/$g/log" > /dev/null 2>&1 &
+	done
+	wait
+	seen=$(sort -n "$work/shared/seen" | tr '\n' ' ')
+	counts=$(cat "$work/g1/counts" "$work/g2/counts" 2>/dev/null | tr '\n' ' ')
+}
+
+echo "1..7"
 run "oops good"
 [ $rc = 0 ] && [ "$counts" = "2 0 0 1" ] && [ "$boots" = 2 ] &&
 	grep -q 'Oops: int3' "$work/log.boot1" && grep -q 'Oops: int3' "$work/err" &&
@@ -93,6 +119,14 @@ rc1=$rc c1=$counts b1=$boots
 run "quit good"
 [ $rc1 = 1 ] && [ "$b1" = 1 ] && [ $rc = 1 ] && [ "$boots" = 1 ]
 t $? "an oops after init, and QEMU failing to start, are not retried (rc $rc1/$rc, counts '$c1'/'$counts')"
+
+together 1
+[ "$seen" = "1 1 " ] && [ "$counts" = "2 0 0 0 2 0 0 0 " ]
+t $? "one slot: two guests run one after the other (seen '$seen', counts '$counts')"
+
+together 2
+[ "$seen" = "2 2 " ] && [ "$counts" = "2 0 0 0 2 0 0 0 " ]
+t $? "two slots: two guests run at once (seen '$seen', counts '$counts')"
 
 echo "# run-qemu judge: $((n - failed)) passed, $failed failed"
 [ $failed = 0 ]
