@@ -78,14 +78,22 @@ static atomic_t late_reads = ATOMIC_INIT(0);
 static unsigned int exit_delay_ms;
 module_param(exit_delay_ms, uint, 0644);
 MODULE_PARM_DESC(exit_delay_ms, "Sleep this long in exit before unregistering");
+static unsigned int read_delay_us;
+module_param(read_delay_us, uint, 0644);
+MODULE_PARM_DESC(read_delay_us, "Busy-wait this long in every read (at most 5000)");
 static bool forget_on_exit;
 module_param(forget_on_exit, bool, 0644);
 MODULE_PARM_DESC(forget_on_exit, "Leave the meter and frequency source registered at exit");
 
+/* Every read: count it if it comes while unloading, and take its time. */
 static void count_late(void)
 {
+	unsigned int us = min(READ_ONCE(read_delay_us), 5000U);
+
 	if (!module_is_live(THIS_MODULE))
 		atomic_inc(&late_reads);
+	if (us)
+		udelay(us);
 }
 
 static unsigned int nr_pkgs = 1;

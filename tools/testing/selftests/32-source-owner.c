@@ -5,8 +5,8 @@
  * it must stop doing so once the module starts to go (its exit may be
  * tearing down what the callbacks use), and must not keep a pointer into
  * a module that is gone, even one whose exit forgot to unregister. Its
- * rmmod must still work: a reference held for as long as the source is
- * registered would make it fail.
+ * rmmod must always work: rmmod refuses a module anyone holds a reference
+ * on, so joules holds none, not even for the length of a call.
  *
  * The test meter counts the reads it gets once unloading has begun and
  * says how many in its last line of dmesg.
@@ -33,6 +33,17 @@ static int late_reads(void)
 		n = atoi(b);
 	pclose(f);
 	return n;
+}
+
+/* rmmod, tried again for up to a second while it is refused. */
+static int rmmod_retrying(void)
+{
+	for (int t = 0; t < 100; t++) {
+		if (!st_sh("rmmod joules_testmeter 2>/dev/null"))
+			return 0;
+		usleep(10000);
+	}
+	return -1;
 }
 
 static void first_line(const char *path, char *b, size_t size)
@@ -107,6 +118,31 @@ TEST_F(owner, a_source_left_registered_is_dropped)
 		      "module joules_testmeter left registered; dropped'"));
 	/* The module still answers. */
 	EXPECT_GT(st_read("/proc/energy/self", e, sizeof(e)), 0);
+}
+
+/*
+ * joules holds no reference on the provider's module, not even during a
+ * read: rmmod refuses a module with references (EAGAIN), so a reference
+ * held across reads would make an admin's rmmod fail at random. Reads of
+ * 2 ms every few ms make the window wide.
+ */
+TEST_F(owner, rmmod_is_never_refused)
+{
+	int i, refused = 0;
+
+	ASSERT_EQ(0, st_sh("rmmod joules_testmeter"));
+	for (i = 0; i < 20; i++) {
+		ASSERT_EQ(0, st_sh("insmod " ST_METER
+				   " freq_mhz=1800 read_delay_us=2000"));
+		usleep(3 * st_interval_ms() * 1000);
+		if (st_sh("rmmod joules_testmeter 2>/dev/null")) {
+			refused++;
+			/* Unloaded in the end, so the next round can load it. */
+			ASSERT_EQ(0, rmmod_retrying());
+		}
+	}
+	EXPECT_EQ(0, refused) TH_LOG("%d of 20 rmmods refused", refused);
+	EXPECT_EQ(0, late_reads());
 }
 
 TEST_HARNESS_MAIN
