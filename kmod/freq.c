@@ -28,7 +28,8 @@ int joules_freq_register(struct joules_freq_source *s)
 {
 	int err = 0;
 
-	if (!s->name || !s->read_mhz)
+	/* Without its owner it could not be dropped as its module goes. */
+	if (WARN_ON_ONCE(!s->owner) || !s->name || !s->read_mhz)
 		return -EINVAL;
 	mutex_lock(&freq_lock);
 	if (registered)
@@ -116,11 +117,9 @@ u64 joules_freq_now(const struct jl_feat *node)
 	int err = -ENODEV;
 
 	mutex_lock(&freq_lock);
-	/* Not into a module that has begun to unload: its exit may be tearing down. */
-	if (registered && try_module_get(registered->owner)) {
+	/* Not into a module that has begun to unload (freq.h). */
+	if (registered && module_is_live(registered->owner))
 		err = registered->read_mhz(registered, &mhz);
-		module_put(registered->owner);
-	}
 	mutex_unlock(&freq_lock);
 	if (!err)
 		return mhz <= JL_MHZ_MAX ? mhz : 0;

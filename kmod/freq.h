@@ -14,11 +14,12 @@
  */
 struct joules_freq_source {
 	const char *name;
-	struct module *owner;	/* its module (THIS_MODULE); no reference held */
+	struct module *owner;	/* THIS_MODULE, required; no reference is held */
 	/* MHz now, or an error (the frequency is then unknown); may sleep. */
 	int (*read_mhz)(struct joules_freq_source *s, u32 *mhz);
 	void *priv;
 };
+/* As a meter (source.h): not called once its module is going; no reference. */
 int joules_freq_register(struct joules_freq_source *s);
 void joules_freq_unregister(struct joules_freq_source *s);
 bool joules_freq_source(char *buf, size_t size);

@@ -50,11 +50,10 @@ static void sample_pkg(unsigned int p)
 
 	memset(raw, 0, sizeof(raw));
 	now = ktime_get_ns();
-	/* Not into a module that has begun to unload: its exit may be tearing down. */
-	if (!joules_provider_get(meter->owner))
+	/* Not into a module that has begun to unload (source.h). */
+	if (!module_is_live(meter->owner))
 		return;
 	err = meter->read(meter, p, raw);
-	joules_provider_put(meter->owner);
 	if (err)
 		return;	/* read failed: try again next period */
 	/* The read happened somewhere in [now, after]: bound by the longest. */
@@ -137,6 +136,9 @@ int joules_meter_register(struct joules_meter *m)
 	unsigned int d, esu_max = m->esu;
 	u64 wrap;
 
+	/* Without its owner a provider could not be dropped as its module goes. */
+	if (WARN_ON_ONCE(!m->owner))
+		return -EINVAL;
 	if (!m->read || !m->nr_pkgs || !m->bits || m->bits > 64 || m->esu > 31 ||
 	    !m->max_power_uw || !(m->domains & ((1U << JL_NR_DOMAINS) - 1)) ||
 	    (m->esu_mask & ~((1U << JL_NR_DOMAINS) - 1)))

@@ -17,7 +17,7 @@
  */
 struct joules_meter {
 	const char *name;
-	struct module *owner;	/* its module (THIS_MODULE); no reference held */
+	struct module *owner;	/* THIS_MODULE, required; no reference is held */
 	u32 domains;		/* JL_D_* bits this meter has */
 	unsigned int nr_pkgs;
 	unsigned int bits;	/* counter width, 1..64 (RAPL: 32) */
@@ -35,6 +35,13 @@ struct joules_meter {
 	int (*read)(struct joules_meter *m, unsigned int pkg, u64 *raw);
 	void *priv;
 };
+/*
+ * Its read() is not called once its module has begun to unload, and no
+ * reference is held on that module, not even for a call (rmmod refuses
+ * a module with references). A call in flight is waited out by
+ * unregister, which must come first in the module's exit, before
+ * anything read() uses is torn down.
+ */
 int joules_meter_register(struct joules_meter *m);
 void joules_meter_unregister(struct joules_meter *m);
 /* No meter found: why, for the status file ("no RAPL: ..."). */
@@ -50,21 +57,5 @@ int joules_source_init(void);
 void joules_source_exit(void);
 /* sysfs: RAPL/meter status under /sys/kernel/joules/rapl/ */
 int joules_source_sysfs(struct kobject *parent);
-
-/*
- * Around each call into a provider's module (a meter's or a frequency
- * source's callbacks): false once that module has begun to unload. Our
- * own (rapl.c) needs no reference: it is unregistered before our exit.
- */
-static inline bool joules_provider_get(struct module *owner)
-{
-	return owner == THIS_MODULE || try_module_get(owner);
-}
-
-static inline void joules_provider_put(struct module *owner)
-{
-	if (owner != THIS_MODULE)
-		module_put(owner);
-}
 
 #endif /* JOULES_SOURCE_H */
