@@ -52,6 +52,9 @@ oops-after-init)
 quit)
 	echo "qemu: could not open something" >&2
 	exit 1 ;;
+hang)
+	echo $$ > "$FAKE_DIR/qemu.pid"
+	exec sleep 60 ;;
 slow)
 	# How many guests run at once: each says how many it saw beside it.
 	mkdir "$FAKE_SHARED/running.$$"
@@ -95,7 +98,7 @@ together() {
 	counts=$(cat "$work/g1/counts" "$work/g2/counts" 2>/dev/null | tr '\n' ' ')
 }
 
-echo "1..7"
+echo "1..8"
 run "oops good"
 [ $rc = 0 ] && [ "$counts" = "2 0 0 1" ] && [ "$boots" = 2 ] &&
 	grep -q 'Oops: int3' "$work/log.boot1" && grep -q 'Oops: int3' "$work/err" &&
@@ -127,6 +130,25 @@ t $? "one slot: two guests run one after the other (seen '$seen', counts '$count
 together 2
 [ "$seen" = "2 2 " ] && [ "$counts" = "2 0 0 0 2 0 0 0 " ]
 t $? "two slots: two guests run at once (seen '$seen', counts '$counts')"
+
+# Killed while its guest runs: QEMU goes too, and with it the slot.
+rm -f "$work/qemu.pid" "$work/boots"
+FAKE_DIR=$work FAKE_BOOTS=hang PATH="$work/bin:$PATH" JOULES_QEMU_LOCK=$work/lock \
+	"$here"/run-qemu.sh --mode tests --kernel "$work/kernel" --modules "$work/mods" \
+	--log "$work/log" > /dev/null 2>&1 &
+rq=$!
+i=0
+while [ ! -s "$work/qemu.pid" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+qp=$(cat "$work/qemu.pid" 2>/dev/null)
+kill -TERM $rq
+wait $rq
+i=0
+while [ -n "$qp" ] && kill -0 "$qp" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+alive=no
+[ -n "$qp" ] && kill -0 "$qp" 2>/dev/null && alive=yes
+[ -n "$qp" ] && kill "$qp" 2>/dev/null
+[ -n "$qp" ] && [ $alive = no ] && flock -n "$work/lock" true
+t $? "run-qemu.sh killed: its QEMU is gone and the slot free (QEMU pid ${qp:-none}, alive $alive)"
 
 echo "# run-qemu judge: $((n - failed)) passed, $failed failed"
 [ $failed = 0 ]
