@@ -107,7 +107,13 @@ fi
 
 work=$(mktemp -d)
 relay=
-trap '[ -z "$relay" ] || kill "$relay" 2>/dev/null; rm -rf "$work"' EXIT
+qpid=
+# Killed, QEMU goes too: timeout(1) runs it in a process group of its own,
+# where a signal to ours does not reach it, and it would hold its slot.
+trap '[ -z "$qpid" ] || kill "$qpid" 2>/dev/null; [ -z "$relay" ] || kill "$relay" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 
 # The tests get two virtio-serial ports: org.joules.meter, which a VM host's
 # joules-meterd --vm-host writes, and org.joules.test, whose input
@@ -213,6 +219,7 @@ boot() {
 		if [ "$mode" != tests ]; then sed -un '/JOULES-GUEST-START/,$p'; else cat >/dev/null; fi
 	wait $qpid
 	qrc=$?
+	qpid=
 	cat "$work"/qemu.out >> "$log"
 	if [ -n "$relay" ]; then
 		kill "$relay" 2>/dev/null
