@@ -195,10 +195,15 @@ struct hook {
 static struct hook hooks[] = {
 	{ "sock_send_length", probe_send, 1U << JL_F_NET_TX },
 	{ "sock_recv_length", probe_recv, 1U << JL_F_NET_RX },
+	/*
+	 * The free hook before any hook that makes entries (new task, exit,
+	 * the sweep): an entry made for a task released before it attached
+	 * would point at freed memory. Unregistered in reverse: it goes last.
+	 */
+	{ "sched_process_free", probe_free },
 	{ "task_newtask", probe_newtask },
 	{ "sched_process_exit", probe_exit },
 	{ "sched_process_exec", probe_exec },
-	{ "sched_process_free", probe_free },
 	{ "sched_switch", probe_sched_switch },
 };
 
@@ -232,9 +237,9 @@ void joules_hooks_exit(void)
 }
 
 /*
- * Registration order matters: the new-task and free hooks first, so that no
- * task is born or released unseen while the sweep walks the existing ones;
- * sched_switch last.
+ * Registration order matters (hooks[]): the free hook first, then the
+ * hooks that make entries, so that no task is born or released unseen
+ * while the sweep walks the existing ones; sched_switch last.
  */
 int joules_hooks_init(void)
 {
