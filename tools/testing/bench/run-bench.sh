@@ -8,8 +8,8 @@
 # side, ends the output. Needs root: it loads and unloads the module and
 # attaches the collector.
 #
-#   run-bench.sh [BENCH...]      (ctxsw forkexit pidread nldump idle exporter cgroups;
-#                                 default all)
+#   run-bench.sh [BENCH...]      (ctxsw forkexit pidread nldump idle exporter cgroups
+#                                 rtlat; default all, rtlat where cyclictest is)
 #
 # In the QEMU guest (make bench: modes bench and bench-icount) the module is
 # /lib/joules/joules.ko and the counts are scaled down for software
@@ -20,6 +20,7 @@
 #   EXP_SCRAPES EXP_REPS CG_N CG_SECS CG_REPS CG_DUMPS
 #   CG_MODE (worker, dump, flush, deep, or both: worker and dump; see
 #   bench/cgroups.c; deep takes CG_N as the depth of one chain)
+#   RT_THREADS RT_READERS RT_SECS RT_REPS (bench/rtlat.c)
 #   JOULES_BPF (the joules-bpf to attach: default the one on PATH, else this
 #               tree's; JOULES_BPF=none leaves the collector out)
 # The collector is attached with its maps in /sys/fs/bpf/joules-bench, so a
@@ -151,11 +152,20 @@ bench)
 	: "${DUMP_N:=10000}" "${DUMP_REPS:=5}" "${IDLE_N:=1000}" "${IDLE_SECS:=10}" "${IDLE_REPS:=5}" ;;
 esac
 
-benches=${*:-ctxsw forkexit pidread nldump idle exporter cgroups}
+# cyclictest is rt-tests' (tools/testing/install-deps installs it).
+all_benches="ctxsw forkexit pidread nldump idle exporter cgroups"
+if command -v cyclictest >/dev/null 2>&1; then
+	all_benches="$all_benches rtlat"
+else
+	echo "run-bench: rtlat left out: no cyclictest (Debian's rt-tests)"
+fi
+benches=${*:-$all_benches}
 # joules-exporter's scrape cost with 10,000 processes in 1,000 cgroups (bench/exporter.c).
 : "${EXP_N:=10000}" "${EXP_CGROUPS:=1000}" "${EXP_SCRAPES:=20}" "${EXP_REPS:=5}"
 # Per-cgroup totals: the worker with 1,000 busy cgroups, a dump of them (bench/cgroups.c).
 : "${CG_N:=1000}" "${CG_SECS:=5}" "${CG_REPS:=5}" "${CG_DUMPS:=20}" "${CG_MODE:=both}"
+# Latency under readers of a 5,000-thread process (bench/rtlat.c).
+: "${RT_THREADS:=5000}" "${RT_READERS:=2}" "${RT_SECS:=10}" "${RT_REPS:=3}"
 # In the guest, run-qemu.sh --only REGEX narrows the set (jtests= on the command line).
 only=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^jtests=//p')
 [ -n "$only" ] && benches=$(echo "$benches" | tr ' ' '\n' | grep -E "$only" | tr '\n' ' ')
@@ -180,6 +190,7 @@ for b in $benches; do
 	exporter) set -- -n "$EXP_N" -g "$EXP_CGROUPS" -k "$EXP_SCRAPES" -r "$EXP_REPS" ;;
 	cgroups) set -- -n "$CG_N" -s "$CG_SECS" -r "$CG_REPS" -d "$CG_DUMPS" -m "$CG_MODE" ;;
 	idle) set -- -n "$IDLE_N" -s "$IDLE_SECS" -r "$IDLE_REPS" ;;
+	rtlat) set -- -t "$RT_THREADS" -R "$RT_READERS" -s "$RT_SECS" -r "$RT_REPS" ;;
 	*) echo "run-bench: unknown benchmark '$b'" >&2; rc=1; continue ;;
 	esac
 	echo

@@ -95,6 +95,10 @@ fi
 if [ "$mode" = tests ] && s=$(command -v stress-ng); then
 	cp "$s" "$root"/usr/bin/
 fi
+# cyclictest (rt-tests): the benchmarks' latency under readers (bench/rtlat.c).
+case $mode in
+bench*) s=$(command -v cyclictest) && cp "$s" "$root"/usr/bin/ ;;
+esac
 # BPF objects, if built.
 for o in "$top"/bpf/build/*.o; do
 	[ -f "$o" ] && mkdir -p "$root"/lib/joules/bpf && cp "$o" "$root"/lib/joules/bpf/
