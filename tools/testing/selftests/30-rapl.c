@@ -644,6 +644,8 @@ TEST_F(meter, conservation)
 			break;
 		free(w->a.tasks);
 		free(w->b.tasks);
+		/* Freed again at out: on the last attempt. */
+		w->a.tasks = w->b.tasks = NULL;
 		DIAG("attempt %u: raced with a tick or lost a sample, again",
 		     attempt);
 	}
