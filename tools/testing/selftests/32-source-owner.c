@@ -19,20 +19,9 @@
 /* The count in the test meter's newest "N read(s) while unloading" line. */
 static int late_reads(void)
 {
-	char b[64];
-	int n = -1;
-	FILE *f;
-
-	f = popen(
+	return st_sh_number(
 		"dmesg | grep 'joules_testmeter: .* read(s) while unloading' | tail -n 1 | "
-		"sed 's/.*joules_testmeter: \\([0-9]*\\) .*/\\1/'",
-		"r");
-	if (!f)
-		return -1;
-	if (fgets(b, sizeof(b), f))
-		n = atoi(b);
-	pclose(f);
-	return n;
+		"sed 's/.*joules_testmeter: \\([0-9]*\\) .*/\\1/'");
 }
 
 /* rmmod, tried again for up to a second while it is refused. */

@@ -21,17 +21,8 @@
 /* Threads in /proc now: every task_struct a live entry may point to. */
 static long live_threads(void)
 {
-	char b[32];
-	long n = -1;
-	FILE *f = popen("ls -d /proc/[0-9]*/task/[0-9]* 2>/dev/null | wc -l",
-			"r");
-
-	if (!f)
-		return -1;
-	if (fgets(b, sizeof(b), f))
-		n = atol(b);
-	pclose(f);
-	return n;
+	return st_sh_number(
+		"ls -d /proc/[0-9]*/task/[0-9]* 2>/dev/null | wc -l");
 }
 
 static long tracked(void)

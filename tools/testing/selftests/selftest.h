@@ -66,6 +66,21 @@ static inline int st_sh(const char *fmt, ...)
 	return WEXITSTATUS(rc);
 }
 
+/* The number a shell command prints on its first line, or -1 (no line). */
+static inline long st_sh_number(const char *cmd)
+{
+	char b[64];
+	long n = -1;
+	FILE *f = popen(cmd, "r");
+
+	if (!f)
+		return -1;
+	if (fgets(b, sizeof(b), f))
+		n = atol(b);
+	pclose(f);
+	return n;
+}
+
 /* Read a whole small file into buf (NUL-terminated); returns length or -errno. */
 static inline ssize_t st_read(const char *path, char *buf, size_t size)
 {
