@@ -2,9 +2,10 @@
 JOULES_KO=/lib/joules/joules.ko
 
 # What the kernel's checkers print (BUG, WARNING, Oops, KASAN, UBSAN,
-# lockdep, RCU stalls, hung tasks, sleeping in atomic context): the runner
+# lockdep, RCU stalls, hung tasks, sleeping in atomic context; and the
+# workqueue's warning for a queue it deprecates, as 7.2 does): the runner
 # fails a program whose dmesg matches, and 01-checkers shows it would.
-JOULES_CHECKERS='BUG|WARNING|Oops|general protection|Call Trace|list_del corruption|refcount_t|KASAN|UBSAN|DEBUG_LOCKS_WARN_ON|possible (recursive|circular) locking|suspicious RCU|rcu.*(stall|detected)|INFO: task .* blocked|scheduling while atomic|invalid context|kmemleak'
+JOULES_CHECKERS='BUG|WARNING|Oops|general protection|Call Trace|list_del corruption|refcount_t|KASAN|UBSAN|DEBUG_LOCKS_WARN_ON|possible (recursive|circular) locking|suspicious RCU|rcu.*(stall|detected)|INFO: task .* blocked|scheduling while atomic|invalid context|kmemleak|enqueued on deprecated'
 
 joules_loaded() { [ -d /sys/module/joules ]; }
 
