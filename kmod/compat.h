@@ -252,6 +252,21 @@ static inline bool jl_dumpable_by_owner(struct task_struct *t)
 #define JL_HAVE_GENL_MCAST_CAP 0
 #endif
 
+/* ---- workqueues ---- */
+
+/*
+ * The workers' unbound queue: system_dfl_wq since 6.17 ("workqueue: Add
+ * system_percpu_wq and system_dfl_wq"); later kernels flag
+ * system_unbound_wq deprecated and warn when it is used (64d8eae3f895,
+ * "workqueue: Add warnings and fallback if system_{unbound}_wq is used";
+ * 7.2 prints it). Debian's 6.12 carries the new name too, from stable.
+ */
+#if JL_KV(6, 17)
+#define jl_unbound_wq system_dfl_wq
+#else
+#define jl_unbound_wq system_unbound_wq
+#endif
+
 /* ---- x86 ---- */
 
 /*

@@ -14,6 +14,7 @@
 #include <linux/sysfs.h>
 #include <linux/workqueue.h>
 
+#include "compat.h"
 #include "freq.h"
 #include "perm.h"
 #include "source.h"
@@ -103,7 +104,7 @@ static void sample_fn(struct work_struct *w)
 	mutex_lock(&meter_lock);
 	if (meter) {
 		sample_all();
-		queue_delayed_work(system_unbound_wq, &sample_work,
+		queue_delayed_work(jl_unbound_wq, &sample_work,
 				   nsecs_to_jiffies(period_ns));
 	}
 	mutex_unlock(&meter_lock);
@@ -172,7 +173,7 @@ int joules_meter_register(struct joules_meter *m)
 	wraps = bogus = samples = 0;
 	sample_all();	/* baseline */
 	INIT_DELAYED_WORK(&sample_work, sample_fn);
-	queue_delayed_work(system_unbound_wq, &sample_work,
+	queue_delayed_work(jl_unbound_wq, &sample_work,
 			   nsecs_to_jiffies(period_ns));
 	mutex_unlock(&meter_lock);
 	pr_info("energy source %s registered: %u package(s), domains 0x%x, esu %u, sampled every %llu ms\n",

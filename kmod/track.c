@@ -112,7 +112,7 @@ void joules_sweep_request(void)
 {
 	atomic_set(&sweep_wanted, 1);
 	if (READ_ONCE(track_up))
-		queue_work(system_unbound_wq, &refill_work);
+		queue_work(jl_unbound_wq, &refill_work);
 }
 
 /*
@@ -182,7 +182,7 @@ static struct joules_entry *track_pooled(struct task_struct *t, bool from_start,
 out:
 	/* -ENOMEM: the pool was empty, or the leader's group was going. */
 	if ((low || err == -ENOMEM) && READ_ONCE(track_up))
-		queue_work(system_unbound_wq, &refill_work);
+		queue_work(jl_unbound_wq, &refill_work);
 	return err ? NULL : e;
 }
 

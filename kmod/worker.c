@@ -26,6 +26,7 @@
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
 
+#include "compat.h"
 #include "baseline.h"
 #include "cgroup.h"
 #include "freq.h"
@@ -767,7 +768,7 @@ static void tick(struct work_struct *work)
 	tick_cost_ns = ktime_get_ns() - start;
 	tick_cost_pkg = this_cpu_read(joules_cpus.pkg);
 	if (!READ_ONCE(stopping))
-		queue_delayed_work(system_unbound_wq, &tick_work,
+		queue_delayed_work(jl_unbound_wq, &tick_work,
 				   msecs_to_jiffies(READ_ONCE(joules_interval_ms)));
 }
 
@@ -790,7 +791,7 @@ void joules_worker_start(void)
 	last_tick_ns = ktime_get_ns();
 	mutex_lock(&tick_lock);
 	stopping = false;
-	queue_delayed_work(system_unbound_wq, &tick_work,
+	queue_delayed_work(jl_unbound_wq, &tick_work,
 			   msecs_to_jiffies(READ_ONCE(joules_interval_ms)));
 	mutex_unlock(&tick_lock);
 }
@@ -807,7 +808,7 @@ void joules_worker_interval_changed(unsigned int old_ms)
 		return;
 	mutex_lock(&tick_lock);
 	if (!stopping)
-		mod_delayed_work(system_unbound_wq, &tick_work,
+		mod_delayed_work(jl_unbound_wq, &tick_work,
 				 msecs_to_jiffies(READ_ONCE(joules_interval_ms)));
 	mutex_unlock(&tick_lock);
 }
