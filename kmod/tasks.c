@@ -382,9 +382,13 @@ void notrace joules_count_hw(struct joules_entry *e, struct joules_cpu *jc)
  */
 void notrace joules_count_net(unsigned int feature, u64 bytes)
 {
-	struct joules_cpu *jc = this_cpu_ptr(&joules_cpus);
-	struct joules_entry *e = jc->cur;
+	struct joules_cpu *jc;
+	struct joules_entry *e;
 	struct joules_slot *s;
+
+	lockdep_assert_preemption_disabled();
+	jc = this_cpu_ptr(&joules_cpus);
+	e = jc->cur;
 
 	if (!e || e->task != current)
 		return;	/* untracked: counted as a lookup miss already */

@@ -192,6 +192,8 @@ out:
  */
 void joules_track_new(struct task_struct *t)
 {
+	/* The pool is sized by CPUs: one hook per CPU at a time. */
+	lockdep_assert_preemption_disabled();
 	if (track_pooled(t, true, false))
 		return;
 	atomic64_inc(&joules_fork_deferred);
@@ -229,6 +231,8 @@ void joules_track_exiting(struct task_struct *t)
 {
 	struct task_struct *l = t->group_leader, *x;
 	struct joules_entry *e;
+
+	lockdep_assert_preemption_disabled();
 
 	if (likely(joules_lookup(t)) || !started_since_load(t))
 		return;
