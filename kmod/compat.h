@@ -67,6 +67,19 @@
 #endif
 
 /*
+ * A tracepoint's probes ran with preemption off until tracepoints came to
+ * be guarded by SRCU-fast instead ("tracing: Guard __DECLARE_TRACE() use
+ * of __DO_TRACE_CALL() with SRCU-fast", after 6.12; 7.2's
+ * include/linux/tracepoint.h): there, only the kernel's own trace events
+ * disable it themselves. The hooks other than sched_switch (which runs
+ * under the runqueue lock) rely on it: per-CPU data, a pool sized by
+ * CPUs, RCU-protected lookups. They take it themselves on every kernel;
+ * on the older ones it nests.
+ */
+#define jl_probe_enter() preempt_disable_notrace()
+#define jl_probe_exit() preempt_enable_notrace()
+
+/*
  * Socket byte counts: the sock_send_length and sock_recv_length events
  * (include/trace/events/sock.h, fired from sock_sendmsg_nosec() and
  * sock_recvmsg_nosec()) were added in 6.3. They are looked up by name at

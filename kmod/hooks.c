@@ -130,13 +130,17 @@ static notrace void probe_sched_switch(JL_TP_SWITCH_PROTO)
 /* Every task copy_process() creates, io_uring and vhost workers too. */
 static void probe_newtask(JL_TP_NEWTASK_PROTO(t))
 {
+	jl_probe_enter();
 	joules_track_new(t);
+	jl_probe_exit();
 }
 
 /* The last thing of a task's life: the kernel released it (RCU callback). */
 static void probe_free(void *data, struct task_struct *t)
 {
+	jl_probe_enter();
 	joules_untrack(t);
+	jl_probe_exit();
 }
 
 /*
@@ -145,16 +149,20 @@ static void probe_free(void *data, struct task_struct *t)
  */
 static void probe_exit(JL_TP_EXIT_PROTO(t))
 {
+	jl_probe_enter();
 	joules_track_exiting(t);
 	joules_exit_identity(t);
+	jl_probe_exit();
 }
 
 /* exec in a non-leader thread swaps pids with the old leader. */
 static void probe_exec(void *data, struct task_struct *t, pid_t old_pid,
 		       struct linux_binprm *bprm)
 {
+	jl_probe_enter();
 	if (old_pid != t->pid)
 		joules_exec_swap(t, old_pid);
+	jl_probe_exit();
 }
 
 /*
@@ -174,14 +182,20 @@ static bool net_bytes(struct sock *sk, int ret, int flags)
 
 static notrace void probe_send(JL_TP_SOCK_LEN_PROTO(sk, ret, flags))
 {
-	if (net_bytes(sk, ret, flags))
+	if (net_bytes(sk, ret, flags)) {
+		jl_probe_enter();
 		joules_count_net(JL_F_NET_TX, ret);
+		jl_probe_exit();
+	}
 }
 
 static notrace void probe_recv(JL_TP_SOCK_LEN_PROTO(sk, ret, flags))
 {
-	if (net_bytes(sk, ret, flags))
+	if (net_bytes(sk, ret, flags)) {
+		jl_probe_enter();
 		joules_count_net(JL_F_NET_RX, ret);
+		jl_probe_exit();
+	}
 }
 
 struct hook {
