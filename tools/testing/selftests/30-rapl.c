@@ -877,7 +877,9 @@ static u64 read_after_tick(struct jnl *nl, u64 not_before, u64 min_seq,
 	return 0;
 }
 
-#define SPLIT_INTERVALS 15
+/* At SPLIT_MS, for the reason conservation gives: 3 s a window. */
+#define SPLIT_INTERVALS 6
+#define SPLIT_MS 500
 #define SPLIT_WINDOWS 5
 
 /* 3:1 CPU time gives 3:1 energy within 5% */
@@ -892,6 +894,7 @@ TEST_F(meter, split)
 	pid_t others[7];
 	pid_t pa, pb;
 	u64 bogus0;
+	char ms[16];
 
 	stop_burn = mmap(NULL, sizeof(*stop_burn), PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -903,7 +906,11 @@ TEST_F(meter, split)
 	set_power("dram", DRAM_UW);
 	*stop_burn = 0;
 	bogus0 = rapl_u64("bogus_reads");
-	err = jnl_open(&nl);
+	snprintf(ms, sizeof(ms), "%d", SPLIT_MS);
+	err = wr(JOULES_SYSFS "/interval_ms", ms);
+	CHECK(!err, "interval_ms %d: %d", SPLIT_MS, err);
+	if (!err)
+		err = jnl_open(&nl);
 	if (!err)
 		err = jnl_subscribe(nl, JNL_GRP_SAMPLES);
 	CHECK(!err, "netlink: %d", err);
@@ -966,7 +973,8 @@ TEST_F(meter, split)
 		}
 	}
 	*stop_burn = 1;
-	sleep_ms(400); /* three intervals, so the last runtime is charged */
+	/* Three intervals, so the last runtime is charged. */
+	sleep_ms(3 * SPLIT_MS + 100);
 	a = proc_energy(pa);
 	b = proc_energy(pb);
 	for (i = 0; i < nr_others; i++)
