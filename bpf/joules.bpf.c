@@ -13,8 +13,11 @@
  * folded into its thread group's `procs` entry and its own entry goes, so a
  * process keeps the counts of its exited threads until it is released.
  *
- * Every handler runs with preemption off (sched_switch with the runqueue
- * lock held and interrupts off): maps are preallocated, nothing sleeps.
+ * No handler sleeps, and maps are preallocated. sched_switch runs with the
+ * runqueue lock held and interrupts off, the perf tick in its interrupt;
+ * only they use the per-CPU map. The fork, exec and free handlers touch
+ * hash maps and atomics only: after 6.12 tracepoint programs may be
+ * preempted (they run with migration off, under RCU).
  * A task's entry is written only where the task runs (or, at fork and
  * release, where it cannot run), so plain stores suffice; procs entries take
  * atomic adds because threads of one group exit on several CPUs at once.

@@ -76,8 +76,11 @@
  * CPUs, RCU-protected lookups. They take it themselves on every kernel;
  * on the older ones it nests.
  */
-#define jl_probe_enter() preempt_disable_notrace()
-#define jl_probe_exit() preempt_enable_notrace()
+#define jl_probe_enter() preempt_disable()
+#define jl_probe_exit() preempt_enable()
+/* In the notrace probes (the socket ones, on every send and receive). */
+#define jl_probe_enter_notrace() preempt_disable_notrace()
+#define jl_probe_exit_notrace() preempt_enable_notrace()
 
 /*
  * Socket byte counts: the sock_send_length and sock_recv_length events

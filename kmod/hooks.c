@@ -183,18 +183,18 @@ static bool net_bytes(struct sock *sk, int ret, int flags)
 static notrace void probe_send(JL_TP_SOCK_LEN_PROTO(sk, ret, flags))
 {
 	if (net_bytes(sk, ret, flags)) {
-		jl_probe_enter();
+		jl_probe_enter_notrace();
 		joules_count_net(JL_F_NET_TX, ret);
-		jl_probe_exit();
+		jl_probe_exit_notrace();
 	}
 }
 
 static notrace void probe_recv(JL_TP_SOCK_LEN_PROTO(sk, ret, flags))
 {
 	if (net_bytes(sk, ret, flags)) {
-		jl_probe_enter();
+		jl_probe_enter_notrace();
 		joules_count_net(JL_F_NET_RX, ret);
-		jl_probe_exit();
+		jl_probe_exit_notrace();
 	}
 }
 

@@ -113,9 +113,10 @@ static void count_into(struct joules_entry *e, struct joules_slot *s)
 }
 
 /*
- * Called from the scheduler hooks with preemption off, and from readers
- * under rcu_read_lock(): both are RCU read sides since the flavours were
- * consolidated.
+ * Called from the scheduler hooks with preemption off (the probes take
+ * it off themselves where the tracepoint does not: jl_probe_enter()), and
+ * from readers under rcu_read_lock(): both are RCU read sides since the
+ * flavours were consolidated.
  */
 struct joules_entry *joules_lookup(struct task_struct *t)
 {
@@ -233,8 +234,8 @@ void joules_entry_init(struct joules_entry *e, struct task_struct *t,
 /*
  * Hash e (set up for its task) into leader's group, or into *spare when t
  * leads its own group or the leader is untracked or going; *spare is set
- * to NULL when used. Caller is in an RCU read side (a tracepoint probe, or
- * rcu_read_lock()) in which t has been seen alive, so the free hook cannot
+ * to NULL when used. Caller is in an RCU read side (a probe with preemption
+ * off, or rcu_read_lock()) in which t has been seen alive, so the free hook cannot
  * have run for it. Returns 0, -EEXIST if t is tracked already, or -ENOMEM
  * if a group was needed and *spare is NULL.
  */

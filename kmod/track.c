@@ -4,8 +4,9 @@
  *
  * New tasks: the task_newtask tracepoint, which copy_process() fires for
  * every task it creates (fork, clone, kernel threads, and the io_uring,
- * io-wq and vhost workers that never pass sched_process_fork). Like every
- * tracepoint probe it runs with preemption off, where PREEMPT_RT forbids
+ * io-wq and vhost workers that never pass sched_process_fork). It runs
+ * with preemption off (the tracepoint's up to 6.12, the probe's own
+ * after: jl_probe_enter()), where PREEMPT_RT forbids
  * allocating (the slab allocator's locks sleep there) and every spinlock_t
  * sleeps. So the hook takes ready entries and groups from a pool under a
  * raw spinlock, and a work item refills the pool in process context.
@@ -169,13 +170,18 @@ static struct joules_entry *track_pooled(struct task_struct *t, bool from_start,
 			joules_entry_free(e);
 		kfree(g);
 	} else if (err || g) {
-		/* Unused objects go back (the arrays have room, see pool). */
+		/*
+		 * Unused objects go back: the arrays have room while one hook
+		 * at a time runs per CPU (see pool). Were that ever broken, an
+		 * object is dropped, with a warning, rather than written past
+		 * the array.
+		 */
 		raw_spin_lock_irqsave(&pool.lock, flags);
-		if (err) {
+		if (err && !WARN_ON_ONCE(pool.ne >= pool.cap)) {
 			memset(e, 0, sizeof(*e));
 			pool.e[pool.ne++] = e;
 		}
-		if (g)
+		if (g && !WARN_ON_ONCE(pool.ng >= pool.cap))
 			pool.g[pool.ng++] = g;
 		raw_spin_unlock_irqrestore(&pool.lock, flags);
 	}

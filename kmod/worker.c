@@ -26,9 +26,9 @@
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
 
-#include "compat.h"
 #include "baseline.h"
 #include "cgroup.h"
+#include "compat.h"
 #include "freq.h"
 #include "model.h"
 #include "pmu.h"
