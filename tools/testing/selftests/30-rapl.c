@@ -30,14 +30,6 @@
 
 typedef unsigned long long u64;
 
-static u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static void sleep_ms(unsigned int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -342,19 +334,19 @@ TEST_F(meter, exact)
 	err |= tm_energy(&t1p, &t1d) | rapl_energy(&e1p, &e1d);
 	w1 = rapl_u64("wraps");
 	b1 = rapl_u64("bogus_reads");
-	on_p0 = now_ns();
+	on_p0 = st_now_ns();
 	err |= set_power("pkg", PKG_UW);
-	on_p1 = now_ns();
-	on_d0 = now_ns();
+	on_p1 = st_now_ns();
+	on_d0 = st_now_ns();
 	err |= set_power("dram", DRAM_UW);
-	on_d1 = now_ns();
+	on_d1 = st_now_ns();
 	sleep_ms(2500); /* 37 J: two wraps of the 16 J package counter */
-	off_p0 = now_ns();
+	off_p0 = st_now_ns();
 	err |= set_power("pkg", 0);
-	off_p1 = now_ns();
-	off_d0 = now_ns();
+	off_p1 = st_now_ns();
+	off_d0 = st_now_ns();
 	err |= set_power("dram", 0);
-	off_d1 = now_ns();
+	off_d1 = st_now_ns();
 	sleep_ms(50);
 	err |= tm_energy(&t2p, &t2d) | rapl_energy(&e2p, &e2d);
 	w2 = rapl_u64("wraps");
@@ -416,13 +408,13 @@ TEST_F(meter, monotone)
 	b1 = rapl_u64("bogus_reads");
 	for (i = 0; i < 150; i++) {
 		/* The task first: its charges come out of the meter's total. */
-		t0 = now_ns();
+		t0 = st_now_ns();
 		pe = proc_energy(self->burner);
 		if (!pe.ok || rapl_energy(&cp, &cd)) {
 			bad++;
 			continue;
 		}
-		t1 = now_ns();
+		t1 = st_now_ns();
 		if (!reads) {
 			/*
 			 * Right after a tick: what the meter counted since that
@@ -504,7 +496,7 @@ struct snap {
 static int snapshot(struct jnl *nl, u64 seq, struct snap *s)
 {
 	struct node_rec again;
-	u64 t0 = now_ns();
+	u64 t0 = st_now_ns();
 	int err;
 
 	s->tasks = NULL;
@@ -513,7 +505,7 @@ static int snapshot(struct jnl *nl, u64 seq, struct snap *s)
 		err = jnl_dump_tasks(nl, true, &s->tasks, &s->n);
 	if (!err)
 		err = jnl_get_node(nl, &again);
-	s->done_ns = now_ns();
+	s->done_ns = st_now_ns();
 	s->took_ns = s->done_ns - t0;
 	if (err)
 		return err;
@@ -566,7 +558,7 @@ static int next_sample(struct jnl *nl, struct sample_rec *s, u64 *recv_ns,
 			return r;
 		if (ev.type == JNL_EV_SAMPLE) {
 			*s = ev.sample;
-			*recv_ns = now_ns();
+			*recv_ns = st_now_ns();
 			return 1;
 		}
 		if (ev.type == JNL_EV_EXIT && w) {
@@ -641,7 +633,7 @@ TEST_F(meter, conservation)
 	 * beside another) missed that four times in a row; at 500 ms it has
 	 * five times the room. put_back() restores the interval.
 	 */
-	err = wr(JOULES_SYSFS "/interval_ms", "500");
+	err = st_set_interval_ms(500);
 	if (!CHECK(!err, "interval_ms 500: %d", err))
 		goto out;
 	err = jnl_open(&nl);
@@ -866,7 +858,7 @@ static u64 read_after_tick(struct jnl *nl, u64 not_before, u64 min_seq,
 		}
 		*a = proc_energy(pa);
 		*b = proc_energy(pb);
-		done = now_ns();
+		done = st_now_ns();
 		if (next_sample(nl, &next, &recv, NULL) <= 0)
 			return 0;
 		note_rate(&next);
@@ -894,7 +886,6 @@ TEST_F(meter, split)
 	pid_t others[7];
 	pid_t pa, pb;
 	u64 bogus0;
-	char ms[16];
 
 	stop_burn = mmap(NULL, sizeof(*stop_burn), PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -906,8 +897,7 @@ TEST_F(meter, split)
 	set_power("dram", DRAM_UW);
 	*stop_burn = 0;
 	bogus0 = rapl_u64("bogus_reads");
-	snprintf(ms, sizeof(ms), "%d", SPLIT_MS);
-	err = wr(JOULES_SYSFS "/interval_ms", ms);
+	err = st_set_interval_ms(SPLIT_MS);
 	CHECK(!err, "interval_ms %d: %d", SPLIT_MS, err);
 	if (!err)
 		err = jnl_open(&nl);
@@ -942,7 +932,7 @@ TEST_F(meter, split)
 	 * evidence either way and the next window is tried.
 	 */
 	seq0 = err ? 0 :
-		     read_after_tick(nl, now_ns() + 300000000ULL, 0, pa, pb,
+		     read_after_tick(nl, st_now_ns() + 300000000ULL, 0, pa, pb,
 				     &a0, &b0);
 	for (win = 0; seq0 && win < SPLIT_WINDOWS && !steady; win++) {
 		seq1 = read_after_tick(nl, 0, seq0 + SPLIT_INTERVALS, pa, pb,

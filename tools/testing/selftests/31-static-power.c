@@ -145,14 +145,6 @@ struct burn {
 	unsigned long long uj, cpu_ns, all_cpu_ns;
 };
 
-static unsigned long long mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /*
  * One try of sum_samples(): the burners read after the sample before the
  * window and after its last, each read good only if it ended before the
@@ -168,11 +160,11 @@ static int sum_window(struct jnl *nl, const pid_t *pids, int nr,
 
 	if (st_fresh_samples(nl, s, 1) != 1 || burners_uj(pids, nr, &e0, &c0))
 		return -1;
-	done0 = mono_ns();
+	done0 = st_now_ns();
 	if (st_samples(nl, s + 1, NR_SAMPLES) != NR_SAMPLES ||
 	    burners_uj(pids, nr, &e1, &c1))
 		return -1;
-	done1 = mono_ns();
+	done1 = st_now_ns();
 	if (st_samples(nl, s + NR_SAMPLES + 1, 1) != 1)
 		return -1;
 	for (i = 1; i <= NR_SAMPLES + 1; i++)
@@ -200,13 +192,12 @@ static int sum_samples(struct jnl *nl, const pid_t *pids, int nr,
 		       unsigned long long *ns, struct burn *b)
 {
 	static struct sample_rec s[NR_SAMPLES + 2];
-	char old[16], ms[16];
+	char old[16];
 	int i, err = -1, attempt;
 
 	if (st_read(JOULES_SYSFS "/interval_ms", old, sizeof(old)) <= 0)
 		return -1;
-	snprintf(ms, sizeof(ms), "%d", WINDOW_MS);
-	if (st_write(JOULES_SYSFS "/interval_ms", ms, strlen(ms)))
+	if (st_set_interval_ms(WINDOW_MS))
 		return -1;
 	for (attempt = 0; attempt < 4; attempt++) {
 		err = sum_window(nl, pids, nr, s, b);

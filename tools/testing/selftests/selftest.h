@@ -215,6 +215,15 @@ static inline unsigned int st_interval_ms(void)
 	return (unsigned int)atoi(b);
 }
 
+/* Set the attribution interval: 0 or -errno. */
+static inline int st_set_interval_ms(unsigned int ms)
+{
+	char b[16];
+
+	snprintf(b, sizeof(b), "%u", ms);
+	return st_write(JOULES_SYSFS "/interval_ms", b, strlen(b));
+}
+
 /*
  * The next n node samples on a socket subscribed to JNL_GRP_SAMPLES (other
  * events skipped); returns how many came within 5 s each.
@@ -310,6 +319,14 @@ static inline double st_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static inline unsigned long long st_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /*
