@@ -94,6 +94,35 @@ TEST(wall_hand)
 }
 
 /*
+ * The power that shapes the node between readings (with neither RAPL nor a
+ * model) from an energy meter read every 500 ms at 100 W, one reading
+ * delivered 400 ms late: stamped on receipt, its interval looks 900 ms
+ * long and the next one 100 ms, 500 W. Over the last two intervals the
+ * delay cancels: 100 W.
+ */
+TEST(wall_power_late_reading)
+{
+	struct jl_wall w = { 0 };
+	const jl_u64 max = 20000000000ULL;
+
+	CHECK(jl_wall_reading(&w, 0, 0, 0, max) == 0, "baseline");
+	CHECK(jl_wall_reading(&w, 500 * MS, 50000000, 0, max) == 0, "0.5 s");
+	/* One interval since the baseline: its own power. */
+	CHECK(w.power_uw == 100000000, "first interval: %llu uW", w.power_uw);
+	/* Read at 1.0 s, delivered at 1.4 s; the next read and delivered at 1.5 s. */
+	CHECK(jl_wall_reading(&w, 1400 * MS, 100000000, 0, max) == 0, "1.4 s");
+	CHECK(jl_wall_reading(&w, 1500 * MS, 150000000, 0, max) == 0, "1.5 s");
+	CHECK(w.power_uw == 100000000, "after the late reading: %llu uW",
+	      w.power_uw);
+	/* A new baseline starts the intervals again. */
+	CHECK(jl_wall_reading(&w, 2 * S, 7, JL_WALL_RESET, max) == 0, "reset");
+	CHECK(jl_wall_reading(&w, 2 * S + 100 * MS, 20000007, 0, max) == 0,
+	      "after the reset");
+	CHECK(w.power_uw == 200000000, "one interval after a reset: %llu uW",
+	      w.power_uw);
+}
+
+/*
  * A meter at 200 W against an 80 W shape, read once a second: +120 J found
  * at 1 s. What was found is owed whatever comes next: a silence (ticks out
  * of force) or a new baseline (meterd restarted, another meter) neither
