@@ -786,6 +786,8 @@ static void wall_baseline(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
 	w->read_ns = now_ns;
 	w->base_ns = now_ns;
 	w->period_ns = 0;
+	w->prev_uj = 0;
+	w->prev_ns = 0;
 	w->unseen_uj = 0;
 	w->rem_fj = 0;
 	w->rebase = 1;
@@ -819,7 +821,18 @@ int jl_wall_reading(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
 		/* One microjoule of slack: the feeder's counter is in whole uJ. */
 		if (uj > jl_max_energy_uj(max_power_uw, dt) + 1)
 			return -JL_ERANGE;
-		w->power_uw = dt ? jl_muldiv(uj, 1000000000ULL, dt) : w->power_uw;
+		/*
+		 * Readings are stamped on receipt: one delivered late makes its
+		 * interval longer and the next one shorter by as much. Over the
+		 * two, the delay cancels; over the last alone, a reading held
+		 * back behind a slow one would shape the node at many times the
+		 * meter's power until the next.
+		 */
+		if (dt + w->prev_ns)
+			w->power_uw = jl_muldiv(uj + w->prev_uj, 1000000000ULL,
+						dt + w->prev_ns);
+		w->prev_uj = uj;
+		w->prev_ns = dt;
 	}
 	w->raw = value;
 	w->unseen_uj += uj;

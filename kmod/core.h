@@ -332,8 +332,10 @@ struct jl_wall {
 	jl_s64 residual_uj;	/* last window: meter minus shape */
 	jl_u64 window_uj;	/* last window's meter energy */
 	jl_u64 window_ns;	/* its length */
-	jl_u64 power_uw;	/* at the last reading (read, or of two energies) */
+	jl_u64 power_uw;	/* at the last reading (read, or over two intervals) */
 	jl_u64 period_ns;	/* between the last two readings */
+	jl_u64 prev_uj;		/* energy meter: the interval before the last */
+	jl_u64 prev_ns;		/* and its length (0: none since the baseline) */
 	jl_u64 raw;		/* the feeder's last value (uJ or uW) */
 	jl_u64 read_ns;		/* the last reading's stamp */
 	jl_u64 base_ns;		/* a baseline's stamp, for the next tick */

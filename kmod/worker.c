@@ -396,7 +396,7 @@ static void charge_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par)
  * packages' energy (WALL_BY_PARTS; *idle_uj their static power), else the
  * model's prediction for the node's features (linear: the sum of the
  * tasks', to within a microjoule each) and its idle power (WALL_BY_MODEL),
- * else 0 (WALL_BY_CPU: the wall meter's last power then shapes it).
+ * else 0 (WALL_BY_CPU: the wall meter's recent power then shapes it).
  */
 static int node_shape(struct pkg_pass *pp, u64 dt, u64 *shape, u64 *idle_uj)
 {
