@@ -95,29 +95,97 @@ TEST(wall_hand)
 
 /*
  * The power that shapes the node between readings (with neither RAPL nor a
- * model) from an energy meter read every 500 ms at 100 W, one reading
- * delivered 400 ms late: stamped on receipt, its interval looks 900 ms
- * long and the next one 100 ms, 500 W. Over the last two intervals the
- * delay cancels: 100 W.
+ * model) from an energy meter: its mean over a window of twice its longest
+ * interval, at least 2 s. Readings are stamped on receipt, so a reading
+ * delivered d late moves it by at most d / window: stamped at its interval's
+ * end, the last interval alone made 500 ms of energy look like 100 ms
+ * (500 W from a 100 W meter), the last two still 166 W one reading later,
+ * and three readings delivered together made it 10 kW.
  */
+#define PW_MAX 20000000000ULL /* 20 kW, the module's default */
+
+static int feed_at(struct jl_wall *w, jl_u64 t_ms, jl_u64 uj)
+{
+	return jl_wall_reading(w, t_ms * MS, uj, 0, PW_MAX);
+}
+
+/* A 100 W meter read every 500 ms up to t_ms: uJ at t. */
+static void meter_100w(struct jl_wall *w, jl_u64 t_ms)
+{
+	jl_u64 t;
+
+	jl_wall_reading(w, 0, 0, 0, PW_MAX);
+	for (t = 500; t <= t_ms; t += 500)
+		feed_at(w, t, t * 100000);
+}
+
 TEST(wall_power_late_reading)
 {
 	struct jl_wall w = { 0 };
-	const jl_u64 max = 20000000000ULL;
 
-	CHECK(jl_wall_reading(&w, 0, 0, 0, max) == 0, "baseline");
-	CHECK(jl_wall_reading(&w, 500 * MS, 50000000, 0, max) == 0, "0.5 s");
-	/* One interval since the baseline: its own power. */
-	CHECK(w.power_uw == 100000000, "first interval: %llu uW", w.power_uw);
-	/* Read at 1.0 s, delivered at 1.4 s; the next read and delivered at 1.5 s. */
-	CHECK(jl_wall_reading(&w, 1400 * MS, 100000000, 0, max) == 0, "1.4 s");
-	CHECK(jl_wall_reading(&w, 1500 * MS, 150000000, 0, max) == 0, "1.5 s");
-	CHECK(w.power_uw == 100000000, "after the late reading: %llu uW",
-	      w.power_uw);
-	/* A new baseline starts the intervals again. */
-	CHECK(jl_wall_reading(&w, 2 * S, 7, JL_WALL_RESET, max) == 0, "reset");
-	CHECK(jl_wall_reading(&w, 2 * S + 100 * MS, 20000007, 0, max) == 0,
-	      "after the reset");
+	meter_100w(&w, 2500);
+	CHECK(w.power_uw == 100000000, "on time: %llu uW", w.power_uw);
+	/* Read at 3.0 s, delivered at 3.4 s: at most 0.4 s / 2 s off. */
+	CHECK(feed_at(&w, 3400, 300000000) == 0, "3.4 s");
+	CHECK(w.power_uw >= 80000000, "late: %llu uW", w.power_uw);
+	CHECK(feed_at(&w, 3500, 350000000) == 0, "3.5 s");
+	CHECK(w.power_uw <= 120000000, "after it: %llu uW", w.power_uw);
+	CHECK(feed_at(&w, 4000, 400000000) == 0, "4.0 s");
+	CHECK(w.power_uw >= 80000000 && w.power_uw <= 120000000,
+	      "next period: %llu uW", w.power_uw);
+}
+
+TEST(wall_power_burst)
+{
+	struct jl_wall w = { 0 };
+
+	meter_100w(&w, 2500);
+	/*
+	 * Read at 3.0, 3.5 and 4.0 s, delivered together at 4.0 s: a 1.5 s
+	 * interval makes the window 3 s, the first is 1 s late: 1 / 3 off.
+	 */
+	CHECK(feed_at(&w, 4000, 300000000) == 0, "4.000 s");
+	CHECK(feed_at(&w, 4005, 350000000) == 0, "4.005 s");
+	CHECK(feed_at(&w, 4010, 400000000) == 0, "4.010 s");
+	CHECK(w.power_uw >= 66666666 && w.power_uw <= 133333334,
+	      "after a burst of three: %llu uW", w.power_uw);
+}
+
+/*
+ * The window follows a step from 100 W to 200 W: each 500 ms reading
+ * leaks a quarter of the 2 s window, so after eight of them the old power
+ * weighs 0.75^8 = 10% (190.0 W; the mean since the baseline: 161 W).
+ */
+TEST(wall_power_step)
+{
+	struct jl_wall w = { 0 };
+	jl_u64 t;
+
+	meter_100w(&w, 2500);
+	for (t = 3000; t <= 6500; t += 500)
+		feed_at(&w, t, 250000000 + (t - 2500) * 200000);
+	CHECK(w.power_uw >= 189900000 && w.power_uw <= 190100000,
+	      "4 s after the step: %llu uW", w.power_uw);
+}
+
+/*
+ * A 1 kW node read every 10 s, one reading 9.6 s late: the next one,
+ * 400 ms after it, carries 10 s of energy (25 kW over its own interval,
+ * above the 20 kW bound). Judged over the window, it is taken.
+ */
+TEST(wall_power_late_not_refused)
+{
+	struct jl_wall w = { 0 };
+
+	jl_wall_reading(&w, 0, 0, 0, PW_MAX);
+	CHECK(feed_at(&w, 10000, 10000000000ULL) == 0, "10 s");
+	CHECK(feed_at(&w, 29600, 20000000000ULL) == 0, "29.6 s");
+	CHECK(feed_at(&w, 30000, 30000000000ULL) == 0, "30 s");
+	CHECK(w.power_uw == 1000000000, "%llu uW", w.power_uw);
+	/* A new baseline starts the window again. */
+	CHECK(jl_wall_reading(&w, 31 * S, 7, JL_WALL_RESET, PW_MAX) == 0,
+	      "reset");
+	CHECK(feed_at(&w, 31100, 20000007) == 0, "after the reset");
 	CHECK(w.power_uw == 200000000, "one interval after a reset: %llu uW",
 	      w.power_uw);
 }
