@@ -742,26 +742,35 @@ int jl_base_idle(jl_u64 dt_ns, jl_u64 busy_ns)
 	return dt_ns && busy_ns <= jl_muldiv(dt_ns, JL_BASE_BUSY_PERMILLE, 1000);
 }
 
-void jl_base_add(struct jl_base *b, jl_u64 t1_ns, jl_u64 dt_ns, jl_u64 uj)
+/*
+ * Energy *uj over time *ns, at most win_ns of it: uj more over dt_ns. The
+ * oldest leaks out at the window's mean power to make room.
+ */
+static void window_add(jl_u64 *w_uj, jl_u64 *w_ns, jl_u64 win_ns, jl_u64 uj,
+		       jl_u64 dt_ns)
 {
 	jl_u64 keep;
 
+	if (dt_ns >= win_ns) {
+		/* One interval longer than the window: its mean power alone. */
+		*w_uj = jl_muldiv(uj, win_ns, dt_ns);
+		*w_ns = win_ns;
+		return;
+	}
+	if (*w_ns + dt_ns > win_ns) {
+		keep = win_ns - dt_ns;
+		*w_uj = jl_muldiv(*w_uj, keep, *w_ns);
+		*w_ns = keep;
+	}
+	*w_uj = jl_add_sat(*w_uj, uj);
+	*w_ns += dt_ns;
+}
+
+void jl_base_add(struct jl_base *b, jl_u64 t1_ns, jl_u64 dt_ns, jl_u64 uj)
+{
 	if (!dt_ns)
 		return;
-	if (dt_ns >= JL_BASE_WINDOW_NS) {
-		/* One interval longer than the window: its mean power alone. */
-		b->uj = jl_muldiv(uj, JL_BASE_WINDOW_NS, dt_ns);
-		b->ns = JL_BASE_WINDOW_NS;
-	} else {
-		if (b->ns + dt_ns > JL_BASE_WINDOW_NS) {
-			/* Leak the oldest: scale what is kept to make room. */
-			keep = JL_BASE_WINDOW_NS - dt_ns;
-			b->uj = jl_muldiv(b->uj, keep, b->ns);
-			b->ns = keep;
-		}
-		b->uj = jl_add_sat(b->uj, uj);
-		b->ns += dt_ns;
-	}
+	window_add(&b->uj, &b->ns, JL_BASE_WINDOW_NS, uj, dt_ns);
 	b->last_ns = t1_ns;
 	b->intervals++;
 }
@@ -776,6 +785,18 @@ int jl_base_uw(const struct jl_base *b, jl_u64 *uw)
 
 /* ---- the wall meter ---------------------------------------------------- */
 
+/* An energy meter's interval: its power over the window (JL_WALL_PW_*). */
+static void wall_power_add(struct jl_wall *w, jl_u64 uj, jl_u64 dt_ns)
+{
+	jl_u64 win = dt_ns < JL_WALL_PW_MAX_NS / 2 ? 2 * dt_ns : JL_WALL_PW_MAX_NS;
+
+	if (win > w->pw_win_ns)
+		w->pw_win_ns = win;
+	window_add(&w->pw_uj, &w->pw_ns, w->pw_win_ns, uj, dt_ns);
+	if (w->pw_ns)
+		w->power_uw = jl_muldiv(w->pw_uj, 1000000000ULL, w->pw_ns);
+}
+
 static void wall_baseline(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
 			  unsigned int flags)
 {
@@ -786,8 +807,9 @@ static void wall_baseline(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
 	w->read_ns = now_ns;
 	w->base_ns = now_ns;
 	w->period_ns = 0;
-	w->prev_uj = 0;
-	w->prev_ns = 0;
+	w->pw_uj = 0;
+	w->pw_ns = 0;
+	w->pw_win_ns = JL_WALL_PW_MIN_NS;
 	w->unseen_uj = 0;
 	w->rem_fj = 0;
 	w->rebase = 1;
@@ -818,21 +840,15 @@ int jl_wall_reading(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
 		if (value < w->raw)
 			return -JL_ERANGE;
 		uj = value - w->raw;
-		/* One microjoule of slack: the feeder's counter is in whole uJ. */
-		if (uj > jl_max_energy_uj(max_power_uw, dt) + 1)
-			return -JL_ERANGE;
 		/*
-		 * Readings are stamped on receipt: one delivered late makes its
-		 * interval longer and the next one shorter by as much. Over the
-		 * two, the delay cancels; over the last alone, a reading held
-		 * back behind a slow one would shape the node at many times the
-		 * meter's power until the next.
+		 * Plausible over the window, as the power is taken: a reading
+		 * delivered late makes the next interval short. One microjoule
+		 * of slack: the feeder's counter is in whole uJ.
 		 */
-		if (dt + w->prev_ns)
-			w->power_uw = jl_muldiv(uj + w->prev_uj, 1000000000ULL,
-						dt + w->prev_ns);
-		w->prev_uj = uj;
-		w->prev_ns = dt;
+		if (jl_add_sat(uj, w->pw_uj) >
+		    jl_max_energy_uj(max_power_uw, dt + w->pw_ns) + 1)
+			return -JL_ERANGE;
+		wall_power_add(w, uj, dt);
 	}
 	w->raw = value;
 	w->unseen_uj += uj;

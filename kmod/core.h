@@ -314,7 +314,7 @@ jl_u64 jl_max_energy_uj(jl_u64 max_power_uw, jl_u64 ns);
  * A wall meter (PDU, BMC; joules-meterd feeds it) held against the node's
  * charges. Readings come at the meter's rate (0.1-10 s), stamped on
  * receipt; the worker's ticks charge the node. Between readings a shape
- * (RAPL, the model, or the meter's last power) sets each tick's energy. At
+ * (RAPL, the model, or the meter's recent power) sets each tick's energy. At
  * the first tick after a reading, the meter's total is compared with the
  * node's at the reading's instant (the tick's shape interpolated to it);
  * the difference is spread over the ticks of one meter period. A tick's
@@ -332,10 +332,11 @@ struct jl_wall {
 	jl_s64 residual_uj;	/* last window: meter minus shape */
 	jl_u64 window_uj;	/* last window's meter energy */
 	jl_u64 window_ns;	/* its length */
-	jl_u64 power_uw;	/* at the last reading (read, or over two intervals) */
+	jl_u64 power_uw;	/* at the last reading (read, or of pw_uj / pw_ns) */
 	jl_u64 period_ns;	/* between the last two readings */
-	jl_u64 prev_uj;		/* energy meter: the interval before the last */
-	jl_u64 prev_ns;		/* and its length (0: none since the baseline) */
+	jl_u64 pw_uj;		/* energy meter: its latest energy, over */
+	jl_u64 pw_ns;		/* the latest pw_win_ns at most */
+	jl_u64 pw_win_ns;	/* twice its longest interval, JL_WALL_PW_* bounded */
 	jl_u64 raw;		/* the feeder's last value (uJ or uW) */
 	jl_u64 read_ns;		/* the last reading's stamp */
 	jl_u64 base_ns;		/* a baseline's stamp, for the next tick */
@@ -354,6 +355,17 @@ struct jl_wall {
 	jl_u8 window_idle;	/* the last window was idle (jl_base_idle()) */
 	jl_u64 windows;		/* windows closed: a new one when this moves */
 };
+
+/*
+ * An energy meter's power is its mean over a window of twice its longest
+ * interval, at least 2 s, at most 60 s (older energy leaks out at the
+ * window's mean power). Readings are stamped on receipt, and a reading
+ * delivered late shortens the intervals after it by as much as it
+ * lengthened its own: over the window the delay moves the power by at most
+ * delay / window, instead of making one interval look tiny.
+ */
+#define JL_WALL_PW_MIN_NS (2ULL * 1000000000ULL)
+#define JL_WALL_PW_MAX_NS (60ULL * 1000000000ULL)
 
 #define JL_WALL_POWER 0x1	/* value is power (uW), not cumulative energy (uJ) */
 #define JL_WALL_RESET 0x2	/* a new baseline: nothing counted from it */

@@ -39,7 +39,7 @@ f_wall_residual = { "joules_wall_meter_residual_joules", PROM_GAUGE, "joules",
 f_wall_window = { "joules_wall_meter_window_seconds", PROM_GAUGE, "seconds",
 	"Length of the reading window the residual is over" },
 f_wall_power = { "joules_wall_meter_power_watts", PROM_GAUGE, "watts",
-	"The wall meter's power at its last reading" };
+	"The wall meter's power: its last reading, or an energy meter's mean over its recent readings" };
 /* clang-format on */
 
 /*
