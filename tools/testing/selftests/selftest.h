@@ -330,6 +330,33 @@ static inline unsigned long long st_now_ns(void)
 }
 
 /*
+ * The node's totals and the root cgroup's, read between two ticks: after
+ * a sample (ev subscribes to samples), and good only if the reads ended
+ * before the next tick took its timestamp. A tick charges the cgroups
+ * before it counts its interval, so equal interval counts around the
+ * reads do not show that one came in between (30-rapl's snapshot() says
+ * more). 0, -EAGAIN (read again), or another error.
+ */
+static inline int st_node_root(struct jnl *nl, struct jnl *ev,
+			       struct node_rec *n, struct cgroup_rec *r)
+{
+	struct sample_rec s, next;
+	uint64_t done;
+
+	if (st_fresh_samples(ev, &s, 1) != 1)
+		return -ETIMEDOUT;
+	if (jnl_get_node(nl, n) || jnl_get_cgroup(nl, "/", 0, r))
+		return -EIO;
+	done = st_now_ns();
+	if (st_samples(ev, &next, 1) != 1)
+		return -ETIMEDOUT;
+	if (n->intervals != s.seq || next.seq != s.seq + 1 ||
+	    next.monotonic_ns <= done)
+		return -EAGAIN;
+	return 0;
+}
+
+/*
  * Wait (at most sec) until task pid is in one of the states (the letters
  * of /proc/<pid>/stat's third field, e.g. "S" or "Z"): a task that sleeps
  * has a runtime that no longer moves, one that exited has at most its last
