@@ -47,7 +47,8 @@ enum joules_cmd {
 	/*
 	 * do (CAP_SYS_ADMIN): one reading of the node's wall meter, stamped by
 	 * the module on receipt: METER_NAME and exactly one of METER_UJ or
-	 * METER_POWER_UW; METER_RESET when the reading starts a new baseline.
+	 * METER_POWER_UW; METER_RESET when the reading starts a new baseline;
+	 * METER_AGE_NS when the feeder knows when it took it.
 	 */
 	JOULES_CMD_METER_FEED,
 	__JOULES_CMD_MAX,
@@ -161,6 +162,14 @@ enum joules_attr {
 	 * meter's readings so far: what is still to be spread (+) or held back (-)
 	 */
 	JOULES_A_METER_PENDING_UJ,
+	/*
+	 * u64 (METER_FEED): how long before the request the feeder took the
+	 * reading, ns. The reading is still stamped on receipt, but its
+	 * energy and power are over the time between when the readings were
+	 * taken (never before the last one), so that one delivered late
+	 * neither stretches its own interval nor squeezes the next.
+	 */
+	JOULES_A_METER_AGE_NS,
 
 	__JOULES_A_MAX,
 };

@@ -998,20 +998,22 @@ unsigned long jnl_events_lost(const struct jnl *nl)
 
 /* The METER_FEED attributes into msg. 0 or -errno. */
 /* attr: JOULES_A_METER_UJ (cumulative energy) or JOULES_A_METER_POWER_UW. */
+/* age_ns 0: no METER_AGE_NS (a module before it refuses the attribute). */
 static int jnl_meter_put(struct nl_msg *msg, const char *name, int attr,
-			 uint64_t value, bool reset)
+			 uint64_t value, uint64_t age_ns, bool reset)
 {
 	if (!name || !*name || strlen(name) > 31)
 		return -EINVAL;
 	if (nla_put_string(msg, JOULES_A_METER_NAME, name) < 0 ||
 	    nla_put_u64(msg, attr, value) < 0 ||
+	    (age_ns && nla_put_u64(msg, JOULES_A_METER_AGE_NS, age_ns) < 0) ||
 	    (reset && nla_put_flag(msg, JOULES_A_METER_RESET) < 0))
 		return -EMSGSIZE;
 	return 0;
 }
 
 static int jnl_meter_send(struct jnl *nl, const char *name, int attr,
-			  uint64_t value, bool reset)
+			  uint64_t value, uint64_t age_ns, bool reset)
 {
 	struct nl_msg *msg =
 		jnl_msg(nl, JOULES_CMD_METER_FEED, JOULES_GENL_VERSION, 0);
@@ -1019,7 +1021,7 @@ static int jnl_meter_send(struct jnl *nl, const char *name, int attr,
 
 	if (!msg)
 		return -ENOMEM;
-	err = jnl_meter_put(msg, name, attr, value, reset);
+	err = jnl_meter_put(msg, name, attr, value, age_ns, reset);
 	if (err) {
 		nlmsg_free(msg);
 		return err;
@@ -1030,13 +1032,19 @@ static int jnl_meter_send(struct jnl *nl, const char *name, int attr,
 
 int jnl_meter_feed(struct jnl *nl, const char *name, uint64_t uj, bool reset)
 {
-	return jnl_meter_send(nl, name, JOULES_A_METER_UJ, uj, reset);
+	return jnl_meter_send(nl, name, JOULES_A_METER_UJ, uj, 0, reset);
+}
+
+int jnl_meter_feed_aged(struct jnl *nl, const char *name, uint64_t uj,
+			uint64_t age_ns, bool reset)
+{
+	return jnl_meter_send(nl, name, JOULES_A_METER_UJ, uj, age_ns, reset);
 }
 
 int jnl_meter_feed_power(struct jnl *nl, const char *name, uint64_t uw,
 			 bool reset)
 {
-	return jnl_meter_send(nl, name, JOULES_A_METER_POWER_UW, uw, reset);
+	return jnl_meter_send(nl, name, JOULES_A_METER_POWER_UW, uw, 0, reset);
 }
 
 int jnl_meter_payload(const char *name, uint64_t uj, bool reset, void *buf,
@@ -1054,7 +1062,7 @@ int jnl_meter_payload(const char *name, uint64_t uj, bool reset, void *buf,
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
-	err = jnl_meter_put(msg, name, JOULES_A_METER_UJ, uj, reset);
+	err = jnl_meter_put(msg, name, JOULES_A_METER_UJ, uj, 0, reset);
 	if (err) {
 		nlmsg_free(msg);
 		return err;

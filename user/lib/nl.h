@@ -158,6 +158,13 @@ int jnl_group_id(const struct jnl *nl, unsigned int group);
  * command too).
  */
 int jnl_meter_feed(struct jnl *nl, const char *name, uint64_t uj, bool reset);
+/*
+ * The same, taken age_ns before this call (JOULES_A_METER_AGE_NS when not
+ * 0): the module's rates go by when the readings were taken. A module
+ * before the attribute refuses it with -EINVAL.
+ */
+int jnl_meter_feed_aged(struct jnl *nl, const char *name, uint64_t uj,
+			uint64_t age_ns, bool reset);
 /* The same for a meter that gives power (uW) only: the module integrates it. */
 int jnl_meter_feed_power(struct jnl *nl, const char *name, uint64_t uw,
 			 bool reset);

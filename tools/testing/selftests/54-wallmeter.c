@@ -152,6 +152,49 @@ TEST(unshaped)
 	wall_silence();
 }
 
+/* Reading i of a 100 W meter read every 500 ms from t0, with its age. */
+static int feed_aged(struct jnl *nl, double t0, int i)
+{
+	double age = st_now() - (t0 + i * 0.5);
+
+	return jnl_meter_feed_aged(nl, "pdu-aged", i * 50000000ULL,
+				   age > 0 ? (uint64_t)(age * 1e9) : 0, false);
+}
+
+/*
+ * Readings with their age (METER_AGE_NS, as joules-meterd sends them): a
+ * 100 W meter read every 500 ms whose last three readings arrive together
+ * has its readings' power, not their arrival's (116 W then, stamped on
+ * receipt alone). A vCPU stall between taking an age and its receipt moves
+ * one interval by as much: 100 ms over the 2 s window is 5%.
+ */
+TEST(aged_readings)
+{
+	unsigned long long uw;
+	struct jnl *nl;
+	double t0;
+	int i;
+
+	ASSERT_EQ(0, jnl_open(&nl));
+	t0 = st_now();
+	ASSERT_EQ(0, jnl_meter_feed(nl, "pdu-aged", 0, true));
+	for (i = 1; i <= 5; i++) {
+		double wait = t0 + i * 0.5 - st_now();
+
+		if (wait > 0)
+			usleep(wait * 1e6);
+		ASSERT_EQ(0, feed_aged(nl, t0, i));
+	}
+	usleep(1500000);
+	for (i = 6; i <= 8; i++)
+		ASSERT_EQ(0, feed_aged(nl, t0, i));
+	uw = wall_value(WALL "/power_uw");
+	CHECK(uw >= 95000000 && uw <= 105000000,
+	      "a 100 W meter's last three readings together: %llu uW", uw);
+	jnl_close(nl);
+	wall_silence();
+}
+
 FIXTURE(shaped)
 {
 	struct jnl *nl;
