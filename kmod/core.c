@@ -819,7 +819,14 @@ static void wall_baseline(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
 int jl_wall_reading(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
 		    unsigned int flags, jl_u64 max_power_uw)
 {
-	jl_u64 dt, uj;
+	return jl_wall_reading_aged(w, now_ns, 0, value, flags, max_power_uw);
+}
+
+int jl_wall_reading_aged(struct jl_wall *w, jl_u64 now_ns, jl_u64 age_ns,
+			 jl_u64 value, unsigned int flags,
+			 jl_u64 max_power_uw)
+{
+	jl_u64 dt, uj, taken = age_ns < now_ns ? now_ns - age_ns : 0;
 
 	if (w->primed && now_ns < w->read_ns)
 		return -JL_EINVAL;
@@ -828,9 +835,12 @@ int jl_wall_reading(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
 	if (!w->primed || (flags & JL_WALL_RESET) ||
 	    !(flags & JL_WALL_POWER) != !w->power) {
 		wall_baseline(w, now_ns, value, flags);
+		w->taken_ns = taken;
 		return 0;
 	}
-	dt = now_ns - w->read_ns;
+	if (taken < w->taken_ns)
+		taken = w->taken_ns;
+	dt = taken - w->taken_ns;
 	if (w->power) {
 		/* Trapezoid: the two readings' mean over the time between them. */
 		uj = jl_power_uj(w->raw / 2 + value / 2 + (w->raw & value & 1),
@@ -854,6 +864,7 @@ int jl_wall_reading(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
 	w->unseen_uj += uj;
 	w->period_ns = dt;
 	w->read_ns = now_ns;
+	w->taken_ns = taken;
 	w->fresh = 1;
 	return 0;
 }

@@ -338,7 +338,8 @@ struct jl_wall {
 	jl_u64 pw_ns;		/* the latest pw_win_ns at most */
 	jl_u64 pw_win_ns;	/* twice its longest interval, JL_WALL_PW_* bounded */
 	jl_u64 raw;		/* the feeder's last value (uJ or uW) */
-	jl_u64 read_ns;		/* the last reading's stamp */
+	jl_u64 read_ns;		/* the last reading's stamp (its receipt) */
+	jl_u64 taken_ns;	/* when the feeder took it, for rates */
 	jl_u64 base_ns;		/* a baseline's stamp, for the next tick */
 	jl_u64 unseen_uj;	/* meter energy not yet seen by a tick */
 	jl_u64 rem_fj;		/* power integration's sub-uJ rest */
@@ -379,6 +380,17 @@ struct jl_wall {
  */
 int jl_wall_reading(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
 		    unsigned int flags, jl_u64 max_power_uw);
+
+/*
+ * The same, for a reading the feeder took age_ns before now_ns: it is
+ * still stamped on receipt (the node's books), but its energy, power and
+ * plausibility are over the time between when the readings were taken
+ * (never before the last one was), so that one delivered late neither
+ * stretches its own interval nor squeezes the next.
+ */
+int jl_wall_reading_aged(struct jl_wall *w, jl_u64 now_ns, jl_u64 age_ns,
+			 jl_u64 value, unsigned int flags,
+			 jl_u64 max_power_uw);
 
 /*
  * The node's energy for the tick (t0_ns, t1_ns] whose shape is shape_uj.

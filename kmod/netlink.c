@@ -135,6 +135,7 @@ static const struct nla_policy joules_nl_meter_feed_policy[JOULES_A_MAX + 1] = {
 	[JOULES_A_METER_UJ] = { .type = NLA_U64 },
 	[JOULES_A_METER_POWER_UW] = { .type = NLA_U64 },
 	[JOULES_A_METER_RESET] = { .type = NLA_FLAG },
+	[JOULES_A_METER_AGE_NS] = { .type = NLA_U64 },
 };
 
 static int joules_nl_get_task(struct sk_buff *skb, struct genl_info *info);
@@ -762,6 +763,8 @@ static int joules_nl_meter_feed(struct sk_buff *skb, struct genl_info *info)
 	return joules_wall_feed(nla_data(a[JOULES_A_METER_NAME]), power,
 				nla_get_u64(a[power ? JOULES_A_METER_POWER_UW :
 						      JOULES_A_METER_UJ]),
+				a[JOULES_A_METER_AGE_NS] ?
+					nla_get_u64(a[JOULES_A_METER_AGE_NS]) : 0,
 				a[JOULES_A_METER_RESET], info->extack);
 }
 

@@ -2,7 +2,8 @@
 /*
  * The node's wall meter (a PDU outlet, the BMC), read by joules-meterd in
  * user space and fed here over netlink (METER_FEED, CAP_SYS_ADMIN). The
- * readings are stamped on receipt; the arithmetic (what a tick charges,
+ * readings are stamped on receipt (with the feeder's age of each for its
+ * rates, METER_AGE_NS); the arithmetic (what a tick charges,
  * the difference found at a reading and its spreading) is the core's
  * (jl_wall_*, host-tested). A meter silent for longer than timeout_ms is
  * out of force: the node's energy is RAPL's or the model's again, said
@@ -53,8 +54,8 @@ bool joules_wall_name_ok(const char *name)
 	return c != name;
 }
 
-int joules_wall_feed(const char *name, bool power, u64 value, bool reset,
-		     struct netlink_ext_ack *extack)
+int joules_wall_feed(const char *name, bool power, u64 value, u64 age_ns,
+		     bool reset, struct netlink_ext_ack *extack)
 {
 	unsigned int flags = (power ? JL_WALL_POWER : 0) | (reset ? JL_WALL_RESET : 0);
 	bool was_silent;
@@ -69,8 +70,8 @@ int joules_wall_feed(const char *name, bool power, u64 value, bool reset,
 	was_silent = wall_silent_now();
 	if (was_silent || strncmp(name, wall_name, sizeof(wall_name)))
 		flags |= JL_WALL_RESET;
-	rc = jl_wall_reading(&wall, ktime_get_ns(), value, flags,
-			     (u64)max_power_w * 1000000);
+	rc = jl_wall_reading_aged(&wall, ktime_get_ns(), age_ns, value, flags,
+				  (u64)max_power_w * 1000000);
 	if (rc) {
 		nr_refused++;
 		mutex_unlock(&wall_lock);

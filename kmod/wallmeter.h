@@ -11,11 +11,12 @@ struct netlink_ext_ack;
 /* A meter's name goes to the kernel log and sysfs: printable ASCII, no blanks. */
 bool joules_wall_name_ok(const char *name);
 /*
- * A reading (METER_FEED), stamped now: 0, -ERANGE (implausible) or -EINVAL
- * (stamped before the last), with the reason in extack.
+ * A reading (METER_FEED), stamped now, taken age_ns before (for its
+ * rates): 0, -ERANGE (implausible) or -EINVAL (stamped before the last),
+ * with the reason in extack.
  */
-int joules_wall_feed(const char *name, bool power, u64 value, bool reset,
-		     struct netlink_ext_ack *extack);
+int joules_wall_feed(const char *name, bool power, u64 value, u64 age_ns,
+		     bool reset, struct netlink_ext_ack *extack);
 
 /*
  * The worker, once per tick, before charging: is a meter in force (fed

@@ -169,6 +169,35 @@ TEST(wall_power_step)
 }
 
 /*
+ * The same burst with each reading's age (METER_AGE_NS): stamped on
+ * receipt for the books, but the rates go by when the readings were taken,
+ * so the power is the meter's exactly; an age that would put a reading
+ * before the last one counts from the last one.
+ */
+TEST(wall_power_aged)
+{
+	struct jl_wall w = { 0 };
+
+	meter_100w(&w, 2500);
+	CHECK(jl_wall_reading_aged(&w, 4000 * MS, 1000 * MS, 300000000, 0,
+				   PW_MAX) == 0,
+	      "taken at 3.0 s");
+	CHECK(jl_wall_reading_aged(&w, 4005 * MS, 505 * MS, 350000000, 0,
+				   PW_MAX) == 0,
+	      "taken at 3.5 s");
+	CHECK(jl_wall_reading_aged(&w, 4010 * MS, 10 * MS, 400000000, 0,
+				   PW_MAX) == 0,
+	      "taken at 4.0 s");
+	CHECK(w.power_uw == 100000000, "aged burst: %llu uW", w.power_uw);
+	CHECK(w.read_ns == 4010 * MS, "stamped on receipt: %llu", w.read_ns);
+	/* 2 s old: before the last reading, so no time at all for 1 J. */
+	CHECK(jl_wall_reading_aged(&w, 4100 * MS, 2 * S, 401000000, 0,
+				   PW_MAX) == 0,
+	      "older than the last");
+	CHECK(w.period_ns == 0, "interval %llu ns", w.period_ns);
+}
+
+/*
  * A 1 kW node read every 10 s, one reading 9.6 s late: the next one,
  * 400 ms after it, carries 10 s of energy (25 kW over its own interval,
  * above the 20 kW bound). Judged over the window, it is taken.
