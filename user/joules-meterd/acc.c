@@ -238,6 +238,7 @@ void jmd_acc_step(struct jmd_acc *a, uint64_t t_ns,
 	a->prev_ns = t_ns;
 	a->prev_power = r.power;
 	out->feed = true;
+	out->t_ns = t_ns;
 	out->reset = r.base || r.resets;
 	out->uj = (uint64_t)a->total_uj;
 }

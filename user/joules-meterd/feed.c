@@ -8,10 +8,12 @@
  * the meter starts afresh. Errors are logged when they change, not at
  * every interval.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "jmd.h"
 #include "nl.h"
 
@@ -38,7 +40,33 @@ static void feed_log(struct jmd_feeder *f, const char *fmt, ...)
 	f->log(f->log_ctx, buf);
 }
 
-int jmd_feed(struct jmd_feeder *f, uint64_t uj, bool reset, bool verbose)
+/*
+ * One METER_FEED with the reading's age, so that the module's rates go by
+ * when it was read, not when it arrived; without it once a module from
+ * before METER_AGE_NS has refused it (stamped on receipt alone then).
+ */
+static int feed_once(struct jmd_feeder *f, uint64_t uj, uint64_t t_ns, bool rst)
+{
+	uint64_t now = cli_now_ns(), age = t_ns && t_ns < now ? now - t_ns : 0;
+	int err;
+
+	if (f->no_age || !age)
+		return jnl_meter_feed(f->nl, f->name, uj, rst);
+	err = jnl_meter_feed_aged(f->nl, f->name, uj, age, rst);
+	if (err != -EINVAL)
+		return err;
+	err = jnl_meter_feed(f->nl, f->name, uj, rst);
+	if (!err) {
+		f->no_age = true;
+		feed_log(
+			f,
+			"feed: the module takes no METER_AGE_NS; its readings are stamped on receipt alone");
+	}
+	return err;
+}
+
+int jmd_feed(struct jmd_feeder *f, uint64_t uj, uint64_t t_ns, bool reset,
+	     bool verbose)
 {
 	enum jnl_op op = JNL_OP_OPEN;
 	bool rst = reset || f->need_reset;
@@ -51,7 +79,7 @@ int jmd_feed(struct jmd_feeder *f, uint64_t uj, bool reset, bool verbose)
 	}
 	if (!err) {
 		op = JNL_OP_METER_FEED;
-		err = jnl_meter_feed(f->nl, f->name, uj, rst);
+		err = feed_once(f, uj, t_ns, rst);
 	}
 	if (err) {
 		if (err != f->err) {

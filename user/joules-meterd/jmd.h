@@ -97,6 +97,7 @@ struct jmd_step {
 	bool feed; /* a reading for the module */
 	bool reset; /* ... that starts a new baseline (JOULES_A_METER_RESET) */
 	uint64_t uj; /* cumulative energy, uJ */
+	uint64_t t_ns; /* when it was read (CLOCK_MONOTONIC) */
 	bool have_watts; /* watts is known (not on a new baseline of counters) */
 	double watts; /* power sum now plus energy counters' mean power */
 	char why[512]; /* !feed: why nothing is fed */
@@ -133,6 +134,7 @@ struct jmd_feeder {
 	char name[32];
 	struct jnl *nl; /* NULL: resolve the family at the next feed */
 	bool need_reset; /* the next feed starts a new baseline */
+	bool no_age; /* the module refused METER_AGE_NS: readings without it */
 	int err; /* the last error (0: fed), logged when it changes */
 	unsigned long fed, failed;
 	void (*log)(void *ctx, const char *msg);
@@ -141,11 +143,13 @@ struct jmd_feeder {
 
 void jmd_feeder_init(struct jmd_feeder *f, const char *name);
 /*
- * Feed the cumulative uj (reset: a new baseline). 0, or the negative errno
- * (logged if it is new); after any error the socket is closed and the next
- * feed resolves the family again and is sent as a new baseline.
+ * Feed the cumulative uj read at t_ns (CLOCK_MONOTONIC; 0: now), reset: a
+ * new baseline. 0, or the negative errno (logged if it is new); after any
+ * error the socket is closed and the next feed resolves the family again
+ * and is sent as a new baseline.
  */
-int jmd_feed(struct jmd_feeder *f, uint64_t uj, bool reset, bool verbose);
+int jmd_feed(struct jmd_feeder *f, uint64_t uj, uint64_t t_ns, bool reset,
+	     bool verbose);
 void jmd_feeder_close(struct jmd_feeder *f);
 
 /* ---- serving VMs (vmhost.c) ---- */

@@ -360,7 +360,7 @@ static int use_reading(struct run_state *r, const struct jmd_step *step)
 		      (unsigned long long)step->uj,
 		      step->reset ? ", new baseline" : "");
 	if (!o->no_feed)
-		jmd_feed(&r->f, step->uj, step->reset, o->verbose);
+		jmd_feed(&r->f, step->uj, step->t_ns, step->reset, o->verbose);
 	if (r->csv && step->have_watts && csv_row(r->csv, step->watts)) {
 		cli_err("%s: write error: %s", o->csv, strerror(errno));
 		return -1;
