@@ -785,13 +785,19 @@ int jl_base_uw(const struct jl_base *b, jl_u64 *uw)
 
 /* ---- the wall meter ---------------------------------------------------- */
 
-/* An energy meter's interval: its power over the window (JL_WALL_PW_*). */
+/*
+ * An energy meter's interval: its power over the window (JL_WALL_PW_*).
+ * The window is twice the longest interval it holds: a long one widens
+ * it, and it narrows again as that interval passes out of it.
+ */
 static void wall_power_add(struct jl_wall *w, jl_u64 uj, jl_u64 dt_ns)
 {
 	jl_u64 win = dt_ns < JL_WALL_PW_MAX_NS / 2 ? 2 * dt_ns : JL_WALL_PW_MAX_NS;
+	jl_u64 left = w->pw_win_ns > dt_ns ? w->pw_win_ns - dt_ns : 0;
 
-	if (win > w->pw_win_ns)
-		w->pw_win_ns = win;
+	if (win < left)
+		win = left;
+	w->pw_win_ns = win > JL_WALL_PW_MIN_NS ? win : JL_WALL_PW_MIN_NS;
 	window_add(&w->pw_uj, &w->pw_ns, w->pw_win_ns, uj, dt_ns);
 	if (w->pw_ns)
 		w->power_uw = jl_muldiv(w->pw_uj, 1000000000ULL, w->pw_ns);
@@ -830,7 +836,8 @@ int jl_wall_reading_aged(struct jl_wall *w, jl_u64 now_ns, jl_u64 age_ns,
 
 	if (w->primed && now_ns < w->read_ns)
 		return -JL_EINVAL;
-	if ((flags & JL_WALL_POWER) && value > max_power_uw)
+	if (age_ns > JL_WALL_MAX_AGE_NS ||
+	    ((flags & JL_WALL_POWER) && value > max_power_uw))
 		return -JL_ERANGE;
 	if (!w->primed || (flags & JL_WALL_RESET) ||
 	    !(flags & JL_WALL_POWER) != !w->power) {

@@ -358,15 +358,17 @@ struct jl_wall {
 };
 
 /*
- * An energy meter's power is its mean over a window of twice its longest
- * interval, at least 2 s, at most 60 s (older energy leaks out at the
- * window's mean power). Readings are stamped on receipt, and a reading
+ * An energy meter's power is its mean over a window of twice the longest
+ * interval in it, at least 2 s, at most 60 s (older energy leaks out at
+ * the window's mean power). Readings are stamped on receipt, and a reading
  * delivered late shortens the intervals after it by as much as it
  * lengthened its own: over the window the delay moves the power by at most
  * delay / window, instead of making one interval look tiny.
  */
 #define JL_WALL_PW_MIN_NS (2ULL * 1000000000ULL)
 #define JL_WALL_PW_MAX_NS (60ULL * 1000000000ULL)
+/* A reading's age (METER_AGE_NS) beyond this is refused: no meter is that slow. */
+#define JL_WALL_MAX_AGE_NS (60ULL * 1000000000ULL)
 
 #define JL_WALL_POWER 0x1	/* value is power (uW), not cumulative energy (uJ) */
 #define JL_WALL_RESET 0x2	/* a new baseline: nothing counted from it */
@@ -386,7 +388,8 @@ int jl_wall_reading(struct jl_wall *w, jl_u64 now_ns, jl_u64 value,
  * still stamped on receipt (the node's books), but its energy, power and
  * plausibility are over the time between when the readings were taken
  * (never before the last one was), so that one delivered late neither
- * stretches its own interval nor squeezes the next.
+ * stretches its own interval nor squeezes the next. -JL_ERANGE for an age
+ * above JL_WALL_MAX_AGE_NS.
  */
 int jl_wall_reading_aged(struct jl_wall *w, jl_u64 now_ns, jl_u64 age_ns,
 			 jl_u64 value, unsigned int flags,

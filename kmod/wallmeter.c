@@ -77,6 +77,8 @@ int joules_wall_feed(const char *name, bool power, u64 value, u64 age_ns,
 		mutex_unlock(&wall_lock);
 		if (rc == -JL_EINVAL)
 			NL_SET_ERR_MSG(extack, "reading stamped before the last one");
+		else if (age_ns > JL_WALL_MAX_AGE_NS)
+			NL_SET_ERR_MSG(extack, "METER_AGE_NS above 60 s");
 		else if (power)
 			NL_SET_ERR_MSG(extack, "power above wallmeter/max_power_w");
 		else

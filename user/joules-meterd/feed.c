@@ -76,6 +76,8 @@ int jmd_feed(struct jmd_feeder *f, uint64_t uj, uint64_t t_ns, bool reset,
 		err = jnl_open(&f->nl);
 		if (err)
 			f->nl = NULL;
+		/* Perhaps another module: try the age again. */
+		f->no_age = false;
 	}
 	if (!err) {
 		op = JNL_OP_METER_FEED;

@@ -175,14 +175,21 @@ TEST(age)
 	      "age %llu ns of a reading 300 ms old",
 	      (unsigned long long)last_age);
 	refuse_age = true;
-	EXPECT_EQ(0, jmd_feed(&f, 200, cli_now_ns(), false, false));
+	EXPECT_EQ(0, jmd_feed(&f, 200, cli_now_ns() - 1000, false, false));
 	EXPECT_EQ(200, last_uj);
 	EXPECT_EQ(0, last_age);
 	EXPECT_EQ(0, jmd_feed(&f, 300, cli_now_ns() - 1000, false, false));
 	EXPECT_EQ(300, last_uj);
 	CHECK(nlog == 1 && strstr(logbuf, "takes no METER_AGE_NS"), "log: %s",
 	      logbuf);
+	/* Another module loaded under the daemon: the age again. */
 	refuse_age = false;
+	loaded = false;
+	EXPECT_EQ(-ENOENT, jmd_feed(&f, 400, t, false, false));
+	loaded = true;
+	EXPECT_EQ(0, jmd_feed(&f, 500, cli_now_ns() - 1000, false, false));
+	CHECK(last_age >= 1000, "after a reload: age %llu ns",
+	      (unsigned long long)last_age);
 	jmd_feeder_close(&f);
 }
 

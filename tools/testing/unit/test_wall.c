@@ -198,6 +198,53 @@ TEST(wall_power_aged)
 }
 
 /*
+ * An age no meter has is refused and changes nothing: on a baseline it
+ * would have put the reading at boot, and the next one's interval (a power
+ * meter's energy, an energy meter's plausibility) would span the uptime.
+ */
+TEST(wall_age_bounded)
+{
+	struct jl_wall w = { 0 };
+	jl_u64 day = 86400 * S;
+
+	CHECK(jl_wall_reading_aged(&w, day, ~0ULL, 500000000,
+				   JL_WALL_POWER | JL_WALL_RESET,
+				   PW_MAX) == -JL_ERANGE,
+	      "an age of 2^64 ns");
+	CHECK(jl_wall_reading_aged(&w, day, JL_WALL_MAX_AGE_NS + 1, 500000000,
+				   JL_WALL_POWER | JL_WALL_RESET,
+				   PW_MAX) == -JL_ERANGE,
+	      "an age above the bound");
+	CHECK(!w.primed, "a refused baseline is no baseline");
+	CHECK(jl_wall_reading_aged(&w, day, JL_WALL_MAX_AGE_NS, 500000000,
+				   JL_WALL_POWER | JL_WALL_RESET, PW_MAX) == 0,
+	      "an age at the bound");
+	CHECK(jl_wall_reading_aged(&w, day + S, 0, 500000000, JL_WALL_POWER,
+				   PW_MAX) == 0,
+	      "a second later");
+	CHECK(w.unseen_uj == 61 * 500000000ULL,
+	      "500 W over the 61 s since it was taken: %llu uJ", w.unseen_uj);
+}
+
+/*
+ * After a 30 s stall the window is 60 s; it narrows again as the stall
+ * passes out of it: a 500 ms meter's window is back at 2 s 60 s later.
+ */
+TEST(wall_power_window_narrows)
+{
+	struct jl_wall w = { 0 };
+	jl_u64 t, uj = 200000000;
+
+	meter_100w(&w, 2000);
+	CHECK(feed_at(&w, 32000, uj += 3000000000ULL) == 0, "after 30 s");
+	CHECK(w.pw_win_ns == 60 * S, "window %llu ns", w.pw_win_ns);
+	for (t = 32500; t <= 92000; t += 500)
+		feed_at(&w, t, uj += 50000000);
+	CHECK(w.pw_win_ns == 2 * S, "window %llu ns 60 s later", w.pw_win_ns);
+	CHECK(w.power_uw == 100000000, "%llu uW", w.power_uw);
+}
+
+/*
  * A 1 kW node read every 10 s, one reading 9.6 s late: the next one,
  * 400 ms after it, carries 10 s of energy (25 kW over its own interval,
  * above the 20 kW bound). Judged over the window, it is taken.
