@@ -106,6 +106,23 @@ static void stop(pid_t *pid)
 	*pid = 0;
 }
 
+/*
+ * joules-meterd --once (a reading, not fed) into ONCE, up to tries times
+ * 500 ms apart: under a busy host one IPMI read can time out. 0, or -1
+ * with its output shown.
+ */
+static int once(int tries)
+{
+	for (int i = 0; i < tries; i++) {
+		if (!st_sh("joules-meterd -c " CONF " --once --no-feed > " ONCE
+			   " 2>&1"))
+			return 0;
+		usleep(500000);
+	}
+	dump("joules-meterd --once", ONCE);
+	return -1;
+}
+
 /* The daemon's configuration, mode 0600 as its credentials require. */
 static int write_conf(int port)
 {
@@ -224,15 +241,7 @@ static void start(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, write_conf(self->sim.port));
 
 	/* The BMC answers the daemon (a first session can be slow under TCG). */
-	for (i = 0; i < 40; i++) {
-		if (!st_sh("joules-meterd -c " CONF " --once --no-feed > " ONCE
-			   " 2>&1"))
-			break;
-		usleep(500000);
-	}
-	if (i == 40)
-		dump("joules-meterd --once", ONCE);
-	ASSERT_GT(40, i);
+	ASSERT_EQ(0, once(40));
 
 	self->meterd = child(argv);
 	ASSERT_LT(0, self->meterd);
@@ -283,8 +292,7 @@ TEST_F(meterd_ipmi, feeds_the_module)
 	/* The BMC's watts as the daemon reads them: FreeIPMI's conversion. */
 	snprintf(want, sizeof(want), "bmc\tPSU1\tpower\t%g\n",
 		 watts(&PSU1, RAW_LOW));
-	ASSERT_EQ(0, st_sh("joules-meterd -c " CONF " --once --no-feed > " ONCE
-			   " 2>&1"));
+	ASSERT_EQ(0, once(3));
 	ASSERT_LT(0, st_read(ONCE, body, sizeof(body)));
 	CHECK(strstr(body, want) != NULL, "--once: '%s', expected '%s'", body,
 	      want);
@@ -307,6 +315,26 @@ TEST_F(meterd_ipmi, feeds_the_module)
 	CHECK(!st_kvs(body, "source", source, sizeof(source)) &&
 		      strstr(source, "meter"),
 	      "the burner's source '%s'", source);
+}
+
+/*
+ * A window the node can be judged on: the daemon's readings came (at least
+ * half of them, none more than 3 s apart). Under a busy host an IPMI
+ * session can break and take seconds to come back; the node cannot follow
+ * readings that do not come, so such a window is measured again (3 tries).
+ */
+static int judged_window(struct jnl *nl, double lead, double secs,
+			 struct window *w)
+{
+	for (int i = 0; i < 3; i++, lead = 0) {
+		if (node_window(nl, lead, secs, w))
+			return -1;
+		if (w->readings >= secs * 1000 / INTERVAL_MS / 2 && w->gap <= 3)
+			return 0;
+		DIAG("window not judged: %llu readings in %.2f s, longest gap %.2f s",
+		     w->readings, w->secs, w->gap);
+	}
+	return -1;
 }
 
 /* The window's power within 20% of the BMC's, and how the readings came. */
@@ -336,11 +364,11 @@ TEST_F(meterd_ipmi, node_follows_the_bmc)
 	struct window w;
 
 	start(_metadata, self);
-	ASSERT_EQ(0, node_window(self->nl, 2, 6, &w));
+	ASSERT_EQ(0, judged_window(self->nl, 2, 6, &w));
 	check_window(_metadata, &w, watts(&PSU1, RAW_LOW));
 	ASSERT_EQ(0, put_raw(&self->sim, "psu1", RAW_HIGH));
 	/* ipmi_sim's poll, then a few readings: the step is past. */
-	ASSERT_EQ(0, node_window(self->nl, 3, 6, &w));
+	ASSERT_EQ(0, judged_window(self->nl, 3, 6, &w));
 	check_window(_metadata, &w, watts(&PSU1, RAW_HIGH));
 }
 
