@@ -57,7 +57,17 @@ else
 fi
 if [ -r /proc/lockdep_stats ]; then
 	grep -q 'debug_locks: *1$' /proc/lockdep_stats
-	t $? "lockdep still on (no report since boot turned it off)"
+	on=$?
+	if [ $on -ne 0 ]; then
+		# Why: the boot's and each program's kernel log, as the
+		# runner kept them, and the taint flags.
+		echo "# tainted: $(cat /proc/sys/kernel/tainted)"
+		grep -i -E 'lock debugging|lockdep|taint|too low' /tmp/dmesg.* 2>/dev/null |
+			head -n 20 | sed 's/^/# /'
+		dmesg | grep -i -E 'lock debugging|lockdep|taint|too low' |
+			head -n 20 | sed 's/^/# /'
+	fi
+	t $on "lockdep still on (no report since boot turned it off)"
 else
 	skip "no lockdep in this kernel"
 fi
