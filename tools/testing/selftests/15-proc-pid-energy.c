@@ -157,4 +157,37 @@ TEST(enodata_without_joules)
 	EXPECT_LT(0, st_read("/proc/self/energy", b, sizeof(b)));
 }
 
+/*
+ * With no provider, a reader who may not read the task is refused as it
+ * would be with one: the file does not tell it whether a provider is
+ * loaded. Its own task's file says ENODATA.
+ */
+TEST(refused_before_enodata)
+{
+	int status, load;
+	pid_t p;
+
+	if (!served())
+		SKIP(return, "this kernel has no /proc/<pid>/energy");
+	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload"));
+	p = fork();
+	if (p == 0) {
+		char b[2048];
+
+		if (setgid(NOBODY) || setuid(NOBODY))
+			_exit(10);
+		prctl(PR_SET_DUMPABLE, 1);
+		if (st_read("/proc/1/energy", b, sizeof(b)) != -EACCES)
+			_exit(11);
+		if (st_read("/proc/self/energy", b, sizeof(b)) != -ENODATA)
+			_exit(12);
+		_exit(0);
+	}
+	waitpid(p, &status, 0);
+	load = st_sh(". /lib/joules/lib.sh; joules_load");
+	ASSERT_EQ(0, load);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
 TEST_HARNESS_MAIN
