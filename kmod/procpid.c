@@ -22,11 +22,11 @@
 #include "tasks.h"
 
 #if JL_HAVE_PROC_ENERGY
-/* Pids as the /proc mount being read sees them, like /proc/<pid>/status. */
-static int jp_show(struct seq_file *m, struct task_struct *task, bool whole)
+/* Pids as the /proc mount being read sees them (ns), like /proc/<pid>/status. */
+static int jp_show(struct seq_file *m, struct pid_namespace *ns,
+		   struct task_struct *task, bool whole)
 {
-	return joules_print_stats(m, task, whole,
-				  proc_pid_ns(file_inode(m->file)->i_sb));
+	return joules_print_stats(m, task, whole, ns);
 }
 
 static const struct proc_energy_ops jp_ops = {
