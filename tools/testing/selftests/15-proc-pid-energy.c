@@ -111,38 +111,50 @@ TEST(same_lines_as_joulesfs)
 	brood_end(&b);
 }
 
-TEST(read_rule_of_proc_pid_io)
+/* fn in a child running as nobody: its exit code, or -1. */
+static int as_nobody(int (*fn)(void))
 {
 	int status;
-	pid_t p;
+	pid_t p = fork();
 
-	if (!served())
-		SKIP(return, "this kernel has no /proc/<pid>/energy");
-	p = fork();
+	if (p < 0)
+		return -1;
 	if (p == 0) {
-		char b[2048];
-
 		if (setgid(NOBODY) || setuid(NOBODY))
 			_exit(10);
 		/* Changing uid made us non-dumpable: /proc hands our files to root. */
 		prctl(PR_SET_DUMPABLE, 1);
-		/* Root's init: refused, as /proc/1/io is. */
-		if (st_read("/proc/1/energy", b, sizeof(b)) != -EACCES)
-			_exit(11);
-		if (st_read("/proc/1/io", b, sizeof(b)) != -EACCES)
-			_exit(12);
-		/* Its own process and thread: readable, as its io is. */
-		if (st_read("/proc/self/io", b, sizeof(b)) <= 0)
-			_exit(15);
-		if (st_read("/proc/self/energy", b, sizeof(b)) <= 0)
-			_exit(13);
-		if (st_read("/proc/thread-self/energy", b, sizeof(b)) <= 0)
-			_exit(14);
-		_exit(0);
+		_exit(fn());
 	}
-	ASSERT_EQ(p, waitpid(p, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	if (waitpid(p, &status, 0) != p || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static int io_rule(void)
+{
+	char b[2048];
+
+	/* Root's init: refused, as /proc/1/io is. */
+	if (st_read("/proc/1/energy", b, sizeof(b)) != -EACCES)
+		return 11;
+	if (st_read("/proc/1/io", b, sizeof(b)) != -EACCES)
+		return 12;
+	/* Its own process and thread: readable, as its io is. */
+	if (st_read("/proc/self/io", b, sizeof(b)) <= 0)
+		return 15;
+	if (st_read("/proc/self/energy", b, sizeof(b)) <= 0)
+		return 13;
+	if (st_read("/proc/thread-self/energy", b, sizeof(b)) <= 0)
+		return 14;
+	return 0;
+}
+
+TEST(read_rule_of_proc_pid_io)
+{
+	if (!served())
+		SKIP(return, "this kernel has no /proc/<pid>/energy");
+	EXPECT_EQ(0, as_nobody(io_rule));
 }
 
 TEST(enodata_without_joules)
@@ -157,6 +169,18 @@ TEST(enodata_without_joules)
 	EXPECT_LT(0, st_read("/proc/self/energy", b, sizeof(b)));
 }
 
+/* With no provider: refused as with one, but ENODATA for its own. */
+static int refused_rule(void)
+{
+	char b[2048];
+
+	if (st_read("/proc/1/energy", b, sizeof(b)) != -EACCES)
+		return 11;
+	if (st_read("/proc/self/energy", b, sizeof(b)) != -ENODATA)
+		return 12;
+	return 0;
+}
+
 /*
  * With no provider, a reader who may not read the task is refused as it
  * would be with one: the file does not tell it whether a provider is
@@ -164,30 +188,14 @@ TEST(enodata_without_joules)
  */
 TEST(refused_before_enodata)
 {
-	int status, load;
-	pid_t p;
+	int rc;
 
 	if (!served())
 		SKIP(return, "this kernel has no /proc/<pid>/energy");
 	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload"));
-	p = fork();
-	if (p == 0) {
-		char b[2048];
-
-		if (setgid(NOBODY) || setuid(NOBODY))
-			_exit(10);
-		prctl(PR_SET_DUMPABLE, 1);
-		if (st_read("/proc/1/energy", b, sizeof(b)) != -EACCES)
-			_exit(11);
-		if (st_read("/proc/self/energy", b, sizeof(b)) != -ENODATA)
-			_exit(12);
-		_exit(0);
-	}
-	waitpid(p, &status, 0);
-	load = st_sh(". /lib/joules/lib.sh; joules_load");
-	ASSERT_EQ(0, load);
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	rc = as_nobody(refused_rule);
+	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_load"));
+	EXPECT_EQ(0, rc);
 }
 
 TEST_HARNESS_MAIN
