@@ -271,8 +271,9 @@ static int gram_solve(const struct bgrid *g, const unsigned char *use,
 			a[j * nsel + i] = a[i * nsel + j];
 			a[i * nsel + j] = 0;
 		}
-	ret = fit_small_solve(&av.matrix, &rv.vector, &so, &cv.vector, &dropped,
-			      neg, &iters);
+	/* The ridge of 1e-12 keeps L' well conditioned: back substitution. */
+	ret = fit_small_solve_tri(&av.matrix, &rv.vector, &so, &cv.vector,
+				  &dropped, neg, &iters);
 	return ret;
 }
 

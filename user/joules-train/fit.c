@@ -15,6 +15,13 @@
 
 #include "fit.h"
 
+/*
+ * Above this reciprocal condition number a triangular system is solved by
+ * back substitution: the SVD's truncation (at DBL_EPSILON of the largest
+ * singular value, after balancing the columns) cannot apply to it.
+ */
+#define FIT_DIRECT_RCOND 1e-10
+
 /* Rows per Householder pass: big enough to amortise, small enough for L2. */
 #define FIT_CHUNK 1024
 
@@ -310,6 +317,46 @@ int fit_small_solve(const gsl_matrix *a, const gsl_vector *z,
 	return ret;
 }
 
+int fit_small_solve_known(const gsl_matrix *a, const gsl_vector *z,
+			  const struct fit_solve_opts *o, gsl_vector *c,
+			  unsigned int *dropped, double *negative,
+			  unsigned int *iters)
+{
+	size_t n = c->size, j;
+
+	*dropped = 0;
+	for (j = 0; j < n; j++) {
+		double v = gsl_vector_get(c, j);
+
+		/* Not where NNLS's active set or OLS's dropping would end. */
+		if (o->method == FIT_NNLS ? !(v > 0) :
+					    o->drop_negative && v < 0)
+			return fit_small_solve(a, z, o, c, dropped, negative,
+					       iters);
+	}
+	/* NNLS: as many steps as would have added them all */
+	if (o->method == FIT_NNLS && iters)
+		*iters = (unsigned int)n;
+	return 0;
+}
+
+int fit_small_solve_tri(const gsl_matrix *r, const gsl_vector *z,
+			const struct fit_solve_opts *o, gsl_vector *c,
+			unsigned int *dropped, double *negative,
+			unsigned int *iters)
+{
+	size_t q = r->size1, i, j;
+
+	for (i = q; i-- > 0;) {
+		double s = gsl_vector_get(z, i);
+
+		for (j = i + 1; j < q; j++)
+			s -= gsl_matrix_get(r, i, j) * gsl_vector_get(c, j);
+		gsl_vector_set(c, i, s / gsl_matrix_get(r, i, i));
+	}
+	return fit_small_solve_known(r, z, o, c, dropped, negative, iters);
+}
+
 /* w = A'(b - A x) */
 static void neg_gradient(const gsl_matrix *a, const gsl_vector *b,
 			 const gsl_vector *x, gsl_vector *res, gsl_vector *w)
@@ -586,7 +633,11 @@ static void stack_ridge(const struct fit_blocks *b, gsl_matrix *st, size_t nb)
 				       i == j && i < b->q ? l : 0);
 }
 
-/* Solve R c = z (scaled) and bring the coefficients back to data units. */
+/*
+ * Solve R c = z (scaled) and bring the coefficients back to data units.
+ * R well conditioned (res->rcond from its SVD): by back substitution,
+ * what the SVD's solution is then too (no singular value is truncated).
+ */
 static int solve_unscale(const struct fit_blocks *b,
 			 const struct fit_solve_opts *o, gsl_matrix *r,
 			 gsl_vector *z, gsl_vector *c, struct fit_result *res)
@@ -596,7 +647,11 @@ static int solve_unscale(const struct fit_blocks *b,
 	size_t j;
 	int ret;
 
-	ret = fit_small_solve(r, z, o, c, &dropped, neg, &res->iter);
+	if (res->rcond > FIT_DIRECT_RCOND)
+		ret = fit_small_solve_tri(r, z, o, c, &dropped, neg,
+					  &res->iter);
+	else
+		ret = fit_small_solve(r, z, o, c, &dropped, neg, &res->iter);
 	if (ret == -ENOMEM)
 		return ret;
 	for (j = 0; j < b->q; j++) {

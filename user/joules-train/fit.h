@@ -275,6 +275,26 @@ int fit_small_solve(const gsl_matrix *a, const gsl_vector *z,
 		    unsigned int *dropped, double *negative,
 		    unsigned int *iters);
 
+/*
+ * fit_small_solve() when c already holds the unconstrained least-squares
+ * solution of a full-rank, well-conditioned system (so that the SVD would
+ * give it too): that, when the method ends there (NNLS: every coefficient
+ * positive; OLS: none to drop), else fit_small_solve() from the start.
+ */
+int fit_small_solve_known(const gsl_matrix *a, const gsl_vector *z,
+			  const struct fit_solve_opts *o, gsl_vector *c,
+			  unsigned int *dropped, double *negative,
+			  unsigned int *iters);
+
+/*
+ * The same for a square upper triangular a of that kind: the unconstrained
+ * solution by back substitution.
+ */
+int fit_small_solve_tri(const gsl_matrix *r, const gsl_vector *z,
+			const struct fit_solve_opts *o, gsl_vector *c,
+			unsigned int *dropped, double *negative,
+			unsigned int *iters);
+
 /* x . beta over cols (prediction for one design row). */
 double fit_predict(const struct fit_blocks *b, const struct fit_result *res,
 		   const double *row);

@@ -119,6 +119,41 @@ ne_add(double *restrict a, double *restrict b, unsigned int q,
 }
 
 /*
+ * The least-squares system of the normal equations from A = V L V': rows
+ * M = L^1/2 V', z = L^-1/2 V' b, the directions the data do not determine
+ * (eigenvalues below 1e-14 of the largest) left at 0. If there is none, M
+ * is of full rank and its solution V z / L^1/2 goes into c: returns 1.
+ */
+static int eigen_system(const gsl_matrix *v, const gsl_vector *l, double lmax,
+			const double *b, gsl_matrix *m, gsl_vector *z,
+			gsl_vector *c)
+{
+	unsigned int q = (unsigned int)l->size, i, k;
+	int full = 1;
+
+	gsl_vector_set_zero(c);
+	for (k = 0; k < q; k++) {
+		double lk = gsl_vector_get(l, k), vb = 0, zk;
+		/* Directions the data do not determine carry no information. */
+		double sl = lk > 1e-14 * lmax ? sqrt(lk) : 0;
+
+		for (i = 0; i < q; i++)
+			vb += gsl_matrix_get(v, i, k) * b[i];
+		for (i = 0; i < q; i++)
+			gsl_matrix_set(m, k, i, sl * gsl_matrix_get(v, i, k));
+		zk = sl > 0 ? vb / sl : 0;
+		gsl_vector_set(z, k, zk);
+		full &= sl > 0;
+		for (i = 0; sl > 0 && i < q; i++)
+			gsl_vector_set(c, i,
+				       gsl_vector_get(c, i) +
+					       gsl_matrix_get(v, i, k) * zk /
+						       sl);
+	}
+	return full;
+}
+
+/*
  * Solve the normal equations A beta = b (A symmetric, upper triangle
  * filled) by the method: A = V L V' gives the least-squares system
  * M = L^1/2 V', z = L^-1/2 V' b with M'M = A, M'z = b, which NNLS and
@@ -137,7 +172,7 @@ static int solve_ne(const struct rob *r, double *a, const double *b,
 	struct fit_solve_opts o = *r->o;
 	double lmax = 0, neg[FIT_MAXCOL];
 	unsigned int dropped, it;
-	int ret = -ENOMEM;
+	int ret = -ENOMEM, full;
 
 	if (!am || !v || !m || !l || !z || !c || !ws)
 		goto out;
@@ -149,22 +184,15 @@ static int solve_ne(const struct rob *r, double *a, const double *b,
 	gsl_eigen_symmv(am, l, v, ws);
 	for (k = 0; k < q; k++)
 		lmax = fmax(lmax, gsl_vector_get(l, k));
-	for (k = 0; k < q; k++) {
-		double lk = gsl_vector_get(l, k), vb = 0;
-		/* Directions the data do not determine carry no information. */
-		double sl = lk > 1e-14 * lmax ? sqrt(lk) : 0;
-
-		for (i = 0; i < q; i++)
-			vb += gsl_matrix_get(v, i, k) * b[i];
-		for (i = 0; i < q; i++)
-			gsl_matrix_set(m, k, i, sl * gsl_matrix_get(v, i, k));
-		gsl_vector_set(z, k, sl > 0 ? vb / sl : 0);
-	}
+	full = eigen_system(v, l, lmax, b, m, z, c);
 	if (unconstrained) {
 		o.method = FIT_OLS;
 		o.drop_negative = 0;
 	}
-	ret = fit_small_solve(m, z, &o, c, &dropped, neg, &it);
+	if (full)
+		ret = fit_small_solve_known(m, z, &o, c, &dropped, neg, &it);
+	else
+		ret = fit_small_solve(m, z, &o, c, &dropped, neg, &it);
 	if (ret == -EDOM)
 		ret = 0; /* NNLS's last feasible point: good enough for weights */
 	for (i = 0; i < q; i++)
