@@ -641,6 +641,8 @@ static int fit_bands(struct jt_row *rows, size_t n, unsigned int present,
 		res->nrows[b] = m;
 		bopt.pr = NULL;
 		bopt.no_se = 1;
+		/* jt_model_check() judges a band by its folds (K > 1 here). */
+		bopt.skip = JT_SKIP_INSAMPLE;
 		bopt.weights = scratch + start[b];
 		memset(br, 0, sizeof(*br));
 		br->samples_name = rep->samples_name;

@@ -929,6 +929,8 @@ static int train_all(struct run *r)
 		.pr = &r->pr,
 		.ridge = o->ridge,
 		.scale_floor_w = r->res_w,
+		/* The nested headline replaces the single set's folds. */
+		.skip = o->folds > 1 ? JT_SKIP_CV : 0,
 	};
 	if (jt_fit_written(r->rows, r->n, r->s.present, &to, &o->bands, &r->rep,
 			   &r->br, r->pm, r->pb))

@@ -140,6 +140,8 @@ static int outer_fold(struct jt_row *rows, size_t n, unsigned int present,
 	to.pr = NULL;
 	to.weights = NULL;
 	to.no_se = 1;
+	/* Of the single set only its model, baseline and weights are used. */
+	to.skip = JT_SKIP_INSAMPLE | JT_SKIP_CV | JT_SKIP_SUMMARY;
 	memset(fr, 0, sizeof(*fr));
 	fr->rep.samples_name = "training folds";
 	ret = jt_fit_written(rows + (hi - lo), m, present, &to, bo, &fr->rep,

@@ -589,18 +589,19 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 			    rep);
 	if (ret)
 		goto out;
-	fit_acc_init(&am);
-	fit_acc_init(&ab);
-	evaluate(rows, 0, n, d.w, &rep->model.coef, &rep->base.coef, &am, &ab,
-		 NULL, NULL);
-	fit_acc_result(&am, &rep->insample.model);
-	fit_acc_result(&ab, &rep->insample.base);
-
-	ret = train_cv(rows, &d, &bm, &bb, nfolds, sub, mult, o, rep, cv_model,
-		       cv_base);
-	if (ret)
-		goto out;
-	ret = train_summary(rows, n, w, rep);
+	if (!(o->skip & JT_SKIP_INSAMPLE)) {
+		fit_acc_init(&am);
+		fit_acc_init(&ab);
+		evaluate(rows, 0, n, d.w, &rep->model.coef, &rep->base.coef,
+			 &am, &ab, NULL, NULL);
+		fit_acc_result(&am, &rep->insample.model);
+		fit_acc_result(&ab, &rep->insample.base);
+	}
+	if (!(o->skip & JT_SKIP_CV))
+		ret = train_cv(rows, &d, &bm, &bb, nfolds, sub, mult, o, rep,
+			       cv_model, cv_base);
+	if (!ret && !(o->skip & JT_SKIP_SUMMARY))
+		ret = train_summary(rows, n, w, rep);
 out:
 	fit_blocks_free(&bm);
 	fit_blocks_free(&bb);

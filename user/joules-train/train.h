@@ -308,6 +308,11 @@ struct jt_train_opts {
 	int no_robust; /* plain least squares (--robust off) */
 	int no_se; /* no bootstrap standard errors (fits nobody reads them of) */
 	/*
+	 * JT_SKIP_*: parts of the report nobody reads of this fit (the
+	 * nested headline's runs, the bands' fits), left out (zero).
+	 */
+	unsigned int skip;
+	/*
 	 * Ridge penalty (--ridge; 0: none): every fit minimises
 	 * ||X b - y||^2 + ridge * (tr(X'X) / p) ||b||^2 on columns scaled to
 	 * unit RMS, which splits collinear coefficients evenly.
@@ -318,6 +323,10 @@ struct jt_train_opts {
 	struct jt_progress *pr;
 	double *weights; /* non-NULL: gets each row's robust weight (0: rejected) */
 };
+
+#define JT_SKIP_INSAMPLE 0x1 /* the in-sample metrics */
+#define JT_SKIP_CV 0x2 /* the cross-validation folds' fits and metrics */
+#define JT_SKIP_SUMMARY 0x4 /* outliers, meter/module ratio, median power */
 
 /* The meter's lag behind the activity (jt_estimate_lag()). */
 struct jt_lag {
