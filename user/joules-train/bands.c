@@ -318,36 +318,74 @@ static void band_blocks(const struct bgrid *g, const unsigned char *band_of_bin,
 }
 
 /*
- * Held-out predictions (W) of every row: for each fold, each band's set
- * (band_of_bin[] maps bins to nb bands) is fitted on the other folds, or
- * the CPU-only baseline if base. Returns 0 or the fit's error.
+ * One set of held-out predictions of the comparison: for each fold, each
+ * band's set (map[] maps the grid's bins to nb bands) fitted on the other
+ * folds of grid g, or the CPU-only baseline's if base.
  */
-static int bgrid_predict(const struct bgrid *g,
-			 const unsigned char *band_of_bin, unsigned int nb,
-			 int base, double *pred)
+struct hset {
+	const struct bgrid *g;
+	const unsigned char *map;
+	unsigned int nb, nsel, sel[JT_NCOL];
+	double *c; /* K x nb coefficient sets, JT_NCOL apart */
+	struct fit_acc acc;
+};
+
+/* The sets of every fold and band; 0 or the fit's error. */
+static int hset_fit(struct hset *h, const struct bgrid *g,
+		    const unsigned char *map, unsigned int nb, int base)
 {
 	unsigned char use[JT_MAX_FOLDS_BANDS];
-	unsigned int sel[JT_NCOL], nsel = grid_sel(g, base, sel), k, b;
-	double c[JT_NCOL];
+	unsigned int k, b;
 	int ret;
 
-	for (k = 0; k < g->K; k++) {
-		size_t lo = fit_fold_start(g->n, k, g->K),
-		       hi = fit_fold_start(g->n, k + 1, g->K), i;
-
+	h->g = g;
+	h->map = map;
+	h->nb = nb;
+	h->nsel = grid_sel(g, base, h->sel);
+	fit_acc_init(&h->acc);
+	h->c = malloc((size_t)g->K * nb * JT_NCOL * sizeof(*h->c));
+	if (!h->c)
+		return -ENOMEM;
+	for (k = 0; k < g->K; k++)
 		for (b = 0; b < nb; b++) {
-			band_blocks(g, band_of_bin, b, k, use);
-			ret = gram_solve(g, use, sel, nsel, c);
+			band_blocks(g, map, b, k, use);
+			ret = gram_solve(g, use, h->sel, h->nsel,
+					 h->c + ((size_t)k * nb + b) * JT_NCOL);
 			if (ret)
 				return ret;
-			for (i = lo; i < hi; i++)
-				if (band_of_bin[g->bin[i]] == b)
-					pred[i] = gram_predict(g, sel, nsel, c,
-							       &g->rows[i]) *
-						  1e3 / g->rows[i].interval_ns;
 		}
-	}
 	return 0;
+}
+
+/* Held-out prediction (W) of row i, of fold k. */
+static double hset_predict(const struct hset *h, unsigned int k, size_t i)
+{
+	const struct bgrid *g = h->g;
+	unsigned int b = h->map[g->bin[i]];
+
+	return gram_predict(g, h->sel, h->nsel,
+			    h->c + ((size_t)k * h->nb + b) * JT_NCOL,
+			    &g->rows[i]) *
+	       1e3 / g->rows[i].interval_ns;
+}
+
+/* The metrics of nh sets over the rows w accepts, in one pass. */
+static void hsets_metrics(struct hset *h, unsigned int nh, const double *w)
+{
+	const struct bgrid *g = h[0].g;
+	unsigned int k, j;
+	size_t i;
+
+	for (k = 0; k < g->K; k++)
+		for (i = fit_fold_start(g->n, k, g->K);
+		     i < fit_fold_start(g->n, k + 1, g->K); i++) {
+			if (!(w[i] > 0))
+				continue;
+			for (j = 0; j < nh; j++)
+				fit_acc_add(&h[j].acc,
+					    jt_row_watts(&g->rows[i]),
+					    hset_predict(&h[j], k, i));
+		}
 }
 
 /*
@@ -386,20 +424,6 @@ static double bgrid_heldout_err(const struct bgrid *g,
 	for (k = 0; k < g->K * g->B; k++)
 		cnt += g->H[k * pp + pp - 1]; /* the count: (-1)(-1) per row */
 	return cnt > 0 && sse >= 0 ? 100 * sqrt(sse / cnt) : INFINITY;
-}
-
-/* Metrics of pred over rows accepted by w1 and (if given) w2. */
-static void metrics(const struct jt_row *rows, size_t n, const double *pred,
-		    const double *w1, const double *w2, struct fit_metrics *m)
-{
-	struct fit_acc a;
-	size_t i;
-
-	fit_acc_init(&a);
-	for (i = 0; i < n; i++)
-		if ((!w1 || w1[i] > 0) && (!w2 || w2[i] > 0))
-			fit_acc_add(&a, jt_row_watts(&rows[i]), pred[i]);
-	fit_acc_result(&a, m);
 }
 
 /* A candidate: bin boundaries cut[0..nc) (1..B-1, ascending). */
@@ -676,7 +700,7 @@ struct btrain {
 	const struct jt_band_opts *bo;
 	const struct jt_report *rep;
 	const double *w_single;
-	double edges[JT_BAND_BINS], *mhz, *pred, *ps, *pb, *wb;
+	double edges[JT_BAND_BINS], *mhz, *pred, *wb;
 	struct bgrid g, gb, gs;
 	const double *g_w; /* the weights g was built with */
 	int g_is_wb; /* ... and they are the bands' weights, wb */
@@ -709,8 +733,6 @@ static void bt_free(struct btrain *t)
 	bgrid_free(&t->gs);
 	free(t->mhz);
 	free(t->pred);
-	free(t->ps);
-	free(t->pb);
 	free(t->wb);
 	free(t->band);
 	free(t->dest);
@@ -844,16 +866,31 @@ static int bt_search(struct btrain *t, struct jt_band_result *res)
 	return 0;
 }
 
+/* The single set's grid: the search's first, or built now. */
+static int bt_grid_single(struct btrain *t)
+{
+	if (!t->gs.G && t->g_w == t->w_single && t->g.G) {
+		t->gs = t->g;
+		memset(&t->g, 0, sizeof(t->g));
+	}
+	bgrid_free(&t->g);
+	if (t->gs.G)
+		return 0;
+	return bgrid_build(&t->gs, t->rows, t->n, t->bin, t->w_single,
+			   t->present, t->K, t->edges, t->ne, t->o);
+}
+
 /*
  * Single, banded and CPU-only on the same held-out intervals: the grids
- * already built are reused where their weights are the right ones. The
- * predictions of the single set and the baseline are allocated only now:
- * the bands' fits, before, are the peak of memory.
+ * already built are reused where their weights are the right ones, each
+ * fold's sets fitted first, then the rows read once for all three.
  */
 static int bt_heldout(struct btrain *t, const unsigned char *map,
 		      struct jt_band_result *res)
 {
 	unsigned char one[JT_BAND_BINS] = { 0 };
+	struct hset h[3] = { { 0 } }; /* banded, single, CPU-only */
+	unsigned int j;
 	int ret = 0;
 
 	/* What regrouped the rows for the bands' fits is not needed now. */
@@ -862,10 +899,6 @@ static int bt_heldout(struct btrain *t, const unsigned char *map,
 	free(t->done);
 	t->band = t->done = NULL;
 	t->dest = NULL;
-	t->ps = malloc((t->n ? t->n : 1) * sizeof(*t->ps));
-	t->pb = malloc((t->n ? t->n : 1) * sizeof(*t->pb));
-	if (!t->ps || !t->pb)
-		return -ENOMEM;
 
 	if (t->g_is_wb) {
 		t->gb = t->g;
@@ -875,33 +908,31 @@ static int bt_heldout(struct btrain *t, const unsigned char *map,
 				  t->present, t->K, t->edges, t->ne, t->o);
 	}
 	if (!ret)
-		ret = bgrid_predict(&t->gb, map, res->nb, 0, t->pred);
-	if (!ret && !t->gs.G && t->g_w == t->w_single && t->g.G) {
-		t->gs = t->g;
-		memset(&t->g, 0, sizeof(t->g));
-	}
-	bgrid_free(&t->g);
-	if (!ret && !t->gs.G)
-		ret = bgrid_build(&t->gs, t->rows, t->n, t->bin, t->w_single,
-				  t->present, t->K, t->edges, t->ne, t->o);
+		ret = hset_fit(&h[0], &t->gb, map, res->nb, 0);
 	if (!ret)
-		ret = bgrid_predict(&t->gs, one, 1, 0, t->ps);
+		ret = bt_grid_single(t);
 	if (!ret)
-		ret = bgrid_predict(&t->gs, one, 1, 1, t->pb);
+		ret = hset_fit(&h[1], &t->gs, one, 1, 0);
+	if (!ret)
+		ret = hset_fit(&h[2], &t->gs, one, 1, 1);
 	if (ret) {
 		jt_diagf("banded fit: held-out evaluation failed: %s\n",
 			 ret == -EDOM ? "NNLS did not converge" :
 					strerror(-ret));
-		return ret;
+	} else {
+		/*
+		 * On the intervals the bands accept: ones the single set
+		 * rejected count against it (a band it cannot describe is
+		 * not noise).
+		 */
+		hsets_metrics(h, 3, t->wb);
+		fit_acc_result(&h[0].acc, &res->cv_banded);
+		fit_acc_result(&h[1].acc, &res->cv_single);
+		fit_acc_result(&h[2].acc, &res->cv_base);
 	}
-	/*
-	 * On the intervals the bands accept: ones the single set rejected
-	 * count against it (a band it cannot describe is not noise).
-	 */
-	metrics(t->rows, t->n, t->ps, t->wb, NULL, &res->cv_single);
-	metrics(t->rows, t->n, t->pred, t->wb, NULL, &res->cv_banded);
-	metrics(t->rows, t->n, t->pb, t->wb, NULL, &res->cv_base);
-	return 0;
+	for (j = 0; j < 3; j++)
+		free(h[j].c);
+	return ret;
 }
 
 /* Banded only if better on held-out data by the margin, every band sane. */
