@@ -50,14 +50,15 @@ static void clear_lower(gsl_matrix *w, size_t k)
 }
 
 /*
- * Column and target scales: the root mean square of each (weighted), so the
- * scaled columns are comparable; a column all 0 is left out (not active).
+ * Column and target scales of each set b[s]: the root mean square of each
+ * column (weighted), so the scaled columns are comparable; a column all 0
+ * is left out (not active).
  */
-static int blocks_scales(const struct fit_design *d, const unsigned int *cols,
-			 unsigned int ncols, struct fit_blocks *b)
+static int blocks_scales(const struct fit_design *d, struct fit_blocks *b,
+			 unsigned int nsets)
 {
-	double ss[FIT_MAXCOL] = { 0 }, yss = 0;
-	unsigned int i;
+	double ss[FIT_MAXSETS][FIT_MAXCOL] = { { 0 } }, yss = 0;
+	unsigned int i, s;
 	size_t row;
 
 	for (row = 0; row < d->n; row++) {
@@ -66,20 +67,24 @@ static int blocks_scales(const struct fit_design *d, const unsigned int *cols,
 
 		if (!(wr >= 0) || !isfinite(wr))
 			return -EINVAL;
-		for (i = 0; i < ncols; i++)
-			ss[i] += wr * x[cols[i]] * x[cols[i]];
+		for (s = 0; s < nsets; s++)
+			for (i = 0; i < b[s].ncols; i++)
+				ss[s][i] +=
+					wr * x[b[s].cols[i]] * x[b[s].cols[i]];
 		yss += wr * FIT_Y(d, row) * FIT_Y(d, row);
-	}
-	for (i = 0; i < ncols; i++) {
-		if (!isfinite(ss[i]))
-			return -EINVAL;
-		b->scale[i] = sqrt(ss[i] / (double)d->n);
-		if (b->scale[i] > 0)
-			b->act[b->q++] = i;
 	}
 	if (!isfinite(yss))
 		return -EINVAL;
-	b->yscale = yss > 0 ? sqrt(yss / (double)d->n) : 1.0;
+	for (s = 0; s < nsets; s++) {
+		for (i = 0; i < b[s].ncols; i++) {
+			if (!isfinite(ss[s][i]))
+				return -EINVAL;
+			b[s].scale[i] = sqrt(ss[s][i] / (double)d->n);
+			if (b[s].scale[i] > 0)
+				b[s].act[b[s].q++] = i;
+		}
+		b[s].yscale = yss > 0 ? sqrt(yss / (double)d->n) : 1.0;
+	}
 	return 0;
 }
 
@@ -163,81 +168,114 @@ static void qr_update(double *restrict r, unsigned int k, double *restrict cm,
 	}
 }
 
+/* Row `row` of d, scaled and weighted (sw), as row c of the chunk cm. */
+static inline void chunk_row(const struct fit_design *d,
+			     const struct fit_blocks *b, size_t row, double sw,
+			     double *cm, size_t c)
+{
+	const double *x = d->x + row * d->stride;
+	size_t j;
+
+	for (j = 0; j < b->q; j++) {
+		unsigned int a = b->act[j];
+
+		cm[j * FIT_CHUNK + c] = sw * x[b->cols[a]] / b->scale[a];
+	}
+	cm[b->q * FIT_CHUNK + c] = sw * FIT_Y(d, row) / b->yscale;
+}
+
 /*
- * One block's R factor of [X y], scaled, into b->r: its rows are reduced a
- * chunk at a time into the R so far (cm holds a chunk, k x FIT_CHUNK).
+ * One block's R factor of [X y], scaled, into b[s].r for every set: its
+ * rows are reduced a chunk at a time into the R so far (cm[s] holds a
+ * chunk of set s, (q + 1) x FIT_CHUNK).
  */
 static void block_qr(const struct fit_design *d, struct fit_blocks *b,
-		     unsigned int blk, double *cm)
+		     unsigned int nsets, unsigned int blk, double *const *cm)
 {
-	size_t k = b->q + 1, row, j;
-	double *r = b->r + (size_t)blk * k * k;
+	size_t end = b[0].start[blk + 1], row;
+	unsigned int s;
 
-	memset(r, 0, k * k * sizeof(*r));
-	for (row = b->start[blk]; row < b->start[blk + 1];) {
+	for (s = 0; s < nsets; s++)
+		memset(b[s].r + (size_t)blk * (b[s].q + 1) * (b[s].q + 1), 0,
+		       (b[s].q + 1) * (b[s].q + 1) * sizeof(*b[s].r));
+	for (row = b[0].start[blk]; row < end;) {
 		size_t c = 0;
 
 		/* The next chunk, scaled, one column after the other. */
-		for (; c < FIT_CHUNK && row < b->start[blk + 1]; row++) {
-			const double *x = d->x + row * d->stride;
+		for (; c < FIT_CHUNK && row < end; row++) {
 			double sw = d->w ? sqrt(d->w[row]) : 1;
 
 			if (sw == 0)
 				continue; /* rejected: not in the fit */
-			for (j = 0; j < b->q; j++) {
-				unsigned int a = b->act[j];
-
-				cm[j * FIT_CHUNK + c] =
-					sw * x[b->cols[a]] / b->scale[a];
-			}
-			cm[b->q * FIT_CHUNK + c] =
-				sw * FIT_Y(d, row) / b->yscale;
+			for (s = 0; s < nsets; s++)
+				chunk_row(d, &b[s], row, sw, cm[s], c);
 			c++;
 		}
 		if (!c)
 			break;
-		qr_update(r, (unsigned int)k, cm, FIT_CHUNK, c);
+		for (s = 0; s < nsets; s++)
+			qr_update(b[s].r + (size_t)blk * (b[s].q + 1) *
+						   (b[s].q + 1),
+				  b[s].q + 1, cm[s], FIT_CHUNK, c);
 	}
+}
+
+/* Set s's columns, its blocks' starts and room for their R factors. */
+static int blocks_alloc(const struct fit_design *d, unsigned int nblocks,
+			struct fit_blocks *b, double **cm)
+{
+	size_t k = b->q + 1;
+
+	b->nblocks = nblocks;
+	b->start = calloc(nblocks + 1, sizeof(*b->start));
+	b->r = calloc((size_t)nblocks * k * k, sizeof(*b->r));
+	*cm = malloc(k * FIT_CHUNK * sizeof(**cm));
+	if (!b->start || !b->r || !*cm)
+		return -ENOMEM;
+	return blocks_starts(d, b);
+}
+
+int fit_blocks_build_sets(const struct fit_design *d,
+			  const struct fit_cols *sets, unsigned int nsets,
+			  unsigned int nblocks, struct fit_blocks *b)
+{
+	double *cm[FIT_MAXSETS] = { NULL };
+	unsigned int i, s, blk;
+	int ret = -EINVAL;
+
+	memset(b, 0, nsets * sizeof(*b));
+	if (!nsets || nsets > FIT_MAXSETS || !nblocks ||
+	    (!d->bounds && d->n < nblocks))
+		return -EINVAL;
+	for (s = 0; s < nsets; s++) {
+		if (sets[s].n > FIT_MAXCOL)
+			return -EINVAL;
+		for (i = 0; i < sets[s].n; i++)
+			if (sets[s].cols[i] >= d->stride)
+				return -EINVAL;
+		b[s].ncols = sets[s].n;
+		memcpy(b[s].cols, sets[s].cols, sets[s].n * sizeof(*b->cols));
+	}
+	ret = blocks_scales(d, b, nsets);
+	for (s = 0; !ret && s < nsets; s++)
+		ret = blocks_alloc(d, nblocks, &b[s], &cm[s]);
+	for (blk = 0; !ret && blk < nblocks; blk++)
+		block_qr(d, b, nsets, blk, cm);
+	for (s = 0; s < nsets; s++) {
+		free(cm[s]);
+		if (ret)
+			fit_blocks_free(&b[s]);
+	}
+	return ret;
 }
 
 int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
 		     unsigned int ncols, unsigned int nblocks,
 		     struct fit_blocks *b)
 {
-	double *cm = NULL;
-	unsigned int i, k, blk;
-	int ret;
+	struct fit_cols set = { .cols = cols, .n = ncols };
 
-	memset(b, 0, sizeof(*b));
-	if (ncols > FIT_MAXCOL || !nblocks || (!d->bounds && d->n < nblocks))
-		return -EINVAL;
-	for (i = 0; i < ncols; i++)
-		if (cols[i] >= d->stride)
-			return -EINVAL;
-	b->ncols = ncols;
-	memcpy(b->cols, cols, ncols * sizeof(*cols));
-	ret = blocks_scales(d, cols, ncols, b);
-	if (ret)
-		return ret;
-
-	k = b->q + 1;
-	b->nblocks = nblocks;
-	b->start = calloc(nblocks + 1, sizeof(*b->start));
-	b->r = calloc((size_t)nblocks * k * k, sizeof(*b->r));
-	cm = malloc((size_t)k * FIT_CHUNK * sizeof(*cm));
-	ret = -ENOMEM;
-	if (!b->start || !b->r || !cm)
-		goto out;
-	ret = blocks_starts(d, b);
-	if (ret)
-		goto out;
-	for (blk = 0; blk < nblocks; blk++)
-		block_qr(d, b, blk, cm);
-out:
-	free(cm);
-	if (ret)
-		fit_blocks_free(b);
-	return ret;
+	return fit_blocks_build_sets(d, &set, 1, nblocks, b);
 }
 
 /* Least squares on the columns in `in` only (others 0), by SVD. */

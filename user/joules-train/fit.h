@@ -165,6 +165,22 @@ int fit_blocks_build(const struct fit_design *d, const unsigned int *cols,
 		     struct fit_blocks *b);
 void fit_blocks_free(struct fit_blocks *b);
 
+/* A set of columns to fit. */
+struct fit_cols {
+	const unsigned int *cols;
+	unsigned int n;
+};
+#define FIT_MAXSETS 4
+
+/*
+ * fit_blocks_build() of nsets sets of columns at once, into b[0..nsets)
+ * (each exactly as alone): the rows are read once for the scales and once
+ * for the reductions, not once per set.
+ */
+int fit_blocks_build_sets(const struct fit_design *d,
+			  const struct fit_cols *sets, unsigned int nsets,
+			  unsigned int nblocks, struct fit_blocks *b);
+
 struct fit_result {
 	double beta[FIT_MAXCOL]; /* per cols[] entry, in the design's units */
 	double rcond; /* reciprocal condition number (scaled) */

@@ -488,13 +488,16 @@ static int train_fit_all(const struct fit_design *d, const unsigned int *mcols,
 			 const struct jt_train_opts *o, struct fit_blocks *bm,
 			 struct fit_blocks *bb, struct jt_report *rep)
 {
+	struct fit_cols sets[2] = { { mcols, nm }, { bcols, nb } };
+	struct fit_blocks b[2];
 	unsigned int i;
 	int ret;
 
 	jt_progress(o->pr, "fitting", 0, 0);
-	ret = fit_blocks_build(d, mcols, nm, nblocks, bm);
-	if (!ret)
-		ret = fit_blocks_build(d, bcols, nb, nblocks, bb);
+	/* Both in one pass: the baseline's columns are the model's first. */
+	ret = fit_blocks_build_sets(d, sets, 2, nblocks, b);
+	*bm = b[0];
+	*bb = b[1];
 	if (ret) {
 		jt_diagf("cannot set up the fit: %s\n", strerror(-ret));
 		return ret;
