@@ -5,6 +5,7 @@
  * allocation.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,9 @@ static int is_blank(char c)
 {
 	return c == ' ' || c == '\t';
 }
+
+/* Where an unquoted field's scan stops: its end (NUL, comma) or a quote. */
+static const unsigned char field_stop[256] = { [0] = 1, [','] = 1, ['"'] = 1 };
 
 int csv_split(char *line, char **field, unsigned int max, const char **why)
 {
@@ -72,12 +76,11 @@ int csv_split(char *line, char **field, unsigned int max, const char **why)
 			}
 		} else {
 			start = p;
-			while (*p && *p != ',') {
-				if (*p == '"') {
-					*why = "quote inside an unquoted field";
-					return -EINVAL;
-				}
+			while (!field_stop[(unsigned char)*p])
 				p++;
+			if (*p == '"') {
+				*why = "quote inside an unquoted field";
+				return -EINVAL;
 			}
 			end = p;
 			while (end > start && is_blank(end[-1]))
@@ -99,8 +102,8 @@ int csv_next(struct csv_reader *r)
 {
 	for (;;) {
 		ssize_t len = getline(&r->line, &r->cap, r->fp);
-		unsigned int want;
-		char *p, *c;
+		size_t want;
+		char *p;
 		int n;
 
 		if (len < 0) {
@@ -138,17 +141,21 @@ int csv_next(struct csv_reader *r)
 			r->comment(r->comment_ctx, p, r->lineno);
 		if (!*p || ((r->flags & CSV_SKIP_COMMENTS) && *p == '#'))
 			continue;
-		/* A line has at most commas + 1 fields: size field[] before splitting. */
-		want = 1;
-		for (c = r->line; (c = strchr(c, ',')); c++)
-			want++;
+		/*
+		 * A line has at most len + 1 fields: room for that many (the
+		 * longest line's, a pointer a byte) needs no count of commas.
+		 */
+		want = (size_t)len + 1;
 		if (want > r->maxfield) {
-			char **f = realloc(r->field, (want + 8) * sizeof(*f));
+			char **f;
 
+			if (want > INT_MAX / 2)
+				return -ENOMEM;
+			f = realloc(r->field, (want + 64) * sizeof(*f));
 			if (!f)
 				return -ENOMEM;
 			r->field = f;
-			r->maxfield = want + 8;
+			r->maxfield = (unsigned int)want + 64;
 		}
 		n = csv_split(r->line, r->field, r->maxfield, &r->why);
 		if (n < 0)

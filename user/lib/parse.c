@@ -29,10 +29,14 @@ static int is_digit(char c)
 
 int parse_u64(const char *s, uint64_t *out, const char **why)
 {
+	const char *first = s;
 	uint64_t v = 0;
 
 	if (!*s)
 		return fail(why, "empty number", -EINVAL);
+	/* 19 digits cannot overflow: no checks while there are no more. */
+	for (; s - first < 19 && is_digit(*s); s++)
+		v = v * 10 + (uint64_t)(*s - '0');
 	for (; *s; s++) {
 		if (!is_digit(*s))
 			return fail(why, "not an unsigned integer", -EINVAL);
@@ -63,11 +67,45 @@ int parse_s64(const char *s, int64_t *out, const char **why)
 	return 0;
 }
 
+/*
+ * [+-]digits[.digits], at most 19 digits whose value is at most 2^53, at
+ * most 22 of them after the point: the value is m / 10^k with both exact
+ * doubles, so the one correctly rounded division is strtod()'s result
+ * (Clinger's fast path). Returns 1 and *out then, 0 for anything else.
+ */
+static int simple_decimal(const char *s, double *out)
+{
+	static const double p10[23] = { 1e0,  1e1,  1e2,  1e3,	1e4,  1e5,
+					1e6,  1e7,  1e8,  1e9,	1e10, 1e11,
+					1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
+					1e18, 1e19, 1e20, 1e21, 1e22 };
+	int neg = 0, nd = 0, frac = 0;
+	uint64_t m = 0;
+	double v;
+
+	if (*s == '+' || *s == '-')
+		neg = *s++ == '-';
+	if (!is_digit(*s))
+		return 0;
+	for (; is_digit(*s) && nd <= 19; s++, nd++)
+		m = m * 10 + (uint64_t)(*s - '0');
+	if (*s == '.' && is_digit(s[1]))
+		for (s++; is_digit(*s) && nd <= 19; s++, nd++, frac++)
+			m = m * 10 + (uint64_t)(*s - '0');
+	if (*s || nd > 19 || frac > 22 || m > (1ULL << 53))
+		return 0;
+	v = (double)m / p10[frac];
+	*out = neg ? -v : v;
+	return 1;
+}
+
 int parse_double(const char *s, double *out, const char **why)
 {
 	char *end;
 	double v;
 
+	if (simple_decimal(s, out))
+		return 0;
 	if (!*s)
 		return fail(why, "empty number", -EINVAL);
 	/* strtod skips leading blanks; a strict field must not have them. */
