@@ -83,8 +83,8 @@ static void bgrid_free(struct bgrid *g)
 
 /*
  * Each row's frequency bin, the number of edges[] at or below its
- * frequency (scanned as the edges came: they ascend). The same for every
- * grid of a search, whatever its weights: computed once.
+ * frequency (they ascend). The same for every grid of a search, whatever
+ * its weights: computed once.
  */
 static void rows_bins(const double *mhz, size_t n, const double *edges,
 		      unsigned int nedges, unsigned char *bin)
@@ -92,11 +92,18 @@ static void rows_bins(const double *mhz, size_t n, const double *edges,
 	size_t r;
 
 	for (r = 0; r < n; r++) {
-		unsigned int b = 0;
+		unsigned int lo = 0, hi = nedges;
 
-		while (b < nedges && mhz[r] >= edges[b])
-			b++;
-		bin[r] = (unsigned char)b;
+		/* The first edge above mhz[r] (bisection: they ascend). */
+		while (lo < hi) {
+			unsigned int mid = (lo + hi) / 2;
+
+			if (mhz[r] >= edges[mid])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		bin[r] = (unsigned char)lo;
 	}
 }
 

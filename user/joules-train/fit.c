@@ -792,23 +792,6 @@ void fit_acc_init(struct fit_acc *a)
 	memset(a, 0, sizeof(*a));
 }
 
-void fit_acc_add(struct fit_acc *a, double measured, double predicted)
-{
-	double e = predicted - measured, delta;
-
-	a->n++;
-	a->sse += e * e;
-	a->sae += fabs(e);
-	if (measured != 0) {
-		a->sum_ape += fabs(e / measured);
-		a->n_mape++;
-	}
-	/* Welford: SST without the cancellation of sum(y^2) - n mean^2. */
-	delta = measured - a->mean;
-	a->mean += delta / (double)a->n;
-	a->m2 += delta * (measured - a->mean);
-}
-
 void fit_acc_result(const struct fit_acc *a, struct fit_metrics *m)
 {
 	m->n = a->n;

@@ -14,6 +14,7 @@
 #ifndef JOULES_TRAIN_FIT_H
 #define JOULES_TRAIN_FIT_H
 
+#include <math.h>
 #include <stddef.h>
 
 #include <gsl/gsl_matrix.h>
@@ -333,7 +334,26 @@ struct fit_acc {
 };
 
 void fit_acc_init(struct fit_acc *a);
-void fit_acc_add(struct fit_acc *a, double measured, double predicted);
+
+/* Inline: every evaluation pass adds each of its rows. */
+static inline void fit_acc_add(struct fit_acc *a, double measured,
+			       double predicted)
+{
+	double e = predicted - measured, delta;
+
+	a->n++;
+	a->sse += e * e;
+	a->sae += fabs(e);
+	if (measured != 0) {
+		a->sum_ape += fabs(e / measured);
+		a->n_mape++;
+	}
+	/* Welford: SST without the cancellation of sum(y^2) - n mean^2. */
+	delta = measured - a->mean;
+	a->mean += delta / (double)a->n;
+	a->m2 += delta * (measured - a->mean);
+}
+
 void fit_acc_result(const struct fit_acc *a, struct fit_metrics *m);
 
 #endif /* JOULES_TRAIN_FIT_H */

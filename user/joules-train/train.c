@@ -181,20 +181,29 @@ static double row_ghz(const struct jt_row *r, unsigned int present,
 	return fmax(rec, cyc);
 }
 
+static int row_finite(const struct jt_row *r)
+{
+	int ok = isfinite(r->meter_uj) && isfinite(r->interval_ns) &&
+		 r->interval_ns > 0;
+	unsigned int i;
+
+	for (i = 0; i < JT_NF; i++)
+		ok &= isfinite(r->f[i]);
+	return ok;
+}
+
 /* A row that cannot be fitted: say where it came from. */
 static int check_rows(const struct jt_row *rows, size_t n, unsigned int present,
 		      const char *name)
 {
-	size_t r;
-	unsigned int i;
-
-	size_t fast = 0, first = 0;
+	size_t r, fast = 0, first = 0, bad = n;
 	const char *what = "", *w;
 	double ghz = 0, g;
 
 	/*
 	 * More than 1% of the intervals above JT_MAX_GHZ: the column is not
 	 * what it says. A single one is a corrupt row for the robust fit.
+	 * Else the first row with a value that is not finite. One pass.
 	 */
 	for (r = 0; r < n; r++) {
 		g = row_ghz(&rows[r], present, &w);
@@ -203,6 +212,8 @@ static int check_rows(const struct jt_row *rows, size_t n, unsigned int present,
 			ghz = g;
 			what = w;
 		}
+		if (bad == n && !row_finite(&rows[r]))
+			bad = r;
 	}
 	if (fast > n / 100) {
 		jt_diagf(
@@ -214,20 +225,11 @@ static int check_rows(const struct jt_row *rows, size_t n, unsigned int present,
 			JT_MAX_GHZ, fast, n);
 		return -EINVAL;
 	}
-	for (r = 0; r < n; r++) {
-		int ok = isfinite(rows[r].meter_uj) &&
-			 isfinite(rows[r].interval_ns) &&
-			 rows[r].interval_ns > 0;
-
-		for (i = 0; i < JT_NF; i++)
-			ok &= isfinite(rows[r].f[i]);
-		if (!ok) {
-			jt_diagf(
-				"%s:%lu: a value of this interval is not finite "
-				"after alignment\n",
-				name ? name : "samples", rows[r].line);
-			return -EINVAL;
-		}
+	if (bad < n) {
+		jt_diagf("%s:%lu: a value of this interval is not finite "
+			 "after alignment\n",
+			 name ? name : "samples", rows[bad].line);
+		return -EINVAL;
 	}
 	return 0;
 }
