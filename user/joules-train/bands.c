@@ -123,46 +123,150 @@ outer_add(double *restrict m, const double *restrict v, unsigned int p,
 	fit_syr(m, v, w, p);
 }
 
-/* Columns: idle and the present features whose RMS is not 0. */
-static void bgrid_columns(struct bgrid *g, const struct jt_row *rows, size_t n,
-			  const double *w, unsigned int present)
+/* Idle and the present features: the columns a grid may have. */
+static unsigned int grid_candidates(unsigned int present, unsigned int *cand)
 {
-	double ss[JT_NCOL] = { 0 }, yy = 0, sw = 0;
-	unsigned int c, q = 0;
-	size_t r;
+	unsigned int c, nc = 0;
 
-	for (r = 0; r < n; r++) {
-		double wr = w ? w[r] : 1;
+	for (c = 0; c < JT_NCOL; c++)
+		if (c == JT_COL_IDLE || (present & (1u << (c - 1))))
+			cand[nc++] = c;
+	return nc;
+}
 
-		for (c = 0; c < JT_NCOL; c++)
-			ss[c] += wr * design(&rows[r], c) * design(&rows[r], c);
-		yy += wr * rows[r].meter_uj * rows[r].meter_uj;
-		sw += wr;
+/*
+ * Row r's unscaled sums into the blocks of its (fold, bin), pc = the
+ * candidate columns + 1: G0 += w x x' with x = [x m], and for a row the
+ * search counts (m > 0) H0 += v v' with v = [x / m, -1].
+ */
+static inline __attribute__((always_inline)) void
+grid_row(const struct jt_row *row, const unsigned int *cand, unsigned int pc,
+	 double wr, double *restrict g0, double *restrict h0)
+{
+	double x[FIT_MAXCOL], v[FIT_MAXCOL], m = row->meter_uj, inv;
+	unsigned int i;
+
+	for (i = 0; i + 1 < pc; i++)
+		x[i] = design(row, cand[i]);
+	x[pc - 1] = m;
+	if (wr > 0)
+		outer_add(g0, x, pc, wr);
+	if (wr > 0 && m > 0) {
+		inv = 1 / m;
+		for (i = 0; i + 1 < pc; i++)
+			v[i] = x[i] * inv;
+		v[pc - 1] = -1;
+		outer_add(h0, v, pc, 1);
 	}
-	for (c = 0; c < JT_NCOL; c++) {
-		if (c != JT_COL_IDLE && !(present & (1u << (c - 1))))
+}
+
+/*
+ * The grid's columns from the unscaled sums: idle and the present
+ * features whose RMS (weighted, over sw) is not 0; their scales, and the
+ * target's. ss[] are the diagonal's sums over all blocks.
+ */
+static void grid_columns(struct bgrid *g, const unsigned int *cand,
+			 unsigned int nc, const double *ss, double sw)
+{
+	unsigned int i, q = 0;
+
+	for (i = 0; i < nc; i++) {
+		if (!(ss[i] > 0) || !(sw > 0))
 			continue;
-		if (!(ss[c] > 0) || !(sw > 0))
-			continue;
-		if (c == JT_COL_IDLE || c == 1 + JL_F_CPU_NS)
+		if (cand[i] == JT_COL_IDLE || cand[i] == 1 + JL_F_CPU_NS)
 			g->base[g->nbase++] = q;
-		g->scale[q] = sqrt(ss[c] / sw);
-		g->cols[q++] = c;
+		g->scale[q] = sqrt(ss[i] / sw);
+		g->cols[q++] = cand[i];
 	}
-	g->yscale = sw > 0 && yy > 0 ? sqrt(yy / sw) : 1;
+	g->yscale = sw > 0 && ss[nc] > 0 ? sqrt(ss[nc] / sw) : 1;
 	g->p = q + 1;
 }
 
+/*
+ * The scaled blocks from the unscaled ones (pc x pc, upper triangles):
+ * G = D G0 D with D the columns' and the target's 1 / RMS, and H the same
+ * with the factors yscale / RMS (1 for the -1), both mirrored.
+ */
+static void grid_scale(struct bgrid *g, const unsigned int *cand,
+		       unsigned int nc, const double *g0, const double *h0)
+{
+	unsigned int p = g->p, pc = nc + 1, at[JT_NCOL + 1], i, j;
+	double dg[JT_NCOL + 1], dh[JT_NCOL + 1];
+	size_t blk, pp = (size_t)p * p, ppc = (size_t)pc * pc;
+
+	for (i = 0, j = 0; i + 1 < p; i++) {
+		while (cand[j] != g->cols[i])
+			j++;
+		at[i] = j;
+		dg[i] = 1 / g->scale[i];
+		dh[i] = g->yscale / g->scale[i];
+	}
+	at[p - 1] = nc;
+	dg[p - 1] = 1 / g->yscale;
+	dh[p - 1] = 1;
+	for (blk = 0; blk < (size_t)g->K * g->B; blk++)
+		for (i = 0; i < p; i++)
+			for (j = i; j < p; j++) {
+				size_t a = blk * ppc + at[i] * pc + at[j];
+
+				g->G[blk * pp + i * p + j] =
+					g->G[blk * pp + j * p + i] =
+						g0[a] * dg[i] * dg[j];
+				g->H[blk * pp + i * p + j] =
+					g->H[blk * pp + j * p + i] =
+						h0[a] * dh[i] * dh[j];
+			}
+}
+
+/*
+ * Every row's unscaled sums into its block, in one pass; ss[] gets the
+ * diagonal's totals and *sw the weights'. 0 or -EINVAL (a bad value).
+ */
+static int grid_sums(const struct bgrid *g, const double *w,
+		     const unsigned int *cand, unsigned int pc, double *g0,
+		     double *h0, double *ss, double *sw)
+{
+	size_t r, blk, next = fit_fold_start(g->n, 1, g->K),
+		       ppc = (size_t)pc * pc;
+	unsigned int k = 0, i;
+
+	*sw = 0;
+	for (r = 0; r < g->n; r++) {
+		double wr = w ? w[r] : 1;
+
+		/* The rows come in order: the fold is the one that holds r. */
+		while (k + 1 < g->K && next <= r)
+			next = fit_fold_start(g->n, ++k + 1, g->K);
+		if (!isfinite(g->rows[r].meter_uj) || !(wr >= 0))
+			return -EINVAL;
+		blk = ((size_t)k * g->B + g->bin[r]) * ppc;
+		grid_row(&g->rows[r], cand, pc, wr, g0 + blk, h0 + blk);
+		*sw += wr;
+	}
+	for (i = 0; i < pc; i++) {
+		ss[i] = 0;
+		for (blk = 0; blk < (size_t)g->K * g->B; blk++)
+			ss[i] += g0[blk * ppc + i * pc + i];
+	}
+	return 0;
+}
+
+/*
+ * The grid of rows with weights w: one pass sums every block's unscaled
+ * products (and with them the columns' squares), then the columns that
+ * are not all 0 are kept and the blocks scaled.
+ */
 static int bgrid_build(struct bgrid *g, const struct jt_row *rows, size_t n,
 		       const unsigned char *bin, const double *w,
 		       unsigned int present, unsigned int K,
 		       const double *edges, unsigned int nedges,
 		       const struct jt_train_opts *o)
 {
-	/* FIT_MAXCOL: fit_syr() has copies for sizes the model never has */
-	double z[FIT_MAXCOL], u[FIT_MAXCOL];
-	size_t r, blk, pp, next;
-	unsigned int i, j, p, k = 0;
+	unsigned int cand[JT_NCOL], nc = grid_candidates(present, cand);
+	double ss[JT_NCOL + 1], sw, *g0, *h0;
+	size_t nblk = (size_t)K * (nedges + 1),
+	       ppc = (size_t)(nc + 1) * (nc + 1);
+	int ret = -ENOMEM;
 
 	memset(g, 0, sizeof(*g));
 	g->rows = rows;
@@ -171,51 +275,25 @@ static int bgrid_build(struct bgrid *g, const struct jt_row *rows, size_t n,
 	g->B = nedges + 1;
 	g->method = o->method;
 	g->ridge = o->ridge;
-	memcpy(g->edge, edges, nedges * sizeof(*edges));
-	bgrid_columns(g, rows, n, w, present);
-	p = g->p;
-	pp = (size_t)p * p;
 	g->bin = bin;
-	g->G = calloc((size_t)K * g->B * pp, sizeof(*g->G));
-	g->H = calloc((size_t)K * g->B * pp, sizeof(*g->H));
-	if (!g->G || !g->H) {
+	memcpy(g->edge, edges, nedges * sizeof(*edges));
+	g0 = calloc(nblk * ppc, sizeof(*g0));
+	h0 = calloc(nblk * ppc, sizeof(*h0));
+	if (g0 && h0)
+		ret = grid_sums(g, w, cand, nc + 1, g0, h0, ss, &sw);
+	if (!ret) {
+		grid_columns(g, cand, nc, ss, sw);
+		g->G = calloc(nblk * g->p * g->p, sizeof(*g->G));
+		g->H = calloc(nblk * g->p * g->p, sizeof(*g->H));
+		ret = g->G && g->H ? 0 : -ENOMEM;
+	}
+	if (!ret)
+		grid_scale(g, cand, nc, g0, h0);
+	else
 		bgrid_free(g);
-		return -ENOMEM;
-	}
-	next = fit_fold_start(n, 1, K);
-	for (r = 0; r < n; r++) {
-		double wr = w ? w[r] : 1, y;
-
-		/* The rows come in order: the fold is the one that holds r. */
-		while (k + 1 < K && next <= r)
-			next = fit_fold_start(n, ++k + 1, K);
-		blk = ((size_t)k * g->B + bin[r]) * pp;
-		for (i = 0; i + 1 < p; i++)
-			z[i] = design(&rows[r], g->cols[i]) / g->scale[i];
-		y = z[p - 1] = rows[r].meter_uj / g->yscale;
-		if (!isfinite(y) || !(wr >= 0)) {
-			bgrid_free(g);
-			return -EINVAL;
-		}
-		if (wr > 0)
-			outer_add(g->G + blk, z, p, wr);
-		if (wr > 0 && y > 0) {
-			for (i = 0; i + 1 < p; i++)
-				u[i] = z[i] / y;
-			u[p - 1] = -1;
-			outer_add(g->H + blk, u, p, 1);
-		}
-	}
-	/* Mirror the upper triangles. */
-	for (blk = 0; blk < (size_t)K * g->B; blk++)
-		for (i = 0; i < p; i++)
-			for (j = 0; j < i; j++) {
-				g->G[blk * pp + i * p + j] =
-					g->G[blk * pp + j * p + i];
-				g->H[blk * pp + i * p + j] =
-					g->H[blk * pp + j * p + i];
-			}
-	return 0;
+	free(g0);
+	free(h0);
+	return ret;
 }
 
 /*
