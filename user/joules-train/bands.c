@@ -362,17 +362,29 @@ static int gram_solve(const struct bgrid *g, const unsigned char *use,
 	return ret;
 }
 
-/* A row's predicted energy (uJ) from scaled coefficients over sel[]. */
+/*
+ * Scaled coefficients c over sel[] to factors of the design's columns:
+ * c yscale / scale, as a prediction's every term starts.
+ */
+static void gram_unscale(const struct bgrid *g, const unsigned int *sel,
+			 unsigned int nsel, double *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < nsel; i++)
+		c[i] = c[i] * g->yscale / g->scale[sel[i]];
+}
+
+/* A row's predicted energy (uJ) from gram_unscale()'s factors over sel[]. */
 static double gram_predict(const struct bgrid *g, const unsigned int *sel,
-			   unsigned int nsel, const double *c,
+			   unsigned int nsel, const double *k,
 			   const struct jt_row *r)
 {
 	double e = 0;
 	unsigned int i;
 
 	for (i = 0; i < nsel; i++)
-		e += c[i] * g->yscale / g->scale[sel[i]] *
-		     design(r, g->cols[sel[i]]);
+		e += k[i] * design(r, g->cols[sel[i]]);
 	return e;
 }
 
@@ -411,7 +423,7 @@ struct hset {
 	const struct bgrid *g;
 	const unsigned char *map;
 	unsigned int nb, nsel, sel[JT_NCOL];
-	double *c; /* K x nb coefficient sets, JT_NCOL apart */
+	double *c; /* K x nb sets (gram_unscale()'s), JT_NCOL apart */
 	struct fit_acc acc;
 };
 
@@ -434,10 +446,12 @@ static int hset_fit(struct hset *h, const struct bgrid *g,
 	for (k = 0; k < g->K; k++)
 		for (b = 0; b < nb; b++) {
 			band_blocks(g, map, b, k, use);
-			ret = gram_solve(g, use, h->sel, h->nsel,
-					 h->c + ((size_t)k * nb + b) * JT_NCOL);
+			double *c = h->c + ((size_t)k * nb + b) * JT_NCOL;
+
+			ret = gram_solve(g, use, h->sel, h->nsel, c);
 			if (ret)
 				return ret;
+			gram_unscale(g, h->sel, h->nsel, c);
 		}
 	return 0;
 }

@@ -133,8 +133,10 @@ static int outer_fold(struct jt_row *rows, size_t n, unsigned int present,
 		      struct fit_acc *am, struct fit_acc *ab,
 		      struct fit_acc *fold, double *pm, double *pb)
 {
+	double kset[JL_MAX_BANDS][JT_NF + 1], kbase[JT_NF + 1];
 	struct jt_train_opts to = *o;
 	size_t m = n - (hi - lo), i;
+	unsigned int b;
 	int ret;
 
 	to.pr = NULL;
@@ -149,12 +151,18 @@ static int outer_fold(struct jt_row *rows, size_t n, unsigned int present,
 	if (ret)
 		return ret;
 	fit_acc_init(fold);
+	/* The sets as doubles once (jt_predict_bands_w()'s, jt_predict_uj()'s) */
+	for (b = 0; b < fr->br.model.nr; b++)
+		jt_coef_doubles(&fr->br.model.set[b], kset[b]);
+	jt_coef_doubles(&fr->rep.base.coef, kbase);
 	for (i = lo; i < hi; i++) {
 		const struct jt_row *r = &rows[i - lo];
 		double watts = jt_row_watts(r);
-		double p = jt_predict_bands_w(&fr->br.model, r, mhz[i]);
-		double q = jt_predict_uj(&fr->rep.base.coef, r) * 1e3 /
-			   r->interval_ns;
+		unsigned int band = mhz[i] > 0 ? jl_band_pick(&fr->br.model,
+							      (jl_u64)mhz[i]) :
+						 0;
+		double p = jt_predict_k(kset[band], r) * 1e3 / r->interval_ns;
+		double q = jt_predict_k(kbase, r) * 1e3 / r->interval_ns;
 
 		fit_acc_add(am, watts, p);
 		fit_acc_add(ab, watts, q);

@@ -24,14 +24,7 @@ static unsigned int col_coef(unsigned int col)
 	return col == JT_COL_IDLE ? JL_NR_FEATURES : col - 1;
 }
 
-double jt_coef_unit(unsigned int coef)
-{
-	/* uJ/ns -> uW is 1e9; uJ per event -> pJ is 1e6. */
-	return coef == 0 || coef == JL_NR_FEATURES ? 1e9 : 1e6;
-}
-
-/* A set's coefficients as doubles, features then idle, read once. */
-static void pcoef(const struct jl_coef *c, double *k)
+void jt_coef_doubles(const struct jl_coef *c, double *k)
 {
 	unsigned int i;
 
@@ -40,22 +33,12 @@ static void pcoef(const struct jl_coef *c, double *k)
 	k[JT_NF] = (double)c->idle_uw;
 }
 
-static inline double predict_k(const double *k, const struct jt_row *r)
-{
-	double e = k[JT_NF] * r->interval_ns * 1e-9;
-	unsigned int i;
-
-	for (i = 0; i < JT_NF; i++)
-		e += k[i] * r->f[i] / jt_coef_unit(i);
-	return e;
-}
-
 double jt_predict_uj(const struct jl_coef *c, const struct jt_row *r)
 {
 	double k[JT_NF + 1];
 
-	pcoef(c, k);
-	return predict_k(k, r);
+	jt_coef_doubles(c, k);
+	return jt_predict_k(k, r);
 }
 
 static FILE *diag(void)
@@ -126,13 +109,13 @@ static void evaluate(const struct jt_row *rows, size_t lo, size_t hi,
 	double km[JT_NF + 1], kb[JT_NF + 1];
 	size_t i;
 
-	pcoef(model, km);
-	pcoef(base, kb);
+	jt_coef_doubles(model, km);
+	jt_coef_doubles(base, kb);
 	for (i = lo; i < hi; i++) {
 		double watts = jt_row_watts(&rows[i]),
 		       k = 1e3 / rows[i].interval_ns;
-		double m = predict_k(km, &rows[i]) * k,
-		       b = predict_k(kb, &rows[i]) * k;
+		double m = jt_predict_k(km, &rows[i]) * k,
+		       b = jt_predict_k(kb, &rows[i]) * k;
 
 		if (pm)
 			pm[i] = m;

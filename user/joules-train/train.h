@@ -259,7 +259,11 @@ int jt_align_consume(struct jt_samples *s, const struct jt_meter *m,
 #define JT_NCOL (1 + JT_NF)
 unsigned int jt_coef_col(unsigned int coef);
 /* Module units per fitted uJ-per-unit: 1e9 for the uW terms, 1e6 for pJ. */
-double jt_coef_unit(unsigned int coef);
+static inline double jt_coef_unit(unsigned int coef)
+{
+	/* uJ/ns -> uW is 1e9; uJ per event -> pJ is 1e6. */
+	return coef == 0 || coef == JL_NR_FEATURES ? 1e9 : 1e6;
+}
 
 struct jt_model {
 	struct jl_coef coef; /* what is written */
@@ -287,6 +291,20 @@ struct jt_model {
 
 /* Predicted energy (uJ) of a row under coefficients c (double arithmetic). */
 double jt_predict_uj(const struct jl_coef *c, const struct jt_row *r);
+
+/* A set's coefficients as doubles, features then idle: read once, not a row. */
+void jt_coef_doubles(const struct jl_coef *c, double *k);
+
+/* jt_predict_uj() from jt_coef_doubles()'s k: the same arithmetic. */
+static inline double jt_predict_k(const double *k, const struct jt_row *r)
+{
+	double e = k[JT_NF] * r->interval_ns * 1e-9;
+	unsigned int i;
+
+	for (i = 0; i < JT_NF; i++)
+		e += k[i] * r->f[i] / jt_coef_unit(i);
+	return e;
+}
 
 /*
  * Fit coefficients over the blocks of b, each weighted by mult[] (NULL:
