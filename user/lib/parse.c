@@ -27,16 +27,11 @@ static int is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-int parse_u64(const char *s, uint64_t *out, const char **why)
+/* parse_u64() checking every step for overflow. */
+static int parse_u64_checked(const char *s, uint64_t *out, const char **why)
 {
-	const char *first = s;
 	uint64_t v = 0;
 
-	if (!*s)
-		return fail(why, "empty number", -EINVAL);
-	/* 19 digits cannot overflow: no checks while there are no more. */
-	for (; s - first < 19 && is_digit(*s); s++)
-		v = v * 10 + (uint64_t)(*s - '0');
 	for (; *s; s++) {
 		if (!is_digit(*s))
 			return fail(why, "not an unsigned integer", -EINVAL);
@@ -44,6 +39,27 @@ int parse_u64(const char *s, uint64_t *out, const char **why)
 		    __builtin_add_overflow(v, (uint64_t)(*s - '0'), &v))
 			return fail(why, "integer too large", -ERANGE);
 	}
+	*out = v;
+	return 0;
+}
+
+int parse_u64(const char *s, uint64_t *out, const char **why)
+{
+	const char *p = s;
+	uint64_t v = 0;
+	unsigned int d;
+
+	if (!*s)
+		return fail(why, "empty number", -EINVAL);
+	/* The digits as they come: 19 cannot overflow, more are checked. */
+	while ((d = (unsigned int)((unsigned char)*p - '0')) <= 9) {
+		v = v * 10 + d;
+		p++;
+	}
+	if (p - s > 19)
+		return parse_u64_checked(s, out, why);
+	if (*p)
+		return fail(why, "not an unsigned integer", -EINVAL);
 	*out = v;
 	return 0;
 }
