@@ -599,32 +599,55 @@ static struct cand add_cut(const struct bgrid *g, const struct cand *c,
 }
 
 /*
+ * The values at sorted positions ks[0..nk) (ascending, base the position
+ * of s[0]) of s[0..m) into q[], by selection: the middle one first, then
+ * the ones below it among the values fit_kth() left before it, and the
+ * ones above among those after it, so the values are read about log2(nk)
+ * times, not nk.
+ */
+static void kth_many(double *s, size_t m, size_t base, const size_t *ks,
+		     unsigned int nk, double *q)
+{
+	unsigned int mid = nk / 2, lo, hi;
+	size_t k;
+
+	if (!nk)
+		return;
+	k = ks[mid] - base;
+	q[mid] = fit_kth(s, m, k);
+	for (lo = mid; lo > 0 && ks[lo - 1] == ks[mid]; lo--)
+		q[lo - 1] = q[mid];
+	for (hi = mid + 1; hi < nk && ks[hi] == ks[mid]; hi++)
+		q[hi] = q[mid];
+	kth_many(s, k, base, ks, lo, q);
+	kth_many(s + k + 1, m - k - 1, base + k + 1, ks + hi, nk - hi, q + hi);
+}
+
+/*
  * Bin edges: distinct quantiles of the known frequencies, s[m j / BINS] of
- * them sorted, found by selection (no sort): each quantile's index is above
- * the last, and fit_kth() leaves every value below position k before it.
- * s is scratch of n doubles.
+ * them sorted, found by selection (no sort). s is scratch of n doubles.
  */
 static unsigned int quantile_edges(const double *mhz, size_t n, double *edges,
 				   double *s)
 {
-	double lo = INFINITY;
+	double lo = INFINITY, q[JT_BAND_BINS];
+	size_t ks[JT_BAND_BINS], m = 0, i;
 	unsigned int j, ne = 0;
-	size_t m = 0, i, from = 0;
 
 	for (i = 0; i < n; i++)
 		if (mhz[i] > 0) {
 			s[m++] = mhz[i];
 			lo = fmin(lo, mhz[i]);
 		}
-	for (j = 1; m && j < JT_BAND_BINS; j++) {
-		size_t k = (size_t)((double)m * j / JT_BAND_BINS);
-		double q = fit_kth(s + from, m - from, k - from);
-
-		from = k;
+	if (!m)
+		return 0;
+	for (j = 1; j < JT_BAND_BINS; j++)
+		ks[j - 1] = (size_t)((double)m * j / JT_BAND_BINS);
+	kth_many(s, m, 0, ks, JT_BAND_BINS - 1, q);
+	for (j = 0; j + 1 < JT_BAND_BINS; j++)
 		/* A frequency no row is below cannot separate anything. */
-		if (q > lo && (!ne || q > edges[ne - 1]))
-			edges[ne++] = q;
-	}
+		if (q[j] > lo && (!ne || q[j] > edges[ne - 1]))
+			edges[ne++] = q[j];
 	return ne;
 }
 
