@@ -50,15 +50,37 @@ static void clear_lower(gsl_matrix *w, size_t k)
 }
 
 /*
+ * The distinct design columns of the sets, into u[]; at[s][i] gets where
+ * set s's column i is among them. Returns how many.
+ */
+static unsigned int sets_union(const struct fit_blocks *b, unsigned int nsets,
+			       unsigned int *u, unsigned int at[][FIT_MAXCOL])
+{
+	unsigned int nu = 0, s, i, j;
+
+	for (s = 0; s < nsets; s++)
+		for (i = 0; i < b[s].ncols; i++) {
+			for (j = 0; j < nu && u[j] != b[s].cols[i]; j++)
+				;
+			if (j == nu)
+				u[nu++] = b[s].cols[i];
+			at[s][i] = j;
+		}
+	return nu;
+}
+
+/*
  * Column and target scales of each set b[s]: the root mean square of each
  * column (weighted), so the scaled columns are comparable; a column all 0
- * is left out (not active).
+ * is left out (not active). A column in several sets is summed once (the
+ * same sum for each).
  */
 static int blocks_scales(const struct fit_design *d, struct fit_blocks *b,
 			 unsigned int nsets)
 {
-	double ss[FIT_MAXSETS][FIT_MAXCOL] = { { 0 } }, yss = 0;
-	unsigned int i, s;
+	unsigned int u[FIT_MAXSETS * FIT_MAXCOL], at[FIT_MAXSETS][FIT_MAXCOL];
+	double ss[FIT_MAXSETS * FIT_MAXCOL] = { 0 }, yss = 0;
+	unsigned int nu = sets_union(b, nsets, u, at), i, s;
 	size_t row;
 
 	for (row = 0; row < d->n; row++) {
@@ -67,19 +89,19 @@ static int blocks_scales(const struct fit_design *d, struct fit_blocks *b,
 
 		if (!(wr >= 0) || !isfinite(wr))
 			return -EINVAL;
-		for (s = 0; s < nsets; s++)
-			for (i = 0; i < b[s].ncols; i++)
-				ss[s][i] +=
-					wr * x[b[s].cols[i]] * x[b[s].cols[i]];
+		for (i = 0; i < nu; i++)
+			ss[i] += wr * x[u[i]] * x[u[i]];
 		yss += wr * FIT_Y(d, row) * FIT_Y(d, row);
 	}
 	if (!isfinite(yss))
 		return -EINVAL;
 	for (s = 0; s < nsets; s++) {
 		for (i = 0; i < b[s].ncols; i++) {
-			if (!isfinite(ss[s][i]))
+			double sum = ss[at[s][i]];
+
+			if (!isfinite(sum))
 				return -EINVAL;
-			b[s].scale[i] = sqrt(ss[s][i] / (double)d->n);
+			b[s].scale[i] = sqrt(sum / (double)d->n);
 			if (b[s].scale[i] > 0)
 				b[s].act[b[s].q++] = i;
 		}
@@ -127,6 +149,23 @@ static inline double chunk_dot(const double *restrict x,
 	return i < n ? s + x[i] * y[i] : s;
 }
 
+/* x *= a over a chunk's column, two at a time (the same products). */
+static inline void chunk_scale(double *restrict x, double a, size_t n)
+{
+	fit_v2d av = { a, a };
+	size_t i;
+
+	for (i = 0; i + 2 <= n; i += 2) {
+		fit_v2d xv;
+
+		__builtin_memcpy(&xv, x + i, sizeof(xv));
+		xv *= av;
+		__builtin_memcpy(x + i, &xv, sizeof(xv));
+	}
+	if (i < n)
+		x[i] *= a;
+}
+
 /*
  * Householder reduction of [R; C] to a new R: R is k x k upper triangular
  * (row-major), C a chunk of c rows stored column by column, ld apart.
@@ -141,7 +180,6 @@ static void qr_update(double *restrict r, unsigned int k, double *restrict cm,
 		      size_t ld, size_t c)
 {
 	unsigned int j, l;
-	size_t i;
 
 	for (j = 0; j < k; j++) {
 		double *restrict v = cm + j * ld;
@@ -155,8 +193,7 @@ static void qr_update(double *restrict r, unsigned int k, double *restrict cm,
 			beta = -beta;
 		tau = (beta - alpha) / beta;
 		sc = 1 / (alpha - beta);
-		for (i = 0; i < c; i++)
-			v[i] *= sc;
+		chunk_scale(v, sc, c);
 		r[j * k + j] = beta;
 		for (l = j + 1; l < k; l++) {
 			double *restrict u = cm + l * ld;
