@@ -103,19 +103,18 @@ static double resid(const struct rob *r, size_t i, const double *beta)
 }
 
 /*
- * a += w x x' (upper triangle), b += w x y. Restrict-qualified and always
- * inlined: it is the inner loop of every pass, and the compiler can then
- * keep the sums in registers (the same operations in the same order).
+ * The normal equations A beta = b of q columns as one (q + 1) x (q + 1)
+ * upper triangle [A b] (NE_SIZE doubles), of the rows [x y]: ne_add()
+ * adds w [x y] [x y]' to it, so b[i] gets (w x[i]) y in the same update
+ * as A's row i (the last element, w y y, is not used). Restrict-qualified
+ * and always inlined: it is the inner loop of every pass.
  */
-static inline __attribute__((always_inline)) void
-ne_add(double *restrict a, double *restrict b, unsigned int q,
-       const double *restrict x, double y, double w)
-{
-	unsigned int i;
+#define NE_SIZE ((FIT_MAXCOL + 1) * (FIT_MAXCOL + 1))
 
-	fit_syr(a, x, w, q);
-	for (i = 0; i < q; i++)
-		b[i] += w * x[i] * y; /* (w x[i]) y, as a's row i has it */
+static inline __attribute__((always_inline)) void
+ne_add(double *restrict ab, unsigned int q, const double *restrict xy, double w)
+{
+	fit_syr(ab, xy, w, q + 1);
 }
 
 /*
@@ -160,10 +159,11 @@ static int eigen_system(const gsl_matrix *v, const gsl_vector *l, double lmax,
  * OLS take as is. unconstrained: plain OLS whatever the method (the
  * high-breakdown start needs no constraint).
  */
-static int solve_ne(const struct rob *r, double *a, const double *b,
-		    int unconstrained, double *beta)
+static int solve_ne(const struct rob *r, const double *ab, int unconstrained,
+		    double *beta)
 {
 	unsigned int q = r->q, i, j, k;
+	double b[FIT_MAXCOL];
 	gsl_matrix *am = gsl_matrix_alloc(q, q), *v = gsl_matrix_alloc(q, q);
 	gsl_matrix *m = gsl_matrix_alloc(q, q);
 	gsl_vector *l = gsl_vector_alloc(q), *z = gsl_vector_alloc(q),
@@ -176,11 +176,13 @@ static int solve_ne(const struct rob *r, double *a, const double *b,
 
 	if (!am || !v || !m || !l || !z || !c || !ws)
 		goto out;
-	for (i = 0; i < q; i++)
+	for (i = 0; i < q; i++) {
 		for (j = i; j < q; j++) {
-			gsl_matrix_set(am, i, j, a[i * q + j]);
-			gsl_matrix_set(am, j, i, a[i * q + j]);
+			gsl_matrix_set(am, i, j, ab[i * (q + 1) + j]);
+			gsl_matrix_set(am, j, i, ab[i * (q + 1) + j]);
 		}
+		b[i] = ab[i * (q + 1) + q];
+	}
 	gsl_eigen_symmv(am, l, v, ws);
 	for (k = 0; k < q; k++)
 		lmax = fmax(lmax, gsl_vector_get(l, k));
@@ -279,8 +281,7 @@ sub_resid(const struct rob *r, const double *z, const double *beta)
 static double cstep(struct rob *r, const struct subsample *ss, size_t h,
 		    double *beta, double *tmp, int *fail)
 {
-	double a[FIT_MAXCOL * FIT_MAXCOL] = { 0 }, b[FIT_MAXCOL] = { 0 };
-	double thr, obj = 0;
+	double ab[NE_SIZE] = { 0 }, thr, obj = 0;
 	size_t i, taken = 0, m = ss->m;
 
 	for (i = 0; i < m; i++)
@@ -291,18 +292,18 @@ static double cstep(struct rob *r, const struct subsample *ss, size_t h,
 
 		if (tmp[i] > thr)
 			continue;
-		ne_add(a, b, r->q, z, z[r->q], 1);
+		ne_add(ab, r->q, z, 1);
 		obj += tmp[i] * tmp[i];
 		taken++;
 	}
-	*fail = solve_ne(r, a, b, 1, beta) != 0;
+	*fail = solve_ne(r, ab, 1, beta) != 0;
 	return obj;
 }
 
 /* An exact fit through q random subsample rows; 0 if they are degenerate. */
 static int elemental(struct rob *r, const struct subsample *ss, double *beta)
 {
-	double a[FIT_MAXCOL * FIT_MAXCOL] = { 0 }, b[FIT_MAXCOL] = { 0 };
+	double ab[NE_SIZE] = { 0 };
 	size_t pick[FIT_MAXCOL], m = ss->m;
 	unsigned int i, j;
 	gsl_matrix *xm;
@@ -327,7 +328,7 @@ again:
 
 			for (j = 0; j < r->q; j++)
 				gsl_matrix_set(xm, i, j, z[j]);
-			ne_add(a, b, r->q, z, z[r->q], 1);
+			ne_add(ab, r->q, z, 1);
 		}
 		gsl_linalg_SV_decomp(xm, v, s, w);
 		ok = gsl_vector_get(s, r->q - 1) > 1e-10 * gsl_vector_get(s, 0);
@@ -336,7 +337,7 @@ again:
 	gsl_vector_free(s);
 	gsl_matrix_free(v);
 	gsl_matrix_free(xm);
-	return ok && !solve_ne(r, a, b, 1, beta);
+	return ok && !solve_ne(r, ab, 1, beta);
 }
 
 /* Least trimmed squares on an evenly spaced subsample (FAST-LTS style). */
@@ -418,13 +419,13 @@ static double bisquare(double u)
 }
 
 /*
- * The bisquare weights' normal equations under beta (a, b zeroed): over
+ * The bisquare weights' normal equations under beta ([A b] zeroed): over
  * the scaled subsample ss, else over all rows of the design.
  */
 static void irls_ne(const struct rob *r, const struct subsample *ss, double cs,
-		    const double *beta, double *a, double *b)
+		    const double *beta, double *ab)
 {
-	double x[FIT_MAXCOL], y, wr;
+	double x[FIT_MAXCOL + 1], y, wr;
 	size_t i;
 
 	if (ss) {
@@ -433,15 +434,15 @@ static void irls_ne(const struct rob *r, const struct subsample *ss, double cs,
 
 			wr = bisquare(sub_resid(r, z, beta) / cs);
 			if (wr > 0)
-				ne_add(a, b, r->q, z, z[r->q], wr);
+				ne_add(ab, r->q, z, wr);
 		}
 		return;
 	}
 	for (i = 0; i < r->d->n; i++) {
-		y = row(r, i, x);
+		y = x[r->q] = row(r, i, x);
 		wr = bisquare(resid_x(r, i, x, y, beta) / cs);
 		if (wr > 0)
-			ne_add(a, b, r->q, x, y, wr);
+			ne_add(ab, r->q, x, wr);
 	}
 }
 
@@ -458,12 +459,11 @@ static int irls(struct rob *r, const struct subsample *ss, double cs,
 	int ret;
 
 	for (it = 1; it <= max_it; it++) {
-		double a[FIT_MAXCOL * FIT_MAXCOL] = { 0 },
-				      b[FIT_MAXCOL] = { 0 };
+		double ab[NE_SIZE] = { 0 };
 		double nb[FIT_MAXCOL], diff = 0, big = 1;
 
-		irls_ne(r, ss, cs, beta, a, b);
-		ret = solve_ne(r, a, b, 0, nb);
+		irls_ne(r, ss, cs, beta, ab);
+		ret = solve_ne(r, ab, 0, nb);
 		if (ret)
 			return ret;
 		for (j = 0; j < r->q; j++) {
