@@ -322,14 +322,18 @@ static int gram_solve(const struct bgrid *g, const unsigned char *use,
 		if (!use[blk])
 			continue;
 		any = 1;
+		/* The blocks are symmetric: the lower triangle, mirrored after. */
 		for (i = 0; i < nsel; i++) {
-			for (j = 0; j < nsel; j++)
+			for (j = 0; j <= i; j++)
 				a[i * nsel + j] += m[sel[i] * p + sel[j]];
 			rhs[i] += m[sel[i] * p + p - 1];
 		}
 	}
 	if (!any)
 		return -EDOM;
+	for (i = 0; i < nsel; i++)
+		for (j = 0; j < i; j++)
+			a[j * nsel + i] = a[i * nsel + j];
 	for (i = 0; i < nsel; i++)
 		dmax = fmax(dmax, a[i * nsel + i]);
 	if (!(dmax > 0))
