@@ -111,6 +111,12 @@ static double resid(const struct rob *r, size_t i, const double *beta)
  */
 #define NE_SIZE ((FIT_MAXCOL + 1) * (FIT_MAXCOL + 1))
 
+/* [A b] of q columns, zeroed (its (q + 1)^2 doubles, not NE_SIZE). */
+static inline void ne_zero(double *ab, unsigned int q)
+{
+	memset(ab, 0, (size_t)(q + 1) * (q + 1) * sizeof(*ab));
+}
+
 static inline __attribute__((always_inline)) void
 ne_add(double *restrict ab, unsigned int q, const double *restrict xy, double w)
 {
@@ -281,8 +287,10 @@ sub_resid(const struct rob *r, const double *z, const double *beta)
 static double cstep(struct rob *r, const struct subsample *ss, size_t h,
 		    double *beta, double *tmp, int *fail)
 {
-	double ab[NE_SIZE] = { 0 }, thr, obj = 0;
+	double ab[NE_SIZE], thr, obj = 0;
 	size_t i, taken = 0, m = ss->m;
+
+	ne_zero(ab, r->q);
 
 	for (i = 0; i < m; i++)
 		tmp[m + i] = tmp[i] = fabs(sub_resid(r, sub_row(ss, i), beta));
@@ -303,7 +311,7 @@ static double cstep(struct rob *r, const struct subsample *ss, size_t h,
 /* An exact fit through q random subsample rows; 0 if they are degenerate. */
 static int elemental(struct rob *r, const struct subsample *ss, double *beta)
 {
-	double ab[NE_SIZE] = { 0 };
+	double ab[NE_SIZE];
 	size_t pick[FIT_MAXCOL], m = ss->m;
 	unsigned int i, j;
 	gsl_matrix *xm;
@@ -311,6 +319,7 @@ static int elemental(struct rob *r, const struct subsample *ss, double *beta)
 	gsl_vector *s, *w;
 	int ok = 0;
 
+	ne_zero(ab, r->q);
 	for (i = 0; i < r->q; i++) {
 again:
 		pick[i] = (size_t)(rnd(r) * (double)m);
@@ -459,9 +468,9 @@ static int irls(struct rob *r, const struct subsample *ss, double cs,
 	int ret;
 
 	for (it = 1; it <= max_it; it++) {
-		double ab[NE_SIZE] = { 0 };
-		double nb[FIT_MAXCOL], diff = 0, big = 1;
+		double ab[NE_SIZE], nb[FIT_MAXCOL], diff = 0, big = 1;
 
+		ne_zero(ab, r->q);
 		irls_ne(r, ss, cs, beta, ab);
 		ret = solve_ne(r, ab, 0, nb);
 		if (ret)
