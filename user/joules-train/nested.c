@@ -47,6 +47,15 @@ double jt_predict_bands_w(const struct jl_bands *b, const struct jt_row *r,
 	return jt_predict_uj(c, r) * 1e3 / r->interval_ns;
 }
 
+void jt_bands_doubles(const struct jl_bands *b, struct jt_bands_k *bk)
+{
+	unsigned int i;
+
+	bk->b = b;
+	for (i = 0; i < JL_MAX_BANDS; i++)
+		jt_coef_doubles(&b->set[i], bk->k[i]);
+}
+
 static void reverse(struct jt_row *a, size_t n)
 {
 	struct jt_row t;
@@ -133,10 +142,10 @@ static int outer_fold(struct jt_row *rows, size_t n, unsigned int present,
 		      struct fit_acc *am, struct fit_acc *ab,
 		      struct fit_acc *fold, double *pm, double *pb)
 {
-	double kset[JL_MAX_BANDS][JT_NF + 1], kbase[JT_NF + 1];
 	struct jt_train_opts to = *o;
+	struct jt_bands_k bk;
+	double kbase[JT_NF + 1];
 	size_t m = n - (hi - lo), i;
-	unsigned int b;
 	int ret;
 
 	to.pr = NULL;
@@ -152,16 +161,12 @@ static int outer_fold(struct jt_row *rows, size_t n, unsigned int present,
 		return ret;
 	fit_acc_init(fold);
 	/* The sets as doubles once (jt_predict_bands_w()'s, jt_predict_uj()'s) */
-	for (b = 0; b < fr->br.model.nr; b++)
-		jt_coef_doubles(&fr->br.model.set[b], kset[b]);
+	jt_bands_doubles(&fr->br.model, &bk);
 	jt_coef_doubles(&fr->rep.base.coef, kbase);
 	for (i = lo; i < hi; i++) {
 		const struct jt_row *r = &rows[i - lo];
 		double watts = jt_row_watts(r);
-		unsigned int band = mhz[i] > 0 ? jl_band_pick(&fr->br.model,
-							      (jl_u64)mhz[i]) :
-						 0;
-		double p = jt_predict_k(kset[band], r) * 1e3 / r->interval_ns;
+		double p = jt_predict_bands_k(&bk, r, mhz[i]);
 		double q = jt_predict_k(kbase, r) * 1e3 / r->interval_ns;
 
 		fit_acc_add(am, watts, p);

@@ -126,12 +126,14 @@ static void refuse_scan(const struct jl_bands *m, const struct jt_row *rows,
 			struct refuse_max *x)
 {
 	double *mhz = malloc((n ? n : 1) * sizeof(*mhz));
+	struct jt_bands_k bk;
 	size_t i;
 
 	if (mhz)
 		jt_rows_freq(rows, n, present, mhz);
+	jt_bands_doubles(m, &bk);
 	for (i = 0; i < n; i++) {
-		double p = mhz ? jt_predict_bands_w(m, &rows[i], mhz[i]) : 0;
+		double p = mhz ? jt_predict_bands_k(&bk, &rows[i], mhz[i]) : 0;
 		/*
 		 * A running task's runtime advances at scheduler ticks, so an
 		 * interval may count up to one tick per CPU past its length:

@@ -633,6 +633,22 @@ int jt_fit_written(struct jt_row *rows, size_t n, unsigned int present,
 double jt_predict_bands_w(const struct jl_bands *b, const struct jt_row *r,
 			  double mhz);
 
+/* A banded model's sets as doubles, read once for many rows. */
+struct jt_bands_k {
+	const struct jl_bands *b;
+	double k[JL_MAX_BANDS][JT_NF + 1];
+};
+void jt_bands_doubles(const struct jl_bands *b, struct jt_bands_k *bk);
+
+/* jt_predict_bands_w() from jt_bands_doubles(): the same arithmetic. */
+static inline double jt_predict_bands_k(const struct jt_bands_k *bk,
+					const struct jt_row *r, double mhz)
+{
+	unsigned int band = mhz > 0 ? jl_band_pick(bk->b, (jl_u64)mhz) : 0;
+
+	return jt_predict_k(bk->k[band], r) * 1e3 / r->interval_ns;
+}
+
 /*
  * Nested K-fold cross-validation (K = o->folds; fold k is rows
  * [fit_fold_start(n, k, K), fit_fold_start(n, k + 1, K))): for each fold,
