@@ -428,11 +428,20 @@ static inline pid_t st_spawn_in(const char *root, const char *rel)
 /*
  * The module's writable settings as a test found them, put back when it is
  * done: a fixture's setup saves them, its teardown restores each one that
- * the test changed (the bands before the coefficients, which they hold).
+ * the test changed (the bands before the coefficients, which they hold),
+ * also after a reload that brought back the defaults.
  */
 static const char *const st_settings_names[] = {
-	"interval_ms", "gamma_milli",	"delta_milli", "idle_split",
-	"source",      "meter_idle_uw", "model/bands", "model/coefficients",
+	"interval_ms",
+	"gamma_milli",
+	"delta_milli",
+	"idle_split",
+	"source",
+	"meter_idle_uw",
+	"model/bands",
+	"model/coefficients",
+	"wallmeter/timeout_ms",
+	"wallmeter/max_power_w",
 };
 #define ST_NR_SETTINGS \
 	(sizeof(st_settings_names) / sizeof(st_settings_names[0]))
