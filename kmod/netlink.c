@@ -3,9 +3,12 @@
  * joules: generic netlink family "joules" (Documentation/netlink.rst).
  *
  * Requests: GET_TASK (one process or thread), DUMP_TASKS (every readable
- * process or thread), GET_NODE (node totals: CAP_PERFMON or CAP_SYS_ADMIN).
+ * process or thread), GET_NODE (node totals: CAP_PERFMON or CAP_SYS_ADMIN),
+ * GET_CGROUP and DUMP_CGROUPS (cgroup totals, cgroup.c), METER_FEED (a
+ * wall meter's reading, CAP_SYS_ADMIN; wallmeter.c).
  * Multicast: "samples" (one message per attribution interval) and "exits"
- * (final totals of exited tasks), both CAP_SYS_ADMIN: measured node energy
+ * (final totals of exited tasks and cgroups, CGROUP_EXIT), both
+ * CAP_SYS_ADMIN: measured node energy
  * and every user's data (the genetlink core checks one capability per
  * group at join time; CAP_PERFMON cannot be expressed there).
  *

@@ -11,8 +11,10 @@
  *  - replies may grow new attributes at any time: readers must ignore
  *    attributes they do not know;
  *  - requests are validated strictly: an attribute the module does not know
- *    or a wrong type/length/range is rejected with -EINVAL (and an extack
- *    message), so a newer tool learns what an older module cannot do;
+ *    or a wrong type or length is rejected with -EINVAL, a value out of its
+ *    range (a pid, a name or path too long, a flag with a payload, a
+ *    meter's age or power) with -ERANGE, each with an extack message, so a
+ *    newer tool learns what an older module cannot do;
  *  - the version is bumped only when the meaning of an existing command or
  *    attribute changes.
  */
