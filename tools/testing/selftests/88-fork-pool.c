@@ -276,17 +276,28 @@ TEST_F_TIMEOUT(pool, threads_join_a_deferred_leader, 300)
 		unsigned long long j = ~0ULL, k, u;
 		struct timespec ts;
 		clockid_t clk;
-		char path[64], e[4096];
+		char path[64], cg[32], e[4096];
 
 		ASSERT_EQ(0, clock_getcpuclockid(self->kids[i], &clk));
 		ASSERT_EQ(0, clock_gettime(clk, &ts));
 		k = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-		snprintf(path, sizeof(path), CG_TOP "/c%d", i);
-		u = st_cg_usage_usec(path) * 1000;
-		ASSERT_LT(0, u) TH_LOG("%s: no cpu.stat", path);
+		snprintf(cg, sizeof(cg), CG_TOP "/c%d", i);
 		snprintf(path, sizeof(path), "/proc/energy/%d", self->kids[i]);
-		if (st_read(path, e, sizeof(e)) > 0)
-			st_kv(e, "cpu_time_ns", &j);
+		/*
+		 * A last thread may still be in its exit tail (pthread_join
+		 * returns before it ends) and the leader on its way to block:
+		 * joules is read between two equal cpu.stat reads.
+		 */
+		for (int tries = 0; tries < 20; tries++) {
+			u = st_cg_usage_usec(cg) * 1000;
+			j = ~0ULL;
+			if (st_read(path, e, sizeof(e)) > 0)
+				st_kv(e, "cpu_time_ns", &j);
+			if (st_cg_usage_usec(cg) * 1000 == u)
+				break;
+			usleep(st_interval_ms() * 1000);
+		}
+		ASSERT_LT(0, u) TH_LOG("%s: no cpu.stat", cg);
 		/*
 		 * Every thread is blocked or gone and the worker has had two
 		 * intervals: joules must hold exactly the runtime the
