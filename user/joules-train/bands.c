@@ -222,6 +222,7 @@ static void grid_scale(struct bgrid *g, const unsigned int *cand,
  * Every row's unscaled sums into its block, in one pass; ss[] gets the
  * diagonal's totals and *sw the weights'. 0 or -EINVAL (a bad value).
  */
+FIT_HOT
 static int grid_sums(const struct bgrid *g, const double *w,
 		     const unsigned int *cand, unsigned int pc, double *g0,
 		     double *h0, double *ss, double *sw)
@@ -256,6 +257,7 @@ static int grid_sums(const struct bgrid *g, const double *w,
  * products (and with them the columns' squares), then the columns that
  * are not all 0 are kept and the blocks scaled.
  */
+FIT_HOT
 static int bgrid_build(struct bgrid *g, const struct jt_row *rows, size_t n,
 		       const unsigned char *bin, const double *w,
 		       unsigned int present, unsigned int K,
@@ -461,7 +463,8 @@ static int hset_fit(struct hset *h, const struct bgrid *g,
 }
 
 /* Held-out prediction (W) of row i, of fold k. */
-static double hset_predict(const struct hset *h, unsigned int k, size_t i)
+static inline __attribute__((always_inline)) double
+hset_predict(const struct hset *h, unsigned int k, size_t i)
 {
 	const struct bgrid *g = h->g;
 	unsigned int b = h->map[g->bin[i]];
@@ -473,6 +476,7 @@ static double hset_predict(const struct hset *h, unsigned int k, size_t i)
 }
 
 /* The metrics of nh sets over the rows w accepts, in one pass. */
+FIT_HOT
 static void hsets_metrics(struct hset *h, unsigned int nh, const double *w)
 {
 	const struct bgrid *g = h[0].g;
@@ -496,6 +500,7 @@ static void hsets_metrics(struct hset *h, unsigned int nh, const double *w)
  * relative error (%) of the held-out rows it counts, each fold's bands
  * fitted on the other folds. INFINITY if a fit fails.
  */
+FIT_HOT
 static double bgrid_heldout_err(const struct bgrid *g,
 				const unsigned char *band_of_bin,
 				unsigned int nb)
@@ -1011,6 +1016,7 @@ static int bt_grid_single(struct btrain *t)
  * already built are reused where their weights are the right ones, each
  * fold's sets fitted first, then the rows read once for all three.
  */
+FIT_HOT
 static int bt_heldout(struct btrain *t, const unsigned char *map,
 		      struct jt_band_result *res)
 {

@@ -75,6 +75,7 @@ static unsigned int sets_union(const struct fit_blocks *b, unsigned int nsets,
  * is left out (not active). A column in several sets is summed once (the
  * same sum for each).
  */
+FIT_HOT
 static int blocks_scales(const struct fit_design *d, struct fit_blocks *b,
 			 unsigned int nsets)
 {
@@ -176,6 +177,7 @@ static inline void chunk_scale(double *restrict x, double a, size_t n)
  * dlarfg: the new diagonal takes the sign opposite to the old one, so
  * nothing cancels.
  */
+FIT_HOT
 static void qr_update(double *restrict r, unsigned int k, double *restrict cm,
 		      size_t ld, size_t c)
 {
@@ -226,6 +228,7 @@ static inline void chunk_row(const struct fit_design *d,
  * rows are reduced a chunk at a time into the R so far (cm[s] holds a
  * chunk of set s, (q + 1) x FIT_CHUNK).
  */
+FIT_HOT
 static void block_qr(const struct fit_design *d, struct fit_blocks *b,
 		     unsigned int nsets, unsigned int blk, double *const *cm)
 {

@@ -22,6 +22,21 @@
 
 #define FIT_MAXCOL 32
 
+/*
+ * The functions whose loops over rows are most of a fit's time: on x86-64,
+ * an AVX2 copy beside the default one, picked when the program loads
+ * (GCC's and clang's target_clones, an ifunc). AVX2 without FMA: the same
+ * multiplies and adds, rounded the same, in three-operand instructions, so
+ * the results are bit for bit those of the default copy. On static
+ * functions only: clang wants it on every declaration of an extern one.
+ */
+#if defined(__x86_64__) && !defined(__AVX2__) && !defined(FIT_NO_CLONES) && \
+	(defined(__GNUC__) || defined(__clang__)) && defined(__linux__)
+#define FIT_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define FIT_HOT
+#endif
+
 /* Target of row i of a design. */
 #define FIT_Y(d, i) ((d)->y[(size_t)(i) * ((d)->ystride ? (d)->ystride : 1)])
 

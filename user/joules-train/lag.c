@@ -40,6 +40,7 @@ static double power_at(const struct jt_meter *m, size_t *j, int64_t t)
 }
 
 /* Pearson correlation of a[i] and b[i + k] over the pairs both have. */
+FIT_HOT
 static double corr_at(const double *a, const double *b, size_t n, long k)
 {
 	double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0, c = 0, va, vb;

@@ -95,7 +95,8 @@ resid_x(const struct rob *r, size_t i, const double *x, double y,
 	return (y - fit_dot(x, beta, r->q)) / rdiv_of(r, i);
 }
 
-static double resid(const struct rob *r, size_t i, const double *beta)
+static inline __attribute__((always_inline)) double
+resid(const struct rob *r, size_t i, const double *beta)
 {
 	double x[FIT_MAXCOL], y = row(r, i, x);
 
@@ -284,6 +285,7 @@ sub_resid(const struct rob *r, const double *z, const double *beta)
  * with the smallest |residual| under beta. Returns the sum of those h
  * squared residuals under the old beta (the LTS objective).
  */
+FIT_HOT
 static double cstep(struct rob *r, const struct subsample *ss, size_t h,
 		    double *beta, double *tmp, int *fail)
 {
@@ -431,6 +433,7 @@ static double bisquare(double u)
  * The bisquare weights' normal equations under beta ([A b] zeroed): over
  * the scaled subsample ss, else over all rows of the design.
  */
+FIT_HOT
 static void irls_ne(const struct rob *r, const struct subsample *ss, double cs,
 		    const double *beta, double *ab)
 {
@@ -532,6 +535,7 @@ static int irls_all(struct rob *r, double cs, double *beta,
 }
 
 /* The columns that are not all 0, and the scales that make them comparable. */
+FIT_HOT
 static void rob_scales(struct rob *r, const unsigned int *cols,
 		       unsigned int ncols)
 {
@@ -562,6 +566,7 @@ static void rob_scales(struct rob *r, const unsigned int *cols,
  * The residual scale (scaled units) of the start: the MAD, but not below
  * a share of the typical target nor the meter's resolution. -1: no memory.
  */
+FIT_HOT
 static double rob_scale(const struct rob *r, const double *beta)
 {
 	const struct fit_design *d = r->d;
@@ -589,6 +594,20 @@ static double rob_scale(const struct rob *r, const double *beta)
 	return scale;
 }
 
+/* Every row's bisquare weight under beta into w, counted into info. */
+FIT_HOT
+static void rob_weights(const struct rob *r, double cs, const double *beta,
+			double *w, struct fit_robust_info *info)
+{
+	size_t row_i;
+
+	for (row_i = 0; row_i < r->d->n; row_i++) {
+		w[row_i] = bisquare(resid(r, row_i, beta) / cs);
+		info->rejected += w[row_i] == 0;
+		info->downweighted += w[row_i] > 0 && w[row_i] < 0.5;
+	}
+}
+
 int fit_robust(const struct fit_design *d, const unsigned int *cols,
 	       unsigned int ncols, int rdiv_col, const struct fit_solve_opts *o,
 	       double *w, struct fit_robust_info *info)
@@ -599,7 +618,6 @@ int fit_robust(const struct fit_design *d, const unsigned int *cols,
 			 .o = o,
 			 .rng = 0x9e3779b97f4a7c15ULL };
 	double beta[FIT_MAXCOL], scale, cs;
-	size_t row_i;
 	int ret;
 
 	memset(info, 0, sizeof(*info));
@@ -620,11 +638,7 @@ int fit_robust(const struct fit_design *d, const unsigned int *cols,
 	ret = irls_all(&r, cs, beta, info);
 	if (ret)
 		return ret;
-	for (row_i = 0; row_i < d->n; row_i++) {
-		w[row_i] = bisquare(resid(&r, row_i, beta) / cs);
-		info->rejected += w[row_i] == 0;
-		info->downweighted += w[row_i] > 0 && w[row_i] < 0.5;
-	}
+	rob_weights(&r, cs, beta, w, info);
 	info->scale = scale * r.yscale;
 	return 0;
 }

@@ -101,6 +101,7 @@ int jt_fit_model(const struct fit_blocks *b, const double *mult,
 }
 
 /* Metrics of model and base over rows with weight > 0 (w NULL: all). */
+FIT_HOT
 static void evaluate(const struct jt_row *rows, size_t lo, size_t hi,
 		     const double *w, const struct jl_coef *model,
 		     const struct jl_coef *base, struct fit_acc *am,
