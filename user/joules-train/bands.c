@@ -118,9 +118,9 @@ static double design(const struct jt_row *r, unsigned int col)
  */
 static inline __attribute__((always_inline)) void
 outer_add(double *restrict m, const double *restrict v, unsigned int p,
-	  double w)
+	  double w, int wide)
 {
-	fit_syr(m, v, w, p);
+	fit_syr_w(m, v, w, p, wide);
 }
 
 /* Idle and the present features: the columns a grid may have. */
@@ -141,7 +141,7 @@ static unsigned int grid_candidates(unsigned int present, unsigned int *cand)
  */
 static inline __attribute__((always_inline)) void
 grid_row(const struct jt_row *row, const unsigned int *cand, unsigned int pc,
-	 double wr, double *restrict g0, double *restrict h0)
+	 double wr, double *restrict g0, double *restrict h0, int wide)
 {
 	double x[FIT_MAXCOL], v[FIT_MAXCOL], m = row->meter_uj, inv;
 	unsigned int i;
@@ -150,13 +150,13 @@ grid_row(const struct jt_row *row, const unsigned int *cand, unsigned int pc,
 		x[i] = design(row, cand[i]);
 	x[pc - 1] = m;
 	if (wr > 0)
-		outer_add(g0, x, pc, wr);
+		outer_add(g0, x, pc, wr, wide);
 	if (wr > 0 && m > 0) {
 		inv = 1 / m;
 		for (i = 0; i + 1 < pc; i++)
 			v[i] = x[i] * inv;
 		v[pc - 1] = -1;
-		outer_add(h0, v, pc, 1);
+		outer_add(h0, v, pc, 1, wide);
 	}
 }
 
@@ -222,10 +222,10 @@ static void grid_scale(struct bgrid *g, const unsigned int *cand,
  * Every row's unscaled sums into its block, in one pass; ss[] gets the
  * diagonal's totals and *sw the weights'. 0 or -EINVAL (a bad value).
  */
-FIT_HOT
-static int grid_sums(const struct bgrid *g, const double *w,
-		     const unsigned int *cand, unsigned int pc, double *g0,
-		     double *h0, double *ss, double *sw)
+static inline __attribute__((always_inline)) int
+grid_sums_w(const struct bgrid *g, const double *w, const unsigned int *cand,
+	    unsigned int pc, double *g0, double *h0, double *ss, double *sw,
+	    int wide)
 {
 	size_t r, blk, next = fit_fold_start(g->n, 1, g->K),
 		       ppc = (size_t)pc * pc;
@@ -241,7 +241,7 @@ static int grid_sums(const struct bgrid *g, const double *w,
 		if (!isfinite(g->rows[r].meter_uj) || !(wr >= 0))
 			return -EINVAL;
 		blk = ((size_t)k * g->B + g->bin[r]) * ppc;
-		grid_row(&g->rows[r], cand, pc, wr, g0 + blk, h0 + blk);
+		grid_row(&g->rows[r], cand, pc, wr, g0 + blk, h0 + blk, wide);
 		*sw += wr;
 	}
 	for (i = 0; i < pc; i++) {
@@ -250,6 +250,31 @@ static int grid_sums(const struct bgrid *g, const double *w,
 			ss[i] += g0[blk * ppc + i * pc + i];
 	}
 	return 0;
+}
+
+/* grid_sums_w() in an AVX2 copy on CPUs that have it (FIT_AVX2). */
+FIT_AVX2
+static int grid_sums_avx2(const struct bgrid *g, const double *w,
+			  const unsigned int *cand, unsigned int pc, double *g0,
+			  double *h0, double *ss, double *sw)
+{
+	return grid_sums_w(g, w, cand, pc, g0, h0, ss, sw, 1);
+}
+
+static int grid_sums_default(const struct bgrid *g, const double *w,
+			     const unsigned int *cand, unsigned int pc,
+			     double *g0, double *h0, double *ss, double *sw)
+{
+	return grid_sums_w(g, w, cand, pc, g0, h0, ss, sw, 0);
+}
+
+static int grid_sums(const struct bgrid *g, const double *w,
+		     const unsigned int *cand, unsigned int pc, double *g0,
+		     double *h0, double *ss, double *sw)
+{
+	if (FIT_HAVE_AVX2())
+		return grid_sums_avx2(g, w, cand, pc, g0, h0, ss, sw);
+	return grid_sums_default(g, w, cand, pc, g0, h0, ss, sw);
 }
 
 /*

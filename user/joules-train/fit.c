@@ -177,9 +177,9 @@ static inline void chunk_scale(double *restrict x, double a, size_t n)
  * dlarfg: the new diagonal takes the sign opposite to the old one, so
  * nothing cancels.
  */
-FIT_HOT
-static void qr_update(double *restrict r, unsigned int k, double *restrict cm,
-		      size_t ld, size_t c)
+static inline __attribute__((always_inline)) void
+qr_update_w(double *restrict r, unsigned int k, double *restrict cm, size_t ld,
+	    size_t c, int wide)
 {
 	unsigned int j, l;
 
@@ -202,9 +202,32 @@ static void qr_update(double *restrict r, unsigned int k, double *restrict cm,
 			double s = (r[j * k + l] + chunk_dot(v, u, c)) * tau;
 
 			r[j * k + l] -= s;
-			fit_axpy(u, v, -s, c); /* u - s v, as exactly */
+			fit_axpy_w(u, v, -s, c, wide); /* u - s v, as exactly */
 		}
 	}
+}
+
+/* qr_update_w() in an AVX2 copy on CPUs that have it (FIT_AVX2). */
+FIT_AVX2
+static void qr_update_avx2(double *restrict r, unsigned int k,
+			   double *restrict cm, size_t ld, size_t c)
+{
+	qr_update_w(r, k, cm, ld, c, 1);
+}
+
+static void qr_update_default(double *restrict r, unsigned int k,
+			      double *restrict cm, size_t ld, size_t c)
+{
+	qr_update_w(r, k, cm, ld, c, 0);
+}
+
+static void qr_update(double *restrict r, unsigned int k, double *restrict cm,
+		      size_t ld, size_t c)
+{
+	if (FIT_HAVE_AVX2())
+		qr_update_avx2(r, k, cm, ld, c);
+	else
+		qr_update_default(r, k, cm, ld, c);
 }
 
 /* Row `row` of d, scaled and weighted (sw), as row c of the chunk cm. */

@@ -119,9 +119,10 @@ static inline void ne_zero(double *ab, unsigned int q)
 }
 
 static inline __attribute__((always_inline)) void
-ne_add(double *restrict ab, unsigned int q, const double *restrict xy, double w)
+ne_add(double *restrict ab, unsigned int q, const double *restrict xy, double w,
+       int wide)
 {
-	fit_syr(ab, xy, w, q + 1);
+	fit_syr_w(ab, xy, w, q + 1, wide);
 }
 
 /*
@@ -285,9 +286,9 @@ sub_resid(const struct rob *r, const double *z, const double *beta)
  * with the smallest |residual| under beta. Returns the sum of those h
  * squared residuals under the old beta (the LTS objective).
  */
-FIT_HOT
-static double cstep(struct rob *r, const struct subsample *ss, size_t h,
-		    double *beta, double *tmp, int *fail)
+static inline __attribute__((always_inline)) double
+cstep_w(struct rob *r, const struct subsample *ss, size_t h, double *beta,
+	double *tmp, int *fail, int wide)
 {
 	double ab[NE_SIZE], thr, obj = 0;
 	size_t i, taken = 0, m = ss->m;
@@ -302,12 +303,34 @@ static double cstep(struct rob *r, const struct subsample *ss, size_t h,
 
 		if (tmp[i] > thr)
 			continue;
-		ne_add(ab, r->q, z, 1);
+		ne_add(ab, r->q, z, 1, wide);
 		obj += tmp[i] * tmp[i];
 		taken++;
 	}
 	*fail = solve_ne(r, ab, 1, beta) != 0;
 	return obj;
+}
+
+/* cstep_w() in an AVX2 copy on CPUs that have it (FIT_AVX2). */
+FIT_AVX2
+static double cstep_avx2(struct rob *r, const struct subsample *ss, size_t h,
+			 double *beta, double *tmp, int *fail)
+{
+	return cstep_w(r, ss, h, beta, tmp, fail, 1);
+}
+
+static double cstep_default(struct rob *r, const struct subsample *ss, size_t h,
+			    double *beta, double *tmp, int *fail)
+{
+	return cstep_w(r, ss, h, beta, tmp, fail, 0);
+}
+
+static double cstep(struct rob *r, const struct subsample *ss, size_t h,
+		    double *beta, double *tmp, int *fail)
+{
+	if (FIT_HAVE_AVX2())
+		return cstep_avx2(r, ss, h, beta, tmp, fail);
+	return cstep_default(r, ss, h, beta, tmp, fail);
 }
 
 /* An exact fit through q random subsample rows; 0 if they are degenerate. */
@@ -339,7 +362,7 @@ again:
 
 			for (j = 0; j < r->q; j++)
 				gsl_matrix_set(xm, i, j, z[j]);
-			ne_add(ab, r->q, z, 1);
+			ne_add(ab, r->q, z, 1, 0);
 		}
 		gsl_linalg_SV_decomp(xm, v, s, w);
 		ok = gsl_vector_get(s, r->q - 1) > 1e-10 * gsl_vector_get(s, 0);
@@ -433,9 +456,9 @@ static double bisquare(double u)
  * The bisquare weights' normal equations under beta ([A b] zeroed): over
  * the scaled subsample ss, else over all rows of the design.
  */
-FIT_HOT
-static void irls_ne(const struct rob *r, const struct subsample *ss, double cs,
-		    const double *beta, double *ab)
+static inline __attribute__((always_inline)) void
+irls_ne_w(const struct rob *r, const struct subsample *ss, double cs,
+	  const double *beta, double *ab, int wide)
 {
 	double x[FIT_MAXCOL + 1], y, wr;
 	size_t i;
@@ -446,7 +469,7 @@ static void irls_ne(const struct rob *r, const struct subsample *ss, double cs,
 
 			wr = bisquare(sub_resid(r, z, beta) / cs);
 			if (wr > 0)
-				ne_add(ab, r->q, z, wr);
+				ne_add(ab, r->q, z, wr, wide);
 		}
 		return;
 	}
@@ -454,8 +477,31 @@ static void irls_ne(const struct rob *r, const struct subsample *ss, double cs,
 		y = x[r->q] = row(r, i, x);
 		wr = bisquare(resid_x(r, i, x, y, beta) / cs);
 		if (wr > 0)
-			ne_add(ab, r->q, x, wr);
+			ne_add(ab, r->q, x, wr, wide);
 	}
+}
+
+/* irls_ne_w() in an AVX2 copy on CPUs that have it (FIT_AVX2). */
+FIT_AVX2
+static void irls_ne_avx2(const struct rob *r, const struct subsample *ss,
+			 double cs, const double *beta, double *ab)
+{
+	irls_ne_w(r, ss, cs, beta, ab, 1);
+}
+
+static void irls_ne_default(const struct rob *r, const struct subsample *ss,
+			    double cs, const double *beta, double *ab)
+{
+	irls_ne_w(r, ss, cs, beta, ab, 0);
+}
+
+static void irls_ne(const struct rob *r, const struct subsample *ss, double cs,
+		    const double *beta, double *ab)
+{
+	if (FIT_HAVE_AVX2())
+		irls_ne_avx2(r, ss, cs, beta, ab);
+	else
+		irls_ne_default(r, ss, cs, beta, ab);
 }
 
 /*
