@@ -150,6 +150,38 @@ static inline double chunk_dot(const double *restrict x,
 	return i < n ? s + x[i] * y[i] : s;
 }
 
+/*
+ * chunk_dot() of x with m (at most 4) columns y, y + ld, ..: the same
+ * partial sums, each in the same order as chunk_dot() alone, but in one
+ * pass, so that the m chains of adds overlap and x is loaded once.
+ */
+static inline __attribute__((always_inline)) void
+chunk_dots(const double *restrict x, const double *y, size_t ld, unsigned int m,
+	   size_t n, double *out)
+{
+	fit_v2d acc[4] = { { 0, 0 }, { 0, 0 }, { 0, 0 }, { 0, 0 } };
+	unsigned int t;
+	size_t i;
+
+	for (i = 0; i + 2 <= n; i += 2) {
+		fit_v2d xv;
+
+		__builtin_memcpy(&xv, x + i, sizeof(xv));
+#pragma GCC unroll 4
+		for (t = 0; t < m; t++) {
+			fit_v2d yv;
+
+			__builtin_memcpy(&yv, y + t * ld + i, sizeof(yv));
+			acc[t] += xv * yv;
+		}
+	}
+	for (t = 0; t < m; t++) {
+		double s = acc[t][0] + acc[t][1];
+
+		out[t] = i < n ? s + x[i] * y[t * ld + i] : s;
+	}
+}
+
 /* x *= a over a chunk's column, two at a time (the same products). */
 static inline void chunk_scale(double *restrict x, double a, size_t n)
 {
@@ -181,7 +213,7 @@ static inline __attribute__((always_inline)) void
 qr_update_w(double *restrict r, unsigned int k, double *restrict cm, size_t ld,
 	    size_t c, int wide)
 {
-	unsigned int j, l;
+	unsigned int j, l, m;
 
 	for (j = 0; j < k; j++) {
 		double *restrict v = cm + j * ld;
@@ -197,12 +229,29 @@ qr_update_w(double *restrict r, unsigned int k, double *restrict cm, size_t ld,
 		sc = 1 / (alpha - beta);
 		chunk_scale(v, sc, c);
 		r[j * k + j] = beta;
-		for (l = j + 1; l < k; l++) {
-			double *restrict u = cm + l * ld;
-			double s = (r[j * k + l] + chunk_dot(v, u, c)) * tau;
+		/*
+		 * Up to four columns' dot products with v at a time, then
+		 * their updates: u's update changes no other column's.
+		 */
+		for (l = j + 1; l < k; l += m) {
+			double d[4];
+			unsigned int t;
 
-			r[j * k + l] -= s;
-			fit_axpy_w(u, v, -s, c, wide); /* u - s v, as exactly */
+			m = k - l >= 4 ? 4 : k - l >= 2 ? 2 : 1;
+			if (m == 4)
+				chunk_dots(v, cm + l * ld, ld, 4, c, d);
+			else if (m == 2)
+				chunk_dots(v, cm + l * ld, ld, 2, c, d);
+			else
+				chunk_dots(v, cm + l * ld, ld, 1, c, d);
+			for (t = 0; t < m; t++) {
+				double *restrict u = cm + (l + t) * ld;
+				double s = (r[j * k + l + t] + d[t]) * tau;
+
+				r[j * k + l + t] -= s;
+				/* u - s v, as exactly */
+				fit_axpy_w(u, v, -s, c, wide);
+			}
 		}
 	}
 }
