@@ -30,6 +30,8 @@
 #define WALL JOULES_SYSFS "/wallmeter"
 /* kmod/core.h: JL_WALL_MAX_AGE_NS, a reading's age above it refused. */
 #define MAX_AGE_NS (60ULL * 1000000000ULL)
+/* kmod/core.h: JL_WALL_PW_MAX_NS, the longest window an energy meter's power spans. */
+#define PW_MAX_NS (60ULL * 1000000000ULL)
 /* The policy's pid range (PID_MAX_LIMIT on 64-bit kernels). */
 #define PID_LIMIT (4U * 1024 * 1024)
 
@@ -370,6 +372,21 @@ static uint64_t boot_ns(void)
 }
 
 /*
+ * The most energy the next reading of the meter may add (uJ), read after
+ * its answer: the module refuses more than max_power over the time since
+ * the last reading was taken plus its power window (jl_wall_reading_aged()),
+ * and that time is at most since the last taken one was sent plus its age.
+ */
+static uint64_t feed_room(void)
+{
+	unsigned __int128 r = (unsigned __int128)wm.max_uw *
+			      (boot_ns() - wm.sent_ns + MAX_AGE_NS + PW_MAX_NS);
+
+	r = r / 1000000000ULL + 1;
+	return r > UINT64_MAX ? UINT64_MAX : (uint64_t)r;
+}
+
+/*
  * METER_FEED past the policy, as root (joules_nl_meter_feed() then
  * joules_wall_feed() and jl_wall_reading_aged()): a name of printable
  * ASCII without blanks, exactly one of energy and power, else EINVAL; an
@@ -414,8 +431,8 @@ static void feed_rules(const struct nlattr **tb, struct expect *x)
 	if (wm.known && !same)
 		return;
 	x->kind = WANT_OK_OR_ERR;
-	if (same && x->value < wm.raw &&
-	    boot_ns() - wm.sent_ns < wm.timeout_ns / 2)
+	if (same && boot_ns() - wm.sent_ns < wm.timeout_ns / 2 &&
+	    (x->value < wm.raw || x->value - wm.raw > feed_room()))
 		x->kind = WANT_ERR;
 }
 
@@ -580,11 +597,15 @@ static size_t feed_attrs(char *msg, size_t off)
 		/* Energy: on from the last reading taken, back, or an edge. */
 		if (wm.known && !wm.power)
 			uj = wm.raw;
-		k = rnd() % 8;
-		x = k < 5  ? uj + rnd() % 20000 :
-		    k == 5 ? uj - 1 - rnd() % 1000 :
-		    k == 6 ? pick((const uint64_t[]){ 0, 1, ~0ULL }, 3) :
-			     rnd();
+		k = rnd() % 9;
+		x = k < 5 ? uj + rnd() % 20000 :
+		    k == 5 ?
+			    uj - 1 - rnd() % 1000 :
+		    k == 6 ?
+			    pick((const uint64_t[]){ 0, 1, ~0ULL }, 3) :
+			    /* Beyond what the module may take by the answer (too fast). */
+			    k == 7 ? uj + 2 * feed_room() :
+				     rnd();
 		f[nf].type = JOULES_A_METER_UJ;
 		f[nf].len = u64_len();
 		memcpy(f[nf].d, &x, 8);
