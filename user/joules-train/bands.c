@@ -261,20 +261,13 @@ static int grid_sums_avx2(const struct bgrid *g, const double *w,
 	return grid_sums_w(g, w, cand, pc, g0, h0, ss, sw, 1);
 }
 
-static int grid_sums_default(const struct bgrid *g, const double *w,
-			     const unsigned int *cand, unsigned int pc,
-			     double *g0, double *h0, double *ss, double *sw)
-{
-	return grid_sums_w(g, w, cand, pc, g0, h0, ss, sw, 0);
-}
-
 static int grid_sums(const struct bgrid *g, const double *w,
 		     const unsigned int *cand, unsigned int pc, double *g0,
 		     double *h0, double *ss, double *sw)
 {
 	if (FIT_HAVE_AVX2())
 		return grid_sums_avx2(g, w, cand, pc, g0, h0, ss, sw);
-	return grid_sums_default(g, w, cand, pc, g0, h0, ss, sw);
+	return grid_sums_w(g, w, cand, pc, g0, h0, ss, sw, 0);
 }
 
 /*

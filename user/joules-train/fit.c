@@ -264,19 +264,13 @@ static void qr_update_avx2(double *restrict r, unsigned int k,
 	qr_update_w(r, k, cm, ld, c, 1);
 }
 
-static void qr_update_default(double *restrict r, unsigned int k,
-			      double *restrict cm, size_t ld, size_t c)
-{
-	qr_update_w(r, k, cm, ld, c, 0);
-}
-
 static void qr_update(double *restrict r, unsigned int k, double *restrict cm,
 		      size_t ld, size_t c)
 {
 	if (FIT_HAVE_AVX2())
 		qr_update_avx2(r, k, cm, ld, c);
 	else
-		qr_update_default(r, k, cm, ld, c);
+		qr_update_w(r, k, cm, ld, c, 0);
 }
 
 /* Row `row` of d, scaled and weighted (sw), as row c of the chunk cm. */

@@ -319,18 +319,12 @@ static double cstep_avx2(struct rob *r, const struct subsample *ss, size_t h,
 	return cstep_w(r, ss, h, beta, tmp, fail, 1);
 }
 
-static double cstep_default(struct rob *r, const struct subsample *ss, size_t h,
-			    double *beta, double *tmp, int *fail)
-{
-	return cstep_w(r, ss, h, beta, tmp, fail, 0);
-}
-
 static double cstep(struct rob *r, const struct subsample *ss, size_t h,
 		    double *beta, double *tmp, int *fail)
 {
 	if (FIT_HAVE_AVX2())
 		return cstep_avx2(r, ss, h, beta, tmp, fail);
-	return cstep_default(r, ss, h, beta, tmp, fail);
+	return cstep_w(r, ss, h, beta, tmp, fail, 0);
 }
 
 /* An exact fit through q random subsample rows; 0 if they are degenerate. */
@@ -489,19 +483,13 @@ static void irls_ne_avx2(const struct rob *r, const struct subsample *ss,
 	irls_ne_w(r, ss, cs, beta, ab, 1);
 }
 
-static void irls_ne_default(const struct rob *r, const struct subsample *ss,
-			    double cs, const double *beta, double *ab)
-{
-	irls_ne_w(r, ss, cs, beta, ab, 0);
-}
-
 static void irls_ne(const struct rob *r, const struct subsample *ss, double cs,
 		    const double *beta, double *ab)
 {
 	if (FIT_HAVE_AVX2())
 		irls_ne_avx2(r, ss, cs, beta, ab);
 	else
-		irls_ne_default(r, ss, cs, beta, ab);
+		irls_ne_w(r, ss, cs, beta, ab, 0);
 }
 
 /*
