@@ -606,6 +606,54 @@ jl_u64 jl_splitter_rest(const struct jl_splitter *s)
 	return s->total - s->given;
 }
 
+/* ---- lagged rate ------------------------------------------------------ */
+
+static void rate_kind(struct jl_rate *r, jl_u64 kind)
+{
+	if (r->kind == kind)
+		return;
+	r->acc_uj = 0;
+	r->acc_w = 0;
+	r->uj = 0;
+	r->w = 0;
+	r->rem = 0;
+	r->kind = kind;
+}
+
+void jl_rate_add(struct jl_rate *r, jl_u64 uj, jl_u64 w, jl_u64 kind)
+{
+	if (!w)
+		return;
+	rate_kind(r, kind);
+	r->acc_uj = jl_add_sat(r->acc_uj, uj);
+	r->acc_w = jl_add_sat(r->acc_w, w);
+}
+
+void jl_rate_roll(struct jl_rate *r)
+{
+	if (!r->acc_w)
+		return;
+	r->uj = r->acc_uj;
+	r->w = r->acc_w;
+	r->rem = 0;
+	r->acc_uj = 0;
+	r->acc_w = 0;
+}
+
+jl_u64 jl_rate_uj(struct jl_rate *r, jl_u64 w, jl_u64 kind)
+{
+	jl_u128 n;
+	jl_u64 q;
+
+	if (r->kind != kind || !r->w || !w)
+		return 0;
+	n = (jl_u128)w * r->uj + r->rem;
+	q = div_u128_sat(n, r->w);
+	/* Below w, so the low 64 bits hold it; a saturated part carries none. */
+	r->rem = q == JL_U64_MAX ? 0 : (jl_u64)n - q * r->w;
+	return q;
+}
+
 /* ---- w^(milli/1000) -------------------------------------------------- */
 
 /* Fraction bits of a log2 value: log2 of a u64 is < 64 = 2^6. */

@@ -255,6 +255,25 @@ jl_u64 jl_splitter_next(struct jl_splitter *s, jl_u64 w);
 jl_u64 jl_splitter_rest(const struct jl_splitter *s);
 
 /*
+ * Energy per unit of weight over the last completed epoch: readers who
+ * may not read node energy are charged at it instead of a tick's measured
+ * energy (worker.c; Documentation/admin-guide.rst, "Measured energy").
+ * add() sums an epoch, roll() ends it (an epoch without weight keeps the
+ * rate before it), uj() is the energy of weight w at that rate with the
+ * remainder carried, 0 before any rate. Weights of another kind (another
+ * unit: CPU ns or model nJ) start over: kind changes reset the rate.
+ */
+struct jl_rate {
+	jl_u64 acc_uj, acc_w;	/* this epoch so far */
+	jl_u64 uj, w;		/* the rate: uj per w; w 0: none yet */
+	jl_u64 rem;		/* carried by uj(), below w */
+	jl_u64 kind;
+};
+void jl_rate_add(struct jl_rate *r, jl_u64 uj, jl_u64 w, jl_u64 kind);
+void jl_rate_roll(struct jl_rate *r);
+jl_u64 jl_rate_uj(struct jl_rate *r, jl_u64 w, jl_u64 kind);
+
+/*
  * EnergAt non-linear scaling: w^(milli/1000), milli in [1, 1000]; 1000 is
  * the identity (so is any milli above it), milli 0 gives 1 for w >= 1.
  * Result in the same scale as the input weight, rounded to the nearest

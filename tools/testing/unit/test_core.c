@@ -1014,6 +1014,71 @@ TEST(split_overflow)
 	DIAG("weight sums past 2^64: worst |part - exact| floor %d", worst);
 }
 
+/*
+ * Lagged rate: the parts of a run of weights add up to floor(sum w * uj /
+ * W) exactly (the remainder carried), against 128-bit arithmetic; no rate
+ * before an epoch with weight; an epoch without weight keeps the last; a
+ * change of kind starts over.
+ */
+TEST(rate)
+{
+	struct jl_rate r;
+	int i, fails = 0;
+
+	for (i = 0; i < 3000; i++) {
+		/* Below 2^38 uJ and 2^20 a weight: no part saturates. */
+		jl_u64 uj = rnd_mag() >> 26, W = 2 + (rnd_mag() >> 8);
+		u128 sumw = 0, given = 0;
+		jl_u32 k, n = 1 + (jl_u32)(rnd() % 50);
+
+		memset(&r, 0, sizeof(r));
+		jl_rate_add(&r, uj / 2, W / 2, 7);
+		jl_rate_add(&r, uj - uj / 2, W - W / 2, 7);
+		if (jl_rate_uj(&r, 5, 7)) {
+			if (!fails++)
+				CHECK(0, "case %d: a rate before the epoch ended", i);
+			continue;
+		}
+		jl_rate_roll(&r);
+		for (k = 0; k < n; k++) {
+			jl_u64 w = rnd_mag() >> 44;
+
+			sumw += w;
+			given += jl_rate_uj(&r, w, 7);
+		}
+		if (given != sumw * uj / W) {
+			if (!fails++)
+				CHECK(0, "case %d: uj %llu W %llu: %llu given", i,
+				      (unsigned long long)uj,
+				      (unsigned long long)W,
+				      (unsigned long long)given);
+		}
+	}
+	CHECK(!fails, "%d of 3000 runs off", fails);
+
+	memset(&r, 0, sizeof(r));
+	jl_rate_add(&r, 1000, 10, 1);
+	jl_rate_add(&r, 1000, 0, 1);	/* no weight: nothing */
+	jl_rate_roll(&r);
+	CHECK(jl_rate_uj(&r, 3, 1) == 300, "100 per unit");
+	CHECK(jl_rate_uj(&r, 3, 2) == 0, "another kind: no rate");
+	jl_rate_roll(&r);		/* an epoch without weight */
+	CHECK(jl_rate_uj(&r, 1, 1) == 100, "the rate before it holds");
+	jl_rate_add(&r, 50, 10, 1);
+	CHECK(jl_rate_uj(&r, 1, 1) == 100, "until the epoch ends");
+	jl_rate_roll(&r);
+	CHECK(jl_rate_uj(&r, 4, 1) == 20, "then 5 per unit");
+	jl_rate_add(&r, 50, 10, 2);	/* weights of another kind */
+	jl_rate_roll(&r);
+	CHECK(jl_rate_uj(&r, 4, 1) == 0, "the old kind is gone");
+	CHECK(jl_rate_uj(&r, 4, 2) == 20, "the new kind's rate");
+	memset(&r, 0, sizeof(r));
+	jl_rate_add(&r, U64MAX, 1, 3);
+	jl_rate_roll(&r);
+	CHECK(jl_rate_uj(&r, U64MAX, 3) == U64MAX, "saturates");
+	CHECK(r.rem == 0, "a saturated part carries nothing");
+}
+
 /* splitter equals jl_split on 10000 cases; clamp and rest */
 TEST(splitter)
 {
