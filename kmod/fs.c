@@ -46,6 +46,7 @@
 #include "fs_inode.h"
 #include "perm.h"
 #include "tasks.h"
+#include "totals.h"
 #include "worker.h"
 
 #define JOULESFS_MAGIC 0x4a4f554c	/* "JOUL" */
@@ -246,6 +247,7 @@ int joules_print_stats(struct seq_file *m, struct task_struct *t, bool process,
 	err = joules_task_stats(t, process, ns, seq_user_ns(m), &st);
 	if (err)
 		return err;
+	joules_stats_lag(&st, jf_lag_ms(m));
 	seq_put_decimal_ll(m, "pid: ", st.pid);
 	seq_put_decimal_ll(m, "\ntgid: ", st.tgid);
 	seq_puts(m, "\ncomm: ");

@@ -29,6 +29,7 @@
 #include "fs_cgroup.h"
 #include "fs_inode.h"
 #include "perm.h"
+#include "totals.h"
 
 #define STAT_NAME "energy.stat"
 
@@ -118,6 +119,7 @@ static int jf_cg_show(struct seq_file *m, void *v)
 		return cg ? PTR_ERR(cg) : -ENOMEM;
 	joules_cg_stats(cg, &cs);
 	joules_cg_put(cg);
+	joules_stats_lag(&cs.st, jf_lag_ms(m));
 	path = kmalloc(PATH_MAX, GFP_KERNEL);
 	if (!path)
 		return -ENOMEM;

@@ -12,6 +12,7 @@
 
 #include "compat.h"
 #include "fs_inode.h"
+#include "perm.h"
 #include "worker.h"
 
 static struct kmem_cache *jf_inode_cache;
@@ -145,6 +146,16 @@ static void put_opt(struct seq_file *m, const struct joules_stats *st,
 }
 
 /* The lines every energy file has, from source: to pagecache_bytes. */
+/* The file's opener and its reader: how they are shown energy (perm.c). */
+unsigned int jf_lag_ms(struct seq_file *m)
+{
+	struct joules_reader opener = { .cred = m->file->f_cred, .file = m->file };
+	struct joules_reader r;
+
+	joules_reader_current(&r);
+	return joules_reader_lag_ms(&opener, &r, false);
+}
+
 void jf_print_energy(struct seq_file *m, const struct joules_stats *st)
 {
 	static const char *const dnames[JL_NR_DOMAINS] = {
@@ -201,4 +212,7 @@ void jf_print_energy(struct seq_file *m, const struct joules_stats *st)
 	/* Added after the first layout: appended, so old parsers still work. */
 	for (i = 0; i < ARRAY_SIZE(later); i++)
 		put_opt(m, st, later[i].name, later[i].feature, later[i].v);
+	/* Energy at the rates of the last epoch this long (perm.c). */
+	if (st->lag_ms)
+		put_u64(m, "energy_lag_ms: ", st->lag_ms);
 }

@@ -71,5 +71,7 @@ int jf_inode_init(void);
 void jf_inode_exit(void);
 /* The energy and counter lines of a per-pid or cgroup file. */
 void jf_print_energy(struct seq_file *m, const struct joules_stats *st);
+/* 0: m's reader sees energy live; else its lag (joules_stats_lag()). */
+unsigned int jf_lag_ms(struct seq_file *m);
 
 #endif /* JOULES_FS_INODE_H */

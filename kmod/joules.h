@@ -37,6 +37,10 @@ struct joules_stats {
 	u64 energy_uj;		/* everything charged: pkg + dram (rapl) or model */
 	u64 domain_uj[JL_NR_DOMAINS];	/* measured per RAPL domain */
 	u64 idle_uj;		/* idle share, when sysfs idle_split is on */
+	/* Both at the last epoch's rates (totals.h); shown when lag_ms > 0. */
+	u64 lag_energy_uj;
+	u64 lag_idle_uj;
+	u32 lag_ms;		/* 0: live figures; else the epoch of the rates */
 	u64 cpu_ns;
 	u64 cycles;
 	u64 instructions;
@@ -66,6 +70,9 @@ struct joules_node_sample {
 	u64 model_generation;
 	u64 energy_uj;		/* node energy this interval (idle + tasks) */
 	u64 idle_uj;		/* of which idle */
+	/* Both at the last epoch's rates (worker.c): the lagged view. */
+	u64 lag_uj;
+	u64 lag_idle_uj;
 	u64 domain_uj[JL_NR_DOMAINS];
 	struct jl_feat feat;	/* feature deltas summed over all tasks */
 	u32 nr_tasks;		/* tasks charged this interval */
@@ -87,6 +94,7 @@ struct joules_node_totals {
 	u64 energy_uj;
 	u64 idle_uj;
 	u64 task_uj;
+	u64 lag_uj, lag_idle_uj;	/* the lagged view (worker.c) */
 	u64 domain_uj[JL_NR_DOMAINS];
 	struct jl_feat feat;
 	u32 source;		/* source of the latest interval */

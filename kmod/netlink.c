@@ -42,6 +42,7 @@
 #include "perm.h"
 #include "report.h"
 #include "tasks.h"
+#include "totals.h"
 #include "wallmeter.h"
 #include "uapi/joules_netlink.h"
 
@@ -110,26 +111,29 @@ static struct netlink_range_validation joules_nl_pid_range __ro_after_init = {
 static const struct nla_policy joules_nl_get_task_policy[JOULES_A_MAX + 1] = {
 	[JOULES_A_PID] = NLA_POLICY_FULL_RANGE(NLA_U32, &joules_nl_pid_range),
 	[JOULES_A_TID] = NLA_POLICY_FULL_RANGE(NLA_U32, &joules_nl_pid_range),
+	[JOULES_A_LAGGED] = { .type = NLA_FLAG },
 };
 
 static const struct nla_policy joules_nl_dump_policy[JOULES_A_MAX + 1] = {
 	[JOULES_A_THREADS] = { .type = NLA_FLAG },
+	[JOULES_A_LAGGED] = { .type = NLA_FLAG },
 };
 
-/* GET_NODE takes no attributes: every attribute type is rejected. */
+/* GET_NODE: the lagged view, or nothing. */
 static const struct nla_policy joules_nl_node_policy[JOULES_A_MAX + 1] = {
-	[JOULES_A_PAD] = { .type = NLA_REJECT },
+	[JOULES_A_LAGGED] = { .type = NLA_FLAG },
 };
 
 /* GET_CGROUP: by id or by path (relative to the sender's cgroup namespace). */
 static const struct nla_policy joules_nl_get_cgroup_policy[JOULES_A_MAX + 1] = {
 	[JOULES_A_CGROUP_ID] = { .type = NLA_U64 },
 	[JOULES_A_CGROUP_PATH] = { .type = NLA_NUL_STRING, .len = PATH_MAX - 1 },
+	[JOULES_A_LAGGED] = { .type = NLA_FLAG },
 };
 
-/* DUMP_CGROUPS takes no attributes. */
+/* DUMP_CGROUPS: the lagged view, or nothing. */
 static const struct nla_policy joules_nl_dump_cgroups_policy[JOULES_A_MAX + 1] = {
-	[JOULES_A_PAD] = { .type = NLA_REJECT },
+	[JOULES_A_LAGGED] = { .type = NLA_FLAG },
 };
 
 /* METER_FEED: a name and one of energy or power (checked in the handler). */
@@ -388,6 +392,8 @@ static void joules_nl_w_energy(struct joules_nl_w *w, const struct joules_stats 
 	joules_nl_w_feat(w, feat, present);
 	joules_nl_w_u64(w, JOULES_A_READ_BYTES, st->read_bytes);
 	joules_nl_w_u64(w, JOULES_A_WRITE_BYTES, st->write_bytes);
+	if (st->lag_ms)
+		joules_nl_w_u32(w, JOULES_A_LAG_MS, st->lag_ms);
 }
 
 /* A task record; @process and @exited add those flags. */
@@ -460,25 +466,34 @@ static int joules_nl_fill_sample(struct sk_buff *skb,
 	return joules_nl_w_end(&w);
 }
 
+/* lag_ms > 0: the lagged view (no domains, no meter's books). */
 static int joules_nl_fill_node(struct sk_buff *skb,
 			       const struct joules_node_totals *nt,
-			       const struct joules_wall_totals *wt, u64 generation)
+			       const struct joules_wall_totals *wt, u64 generation,
+			       unsigned int lag_ms)
 {
 	struct joules_nl_w w;
 
 	if (!joules_nl_w_start(&w, skb))
 		return -EMSGSIZE;
 	joules_nl_w_u64(&w, JOULES_A_INTERVALS, nt->intervals);
-	joules_nl_w_u64(&w, JOULES_A_ENERGY_UJ, nt->energy_uj);
-	joules_nl_w_u64(&w, JOULES_A_IDLE_UJ, nt->idle_uj);
-	joules_nl_w_u64(&w, JOULES_A_TASK_UJ, nt->task_uj);
-	joules_nl_w_domains(&w, nt->domains, nt->domain_uj);
+	if (lag_ms) {
+		joules_nl_w_u64(&w, JOULES_A_ENERGY_UJ, nt->lag_uj);
+		joules_nl_w_u64(&w, JOULES_A_IDLE_UJ, nt->lag_idle_uj);
+		joules_nl_w_u64(&w, JOULES_A_TASK_UJ, nt->lag_uj - nt->lag_idle_uj);
+		joules_nl_w_u32(&w, JOULES_A_LAG_MS, lag_ms);
+	} else {
+		joules_nl_w_u64(&w, JOULES_A_ENERGY_UJ, nt->energy_uj);
+		joules_nl_w_u64(&w, JOULES_A_IDLE_UJ, nt->idle_uj);
+		joules_nl_w_u64(&w, JOULES_A_TASK_UJ, nt->task_uj);
+		joules_nl_w_domains(&w, nt->domains, nt->domain_uj);
+	}
 	joules_nl_w_feat(&w, nt->feat.v, joules_nl_feat_present(&nt->feat));
 	joules_nl_w_u32(&w, JOULES_A_SOURCE, nt->source);
 	joules_nl_w_u64(&w, JOULES_A_MODEL_GEN, generation);
 	joules_nl_w_u64(&w, JOULES_A_TASKS_TRACKED, nt->tasks_tracked);
 	joules_nl_w_u64(&w, JOULES_A_UPTIME_NS, nt->uptime_ns);
-	if (*wt->name) {
+	if (*wt->name && !lag_ms) {
 		/* A meter has fed the node: its books (PENDING_UJ is signed). */
 		joules_nl_w_str(&w, JOULES_A_METER_NAME, wt->name);
 		joules_nl_w_u64(&w, JOULES_A_METER_UJ, wt->meter_uj);
@@ -513,7 +528,7 @@ static int joules_nl_opener(struct sk_buff *skb, struct joules_reader *r)
  */
 static int joules_nl_task_stats(struct sk_buff *skb, struct task_struct *t,
 				bool process, struct pid_namespace *ns,
-				struct joules_stats *st)
+				bool lagged, struct joules_stats *st)
 {
 	struct joules_reader opener, sender;
 	struct joules_verdict v;
@@ -539,6 +554,8 @@ static int joules_nl_task_stats(struct sk_buff *skb, struct task_struct *t,
 		joules_read_unlock(t);
 	}
 	joules_verdict_put(&v);
+	if (!err)
+		joules_stats_lag(st, joules_reader_lag_ms(&opener, &sender, lagged));
 	return err;
 }
 
@@ -579,7 +596,8 @@ static int joules_nl_get_task(struct sk_buff *skb, struct genl_info *info)
 		return -ESRCH;
 	}
 
-	err = joules_nl_task_stats(skb, t, process, task_active_pid_ns(current), &st);
+	err = joules_nl_task_stats(skb, t, process, task_active_pid_ns(current),
+				   info->attrs[JOULES_A_LAGGED], &st);
 	if (err == -EPERM)
 		NL_SET_ERR_MSG_ATTR(info->extack, which,
 				    "not permitted to read this task's counters");
@@ -612,6 +630,7 @@ struct joules_nl_dump_ctx {
 	struct pid_namespace *ns;
 	int next; /* lowest pid number not yet looked at */
 	bool threads;
+	bool lagged;
 };
 static_assert(sizeof(struct joules_nl_dump_ctx) <=
 	      sizeof_field(struct netlink_callback, ctx));
@@ -627,6 +646,7 @@ static int joules_nl_dump_start(struct netlink_callback *cb)
 	struct joules_nl_dump_ctx *ctx = joules_nl_ctx(cb);
 
 	ctx->threads = attrs && attrs[JOULES_A_THREADS];
+	ctx->lagged = attrs && attrs[JOULES_A_LAGGED];
 	ctx->next = 1;
 	ctx->ns = get_pid_ns(task_active_pid_ns(current));
 	return 0;
@@ -675,7 +695,7 @@ static int joules_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 
 	while ((t = joules_nl_next_task(ctx))) {
 		/* Unreadable and untracked tasks are skipped, not reported. */
-		err = joules_nl_task_stats(cb->skb, t, process, ctx->ns, &st);
+		err = joules_nl_task_stats(cb->skb, t, process, ctx->ns, ctx->lagged, &st);
 		put_task_struct(t);
 		if (err == -EINTR)
 			return err;
@@ -712,6 +732,7 @@ static int joules_nl_get_node(struct sk_buff *skb, struct genl_info *info)
 	struct joules_node_totals nt;
 	struct joules_wall_totals wt;
 	struct sk_buff *msg;
+	unsigned int lag_ms;
 	u64 generation;
 	void *hdr;
 
@@ -722,6 +743,7 @@ static int joules_nl_get_node(struct sk_buff *skb, struct genl_info *info)
 		return -EPERM;
 	}
 
+	lag_ms = joules_reader_lag_ms(&opener, &sender, info->attrs[JOULES_A_LAGGED]);
 	memset(&nt, 0, sizeof(nt));
 	joules_node_get(&nt);
 	joules_wall_get(&wt);
@@ -735,7 +757,7 @@ static int joules_nl_get_node(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 	hdr = genlmsg_put_reply(msg, info, &joules_nl_family, 0,
 				JOULES_CMD_NODE);
-	if (!hdr || joules_nl_fill_node(msg, &nt, &wt, generation)) {
+	if (!hdr || joules_nl_fill_node(msg, &nt, &wt, generation, lag_ms)) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}
@@ -776,7 +798,7 @@ static int joules_nl_meter_feed(struct sk_buff *skb, struct genl_info *info)
  * the sender and the socket's opener may read them (perm.c).
  */
 static int joules_nl_cgroup_stats(struct sk_buff *skb, struct cgroup *cgrp,
-				  struct cgroup *root, char *path,
+				  struct cgroup *root, char *path, bool lagged,
 				  struct joules_cg_stats *cs)
 {
 	struct joules_reader opener, sender;
@@ -797,6 +819,7 @@ static int joules_nl_cgroup_stats(struct sk_buff *skb, struct cgroup *cgrp,
 		return cg ? PTR_ERR(cg) : -ENOMEM;
 	joules_cg_stats(cg, cs);
 	joules_cg_put(cg);
+	joules_stats_lag(&cs->st, joules_reader_lag_ms(&opener, &sender, lagged));
 	cs->path = path;
 	return 0;
 }
@@ -832,7 +855,8 @@ static int joules_nl_get_cgroup(struct sk_buff *skb, struct genl_info *info)
 		return -ENOENT;
 	}
 	path = kmalloc(PATH_MAX, GFP_KERNEL);
-	err = path ? joules_nl_cgroup_stats(skb, cgrp, root, path, &cs) : -ENOMEM;
+	err = path ? joules_nl_cgroup_stats(skb, cgrp, root, path,
+					    info->attrs[JOULES_A_LAGGED], &cs) : -ENOMEM;
 	cgroup_put(cgrp);
 	if (err == -EPERM)
 		NL_SET_ERR_MSG_ATTR(info->extack, ia ? ia : pa,
@@ -865,6 +889,7 @@ struct joules_nl_cg_ctx {
 	u64 *ids;
 	u32 n, next;
 	struct cgroup *root;	/* referenced: paths are relative to it */
+	bool lagged;
 };
 static_assert(sizeof(struct joules_nl_cg_ctx) <= sizeof_field(struct netlink_callback, ctx));
 
@@ -876,6 +901,7 @@ static struct joules_nl_cg_ctx *joules_nl_cg_ctx(struct netlink_callback *cb)
 static int joules_nl_cg_dump_start(struct netlink_callback *cb)
 {
 	struct joules_nl_cg_ctx *ctx = joules_nl_cg_ctx(cb);
+	struct nlattr **attrs = jl_dumpit_attrs(cb);
 	struct cgroup *root = joules_cg_ns_root();
 	struct cgroup_subsys_state *pos;
 	u32 n = 0, cap = 256;
@@ -902,6 +928,7 @@ static int joules_nl_cg_dump_start(struct netlink_callback *cb)
 	}
 	cgroup_get(root);
 	ctx->root = root;
+	ctx->lagged = attrs && attrs[JOULES_A_LAGGED];
 	ctx->ids = ids;
 	ctx->n = n;
 	ctx->next = 0;
@@ -937,7 +964,7 @@ static int joules_nl_cg_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		cgrp = cgroup_get_from_id(ctx->ids[ctx->next]);
 		if (IS_ERR_OR_NULL(cgrp))
 			continue;	/* removed since the dump began */
-		err = joules_nl_cgroup_stats(cb->skb, cgrp, ctx->root, path, &cs);
+		err = joules_nl_cgroup_stats(cb->skb, cgrp, ctx->root, path, ctx->lagged, &cs);
 		cgroup_put(cgrp);
 		/* Unreadable cgroups are skipped, not reported. */
 		if (err)

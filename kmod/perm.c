@@ -43,6 +43,7 @@
 #include "cgroup.h"
 #include "compat.h"
 #include "perm.h"
+#include "worker.h"
 
 static bool reader_capable(const struct joules_reader *r, int cap)
 {
@@ -180,6 +181,25 @@ void joules_read_unlock(struct task_struct *t)
 bool joules_may_read_node(const struct joules_reader *r)
 {
 	return reader_capable(r, CAP_PERFMON) || reader_capable(r, CAP_SYS_ADMIN);
+}
+
+/*
+ * How a reader is shown energy: 0 live, else the epoch (ms) of the rates
+ * its figures are charged at (worker.c). In RAPL or wall-meter mode a
+ * lone task's share is its package's measured energy every tick, the
+ * channel (PLATYPUS, CVE-2020-8694) the kernel closed by making powercap's
+ * energy_uj root-only: who may read node energy sees it live, others at
+ * rates no fresher than unpriv_interval_ms. a and b (a file's or socket's
+ * opener and the task reading) must both be such readers; lagged asks for
+ * the lagged view anyway (the exporter serving others).
+ */
+unsigned int joules_reader_lag_ms(const struct joules_reader *a,
+				  const struct joules_reader *b, bool lagged)
+{
+	if (!lagged && (!READ_ONCE(joules_unpriv_interval_ms) ||
+			(joules_may_read_node(a) && joules_may_read_node(b))))
+		return 0;
+	return joules_lag_epoch_ms();
 }
 
 /* Feeding the node's wall meter: its figures become everyone's energy. */

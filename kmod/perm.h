@@ -11,7 +11,7 @@
 struct joules_reader {
 	const struct cred *cred;	/* whose ids */
 	/* Capabilities of its opener (a netlink socket), or NULL: current's. */
-	struct file *file;
+	const struct file *file;
 };
 void joules_reader_current(struct joules_reader *r);
 int joules_perm_init(void);
@@ -37,6 +37,9 @@ int joules_read_lock(struct task_struct *t);	/* exec's lock; -EINTR */
 void joules_read_unlock(struct task_struct *t);
 /* Node-wide measured energy: CAP_PERFMON or CAP_SYS_ADMIN. */
 bool joules_may_read_node(const struct joules_reader *r);
+/* 0: a and b see energy live; else its lag in ms (perm.c). */
+unsigned int joules_reader_lag_ms(const struct joules_reader *a,
+				  const struct joules_reader *b, bool lagged);
 /* Feeding the wall meter (METER_FEED): CAP_SYS_ADMIN. */
 bool joules_may_feed(const struct joules_reader *r);
 struct cgroup;

@@ -50,6 +50,8 @@ static void add_sample(struct joules_node_sample *s)
 	totals.energy_uj += s->energy_uj;
 	totals.idle_uj += s->idle_uj;
 	totals.task_uj += s->energy_uj - s->idle_uj;
+	totals.lag_uj += s->lag_uj;
+	totals.lag_idle_uj += s->lag_idle_uj;
 	for (i = 0; i < JL_NR_DOMAINS; i++)
 		totals.domain_uj[i] += s->domain_uj[i];
 	for (i = 0; i < JL_NR_FEATURES; i++)

@@ -122,6 +122,8 @@ static inline void read_per_tick(unsigned int old)
 RW_UINT(interval_ms, joules_interval_ms, 10, 60000, joules_worker_interval_changed);
 RW_UINT(gamma_milli, joules_gamma_milli, 1, 1000, read_per_tick);
 RW_UINT(delta_milli, joules_delta_milli, 1, 1000, read_per_tick);
+/* Up to an hour; 0: every reader sees energy live (perm.c). */
+RW_UINT(unpriv_interval_ms, joules_unpriv_interval_ms, 0, 3600000, read_per_tick);
 
 static ssize_t idle_split_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
@@ -191,6 +193,7 @@ static struct attribute *joules_attrs[] = {
 	&idle_split_attr.attr,
 	&gamma_milli_attr.attr,
 	&delta_milli_attr.attr,
+	&unpriv_interval_ms_attr.attr,
 	&tasks_tracked_attr.attr,
 	&objects_attr.attr,
 	&lookup_misses_attr.attr,

@@ -107,8 +107,8 @@ void joules_taskcg_release(struct joules_entry *e)
 }
 
 void joules_taskcg_charge(struct joules_entry *e, const struct jl_feat *d,
-			  u64 uj, const u64 *part, u32 domains, u32 source,
-			  u64 generation)
+			  u64 uj, u64 lag, const u64 *part, u32 domains,
+			  u32 source, u64 generation)
 {
 	struct joules_totals c = { 0 };
 	u64 rd = READ_ONCE(e->io_read), wr = READ_ONCE(e->io_write);
@@ -117,6 +117,7 @@ void joules_taskcg_charge(struct joules_entry *e, const struct jl_feat *d,
 	if (!e->cg)
 		return;
 	c.s.energy_uj = uj;
+	c.s.lag_uj = lag;
 	for (i = 0; i < JL_NR_DOMAINS; i++)
 		c.s.domain_uj[i] = part[i];
 	c.s.domains = domains;
@@ -132,9 +133,11 @@ void joules_taskcg_charge(struct joules_entry *e, const struct jl_feat *d,
 	joules_cg_charge(e->cg, &c);
 }
 
-void joules_taskcg_charge_idle(struct joules_entry *e, u64 uj)
+void joules_taskcg_charge_idle(struct joules_entry *e, u64 uj, u64 lag)
 {
-	struct joules_totals c = { .s = { .energy_uj = uj, .idle_uj = uj } };
+	struct joules_totals c = {
+		.s = { .energy_uj = uj, .idle_uj = uj, .lag_uj = lag, .lag_idle_uj = lag }
+	};
 
 	if (e->cg)
 		joules_cg_charge(e->cg, &c);

@@ -10,6 +10,12 @@ struct joules_sums {
 	u64 energy_uj;
 	u64 domain_uj[JL_NR_DOMAINS];
 	u64 idle_uj;
+	/*
+	 * The same charges with measured energy taken at the last epoch's
+	 * rates (worker.c): what readers who may not read node energy see.
+	 */
+	u64 lag_uj;
+	u64 lag_idle_uj;
 	u64 model_rem_fj;	/* model energy below 1 uJ, carried */
 	u64 model_generation;
 	u32 source_mask;
@@ -28,5 +34,7 @@ struct joules_totals {
 void joules_totals_add(struct joules_totals *a, const struct joules_totals *b);
 /* The energy and counter fields of *st from t; identity is the caller's. */
 void joules_totals_stats(const struct joules_totals *t, struct joules_stats *st);
+/* Show *st as a reader without node rights sees it (lag_ms > 0), perm.c. */
+void joules_stats_lag(struct joules_stats *st, unsigned int lag_ms);
 
 #endif /* JOULES_TOTALS_H */

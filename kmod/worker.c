@@ -46,6 +46,7 @@ bool joules_idle_split;
 /* EnergAt's non-linear scaling exponents, in thousandths; 1000 = off. */
 unsigned int joules_gamma_milli = 1000;
 unsigned int joules_delta_milli = 1000;
+unsigned int joules_unpriv_interval_ms = 1000;
 
 static struct delayed_work tick_work;
 static DEFINE_MUTEX(tick_lock);
@@ -62,6 +63,13 @@ static u64 misses_seen;
 /* The last tick's own time, and its package: not a task's, for idleness. */
 static u64 tick_cost_ns;
 static unsigned int tick_cost_pkg;
+/*
+ * The lagged view (perm.c): measured energy per unit of weight over the
+ * last completed epoch, for the wall meter and for idle (per ns); the
+ * packages' are in pkg_work. Worker only.
+ */
+static u64 epoch_ns;
+static struct jl_rate wall_rate, idle_rate;
 
 /* Worker-private: entries waiting to become final or to be folded. */
 static LIST_HEAD(dying_wait);
@@ -86,6 +94,8 @@ struct pkg_pass {
 	enum { WALL_BY_PARTS, WALL_BY_MODEL, WALL_BY_CPU } wall_by;
 	struct jl_splitter wall_split;
 	u64 wall_uj, wall_given;
+	struct jl_splitter lag_wall;	/* the lagged view of wall_split */
+	u64 lag_given;		/* lagged energy charged to tasks */
 	u64 busy_ns;		/* CPU time that ran, the worker's not counted */
 };
 
@@ -96,6 +106,9 @@ struct pkg_meter {
 	u32 edoms;		/* domains that make up energy_uj */
 	u64 idle_uj;		/* of those, what idle got first */
 	bool by_model;		/* weights are the model's (split_w) */
+	/* The same weights at the last epoch's rates, and their sum. */
+	struct jl_splitter lag_split[JL_NR_DOMAINS];
+	u64 lag_uj;
 };
 
 /* Per package, between the passes of a tick. */
@@ -106,6 +119,7 @@ struct pkg_work {
 	u64 busy_ns;		/* CPU time its tasks used */
 	struct pkg_meter meter;	/* its meter's energy this tick (meter.mt) */
 	bool measured;		/* meter.mt is charged (not mode model) */
+	struct jl_rate rate[JL_NR_DOMAINS];	/* tasks' uJ per weight */
 };
 static struct pkg_work *pkg_work;	/* joules_nr_pkgs of them */
 
@@ -174,6 +188,16 @@ static u32 energy_domains(u32 domains)
 	if (!(domains & (1U << JL_D_PKG)) && (domains & (1U << JL_D_PSYS)))
 		d |= 1U << JL_D_PSYS;
 	return d;
+}
+
+/*
+ * The unit of a rate's weights: CPU ns or model nJ, scaled by gamma and
+ * delta, under one coefficient set. A rate of another unit starts over.
+ */
+static u64 lag_kind(const struct pkg_pass *pp, bool by_model, unsigned int extra)
+{
+	return ((by_model ? pp->generation + 1 : 0) << 24) |
+	       ((u64)extra << 20) | ((u64)pp->gamma << 10) | pp->delta;
 }
 
 static void take_deltas(struct joules_entry *e, unsigned int pkg,
@@ -258,18 +282,20 @@ static u64 model_weights(struct pkg_pass *pp, unsigned int pkg, unsigned int par
  * split by weight; a domain where nobody ran is all idle.
  */
 static void meter_split(struct pkg_pass *pp, struct pkg_meter *pm,
-			const struct pkg_work *pw, unsigned int pkg, u64 wsum,
+			struct pkg_work *pw, unsigned int pkg, u64 wsum,
 			u64 dt)
 {
 	struct joules_node_sample *smp = pp->smp;
+	u64 kind = lag_kind(pp, pm->by_model, 0);
 	unsigned int i;
 
 	pm->edoms = energy_domains(pm->mt.domains);
 	pm->idle_uj = 0;
+	pm->lag_uj = 0;
 	smp->source |= JOULES_SRC_RAPL;
 	smp->domains |= pm->mt.domains;
 	for (i = 0; i < JL_NR_DOMAINS; i++) {
-		u64 idle, w, uj = pm->mt.uj[i];
+		u64 idle, w, lag, uj = pm->mt.uj[i];
 
 		if (!(pm->mt.domains & (1U << i)))
 			continue;
@@ -278,6 +304,12 @@ static void meter_split(struct pkg_pass *pp, struct pkg_meter *pm,
 		if (idle > uj || !w)
 			idle = uj;
 		jl_splitter_init(&pm->split[i], uj - idle, w);
+		/* The same weights at the last epoch's rate; then this tick's. */
+		lag = jl_rate_uj(&pw->rate[i], w, kind);
+		jl_rate_add(&pw->rate[i], uj - idle, w, kind);
+		jl_splitter_init(&pm->lag_split[i], lag, w);
+		if (pm->edoms & (1U << i))
+			pm->lag_uj += lag;
 		smp->domain_uj[i] += uj;
 		if (pm->edoms & (1U << i)) {
 			smp->energy_uj += uj;
@@ -287,12 +319,16 @@ static void meter_split(struct pkg_pass *pp, struct pkg_meter *pm,
 	}
 }
 
-/* e's parts of the measured energy (part[]), and their sum in energy_uj. */
+/*
+ * e's parts of the measured energy (part[]), and their sum in energy_uj;
+ * *lag, the sum of its parts at the last epoch's rates.
+ */
 static u64 measured_parts(struct pkg_pass *pp, struct pkg_meter *pm,
-			  struct joules_entry *e, const struct jl_feat *d, u64 *part)
+			  struct joules_entry *e, const struct jl_feat *d, u64 *part,
+			  u64 *lag)
 {
 	unsigned int i;
-	u64 uj = 0, w;
+	u64 uj = 0, w, l;
 
 	for (i = 0; i < JL_NR_DOMAINS; i++) {
 		if (!(pm->mt.domains & (1U << i)))
@@ -300,8 +336,11 @@ static u64 measured_parts(struct pkg_pass *pp, struct pkg_meter *pm,
 		w = i == JL_D_DRAM ? mem_weight(pp, d) :
 		    pm->by_model ? e->split_w : scale_gamma(pp, d->v[JL_F_CPU_NS]);
 		part[i] = jl_splitter_next(&pm->split[i], w);
-		if (pm->edoms & (1U << i))
+		l = jl_splitter_next(&pm->lag_split[i], w);
+		if (pm->edoms & (1U << i)) {
 			uj += part[i];
+			*lag += l;
+		}
 	}
 	return uj;
 }
@@ -311,7 +350,7 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 			 struct joules_entry *e, unsigned int pkg)
 {
 	struct joules_group *g = e->group;
-	u64 part[JL_NR_DOMAINS] = { 0 }, uj = 0;
+	u64 part[JL_NR_DOMAINS] = { 0 }, uj = 0, lag = 0, w;
 	bool modelled = !pm && pp->have_model && pp->mode != JOULES_MODE_RAPL;
 	struct jl_feat d;
 	unsigned int i;
@@ -320,7 +359,7 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 
 	entry_deltas(e, pkg, &d);
 	if (pm)
-		uj = measured_parts(pp, pm, e, &d, part);
+		uj = measured_parts(pp, pm, e, &d, part, &lag);
 	raw_spin_lock(&g->lock);
 	if (pm) {
 		for (i = 0; i < JL_NR_DOMAINS; i++)
@@ -331,6 +370,7 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 	} else if (modelled) {
 		uj = jl_model_uj(&pp->coef, &d, &e->sums.model_rem_fj);
 		e->sums.model_generation = pp->generation;
+		lag = uj;	/* a prediction from its own counters */
 	}
 	if (modelled) {
 		pp->smp->energy_uj += uj;
@@ -338,17 +378,25 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 	}
 	if (pp->wall) {
 		/* Its share of the meter's energy, by the weight wall_start() summed. */
-		uj = jl_splitter_next(&pp->wall_split,
-				      pp->wall_by == WALL_BY_CPU ? scale_gamma(pp, d.v[JL_F_CPU_NS]) :
-				      pp->wall_by == WALL_BY_MODEL ? e->split_w : uj);
+		if (pp->wall_by == WALL_BY_PARTS) {
+			uj = jl_splitter_next(&pp->wall_split, uj);
+			lag = jl_splitter_next(&pp->lag_wall, lag);
+		} else {
+			w = pp->wall_by == WALL_BY_CPU ? scale_gamma(pp, d.v[JL_F_CPU_NS]) :
+							 e->split_w;
+			uj = jl_splitter_next(&pp->wall_split, w);
+			lag = jl_splitter_next(&pp->lag_wall, w);
+		}
 		pp->wall_given += uj;
 		src = JOULES_SRC_METER;
 	}
+	pp->lag_given += lag;
 	e->sums.energy_uj += uj;
+	e->sums.lag_uj += lag;
 	e->sums.source_mask |= src;
 	raw_spin_unlock(&g->lock);
 	/* A cgroup's source: whoever charged it energy (a model's 0 is none). */
-	joules_taskcg_charge(e, &d, uj, part, pm ? pm->mt.domains : 0,
+	joules_taskcg_charge(e, &d, uj, lag, part, pm ? pm->mt.domains : 0,
 			     src == JOULES_SRC_MODEL && !uj ? 0 : src, pp->generation);
 }
 
@@ -428,6 +476,28 @@ static int node_shape(struct pkg_pass *pp, u64 dt, u64 *shape, u64 *idle_uj)
 }
 
 /*
+ * The lagged view of the wall's split: the meter's energy per weight over
+ * the last epoch, for the tasks' weights in the view's own terms (RAPL's
+ * parts at their lagged rates, or the same model weights or CPU time).
+ */
+static void wall_lag(struct pkg_pass *pp, u64 total, u64 wsum, bool known)
+{
+	u64 kind = lag_kind(pp, pp->wall_by == WALL_BY_MODEL,
+			    pp->wall_by * 2 + known), w = 0;
+	unsigned int pkg;
+
+	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
+		struct pkg_work *pw = &pkg_work[pkg];
+
+		w = jl_add_sat(w, pp->wall_by == WALL_BY_CPU ? pw->wsum :
+				  pp->wall_by == WALL_BY_MODEL ? pw->model_wsum :
+				  pw->measured ? pw->meter.lag_uj : 0);
+	}
+	jl_splitter_init(&pp->lag_wall, jl_rate_uj(&wall_rate, w, kind), w);
+	jl_rate_add(&wall_rate, total, wsum, kind);
+}
+
+/*
  * A wall meter in force: the node's energy this tick from wallmeter.c.
  * Its static power (baseline.c) goes to idle first; the rest is split
  * among the tasks by weight, summed here as charge_entry() will pass
@@ -471,6 +541,7 @@ static void wall_start(struct pkg_pass *pp, u64 t0, u64 t1)
 		total -= min(total, jl_power_uj(static_uw, dt, &wall_static_rem_fj));
 	pp->wall_given = 0;
 	jl_splitter_init(&pp->wall_split, total, wsum);
+	wall_lag(pp, total, wsum, known);
 }
 
 /* What the tasks did not get is idle: idle + tasks = the meter's, exactly. */
@@ -488,7 +559,7 @@ static void wall_end(struct pkg_pass *pp, u64 t0, u64 t1)
 }
 
 struct idle_pass {
-	struct jl_splitter sp;
+	struct jl_splitter sp, lag;
 	u64 count;
 };
 
@@ -502,28 +573,35 @@ static void give_idle(struct joules_entry *e, void *arg)
 {
 	struct idle_pass *ip = arg;
 	struct joules_group *g = e->group;
-	u64 part;
+	u64 part, lag;
 
 	if (test_bit(JE_DEAD, &e->flags) || !ip->count)
 		return;
 	ip->count--;	/* the set may have grown since counting: stop at n */
 	part = jl_splitter_next(&ip->sp, 1);
+	lag = jl_splitter_next(&ip->lag, 1);
 	raw_spin_lock(&g->lock);
 	e->sums.idle_uj += part;
 	e->sums.energy_uj += part;
+	e->sums.lag_idle_uj += lag;
+	e->sums.lag_uj += lag;
 	raw_spin_unlock(&g->lock);
-	joules_taskcg_charge_idle(e, part);
+	joules_taskcg_charge_idle(e, part, lag);
 }
 
-/* GreenPipe's rule: idle energy split evenly by the number of live tasks. */
-static void split_idle(u64 idle_uj)
+/*
+ * GreenPipe's rule: idle energy split evenly by the number of live tasks;
+ * lag_uj, idle in the lagged view, alike.
+ */
+static void split_idle(u64 idle_uj, u64 lag_uj)
 {
 	struct idle_pass ip = { 0 };
 
 	joules_visit_entries(count_entry, &ip);
-	if (!ip.count || !idle_uj)
+	if (!ip.count || (!idle_uj && !lag_uj))
 		return;
 	jl_splitter_init(&ip.sp, idle_uj, ip.count);
+	jl_splitter_init(&ip.lag, lag_uj, ip.count);
 	joules_visit_entries(give_idle, &ip);
 	/*
 	 * Tasks that died between the two passes leave their parts unhanded;
@@ -644,6 +722,49 @@ static void pick_band(struct pkg_pass *pp)
 	WRITE_ONCE(joules_band_now, band);
 }
 
+/*
+ * Idle in the lagged view: measured idle at the last epoch's idle power,
+ * a model's as it is. The node's lagged energy is what the tasks got in
+ * that view plus its idle, so that the view is conserved as well.
+ */
+static void lag_idle(struct pkg_pass *pp, u64 dt)
+{
+	struct joules_node_sample *smp = pp->smp;
+	u32 src = smp->source & (JOULES_SRC_RAPL | JOULES_SRC_METER);
+
+	if (src) {
+		smp->lag_idle_uj = jl_rate_uj(&idle_rate, dt, src);
+		jl_rate_add(&idle_rate, smp->idle_uj, dt, src);
+	} else {
+		smp->lag_idle_uj = smp->idle_uj;
+	}
+	smp->lag_uj = pp->lag_given + smp->lag_idle_uj;
+}
+
+unsigned int joules_lag_epoch_ms(void)
+{
+	unsigned int ms = READ_ONCE(joules_unpriv_interval_ms);
+
+	/* 0 (every reader live): the view still exists, on request. */
+	return max(ms ? ms : 1000, READ_ONCE(joules_interval_ms));
+}
+
+/* An epoch ends at the first tick unpriv_interval_ms after it began. */
+static void lag_epoch(u64 dt)
+{
+	unsigned int pkg, i;
+
+	epoch_ns += dt;
+	if (epoch_ns < (u64)joules_lag_epoch_ms() * NSEC_PER_MSEC)
+		return;
+	epoch_ns = 0;
+	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
+		for (i = 0; i < JL_NR_DOMAINS; i++)
+			jl_rate_roll(&pkg_work[pkg].rate[i]);
+	jl_rate_roll(&wall_rate);
+	jl_rate_roll(&idle_rate);
+}
+
 /* Exit records of the final entries, then fold what the kernel released. */
 static void finish_entries(struct list_head *ready)
 {
@@ -757,13 +878,15 @@ static void tick(struct work_struct *work)
 		smp.source |= JOULES_SRC_MODEL;
 	}
 	wall_end(&pp, now - dt, now);
+	lag_idle(&pp, dt);
 	/* Before the idle split, which charges each task's cgroup. */
 	joules_taskcg_scan();
 	if (joules_idle_split)
-		split_idle(smp.idle_uj);
+		split_idle(smp.idle_uj, smp.lag_idle_uj);
 	finish_entries(&ready);
 	joules_report_sample(&smp);
 	joules_cg_tick();
+	lag_epoch(dt);
 
 	tick_cost_ns = ktime_get_ns() - start;
 	tick_cost_pkg = this_cpu_read(joules_cpus.pkg);

@@ -173,6 +173,16 @@ enum joules_attr {
 	 */
 	JOULES_A_METER_AGE_NS,
 
+	/*
+	 * flag (GET_TASK, DUMP_TASKS, GET_CGROUP, DUMP_CGROUPS, GET_NODE):
+	 * the lagged view, as readers without CAP_PERFMON always get it:
+	 * measured energy at the rates of the last epoch (sysfs
+	 * unpriv_interval_ms), no per-domain figures, no meter's books.
+	 */
+	JOULES_A_LAGGED,
+	/* u32 (TASK, CGROUP, NODE): the record is the lagged view, epochs of this many ms */
+	JOULES_A_LAG_MS,
+
 	__JOULES_A_MAX,
 };
 #define JOULES_A_MAX (__JOULES_A_MAX - 1)

@@ -48,6 +48,7 @@ struct jnl {
 	size_t qhead, qlen, qcap;
 	unsigned long lost;
 	bool lost_pending;
+	bool lagged; /* jnl_set_lagged() */
 };
 
 /* Reply attribute types (readers ignore attributes they do not know). */
@@ -94,6 +95,7 @@ static struct nla_policy jnl_policy[JOULES_A_MAX + 1] = {
 	[JOULES_A_PAGECACHE_BYTES] = { .type = NLA_U64 },
 	[JOULES_A_BAND] = { .type = NLA_U32 },
 	[JOULES_A_FREQ_MHZ] = { .type = NLA_U32 },
+	[JOULES_A_LAG_MS] = { .type = NLA_U32 },
 };
 
 static const int jnl_feat_attr[JL_NR_FEATURES] = {
@@ -239,6 +241,7 @@ static int jnl_parse_task(struct nlmsghdr *nlh, struct task_rec *t)
 	JNL_ENERGY_FIELDS(tb, t);
 	t->read_bytes = jnl_u64(tb, JOULES_A_READ_BYTES);
 	t->write_bytes = jnl_u64(tb, JOULES_A_WRITE_BYTES);
+	t->lag_ms = jnl_u32(tb, JOULES_A_LAG_MS);
 	return 0;
 }
 
@@ -258,6 +261,7 @@ static int jnl_parse_cgroup(struct nlmsghdr *nlh, struct cgroup_rec *c)
 	JNL_ENERGY_FIELDS(tb, c);
 	c->read_bytes = jnl_u64(tb, JOULES_A_READ_BYTES);
 	c->write_bytes = jnl_u64(tb, JOULES_A_WRITE_BYTES);
+	c->lag_ms = jnl_u32(tb, JOULES_A_LAG_MS);
 	return 0;
 }
 
@@ -291,6 +295,7 @@ static int jnl_parse_node(struct nlmsghdr *nlh, struct node_rec *n)
 	JNL_ENERGY_FIELDS(tb, n);
 	n->tasks_tracked = jnl_u64(tb, JOULES_A_TASKS_TRACKED);
 	n->uptime_ns = jnl_u64(tb, JOULES_A_UPTIME_NS);
+	n->lag_ms = jnl_u32(tb, JOULES_A_LAG_MS);
 	if (tb[JOULES_A_METER_NAME]) {
 		nla_strlcpy(n->meter_name, tb[JOULES_A_METER_NAME],
 			    sizeof(n->meter_name));
@@ -809,6 +814,17 @@ static int jnl_dump(struct jnl *nl, struct nl_msg *msg,
 	return 0;
 }
 
+void jnl_set_lagged(struct jnl *nl, bool on)
+{
+	nl->lagged = on;
+}
+
+/* The lagged view asked for, where set; false: no room. */
+static bool jnl_put_lagged(const struct jnl *nl, struct nl_msg *msg)
+{
+	return !nl->lagged || nla_put_flag(msg, JOULES_A_LAGGED) == 0;
+}
+
 int jnl_get_task(struct jnl *nl, pid_t id, bool thread, struct task_rec *out)
 {
 	struct nl_msg *msg;
@@ -819,7 +835,7 @@ int jnl_get_task(struct jnl *nl, pid_t id, bool thread, struct task_rec *out)
 	if (!msg)
 		return -ENOMEM;
 	if (nla_put_u32(msg, thread ? JOULES_A_TID : JOULES_A_PID,
-			(uint32_t)id) < 0) {
+			(uint32_t)id) < 0 || !jnl_put_lagged(nl, msg)) {
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
@@ -839,7 +855,8 @@ int jnl_dump_tasks(struct jnl *nl, bool threads, struct task_rec **recs,
 		      NLM_F_DUMP);
 	if (!msg)
 		return -ENOMEM;
-	if (threads && nla_put_flag(msg, JOULES_A_THREADS) < 0) {
+	if ((threads && nla_put_flag(msg, JOULES_A_THREADS) < 0) ||
+	    !jnl_put_lagged(nl, msg)) {
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
@@ -857,7 +874,8 @@ int jnl_get_cgroup(struct jnl *nl, const char *path, uint64_t id,
 	if (!msg)
 		return -ENOMEM;
 	if ((path ? nla_put_string(msg, JOULES_A_CGROUP_PATH, path) :
-		    nla_put_u64(msg, JOULES_A_CGROUP_ID, id)) < 0) {
+		    nla_put_u64(msg, JOULES_A_CGROUP_ID, id)) < 0 ||
+	    !jnl_put_lagged(nl, msg)) {
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
@@ -876,6 +894,10 @@ int jnl_dump_cgroups(struct jnl *nl, struct cgroup_rec **recs, size_t *n)
 		      NLM_F_DUMP);
 	if (!msg)
 		return -ENOMEM;
+	if (!jnl_put_lagged(nl, msg)) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
 	err = jnl_dump(nl, msg, &jnl_cgroup_kind, &r, n);
 	*recs = r;
 	return err;
@@ -895,6 +917,10 @@ int jnl_get_node(struct jnl *nl, struct node_rec *out)
 
 	if (!msg)
 		return -ENOMEM;
+	if (!jnl_put_lagged(nl, msg)) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
 	return jnl_get(nl, msg, &jnl_node_kind, out);
 }
 

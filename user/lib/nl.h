@@ -66,6 +66,14 @@ const char *jnl_strerror(enum jnl_op op, int err);
 const char *jnl_kernel_msg(const struct jnl *nl);
 
 /*
+ * Ask for the lagged view in every later GET/DUMP request (on = true):
+ * measured energy at the last epoch's rates, as readers without
+ * CAP_PERFMON always get it (records then carry lag_ms). For serving
+ * energy to others: the exporter, joules-meterd's guests.
+ */
+void jnl_set_lagged(struct jnl *nl, bool on);
+
+/*
  * GET_TASK: the process with tgid `id` (thread = false) or the thread with
  * tid `id` (thread = true), in the caller's pid namespace. -ESRCH: no such
  * task; -EPERM: another user's task; -ENOENT: not tracked by joules.

@@ -51,6 +51,7 @@ struct task_rec {
 	uint64_t feat[JL_NR_FEATURES]; /* JL_F_DISK unused: see below */
 	uint64_t read_bytes;
 	uint64_t write_bytes;
+	uint32_t lag_ms; /* 0: live; else the lagged view's epoch (netlink.rst) */
 };
 
 /* One attribution interval of the node (the trainer's row). */
@@ -97,6 +98,7 @@ struct cgroup_rec {
 	uint64_t feat[JL_NR_FEATURES];
 	uint64_t read_bytes;
 	uint64_t write_bytes;
+	uint32_t lag_ms; /* as in task_rec */
 };
 
 /* Cumulative node totals since the module loaded. */
@@ -117,6 +119,7 @@ struct node_rec {
 	char meter_name[32]; /* "" until a wall meter has fed the node */
 	uint64_t meter_uj; /* the meter's total, on the node's scale */
 	int64_t meter_pending_uj; /* found, not yet spread (+) or held back (-) */
+	uint32_t lag_ms; /* as in task_rec (no domains, no meter then) */
 };
 
 #endif /* JOULES_REC_H */

@@ -58,15 +58,20 @@ struct apol {
 static const struct apol pol_task[JOULES_A_MAX + 1] = {
 	[JOULES_A_PID] = { A_PID },
 	[JOULES_A_TID] = { A_PID },
+	[JOULES_A_LAGGED] = { A_FLAG },
 };
 static const struct apol pol_dump[JOULES_A_MAX + 1] = {
 	[JOULES_A_THREADS] = { A_FLAG },
+	[JOULES_A_LAGGED] = { A_FLAG },
 };
-/* GET_NODE and DUMP_CGROUPS: no attribute at all (PAD is NLA_REJECT). */
-static const struct apol pol_none[JOULES_A_MAX + 1];
+/* GET_NODE and DUMP_CGROUPS: the lagged view's flag, nothing else. */
+static const struct apol pol_lagged[JOULES_A_MAX + 1] = {
+	[JOULES_A_LAGGED] = { A_FLAG },
+};
 static const struct apol pol_cgroup[JOULES_A_MAX + 1] = {
 	[JOULES_A_CGROUP_ID] = { A_U64 },
 	[JOULES_A_CGROUP_PATH] = { A_STR, 4095 },
+	[JOULES_A_LAGGED] = { A_FLAG },
 };
 static const struct apol pol_feed[JOULES_A_MAX + 1] = {
 	[JOULES_A_METER_NAME] = { A_STR, 31 },
@@ -86,15 +91,15 @@ struct op {
 static const struct op ops[] = {
 	{ JOULES_CMD_GET_TASK, true, false, pol_task },
 	{ JOULES_CMD_DUMP_TASKS, false, true, pol_dump },
-	{ JOULES_CMD_GET_NODE, true, false, pol_none },
+	{ JOULES_CMD_GET_NODE, true, false, pol_lagged },
 	{ JOULES_CMD_GET_CGROUP, true, false, pol_cgroup },
-	{ JOULES_CMD_DUMP_CGROUPS, false, true, pol_none },
+	{ JOULES_CMD_DUMP_CGROUPS, false, true, pol_lagged },
 	{ JOULES_CMD_METER_FEED, true, false, pol_feed },
 };
 #define NR_OPS (sizeof(ops) / sizeof(ops[0]))
 _Static_assert(JOULES_CMD_MAX == JOULES_CMD_METER_FEED,
 	       "a new command: add it to ops[] with its policy and rules");
-_Static_assert(JOULES_A_MAX == JOULES_A_METER_AGE_NS,
+_Static_assert(JOULES_A_MAX == JOULES_A_LAG_MS,
 	       "a new attribute: is it in a request policy?");
 
 static const struct op *op_of(unsigned int cmd)
@@ -682,6 +687,11 @@ static size_t random_attrs(char *msg, size_t off, size_t cap, uint8_t cmd)
 					  put(msg, off, JOULES_A_CGROUP_PATH,
 					      path, strlen(path) + 1);
 			continue;
+		}
+		/* The lagged view's flag, allowed on every read. */
+		if (rnd() % 8 == 0) {
+			type = JOULES_A_LAGGED;
+			plen = rnd() % 2 ? 0 : 4;
 		}
 		a->nla_type = type | (rnd() % 16 == 0 ? NLA_F_NESTED : 0);
 		a->nla_len = NLA_HDRLEN + plen;

@@ -442,6 +442,7 @@ static const char *const st_settings_names[] = {
 	"model/coefficients",
 	"wallmeter/timeout_ms",
 	"wallmeter/max_power_w",
+	"unpriv_interval_ms",
 };
 #define ST_NR_SETTINGS \
 	(sizeof(st_settings_names) / sizeof(st_settings_names[0]))

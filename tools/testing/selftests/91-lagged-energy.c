@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Measured energy as a side channel (PLATYPUS, CVE-2020-8694). In RAPL
+ * mode a task's share is its package's measured energy of each tick, so a
+ * thread that runs only while something else draws power reads that power
+ * in its own energy. Readers without CAP_PERFMON get the lagged view:
+ * measured energy at the rates (energy per unit of weight) of the last
+ * completed epoch of unpriv_interval_ms, never a tick's own energy.
+ *
+ * The attack, made deterministic: one process of nobody's, two threads
+ * that take turns, BURST of CPU each; the synthetic meter draws HIGH_UW
+ * only while B runs and LOW_UW while A runs (root switches it between the
+ * turns). Live, B's energy per CPU-second is several times A's (4.5 on
+ * 6.12 under QEMU: ticks that hold a turn's end and the next one's start
+ * mix both powers): the test can tell, LIVE_MIN being above 1 + TOL. In the lagged view both are charged each epoch at the
+ * rate of the one before, which their turns share alike, so per
+ * CPU-second they must agree within TOL, as nobody reads them (their
+ * files and GET_TASK) and as root reads them asking for that view.
+ *
+ * TOL from the granularity: the threads alternate, so within an epoch
+ * their CPU differs by at most one BURST (40 ms of the >= 400 ms each gets
+ * in a 1 s epoch: 10%). Each one's energy per CPU-second is a CPU-weighted
+ * mean of the same epochs' rates, which differ from each other by no more
+ * than that imbalance moves them (10%), so the means differ by at most
+ * 20%; the first epoch has no rate yet, at most one BURST apart in the
+ * ROUNDS * BURST each runs (1.25%). 0.25 holds both. Ratios of CPU
+ * time, not wall-clock shares: a stalled vCPU stretches both alike.
+ */
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include "kselftest_harness.h"
+#include "selftest.h"
+
+#define NOBODY 65534
+#define BURST 0.040
+#define ROUNDS 80
+/* 40 to 1, within the meter's plausibility bound (20 W by default). */
+#define HIGH_UW "16000000"
+#define LOW_UW "400000"
+#define LIVE_MIN 2.0
+#define TOL 0.25
+#define UNPRIV JOULES_SYSFS "/unpriv_interval_ms"
+#define TM_PKG "/sys/module/joules_testmeter/parameters/pkg_uw"
+
+/* One thread: waits for a turn, burns, says done; 'q' ends it. */
+struct turn {
+	int go[2], done[2];
+	pid_t tid;
+};
+
+static void *taker(void *arg)
+{
+	struct turn *t = arg;
+	char c;
+
+	t->tid = (pid_t)syscall(SYS_gettid);
+	if (write(t->done[1], "r", 1) != 1)
+		return NULL;
+	while (read(t->go[0], &c, 1) == 1 && c == 'g') {
+		st_burn_cpu(BURST);
+		if (write(t->done[1], "d", 1) != 1)
+			break;
+	}
+	return NULL;
+}
+
+/* A thread's energy and CPU time as one reader sees them. */
+struct view {
+	unsigned long long uj, cpu_ns, lag_ms;
+	int domains; /* per-domain lines or attributes seen */
+};
+
+struct seen {
+	struct view file[2], nl[2];
+	int err;
+};
+
+static int file_view(pid_t pid, pid_t tid, struct view *v)
+{
+	char path[96], b[4096];
+
+	snprintf(path, sizeof(path), "/proc/energy/threads/%d/%d", pid, tid);
+	if (st_read(path, b, sizeof(b)) <= 0 || st_kv(b, "energy_uj", &v->uj) ||
+	    st_kv(b, "cpu_time_ns", &v->cpu_ns))
+		return -1;
+	if (st_kv(b, "energy_lag_ms", &v->lag_ms))
+		v->lag_ms = 0;
+	v->domains = strstr(b, "energy_pkg_uj") != NULL;
+	return 0;
+}
+
+static int nl_view(struct jnl *nl, pid_t tid, struct view *v)
+{
+	struct task_rec r;
+
+	if (jnl_get_task(nl, tid, true, &r))
+		return -1;
+	v->uj = r.energy_uj;
+	v->cpu_ns = r.feat[JL_F_CPU_NS];
+	v->lag_ms = r.lag_ms;
+	v->domains = r.domains != 0;
+	return 0;
+}
+
+/* Both threads through both interfaces; 0 or -1. */
+static int look(pid_t pid, const struct turn *t, bool lagged, struct seen *s)
+{
+	struct jnl *nl;
+	int i, err = 0;
+
+	if (jnl_open(&nl))
+		return -1;
+	jnl_set_lagged(nl, lagged);
+	for (i = 0; i < 2; i++)
+		err |= file_view(pid, t[i].tid, &s->file[i]) |
+		       nl_view(nl, t[i].tid, &s->nl[i]);
+	jnl_close(nl);
+	return err;
+}
+
+/* B's energy per CPU-second over A's. */
+static double ratio(const struct view *v)
+{
+	if (!v[0].uj || !v[0].cpu_ns || !v[1].cpu_ns)
+		return -1;
+	return ((double)v[1].uj / v[1].cpu_ns) / ((double)v[0].uj / v[0].cpu_ns);
+}
+
+/*
+ * The child, as nobody: two takers, then what nobody sees of them when
+ * the parent says so, through out; then 'q' from the parent ends them.
+ */
+static void child(struct turn *t, int look_fd, int out)
+{
+	pthread_t th[2];
+	struct seen s = { 0 };
+	char c;
+	int i;
+
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+		_exit(2);
+	/* Changing uid made it non-dumpable: its files would be root's. */
+	prctl(PR_SET_DUMPABLE, 1);
+	for (i = 0; i < 2; i++)
+		if (pthread_create(&th[i], NULL, taker, &t[i]))
+			_exit(3);
+	if (read(look_fd, &c, 1) != 1)
+		_exit(4);
+	s.err = look(getpid(), t, false, &s);
+	if (write(out, &s, sizeof(s)) != sizeof(s))
+		_exit(5);
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	_exit(0);
+}
+
+FIXTURE(lagged)
+{
+	struct st_settings saved;
+	bool meter;
+};
+
+FIXTURE_SETUP(lagged)
+{
+	st_settings_save(&self->saved);
+	self->meter = false;
+	ASSERT_EQ(0, st_write(JOULES_SYSFS "/interval_ms", "10", 2));
+	st_sh("rmmod joules_testmeter 2>/dev/null");
+	ASSERT_EQ(0, st_sh("insmod " ST_METER " nr_domains=1 pkg_uw=" LOW_UW));
+	self->meter = true;
+	ASSERT_EQ(0, st_static_none());
+	ASSERT_EQ(0, st_write(JOULES_SYSFS "/source", "rapl", 4));
+}
+
+FIXTURE_TEARDOWN(lagged)
+{
+	if (self->meter)
+		EXPECT_EQ(0, st_meter_unload());
+	EXPECT_EQ(0, st_settings_restore(&self->saved));
+}
+
+static int power(const char *uw)
+{
+	return st_write(TM_PKG, uw, strlen(uw));
+}
+
+/*
+ * Run the turns; nobody's view in *nobody, root's live (file) and lagged
+ * (netlink, asked for) in *root. 0, or -1 with a diagnostic.
+ */
+static int run(struct seen *nobody, struct seen *root_live, struct seen *root_lag)
+{
+	struct turn *t = mmap(NULL, 2 * sizeof(*t), PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int lk[2], out[2], i, r, status, err = 0;
+	char c;
+	pid_t p;
+
+	if (t == MAP_FAILED || pipe(lk) || pipe(out))
+		return -1;
+	for (i = 0; i < 2; i++)
+		if (pipe(t[i].go) || pipe(t[i].done))
+			return -1;
+	p = fork();
+	if (p == 0)
+		child(t, lk[0], out[1]);
+	if (p < 0)
+		return -1;
+	/* The child's ends: a child that died is EOF here, not a hang. */
+	close(lk[0]);
+	close(out[1]);
+	for (i = 0; i < 2; i++)
+		close(t[i].done[1]);
+	for (i = 0; i < 2; i++)
+		if (read(t[i].done[0], &c, 1) != 1) {
+			DIAG("thread %d did not start", i);
+			err = -1;
+		}
+	/* B's turns at HIGH_UW, A's at LOW_UW: the power follows B. */
+	for (r = 0; r < ROUNDS && !err; r++) {
+		for (i = 1; i >= 0 && !err; i--) {
+			if (power(i ? HIGH_UW : LOW_UW)) {
+				DIAG("cannot set %s", TM_PKG);
+				err = -1;
+			} else if (write(t[i].go[1], "g", 1) != 1 ||
+				   read(t[i].done[0], &c, 1) != 1) {
+				DIAG("turn %d of thread %d failed", r, i);
+				err = -1;
+			}
+		}
+	}
+	/* Two ticks: the last turns are charged. */
+	usleep(30000);
+	if (!err && (write(lk[1], "l", 1) != 1 ||
+		     read(out[0], nobody, sizeof(*nobody)) != sizeof(*nobody) ||
+		     nobody->err)) {
+		DIAG("nobody could not read the threads");
+		err = -1;
+	}
+	if (!err && (look(p, t, false, root_live) || look(p, t, true, root_lag))) {
+		DIAG("root could not read the threads");
+		err = -1;
+	}
+	for (i = 0; i < 2; i++)
+		if (write(t[i].go[1], "q", 1) != 1)
+			err = -1;
+	close(lk[1]);	/* a child still waiting for 'l' (an error) ends */
+	if (waitpid(p, &status, 0) != p || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		DIAG("child: status 0x%x", status);
+		err = -1;
+	}
+	munmap(t, 2 * sizeof(*t));
+	return err;
+}
+
+/* ROUNDS turns of 2 x BURST of CPU, plus the switches: well under a minute. */
+TEST_F_TIMEOUT(lagged, power_while_b_runs, 300)
+{
+	struct seen nobody, live, lag;
+	double rn_file, rn_nl, rl_file, rr_nl, t0 = st_now();
+	char b[32];
+
+	/* The default is the policy: a fresh module says 1000. */
+	ASSERT_LT(0, st_read(UNPRIV, b, sizeof(b)));
+	ASSERT_EQ(1000, atoi(b));
+	ASSERT_EQ(0, run(&nobody, &live, &lag));
+	TH_LOG("%d turns each in %.1f s", ROUNDS, st_now() - t0);
+	rn_file = ratio(nobody.file);
+	rn_nl = ratio(nobody.nl);
+	rl_file = ratio(live.file);
+	rr_nl = ratio(lag.nl);
+	TH_LOG("B/A energy per CPU-second: live %.2f; lagged: nobody file %.3f netlink %.3f, root asking %.3f",
+	       rl_file, rn_file, rn_nl, rr_nl);
+	TH_LOG("A %llu uJ %llu ns, B %llu uJ %llu ns (nobody's file)",
+	       nobody.file[0].uj, nobody.file[0].cpu_ns, nobody.file[1].uj,
+	       nobody.file[1].cpu_ns);
+	/* The test can tell: live, B's energy follows the power. */
+	EXPECT_LE(LIVE_MIN, rl_file);
+	EXPECT_LE(1 - TOL, rn_file);
+	EXPECT_GE(1 + TOL, rn_file);
+	EXPECT_LE(1 - TOL, rn_nl);
+	EXPECT_GE(1 + TOL, rn_nl);
+	EXPECT_LE(1 - TOL, rr_nl);
+	EXPECT_GE(1 + TOL, rr_nl);
+	/* Lagged records say so and carry no tick's per-domain figures. */
+	for (int i = 0; i < 2; i++) {
+		EXPECT_EQ(1000, nobody.file[i].lag_ms);
+		EXPECT_EQ(1000, nobody.nl[i].lag_ms);
+		EXPECT_EQ(1000, lag.nl[i].lag_ms);
+		EXPECT_EQ(0, nobody.file[i].domains + nobody.nl[i].domains +
+				     lag.nl[i].domains);
+		EXPECT_EQ(0, live.file[i].lag_ms);
+		EXPECT_EQ(0, live.nl[i].lag_ms);
+		EXPECT_EQ(1, live.file[i].domains);
+	}
+}
+
+/* 0: the policy off, everyone live (and the view still on request). */
+TEST_F_TIMEOUT(lagged, zero_is_live_for_everyone, 300)
+{
+	struct seen nobody, live, lag;
+
+	ASSERT_EQ(0, st_write(UNPRIV, "0", 1));
+	ASSERT_EQ(0, run(&nobody, &live, &lag));
+	TH_LOG("policy off: B/A nobody's file %.2f, netlink %.2f",
+	       ratio(nobody.file), ratio(nobody.nl));
+	EXPECT_LE(LIVE_MIN, ratio(nobody.file));
+	EXPECT_LE(LIVE_MIN, ratio(nobody.nl));
+	EXPECT_EQ(0, nobody.file[0].lag_ms);
+	EXPECT_EQ(1000, lag.nl[0].lag_ms);
+}
+
+TEST_F(lagged, only_root_sets_it)
+{
+	int status;
+	pid_t p = fork();
+
+	if (p == 0) {
+		if (setgid(NOBODY) || setuid(NOBODY))
+			_exit(2);
+		_exit(st_write(UNPRIV, "0", 1) == -EACCES ? 0 : 1);
+	}
+	ASSERT_EQ(p, waitpid(p, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(-EINVAL, st_write(UNPRIV, "3600001", 7));
+	EXPECT_EQ(-EINVAL, st_write(UNPRIV, "-1", 2));
+}
+
+TEST_HARNESS_MAIN
