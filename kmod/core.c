@@ -608,36 +608,37 @@ jl_u64 jl_splitter_rest(const struct jl_splitter *s)
 
 /* ---- lagged rate ------------------------------------------------------ */
 
-static void rate_kind(struct jl_rate *r, jl_u64 kind)
-{
-	if (r->kind == kind)
-		return;
-	r->acc_uj = 0;
-	r->acc_w = 0;
-	r->uj = 0;
-	r->w = 0;
-	r->rem = 0;
-	r->kind = kind;
-}
-
 void jl_rate_add(struct jl_rate *r, jl_u64 uj, jl_u64 w, jl_u64 kind)
 {
+	r->acc_uj = jl_add_sat(r->acc_uj, uj);
 	if (!w)
 		return;
-	rate_kind(r, kind);
-	r->acc_uj = jl_add_sat(r->acc_uj, uj);
+	if (r->acc_w && r->acc_kind != kind)
+		r->mixed = 1;
+	r->acc_kind = kind;
 	r->acc_w = jl_add_sat(r->acc_w, w);
 }
 
-void jl_rate_roll(struct jl_rate *r)
+jl_u64 jl_rate_roll(struct jl_rate *r)
 {
-	if (!r->acc_w)
-		return;
-	r->uj = r->acc_uj;
-	r->w = r->acc_w;
+	jl_u64 out = r->left;
+
+	if (r->acc_w && !r->mixed) {
+		r->uj = r->acc_uj;
+		r->w = r->acc_w;
+		r->kind = r->acc_kind;
+		r->left = r->acc_uj;
+	} else {
+		out = jl_add_sat(out, r->acc_uj);
+		r->uj = 0;
+		r->w = 0;
+		r->left = 0;
+	}
 	r->rem = 0;
 	r->acc_uj = 0;
 	r->acc_w = 0;
+	r->mixed = 0;
+	return out;
 }
 
 jl_u64 jl_rate_uj(struct jl_rate *r, jl_u64 w, jl_u64 kind)
@@ -651,6 +652,9 @@ jl_u64 jl_rate_uj(struct jl_rate *r, jl_u64 w, jl_u64 kind)
 	q = div_u128_sat(n, r->w);
 	/* Below w, so the low 64 bits hold it; a saturated part carries none. */
 	r->rem = q == JL_U64_MAX ? 0 : (jl_u64)n - q * r->w;
+	if (q > r->left)
+		q = r->left;
+	r->left -= q;
 	return q;
 }
 

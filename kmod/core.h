@@ -258,19 +258,26 @@ jl_u64 jl_splitter_rest(const struct jl_splitter *s);
  * Energy per unit of weight over the last completed epoch: readers who
  * may not read node energy are charged at it instead of a tick's measured
  * energy (worker.c; Documentation/admin-guide.rst, "Measured energy").
- * add() sums an epoch, roll() ends it (an epoch without weight keeps the
- * rate before it), uj() is the energy of weight w at that rate with the
- * remainder carried, 0 before any rate. Weights of another kind (another
- * unit: CPU ns or model nJ) start over: kind changes reset the rate.
+ * add() sums every tick of an epoch, weight or not, so the rate is the
+ * whole epoch's energy over its weight: no subset of its ticks can be
+ * told. roll() ends the epoch and returns what the rate will not hand
+ * out: the last epoch's energy left over, and an epoch's energy with no
+ * weight or weights of two kinds (units: CPU ns, model nJ), which makes
+ * no rate. uj() is the energy of weight w at the rate, the remainder
+ * carried, 0 for another kind or before any rate, and never more in all
+ * than the epoch's energy: a rate over little weight cannot run away.
  */
 struct jl_rate {
 	jl_u64 acc_uj, acc_w;	/* this epoch so far */
-	jl_u64 uj, w;		/* the rate: uj per w; w 0: none yet */
+	jl_u64 acc_kind;
+	int mixed;		/* this epoch had weights of two kinds */
+	jl_u64 uj, w;		/* the rate: uj per w; w 0: none */
+	jl_u64 left;		/* of uj, not handed out yet */
 	jl_u64 rem;		/* carried by uj(), below w */
 	jl_u64 kind;
 };
 void jl_rate_add(struct jl_rate *r, jl_u64 uj, jl_u64 w, jl_u64 kind);
-void jl_rate_roll(struct jl_rate *r);
+jl_u64 jl_rate_roll(struct jl_rate *r);
 jl_u64 jl_rate_uj(struct jl_rate *r, jl_u64 w, jl_u64 kind);
 
 /*

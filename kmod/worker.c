@@ -70,6 +70,9 @@ static unsigned int tick_cost_pkg;
  */
 static u64 epoch_ns;
 static struct jl_rate wall_rate, idle_rate;
+/* What the last epoch's rates did not hand out: lagged idle of the next tick. */
+static u64 lag_back;
+static bool lag_wall;		/* the last tick's node energy was a wall meter's */
 
 /* Worker-private: entries waiting to become final or to be folded. */
 static LIST_HEAD(dying_wait);
@@ -96,6 +99,7 @@ struct pkg_pass {
 	u64 wall_uj, wall_given;
 	struct jl_splitter lag_wall;	/* the lagged view of wall_split */
 	u64 lag_given;		/* lagged energy charged to tasks */
+	u64 lag_static;		/* the node's static energy this tick */
 	u64 busy_ns;		/* CPU time that ran, the worker's not counted */
 };
 
@@ -286,7 +290,7 @@ static void meter_split(struct pkg_pass *pp, struct pkg_meter *pm,
 			u64 dt)
 {
 	struct joules_node_sample *smp = pp->smp;
-	u64 kind = lag_kind(pp, pm->by_model, 0);
+	u64 kind, cpu_kind = lag_kind(pp, pm->by_model, 0);
 	unsigned int i;
 
 	pm->edoms = energy_domains(pm->mt.domains);
@@ -295,21 +299,29 @@ static void meter_split(struct pkg_pass *pp, struct pkg_meter *pm,
 	smp->source |= JOULES_SRC_RAPL;
 	smp->domains |= pm->mt.domains;
 	for (i = 0; i < JL_NR_DOMAINS; i++) {
-		u64 idle, w, lag, uj = pm->mt.uj[i];
+		u64 idle, stat, w, lag, uj = pm->mt.uj[i];
 
 		if (!(pm->mt.domains & (1U << i)))
 			continue;
 		idle = jl_max_energy_uj(joules_base_pkg_uw(pkg, i), dt);
+		stat = min(idle, uj);
 		w = i == JL_D_DRAM ? pw->msum : wsum;
 		if (idle > uj || !w)
 			idle = uj;
 		jl_splitter_init(&pm->split[i], uj - idle, w);
-		/* The same weights at the last epoch's rate; then this tick's. */
+		/*
+		 * The same weights at the last epoch's rate; then this tick's
+		 * energy above static, whether anyone ran or not, so that the
+		 * rate is the whole epoch's (DRAM's weights keep their unit).
+		 */
+		kind = i == JL_D_DRAM ? lag_kind(pp, false, 1) : cpu_kind;
 		lag = jl_rate_uj(&pw->rate[i], w, kind);
-		jl_rate_add(&pw->rate[i], uj - idle, w, kind);
+		jl_rate_add(&pw->rate[i], uj - stat, w, kind);
 		jl_splitter_init(&pm->lag_split[i], lag, w);
-		if (pm->edoms & (1U << i))
+		if (pm->edoms & (1U << i)) {
 			pm->lag_uj += lag;
+			pp->lag_static += stat;
+		}
 		smp->domain_uj[i] += uj;
 		if (pm->edoms & (1U << i)) {
 			smp->energy_uj += uj;
@@ -542,6 +554,8 @@ static void wall_start(struct pkg_pass *pp, u64 t0, u64 t1)
 	pp->wall_given = 0;
 	jl_splitter_init(&pp->wall_split, total, wsum);
 	wall_lag(pp, total, wsum, known);
+	/* The node's energy is the wall's: its static part is idle's. */
+	pp->lag_static = pp->wall_uj - total;
 }
 
 /* What the tasks did not get is idle: idle + tasks = the meter's, exactly. */
@@ -593,7 +607,7 @@ static void give_idle(struct joules_entry *e, void *arg)
  * GreenPipe's rule: idle energy split evenly by the number of live tasks;
  * lag_uj, idle in the lagged view, alike.
  */
-static void split_idle(u64 idle_uj, u64 lag_uj)
+static noinline_for_stack void split_idle(u64 idle_uj, u64 lag_uj)
 {
 	struct idle_pass ip = { 0 };
 
@@ -723,9 +737,11 @@ static void pick_band(struct pkg_pass *pp)
 }
 
 /*
- * Idle in the lagged view: measured idle at the last epoch's idle power,
- * a model's as it is. The node's lagged energy is what the tasks got in
- * that view plus its idle, so that the view is conserved as well.
+ * Idle in the lagged view: measured static energy at the last epoch's
+ * static power, and what the rates did not hand out (lag_epoch()); a
+ * model's idle as it is. The node's lagged energy is what the tasks got
+ * in that view plus its idle: conserved, and over time the measured
+ * energy one epoch later.
  */
 static void lag_idle(struct pkg_pass *pp, u64 dt)
 {
@@ -734,11 +750,14 @@ static void lag_idle(struct pkg_pass *pp, u64 dt)
 
 	if (src) {
 		smp->lag_idle_uj = jl_rate_uj(&idle_rate, dt, src);
-		jl_rate_add(&idle_rate, smp->idle_uj, dt, src);
+		jl_rate_add(&idle_rate, pp->lag_static, dt, src);
 	} else {
 		smp->lag_idle_uj = smp->idle_uj;
 	}
+	smp->lag_idle_uj += lag_back;
+	lag_back = 0;
 	smp->lag_uj = pp->lag_given + smp->lag_idle_uj;
+	lag_wall = pp->wall;
 }
 
 unsigned int joules_lag_epoch_ms(void)
@@ -753,16 +772,26 @@ unsigned int joules_lag_epoch_ms(void)
 static void lag_epoch(u64 dt)
 {
 	unsigned int pkg, i;
+	u64 back = 0, left;
 
 	epoch_ns += dt;
 	if (epoch_ns < (u64)joules_lag_epoch_ms() * NSEC_PER_MSEC)
 		return;
 	epoch_ns = 0;
-	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
-		for (i = 0; i < JL_NR_DOMAINS; i++)
-			jl_rate_roll(&pkg_work[pkg].rate[i]);
-	jl_rate_roll(&wall_rate);
-	jl_rate_roll(&idle_rate);
+	/* Only the rates the node's energy is made of give back to idle. */
+	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
+		u32 edoms = pkg_work[pkg].meter.edoms;
+
+		for (i = 0; i < JL_NR_DOMAINS; i++) {
+			left = jl_rate_roll(&pkg_work[pkg].rate[i]);
+			if (!lag_wall && (edoms & (1U << i)))
+				back = jl_add_sat(back, left);
+		}
+	}
+	left = jl_rate_roll(&wall_rate);
+	if (lag_wall)
+		back = left;
+	lag_back = jl_add_sat(lag_back, jl_add_sat(back, jl_rate_roll(&idle_rate)));
 }
 
 /* Exit records of the final entries, then fold what the kernel released. */

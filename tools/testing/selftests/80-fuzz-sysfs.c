@@ -48,6 +48,10 @@ static struct attr attrs[] = {
 	  .kind = K_UINT,
 	  .lo = 1,
 	  .hi = 1000 },
+	{ .path = JOULES_SYSFS "/unpriv_interval_ms",
+	  .kind = K_UINT,
+	  .lo = 0,
+	  .hi = 3600000 },
 	{ .path = JOULES_SYSFS "/source",
 	  .kind = K_WORD,
 	  .words = source_words },
@@ -100,7 +104,7 @@ static struct attr attrs[] = {
 };
 #define NR_ATTRS (sizeof(attrs) / sizeof(attrs[0]))
 /* The settings, through model/coefficients: what is put back at the end. */
-#define NR_RESTORE 9
+#define NR_RESTORE 10
 
 /* Does the node have a frequency source (else several bands are refused)? */
 static bool have_freq;

@@ -1015,10 +1015,11 @@ TEST(split_overflow)
 }
 
 /*
- * Lagged rate: the parts of a run of weights add up to floor(sum w * uj /
- * W) exactly (the remainder carried), against 128-bit arithmetic; no rate
- * before an epoch with weight; an epoch without weight keeps the last; a
- * change of kind starts over.
+ * Lagged rate: the parts of a run of weights add up to min(floor(sum w *
+ * uj / W), uj) exactly (the remainder carried, the epoch's energy the
+ * most), against 128-bit arithmetic; energy without weight counts; roll()
+ * returns what was left and epochs that make no rate; no rate before an
+ * epoch with weight, nor after one with weights of two kinds.
  */
 TEST(rate)
 {
@@ -1027,51 +1028,65 @@ TEST(rate)
 
 	for (i = 0; i < 3000; i++) {
 		/* Below 2^38 uJ and 2^20 a weight: no part saturates. */
-		jl_u64 uj = rnd_mag() >> 26, W = 2 + (rnd_mag() >> 8);
-		u128 sumw = 0, given = 0;
+		jl_u64 uj = rnd_mag() >> 26, W = 2 + (rnd_mag() >> 8), left;
+		u128 sumw = 0, given = 0, want;
 		jl_u32 k, n = 1 + (jl_u32)(rnd() % 50);
 
 		memset(&r, 0, sizeof(r));
 		jl_rate_add(&r, uj / 2, W / 2, 7);
-		jl_rate_add(&r, uj - uj / 2, W - W / 2, 7);
+		jl_rate_add(&r, uj / 4, 0, 7);
+		jl_rate_add(&r, uj - uj / 2 - uj / 4, W - W / 2, 7);
 		if (jl_rate_uj(&r, 5, 7)) {
 			if (!fails++)
 				CHECK(0, "case %d: a rate before the epoch ended", i);
 			continue;
 		}
-		jl_rate_roll(&r);
+		if (jl_rate_roll(&r) != 0) {
+			if (!fails++)
+				CHECK(0, "case %d: a first roll returned energy", i);
+			continue;
+		}
 		for (k = 0; k < n; k++) {
 			jl_u64 w = rnd_mag() >> 44;
 
 			sumw += w;
 			given += jl_rate_uj(&r, w, 7);
 		}
-		if (given != sumw * uj / W) {
+		want = sumw * uj / W;
+		if (want > uj)
+			want = uj;
+		left = jl_rate_roll(&r);
+		if (given != want || left != uj - given) {
 			if (!fails++)
-				CHECK(0, "case %d: uj %llu W %llu: %llu given", i,
+				CHECK(0, "case %d: uj %llu W %llu: %llu given, %llu left", i,
 				      (unsigned long long)uj,
 				      (unsigned long long)W,
-				      (unsigned long long)given);
+				      (unsigned long long)given,
+				      (unsigned long long)left);
 		}
 	}
 	CHECK(!fails, "%d of 3000 runs off", fails);
 
 	memset(&r, 0, sizeof(r));
 	jl_rate_add(&r, 1000, 10, 1);
-	jl_rate_add(&r, 1000, 0, 1);	/* no weight: nothing */
-	jl_rate_roll(&r);
-	CHECK(jl_rate_uj(&r, 3, 1) == 300, "100 per unit");
+	jl_rate_add(&r, 500, 0, 1);	/* a tick nobody ran in counts too */
+	CHECK(jl_rate_roll(&r) == 0, "nothing left of no rate");
+	CHECK(jl_rate_uj(&r, 3, 1) == 450, "150 per unit");
 	CHECK(jl_rate_uj(&r, 3, 2) == 0, "another kind: no rate");
-	jl_rate_roll(&r);		/* an epoch without weight */
-	CHECK(jl_rate_uj(&r, 1, 1) == 100, "the rate before it holds");
-	jl_rate_add(&r, 50, 10, 1);
-	CHECK(jl_rate_uj(&r, 1, 1) == 100, "until the epoch ends");
-	jl_rate_roll(&r);
-	CHECK(jl_rate_uj(&r, 4, 1) == 20, "then 5 per unit");
-	jl_rate_add(&r, 50, 10, 2);	/* weights of another kind */
-	jl_rate_roll(&r);
-	CHECK(jl_rate_uj(&r, 4, 1) == 0, "the old kind is gone");
-	CHECK(jl_rate_uj(&r, 4, 2) == 20, "the new kind's rate");
+	CHECK(jl_rate_uj(&r, 10, 1) == 1050, "at most the epoch's energy");
+	CHECK(jl_rate_uj(&r, 1, 1) == 0, "and then nothing");
+	jl_rate_add(&r, 700, 0, 1);	/* an epoch without weight */
+	CHECK(jl_rate_roll(&r) == 700, "its energy is handed back");
+	CHECK(jl_rate_uj(&r, 1, 1) == 0, "and it makes no rate");
+	jl_rate_add(&r, 100, 10, 1);
+	jl_rate_add(&r, 100, 10, 2);	/* weights of two kinds */
+	CHECK(jl_rate_roll(&r) == 200, "a mixed epoch is handed back");
+	CHECK(jl_rate_uj(&r, 1, 1) == 0 && jl_rate_uj(&r, 1, 2) == 0,
+	      "and makes no rate");
+	jl_rate_add(&r, 100, 10, 2);
+	CHECK(jl_rate_roll(&r) == 0, "a rate of kind 2");
+	CHECK(jl_rate_uj(&r, 4, 2) == 40, "10 per unit");
+	CHECK(jl_rate_roll(&r) == 60, "what was left comes back");
 	memset(&r, 0, sizeof(r));
 	jl_rate_add(&r, U64MAX, 1, 3);
 	jl_rate_roll(&r);
