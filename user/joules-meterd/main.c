@@ -24,7 +24,7 @@
 struct opts {
 	const char *conf;
 	const char *csv;
-	const char *channel, *vm_account, *vm_idle;
+	const char *channel, *vm_account, *vm_idle, *vm_energy;
 	uint64_t count, interval_ns, per_user;
 	bool once, no_feed, check, verbose, version, vm_host;
 };
@@ -67,6 +67,10 @@ static const char help_text[] =
 	"      --vm-idle exclude|include\n"
 	"                      the VM's share of the host's idle energy too\n"
 	"                      (include; needs idle_split = 1) or not (default)\n"
+	"      --vm-energy lagged|live\n"
+	"                      measured energy as users without CAP_PERFMON see\n"
+	"                      it (default: a VM's owner reads its channel), or\n"
+	"                      as charged each interval (live)\n"
 	"      --vm-per-user N VMs served of one user but root (default 256)\n"
 	"      --interval S    seconds between lines (default 1, 0.1 .. 10)\n"
 	"\n"
@@ -96,6 +100,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		O_CHANNEL,
 		O_VMACCOUNT,
 		O_VMIDLE,
+		O_VMENERGY,
 		O_INTERVAL,
 		O_PERUSER
 	};
@@ -111,6 +116,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		CLI_OPT_STR("channel", O_CHANNEL, &o->channel),
 		CLI_OPT_STR("vm-account", O_VMACCOUNT, &o->vm_account),
 		CLI_OPT_STR("vm-idle", O_VMIDLE, &o->vm_idle),
+		CLI_OPT_STR("vm-energy", O_VMENERGY, &o->vm_energy),
 		CLI_OPT_COUNT("vm-per-user", O_PERUSER, &o->per_user,
 			      "--vm-per-user '%s': want a positive number"),
 		CLI_OPT_SECS("interval", O_INTERVAL, &o->interval_ns,
@@ -145,10 +151,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				 "--vm-host takes none of --config, --once, "
 				 "--check, --csv, --no-feed");
 	if (!o->vm_host && (o->channel || o->vm_account || o->vm_idle ||
-			    o->interval_ns || o->per_user))
+			    o->vm_energy || o->interval_ns || o->per_user))
 		return cli_usage(NULL, "--channel, --vm-account, --vm-idle, "
-				       "--vm-per-user and --interval go with "
-				       "--vm-host");
+				       "--vm-energy, --vm-per-user and --interval "
+				       "go with --vm-host");
 	if (o->interval_ns > 10000000000ULL)
 		return cli_usage(NULL, "--interval: at most 10 s");
 	return CLI_GO;
@@ -460,7 +466,7 @@ int main(int argc, char **argv)
 	if (o.vm_host) {
 		cli_catch_signals();
 		return jmd_vm_host(o.channel, o.vm_account, o.vm_idle,
-				   o.interval_ns, o.count, o.per_user,
+				   o.vm_energy, o.interval_ns, o.count, o.per_user,
 				   o.verbose);
 	}
 	if (jmd_conf_load(o.conf, &c, err, sizeof(err))) {

@@ -456,6 +456,7 @@ struct host_opts {
 	const char *channel;
 	int account; /* 'a'uto, 'c'group, 'p'rocess */
 	bool idle;
+	bool live; /* --vm-energy live: measured energy as it is charged */
 	uint64_t interval_ns, count;
 	size_t per_user;
 	bool verbose;
@@ -968,9 +969,12 @@ static bool idle_split_on(void)
 	return read_file(IDLE_SPLIT, b, sizeof(b)) > 0 && b[0] == '1';
 }
 
-/* --vm-account, --vm-idle and --channel: 0, or the usage error's status. */
+/*
+ * --vm-account, --vm-idle, --vm-energy and --channel: 0, or the usage
+ * error's status.
+ */
 static int host_opts_check(struct host_opts *o, const char *account,
-			   const char *idle)
+			   const char *idle, const char *energy)
 {
 	if (!account || !strcmp(account, "auto"))
 		o->account = 'a';
@@ -989,6 +993,17 @@ static int host_opts_check(struct host_opts *o, const char *account,
 	else
 		return cli_usage(
 			NULL, "--vm-idle '%s': want exclude or include", idle);
+	/*
+	 * A VM's owner reads what its channel carries, without CAP_PERFMON:
+	 * the lagged view, as the module shows such readers.
+	 */
+	if (!energy || !strcmp(energy, "lagged"))
+		o->live = false;
+	else if (!strcmp(energy, "live"))
+		o->live = true;
+	else
+		return cli_usage(
+			NULL, "--vm-energy '%s': want lagged or live", energy);
 	if (strlen(o->channel) >= 64 || !o->channel[0])
 		return cli_usage(NULL,
 				 "--channel: want a name of 1 to 63 bytes");
@@ -1012,8 +1027,11 @@ static int host_check(struct host_state *h, const struct host_opts *o)
 	struct node_rec node;
 	int err = 0;
 
-	if (!h->nl)
+	if (!h->nl) {
 		err = jnl_open(&h->nl);
+		if (!err)
+			jnl_set_lagged(h->nl, !o->live);
+	}
 	if (!err)
 		err = jnl_get_node(h->nl, &node);
 	if (err) {
@@ -1049,8 +1067,8 @@ static int host_check(struct host_state *h, const struct host_opts *o)
 }
 
 int jmd_vm_host(const char *channel, const char *account, const char *idle,
-		uint64_t interval_ns, uint64_t count, uint64_t per_user,
-		bool verbose)
+		const char *energy, uint64_t interval_ns, uint64_t count,
+		uint64_t per_user, bool verbose)
 {
 	struct host_opts o = {
 		.channel = channel ? channel : JMD_VM_CHANNEL,
@@ -1063,7 +1081,7 @@ int jmd_vm_host(const char *channel, const char *account, const char *idle,
 	uint64_t next, done = 0;
 	int rc;
 
-	rc = host_opts_check(&o, account, idle);
+	rc = host_opts_check(&o, account, idle, energy);
 	if (rc != CLI_OK)
 		return rc;
 	if (geteuid()) {

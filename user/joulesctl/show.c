@@ -10,8 +10,8 @@
 static void show_usage(FILE *fp)
 {
 	fprintf(fp,
-		"Usage: joulesctl show [--json] [--thread] PID...\n"
-		"       joulesctl show [--json] --cgroup PATH...\n\n"
+		"Usage: joulesctl show [--json] [--thread] [--lagged] PID...\n"
+		"       joulesctl show [--json] [--lagged] --cgroup PATH...\n\n"
 		"Energy and counters of each process PID (all its threads, living and\n"
 		"exited), as key: value lines like /proc/energy/PID, or one JSON object\n"
 		"per line.\n\n"
@@ -24,6 +24,8 @@ static void show_usage(FILE *fp)
 		"  -j, --json     JSON output\n"
 		"  -t, --thread   PID is a thread id: show that thread alone\n"
 		"  -c, --cgroup   the operands are cgroup paths\n"
+		"  -l, --lagged   the lagged view, as users without CAP_PERFMON see\n"
+		"                 measured energy (energy_lag_ms: says so)\n"
 		"  -h, --help     this help\n\n"
 		"Another user's task gives 'permission denied' unless run as root. A\n"
 		"cgroup needs CAP_PERFMON or CAP_SYS_ADMIN, or owning its directory.\n");
@@ -82,9 +84,10 @@ static int show_cgroups(struct jnl *nl, bool json, int n, char **paths)
 int cmd_show(int argc, char **argv)
 {
 	struct show_args a = { 0 };
-	bool cgroup = false;
+	bool cgroup = false, lagged = false;
 	const struct cli_opt opts[] = { SHOW_OPTS(&a),
 					CLI_OPT_FLAG("cgroup", 'c', &cgroup),
+					CLI_OPT_FLAG("lagged", 'l', &lagged),
 					CLI_OPT_END };
 	const struct cli_cmdline cl = {
 		.cmd = "show",
@@ -107,6 +110,7 @@ int cmd_show(int argc, char **argv)
 		return rc;
 	if (jc_open(&nl))
 		return CLI_FAIL;
+	jnl_set_lagged(nl, lagged);
 	if (cgroup)
 		rc = show_cgroups(nl, a.json, argc - optind, argv + optind);
 	else
@@ -118,18 +122,20 @@ int cmd_show(int argc, char **argv)
 static void node_usage(FILE *fp)
 {
 	fprintf(fp,
-		"Usage: joulesctl node [--json]\n\n"
+		"Usage: joulesctl node [--json] [--lagged]\n\n"
 		"Node totals since the module loaded: energy (idle, tasks, per RAPL\n"
 		"domain), feature totals, source, coefficient generation in force.\n"
 		"Needs CAP_PERFMON or CAP_SYS_ADMIN (root): node energy includes every user's work.\n\n"
 		"  -j, --json     JSON output\n"
+		"  -l, --lagged   the lagged view (no per-domain figures, no meter)\n"
 		"  -h, --help     this help\n");
 }
 
 int cmd_node(int argc, char **argv)
 {
-	bool json = false;
+	bool json = false, lagged = false;
 	const struct cli_opt opts[] = { CLI_OPT_FLAG("json", 'j', &json),
+					CLI_OPT_FLAG("lagged", 'l', &lagged),
 					CLI_OPT_END };
 	const struct cli_cmdline cl = { .cmd = "node",
 					.opts = opts,
@@ -143,6 +149,7 @@ int cmd_node(int argc, char **argv)
 		return err;
 	if (jc_open(&nl))
 		return CLI_FAIL;
+	jnl_set_lagged(nl, lagged);
 	err = jnl_get_node(nl, &n);
 	if (err) {
 		jc_nl_err(nl, JNL_OP_GET_NODE, err, "node");

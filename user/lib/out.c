@@ -45,12 +45,14 @@ struct energy_view {
 	uint32_t source, domains, present;
 	uint64_t energy_uj, idle_uj, model_generation, read_bytes, write_bytes;
 	const uint64_t *domain_uj, *feat;
+	uint32_t lag_ms;
 };
-#define ENERGY_VIEW(r)                                                  \
-	((struct energy_view){ (r)->source, (r)->domains, (r)->present, \
-			       (r)->energy_uj, (r)->idle_uj,            \
-			       (r)->model_generation, (r)->read_bytes,  \
-			       (r)->write_bytes, (r)->domain_uj, (r)->feat })
+#define ENERGY_VIEW(r)                                                   \
+	((struct energy_view){ (r)->source, (r)->domains, (r)->present,  \
+			       (r)->energy_uj, (r)->idle_uj,             \
+			       (r)->model_generation, (r)->read_bytes,   \
+			       (r)->write_bytes, (r)->domain_uj, (r)->feat, \
+			       (r)->lag_ms })
 
 /* The per-pid file's (and energy.stat's) lines from source on. */
 static void text_energy(FILE *fp, const struct energy_view *e)
@@ -73,6 +75,8 @@ static void text_energy(FILE *fp, const struct energy_view *e)
 	fprintf(fp, "write_bytes: %" PRIu64 "\n", e->write_bytes);
 	for (size_t i = 0; i < NR_OF(later_feats); i++)
 		text_feat(fp, e->present, e->feat, later_feats[i]);
+	if (e->lag_ms)
+		fprintf(fp, "energy_lag_ms: %" PRIu32 "\n", e->lag_ms);
 }
 
 /*
@@ -152,6 +156,8 @@ static void json_energy(FILE *fp, const struct energy_view *e)
 		e->read_bytes, e->write_bytes);
 	for (size_t i = 0; i < NR_OF(later_feats); i++)
 		json_feat(fp, e->present, e->feat, later_feats[i]);
+	if (e->lag_ms)
+		fprintf(fp, ",\"energy_lag_ms\":%" PRIu32, e->lag_ms);
 }
 
 static void json_task_body(FILE *fp, const struct task_rec *t)
@@ -400,6 +406,8 @@ void out_node_text(FILE *fp, const struct node_rec *n)
 		fprintf(fp, "meter_pending_uj: %" PRId64 "\n",
 			n->meter_pending_uj);
 	}
+	if (n->lag_ms)
+		fprintf(fp, "energy_lag_ms: %" PRIu32 "\n", n->lag_ms);
 }
 
 void out_node_json(FILE *fp, const struct node_rec *n)
@@ -414,10 +422,11 @@ void out_node_json(FILE *fp, const struct node_rec *n)
 	json_domains(fp, n->domains, n->domain_uj);
 	for (int f = 0; f < JL_NR_FEATURES; f++)
 		json_feat(fp, n->present, n->feat, f);
-	fprintf(fp,
-		",\"model_generation\":%" PRIu64 ",\"tasks_tracked\":%" PRIu64
-		"}\n",
+	fprintf(fp, ",\"model_generation\":%" PRIu64 ",\"tasks_tracked\":%" PRIu64,
 		n->model_generation, n->tasks_tracked);
+	if (n->lag_ms)
+		fprintf(fp, ",\"energy_lag_ms\":%" PRIu32, n->lag_ms);
+	fputs("}\n", fp);
 }
 
 static int out_flush(FILE *fp)

@@ -66,7 +66,7 @@ for f in "$md" "$here/build/test_meterd" "$here/build/test_vm" "$here/build/test
 		exit 4
 	fi
 done
-echo "1..38"
+echo "1..39"
 
 # ---- 1: the core's unit tests ----
 "$here"/build/test_meterd > "$work/out" 2>&1; rc=$?
@@ -506,6 +506,10 @@ t $? "--vm-host with --once: a usage error"
 "$md" --vm-host --vm-idle some > "$work/out" 2>&1; rc=$?
 [ $rc = 2 ] && has "want exclude or include" "$work/out"
 t $? "--vm-idle some: a usage error that says what it takes"
+
+"$md" --vm-host --vm-energy fresh > "$work/out" 2>&1; rc=$?
+[ $rc = 2 ] && has "want lagged or live" "$work/out"
+t $? "--vm-energy fresh: a usage error that says what it takes"
 
 # Two stand-ins named as QEMU is (the daemon finds VMs by that name): one
 # with the channel on a socket, one without any.
