@@ -39,6 +39,7 @@ struct joules_stats {
 	u64 idle_uj;		/* idle share, when sysfs idle_split is on */
 	/* Both at the last epoch's rates (totals.h); shown when lag_ms > 0. */
 	u64 lag_energy_uj;
+	u64 lag_domain_uj[JL_NR_DOMAINS];
 	u64 lag_idle_uj;
 	u32 lag_ms;		/* 0: live figures; else the epoch of the rates */
 	u64 cpu_ns;

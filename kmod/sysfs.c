@@ -88,7 +88,7 @@ static ssize_t proc_pid_energy_show(struct kobject *k, struct kobj_attribute *a,
 static struct kobj_attribute proc_pid_energy_attr = __ATTR_RO(proc_pid_energy);
 
 /* A u32 setting with bounds; changed(old) runs after a successful write. */
-#define RW_UINT(name, var, lo, hi, changed)                                  \
+#define RW_UINT_Z(name, var, lo, hi, changed, zero_ok)                      \
 	static ssize_t name##_show(struct kobject *k, struct kobj_attribute *a, \
 				   char *buf)                                \
 	{                                                                    \
@@ -102,7 +102,7 @@ static struct kobj_attribute proc_pid_energy_attr = __ATTR_RO(proc_pid_energy);
 		int err = may_write();                                       \
 		if (!err)                                                    \
 			err = parse_u64(buf, len, hi, &v);                   \
-		if (!err && v < (lo))                                        \
+		if (!err && v < (lo) && v != (zero_ok))                      \
 			err = -EINVAL;                                       \
 		if (err)                                                     \
 			return err;                                          \
@@ -112,6 +112,8 @@ static struct kobj_attribute proc_pid_energy_attr = __ATTR_RO(proc_pid_energy);
 		return len;                                                  \
 	}                                                                    \
 	static struct kobj_attribute name##_attr = __ATTR_RW(name)
+/* lo..hi (zero_ok: one value below lo also taken, as 0 = off). */
+#define RW_UINT(name, var, lo, hi, changed) RW_UINT_Z(name, var, lo, hi, changed, lo)
 
 /* The worker reads these once per tick: nothing to do on a write. */
 static inline void read_per_tick(unsigned int old)
@@ -122,8 +124,12 @@ static inline void read_per_tick(unsigned int old)
 RW_UINT(interval_ms, joules_interval_ms, 10, 60000, joules_worker_interval_changed);
 RW_UINT(gamma_milli, joules_gamma_milli, 1, 1000, read_per_tick);
 RW_UINT(delta_milli, joules_delta_milli, 1, 1000, read_per_tick);
-/* Up to an hour; 0: every reader sees energy live (perm.c). */
-RW_UINT(unpriv_interval_ms, joules_unpriv_interval_ms, 0, 3600000, read_per_tick);
+/*
+ * 100 ms to an hour, or 0: every reader sees energy live (perm.c). Below
+ * 100 ms an epoch would be a tick or two, which is what the lagged view is
+ * there to hide.
+ */
+RW_UINT_Z(unpriv_interval_ms, joules_unpriv_interval_ms, 100, 3600000, read_per_tick, 0);
 
 static ssize_t idle_split_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {

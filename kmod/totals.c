@@ -13,6 +13,8 @@ void joules_totals_add(struct joules_totals *a, const struct joules_totals *b)
 		a->s.domain_uj[i] += b->s.domain_uj[i];
 	a->s.idle_uj += b->s.idle_uj;
 	a->s.lag_uj += b->s.lag_uj;
+	for (i = 0; i < JL_NR_DOMAINS; i++)
+		a->s.lag_domain_uj[i] += b->s.lag_domain_uj[i];
 	a->s.lag_idle_uj += b->s.lag_idle_uj;
 	if (b->s.model_generation > a->s.model_generation)
 		a->s.model_generation = b->s.model_generation;
@@ -34,6 +36,8 @@ void joules_totals_stats(const struct joules_totals *t, struct joules_stats *st)
 		st->domain_uj[i] = t->s.domain_uj[i];
 	st->idle_uj = t->s.idle_uj;
 	st->lag_energy_uj = t->s.lag_uj;
+	for (i = 0; i < JL_NR_DOMAINS; i++)
+		st->lag_domain_uj[i] = t->s.lag_domain_uj[i];
 	st->lag_idle_uj = t->s.lag_idle_uj;
 	st->cpu_ns = t->feat[JL_F_CPU_NS];
 	st->cycles = t->feat[JL_F_CYCLES];
@@ -50,17 +54,13 @@ void joules_totals_stats(const struct joules_totals *t, struct joules_stats *st)
 	st->model_generation = t->s.model_generation;
 }
 
-/*
- * The lagged figures in place of the measured ones. Per-domain figures
- * are a tick's measured energy by definition: absent in this view.
- */
+/* The lagged figures in place of the measured ones. */
 void joules_stats_lag(struct joules_stats *st, unsigned int lag_ms)
 {
 	if (!lag_ms)
 		return;
 	st->energy_uj = st->lag_energy_uj;
+	memcpy(st->domain_uj, st->lag_domain_uj, sizeof(st->domain_uj));
 	st->idle_uj = st->lag_idle_uj;
-	memset(st->domain_uj, 0, sizeof(st->domain_uj));
-	st->domains = 0;
 	st->lag_ms = lag_ms;
 }

@@ -15,6 +15,7 @@ struct joules_sums {
 	 * rates (worker.c): what readers who may not read node energy see.
 	 */
 	u64 lag_uj;
+	u64 lag_domain_uj[JL_NR_DOMAINS];
 	u64 lag_idle_uj;
 	u64 model_rem_fj;	/* model energy below 1 uJ, carried */
 	u64 model_generation;

@@ -333,14 +333,14 @@ static void meter_split(struct pkg_pass *pp, struct pkg_meter *pm,
 
 /*
  * e's parts of the measured energy (part[]), and their sum in energy_uj;
- * *lag, the sum of its parts at the last epoch's rates.
+ * its parts at the last epoch's rates (lpart[]), their sum in *lag.
  */
 static u64 measured_parts(struct pkg_pass *pp, struct pkg_meter *pm,
 			  struct joules_entry *e, const struct jl_feat *d, u64 *part,
-			  u64 *lag)
+			  u64 *lpart, u64 *lag)
 {
 	unsigned int i;
-	u64 uj = 0, w, l;
+	u64 uj = 0, w;
 
 	for (i = 0; i < JL_NR_DOMAINS; i++) {
 		if (!(pm->mt.domains & (1U << i)))
@@ -348,10 +348,10 @@ static u64 measured_parts(struct pkg_pass *pp, struct pkg_meter *pm,
 		w = i == JL_D_DRAM ? mem_weight(pp, d) :
 		    pm->by_model ? e->split_w : scale_gamma(pp, d->v[JL_F_CPU_NS]);
 		part[i] = jl_splitter_next(&pm->split[i], w);
-		l = jl_splitter_next(&pm->lag_split[i], w);
+		lpart[i] = jl_splitter_next(&pm->lag_split[i], w);
 		if (pm->edoms & (1U << i)) {
 			uj += part[i];
-			*lag += l;
+			*lag += lpart[i];
 		}
 	}
 	return uj;
@@ -362,7 +362,8 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 			 struct joules_entry *e, unsigned int pkg)
 {
 	struct joules_group *g = e->group;
-	u64 part[JL_NR_DOMAINS] = { 0 }, uj = 0, lag = 0, w;
+	u64 part[JL_NR_DOMAINS] = { 0 }, lpart[JL_NR_DOMAINS] = { 0 };
+	u64 uj = 0, lag = 0, w;
 	bool modelled = !pm && pp->have_model && pp->mode != JOULES_MODE_RAPL;
 	struct jl_feat d;
 	unsigned int i;
@@ -371,11 +372,13 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 
 	entry_deltas(e, pkg, &d);
 	if (pm)
-		uj = measured_parts(pp, pm, e, &d, part, &lag);
+		uj = measured_parts(pp, pm, e, &d, part, lpart, &lag);
 	raw_spin_lock(&g->lock);
 	if (pm) {
-		for (i = 0; i < JL_NR_DOMAINS; i++)
+		for (i = 0; i < JL_NR_DOMAINS; i++) {
 			e->sums.domain_uj[i] += part[i];
+			e->sums.lag_domain_uj[i] += lpart[i];
+		}
 		e->sums.domains |= pm->mt.domains;
 		if (pp->have_model)
 			e->sums.model_generation = pp->generation;
@@ -408,7 +411,7 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 	e->sums.source_mask |= src;
 	raw_spin_unlock(&g->lock);
 	/* A cgroup's source: whoever charged it energy (a model's 0 is none). */
-	joules_taskcg_charge(e, &d, uj, lag, part, pm ? pm->mt.domains : 0,
+	joules_taskcg_charge(e, &d, uj, lag, part, lpart, pm ? pm->mt.domains : 0,
 			     src == JOULES_SRC_MODEL && !uj ? 0 : src, pp->generation);
 }
 

@@ -177,7 +177,8 @@ enum joules_attr {
 	 * flag (GET_TASK, DUMP_TASKS, GET_CGROUP, DUMP_CGROUPS, GET_NODE):
 	 * the lagged view, as readers without CAP_PERFMON always get it:
 	 * measured energy at the rates of the last epoch (sysfs
-	 * unpriv_interval_ms), no per-domain figures, no meter's books.
+	 * unpriv_interval_ms); NODE then has no per-domain figures and no
+	 * meter's books.
 	 */
 	JOULES_A_LAGGED,
 	/* u32 (TASK, CGROUP, NODE): the record is the lagged view, epochs of this many ms */

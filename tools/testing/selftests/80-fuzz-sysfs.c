@@ -22,6 +22,7 @@ struct attr {
 	const char *path;
 	enum kind kind;
 	unsigned long long lo, hi; /* K_UINT bounds; K_FIELDS per-field max */
+	bool zero_ok; /* K_UINT: 0 taken too, below lo */
 	unsigned int fields; /* K_FIELDS count */
 	unsigned int alt_fields; /* another accepted count (0: none) */
 	bool comments; /* K_FIELDS: '#' lines allowed first */
@@ -48,10 +49,12 @@ static struct attr attrs[] = {
 	  .kind = K_UINT,
 	  .lo = 1,
 	  .hi = 1000 },
+	/* 100..3600000, or 0 (off). */
 	{ .path = JOULES_SYSFS "/unpriv_interval_ms",
 	  .kind = K_UINT,
-	  .lo = 0,
-	  .hi = 3600000 },
+	  .lo = 100,
+	  .hi = 3600000,
+	  .zero_ok = true },
 	{ .path = JOULES_SYSFS "/source",
 	  .kind = K_WORD,
 	  .words = source_words },
@@ -237,7 +240,8 @@ static bool oracle(const struct attr *a, const char *buf, size_t len)
 	case K_BANDS:
 		return false; /* expected() */
 	case K_UINT:
-		return valid_uint(buf, n, a->hi, &v) && v >= a->lo;
+		return valid_uint(buf, n, a->hi, &v) &&
+		       (v >= a->lo || (a->zero_ok && v == 0));
 	case K_WORD:
 		for (f = 0; a->words[f]; f++)
 			if (strlen(a->words[f]) == n &&

@@ -1038,12 +1038,16 @@ TEST(rate)
 		jl_rate_add(&r, uj - uj / 2 - uj / 4, W - W / 2, 7);
 		if (jl_rate_uj(&r, 5, 7)) {
 			if (!fails++)
-				CHECK(0, "case %d: a rate before the epoch ended", i);
+				CHECK(0,
+				      "case %d: a rate before the epoch ended",
+				      i);
 			continue;
 		}
 		if (jl_rate_roll(&r) != 0) {
 			if (!fails++)
-				CHECK(0, "case %d: a first roll returned energy", i);
+				CHECK(0,
+				      "case %d: a first roll returned energy",
+				      i);
 			continue;
 		}
 		for (k = 0; k < n; k++) {
@@ -1058,8 +1062,9 @@ TEST(rate)
 		left = jl_rate_roll(&r);
 		if (given != want || left != uj - given) {
 			if (!fails++)
-				CHECK(0, "case %d: uj %llu W %llu: %llu given, %llu left", i,
-				      (unsigned long long)uj,
+				CHECK(0,
+				      "case %d: uj %llu W %llu: %llu given, %llu left",
+				      i, (unsigned long long)uj,
 				      (unsigned long long)W,
 				      (unsigned long long)given,
 				      (unsigned long long)left);
@@ -1069,17 +1074,17 @@ TEST(rate)
 
 	memset(&r, 0, sizeof(r));
 	jl_rate_add(&r, 1000, 10, 1);
-	jl_rate_add(&r, 500, 0, 1);	/* a tick nobody ran in counts too */
+	jl_rate_add(&r, 500, 0, 1); /* a tick nobody ran in counts too */
 	CHECK(jl_rate_roll(&r) == 0, "nothing left of no rate");
 	CHECK(jl_rate_uj(&r, 3, 1) == 450, "150 per unit");
 	CHECK(jl_rate_uj(&r, 3, 2) == 0, "another kind: no rate");
 	CHECK(jl_rate_uj(&r, 10, 1) == 1050, "at most the epoch's energy");
 	CHECK(jl_rate_uj(&r, 1, 1) == 0, "and then nothing");
-	jl_rate_add(&r, 700, 0, 1);	/* an epoch without weight */
+	jl_rate_add(&r, 700, 0, 1); /* an epoch without weight */
 	CHECK(jl_rate_roll(&r) == 700, "its energy is handed back");
 	CHECK(jl_rate_uj(&r, 1, 1) == 0, "and it makes no rate");
 	jl_rate_add(&r, 100, 10, 1);
-	jl_rate_add(&r, 100, 10, 2);	/* weights of two kinds */
+	jl_rate_add(&r, 100, 10, 2); /* weights of two kinds */
 	CHECK(jl_rate_roll(&r) == 200, "a mixed epoch is handed back");
 	CHECK(jl_rate_uj(&r, 1, 1) == 0 && jl_rate_uj(&r, 1, 2) == 0,
 	      "and makes no rate");
