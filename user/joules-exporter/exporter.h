@@ -35,6 +35,7 @@ struct exp_config {
 	unsigned int max_requests; /* scrapes answered or being sent at once */
 	unsigned int timeout_s; /* idle connection timeout */
 	enum jm_compat compat; /* --compat */
+	bool live; /* --energy live */
 };
 
 /* A parsed --web.listen-address. */

@@ -105,6 +105,11 @@ static void usage(FILE *fp)
 		"  --compat.window=SECS        shortest window their watts are computed\n"
 		"                              over (default %u; at least 10 of the\n"
 		"                              module's intervals)\n"
+		"  --energy=lagged|live        measured energy as users without\n"
+		"                              CAP_PERFMON see it (default: whoever\n"
+		"                              reaches the port reads it; process and\n"
+		"                              cgroup series in the lagged view, node\n"
+		"                              ones read once an epoch), or live\n"
 		"  --version                   print the version\n"
 		"  -h, --help                  this help\n\n"
 		"Collectors:\n",
@@ -144,6 +149,21 @@ static int opt_cgroups(void *dst, const char *cmd, const char *arg)
 	return 0;
 }
 
+/* --energy: lagged (as users without CAP_PERFMON see it) or live. */
+static int opt_energy(void *dst, const char *cmd, const char *arg)
+{
+	bool *live = dst;
+
+	if (!strcmp(arg, "lagged"))
+		*live = false;
+	else if (!strcmp(arg, "live"))
+		*live = true;
+	else
+		return cli_usage(cmd, "bad --energy '%s' (lagged or live)",
+				 arg);
+	return 0;
+}
+
 static int opt_compat(void *dst, const char *cmd, const char *arg)
 {
 	if (jm_parse_compat(arg, dst))
@@ -172,6 +192,7 @@ enum {
 	OPT_CGROUPS,
 	OPT_CGMATCH,
 	OPT_COMPAT,
+	OPT_ENERGY,
 	OPT_NODENAME,
 	OPT_WINDOW,
 	OPT_VERSION,
@@ -277,6 +298,7 @@ static int run(const struct exp_config *cfg, const struct exp_addr *addr,
 	int rc;
 
 	jm_init(&jm, cfg->top, NULL, exp_log_collector);
+	jm_set_live(&jm, cfg->live);
 	if (jm_set_cgroups(&jm, co->cg_depth, co->cg_match, why_re,
 			   sizeof(why_re))) {
 		jm_close(&jm);
@@ -323,6 +345,7 @@ int main(int argc, char **argv)
 		CLI_OPT_FUNC("cgroups", OPT_CGROUPS, opt_cgroups, &co.cg_depth),
 		CLI_OPT_STR("cgroups.match", OPT_CGMATCH, &co.cg_match),
 		CLI_OPT_FUNC("compat", OPT_COMPAT, opt_compat, &cfg.compat),
+		CLI_OPT_FUNC("energy", OPT_ENERGY, opt_energy, &cfg.live),
 		CLI_OPT_STR("compat.node-name", OPT_NODENAME, &co.node_name),
 		CLI_OPT_SECS("compat.window", OPT_WINDOW, &co.window,
 			     1000000000ull,

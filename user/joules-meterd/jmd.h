@@ -162,9 +162,8 @@ void jmd_feeder_close(struct jmd_feeder *f);
  * Returns the exit status.
  */
 int jmd_vm_host(const char *channel, const char *account, const char *idle,
-		const char *energy,
-		uint64_t interval_ns, uint64_t count, uint64_t per_user,
-		bool verbose);
+		const char *energy, uint64_t interval_ns, uint64_t count,
+		uint64_t per_user, bool verbose);
 
 /* ---- command-line helpers shared by the backends (util in conf.c) ---- */
 

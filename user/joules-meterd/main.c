@@ -152,9 +152,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				 "--check, --csv, --no-feed");
 	if (!o->vm_host && (o->channel || o->vm_account || o->vm_idle ||
 			    o->vm_energy || o->interval_ns || o->per_user))
-		return cli_usage(NULL, "--channel, --vm-account, --vm-idle, "
-				       "--vm-energy, --vm-per-user and --interval "
-				       "go with --vm-host");
+		return cli_usage(NULL,
+				 "--channel, --vm-account, --vm-idle, "
+				 "--vm-energy, --vm-per-user and --interval "
+				 "go with --vm-host");
 	if (o->interval_ns > 10000000000ULL)
 		return cli_usage(NULL, "--interval: at most 10 s");
 	return CLI_GO;
@@ -466,8 +467,8 @@ int main(int argc, char **argv)
 	if (o.vm_host) {
 		cli_catch_signals();
 		return jmd_vm_host(o.channel, o.vm_account, o.vm_idle,
-				   o.vm_energy, o.interval_ns, o.count, o.per_user,
-				   o.verbose);
+				   o.vm_energy, o.interval_ns, o.count,
+				   o.per_user, o.verbose);
 	}
 	if (jmd_conf_load(o.conf, &c, err, sizeof(err))) {
 		cli_err("%s", err);

@@ -1002,8 +1002,8 @@ static int host_opts_check(struct host_opts *o, const char *account,
 	else if (!strcmp(energy, "live"))
 		o->live = true;
 	else
-		return cli_usage(
-			NULL, "--vm-energy '%s': want lagged or live", energy);
+		return cli_usage(NULL, "--vm-energy '%s': want lagged or live",
+				 energy);
 	if (strlen(o->channel) >= 64 || !o->channel[0])
 		return cli_usage(NULL,
 				 "--channel: want a name of 1 to 63 bytes");

@@ -127,7 +127,7 @@ static void node_usage(FILE *fp)
 		"domain), feature totals, source, coefficient generation in force.\n"
 		"Needs CAP_PERFMON or CAP_SYS_ADMIN (root): node energy includes every user's work.\n\n"
 		"  -j, --json     JSON output\n"
-		"  -l, --lagged   the lagged view (no per-domain figures, no meter)\n"
+		"  -l, --lagged   the lagged view (no per-domain lines, no meter's)\n"
 		"  -h, --help     this help\n");
 }
 
@@ -149,8 +149,7 @@ int cmd_node(int argc, char **argv)
 		return err;
 	if (jc_open(&nl))
 		return CLI_FAIL;
-	jnl_set_lagged(nl, lagged);
-	err = jnl_get_node(nl, &n);
+	err = jnl_get_node_view(nl, lagged, &n);
 	if (err) {
 		jc_nl_err(nl, JNL_OP_GET_NODE, err, "node");
 		jnl_close(nl);

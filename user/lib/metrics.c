@@ -75,8 +75,15 @@ void jm_init(struct jm_state *s, unsigned int top, const char *sysfs,
 	s->cg_depth = JM_CG_ALL;
 }
 
+void jm_set_live(struct jm_state *s, bool live)
+{
+	s->live = live;
+}
+
 void jm_close(struct jm_state *s)
 {
+	free(s->held);
+	s->held = NULL;
 	jnl_close(s->nl);
 	s->nl = NULL;
 	if (s->cg_have_match)
@@ -212,6 +219,7 @@ int jm_open(struct jm_state *s)
 	err = jnl_open(&s->nl);
 	if (err)
 		return err;
+	jnl_set_lagged(s->nl, s->lagged);
 	fam = jnl_family_id(s->nl);
 	if (s->family >= 0 && fam != s->family)
 		s->reload_seen = true;
@@ -284,9 +292,57 @@ static void jm_log_change(struct jm_state *s, int c, const struct jm_status *st)
 	s->last[c] = st->reason;
 }
 
+/* Node-wide measured figures: held for an epoch in the lagged view. */
+static bool jm_node_wide(int c)
+{
+	return c == JM_C_NODE || c == JM_C_WALLMETER || c == JM_C_STATIC;
+}
+
+/* Collector c's part of the snapshot, from src to dst. */
+static void jm_copy_part(struct jm_snapshot *dst, const struct jm_snapshot *src,
+			 int c)
+{
+	dst->st[c] = src->st[c];
+	if (c == JM_C_NODE) {
+		dst->node = src->node;
+		dst->load_time_ms = src->load_time_ms;
+	} else if (c == JM_C_WALLMETER) {
+		dst->wall = src->wall;
+	} else {
+		memcpy(dst->statics, src->statics, sizeof(dst->statics));
+		dst->nstatics = src->nstatics;
+	}
+}
+
+/*
+ * The lagged view this scrape: asked for (not --energy live) and the
+ * module's policy on. 0, or the epoch in ns: whoever reaches the exporter
+ * reads node-wide figures no fresher than that (admin-guide.rst,
+ * "Measured energy").
+ */
+static uint64_t jm_epoch_ns(struct jm_state *s)
+{
+	uint64_t ms = 0, iv = 0;
+
+	if (s->live || jm_read_u64(s, "unpriv_interval_ms", &ms) || !ms) {
+		s->lagged = false;
+	} else {
+		s->lagged = true;
+		/* An epoch ends at the first tick that long after it began. */
+		if (!jm_read_u64(s, "interval_ms", &iv) && iv > ms)
+			ms = iv;
+	}
+	if (s->nl)
+		jnl_set_lagged(s->nl, s->lagged);
+	return s->lagged ? ms * 1000000ULL : 0;
+}
+
 void jm_gather(struct jm_state *s, struct jm_snapshot *snap)
 {
-	uint64_t t0 = jm_now();
+	uint64_t t0 = jm_now(), epoch = jm_epoch_ns(s);
+	/* A model's figures alone are no measurement: nothing to hold. */
+	bool reuse = epoch && s->held && t0 - s->held_at < epoch &&
+		     (s->held->node.source & (REC_SRC_RAPL | REC_SRC_METER));
 
 	memset(snap, 0, sizeof(*snap));
 	for (int c = 0; c < JM_NR_COLLECTORS; c++) {
@@ -296,6 +352,10 @@ void jm_gather(struct jm_state *s, struct jm_snapshot *snap)
 		if (!jm_collectors[c]->gather ||
 		    (jm_collectors[c]->wanted && !jm_collectors[c]->wanted(s)))
 			continue;
+		if (reuse && jm_node_wide(c)) {
+			jm_copy_part(snap, s->held, c);
+			continue;
+		}
 		st->enabled = true;
 		t = jm_now();
 		jm_collectors[c]->gather(s, snap);
@@ -309,6 +369,16 @@ void jm_gather(struct jm_state *s, struct jm_snapshot *snap)
 	 * proves nothing: the module may have gone since it was opened, which
 	 * the node request finds out (and then closes the handle).
 	 */
+	if (epoch && !reuse) {
+		if (!s->held)
+			s->held = malloc(sizeof(*s->held));
+		if (s->held) {
+			for (int c = 0; c < JM_NR_COLLECTORS; c++)
+				if (jm_node_wide(c))
+					jm_copy_part(s->held, snap, c);
+			s->held_at = t0;
+		}
+	}
 	snap->loaded = s->nl != NULL;
 	snap->nl_version = s->nl ? jnl_version(s->nl) : 0;
 	/* Counted once, however many signs of it this scrape saw. */

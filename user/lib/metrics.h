@@ -223,6 +223,15 @@ struct jm_state {
 	const char *node_name; /* kepler's node_name label */
 	uint64_t compat_window_ns; /* shortest window watts are computed over */
 	struct jm_kepler_state *kepler; /* counters at the window's ends */
+	/*
+	 * Energy as users without CAP_PERFMON see it unless live (--energy
+	 * live): task and cgroup records in the lagged view, node-wide
+	 * figures read at most once per epoch (jm_gather()).
+	 */
+	bool live;
+	bool lagged; /* this scrape: !live and the module's policy is on */
+	uint64_t held_at; /* when the held node-wide figures were read */
+	struct jm_snapshot *held; /* those figures, malloc()ed */
 };
 
 /*
@@ -238,6 +247,8 @@ void jm_init(struct jm_state *s, unsigned int top, const char *sysfs,
  * only): the settings would be lost.
  */
 void jm_close(struct jm_state *s);
+/* Serve energy live (true), or as users without CAP_PERFMON see it (default). */
+void jm_set_live(struct jm_state *s, bool live);
 
 /*
  * Which cgroups get series: depth JM_CG_OFF (none, the collector is off),

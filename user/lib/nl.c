@@ -835,7 +835,8 @@ int jnl_get_task(struct jnl *nl, pid_t id, bool thread, struct task_rec *out)
 	if (!msg)
 		return -ENOMEM;
 	if (nla_put_u32(msg, thread ? JOULES_A_TID : JOULES_A_PID,
-			(uint32_t)id) < 0 || !jnl_put_lagged(nl, msg)) {
+			(uint32_t)id) < 0 ||
+	    !jnl_put_lagged(nl, msg)) {
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
@@ -910,18 +911,23 @@ void jnl_event_free(struct jnl_event *ev)
 	ev->cgroup = NULL;
 }
 
-int jnl_get_node(struct jnl *nl, struct node_rec *out)
+int jnl_get_node_view(struct jnl *nl, bool lagged, struct node_rec *out)
 {
 	struct nl_msg *msg =
 		jnl_msg(nl, JOULES_CMD_GET_NODE, JOULES_GENL_VERSION, 0);
 
 	if (!msg)
 		return -ENOMEM;
-	if (!jnl_put_lagged(nl, msg)) {
+	if (lagged && nla_put_flag(msg, JOULES_A_LAGGED) < 0) {
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
 	return jnl_get(nl, msg, &jnl_node_kind, out);
+}
+
+int jnl_get_node(struct jnl *nl, struct node_rec *out)
+{
+	return jnl_get_node_view(nl, false, out);
 }
 
 int jnl_raw_request(struct jnl *nl, uint8_t cmd, uint8_t version,

@@ -66,8 +66,8 @@ const char *jnl_strerror(enum jnl_op op, int err);
 const char *jnl_kernel_msg(const struct jnl *nl);
 
 /*
- * Ask for the lagged view in every later GET/DUMP request (on = true):
- * measured energy at the last epoch's rates, as readers without
+ * Ask for the lagged view in every later task and cgroup request (on =
+ * true): measured energy at the last epoch's rates, as readers without
  * CAP_PERFMON always get it (records then carry lag_ms). For serving
  * energy to others: the exporter, joules-meterd's guests.
  */
@@ -100,6 +100,8 @@ int jnl_dump_cgroups(struct jnl *nl, struct cgroup_rec **recs, size_t *n);
 
 /* GET_NODE (needs CAP_PERFMON or CAP_SYS_ADMIN: -EPERM otherwise). */
 int jnl_get_node(struct jnl *nl, struct node_rec *out);
+/* The same, in the lagged view (no per-domain figures, no meter's books). */
+int jnl_get_node_view(struct jnl *nl, bool lagged, struct node_rec *out);
 
 /*
  * Join the groups in `groups` (JNL_GRP_*). -EPERM: not CAP_SYS_ADMIN;

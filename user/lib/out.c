@@ -48,11 +48,10 @@ struct energy_view {
 	uint32_t lag_ms;
 };
 #define ENERGY_VIEW(r)                                                   \
-	((struct energy_view){ (r)->source, (r)->domains, (r)->present,  \
-			       (r)->energy_uj, (r)->idle_uj,             \
-			       (r)->model_generation, (r)->read_bytes,   \
-			       (r)->write_bytes, (r)->domain_uj, (r)->feat, \
-			       (r)->lag_ms })
+	((struct energy_view){                                           \
+		(r)->source, (r)->domains, (r)->present, (r)->energy_uj, \
+		(r)->idle_uj, (r)->model_generation, (r)->read_bytes,    \
+		(r)->write_bytes, (r)->domain_uj, (r)->feat, (r)->lag_ms })
 
 /* The per-pid file's (and energy.stat's) lines from source on. */
 static void text_energy(FILE *fp, const struct energy_view *e)
@@ -422,7 +421,8 @@ void out_node_json(FILE *fp, const struct node_rec *n)
 	json_domains(fp, n->domains, n->domain_uj);
 	for (int f = 0; f < JL_NR_FEATURES; f++)
 		json_feat(fp, n->present, n->feat, f);
-	fprintf(fp, ",\"model_generation\":%" PRIu64 ",\"tasks_tracked\":%" PRIu64,
+	fprintf(fp,
+		",\"model_generation\":%" PRIu64 ",\"tasks_tracked\":%" PRIu64,
 		n->model_generation, n->tasks_tracked);
 	if (n->lag_ms)
 		fprintf(fp, ",\"energy_lag_ms\":%" PRIu32, n->lag_ms);

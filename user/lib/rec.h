@@ -51,7 +51,7 @@ struct task_rec {
 	uint64_t feat[JL_NR_FEATURES]; /* JL_F_DISK unused: see below */
 	uint64_t read_bytes;
 	uint64_t write_bytes;
-	uint32_t lag_ms; /* 0: live; else the lagged view's epoch (netlink.rst) */
+	uint32_t lag_ms; /* 0: live; else the lagged view's epoch, ms */
 };
 
 /* One attribution interval of the node (the trainer's row). */

@@ -36,7 +36,7 @@ mkdir -p "$work/render"
 nest < "$work/out"; t $rc "metric families from made-up snapshots (test_render)"
 
 "$here"/build/test_retry > "$work/out" 2>&1; rc=$?
-nest < "$work/out"; t $rc "a netlink retry keeps --cgroups.match and --compat kepler (test_retry)"
+nest < "$work/out"; t $rc "a netlink retry keeps --cgroups.match and --compat kepler; the lagged view's hold (test_retry)"
 
 for c in $coltests; do
 	"$c" > "$work/out" 2>&1; rc=$?

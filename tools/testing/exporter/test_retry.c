@@ -7,15 +7,24 @@
  * every cgroup and read freed memory. Linked with fake-nl.c for
  * user/lib/nl.c; fake_nl_fail() makes GET_NODE fail with the family id
  * bumped, as a reload does.
+ *
+ * Also the exporter's lagged view: with the module's unpriv_interval_ms
+ * on, task and cgroup requests ask for it and node-wide measured figures
+ * are read at most once an epoch; not with it 0, --energy live, or a
+ * node whose energy is a model's alone.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "metrics.h"
 #include "collector/collector.h"
 
 void fake_nl_fail(int n, int err);
+extern bool fake_nl_lagged;
 
 /* The fake node's cgroups under /kubepods: the slice, its child, a pod, a container. */
 #define KUBEPODS 4
@@ -57,6 +66,81 @@ TEST(retry_keeps_settings)
 	CHECK(s.kepler != NULL, "--compat kepler's state freed by the retry");
 	jm_snapshot_free(&snap);
 	jm_close(&s);
+}
+
+static void put(const char *dir, const char *name, const char *v)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(v, f);
+		fclose(f);
+	}
+}
+
+/* Node energy of two gathers 20 ms apart: the fake node's grows 20 W. */
+static void two(struct jm_state *s, uint64_t *a, uint64_t *b)
+{
+	struct jm_snapshot snap;
+
+	jm_gather(s, &snap);
+	*a = snap.node.energy_uj;
+	jm_snapshot_free(&snap);
+	usleep(20000);
+	jm_gather(s, &snap);
+	*b = snap.node.energy_uj;
+	jm_snapshot_free(&snap);
+}
+
+TEST(lagged_holds_node_wide)
+{
+	char dir[] = "/tmp/jm-lagged.XXXXXX";
+	struct jm_state s;
+	uint64_t a, b;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	put(dir, "unpriv_interval_ms", "1000\n");
+	put(dir, "interval_ms", "100\n");
+	jm_init(&s, 0, dir, NULL);
+	ASSERT_EQ(0, jm_open(&s));
+	two(&s, &a, &b);
+	CHECK(fake_nl_lagged, "task and cgroup requests not lagged");
+	CHECK(a > 0 && b == a,
+	      "measured node energy read twice in an epoch: %llu, %llu",
+	      (unsigned long long)a, (unsigned long long)b);
+
+	put(dir, "unpriv_interval_ms", "0\n");
+	two(&s, &a, &b);
+	CHECK(!fake_nl_lagged, "policy off, yet lagged");
+	CHECK(b > a, "policy off: node energy held (%llu, %llu)",
+	      (unsigned long long)a, (unsigned long long)b);
+
+	put(dir, "unpriv_interval_ms", "1000\n");
+	jm_set_live(&s, true);
+	two(&s, &a, &b);
+	CHECK(!fake_nl_lagged && b > a, "--energy live: lagged or held");
+	jm_close(&s);
+
+	/* A model's figures alone are no measurement: nothing held. */
+	setenv("JOULES_FAKE_NL", "model", 1);
+	jm_init(&s, 0, dir, NULL);
+	ASSERT_EQ(0, jm_open(&s));
+	two(&s, &a, &b);
+	CHECK(fake_nl_lagged && b > a, "model node held (%llu, %llu)",
+	      (unsigned long long)a, (unsigned long long)b);
+	jm_close(&s);
+	unsetenv("JOULES_FAKE_NL");
+	for (int i = 0; i < 2; i++) {
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/%s", dir,
+			 i ? "interval_ms" : "unpriv_interval_ms");
+		unlink(path);
+	}
+	rmdir(dir);
 }
 
 TEST_HARNESS_MAIN
