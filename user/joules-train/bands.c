@@ -725,98 +725,185 @@ static int search(const struct bgrid *g, const struct jt_band_opts *bo,
 }
 
 /*
- * Rows moved in place so that row i lands at dest[i] (a permutation), by
- * following its cycles; done[] (n bytes) is scratch.
+ * Where the rows go when regrouped by band (each band's in their order):
+ * row i's place is computed, not looked up in an array of n places. A
+ * cycle of the permutation visits the rows in random order, and the next
+ * place is needed before the next row can be asked for: from band[] (n
+ * bytes) and base[] (a place per band per 64 rows) it is at hand in the
+ * cache, where an array of n places was a miss of its own per row.
  */
-static void permute(struct jt_row *rows, size_t n, const size_t *dest,
-		    unsigned char *done)
-{
-	struct jt_row carry, t;
-	size_t i, j;
+#define RG_BLOCK 64
+#define RG_DONE 0x80 /* in band[]: the row is in its place (scratch) */
+/* Steps of a cycle ahead whose row is asked for (prefetched). */
+#define RG_AHEAD 16
 
-	memset(done, 0, n);
-	for (i = 0; i < n; i++) {
-		if (done[i])
-			continue;
-		carry = rows[i];
-		for (j = dest[i]; j != i; j = dest[j]) {
-			t = rows[j];
-			rows[j] = carry;
-			carry = t;
-			done[j] = 1;
-		}
-		rows[i] = carry;
-		done[i] = 1;
+struct regroup {
+	unsigned char *band; /* each row's band, RG_DONE while moving */
+	size_t *base; /* per block of RG_BLOCK rows and band: its first place */
+	size_t start[JL_MAX_BANDS + 1]; /* where each band begins */
+};
+
+/* Ones in each byte of a word. */
+#define RG_ONES 0x0101010101010101ULL
+
+/* Row i's place: its block's for its band, after its band's rows before it. */
+static inline size_t rg_dest(const struct regroup *g, size_t i)
+{
+	const unsigned char *blk = g->band + (i & ~(size_t)(RG_BLOCK - 1));
+	unsigned int b = g->band[i] & ~RG_DONE, k = i & (RG_BLOCK - 1), o;
+	size_t d = g->base[(i / RG_BLOCK) * JL_MAX_BANDS + b] + k;
+	uint64_t w, nz;
+
+	/* k, less the rows of other bands among the block's first k */
+	for (o = 0; o + 8 <= k; o += 8) {
+		memcpy(&w, blk + o, 8);
+		w = (w & (0x7f * RG_ONES)) ^ (b * RG_ONES);
+		nz = (w + 0x7f * RG_ONES) & (0x80 * RG_ONES);
+		d -= ((nz >> 7) * RG_ONES) >> 56;
+	}
+	for (; o < k; o++)
+		d -= (blk[o] & ~RG_DONE) != b;
+	return d;
+}
+
+/* base[] and start[] from band[] (each < nb). */
+static void rg_setup(struct regroup *g, size_t n, unsigned int nb)
+{
+	size_t at[JL_MAX_BANDS], i, k;
+	unsigned int b;
+
+	memset(g->start, 0, sizeof(g->start));
+	for (i = 0; i < n; i++)
+		g->start[g->band[i] + 1]++;
+	for (b = 0; b < nb; b++) {
+		g->start[b + 1] += g->start[b];
+		at[b] = g->start[b];
+	}
+	for (i = 0; i < n; i += RG_BLOCK) {
+		size_t end = i + RG_BLOCK < n ? i + RG_BLOCK : n;
+
+		for (b = 0; b < nb; b++)
+			g->base[(i / RG_BLOCK) * JL_MAX_BANDS + b] = at[b];
+		for (k = i; k < end; k++)
+			at[g->band[k]]++;
 	}
 }
 
-/* The inverse of permute(): row dest[i] goes back to i. */
-static void unpermute(struct jt_row *rows, size_t n, const size_t *dest,
-		      unsigned char *done)
+static inline void prefetch_row(const struct jt_row *r)
+{
+	const char *p = (const char *)r;
+
+	__builtin_prefetch(p, 1);
+	__builtin_prefetch(p + 64, 1);
+	__builtin_prefetch(p + sizeof(*r) - 1, 1);
+}
+
+/* RG_AHEAD steps of the cycle after j (a short cycle wraps around). */
+static size_t rg_ahead(const struct regroup *g, size_t j)
+{
+	unsigned int k;
+
+	for (k = 0; k < RG_AHEAD; k++)
+		j = rg_dest(g, j);
+	return j;
+}
+
+static void rg_clear(struct regroup *g, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		g->band[i] &= ~RG_DONE;
+}
+
+/*
+ * Rows moved in place so that row i lands at rg_dest(i), by following the
+ * permutation's cycles.
+ */
+static void permute(struct jt_row *rows, size_t n, struct regroup *g)
+{
+	struct jt_row carry, t;
+	size_t i, j, ahead;
+
+	for (i = 0; i < n; i++) {
+		if (g->band[i] & RG_DONE)
+			continue;
+		carry = rows[i];
+		ahead = rg_ahead(g, i);
+		for (j = rg_dest(g, i); j != i; j = rg_dest(g, j)) {
+			prefetch_row(rows + ahead);
+			ahead = rg_dest(g, ahead);
+			t = rows[j];
+			rows[j] = carry;
+			carry = t;
+			g->band[j] |= RG_DONE;
+		}
+		rows[i] = carry;
+		g->band[i] |= RG_DONE;
+	}
+	rg_clear(g, n);
+}
+
+/* The inverse of permute(): row rg_dest(i) goes back to i. */
+static void unpermute(struct jt_row *rows, size_t n, struct regroup *g)
 {
 	struct jt_row t;
-	size_t i, j;
+	size_t i, j, d, ahead;
 
-	memset(done, 0, n);
 	for (i = 0; i < n; i++) {
-		if (done[i])
+		if (g->band[i] & RG_DONE)
 			continue;
 		t = rows[i];
-		for (j = i; dest[j] != i; j = dest[j]) {
-			rows[j] = rows[dest[j]];
-			done[j] = 1;
+		ahead = rg_ahead(g, i);
+		for (j = i; (d = rg_dest(g, j)) != i; j = d) {
+			prefetch_row(rows + ahead);
+			ahead = rg_dest(g, ahead);
+			rows[j] = rows[d];
+			g->band[j] |= RG_DONE;
 		}
 		rows[j] = t;
-		done[j] = 1;
+		g->band[j] |= RG_DONE;
 	}
+	rg_clear(g, n);
 }
 
 /*
  * Each band's own (robust) fit and checks; its row weights into wb. The
  * rows are regrouped in place by band (each band's in their order, as a
  * copy would have them) and put back: a copy of the rows would be most of
- * the memory. dest (n) and done (n bytes) are scratch.
+ * the memory. g->band (n) and g->base are scratch.
  */
 static int fit_bands(struct jt_row *rows, size_t n, unsigned int present,
 		     const struct jt_train_opts *o, const struct jt_report *rep,
-		     const struct bgrid *g, const struct cand *best,
-		     const double *edges, unsigned char *band, size_t *dest,
-		     unsigned char *done, double *scratch, double *wb,
-		     struct jt_band_result *res)
+		     const struct bgrid *gr, const struct cand *best,
+		     const double *edges, struct regroup *g, double *scratch,
+		     double *wb, struct jt_band_result *res)
 {
 	unsigned char map[JT_BAND_BINS];
-	size_t start[JL_MAX_BANDS + 1] = { 0 }, at[JL_MAX_BANDS];
 	unsigned int b, j;
 	size_t i;
 	int ret = 0;
 
 	res->tried = 1;
 	res->nb = best->nc + 1;
-	band_map(g, best, map);
+	band_map(gr, best, map);
 	for (j = 0; j < best->nc; j++)
 		res->upper_mhz[j] = (uint64_t)edges[best->cut[j] - 1];
-	for (i = 0; i < n; i++) {
-		band[i] = map[g->bin[i]];
-		start[band[i] + 1]++;
-	}
-	for (b = 0; b < res->nb; b++) {
-		start[b + 1] += start[b];
-		at[b] = start[b];
-	}
 	for (i = 0; i < n; i++)
-		dest[i] = at[band[i]]++;
-	permute(rows, n, dest, done);
+		g->band[i] = map[gr->bin[i]];
+	rg_setup(g, n, res->nb);
+	permute(rows, n, g);
 	for (b = 0; b < res->nb; b++) {
 		struct jt_train_opts bopt = *o;
 		struct jt_report *br = &res->band[b];
-		size_t m = start[b + 1] - start[b];
+		size_t m = g->start[b + 1] - g->start[b];
 
 		res->nrows[b] = m;
 		bopt.pr = NULL;
 		bopt.no_se = 1;
 		/* jt_model_check() judges a band by its folds (K > 1 here). */
 		bopt.skip = JT_SKIP_INSAMPLE;
-		bopt.weights = scratch + start[b];
+		bopt.weights = scratch + g->start[b];
 		memset(br, 0, sizeof(*br));
 		br->samples_name = rep->samples_name;
 		br->pdu_name = rep->pdu_name;
@@ -824,7 +911,7 @@ static int fit_bands(struct jt_row *rows, size_t n, unsigned int present,
 		br->meter_line0 = rep->meter_line0;
 		br->al = rep->al;
 		br->max_gap_s = rep->max_gap_s;
-		ret = jt_train(rows + start[b], m, present, &bopt, br, NULL,
+		ret = jt_train(rows + g->start[b], m, present, &bopt, br, NULL,
 			       NULL);
 		if (ret) {
 			jt_diagf("banded fit: band %u failed\n", b + 1);
@@ -833,10 +920,10 @@ static int fit_bands(struct jt_row *rows, size_t n, unsigned int present,
 		res->band_ok[b] = !jt_model_check(br, res->band_why[b],
 						  sizeof(res->band_why[b]));
 	}
-	unpermute(rows, n, dest, done);
+	unpermute(rows, n, g);
 	if (!ret)
 		for (i = 0; i < n; i++)
-			wb[i] = scratch[dest[i]];
+			wb[i] = scratch[rg_dest(g, i)];
 	return ret;
 }
 
@@ -853,8 +940,9 @@ struct btrain {
 	struct bgrid g, gb, gs;
 	const double *g_w; /* the weights g was built with */
 	int g_is_wb; /* ... and they are the bands' weights, wb */
-	size_t *dest, min_rows;
-	unsigned char *done, *band, *bin;
+	size_t min_rows;
+	struct regroup rg;
+	unsigned char *bin;
 	struct cand best;
 };
 
@@ -865,11 +953,11 @@ static int bt_alloc(struct btrain *t)
 	t->mhz = malloc(n * sizeof(*t->mhz));
 	t->pred = malloc(n * sizeof(*t->pred));
 	t->wb = malloc(n * sizeof(*t->wb));
-	t->band = malloc(n);
-	t->dest = malloc(n * sizeof(*t->dest));
-	t->done = malloc(n ? n : 1);
+	t->rg.band = malloc(n ? n : 1);
+	t->rg.base =
+		malloc((n / RG_BLOCK + 1) * JL_MAX_BANDS * sizeof(*t->rg.base));
 	t->bin = malloc(n ? n : 1);
-	if (!t->mhz || !t->pred || !t->wb || !t->band || !t->dest || !t->done ||
+	if (!t->mhz || !t->pred || !t->wb || !t->rg.band || !t->rg.base ||
 	    !t->bin)
 		return -ENOMEM;
 	return 0;
@@ -883,9 +971,8 @@ static void bt_free(struct btrain *t)
 	free(t->mhz);
 	free(t->pred);
 	free(t->wb);
-	free(t->band);
-	free(t->dest);
-	free(t->done);
+	free(t->rg.band);
+	free(t->rg.base);
 	free(t->bin);
 }
 
@@ -1005,8 +1092,8 @@ static int bt_search(struct btrain *t, struct jt_band_result *res)
 		if (round && same_cuts(&t->best, &prev))
 			break; /* the same bands: the same fits and weights */
 		ret = fit_bands(t->rows, t->n, t->present, t->o, t->rep, &t->g,
-				&t->best, t->edges, t->band, t->dest, t->done,
-				t->pred, t->wb, res);
+				&t->best, t->edges, &t->rg, t->pred, t->wb,
+				res);
 		if (ret)
 			return ret;
 		t->g_is_wb = 0;
@@ -1044,11 +1131,10 @@ static int bt_heldout(struct btrain *t, const unsigned char *map,
 	int ret = 0;
 
 	/* What regrouped the rows for the bands' fits is not needed now. */
-	free(t->band);
-	free(t->dest);
-	free(t->done);
-	t->band = t->done = NULL;
-	t->dest = NULL;
+	free(t->rg.band);
+	free(t->rg.base);
+	t->rg.band = NULL;
+	t->rg.base = NULL;
 
 	if (t->g_is_wb) {
 		t->gb = t->g;
