@@ -219,35 +219,61 @@ out:
 	return ret;
 }
 
+/*
+ * Selection by partitions without branches on the data (a swap each, the
+ * end moved on by the comparison: unpredictable branches were most of the
+ * time on residuals), around a median of three; when k is not among the
+ * values below the pivot, those equal to it are split off too, so every
+ * round removes at least the pivot. The same k-th value as any exact
+ * selection, and v left partitioned around it.
+ */
+/* Below this many values, insertion sort. */
+#define KTH_SMALL 16
+
+static inline double med3(double a, double b, double c)
+{
+	if (a < b)
+		return b < c ? b : (a < c ? c : a);
+	return a < c ? a : (b < c ? c : b);
+}
+
 double fit_kth(double *v, size_t n, size_t k)
 {
-	size_t lo = 0, hi = n - 1;
+	size_t lo = 0, hi = n, i, j, m;
 
-	while (lo < hi) {
-		double p = v[lo + (hi - lo) / 2];
-		size_t i = lo, j = hi;
+	while (hi - lo > KTH_SMALL) {
+		double p = med3(v[lo], v[lo + (hi - lo) / 2], v[hi - 1]);
 
-		while (i <= j) {
-			while (v[i] < p)
-				i++;
-			while (v[j] > p)
-				j--;
-			if (i <= j) {
-				double t = v[i];
+		/* [lo, j) < p, branch free: a swap each, j moves on less */
+		for (i = j = lo; i < hi; i++) {
+			double t = v[i];
 
-				v[i++] = v[j];
-				v[j] = t;
-				if (!j)
-					break;
-				j--;
-			}
+			v[i] = v[j];
+			v[j] = t;
+			j += t < p;
 		}
-		if (k <= j)
+		if (k < j) {
 			hi = j;
-		else if (k >= i)
-			lo = i;
-		else
-			break;
+			continue;
+		}
+		/* [j, m) == p (p is one of them), [m, hi) > p */
+		for (i = m = j; i < hi; i++) {
+			double t = v[i];
+
+			v[i] = v[m];
+			v[m] = t;
+			m += !(p < t);
+		}
+		if (k < m)
+			return p;
+		lo = m;
+	}
+	for (i = lo + 1; i < hi; i++) {
+		double t = v[i];
+
+		for (j = i; j > lo && v[j - 1] > t; j--)
+			v[j] = v[j - 1];
+		v[j] = t;
 	}
 	return v[k];
 }
