@@ -27,6 +27,41 @@ static size_t floor_index(const int64_t *t, size_t n, int64_t x)
 	return lo;
 }
 
+/*
+ * floor_index() searched out from t[from] (from < n) by doubling steps,
+ * then by halving: the same index, found in a few steps when it is near
+ * (the next reading after an interval's start, the previous row's).
+ */
+static size_t floor_near(const int64_t *t, size_t n, int64_t x, size_t from)
+{
+	size_t lo, hi, step = 1;
+
+	if (t[from] <= x) {
+		lo = from; /* t[lo] <= x; t[hi] > x or hi == n */
+		while (n - lo > step && t[lo + step] <= x) {
+			lo += step;
+			step *= 2;
+		}
+		hi = n - lo > step ? lo + step : n;
+	} else {
+		hi = from; /* t[hi] > x >= t[0], so hi > 0 */
+		while (hi > step && t[hi - step] > x) {
+			hi -= step;
+			step *= 2;
+		}
+		lo = hi > step ? hi - step : 0;
+	}
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t[mid] <= x)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static double interp(const struct jt_meter *m, size_t j, int64_t x)
 {
 	double f = (double)(x - m->t[j]) / (double)(m->t[j + 1] - m->t[j]);
@@ -115,18 +150,18 @@ static int touches_gap(const struct jt_meter *m, size_t j, int64_t b,
  * to both rows.
  */
 static int row_instant(const struct jt_meter *m, int64_t a, int64_t b,
-		       int64_t max_gap_ns, struct jt_row *r)
+		       int64_t max_gap_ns, size_t *near, struct jt_row *r)
 {
 	size_t j0, lo, hi, j;
 	double e = 0;
 
 	if (m->n < 2 || a < m->t[0] || b > m->t[m->n - 1] || b <= a)
 		return JT_ALIGN_UNCOVERED;
-	j0 = floor_index(m->t, m->n, a);
+	j0 = *near = floor_near(m->t, m->n, a, *near);
 	if (touches_gap(m, j0, b, max_gap_ns))
 		return JT_ALIGN_GAP;
 	lo = j0 + 1; /* t[j0] <= a: the first reading after a */
-	hi = floor_index(m->t, m->n, b);
+	hi = floor_near(m->t, m->n, b, j0);
 	if (lo > hi)
 		return JT_ALIGN_BETWEEN;
 	if (lo == hi) {
@@ -145,14 +180,14 @@ static int row_instant(const struct jt_meter *m, int64_t a, int64_t b,
 
 /* Average readings: the exact integral of the step function over [a, b]. */
 static int row_average(const struct jt_meter *m, int64_t a, int64_t b,
-		       int64_t max_gap_ns, struct jt_row *r)
+		       int64_t max_gap_ns, size_t *near, struct jt_row *r)
 {
 	size_t j0, j;
 	double e = 0;
 
 	if (m->n < 2 || a < m->t[0] || b > m->t[m->n - 1] || b <= a)
 		return JT_ALIGN_UNCOVERED;
-	j0 = floor_index(m->t, m->n, a);
+	j0 = *near = floor_near(m->t, m->n, a, *near);
 	if (touches_gap(m, j0, b, max_gap_ns))
 		return JT_ALIGN_GAP;
 	r->mlo = j0 + 1;
@@ -170,11 +205,13 @@ static int row_average(const struct jt_meter *m, int64_t a, int64_t b,
 
 /*
  * One sample row as one interval (instant, or average finer than rows)
- * into *r: 1 if it is used, else 0 with the reason counted in st.
+ * into *r: 1 if it is used, else 0 with the reason counted in st. *near
+ * (< m->n): where the search for its readings starts, the reading before
+ * the previous row's start (0 at first).
  */
 static int align_one(const struct jt_sample *x, const struct jt_meter *m,
-		     int64_t offset_ns, int64_t max_gap_ns, struct jt_row *r,
-		     struct jt_align_stats *st)
+		     int64_t offset_ns, int64_t max_gap_ns, size_t *near,
+		     struct jt_row *r, struct jt_align_stats *st)
 {
 	int64_t a, b;
 	int rc;
@@ -189,8 +226,9 @@ static int align_one(const struct jt_sample *x, const struct jt_meter *m,
 		st->uncovered++;
 		return 0;
 	}
-	rc = m->sem == JT_METER_AVERAGE ? row_average(m, a, b, max_gap_ns, r) :
-					  row_instant(m, a, b, max_gap_ns, r);
+	rc = m->sem == JT_METER_AVERAGE ?
+		     row_average(m, a, b, max_gap_ns, near, r) :
+		     row_instant(m, a, b, max_gap_ns, near, r);
 	if (rc != JT_ALIGN_OK) {
 		st->uncovered += rc == JT_ALIGN_UNCOVERED;
 		st->gap += rc == JT_ALIGN_GAP;
@@ -211,10 +249,11 @@ static size_t align_rows(const struct jt_samples *s, const struct jt_meter *m,
 			 int64_t offset_ns, int64_t max_gap_ns,
 			 struct jt_row *out, struct jt_align_stats *st)
 {
-	size_t i, n = 0;
+	size_t i, n = 0, near = 0;
 
 	for (i = 0; i < s->n; i++)
-		n += align_one(&s->s[i], m, offset_ns, max_gap_ns, &out[n], st);
+		n += align_one(&s->s[i], m, offset_ns, max_gap_ns, &near,
+			       &out[n], st);
 	st->rows_in = n;
 	return n;
 }
@@ -394,7 +433,7 @@ int jt_align_consume(struct jt_samples *s, const struct jt_meter *m,
 		     struct jt_align_stats *st)
 {
 	struct jt_row *out, *tmp;
-	size_t i, n = 0, cap = s->n;
+	size_t i, n = 0, cap = s->n, near = 0;
 	int ret;
 
 	align_setup(s, m, rows, nrows, st);
@@ -412,7 +451,7 @@ int jt_align_consume(struct jt_samples *s, const struct jt_meter *m,
 	if (!out)
 		goto out;
 	for (i = s->n; i-- > 0;) {
-		n += align_one(&s->s[i], m, offset_ns, max_gap_ns,
+		n += align_one(&s->s[i], m, offset_ns, max_gap_ns, &near,
 			       &out[cap - 1 - n], st);
 		if (i % ALIGN_GIVE_BACK == 0 && i) {
 			struct jt_sample *x = realloc(s->s, i * sizeof(*x));
