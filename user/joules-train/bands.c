@@ -728,9 +728,10 @@ static int search(const struct bgrid *g, const struct jt_band_opts *bo,
  * Where the rows go when regrouped by band (each band's in their order):
  * row i's place is computed, not looked up in an array of n places. A
  * cycle of the permutation visits the rows in random order, and the next
- * place is needed before the next row can be asked for: from band[] (n
- * bytes) and base[] (a place per band per 64 rows) it is at hand in the
- * cache, where an array of n places was a miss of its own per row.
+ * place is needed before the next row can be asked for: from band[] and
+ * rank[] (n bytes each) and base[] (a place per band per 64 rows) it is at
+ * hand in the cache, where an array of n places was a miss of its own per
+ * row.
  */
 #define RG_BLOCK 64
 #define RG_DONE 0x80 /* in band[]: the row is in its place (scratch) */
@@ -739,34 +740,20 @@ static int search(const struct bgrid *g, const struct jt_band_opts *bo,
 
 struct regroup {
 	unsigned char *band; /* each row's band, RG_DONE while moving */
+	unsigned char *rank; /* rows of its band before it in its block */
 	size_t *base; /* per block of RG_BLOCK rows and band: its first place */
 	size_t start[JL_MAX_BANDS + 1]; /* where each band begins */
 };
 
-/* Ones in each byte of a word. */
-#define RG_ONES 0x0101010101010101ULL
-
 /* Row i's place: its block's for its band, after its band's rows before it. */
 static inline size_t rg_dest(const struct regroup *g, size_t i)
 {
-	const unsigned char *blk = g->band + (i & ~(size_t)(RG_BLOCK - 1));
-	unsigned int b = g->band[i] & ~RG_DONE, k = i & (RG_BLOCK - 1), o;
-	size_t d = g->base[(i / RG_BLOCK) * JL_MAX_BANDS + b] + k;
-	uint64_t w, nz;
+	unsigned int b = g->band[i] & ~RG_DONE;
 
-	/* k, less the rows of other bands among the block's first k */
-	for (o = 0; o + 8 <= k; o += 8) {
-		memcpy(&w, blk + o, 8);
-		w = (w & (0x7f * RG_ONES)) ^ (b * RG_ONES);
-		nz = (w + 0x7f * RG_ONES) & (0x80 * RG_ONES);
-		d -= ((nz >> 7) * RG_ONES) >> 56;
-	}
-	for (; o < k; o++)
-		d -= (blk[o] & ~RG_DONE) != b;
-	return d;
+	return g->base[(i / RG_BLOCK) * JL_MAX_BANDS + b] + g->rank[i];
 }
 
-/* base[] and start[] from band[] (each < nb). */
+/* base[], rank[] and start[] from band[] (each < nb). */
 static void rg_setup(struct regroup *g, size_t n, unsigned int nb)
 {
 	size_t at[JL_MAX_BANDS], i, k;
@@ -781,11 +768,13 @@ static void rg_setup(struct regroup *g, size_t n, unsigned int nb)
 	}
 	for (i = 0; i < n; i += RG_BLOCK) {
 		size_t end = i + RG_BLOCK < n ? i + RG_BLOCK : n;
+		size_t *base = g->base + (i / RG_BLOCK) * JL_MAX_BANDS;
 
 		for (b = 0; b < nb; b++)
-			g->base[(i / RG_BLOCK) * JL_MAX_BANDS + b] = at[b];
+			base[b] = at[b];
 		for (k = i; k < end; k++)
-			at[g->band[k]]++;
+			g->rank[k] = (unsigned char)(at[g->band[k]]++ -
+						     base[g->band[k]]);
 	}
 }
 
@@ -954,11 +943,12 @@ static int bt_alloc(struct btrain *t)
 	t->pred = malloc(n * sizeof(*t->pred));
 	t->wb = malloc(n * sizeof(*t->wb));
 	t->rg.band = malloc(n ? n : 1);
+	t->rg.rank = malloc(n ? n : 1);
 	t->rg.base =
 		malloc((n / RG_BLOCK + 1) * JL_MAX_BANDS * sizeof(*t->rg.base));
 	t->bin = malloc(n ? n : 1);
-	if (!t->mhz || !t->pred || !t->wb || !t->rg.band || !t->rg.base ||
-	    !t->bin)
+	if (!t->mhz || !t->pred || !t->wb || !t->rg.band || !t->rg.rank ||
+	    !t->rg.base || !t->bin)
 		return -ENOMEM;
 	return 0;
 }
@@ -972,6 +962,7 @@ static void bt_free(struct btrain *t)
 	free(t->pred);
 	free(t->wb);
 	free(t->rg.band);
+	free(t->rg.rank);
 	free(t->rg.base);
 	free(t->bin);
 }
@@ -1132,8 +1123,9 @@ static int bt_heldout(struct btrain *t, const unsigned char *map,
 
 	/* What regrouped the rows for the bands' fits is not needed now. */
 	free(t->rg.band);
+	free(t->rg.rank);
 	free(t->rg.base);
-	t->rg.band = NULL;
+	t->rg.band = t->rg.rank = NULL;
 	t->rg.base = NULL;
 
 	if (t->g_is_wb) {
