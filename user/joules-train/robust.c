@@ -222,9 +222,9 @@ out:
 /*
  * Selection by partitions without branches on the data (a swap each, the
  * end moved on by the comparison: unpredictable branches were most of the
- * time on residuals), around a median of three; when k is not among the
- * values below the pivot, those equal to it are split off too, so every
- * round removes at least the pivot. The same k-th value as any exact
+ * time on residuals), around a median of three; when none is below the
+ * pivot, those equal to it are split off, so every round removes at
+ * least one value. The same k-th value as any exact
  * selection, and v left partitioned around it.
  */
 /* Below this many values, insertion sort. */
@@ -256,7 +256,11 @@ double fit_kth(double *v, size_t n, size_t k)
 			hi = j;
 			continue;
 		}
-		/* [j, m) == p (p is one of them), [m, hi) > p */
+		if (j > lo) {
+			lo = j;
+			continue;
+		}
+		/* p is the least: [j, m) == p (p is one of them), [m, hi) > p */
 		for (i = m = j; i < hi; i++) {
 			double t = v[i];
 
