@@ -91,19 +91,26 @@ static void rows_bins(const double *mhz, size_t n, const double *edges,
 {
 	size_t r;
 
+	if (!nedges) {
+		memset(bin, 0, n);
+		return;
+	}
 	for (r = 0; r < n; r++) {
-		unsigned int lo = 0, hi = nedges;
+		unsigned int o = 0, len = nedges;
 
-		/* The first edge above mhz[r] (bisection: they ascend). */
-		while (lo < hi) {
-			unsigned int mid = (lo + hi) / 2;
+		/*
+		 * The first edge above mhz[r] by bisection (they ascend):
+		 * the first o edges are at or below it, and at most the
+		 * next len. Each step moves o by a select, not a branch
+		 * (the branches on the data were mispredicted).
+		 */
+		while (len > 1) {
+			unsigned int half = len / 2;
 
-			if (mhz[r] >= edges[mid])
-				lo = mid + 1;
-			else
-				hi = mid;
+			o = mhz[r] >= edges[o + half] ? o + half : o;
+			len -= half;
 		}
-		bin[r] = (unsigned char)lo;
+		bin[r] = (unsigned char)(o + (mhz[r] >= edges[o]));
 	}
 }
 
