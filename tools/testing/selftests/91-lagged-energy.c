@@ -511,14 +511,15 @@ TEST_F_TIMEOUT(lagged, chosen_ticks_tell_nothing, 300)
  * no rate, so all of its energy comes back through idle (the leftovers)
  * in one piece as it ends, the first piece reaching back to before the
  * window: over WIN_MIX seconds the lagged energy is the measured plus at
- * most an epoch's (1 s and up to 100 ms of late ticks), never less. The
- * CORE domain (inside the package's, 3 W beside 18) must not come back
- * with it: that would be 16% more, beyond TOL_MIX.
+ * most an epoch's (1 s, the tick that ends it and up to 240 ms of late
+ * ticks under emulation; 0.95 s seen on the KASAN kernel), never less.
+ * The CORE domain (inside the package's, 3 W beside 18) must not come
+ * back with it: that would be 16% more at least, beyond TOL_MIX.
  */
 #define WIN 4.0
 #define TOL3 0.05
-#define WIN_MIX 8.0
-#define TOL_MIX (1.1 / WIN_MIX)
+#define WIN_MIX 10.0
+#define TOL_MIX (1.25 / WIN_MIX)
 
 static int node_pair(struct jnl *nl, unsigned long long *m,
 		     unsigned long long *l)
