@@ -62,6 +62,7 @@
 #define DRAIN_MAX (8 * 512) /* what a guest wrote, dropped per turn */
 #define LOG_PER_MIN 20 /* "not served" lines a minute */
 #define IDLE_SPLIT "/sys/kernel/joules/idle_split"
+#define UNPRIV "/sys/kernel/joules/unpriv_interval_ms"
 
 struct vm {
 	pid_t pid;
@@ -962,6 +963,17 @@ static void vm_scan(const struct host_opts *o)
 }
 
 /* idle_split must be on for an idle share to be in the tasks' records. */
+/*
+ * The module's lagged view is on: unpriv_interval_ms not 0. A module
+ * without the setting has no such view (and would refuse the request).
+ */
+static bool lagged_on(void)
+{
+	char b[16];
+
+	return read_file(UNPRIV, b, sizeof(b)) > 0 && strtoul(b, NULL, 10) > 0;
+}
+
 static bool idle_split_on(void)
 {
 	char b[8];
@@ -1027,11 +1039,11 @@ static int host_check(struct host_state *h, const struct host_opts *o)
 	struct node_rec node;
 	int err = 0;
 
-	if (!h->nl) {
+	if (!h->nl)
 		err = jnl_open(&h->nl);
-		if (!err)
-			jnl_set_lagged(h->nl, !o->live);
-	}
+	/* What the VMs' owners may see: as the module shows them. */
+	if (!err)
+		jnl_set_lagged(h->nl, !o->live && lagged_on());
 	if (!err)
 		err = jnl_get_node(h->nl, &node);
 	if (err) {

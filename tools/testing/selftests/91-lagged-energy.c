@@ -141,10 +141,15 @@ static void child(struct turn *t, int look_fd, int out)
 {
 	pthread_t th[2];
 	struct seen s = { 0 };
+	cpu_set_t set;
 	char c;
 	int i;
 
-	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+	/* One CPU for both: each package has rates of its own. */
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) || setgroups(0, NULL) ||
+	    setgid(NOBODY) || setuid(NOBODY))
 		_exit(2);
 	/* Changing uid made it non-dumpable: its files would be root's. */
 	prctl(PR_SET_DUMPABLE, 1);
@@ -504,22 +509,23 @@ TEST_F_TIMEOUT(lagged, chosen_ticks_tell_nothing, 300)
 
 /*
  * Conservation: at constant power the node's lagged energy over a window
- * is its measured energy (the same power, one epoch later): charged tick
- * by tick, the two differ by their ends' ticks, two of 10 ms each side of
- * WIN seconds (1%), late ticks under emulation included: TOL3. With gamma
- * switched every 250 ms every epoch mixes two units of weight and makes
- * no rate, so all of its energy comes back through idle (the leftovers)
- * in one piece as it ends, the first piece reaching back to before the
- * window: over WIN_MIX seconds the lagged energy is the measured plus at
- * most an epoch's (1 s, the tick that ends it and up to 240 ms of late
- * ticks under emulation; 0.95 s seen on the KASAN kernel), never less.
- * The CORE domain (inside the package's, 3 W beside 18) must not come
- * back with it: that would be 16% more at least, beyond TOL_MIX.
+ * of WIN seconds is its measured energy (the same power, one epoch later)
+ * give or take one epoch's: charged tick by tick at the last epoch's
+ * rate, but what a rate leaves (an epoch with less weight than the one
+ * before) comes back in one piece as the next ends, inside the window or
+ * after it (5.7% over 4 s seen on 6.12-rt). An epoch is 1 s, the tick
+ * that ends it and up to 240 ms of late ticks under emulation: TOL_MIX.
+ * With gamma switched every 250 ms every epoch mixes two units of weight
+ * and makes no rate, so all of its energy comes back that way, the first
+ * piece reaching back to before the window: then the lagged energy is the
+ * measured plus at most an epoch's (0.95 s seen on the KASAN kernel), and
+ * no less than the measured but for a few ticks (TOL3). The CORE domain
+ * (inside the package's, 3 W beside 18) must not come back with it: that
+ * would be 16% more at least, beyond TOL_MIX.
  */
-#define WIN 4.0
+#define WIN 10.0
 #define TOL3 0.05
-#define WIN_MIX 10.0
-#define TOL_MIX (1.25 / WIN_MIX)
+#define TOL_MIX (1.25 / WIN)
 
 static int node_pair(struct jnl *nl, unsigned long long *m,
 		     unsigned long long *l)
@@ -542,8 +548,7 @@ static double window_ratio(struct jnl *nl, bool mix)
 
 	if (node_pair(nl, &m0, &l0))
 		return -1;
-	for (end = st_now() + (mix ? WIN_MIX : WIN); st_now() < end;
-	     usleep(250000)) {
+	for (end = st_now() + WIN; st_now() < end; usleep(250000)) {
 		const char *g = flip++ % 2 ? "1000" : "999";
 
 		if (mix && st_write(JOULES_SYSFS "/gamma_milli", g, strlen(g)))
@@ -581,8 +586,8 @@ TEST_F_TIMEOUT(lagged, node_lagged_is_measured_later, 120)
 	jnl_close(nl);
 	TH_LOG("node lagged over measured: plain %.3f, mixed epochs %.3f",
 	       plain, mixed);
-	EXPECT_LE(1 - TOL3, plain);
-	EXPECT_GE(1 + TOL3, plain);
+	EXPECT_LE(1 - TOL_MIX, plain);
+	EXPECT_GE(1 + TOL_MIX, plain);
 	EXPECT_LE(1 - TOL3, mixed);
 	EXPECT_GE(1 + TOL_MIX, mixed);
 }
