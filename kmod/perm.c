@@ -43,7 +43,6 @@
 #include "cgroup.h"
 #include "compat.h"
 #include "perm.h"
-#include "worker.h"
 
 static bool reader_capable(const struct joules_reader *r, int cap)
 {
@@ -193,13 +192,17 @@ bool joules_may_read_node(const struct joules_reader *r)
  * opener and the task reading) must both be such readers; lagged asks for
  * the lagged view anyway (the exporter serving others).
  */
+unsigned int joules_unpriv_interval_ms = 1000;
+/* The epoch's length in force, as the worker last set it (worker.c). */
+unsigned int joules_lag_epoch_ms = 1000;
+
 unsigned int joules_reader_lag_ms(const struct joules_reader *a,
 				  const struct joules_reader *b, bool lagged)
 {
 	if (!lagged && (!READ_ONCE(joules_unpriv_interval_ms) ||
 			(joules_may_read_node(a) && joules_may_read_node(b))))
 		return 0;
-	return joules_lag_epoch_ms();
+	return READ_ONCE(joules_lag_epoch_ms);
 }
 
 /* Feeding the node's wall meter: its figures become everyone's energy. */

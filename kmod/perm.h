@@ -37,6 +37,12 @@ int joules_read_lock(struct task_struct *t);	/* exec's lock; -EINTR */
 void joules_read_unlock(struct task_struct *t);
 /* Node-wide measured energy: CAP_PERFMON or CAP_SYS_ADMIN. */
 bool joules_may_read_node(const struct joules_reader *r);
+/*
+ * The lagged view's epoch: the setting (sysfs unpriv_interval_ms; 0: every
+ * reader live) and the length in force (the worker's, ms).
+ */
+extern unsigned int joules_unpriv_interval_ms;
+extern unsigned int joules_lag_epoch_ms;
 /* 0: a and b see energy live; else its lag in ms (perm.c). */
 unsigned int joules_reader_lag_ms(const struct joules_reader *a,
 				  const struct joules_reader *b, bool lagged);

@@ -16,6 +16,7 @@
 #include "cgroup.h"
 #include "freq.h"
 #include "model.h"
+#include "perm.h"
 #include "pmu.h"
 #include "procpid.h"
 #include "source.h"

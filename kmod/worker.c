@@ -31,6 +31,7 @@
 #include "compat.h"
 #include "freq.h"
 #include "model.h"
+#include "perm.h"
 #include "pmu.h"
 #include "report.h"
 #include "source.h"
@@ -46,7 +47,6 @@ bool joules_idle_split;
 /* EnergAt's non-linear scaling exponents, in thousandths; 1000 = off. */
 unsigned int joules_gamma_milli = 1000;
 unsigned int joules_delta_milli = 1000;
-unsigned int joules_unpriv_interval_ms = 1000;
 
 static struct delayed_work tick_work;
 static DEFINE_MUTEX(tick_lock);
@@ -763,22 +763,17 @@ static void lag_idle(struct pkg_pass *pp, u64 dt)
 	lag_wall = pp->wall;
 }
 
-unsigned int joules_lag_epoch_ms(void)
-{
-	unsigned int ms = READ_ONCE(joules_unpriv_interval_ms);
-
-	/* 0 (every reader live): the view still exists, on request. */
-	return max(ms ? ms : 1000, READ_ONCE(joules_interval_ms));
-}
-
 /* An epoch ends at the first tick unpriv_interval_ms after it began. */
 static void lag_epoch(u64 dt)
 {
-	unsigned int pkg, i;
+	unsigned int pkg, i, ms = READ_ONCE(joules_unpriv_interval_ms);
 	u64 back = 0, left;
 
+	/* 0 (every reader live): the view still exists, on request. */
+	ms = max(ms ? ms : 1000, READ_ONCE(joules_interval_ms));
+	WRITE_ONCE(joules_lag_epoch_ms, ms);
 	epoch_ns += dt;
-	if (epoch_ns < (u64)joules_lag_epoch_ms() * NSEC_PER_MSEC)
+	if (epoch_ns < (u64)ms * NSEC_PER_MSEC)
 		return;
 	epoch_ns = 0;
 	/* Only the rates the node's energy is made of give back to idle. */

@@ -19,8 +19,5 @@ extern enum joules_source_mode joules_source_mode;
 extern bool joules_idle_split;
 extern unsigned int joules_gamma_milli;
 extern unsigned int joules_delta_milli;
-/* Readers without node rights: rates of epochs this long (0: live for all). */
-extern unsigned int joules_unpriv_interval_ms;
-unsigned int joules_lag_epoch_ms(void);
 
 #endif /* JOULES_WORKER_H */
