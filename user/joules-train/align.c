@@ -51,15 +51,8 @@ static size_t floor_near(const int64_t *t, size_t n, int64_t x, size_t from)
 		}
 		lo = hi > step ? hi - step : 0;
 	}
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t[mid] <= x)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	/* Then halving between them: the same steps as from the whole range's. */
+	return lo + floor_index(t + lo, hi - lo, x);
 }
 
 static double interp(const struct jt_meter *m, size_t j, int64_t x)
