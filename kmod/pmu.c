@@ -34,6 +34,17 @@ module_param(hw_counters, bool, 0444);
 MODULE_PARM_DESC(hw_counters,
 		 "Count cycles, instructions and cache misses per task where a PMU exists (default 1); 0: absent, and a cheaper context switch");
 
+/* QEMU has no PMU: these let the counting path run there (92-pmu-partial). */
+static bool test_sw_counters;
+module_param(test_sw_counters, bool, 0444);
+MODULE_PARM_DESC(test_sw_counters,
+		 "Test only: software cpu-clock events stand in for the three hardware counters");
+static int test_fail_cpu = -1;
+module_param(test_fail_cpu, int, 0444);
+MODULE_PARM_DESC(test_fail_cpu,
+		 "Test only: the first creation of the counters on this CPU fails");
+static bool test_failed;
+
 u32 joules_pmu_present(void)
 {
 	return READ_ONCE(present);
@@ -99,7 +110,14 @@ static int pmu_cpu_online(unsigned int cpu)
 		if (!(want & (1U << hw_feature[i])))
 			continue;
 		attr.config = hw_config[i];
-		ev[i] = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
+		if (test_sw_counters) {
+			attr.type = PERF_TYPE_SOFTWARE;
+			attr.config = PERF_COUNT_SW_CPU_CLOCK;
+		}
+		if ((int)cpu == test_fail_cpu && !test_failed)
+			ev[i] = ERR_PTR(-ENODEV);
+		else
+			ev[i] = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
 		if (IS_ERR(ev[i])) {
 			ev[i] = NULL;
 			/* Missing on one CPU is absent everywhere: no partial sums. */
@@ -109,6 +127,8 @@ static int pmu_cpu_online(unsigned int cpu)
 					jl_feature_names[hw_feature[i]], cpu);
 		}
 	}
+	if ((int)cpu == test_fail_cpu)
+		test_failed = true;
 	WRITE_ONCE(present, want);
 	local_irq_disable();
 	for (i = 0; i < JOULES_NR_HW; i++) {
