@@ -4,8 +4,14 @@
  * instructions and cache misses, read at every context switch. Where the
  * CPU has no PMU (QEMU's software emulation among them) the events cannot
  * be created and the counters are reported absent, never as zero. A CPU
- * hotplug state creates them (and notes the CPU's package) as CPUs come
- * online and releases them as CPUs go.
+ * hotplug state creates them as CPUs come online and releases them as
+ * CPUs go.
+ *
+ * A counter some CPUs have and others lack (a failed creation, a pinned
+ * event pushed into error by another pinned user) stays in use where it
+ * counts: a task whose slice on a CPU went uncounted has that counter
+ * absent from then on (joules_count_hw()), the others keep it, and a
+ * delayed work tries the missing events again.
  *
  * perf_event_read_local() is not exported, so the read is done the way it
  * does it: for an event active on this CPU, ask the PMU driver to fold the
@@ -14,7 +20,9 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
+#include <linux/cpumask.h>
 #include <linux/perf_event.h>
+#include <linux/workqueue.h>
 
 #include "core.h"
 #include "pmu.h"
@@ -25,7 +33,8 @@ static const u64 hw_config[JOULES_NR_HW] = {
 	PERF_COUNT_HW_CACHE_MISSES,
 };
 static const u32 hw_feature[JOULES_NR_HW] = { JL_F_CYCLES, JL_F_INSTR, JL_F_MISSES };
-static u32 present;	/* JL_F_* bits with an event on every online CPU */
+#define HW_ALL ((1U << JL_F_CYCLES) | (1U << JL_F_INSTR) | (1U << JL_F_MISSES))
+static u32 present;	/* JL_F_* bits with an event on some CPU since the load */
 DEFINE_STATIC_KEY_FALSE(joules_hw_on);
 
 /* Three counter reads per switch-out: likely most of the hook's cost where a PMU exists. */
@@ -43,7 +52,9 @@ static int test_fail_cpu = -1;
 module_param(test_fail_cpu, int, 0444);
 MODULE_PARM_DESC(test_fail_cpu,
 		 "Test only: the first creation of the counters on this CPU fails");
-static bool test_failed;
+
+/* How often CPUs missing a counter are tried again. */
+#define RETRY_JIFFIES (10 * HZ)
 
 u32 joules_pmu_present(void)
 {
@@ -64,6 +75,13 @@ static bool read_event(struct perf_event *ev, u64 *val)
 struct pmu_cpu {
 	struct perf_event *hw[JOULES_NR_HW];
 	u64 hw_last[JOULES_NR_HW];
+	/*
+	 * Events set up while tasks ran here uncounted: their first read only
+	 * sets hw_last, and the slice it ends counts as missed.
+	 */
+	u32 fresh;
+	u32 logged;	/* JL_F_* bits whose failure here was logged */
+	bool test_failed;
 };
 static DEFINE_PER_CPU(struct pmu_cpu, pmu_cpus);
 
@@ -77,65 +95,203 @@ u32 joules_pmu_read(u64 *hw)
 	if (!have)
 		return 0;
 	for (i = 0; i < JOULES_NR_HW; i++) {
+		u32 bit = 1U << hw_feature[i];
+
 		hw[i] = 0;
-		if (!(have & (1U << hw_feature[i])) || !read_event(jc->hw[i], &v))
+		if (!(have & bit) || !read_event(jc->hw[i], &v))
 			continue;
+		if (unlikely(jc->fresh & bit)) {
+			jc->fresh &= ~bit;
+			jc->hw_last[i] = v;
+			continue;
+		}
 		hw[i] = v - jc->hw_last[i];
 		jc->hw_last[i] = v;
-		mask |= 1U << hw_feature[i];
+		mask |= bit;
 	}
 	return mask;
 }
 
-static enum cpuhp_state hp_state;	/* 0 while registering */
-
-/*
- * A CPU comes online (at registration: every online CPU). Runs on that
- * CPU, so its events are swapped in with interrupts off, which the
- * sched_switch probe (interrupts off too) cannot interleave with.
- */
-static int pmu_cpu_online(unsigned int cpu)
+static struct perf_event *create(unsigned int i, unsigned int cpu)
 {
-	struct pmu_cpu *jc = per_cpu_ptr(&pmu_cpus, cpu);
-	struct perf_event *ev[JOULES_NR_HW] = { NULL };
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_HARDWARE,
 		.size = sizeof(attr),
+		.config = hw_config[i],
 		.pinned = 1,
 	};
-	u32 want = READ_ONCE(present);
+	struct pmu_cpu *jc = per_cpu_ptr(&pmu_cpus, cpu);
+
+	if ((int)cpu == test_fail_cpu && !jc->test_failed) {
+		if (i == JOULES_NR_HW - 1)
+			jc->test_failed = true;
+		return ERR_PTR(-ENODEV);
+	}
+	if (test_sw_counters) {
+		attr.type = PERF_TYPE_SOFTWARE;
+		attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	}
+	return perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
+}
+
+static enum cpuhp_state hp_state;	/* 0 while registering */
+
+struct install {
+	struct pmu_cpu *jc;
+	struct perf_event *ev[JOULES_NR_HW];
+	u32 fresh;
+};
+
+/* On the event's CPU with interrupts off: the probe cannot interleave. */
+static void install_fn(void *arg)
+{
+	struct install *in = arg;
 	unsigned int i;
 
 	for (i = 0; i < JOULES_NR_HW; i++) {
-		if (!(want & (1U << hw_feature[i])))
+		if (!in->ev[i])
 			continue;
-		attr.config = hw_config[i];
-		if (test_sw_counters) {
-			attr.type = PERF_TYPE_SOFTWARE;
-			attr.config = PERF_COUNT_SW_CPU_CLOCK;
-		}
-		if ((int)cpu == test_fail_cpu && !test_failed)
-			ev[i] = ERR_PTR(-ENODEV);
-		else
-			ev[i] = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
-		if (IS_ERR(ev[i])) {
-			ev[i] = NULL;
-			/* Missing on one CPU is absent everywhere: no partial sums. */
-			want &= ~(1U << hw_feature[i]);
-			if (hp_state)	/* a CPU that came later; at load: below */
-				pr_info("%s counter unavailable on CPU %u: absent from now on\n",
-					jl_feature_names[hw_feature[i]], cpu);
-		}
+		in->jc->hw[i] = in->ev[i];
+		in->jc->hw_last[i] = 0;
 	}
-	if ((int)cpu == test_fail_cpu)
-		test_failed = true;
-	WRITE_ONCE(present, want);
-	local_irq_disable();
+	in->jc->fresh |= in->fresh;
+}
+
+/*
+ * Create the counters of want that cpu lacks, and enable those a pinned
+ * user pushed into error. Hotplug held off (cpus_read_lock() or the
+ * hotplug callback); the events are swapped in on cpu itself. Returns the
+ * bits cpu still lacks.
+ */
+static u32 fill_cpu(unsigned int cpu, u32 want, bool fresh)
+{
+	struct pmu_cpu *jc = per_cpu_ptr(&pmu_cpus, cpu);
+	struct install in = { .jc = jc };
+	u32 lacking = 0, bit, renew = 0;
+	struct perf_event *ev;
+	unsigned int i;
+
 	for (i = 0; i < JOULES_NR_HW; i++) {
-		jc->hw[i] = ev[i];
-		jc->hw_last[i] = 0;
+		bit = 1U << hw_feature[i];
+		if (!(want & bit))
+			continue;
+		ev = READ_ONCE(jc->hw[i]);
+		if (ev) {
+			if (READ_ONCE(ev->state) == PERF_EVENT_STATE_ERROR)
+				renew |= bit;
+			continue;
+		}
+		ev = create(i, cpu);
+		if (IS_ERR(ev)) {
+			lacking |= bit;
+			/* At registration: said by say_lacking() if some CPU has it. */
+			if (hp_state && !(jc->logged & bit))
+				pr_info("%s counter unavailable on CPU %u (%ld): absent for the tasks that run there, tried again every %u s\n",
+					jl_feature_names[hw_feature[i]], cpu,
+					PTR_ERR(ev), RETRY_JIFFIES / HZ);
+			jc->logged |= bit;
+			continue;
+		}
+		in.ev[i] = ev;
+		if (fresh)
+			in.fresh |= bit;
+		if (jc->logged & bit)
+			pr_info("%s counter on CPU %u counts again\n",
+				jl_feature_names[hw_feature[i]], cpu);
+		jc->logged &= ~bit;
 	}
-	local_irq_enable();
+	if (renew) {
+		/* Marked first: a read between enable and mark would be partial. */
+		in.fresh |= renew;
+		lacking |= renew;
+	}
+	if (in.fresh || in.ev[0] || in.ev[1] || in.ev[2])
+		smp_call_function_single(cpu, install_fn, &in, 1);
+	for (i = 0; i < JOULES_NR_HW; i++)
+		if (renew & (1U << hw_feature[i]))
+			perf_event_enable(jc->hw[i]);
+	return lacking;
+}
+
+static void say_lacking(unsigned int cpu)
+{
+	struct pmu_cpu *jc = per_cpu_ptr(&pmu_cpus, cpu);
+	unsigned int i;
+
+	for (i = 0; i < JOULES_NR_HW; i++) {
+		if (!(present & (1U << hw_feature[i])) || jc->hw[i])
+			continue;
+		pr_info("%s counter unavailable on CPU %u: absent for the tasks that run there, tried again every %u s\n",
+			jl_feature_names[hw_feature[i]], cpu, RETRY_JIFFIES / HZ);
+		jc->logged |= 1U << hw_feature[i];
+	}
+}
+
+static void retry_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(retry, retry_fn);
+
+/*
+ * CPUs lacking a counter in use, or with one another pinned user pushed
+ * into error (which nothing tells us of): tried again, while any CPU
+ * has one.
+ */
+static void retry_fn(struct work_struct *work)
+{
+	u32 want = READ_ONCE(present);
+	unsigned int cpu;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu)
+		fill_cpu(cpu, want, true);
+	cpus_read_unlock();
+	schedule_delayed_work(&retry, RETRY_JIFFIES);
+}
+
+/* Online CPUs that lack a counter in use or have it in error. */
+ssize_t joules_pmu_missing(char *buf, size_t size)
+{
+	u32 want = READ_ONCE(present);
+	cpumask_var_t m;
+	unsigned int cpu, i;
+	ssize_t n;
+
+	if (!zalloc_cpumask_var(&m, GFP_KERNEL))
+		return -ENOMEM;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		struct pmu_cpu *jc = per_cpu_ptr(&pmu_cpus, cpu);
+
+		for (i = 0; i < JOULES_NR_HW; i++) {
+			struct perf_event *ev = READ_ONCE(jc->hw[i]);
+
+			if ((want & (1U << hw_feature[i])) &&
+			    (!ev || READ_ONCE(ev->state) != PERF_EVENT_STATE_ACTIVE))
+				cpumask_set_cpu(cpu, m);
+		}
+	}
+	cpus_read_unlock();
+	n = scnprintf(buf, size, "%*pbl\n", cpumask_pr_args(m));
+	free_cpumask_var(m);
+	return n;
+}
+
+/*
+ * A CPU comes online (at registration: every online CPU), on that CPU.
+ * Nothing has run there uncounted, so the new events count from here.
+ * At registration a counter no CPU can have (no PMU) is absent; later a
+ * CPU that lacks one is tried again by the delayed work.
+ */
+static int pmu_cpu_online(unsigned int cpu)
+{
+	u32 want = hp_state ? READ_ONCE(present) : (hw_counters ? HW_ALL : 0);
+	u32 lacking;
+
+	/* A later CPU that lacks one is tried again by retry_fn(). */
+	if (!want)
+		return 0;
+	lacking = fill_cpu(cpu, want, false);
+	if (!hp_state)
+		WRITE_ONCE(present, present | (want & ~lacking));
 	return 0;
 }
 
@@ -151,6 +307,7 @@ static int pmu_cpu_offline(unsigned int cpu)
 		ev[i] = jc->hw[i];
 		jc->hw[i] = NULL;
 	}
+	jc->fresh = 0;
 	local_irq_enable();
 	for (i = 0; i < JOULES_NR_HW; i++)
 		if (ev[i])
@@ -160,28 +317,39 @@ static int pmu_cpu_offline(unsigned int cpu)
 
 int joules_pmu_init(void)
 {
+	unsigned int cpu;
 	int ret;
 
 	if (!hw_counters)
 		pr_info("hardware counters off (hw_counters=0): cycles, instructions and cache misses are absent\n");
-	present = hw_counters ? (1U << hw_feature[0]) | (1U << hw_feature[1]) |
-				(1U << hw_feature[2]) : 0;
-	/* Brings every online CPU's counters up. */
+	if (test_sw_counters)
+		pr_warn("test_sw_counters: cycles, instructions and cache misses are CPU nanoseconds (test only)\n");
+	present = 0;
+	/* Brings every online CPU's counters up; present: those some CPU has. */
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "joules:pmu",
 				pmu_cpu_online, pmu_cpu_offline);
 	if (ret < 0)
 		return ret;
 	hp_state = ret;
-	/* Before the hooks exist: nothing runs the code being patched. */
-	if (present)
+	if (present) {
+		/* Before the hooks exist: nothing runs the code being patched. */
 		static_branch_enable(&joules_hw_on);
-	else if (hw_counters)
+		/* CPUs that lack one: said now, tried again later. */
+		cpus_read_lock();
+		for_each_online_cpu(cpu)
+			say_lacking(cpu);
+		cpus_read_unlock();
+		schedule_delayed_work(&retry, RETRY_JIFFIES);
+	} else if (hw_counters) {
 		pr_info("no hardware counters (no PMU): cycles, instructions and cache misses are absent\n");
+	}
 	return 0;
 }
 
 void joules_pmu_exit(void)
 {
+	/* Waits for a retry in flight and keeps it from coming back. */
+	cancel_delayed_work_sync(&retry);
 	/* The hooks are gone: no probe reads the events any more. */
 	if (static_key_enabled(&joules_hw_on))
 		static_branch_disable(&joules_hw_on);

@@ -14,8 +14,14 @@ DECLARE_STATIC_KEY_FALSE(joules_hw_on);
 
 int joules_pmu_init(void);
 void joules_pmu_exit(void);
-/* This CPU's deltas since its last call (irqs off); returns JL_F_* bits. */
+/*
+ * This CPU's deltas since its last call (irqs off); returns the JL_F_*
+ * bits read. A bit of joules_pmu_present() not returned went uncounted.
+ */
 u32 joules_pmu_read(u64 *hw);
+/* Counters in use: those some CPU has had since the load. */
 u32 joules_pmu_present(void);
+/* sysfs hw_counters_missing: online CPUs lacking one in use, a cpulist. */
+ssize_t joules_pmu_missing(char *buf, size_t size);
 
 #endif /* JOULES_PMU_H */

@@ -82,6 +82,13 @@ static ssize_t hw_counters_show(struct kobject *k, struct kobj_attribute *a, cha
 }
 static struct kobj_attribute hw_counters_attr = __ATTR_RO(hw_counters);
 
+static ssize_t hw_counters_missing_show(struct kobject *k, struct kobj_attribute *a,
+					char *buf)
+{
+	return joules_pmu_missing(buf, PAGE_SIZE);
+}
+static struct kobj_attribute hw_counters_missing_attr = __ATTR_RO(hw_counters_missing);
+
 static ssize_t proc_pid_energy_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
 	return joules_procpid_status(buf);
@@ -212,6 +219,7 @@ static struct attribute *joules_attrs[] = {
 	&alloc_failures_attr.attr,
 	&packages_attr.attr,
 	&hw_counters_attr.attr,
+	&hw_counters_missing_attr.attr,
 	&proc_pid_energy_attr.attr,
 	NULL,
 };

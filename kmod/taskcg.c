@@ -128,6 +128,7 @@ void joules_taskcg_charge(struct joules_entry *e, const struct jl_feat *d,
 		c.s.model_generation = generation;
 	memcpy(c.feat, d->v, sizeof(c.feat));
 	c.opt_present = d->present & ~((1U << JL_F_CPU_NS) | (1U << JL_F_DISK));
+	c.opt_missed = READ_ONCE(e->hw_missed);
 	c.read_bytes = rd - e->cg_read;
 	c.write_bytes = wr - e->cg_write;
 	e->cg_read = rd;

@@ -363,9 +363,15 @@ void notrace joules_count_hw(struct joules_entry *e, struct joules_cpu *jc)
 {
 	struct joules_slot *s;
 	u64 hw[JOULES_NR_HW];
-	u32 mask = joules_pmu_read(hw);
+	u32 mask = joules_pmu_read(hw), missed;
 
-	if (!e || !mask)
+	if (!e)
+		return;
+	/* A slice a counter in use did not count: partial from now on. */
+	missed = joules_pmu_present() & ~mask;
+	if (unlikely(missed) && (e->hw_missed & missed) != missed)
+		WRITE_ONCE(e->hw_missed, e->hw_missed | missed);
+	if (!mask)
 		return;
 	s = &e->slot[jc->pkg];
 	WRITE_ONCE(s->cum[JL_F_CYCLES], s->cum[JL_F_CYCLES] + hw[0]);
@@ -431,6 +437,7 @@ void joules_entry_totals(struct joules_entry *e, struct joules_totals *t)
 	t->feat[JL_F_DISK] += d_rd + d_wr;
 	t->feat[JL_F_PAGECACHE] += d_pc;
 	t->opt_present = READ_ONCE(e->hw_seen) | joules_opt_avail;
+	t->opt_missed = READ_ONCE(e->hw_missed);
 }
 
 atomic64_t joules_walk_retries;

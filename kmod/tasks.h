@@ -106,6 +106,7 @@ struct joules_entry {
 	u64 io_write;
 	/* Written only by the CPU switching the task out. */
 	u32 hw_seen;			/* JL_F_* bits a PMU counted */
+	u32 hw_missed;			/* ... and those it missed a slice of */
 
 	/* Worker side. */
 	struct joules_sums sums;	/* under group->lock */

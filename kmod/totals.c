@@ -25,6 +25,7 @@ void joules_totals_add(struct joules_totals *a, const struct joules_totals *b)
 	a->read_bytes += b->read_bytes;
 	a->write_bytes += b->write_bytes;
 	a->opt_present |= b->opt_present;
+	a->opt_missed |= b->opt_missed;
 }
 
 void joules_totals_stats(const struct joules_totals *t, struct joules_stats *st)
@@ -48,7 +49,7 @@ void joules_totals_stats(const struct joules_totals *t, struct joules_stats *st)
 	st->pagecache_bytes = t->feat[JL_F_PAGECACHE];
 	st->read_bytes = t->read_bytes;
 	st->write_bytes = t->write_bytes;
-	st->opt_present = t->opt_present;
+	st->opt_present = t->opt_present & ~t->opt_missed;
 	st->domains = t->s.domains;
 	st->source_mask = t->s.source_mask;
 	st->model_generation = t->s.model_generation;

@@ -30,6 +30,7 @@ struct joules_totals {
 	u64 read_bytes;
 	u64 write_bytes;
 	u32 opt_present;
+	u32 opt_missed;	/* counters some part of the sum missed: absent */
 };
 
 void joules_totals_add(struct joules_totals *a, const struct joules_totals *b);
