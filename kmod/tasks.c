@@ -710,6 +710,12 @@ int joules_task_stats(struct task_struct *t, bool process,
 
 static enum cpuhp_state hp_state;
 
+/* 86-cpu-hotplug: this CPU's package looks unknown when it comes back. */
+static int test_pkg_beyond_cpu = -1;
+module_param(test_pkg_beyond_cpu, int, 0444);
+MODULE_PARM_DESC(test_pkg_beyond_cpu,
+		 "Test only: this CPU, brought online after the load, is in a package beyond those known at the load");
+
 /*
  * A CPU comes online (at registration: every online CPU), on that CPU with
  * interrupts off, which the sched_switch probe cannot interleave with. Its
@@ -720,6 +726,8 @@ static int tasks_cpu_online(unsigned int cpu)
 	struct joules_cpu *jc = per_cpu_ptr(&joules_cpus, cpu);
 	unsigned int pkg = topology_logical_package_id(cpu);
 
+	if (hp_state && (int)cpu == test_pkg_beyond_cpu)
+		pkg = joules_nr_pkgs;
 	local_irq_disable();
 	jc->pkg = pkg < joules_nr_pkgs ? pkg : 0;
 	jc->cur = NULL;

@@ -6,6 +6,11 @@
  * on the same CPU back online has all its CPU time counted and exactly the
  * model's energy for it, and no checker complains (the runner reads
  * dmesg after every program).
+ *
+ * A CPU that comes back in a package the module did not size for at its
+ * load (test_pkg_beyond_cpu stands in for firmware that did not list it)
+ * is refused with the reason, not counted as package 0's, and comes up
+ * once the module is reloaded.
  */
 #include <sched.h>
 
@@ -98,6 +103,30 @@ TEST(offline_and_back)
 		st_write(JOULES_SYSFS "/source", strchr(src, '[') + 1,
 			 strlen(strchr(src, '[') + 1));
 	}
+}
+
+TEST(unknown_package_refused)
+{
+	char on[8] = "";
+	int err;
+
+	if (access(CPU1, W_OK))
+		SKIP(return, "CPU 1 cannot go offline here");
+	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload"));
+	ASSERT_EQ(0, st_sh("echo joules-selftest: 86 beyond > /dev/kmsg"));
+	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_load test_pkg_beyond_cpu=1"));
+	ASSERT_EQ(0, set_online(0));
+	err = set_online(1);
+	EXPECT_EQ(-ERANGE, err);
+	ASSERT_LT(0, st_read(CPU1, on, sizeof(on)));
+	EXPECT_STREQ("0\n", on);
+	EXPECT_EQ(0, st_sh("dmesg | sed -n '/joules-selftest: 86 beyond/,$p' | "
+			   "grep -q 'CPU 1 is in package .*not brought online while joules is loaded'"));
+	/* Back to a module loaded as usual; CPU 1 comes up with it. */
+	EXPECT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload; joules_load"));
+	EXPECT_EQ(0, set_online(1));
+	ASSERT_LT(0, st_read(CPU1, on, sizeof(on)));
+	EXPECT_STREQ("1\n", on);
 }
 
 TEST_HARNESS_MAIN
