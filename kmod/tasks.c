@@ -720,6 +720,13 @@ MODULE_PARM_DESC(test_pkg_beyond_cpu,
  * A CPU comes online (at registration: every online CPU), on that CPU with
  * interrupts off, which the sched_switch probe cannot interleave with. Its
  * package is looked up now: CPUs come and go.
+ *
+ * Per-package state is sized at the load by topology_max_packages(), which
+ * on x86 counts every package the firmware enumerates, hot-pluggable ones
+ * included (6.1 refuses to bring up a CPU beyond it: "exceeds BIOS package
+ * data"). A CPU beyond it anyway has nowhere its work and energy could be
+ * counted without being charged to another package's energy: it is
+ * refused, as 6.1 does, with the reason, rather than counted wrong.
  */
 static int tasks_cpu_online(unsigned int cpu)
 {
@@ -728,8 +735,13 @@ static int tasks_cpu_online(unsigned int cpu)
 
 	if (hp_state && (int)cpu == test_pkg_beyond_cpu)
 		pkg = joules_nr_pkgs;
+	if (pkg >= joules_nr_pkgs) {
+		pr_err("CPU %u is in package %u, beyond the %u the kernel reported at load: not brought online while joules is loaded (unload it, or reload it to count that package)\n",
+		       cpu, pkg, joules_nr_pkgs);
+		return -ERANGE;
+	}
 	local_irq_disable();
-	jc->pkg = pkg < joules_nr_pkgs ? pkg : 0;
+	jc->pkg = pkg;
 	jc->cur = NULL;
 	jc->awake = true;	/* the next flush finds what runs here */
 	local_irq_enable();
