@@ -131,9 +131,15 @@ static const struct nla_policy joules_nl_get_cgroup_policy[JOULES_A_MAX + 1] = {
 	[JOULES_A_LAGGED] = { .type = NLA_FLAG },
 };
 
-/* DUMP_CGROUPS: the lagged view, or nothing. */
+static struct netlink_range_validation joules_nl_fd_range __ro_after_init = {
+	.min = 0,
+	.max = INT_MAX,
+};
+
+/* DUMP_CGROUPS: the lagged view, and the root by a directory, or nothing. */
 static const struct nla_policy joules_nl_dump_cgroups_policy[JOULES_A_MAX + 1] = {
 	[JOULES_A_LAGGED] = { .type = NLA_FLAG },
+	[JOULES_A_CGROUP_ROOT_FD] = NLA_POLICY_FULL_RANGE(NLA_U32, &joules_nl_fd_range),
 };
 
 /* METER_FEED: a name and one of energy or power (checked in the handler). */
@@ -519,6 +525,16 @@ static int joules_nl_opener(struct sk_buff *skb, struct joules_reader *r)
 	return 0;
 }
 
+/* Both the sender of skb and the socket's opener may read node energy. */
+static bool joules_nl_node_reader(struct sk_buff *skb)
+{
+	struct joules_reader opener, sender;
+
+	joules_reader_current(&sender);
+	return !joules_nl_opener(skb, &opener) && joules_may_read_node(&opener) &&
+	       joules_may_read_node(&sender);
+}
+
 /*
  * t's totals for the sender of skb, if both it and the socket's opener
  * may read them (under exec's lock, like /proc/<pid>/io), and the LSMs let
@@ -736,12 +752,12 @@ static int joules_nl_get_node(struct sk_buff *skb, struct genl_info *info)
 	u64 generation;
 	void *hdr;
 
-	joules_reader_current(&sender);
-	if (joules_nl_opener(skb, &opener) ||
-	    !joules_may_read_node(&opener) || !joules_may_read_node(&sender)) {
+	if (!joules_nl_node_reader(skb)) {
 		GENL_SET_ERR_MSG(info, "node energy needs CAP_PERFMON or CAP_SYS_ADMIN");
 		return -EPERM;
 	}
+	joules_reader_current(&sender);
+	joules_nl_opener(skb, &opener);
 
 	lag_ms = joules_reader_lag_ms(&opener, &sender, info->attrs[JOULES_A_LAGGED]);
 	memset(&nt, 0, sizeof(nt));
@@ -882,51 +898,106 @@ out:
 
 /*
  * A cgroup dump works from the ids of every cgroup in the sender's cgroup
- * namespace, taken at its start (a cgroup removed meanwhile is skipped),
- * so that later parts of it need no cursor into a changing tree.
+ * namespace (or below the directory it names), taken at its start (a
+ * cgroup removed meanwhile is skipped), so that later parts of it need no
+ * cursor into a changing tree.
  */
 struct joules_nl_cg_ctx {
-	u64 *ids;
+	/*
+	 * Below the sender's namespace root, ids: cgroup_get_from_id() finds
+	 * them again. Below a root by descriptor, the cgroups themselves,
+	 * each referenced until sent or skipped: that lookup refuses a
+	 * cgroup outside the caller's namespace (6.0, "cgroup: Honor
+	 * caller's cgroup NS when resolving cgroup id").
+	 */
+	union {
+		u64 *ids;
+		struct cgroup **held;
+	};
 	u32 n, next;
 	struct cgroup *root;	/* referenced: paths are relative to it */
-	bool lagged;
+	bool lagged, by_fd;
 };
 static_assert(sizeof(struct joules_nl_cg_ctx) <= sizeof_field(struct netlink_callback, ctx));
+static_assert(sizeof(u64) == sizeof(struct cgroup *));	/* one array, either */
 
 static struct joules_nl_cg_ctx *joules_nl_cg_ctx(struct netlink_callback *cb)
 {
 	return (struct joules_nl_cg_ctx *)cb->ctx;
 }
 
+/* The cgroup at next is sent or skipped: a held one is let go. */
+static void joules_nl_cg_done_one(struct joules_nl_cg_ctx *ctx)
+{
+	if (ctx->by_fd && ctx->held[ctx->next]) {
+		cgroup_put(ctx->held[ctx->next]);
+		ctx->held[ctx->next] = NULL;
+	}
+}
+
 static int joules_nl_cg_dump_start(struct netlink_callback *cb)
 {
 	struct joules_nl_cg_ctx *ctx = joules_nl_cg_ctx(cb);
 	struct nlattr **attrs = jl_dumpit_attrs(cb);
-	struct cgroup *root = joules_cg_ns_root();
+	struct nlattr *fa = attrs ? attrs[JOULES_A_CGROUP_ROOT_FD] : NULL;
 	struct cgroup_subsys_state *pos;
+	struct cgroup *root;
 	u32 n = 0, cap = 256;
 	u64 *ids;
 
+	/*
+	 * A directory the sender could open stands for the tree below it:
+	 * its cgroup.* files it can read already. start() runs in the
+	 * sender's context, so the descriptor is its own.
+	 */
+	if (fa) {
+		/*
+		 * Node readers only: the dump holds a reference on every
+		 * cgroup below the root until it is read, and a removed
+		 * cgroup held is memory its owner cannot free.
+		 */
+		if (!joules_nl_node_reader(cb->skb)) {
+			NL_SET_ERR_MSG_ATTR(cb->extack, fa,
+					    "a root by descriptor needs CAP_PERFMON or CAP_SYS_ADMIN");
+			return -EPERM;
+		}
+		root = cgroup_get_from_fd(nla_get_u32(fa));
+		if (IS_ERR(root)) {
+			NL_SET_ERR_MSG_ATTR(cb->extack, fa,
+					    "not a descriptor of a cgroup v2 directory");
+			return PTR_ERR(root);
+		}
+	} else {
+		root = joules_cg_ns_root();
+		cgroup_get(root);
+	}
 	for (;;) {
 		/* Held until the dump is read or closed: the requester's memory. */
 		ids = kvmalloc_array(cap, sizeof(*ids), GFP_KERNEL_ACCOUNT);
-		if (!ids)
+		if (!ids) {
+			cgroup_put(root);
 			return -ENOMEM;
+		}
 		n = 0;
 		rcu_read_lock();
 		css_for_each_descendant_pre(pos, &root->self) {
 			if (n == cap)
 				break;
-			ids[n++] = cgroup_id(pos->cgroup);
+			if (!fa)
+				ids[n++] = cgroup_id(pos->cgroup);
+			else if (css_tryget(pos))
+				((struct cgroup **)ids)[n++] = pos->cgroup;
 		}
 		rcu_read_unlock();
 		if (n < cap)
 			break;
 		/* More cgroups than room: twice the room, walk again. */
+		while (fa && n)
+			cgroup_put(((struct cgroup **)ids)[--n]);
 		kvfree(ids);
 		cap *= 2;
 	}
-	cgroup_get(root);
+	ctx->by_fd = fa != NULL;
 	ctx->root = root;
 	ctx->lagged = attrs && attrs[JOULES_A_LAGGED];
 	ctx->ids = ids;
@@ -939,6 +1010,8 @@ static int joules_nl_cg_dump_done(struct netlink_callback *cb)
 {
 	struct joules_nl_cg_ctx *ctx = joules_nl_cg_ctx(cb);
 
+	for (; ctx->by_fd && ctx->ids && ctx->next < ctx->n; ctx->next++)
+		joules_nl_cg_done_one(ctx);
 	kvfree(ctx->ids);
 	ctx->ids = NULL;
 	if (ctx->root)
@@ -961,14 +1034,21 @@ static int joules_nl_cg_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	if (!path)
 		return -ENOMEM;
 	for (; ctx->next < ctx->n; ctx->next++) {
-		cgrp = cgroup_get_from_id(ctx->ids[ctx->next]);
+		if (ctx->by_fd) {
+			cgrp = ctx->held[ctx->next];
+			cgroup_get(cgrp);
+		} else {
+			cgrp = cgroup_get_from_id(ctx->ids[ctx->next]);
+		}
 		if (IS_ERR_OR_NULL(cgrp))
 			continue;	/* removed since the dump began */
 		err = joules_nl_cgroup_stats(cb->skb, cgrp, ctx->root, path, ctx->lagged, &cs);
 		cgroup_put(cgrp);
 		/* Unreadable cgroups are skipped, not reported. */
-		if (err)
+		if (err) {
+			joules_nl_cg_done_one(ctx);
 			continue;
+		}
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
 				  &joules_nl_family, NLM_F_MULTI, JOULES_CMD_CGROUP);
 		if (!hdr) {
@@ -981,6 +1061,7 @@ static int joules_nl_cg_dump(struct sk_buff *skb, struct netlink_callback *cb)
 			break;
 		}
 		genlmsg_end(skb, hdr);
+		joules_nl_cg_done_one(ctx);
 	}
 	kfree(path);
 	if (more && !skb->len)

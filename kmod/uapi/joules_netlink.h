@@ -183,6 +183,15 @@ enum joules_attr {
 	JOULES_A_LAGGED,
 	/* u32 (TASK, CGROUP, NODE): the record is the lagged view, epochs of this many ms */
 	JOULES_A_LAG_MS,
+	/*
+	 * u32 (DUMP_CGROUPS): a file descriptor of the sender's, open on a
+	 * cgroup v2 directory: the dump holds that cgroup and those below it,
+	 * with paths relative to it, instead of the sender's cgroup
+	 * namespace. Reading each cgroup needs what it always needs. For an
+	 * agent in a container (its own cgroup namespace) given the host's
+	 * cgroup2 mount read-only.
+	 */
+	JOULES_A_CGROUP_ROOT_FD,
 
 	__JOULES_A_MAX,
 };

@@ -97,6 +97,11 @@ static void usage(FILE *fp)
 		"                              root (\"/\" is level 0)\n"
 		"  --cgroups.match=REGEX       only cgroups whose path matches REGEX (POSIX\n"
 		"                              extended, unanchored; e.g. '^/kubepods')\n"
+		"  --cgroups.root=DIR          cgroups below the cgroup v2 directory DIR,\n"
+		"                              paths relative to it, instead of those of\n"
+		"                              the exporter's cgroup namespace (in a\n"
+		"                              container: the host's /sys/fs/cgroup\n"
+		"                              mounted read-only at DIR)\n"
 		"  --compat=kepler|none        also serve Kepler's (0.10+) names: node,\n"
 		"                              container and pod energy and watts (and\n"
 		"                              processes with --processes)\n"
@@ -124,8 +129,8 @@ static void usage(FILE *fp)
 		"CAP_SYS_ADMIN; other users' processes need CAP_SYS_PTRACE. Without them\n"
 		"the series are left out (cgroups: only those whose directories the\n"
 		"exporter owns) and joules_exporter_collector_error{reason=\"permission\"}\n"
-		"says so. Cgroups are those of the exporter's cgroup namespace: run it in\n"
-		"the host's. See joules-exporter(8).\n");
+		"says so. Cgroups are those of the exporter's cgroup namespace, or below\n"
+		"--cgroups.root. See joules-exporter(8).\n");
 }
 
 static int opt_processes(void *dst, const char *cmd, const char *arg)
@@ -191,6 +196,7 @@ enum {
 	OPT_PROCESSES,
 	OPT_CGROUPS,
 	OPT_CGMATCH,
+	OPT_CGROOT,
 	OPT_COMPAT,
 	OPT_ENERGY,
 	OPT_NODENAME,
@@ -241,21 +247,30 @@ static int set_kepler(struct jm_state *jm, const char *node_name,
 }
 
 /* The settings in force, in the log's first line. */
-static void log_start(const struct exp_config *cfg, int cg_depth,
-		      const char *cg_match)
+struct collect_opts {
+	int cg_depth;
+	const char *cg_match;
+	const char *cg_root;
+	const char *node_name;
+	uint64_t window; /* 0: not given (the option's least is 1 s) */
+};
+
+static void log_start(const struct exp_config *cfg,
+		      const struct collect_opts *co)
 {
 	char procs[32], cgs[32];
 
 	snprintf(procs, sizeof(procs), cfg->top ? "top=%u" : "off", cfg->top);
 	snprintf(cgs, sizeof(cgs),
-		 cg_depth == JM_CG_ALL ? "all" :
-		 cg_depth == JM_CG_OFF ? "off" :
-					 "depth=%d",
-		 cg_depth);
+		 co->cg_depth == JM_CG_ALL ? "all" :
+		 co->cg_depth == JM_CG_OFF ? "off" :
+					     "depth=%d",
+		 co->cg_depth);
 	exp_log("info",
-		"starting joules-exporter %s, processes %s, cgroups %s%s%s%s",
-		JL_VERSION, procs, cgs, cg_match ? " matching " : "",
-		cg_match ? cg_match : "",
+		"starting joules-exporter %s, processes %s, cgroups %s%s%s%s%s%s",
+		JL_VERSION, procs, cgs, co->cg_match ? " matching " : "",
+		co->cg_match ? co->cg_match : "", co->cg_root ? " below " : "",
+		co->cg_root ? co->cg_root : "",
 		cfg->compat == JM_COMPAT_KEPLER ? ", compat kepler" : "");
 }
 
@@ -277,12 +292,6 @@ static int check_compat(enum jm_compat compat, const char *node_name,
 }
 
 /* The collectors' options (the web's are in exp_config). */
-struct collect_opts {
-	int cg_depth;
-	const char *cg_match;
-	const char *node_name;
-	uint64_t window; /* 0: not given (the option's least is 1 s) */
-};
 
 /*
  * The collectors as the options say, one gather now (a missing module or
@@ -305,12 +314,18 @@ static int run(const struct exp_config *cfg, const struct exp_addr *addr,
 		return cli_usage(NULL, "bad --cgroups.match '%s': %s",
 				 co->cg_match, why_re);
 	}
+	if (co->cg_root &&
+	    jm_set_cgroup_root(&jm, co->cg_root, why_re, sizeof(why_re))) {
+		jm_close(&jm);
+		return cli_usage(NULL, "bad --cgroups.root '%s': %s",
+				 co->cg_root, why_re);
+	}
 	if (cfg->compat == JM_COMPAT_KEPLER &&
 	    set_kepler(&jm, co->node_name, co->window, &uts)) {
 		jm_close(&jm);
 		return 1;
 	}
-	log_start(cfg, co->cg_depth, co->cg_match);
+	log_start(cfg, co);
 	/* One gather now: a missing module or privilege is logged at once. */
 	jm_gather(&jm, &snap);
 	jm_snapshot_free(&snap);
@@ -344,6 +359,7 @@ int main(int argc, char **argv)
 			     &cfg.top),
 		CLI_OPT_FUNC("cgroups", OPT_CGROUPS, opt_cgroups, &co.cg_depth),
 		CLI_OPT_STR("cgroups.match", OPT_CGMATCH, &co.cg_match),
+		CLI_OPT_STR("cgroups.root", OPT_CGROOT, &co.cg_root),
 		CLI_OPT_FUNC("compat", OPT_COMPAT, opt_compat, &cfg.compat),
 		CLI_OPT_FUNC("energy", OPT_ENERGY, opt_energy, &cfg.live),
 		CLI_OPT_STR("compat.node-name", OPT_NODENAME, &co.node_name),

@@ -24,7 +24,7 @@ static void export_usage(FILE *fp)
 	fprintf(fp,
 		"Usage: joulesctl export [--textfile DIR] [--processes top=N|off]\n"
 		"                        [--cgroups all|off|depth=N] [--cgroups-match REGEX]\n"
-		"                        [--openmetrics] [--interval SECS]\n\n"
+		"                        [--cgroups-root DIR] [--openmetrics] [--interval SECS]\n\n"
 		"The metrics joules-exporter serves (Documentation/metrics.rst), in the\n"
 		"Prometheus text format on standard output, or written atomically to\n"
 		"DIR/" TEXTFILE_NAME
@@ -39,6 +39,8 @@ static void export_usage(FILE *fp)
 		"                           or those at most N levels below the root\n"
 		"  -M, --cgroups-match REGEX only cgroups whose path matches REGEX (POSIX\n"
 		"                           extended, e.g. '^/kubepods')\n"
+		"  -R, --cgroups-root DIR   cgroups below the cgroup v2 directory DIR, paths\n"
+		"                           relative to it (default: this cgroup namespace's)\n"
 		"  -o, --openmetrics        OpenMetrics 1.0.0 (not with --textfile: the\n"
 		"                           textfile collector reads the text format)\n"
 		"  -i, --interval SECS      write again every SECS until stopped\n"
@@ -132,7 +134,7 @@ static int write_textfile(const char *dir, const char *buf, size_t len)
 
 int cmd_export(int argc, char **argv)
 {
-	const char *dir = NULL, *cg_match = NULL;
+	const char *dir = NULL, *cg_match = NULL, *cg_root = NULL;
 	int cg_depth = JM_CG_ALL;
 	char why[128];
 	unsigned int top = 0;
@@ -143,6 +145,7 @@ int cmd_export(int argc, char **argv)
 		CLI_OPT_FUNC("processes", 'p', opt_processes, &top),
 		CLI_OPT_FUNC("cgroups", 'c', opt_cgroups, &cg_depth),
 		CLI_OPT_STR("cgroups-match", 'M', &cg_match),
+		CLI_OPT_STR("cgroups-root", 'R', &cg_root),
 		CLI_OPT_FLAG("openmetrics", 'o', &om),
 		CLI_OPT_SECS("interval", 'i', &interval, 100000000ull,
 			     "bad interval '%s' (seconds, at least 0.1)"),
@@ -176,6 +179,11 @@ int cmd_export(int argc, char **argv)
 		jm_close(&jm);
 		return cli_usage("export", "bad --cgroups-match '%s': %s",
 				 cg_match, why);
+	}
+	if (cg_root && jm_set_cgroup_root(&jm, cg_root, why, sizeof(why))) {
+		jm_close(&jm);
+		return cli_usage("export", "bad --cgroups-root '%s': %s",
+				 cg_root, why);
 	}
 	do {
 		struct prom_writer w;

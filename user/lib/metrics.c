@@ -73,6 +73,7 @@ void jm_init(struct jm_state *s, unsigned int top, const char *sysfs,
 	s->log = log;
 	s->family = -1;
 	s->cg_depth = JM_CG_ALL;
+	s->cg_root_fd = -1;
 }
 
 void jm_set_live(struct jm_state *s, bool live)
@@ -89,6 +90,9 @@ void jm_close(struct jm_state *s)
 	if (s->cg_have_match)
 		regfree(&s->cg_match);
 	s->cg_have_match = false;
+	if (s->cg_root_fd >= 0)
+		close(s->cg_root_fd);
+	s->cg_root_fd = -1;
 	jm_kepler_state_free(s);
 }
 
@@ -220,6 +224,7 @@ int jm_open(struct jm_state *s)
 	if (err)
 		return err;
 	jnl_set_lagged(s->nl, s->lagged);
+	jnl_set_cgroup_root(s->nl, s->cg_root_fd);
 	fam = jnl_family_id(s->nl);
 	if (s->family >= 0 && fam != s->family)
 		s->reload_seen = true;

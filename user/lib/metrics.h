@@ -203,6 +203,7 @@ typedef void (*jm_log_fn)(const char *level, const char *collector,
 struct jm_state {
 	unsigned int top; /* per-process series for the top N; 0: none */
 	int cg_depth; /* JM_CG_OFF, or the deepest cgroup level exported */
+	int cg_root_fd; /* jm_set_cgroup_root(), or -1 */
 	bool cg_have_match;
 	regex_t cg_match; /* only cgroups whose path matches, if cg_have_match */
 	const char *sysfs; /* the module's sysfs directory */
@@ -258,6 +259,13 @@ void jm_set_live(struct jm_state *s, bool live);
  */
 int jm_set_cgroups(struct jm_state *s, int depth, const char *match, char *why,
 		   size_t size);
+/*
+ * Cgroups below the cgroup v2 directory dir, paths relative to it, not the
+ * caller's cgroup namespace (--cgroups.root: a container given the host's
+ * cgroup2 mount). 0, or -errno with the reason in why[size].
+ */
+int jm_set_cgroup_root(struct jm_state *s, const char *dir, char *why,
+		       size_t size);
 
 /*
  * Serve Kepler's names as well (--compat kepler): node_name is the

@@ -49,6 +49,7 @@ struct jnl {
 	unsigned long lost;
 	bool lost_pending;
 	bool lagged; /* jnl_set_lagged() */
+	int cg_root_fd; /* jnl_set_cgroup_root(), -1: none */
 };
 
 /* Reply attribute types (readers ignore attributes they do not know). */
@@ -516,6 +517,7 @@ int jnl_open_fd(struct jnl **out, int fd)
 	nl = calloc(1, sizeof(*nl));
 	if (!nl)
 		return -ENOMEM;
+	nl->cg_root_fd = -1;
 	nl->buf = malloc(JNL_BUFSZ);
 	nl->sk = nl_socket_alloc();
 	if (!nl->buf || !nl->sk) {
@@ -814,6 +816,11 @@ static int jnl_dump(struct jnl *nl, struct nl_msg *msg,
 	return 0;
 }
 
+void jnl_set_cgroup_root(struct jnl *nl, int fd)
+{
+	nl->cg_root_fd = fd;
+}
+
 void jnl_set_lagged(struct jnl *nl, bool on)
 {
 	nl->lagged = on;
@@ -895,7 +902,9 @@ int jnl_dump_cgroups(struct jnl *nl, struct cgroup_rec **recs, size_t *n)
 		      NLM_F_DUMP);
 	if (!msg)
 		return -ENOMEM;
-	if (!jnl_put_lagged(nl, msg)) {
+	if (!jnl_put_lagged(nl, msg) ||
+	    (nl->cg_root_fd >= 0 &&
+	     nla_put_u32(msg, JOULES_A_CGROUP_ROOT_FD, nl->cg_root_fd) < 0)) {
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}

@@ -97,6 +97,13 @@ int jnl_get_cgroup(struct jnl *nl, const char *path, uint64_t id,
 		   struct cgroup_rec *out);
 /* DUMP_CGROUPS: every cgroup the caller may read, sorted by path; free(). */
 int jnl_dump_cgroups(struct jnl *nl, struct cgroup_rec **recs, size_t *n);
+/*
+ * Later cgroup dumps hold the cgroups below the cgroup v2 directory open
+ * at fd (-1: the caller's cgroup namespace, the default), with paths
+ * relative to it: for an agent in a container given the host's cgroup2
+ * mount. The caller keeps fd open.
+ */
+void jnl_set_cgroup_root(struct jnl *nl, int fd);
 
 /* GET_NODE (needs CAP_PERFMON or CAP_SYS_ADMIN: -EPERM otherwise). */
 int jnl_get_node(struct jnl *nl, struct node_rec *out);

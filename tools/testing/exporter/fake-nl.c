@@ -161,6 +161,14 @@ void jnl_set_lagged(struct jnl *nl, bool on)
 	fake_nl_lagged = on;
 }
 
+int fake_nl_cg_root_fd = -1;
+
+void jnl_set_cgroup_root(struct jnl *nl, int fd)
+{
+	(void)nl;
+	fake_nl_cg_root_fd = fd;
+}
+
 int jnl_get_node_view(struct jnl *nl, bool lagged, struct node_rec *n)
 {
 	int err = jnl_get_node(nl, n);

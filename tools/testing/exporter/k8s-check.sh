@@ -28,7 +28,7 @@ for c in yamllint /usr/bin/python3; do
 	command -v $c >/dev/null || { echo "1..0 # SKIP $c not installed (apt-get install yamllint)"; exit 4; }
 done
 /usr/bin/python3 -c 'import yaml' 2>/dev/null || { echo "1..0 # SKIP python3-yaml missing"; exit 4; }
-echo "1..8"
+echo "1..9"
 
 yamllint -s -c "$here/yamllint.yml" "$k8s"/*.yaml > "$work/out" 2>&1
 rc=$?
@@ -67,6 +67,11 @@ out = {
     "hostpid": str(pod.get("hostPID", False)).lower(),
     "anyprivileged": str("'privileged': True" in repr(docs)).lower(),
     "memlimit": c["resources"]["limits"]["memory"],
+    # --cgroups.root's directory: the mount of a read-only hostPath of the host's cgroup2.
+    "cgmounts": " ".join("%s:%s:%s:%s" % (m["mountPath"], v["hostPath"]["path"], str(m.get("readOnly", False)).lower(),
+                                          v["hostPath"].get("type", ""))
+                         for m in c.get("volumeMounts", []) for v in pod.get("volumes", [])
+                         if v["name"] == m["name"] and "hostPath" in v),
     "labels_ok": str(ds["spec"]["selector"]["matchLabels"].items() <= ds["spec"]["template"]["metadata"]["labels"].items()
                      and svc["spec"]["selector"].items() <= ds["spec"]["template"]["metadata"]["labels"].items()
                      and sm["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items()
@@ -101,6 +106,13 @@ run_args() {
 			[ "${kv%%=*}" = NODE_IP ] && v=$ip
 			a=$(echo "$a" | sed "s|\$(${kv%%=*})|$v|g")
 		done
+		# The container's mount of the host's cgroup2: the host's own
+		# where it is cgroup2, else left out (checked on its own below).
+		case $a in --cgroups.root=*)
+			[ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ] ||
+				{ diag "no cgroup2 at /sys/fs/cgroup here: $a left out"; continue; }
+			a=--cgroups.root=/sys/fs/cgroup ;;
+		esac
 		set -- "$@" "$a"
 	done < "$work/args"
 	diag "joules-exporter $*"
@@ -122,6 +134,20 @@ while IFS= read -r a; do
 done < "$work/args"
 run_args 127.0.0.1 || rc=1
 t $rc "every option of the DaemonSet's args is in --help and accepted (exit $erc)"
+
+# --cgroups.root names the read-only mount of the host's /sys/fs/cgroup
+# (a directory), and the exporter refuses a directory that is not cgroup2.
+root=$(echo "$args" | sed -n 's/^--cgroups\.root=//p')
+diag "--cgroups.root=$root; mounts (path:hostPath:readOnly:type): $cgmounts"
+rc=1
+if [ -n "$root" ] && echo " $cgmounts " | grep -q " $root:/sys/fs/cgroup:true:Directory "; then
+	JOULES_SYSFS=/nonexistent timeout 3 "$exporter" --cgroups.root=/tmp \
+		--web.listen-address=127.0.0.1:9764 > "$work/run" 2>&1
+	erc=$?
+	nest < "$work/run"
+	[ $erc = 2 ] && grep -q "bad --cgroups.root '/tmp': not a cgroup v2 directory" "$work/run" && rc=0
+fi
+t $rc "--cgroups.root is the read-only mount of the host's /sys/fs/cgroup; a directory not cgroup2 refused"
 
 # status.hostIP is an IPv6 address on an IPv6 node: it must reach the
 # exporter in brackets.

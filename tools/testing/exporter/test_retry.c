@@ -14,6 +14,7 @@
  * node whose energy is a model's alone.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 
 void fake_nl_fail(int n, int err);
 extern bool fake_nl_lagged;
+extern int fake_nl_cg_root_fd;
 
 /* The fake node's cgroups under /kubepods: the slice, its child, a pod, a container. */
 #define KUBEPODS 4
@@ -47,7 +49,12 @@ TEST(retry_keeps_settings)
 	ASSERT_EQ(0, jm_set_cgroups(&s, JM_CG_ALL, "^/kubepods", why,
 				    sizeof(why)));
 	ASSERT_EQ(0, jm_set_compat_kepler(&s, "n", 1000000000ull));
+	/* --cgroups.root's descriptor (any will do: fake-nl only keeps it). */
+	s.cg_root_fd = open("/", O_RDONLY | O_DIRECTORY);
+	ASSERT_EQ(1, s.cg_root_fd >= 0);
 	ASSERT_EQ(0, jm_open(&s));
+	CHECK(fake_nl_cg_root_fd == s.cg_root_fd, "root fd %d, not %d",
+	      fake_nl_cg_root_fd, s.cg_root_fd);
 
 	jm_gather(&s, &snap);
 	CHECK(snap.ncgroups == KUBEPODS, "%zu cgroups", snap.ncgroups);
@@ -64,7 +71,28 @@ TEST(retry_keeps_settings)
 	CHECK(all_kubepods(&snap),
 	      "a cgroup outside ^/kubepods after the retry");
 	CHECK(s.kepler != NULL, "--compat kepler's state freed by the retry");
+	CHECK(fake_nl_cg_root_fd == s.cg_root_fd,
+	      "--cgroups.root lost by the retry (fd %d, not %d)",
+	      fake_nl_cg_root_fd, s.cg_root_fd);
 	jm_snapshot_free(&snap);
+	jm_close(&s);
+	CHECK(s.cg_root_fd == -1, "root fd left open");
+}
+
+/* --cgroups.root takes a cgroup v2 directory, and says why not. */
+TEST(cgroup_root_is_cgroup2)
+{
+	struct jm_state s;
+	char why[128] = "";
+
+	jm_init(&s, 0, "/nonexistent", NULL);
+	CHECK(jm_set_cgroup_root(&s, "/nonexistent-dir", why, sizeof(why)) ==
+		      -ENOENT,
+	      "a missing directory");
+	CHECK(jm_set_cgroup_root(&s, "/", why, sizeof(why)) == -EINVAL &&
+		      !strcmp(why, "not a cgroup v2 directory"),
+	      "/ taken: '%s'", why);
+	CHECK(s.cg_root_fd == -1, "fd %d kept", s.cg_root_fd);
 	jm_close(&s);
 }
 

@@ -8,8 +8,9 @@
  * is charged where it ran, rmdir sends one final record, 1,000 cgroups
  * come and go without leaving objects behind, an unprivileged user reads
  * only cgroups it owns, bad names are ENOENT, the root cgroup plus idle is
- * the node's energy, and /proc/energy/cgroup is the tree of the reader's
- * cgroup namespace.
+ * the node's energy, /proc/energy/cgroup is the tree of the reader's
+ * cgroup namespace, and a descriptor of a cgroup directory roots a dump
+ * beyond it.
  */
 #include <dirent.h>
 #include <grp.h>
@@ -697,6 +698,86 @@ TEST(netlink_paths_are_the_readers_namespace)
 	       WEXITSTATUS(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	rmdir(CG "/" DOCKER "/inner");
+}
+
+/* Does the dump hold path? */
+static bool dump_has(const struct cgroup_rec *r, size_t n, const char *path)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(r[i].path, path))
+			return true;
+	return false;
+}
+
+/*
+ * A reader in its own cgroup namespace (a container) dumps its namespace
+ * only; given a descriptor of the host's cgroup2 mount (a DaemonSet's
+ * read-only hostPath) it dumps the host's tree, paths as the host names
+ * them; a descriptor of anything else, or one from a user without node
+ * rights (the dump holds every cgroup below it), is refused with the
+ * reason.
+ */
+TEST(a_root_descriptor_reaches_beyond_the_namespace)
+{
+	int status;
+	pid_t p;
+
+	ASSERT_EQ(0, st_mkcg("rootfd/inner"));
+	ASSERT_EQ(0, st_mkcg("rootfd/other"));
+	p = st_spawn_in(CG, "rootfd/inner");
+	if (p == 0) {
+		int host = open(CG, O_RDONLY | O_DIRECTORY);
+		int other = open(CG "/rootfd/other", O_RDONLY | O_DIRECTORY);
+		int tmp = open("/tmp", O_RDONLY | O_DIRECTORY);
+		struct cgroup_rec *r = NULL;
+		struct jnl *nl;
+		const char *msg;
+		size_t n = 0;
+		int rc = 0;
+
+		if (host < 0 || other < 0 || tmp < 0 ||
+		    unshare(CLONE_NEWCGROUP) || jnl_open(&nl))
+			_exit(90);
+		/* Its namespace: inner is "/", nothing above or beside it. */
+		if (jnl_dump_cgroups(nl, &r, &n) || !dump_has(r, n, "/") ||
+		    dump_has(r, n, "/rootfd/other") ||
+		    dump_has(r, n, "/rootfd"))
+			rc |= 1;
+		free(r);
+		jnl_set_cgroup_root(nl, host);
+		if (jnl_dump_cgroups(nl, &r, &n) || !dump_has(r, n, "/") ||
+		    !dump_has(r, n, "/rootfd/inner") ||
+		    !dump_has(r, n, "/rootfd/other"))
+			rc |= 2;
+		free(r);
+		jnl_set_cgroup_root(nl, other);
+		if (jnl_dump_cgroups(nl, &r, &n) || n != 1 ||
+		    strcmp(r[0].path, "/"))
+			rc |= 4;
+		free(r);
+		jnl_set_cgroup_root(nl, tmp);
+		msg = NULL;
+		if (jnl_dump_cgroups(nl, &r, &n) != -EBADF ||
+		    !(msg = jnl_kernel_msg(nl)) ||
+		    !strstr(msg, "not a descriptor of a cgroup v2 directory"))
+			rc |= 8;
+		/* Not for users without node rights: it pins every cgroup. */
+		jnl_set_cgroup_root(nl, host);
+		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY) ||
+		    jnl_dump_cgroups(nl, &r, &n) != -EPERM)
+			rc |= 16;
+		jnl_close(nl);
+		_exit(rc);
+	}
+	ASSERT_LT(0, p);
+	ASSERT_EQ(p, waitpid(p, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	TH_LOG("%d (1: the namespace alone without it, 2: the host's tree with "
+	       "the host's paths, 4: below another cgroup, 8: /tmp refused with "
+	       "the reason, 16: nobody is refused)",
+	       WEXITSTATUS(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	st_rmcg("rootfd");
 }
 
 /*

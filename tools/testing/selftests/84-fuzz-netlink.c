@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/vfs.h>
 
 #include "selftest.h"
 #include "uapi/joules_netlink.h"
@@ -48,7 +49,7 @@ static uint64_t rnd(void)
 /* ---- the family as kmod/netlink.c defines it ---- */
 
 /* What a policy entry allows; A_NONE (not listed) is refused when strict. */
-enum akind { A_NONE, A_PID, A_U64, A_FLAG, A_STR };
+enum akind { A_NONE, A_PID, A_U64, A_FLAG, A_STR, A_FD };
 
 struct apol {
 	uint8_t kind;
@@ -64,9 +65,14 @@ static const struct apol pol_dump[JOULES_A_MAX + 1] = {
 	[JOULES_A_THREADS] = { A_FLAG },
 	[JOULES_A_LAGGED] = { A_FLAG },
 };
-/* GET_NODE and DUMP_CGROUPS: the lagged view's flag, nothing else. */
+/* GET_NODE: the lagged view's flag, nothing else. */
 static const struct apol pol_lagged[JOULES_A_MAX + 1] = {
 	[JOULES_A_LAGGED] = { A_FLAG },
+};
+/* DUMP_CGROUPS: the flag, and a descriptor as the root (u32, 0..INT_MAX). */
+static const struct apol pol_dump_cg[JOULES_A_MAX + 1] = {
+	[JOULES_A_LAGGED] = { A_FLAG },
+	[JOULES_A_CGROUP_ROOT_FD] = { A_FD },
 };
 static const struct apol pol_cgroup[JOULES_A_MAX + 1] = {
 	[JOULES_A_CGROUP_ID] = { A_U64 },
@@ -93,13 +99,13 @@ static const struct op ops[] = {
 	{ JOULES_CMD_DUMP_TASKS, false, true, pol_dump },
 	{ JOULES_CMD_GET_NODE, true, false, pol_lagged },
 	{ JOULES_CMD_GET_CGROUP, true, false, pol_cgroup },
-	{ JOULES_CMD_DUMP_CGROUPS, false, true, pol_lagged },
+	{ JOULES_CMD_DUMP_CGROUPS, false, true, pol_dump_cg },
 	{ JOULES_CMD_METER_FEED, true, false, pol_feed },
 };
 #define NR_OPS (sizeof(ops) / sizeof(ops[0]))
 _Static_assert(JOULES_CMD_MAX == JOULES_CMD_METER_FEED,
 	       "a new command: add it to ops[] with its policy and rules");
-_Static_assert(JOULES_A_MAX == JOULES_A_LAG_MS,
+_Static_assert(JOULES_A_MAX == JOULES_A_CGROUP_ROOT_FD,
 	       "a new attribute: is it in a request policy?");
 
 static const struct op *op_of(unsigned int cmd)
@@ -305,6 +311,11 @@ static bool nla_allowed(const struct nlattr *a, const struct apol *p)
 		return v >= 1 && v <= PID_LIMIT;
 	case A_U64:
 		return len == 8;
+	case A_FD:
+		if (len != 4)
+			return false;
+		memcpy(&v, d, 4);
+		return v <= 0x7fffffffU;
 	case A_FLAG:
 		return len == 0;
 	case A_STR:
@@ -453,6 +464,7 @@ static bool one_of(const struct nlattr **tb, int a, int b, struct expect *x)
 }
 
 static bool cgroup_root_ok; /* GET_CGROUP "/" answered before the fuzz */
+static int cg_fd = -1; /* a cgroup v2 directory the fuzz holds open, or -1 */
 
 /* What the request in msg (n bytes, as sent) must get. */
 static void judge(const char *msg, size_t n, struct expect *x)
@@ -500,8 +512,22 @@ static void judge(const char *msg, size_t n, struct expect *x)
 	case JOULES_CMD_METER_FEED:
 		feed_rules(tb, x);
 		break;
+	case JOULES_CMD_DUMP_CGROUPS:
+		/* A root other than a cgroup v2 directory: EBADF, said why. */
+		x->kind = WANT_OK;
+		if (tb[JOULES_A_CGROUP_ROOT_FD]) {
+			memcpy(&pid,
+			       (const char *)tb[JOULES_A_CGROUP_ROOT_FD] +
+				       NLA_HDRLEN,
+			       4);
+			if (cg_fd < 0 || pid != (uint32_t)cg_fd) {
+				x->kind = WANT_ERR;
+				x->err = -EBADF;
+			}
+		}
+		break;
 	default:
-		/* GET_NODE as root, and the dumps. */
+		/* GET_NODE as root, and DUMP_TASKS. */
 		x->kind = WANT_OK;
 	}
 	/* The module reads no version; success is asked only of version 1. */
@@ -686,6 +712,17 @@ static size_t random_attrs(char *msg, size_t off, size_t cap, uint8_t cmd)
 					      u64_len()) :
 					  put(msg, off, JOULES_A_CGROUP_PATH,
 					      path, strlen(path) + 1);
+			continue;
+		}
+		if (cmd == JOULES_CMD_DUMP_CGROUPS && rnd() % 3 == 0) {
+			/* The root: ours, stdio, none open, out of range. */
+			uint32_t v[2] = { rnd() % 2 ? (uint32_t)cg_fd :
+					  rnd() % 2 ? rnd() % 3 :
+					  rnd() % 2 ? 1000 + rnd() % 1000 :
+						      (uint32_t)rnd() };
+
+			off = put(msg, off, JOULES_A_CGROUP_ROOT_FD, v,
+				  rnd() % 8 ? 4 : rnd() % 9);
 			continue;
 		}
 		/* The lagged view's flag, allowed on every read. */
@@ -902,6 +939,7 @@ TEST_F_TIMEOUT(fuzz, random_requests, 1800)
 	unsigned long long r0 = self->readings, f0 = self->refused;
 	unsigned long i;
 	int fd = sock_open();
+	struct statfs sfs;
 	struct jnl *nl;
 
 	ASSERT_LE(0, fd);
@@ -924,6 +962,11 @@ TEST_F_TIMEOUT(fuzz, random_requests, 1800)
 
 		cgroup_root_ok = !jnl_get_cgroup(nl, "/", 0, &cr);
 		jnl_close(nl);
+	}
+	cg_fd = open(ST_CG, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg_fd >= 0 && (fstatfs(cg_fd, &sfs) || sfs.f_type != 0x63677270)) {
+		close(cg_fd); /* not cgroup2 (CGROUP2_SUPER_MAGIC): none */
+		cg_fd = -1;
 	}
 	wm.max_uw = st_sysfs_u64("wallmeter/max_power_w") * 1000000ULL;
 	wm.timeout_ns = st_sysfs_u64("wallmeter/timeout_ms") * 1000000ULL;

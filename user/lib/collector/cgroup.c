@@ -6,12 +6,16 @@
  * --cgroups.match choose which.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <linux/capability.h>
+#include <linux/magic.h>
 
 #include "cgname.h"
 #include "nl.h"
@@ -60,6 +64,29 @@ int jm_set_cgroups(struct jm_state *s, int depth, const char *match, char *why,
 	if (match)
 		s->cg_match = re;
 	s->cg_depth = depth;
+	return 0;
+}
+
+int jm_set_cgroup_root(struct jm_state *s, const char *dir, char *why,
+		       size_t size)
+{
+	struct statfs sf;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(why, size, "%s", strerror(errno));
+		return -errno;
+	}
+	if (fstatfs(fd, &sf) || sf.f_type != CGROUP2_SUPER_MAGIC) {
+		snprintf(why, size, "not a cgroup v2 directory");
+		close(fd);
+		return -EINVAL;
+	}
+	if (s->cg_root_fd >= 0)
+		close(s->cg_root_fd);
+	s->cg_root_fd = fd;
+	if (s->nl)
+		jnl_set_cgroup_root(s->nl, fd);
 	return 0;
 }
 
