@@ -733,7 +733,7 @@ TEST(a_root_descriptor_reaches_beyond_the_namespace)
 		struct jnl *nl;
 		const char *msg;
 		size_t n = 0;
-		int rc = 0;
+		int rc = 0, err;
 
 		if (host < 0 || other < 0 || tmp < 0 ||
 		    unshare(CLONE_NEWCGROUP) || jnl_open(&nl))
@@ -756,11 +756,17 @@ TEST(a_root_descriptor_reaches_beyond_the_namespace)
 			rc |= 4;
 		free(r);
 		jnl_set_cgroup_root(nl, tmp);
-		msg = NULL;
-		if (jnl_dump_cgroups(nl, &r, &n) != -EBADF ||
-		    !(msg = jnl_kernel_msg(nl)) ||
-		    !strstr(msg, "not a descriptor of a cgroup v2 directory"))
+		err = jnl_dump_cgroups(nl, &r, &n);
+		msg = jnl_kernel_msg(nl);
+		/* 6.1's genetlink passes no message from a dump's start(). */
+		if (err != -EBADF ||
+		    (msg &&
+		     !strstr(msg,
+			     "not a descriptor of a cgroup v2 directory"))) {
+			fprintf(stderr, "# /tmp as the root: %d, \"%s\"\n", err,
+				msg ? msg : "(no message)");
 			rc |= 8;
+		}
 		/* Not for users without node rights: it pins every cgroup. */
 		jnl_set_cgroup_root(nl, host);
 		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY) ||
