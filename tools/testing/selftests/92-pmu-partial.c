@@ -9,10 +9,14 @@
  *   them, and (cpu-clock counts nanoseconds) its "cycles" are its CPU time
  *   by the kernel's schedstat;
  * - a thread that ran on CPU 1 has them absent, and so do its process and
- *   its cgroup: a sum that missed a slice is not shown as if whole;
+ *   its cgroup: a sum that missed a slice is not shown as if whole; the
+ *   node's samples meanwhile have them absent (nothing is weighed or
+ *   predicted on partial counts);
  * - the module tries CPU 1 again: within two retry periods it has them,
- *   a task that runs there afterwards counts in full, and the thread that
- *   missed a slice stays absent.
+ *   a task that runs there afterwards counts in full, the samples have
+ *   them again, the thread that missed a slice stays absent, and a process
+ *   that missed one before it moved to another cgroup leaves that cgroup
+ *   whole.
  */
 #include <math.h>
 #include <pthread.h>
@@ -22,11 +26,14 @@
 
 #include "kselftest_harness.h"
 #include "selftest.h"
+#include "uapi/joules_netlink.h"
 
 #define MISSING JOULES_SYSFS "/hw_counters_missing"
 #define CG_A "pmu-a"
 #define CG_B "pmu-b"
 #define CG_C "pmu-c"
+#define CG_M1 "pmu-m1"
+#define CG_M2 "pmu-m2"
 
 /*
  * cpu-clock is read at the sched_switch tracepoint, the kernel's runtime
@@ -75,14 +82,14 @@ static int counter(const char *body, const char *key, unsigned long long *v)
 }
 
 /* Its cycles against the kernel's runtime of the same thread. */
-static int cycles_match(struct __test_metadata *_metadata, pid_t pid,
-			pid_t tid)
+static int cycles_match(struct __test_metadata *_metadata, pid_t pid, pid_t tid)
 {
 	unsigned long long cyc = 0, ns, slices;
 	char path[96], b[2048];
 
 	snprintf(path, sizeof(path), "/proc/energy/threads/%d/%d", pid, tid);
-	if (st_read(path, b, sizeof(b)) <= 0 || schedstat(pid, tid, &ns, &slices))
+	if (st_read(path, b, sizeof(b)) <= 0 ||
+	    schedstat(pid, tid, &ns, &slices))
 		return 0;
 	if (counter(b, "cycles", &cyc) != 1)
 		return 0;
@@ -99,15 +106,41 @@ static int absent_in(const char *path, const char *key)
 	return st_read(path, b, sizeof(b)) > 0 && counter(b, key, &v) == 0;
 }
 
+/* A cgroup's cycles: 1 present, 0 absent; -1 unread or nothing charged yet. */
 static int cg_has(const char *rel)
 {
 	char path[256], b[2048];
-	unsigned long long v;
+	unsigned long long v, cpu = 0;
 
 	snprintf(path, sizeof(path), "/proc/energy/cgroup/%s/energy.stat", rel);
-	if (st_read(path, b, sizeof(b)) <= 0)
+	if (st_read(path, b, sizeof(b)) <= 0 || st_kv(b, "cpu_time_ns", &cpu) ||
+	    !cpu)
 		return -1;
 	return counter(b, "cycles", &v);
+}
+
+/* Cycles in the node's samples: of the last of n fresh ones. */
+static int samples_have_cycles(struct jnl *nl, int n)
+{
+	struct sample_rec s[8];
+
+	if (n > 8 || st_fresh_samples(nl, s, n) != n)
+		return -1;
+	return !!(s[n - 1].present & JOULES_FEAT_CYCLES);
+}
+
+/* A burner pinned to cpu in cgroup rel until killed. */
+static pid_t burner(const char *rel, int cpu)
+{
+	pid_t p = st_spawn_in(ST_CG, rel);
+
+	if (p == 0) {
+		if (pin(cpu))
+			_exit(1);
+		for (volatile unsigned long x = 0;; x++)
+			;
+	}
+	return p;
 }
 
 static int ctl[2], rep[2];
@@ -145,8 +178,9 @@ static int missing_is(const char *want)
 TEST(one_cpu_lacks_them)
 {
 	char path[96], hw[128] = "", c = 'g';
-	pid_t a, p, cpid, tid, tid1;
-	int mounted;
+	pid_t a, p, cpid, tid, tid1, x, m;
+	int mounted, mctl[2], mrep[2];
+	struct jnl *nl;
 	double end;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
@@ -154,7 +188,9 @@ TEST(one_cpu_lacks_them)
 	ASSERT_EQ(0, st_cgroup2(&mounted));
 	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload"));
 	ASSERT_EQ(0, st_sh("echo joules-selftest: 92 > /dev/kmsg"));
-	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_load test_sw_counters=1 test_fail_cpu=1"));
+	ASSERT_EQ(
+		0,
+		st_sh(". /lib/joules/lib.sh; joules_load test_sw_counters=1 test_fail_cpu=1"));
 	ASSERT_LT(0, st_read(JOULES_SYSFS "/hw_counters", hw, sizeof(hw)));
 	EXPECT_STREQ("cycles instructions cache_misses\n", hw);
 	EXPECT_TRUE(missing_is("1"));
@@ -163,6 +199,10 @@ TEST(one_cpu_lacks_them)
 	ASSERT_EQ(0, st_mkcg(CG_A));
 	ASSERT_EQ(0, st_mkcg(CG_B));
 	ASSERT_EQ(0, st_mkcg(CG_C));
+	ASSERT_EQ(0, st_mkcg(CG_M1));
+	ASSERT_EQ(0, st_mkcg(CG_M2));
+	ASSERT_EQ(0, jnl_open(&nl));
+	ASSERT_EQ(0, jnl_subscribe(nl, JNL_GRP_SAMPLES));
 	/* Children start on CPU 0: a slice on CPU 1 would be missed. */
 	ASSERT_EQ(0, pin(0));
 
@@ -208,6 +248,31 @@ TEST(one_cpu_lacks_them)
 	usleep(5 * st_interval_ms() * 1000);
 	EXPECT_EQ(1, cg_has(CG_A));
 	EXPECT_EQ(0, cg_has(CG_B));
+	/* A task on CPU 1 now: the samples do not use the counters. */
+	x = burner(CG_B, 1);
+	ASSERT_GT(x, 0);
+	EXPECT_EQ(0, samples_have_cycles(nl, 3));
+	kill(x, SIGKILL);
+	waitpid(x, NULL, 0);
+	/* One that misses a slice on CPU 1, to move later. */
+	ASSERT_EQ(0, pipe(mctl));
+	ASSERT_EQ(0, pipe(mrep));
+	m = st_spawn_in(ST_CG, CG_M1);
+	if (m == 0) {
+		if (pin(1))
+			_exit(1);
+		st_burn_cpu(0.05);
+		if (write(mrep[1], "a", 1) != 1 || read(mctl[0], &c, 1) != 1 ||
+		    pin(0))
+			_exit(2);
+		st_burn_cpu(0.2);
+		if (write(mrep[1], "b", 1) != 1)
+			_exit(3);
+		pause();
+		_exit(0);
+	}
+	ASSERT_GT(m, 0);
+	ASSERT_EQ(1, read(mrep[0], &c, 1));
 
 	/* Tried again every 10 s: two periods at most. */
 	end = st_now() + 25;
@@ -216,6 +281,21 @@ TEST(one_cpu_lacks_them)
 	EXPECT_TRUE(missing_is(""));
 	EXPECT_EQ(0, st_sh("dmesg | sed -n '/joules-selftest: 92/,$p' | "
 			   "grep -q 'cycles counter on CPU 1 counts again'"));
+	/* Tasks on both CPUs: the samples have the counters again. */
+	x = burner(CG_C, 1);
+	ASSERT_GT(x, 0);
+	EXPECT_EQ(1, samples_have_cycles(nl, 4));
+	kill(x, SIGKILL);
+	waitpid(x, NULL, 0);
+	/* The one that missed a slice moves, and runs on CPU 0 in full. */
+	ASSERT_EQ(0, st_sh("echo %d > " ST_CG "/" CG_M2 "/cgroup.procs", m));
+	ASSERT_EQ(1, write(mctl[1], &c, 1));
+	ASSERT_EQ(1, read(mrep[0], &c, 1));
+	usleep(5 * st_interval_ms() * 1000);
+	EXPECT_EQ(1, cg_has(CG_M2));
+	EXPECT_EQ(0, cg_has(CG_M1));
+	snprintf(path, sizeof(path), "/proc/energy/%d", m);
+	EXPECT_TRUE(absent_in(path, "cycles"));
 
 	/* A process that runs on CPU 1 from now on counts in full. */
 	cpid = st_spawn_in(ST_CG, CG_C);
@@ -241,12 +321,17 @@ TEST(one_cpu_lacks_them)
 	kill(p, SIGKILL);
 	kill(a, SIGKILL);
 	kill(cpid, SIGKILL);
+	kill(m, SIGKILL);
 	waitpid(p, NULL, 0);
 	waitpid(a, NULL, 0);
 	waitpid(cpid, NULL, 0);
+	waitpid(m, NULL, 0);
+	jnl_close(nl);
 	st_rmcg(CG_A);
 	st_rmcg(CG_B);
 	st_rmcg(CG_C);
+	st_rmcg(CG_M1);
+	st_rmcg(CG_M2);
 	/* Back to a module loaded as usual for the next program. */
 	EXPECT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload; joules_load"));
 	if (mounted)
