@@ -10,8 +10,10 @@
  * A counter some CPUs have and others lack (a failed creation, a pinned
  * event pushed into error by another pinned user) stays in use where it
  * counts: a task whose slice on a CPU went uncounted has that counter
- * absent from then on (joules_count_hw()), the others keep it, and a
- * delayed work tries the missing events again.
+ * absent from then on (joules_count_hw()), the others keep it; in an
+ * interval where any CPU missed one, nothing uses it (weights, the model,
+ * node samples: joules_pmu_take_missed()). A delayed work tries the
+ * missing events again.
  *
  * perf_event_read_local() is not exported, so the read is done the way it
  * does it: for an event active on this CPU, ask the PMU driver to fold the
@@ -80,18 +82,28 @@ struct pmu_cpu {
 	 * sets hw_last, and the slice it ends counts as missed.
 	 */
 	u32 fresh;
+	/*
+	 * Counters this CPU should count, from its online callback to its
+	 * offline one: a slice without them then is missed. Outside that
+	 * window (hotplug's own threads) nothing is expected.
+	 */
+	u32 expect;
 	u32 logged;	/* JL_F_* bits whose failure here was logged */
 	bool test_failed;
 };
 static DEFINE_PER_CPU(struct pmu_cpu, pmu_cpus);
 
-u32 joules_pmu_read(u64 *hw)
+/* Counters some CPU missed a slice of since the worker last asked. */
+static atomic_t iv_missed = ATOMIC_INIT(0);
+
+u32 joules_pmu_read(u64 *hw, u32 *missed)
 {
 	struct pmu_cpu *jc = this_cpu_ptr(&pmu_cpus);
 	u32 mask = 0, have = READ_ONCE(present);
 	unsigned int i;
 	u64 v;
 
+	*missed = 0;
 	if (!have)
 		return 0;
 	for (i = 0; i < JOULES_NR_HW; i++) {
@@ -109,7 +121,24 @@ u32 joules_pmu_read(u64 *hw)
 		jc->hw_last[i] = v;
 		mask |= bit;
 	}
+	*missed = jc->expect & have & ~mask;
+	if (unlikely(*missed) && (atomic_read(&iv_missed) & *missed) != *missed)
+		atomic_or(*missed, &iv_missed);
 	return mask;
+}
+
+/*
+ * Worker, once a tick: the counters a slice went uncounted of, since the
+ * last call and the one before (a slice ends at a switch that may fall
+ * either side of the tick's flush).
+ */
+u32 joules_pmu_take_missed(void)
+{
+	static u32 last;
+	u32 m = atomic_xchg(&iv_missed, 0), both = m | last;
+
+	last = m;
+	return both;
 }
 
 static struct perf_event *create(unsigned int i, unsigned int cpu)
@@ -139,7 +168,8 @@ static enum cpuhp_state hp_state;	/* 0 while registering */
 struct install {
 	struct pmu_cpu *jc;
 	struct perf_event *ev[JOULES_NR_HW];
-	u32 fresh;
+	struct perf_event *old[JOULES_NR_HW];	/* replaced: released after */
+	u32 fresh, expect;
 };
 
 /* On the event's CPU with interrupts off: the probe cannot interleave. */
@@ -151,65 +181,83 @@ static void install_fn(void *arg)
 	for (i = 0; i < JOULES_NR_HW; i++) {
 		if (!in->ev[i])
 			continue;
+		in->old[i] = in->jc->hw[i];
 		in->jc->hw[i] = in->ev[i];
 		in->jc->hw_last[i] = 0;
 	}
 	in->jc->fresh |= in->fresh;
+	in->jc->expect |= in->expect;
+}
+
+/* Said once per CPU and counter while it lacks one, and when it is back. */
+static void say(struct pmu_cpu *jc, unsigned int i, unsigned int cpu,
+		const char *why)
+{
+	u32 bit = 1U << hw_feature[i];
+
+	if (why && !(jc->logged & bit))
+		pr_info("%s counter %s on CPU %u: absent for the tasks that run there, tried again every %u s\n",
+			jl_feature_names[hw_feature[i]], why, cpu, RETRY_JIFFIES / HZ);
+	else if (!why && (jc->logged & bit))
+		pr_info("%s counter on CPU %u counts again\n",
+			jl_feature_names[hw_feature[i]], cpu);
+	if (why)
+		jc->logged |= bit;
+	else
+		jc->logged &= ~bit;
 }
 
 /*
- * Create the counters of want that cpu lacks, and enable those a pinned
- * user pushed into error. Hotplug held off (cpus_read_lock() or the
- * hotplug callback); the events are swapped in on cpu itself. Returns the
- * bits cpu still lacks.
+ * Create the counters of want that cpu lacks, and replace those another
+ * pinned user pushed into error: a new event comes after the older
+ * users' (perf schedules pinned groups in creation order), where enabling
+ * the old one would take the counter back from them. Hotplug held off
+ * (cpus_read_lock() or the hotplug callback); the events are swapped in on
+ * cpu itself, which is then expected to count want. Returns the bits cpu
+ * still lacks.
  */
 static u32 fill_cpu(unsigned int cpu, u32 want, bool fresh)
 {
 	struct pmu_cpu *jc = per_cpu_ptr(&pmu_cpus, cpu);
-	struct install in = { .jc = jc };
-	u32 lacking = 0, bit, renew = 0;
+	struct install in = { .jc = jc, .expect = want };
+	u32 lacking = 0, bit;
 	struct perf_event *ev;
 	unsigned int i;
+	int state;
 
 	for (i = 0; i < JOULES_NR_HW; i++) {
 		bit = 1U << hw_feature[i];
 		if (!(want & bit))
 			continue;
 		ev = READ_ONCE(jc->hw[i]);
-		if (ev) {
-			if (READ_ONCE(ev->state) == PERF_EVENT_STATE_ERROR)
-				renew |= bit;
+		state = ev ? READ_ONCE(ev->state) : PERF_EVENT_STATE_ERROR;
+		if (state == PERF_EVENT_STATE_ACTIVE && hp_state)
+			say(jc, i, cpu, NULL);
+		if (state != PERF_EVENT_STATE_ERROR)
 			continue;
-		}
+		/* At registration: said by say_lacking() if some CPU has it. */
+		if (hp_state)
+			say(jc, i, cpu, ev ? "taken by another pinned perf user" :
+					     "unavailable");
 		ev = create(i, cpu);
 		if (IS_ERR(ev)) {
 			lacking |= bit;
-			/* At registration: said by say_lacking() if some CPU has it. */
-			if (hp_state && !(jc->logged & bit))
-				pr_info("%s counter unavailable on CPU %u (%ld): absent for the tasks that run there, tried again every %u s\n",
-					jl_feature_names[hw_feature[i]], cpu,
-					PTR_ERR(ev), RETRY_JIFFIES / HZ);
-			jc->logged |= bit;
 			continue;
 		}
 		in.ev[i] = ev;
 		if (fresh)
 			in.fresh |= bit;
-		if (jc->logged & bit)
-			pr_info("%s counter on CPU %u counts again\n",
-				jl_feature_names[hw_feature[i]], cpu);
-		jc->logged &= ~bit;
 	}
-	if (renew) {
-		/* Marked first: a read between enable and mark would be partial. */
-		in.fresh |= renew;
-		lacking |= renew;
-	}
-	if (in.fresh || in.ev[0] || in.ev[1] || in.ev[2])
+	/* Only when there is something to do: an IPI wakes an idle CPU. */
+	if (in.ev[0] || in.ev[1] || in.ev[2] || (jc->expect & want) != want)
 		smp_call_function_single(cpu, install_fn, &in, 1);
-	for (i = 0; i < JOULES_NR_HW; i++)
-		if (renew & (1U << hw_feature[i]))
-			perf_event_enable(jc->hw[i]);
+	for (i = 0; i < JOULES_NR_HW; i++) {
+		if (in.old[i])
+			perf_event_release_kernel(in.old[i]);
+		if (in.ev[i] && hp_state &&
+		    READ_ONCE(in.ev[i]->state) == PERF_EVENT_STATE_ACTIVE)
+			say(jc, i, cpu, NULL);
+	}
 	return lacking;
 }
 
@@ -221,14 +269,13 @@ static void say_lacking(unsigned int cpu)
 	for (i = 0; i < JOULES_NR_HW; i++) {
 		if (!(present & (1U << hw_feature[i])) || jc->hw[i])
 			continue;
-		pr_info("%s counter unavailable on CPU %u: absent for the tasks that run there, tried again every %u s\n",
-			jl_feature_names[hw_feature[i]], cpu, RETRY_JIFFIES / HZ);
-		jc->logged |= 1U << hw_feature[i];
+		say(jc, i, cpu, "unavailable");
 	}
 }
 
 static void retry_fn(struct work_struct *work);
-static DECLARE_DELAYED_WORK(retry, retry_fn);
+/* Deferrable: it never wakes an idle CPU on its own. */
+static DECLARE_DEFERRABLE_WORK(retry, retry_fn);
 
 /*
  * CPUs lacking a counter in use, or with one another pinned user pushed
@@ -247,7 +294,10 @@ static void retry_fn(struct work_struct *work)
 	schedule_delayed_work(&retry, RETRY_JIFFIES);
 }
 
-/* Online CPUs that lack a counter in use or have it in error. */
+/*
+ * Online CPUs that lack a counter in use or have it in error (not those
+ * briefly inactive while perf reschedules).
+ */
 ssize_t joules_pmu_missing(char *buf, size_t size)
 {
 	u32 want = READ_ONCE(present);
@@ -265,7 +315,7 @@ ssize_t joules_pmu_missing(char *buf, size_t size)
 			struct perf_event *ev = READ_ONCE(jc->hw[i]);
 
 			if ((want & (1U << hw_feature[i])) &&
-			    (!ev || READ_ONCE(ev->state) != PERF_EVENT_STATE_ACTIVE))
+			    (!ev || READ_ONCE(ev->state) == PERF_EVENT_STATE_ERROR))
 				cpumask_set_cpu(cpu, m);
 		}
 	}
@@ -308,6 +358,7 @@ static int pmu_cpu_offline(unsigned int cpu)
 		jc->hw[i] = NULL;
 	}
 	jc->fresh = 0;
+	jc->expect = 0;	/* hotplug's own threads run here on, uncounted */
 	local_irq_enable();
 	for (i = 0; i < JOULES_NR_HW; i++)
 		if (ev[i])

@@ -16,9 +16,12 @@ int joules_pmu_init(void);
 void joules_pmu_exit(void);
 /*
  * This CPU's deltas since its last call (irqs off); returns the JL_F_*
- * bits read. A bit of joules_pmu_present() not returned went uncounted.
+ * bits read, and in *missed those this CPU should have counted and did
+ * not (the slice that ends here is partial in them).
  */
-u32 joules_pmu_read(u64 *hw);
+u32 joules_pmu_read(u64 *hw, u32 *missed);
+/* Worker, once a tick: counters some slice missed lately, anywhere. */
+u32 joules_pmu_take_missed(void);
 /* Counters in use: those some CPU has had since the load. */
 u32 joules_pmu_present(void);
 /* sysfs hw_counters_missing: online CPUs lacking one in use, a cpulist. */

@@ -107,8 +107,9 @@ void joules_taskcg_release(struct joules_entry *e)
 }
 
 void joules_taskcg_charge(struct joules_entry *e, const struct jl_feat *d,
-			  u64 uj, u64 lag, const u64 *part, const u64 *lpart,
-			  u32 domains, u32 source, u64 generation)
+			  u32 missed, u64 uj, u64 lag, const u64 *part,
+			  const u64 *lpart, u32 domains, u32 source,
+			  u64 generation)
 {
 	struct joules_totals c = { 0 };
 	u64 rd = READ_ONCE(e->io_read), wr = READ_ONCE(e->io_write);
@@ -127,8 +128,15 @@ void joules_taskcg_charge(struct joules_entry *e, const struct jl_feat *d,
 	if (source)
 		c.s.model_generation = generation;
 	memcpy(c.feat, d->v, sizeof(c.feat));
-	c.opt_present = d->present & ~((1U << JL_F_CPU_NS) | (1U << JL_F_DISK));
-	c.opt_missed = READ_ONCE(e->hw_missed);
+	/*
+	 * The counters this task's sums have, not only those the tick used:
+	 * one another CPU missed is left out of every weight, but this
+	 * task's counts are whole. Those its own deltas missed: the cgroup's
+	 * sum is partial.
+	 */
+	c.opt_present = (d->present | READ_ONCE(e->hw_seen)) &
+			~((1U << JL_F_CPU_NS) | (1U << JL_F_DISK));
+	c.opt_missed = missed;
 	c.read_bytes = rd - e->cg_read;
 	c.write_bytes = wr - e->cg_write;
 	e->cg_read = rd;

@@ -17,10 +17,14 @@ void joules_taskcg_scan(void);
 void joules_taskcg_gone(struct joules_entry *e);
 /* Before e is folded: drop its cgroup. */
 void joules_taskcg_release(struct joules_entry *e);
-/* The charge e just got (d: its feature deltas; lag: lagged view), to its cgroup. */
+/*
+ * The charge e just got (d: its feature deltas, missed: counters they
+ * missed; lag: lagged view), to its cgroup.
+ */
 void joules_taskcg_charge(struct joules_entry *e, const struct jl_feat *d,
-			  u64 uj, u64 lag, const u64 *part, const u64 *lpart,
-			  u32 domains, u32 source, u64 generation);
+			  u32 missed, u64 uj, u64 lag, const u64 *part,
+			  const u64 *lpart, u32 domains, u32 source,
+			  u64 generation);
 /* An idle share e just got (and its lagged view), to its cgroup. */
 void joules_taskcg_charge_idle(struct joules_entry *e, u64 uj, u64 lag);
 

@@ -363,17 +363,22 @@ void notrace joules_count_hw(struct joules_entry *e, struct joules_cpu *jc)
 {
 	struct joules_slot *s;
 	u64 hw[JOULES_NR_HW];
-	u32 mask = joules_pmu_read(hw), missed;
+	u32 missed, mask = joules_pmu_read(hw, &missed);
 
 	if (!e)
 		return;
-	/* A slice a counter in use did not count: partial from now on. */
-	missed = joules_pmu_present() & ~mask;
-	if (unlikely(missed) && (e->hw_missed & missed) != missed)
-		WRITE_ONCE(e->hw_missed, e->hw_missed | missed);
+	s = &e->slot[jc->pkg];
+	/*
+	 * A slice a counter did not count: the task's sums are partial from
+	 * now on, and this interval's (the worker takes iv_missed).
+	 */
+	if (unlikely(missed)) {
+		if ((e->hw_missed & missed) != missed)
+			WRITE_ONCE(e->hw_missed, e->hw_missed | missed);
+		WRITE_ONCE(s->iv_missed, READ_ONCE(s->iv_missed) | missed);
+	}
 	if (!mask)
 		return;
-	s = &e->slot[jc->pkg];
 	WRITE_ONCE(s->cum[JL_F_CYCLES], s->cum[JL_F_CYCLES] + hw[0]);
 	WRITE_ONCE(s->cum[JL_F_INSTR], s->cum[JL_F_INSTR] + hw[1]);
 	WRITE_ONCE(s->cum[JL_F_MISSES], s->cum[JL_F_MISSES] + hw[2]);
@@ -721,12 +726,13 @@ MODULE_PARM_DESC(test_pkg_beyond_cpu,
  * interrupts off, which the sched_switch probe cannot interleave with. Its
  * package is looked up now: CPUs come and go.
  *
- * Per-package state is sized at the load by topology_max_packages(), which
- * on x86 counts every package the firmware enumerates, hot-pluggable ones
- * included (6.1 refuses to bring up a CPU beyond it: "exceeds BIOS package
- * data"). A CPU beyond it anyway has nowhere its work and energy could be
+ * Per-package state is sized at the load by topology_max_packages(). On
+ * x86 since 6.9 that counts the packages of every APIC enumerated at boot,
+ * and a CPU not enumerated then cannot be added, so this does not happen
+ * there; 6.1 does not bring up a CPU beyond the firmware's package count
+ * either. A CPU beyond it anyway has nowhere its work and energy could be
  * counted without being charged to another package's energy: it is
- * refused, as 6.1 does, with the reason, rather than counted wrong.
+ * refused with the reason rather than counted wrong.
  */
 static int tasks_cpu_online(unsigned int cpu)
 {
@@ -736,8 +742,12 @@ static int tasks_cpu_online(unsigned int cpu)
 	if (hp_state && (int)cpu == test_pkg_beyond_cpu)
 		pkg = joules_nr_pkgs;
 	if (pkg >= joules_nr_pkgs) {
-		pr_err("CPU %u is in package %u, beyond the %u the kernel reported at load: not brought online while joules is loaded (unload it, or reload it to count that package)\n",
-		       cpu, pkg, joules_nr_pkgs);
+		if (hp_state)
+			pr_err("CPU %u is in package %u, beyond the %u topology_max_packages() reports: not brought online while joules is loaded (unload it to bring the CPU up)\n",
+			       cpu, pkg, joules_nr_pkgs);
+		else
+			pr_err("CPU %u is in package %u, beyond the %u topology_max_packages() reports: joules cannot count it and does not load\n",
+			       cpu, pkg, joules_nr_pkgs);
 		return -ERANGE;
 	}
 	local_irq_disable();

@@ -49,6 +49,9 @@ struct joules_slot {
 	 */
 	u64 delta[JL_NR_FEATURES];
 	u32 delta_present;
+	u32 delta_missed;		/* counters this interval's deltas missed */
+	/* Counters a slice here missed since the worker took them (probe). */
+	u32 iv_missed;
 };
 
 struct joules_group {

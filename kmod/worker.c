@@ -101,6 +101,7 @@ struct pkg_pass {
 	u64 lag_given;		/* lagged energy charged to tasks */
 	u64 lag_static;		/* the node's static energy this tick */
 	u64 busy_ns;		/* CPU time that ran, the worker's not counted */
+	u32 hw_missed;		/* counters some slice missed lately: unused */
 };
 
 /* A package's measured energy this interval, and how it is split. */
@@ -204,15 +205,22 @@ static u64 lag_kind(const struct pkg_pass *pp, bool by_model, unsigned int extra
 	       ((u64)extra << 20) | ((u64)pp->gamma << 10) | pp->delta;
 }
 
+/*
+ * A counter some slice missed lately is absent from every task's deltas,
+ * so that no weight, prediction or sample is built on partial counts; the
+ * task's own miss goes to its cgroup's charge (delta_missed).
+ */
 static void take_deltas(struct joules_entry *e, unsigned int pkg,
-			struct jl_feat *d)
+			struct jl_feat *d, u32 hw_missed)
 {
 	struct joules_slot *s = &e->slot[pkg];
 	unsigned int f;
 	u64 c;
 
-	d->present = (1U << JL_F_CPU_NS) | (1U << JL_F_DISK) |
-		     READ_ONCE(e->hw_seen) | joules_opt_avail;
+	s->delta_missed = xchg(&s->iv_missed, 0);
+	d->present = ((1U << JL_F_CPU_NS) | (1U << JL_F_DISK) |
+		      READ_ONCE(e->hw_seen) | joules_opt_avail) &
+		     ~(hw_missed | s->delta_missed);
 	for (f = 0; f < JL_NR_FEATURES; f++) {
 		c = READ_ONCE(s->cum[f]);
 		d->v[f] = c - s->charged[f];
@@ -244,7 +252,7 @@ static void take_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par)
 
 		joules_count(e);
 		joules_taskcg_update(e);
-		take_deltas(e, pkg, &d);
+		take_deltas(e, pkg, &d, pp->hw_missed);
 		for (f = 0; f < JL_NR_FEATURES; f++)
 			smp->feat.v[f] += d.v[f];
 		smp->feat.present |= d.present;
@@ -411,7 +419,8 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 	e->sums.source_mask |= src;
 	raw_spin_unlock(&g->lock);
 	/* A cgroup's source: whoever charged it energy (a model's 0 is none). */
-	joules_taskcg_charge(e, &d, uj, lag, part, lpart, pm ? pm->mt.domains : 0,
+	joules_taskcg_charge(e, &d, e->slot[pkg].delta_missed, uj, lag, part, lpart,
+			     pm ? pm->mt.domains : 0,
 			     src == JOULES_SRC_MODEL && !uj ? 0 : src, pp->generation);
 }
 
@@ -869,6 +878,7 @@ static void tick(struct work_struct *work)
 	pp.mode = READ_ONCE(joules_source_mode);
 	pp.gamma = READ_ONCE(joules_gamma_milli);
 	pp.delta = READ_ONCE(joules_delta_milli);
+	pp.hw_missed = joules_pmu_take_missed();
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
 		pkg_work[pkg].list = llist_del_all(&joules_pkgs[pkg].list[closed & 1]);
 		take_pkg(&pp, pkg, closed & 1);
