@@ -478,30 +478,39 @@ static double bisquare(double u)
 
 /*
  * The bisquare weights' normal equations under beta ([A b] zeroed): over
- * the scaled subsample ss, else over all rows of the design.
+ * the scaled subsample ss, else over all rows of the design. The rows go
+ * in batches, first every row's weight, then the updates: a weight is a
+ * chain of dependent operations (the dot product's adds, two divisions)
+ * that one row at a time left the CPU waiting on; a batch's chains
+ * overlap. Each row's arithmetic and the order of the updates are the same.
  */
+#define IRLS_BATCH 16
+
 static inline __attribute__((always_inline)) void
 irls_ne_w(const struct rob *r, const struct subsample *ss, double cs,
 	  const double *beta, double *ab, int wide)
 {
-	double x[FIT_MAXCOL + 1], y, wr;
-	size_t i;
+	double x[IRLS_BATCH][FIT_MAXCOL + 1], wr[IRLS_BATCH];
+	size_t i, k, nb, n = ss ? ss->m : r->d->n;
 
-	if (ss) {
-		for (i = 0; i < ss->m; i++) {
-			const double *z = sub_row(ss, i);
+	for (i = 0; i < n; i += nb) {
+		nb = n - i < IRLS_BATCH ? n - i : IRLS_BATCH;
+		for (k = 0; k < nb; k++) {
+			if (ss) {
+				wr[k] = bisquare(
+					sub_resid(r, sub_row(ss, i + k), beta) /
+					cs);
+			} else {
+				double y = x[k][r->q] = row(r, i + k, x[k]);
 
-			wr = bisquare(sub_resid(r, z, beta) / cs);
-			if (wr > 0)
-				ne_add(ab, r->q, z, wr, wide);
+				wr[k] = bisquare(
+					resid_x(r, i + k, x[k], y, beta) / cs);
+			}
 		}
-		return;
-	}
-	for (i = 0; i < r->d->n; i++) {
-		y = x[r->q] = row(r, i, x);
-		wr = bisquare(resid_x(r, i, x, y, beta) / cs);
-		if (wr > 0)
-			ne_add(ab, r->q, x, wr, wide);
+		for (k = 0; k < nb; k++)
+			if (wr[k] > 0)
+				ne_add(ab, r->q, ss ? sub_row(ss, i + k) : x[k],
+				       wr[k], wide);
 	}
 }
 
