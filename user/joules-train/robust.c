@@ -44,6 +44,7 @@
 #define IRLS_FULL 2
 #define IRLS_SETTLED 1e-3
 #define SCALE_SUB 262144 /* rows the scale's median is taken over */
+#define SCALE_AHEAD 8 /* rows ahead of the scale's pass asked for */
 #define MAD_NORMAL 1.4826 /* 1 / Phi^-1(3/4): MAD -> sigma under normality */
 #define SCALE_FLOOR \
 	1e-5 /* relative to the median |y|: below any meter's accuracy */
@@ -635,6 +636,17 @@ static void rob_scales(struct rob *r, const unsigned int *cols,
 	r->inv_yscale = 1 / r->yscale;
 }
 
+/* Ask for row i of the design (its lines), y included when it is in x. */
+static inline void prefetch_row(const struct fit_design *d, size_t i)
+{
+	const char *p = (const char *)(d->x + i * d->stride);
+	size_t len = d->stride * sizeof(*d->x), o;
+
+	for (o = 0; o < len; o += 64)
+		__builtin_prefetch(p + o);
+	__builtin_prefetch(p + len - 1);
+}
+
 /*
  * The residual scale (scaled units) of the start: the MAD, but not below
  * a share of the typical target nor the meter's resolution. -1: no memory.
@@ -643,22 +655,29 @@ FIT_HOT
 static double rob_scale(const struct rob *r, const double *beta)
 {
 	const struct fit_design *d = r->d;
-	double *tmp, scale;
+	double *tmp, *ty, scale;
 	size_t step, m, k;
 
 	/* Medians over evenly spaced rows: plenty for a scale. */
 	step = d->n > SCALE_SUB ? (d->n + SCALE_SUB - 1) / SCALE_SUB : 1;
 	m = (d->n + step - 1) / step;
-	tmp = malloc(m * sizeof(*tmp));
+	/*
+	 * Both medians' values in one pass: the rows are step apart, a cache
+	 * miss each, so they are read once and the one ahead is asked for.
+	 */
+	tmp = malloc(2 * m * sizeof(*tmp));
 	if (!tmp)
 		return -1;
-	for (k = 0; k < m; k++)
+	ty = tmp + m;
+	for (k = 0; k < m; k++) {
+		if (k + SCALE_AHEAD < m)
+			prefetch_row(d, (k + SCALE_AHEAD) * step);
 		tmp[k] = fabs(resid(r, k * step, beta));
+		ty[k] = fabs(FIT_Y(d, k * step) / r->yscale /
+			     rdiv_of(r, k * step));
+	}
 	scale = MAD_NORMAL * fit_kth(tmp, m, m / 2);
-	for (k = 0; k < m; k++)
-		tmp[k] = fabs(FIT_Y(d, k * step) / r->yscale /
-			      rdiv_of(r, k * step));
-	scale = fmax(scale, SCALE_FLOOR * fit_kth(tmp, m, m / 2));
+	scale = fmax(scale, SCALE_FLOOR * fit_kth(ty, m, m / 2));
 	/* A quantised meter: residuals below its resolution are not news. */
 	scale = fmax(scale, r->o->scale_floor / r->yscale);
 	free(tmp);
