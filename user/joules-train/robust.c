@@ -323,20 +323,25 @@ cstep_w(struct rob *r, const struct subsample *ss, size_t h, double *beta,
 {
 	double ab[NE_SIZE], thr, obj = 0;
 	size_t i, taken = 0, m = ss->m;
+	uint32_t at[SUB_MAX + 1];
 
 	ne_zero(ab, r->q);
 
 	for (i = 0; i < m; i++)
 		tmp[m + i] = tmp[i] = fabs(sub_resid(r, sub_row(ss, i), beta));
 	thr = fit_kth(tmp + m, m, h - 1);
-	for (i = 0; i < m && taken < h; i++) {
-		const double *z = sub_row(ss, i);
-
-		if (tmp[i] > thr)
-			continue;
-		ne_add(ab, r->q, z, 1, wide);
-		obj += tmp[i] * tmp[i];
-		taken++;
+	/*
+	 * The first h rows in order that are not above thr (NaN included, as
+	 * not above), listed without a branch on the data first: about half
+	 * are, at random, and a branch per row was mispredicted every other.
+	 */
+	for (i = 0; i < m; i++) {
+		at[taken] = (uint32_t)i;
+		taken += !(tmp[i] > thr) & (taken < h);
+	}
+	for (i = 0; i < taken; i++) {
+		ne_add(ab, r->q, sub_row(ss, at[i]), 1, wide);
+		obj += tmp[at[i]] * tmp[at[i]];
 	}
 	*fail = solve_ne(r, ab, 1, beta) != 0;
 	return obj;
