@@ -162,7 +162,14 @@ static double row_ghz(const struct jt_row *r, unsigned int present,
 	if ((present & (1u << JL_F_CYCLES)) && r->f[JL_F_CPU_NS] >= 1e6)
 		cyc = r->f[JL_F_CYCLES] / r->f[JL_F_CPU_NS];
 	*what = cyc > rec ? "cycles per ns of cpu_ns" : "freq_mhz";
-	return fmax(rec, cyc);
+	/*
+	 * fmax() but inline (it is a call into libm, once a row): the larger,
+	 * or the one that is a number. Which of two zeros does not matter:
+	 * the value is only compared with JT_MAX_GHZ, and said when above.
+	 */
+	if (isnan(rec))
+		return cyc;
+	return cyc > rec ? cyc : rec;
 }
 
 static int row_finite(const struct jt_row *r)
