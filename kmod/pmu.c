@@ -308,6 +308,8 @@ ssize_t joules_pmu_missing(char *buf, size_t size)
 	if (!zalloc_cpumask_var(&m, GFP_KERNEL))
 		return -ENOMEM;
 	cpus_read_lock();
+	/* A replaced event is released meanwhile; perf frees it after RCU. */
+	rcu_read_lock();
 	for_each_online_cpu(cpu) {
 		struct pmu_cpu *jc = per_cpu_ptr(&pmu_cpus, cpu);
 
@@ -319,6 +321,7 @@ ssize_t joules_pmu_missing(char *buf, size_t size)
 				cpumask_set_cpu(cpu, m);
 		}
 	}
+	rcu_read_unlock();
 	cpus_read_unlock();
 	n = scnprintf(buf, size, "%*pbl\n", cpumask_pr_args(m));
 	free_cpumask_var(m);

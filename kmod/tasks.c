@@ -373,9 +373,14 @@ void notrace joules_count_hw(struct joules_entry *e, struct joules_cpu *jc)
 	 * now on, and this interval's (the worker takes iv_missed).
 	 */
 	if (unlikely(missed)) {
+		u32 old = READ_ONCE(s->iv_missed);
+
 		if ((e->hw_missed & missed) != missed)
 			WRITE_ONCE(e->hw_missed, e->hw_missed | missed);
-		WRITE_ONCE(s->iv_missed, READ_ONCE(s->iv_missed) | missed);
+		/* Atomic against the worker's xchg(): no bit it took comes back. */
+		while ((old & missed) != missed &&
+		       !try_cmpxchg(&s->iv_missed, &old, old | missed))
+			;
 	}
 	if (!mask)
 		return;

@@ -217,7 +217,6 @@ static void take_deltas(struct joules_entry *e, unsigned int pkg,
 	unsigned int f;
 	u64 c;
 
-	s->delta_missed = xchg(&s->iv_missed, 0);
 	d->present = ((1U << JL_F_CPU_NS) | (1U << JL_F_DISK) |
 		      READ_ONCE(e->hw_seen) | joules_opt_avail) &
 		     ~(hw_missed | s->delta_missed);
@@ -263,6 +262,31 @@ static void take_pkg(struct pkg_pass *pp, unsigned int pkg, unsigned int par)
 		e->slot[pkg].delta_present = d.present;
 		smp->nr_tasks++;
 	}
+}
+
+/*
+ * The counters no task's deltas may use this tick: every queued task's
+ * own misses first, then those of any slice anywhere (read after, so that
+ * a miss in between is in one or the other). A slice that ends after this
+ * and before its deltas are taken is masked from the next tick on only.
+ */
+static u32 hw_missed_now(unsigned int par)
+{
+	u32 m = 0;
+	unsigned int pkg;
+	struct llist_node *n;
+
+	if (!joules_pmu_present())
+		return 0;
+	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
+		for (n = pkg_work[pkg].list; n; n = n->next) {
+			struct joules_slot *s = node_slot(n, par);
+
+			s->delta_missed = xchg(&s->iv_missed, 0);
+			m |= s->delta_missed;
+		}
+	}
+	return m | joules_pmu_take_missed();
 }
 
 static inline void entry_deltas(struct joules_entry *e, unsigned int pkg,
@@ -878,11 +902,11 @@ static void tick(struct work_struct *work)
 	pp.mode = READ_ONCE(joules_source_mode);
 	pp.gamma = READ_ONCE(joules_gamma_milli);
 	pp.delta = READ_ONCE(joules_delta_milli);
-	pp.hw_missed = joules_pmu_take_missed();
-	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
+	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
 		pkg_work[pkg].list = llist_del_all(&joules_pkgs[pkg].list[closed & 1]);
+	pp.hw_missed = hw_missed_now(closed & 1);
+	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
 		take_pkg(&pp, pkg, closed & 1);
-	}
 	pick_band(&pp);
 	joules_base_tick();
 	pp.busy_ns = node_busy();
