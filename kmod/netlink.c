@@ -919,7 +919,7 @@ struct joules_nl_cg_ctx {
 	bool lagged, by_fd;
 };
 static_assert(sizeof(struct joules_nl_cg_ctx) <= sizeof_field(struct netlink_callback, ctx));
-static_assert(sizeof(u64) == sizeof(struct cgroup *));	/* one array, either */
+static_assert(sizeof(struct cgroup *) <= sizeof(u64));	/* one array, either */
 
 static struct joules_nl_cg_ctx *joules_nl_cg_ctx(struct netlink_callback *cb)
 {
@@ -985,7 +985,7 @@ static int joules_nl_cg_dump_start(struct netlink_callback *cb)
 				break;
 			if (!fa)
 				ids[n++] = cgroup_id(pos->cgroup);
-			else if (css_tryget(pos))
+			else if (css_tryget_online(pos))	/* not removed ones */
 				((struct cgroup **)ids)[n++] = pos->cgroup;
 		}
 		rcu_read_unlock();
@@ -1036,6 +1036,11 @@ static int joules_nl_cg_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	for (; ctx->next < ctx->n; ctx->next++) {
 		if (ctx->by_fd) {
 			cgrp = ctx->held[ctx->next];
+			/* Removed since the dump began: skipped, as by id. */
+			if (!(READ_ONCE(cgrp->self.flags) & CSS_ONLINE)) {
+				joules_nl_cg_done_one(ctx);
+				continue;
+			}
 			cgroup_get(cgrp);
 		} else {
 			cgrp = cgroup_get_from_id(ctx->ids[ctx->next]);

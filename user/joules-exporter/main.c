@@ -314,11 +314,18 @@ static int run(const struct exp_config *cfg, const struct exp_addr *addr,
 		return cli_usage(NULL, "bad --cgroups.match '%s': %s",
 				 co->cg_match, why_re);
 	}
+	/*
+	 * Not fatal: on a node without cgroup v2 there the node's series are
+	 * still served, and the cgroup collector says why it has none.
+	 */
 	if (co->cg_root &&
 	    jm_set_cgroup_root(&jm, co->cg_root, why_re, sizeof(why_re))) {
-		jm_close(&jm);
-		return cli_usage(NULL, "bad --cgroups.root '%s': %s",
-				 co->cg_root, why_re);
+		char msg[192];
+
+		snprintf(msg, sizeof(msg),
+			 "--cgroups.root '%s': %s: no cgroup series",
+			 co->cg_root, why_re);
+		jm_set_cgroup_root_failed(&jm, msg);
 	}
 	if (cfg->compat == JM_COMPAT_KEPLER &&
 	    set_kepler(&jm, co->node_name, co->window, &uts)) {

@@ -204,6 +204,8 @@ struct jm_state {
 	unsigned int top; /* per-process series for the top N; 0: none */
 	int cg_depth; /* JM_CG_OFF, or the deepest cgroup level exported */
 	int cg_root_fd; /* jm_set_cgroup_root(), or -1 */
+	char cg_root_err
+		[192]; /* why a root could not be used: no cgroup series */
 	bool cg_have_match;
 	regex_t cg_match; /* only cgroups whose path matches, if cg_have_match */
 	const char *sysfs; /* the module's sysfs directory */
@@ -266,6 +268,12 @@ int jm_set_cgroups(struct jm_state *s, int depth, const char *match, char *why,
  */
 int jm_set_cgroup_root(struct jm_state *s, const char *dir, char *why,
 		       size_t size);
+/*
+ * A root that could not be used (a node without cgroup v2 there): the
+ * cgroup collector then fails with this reason, serving no cgroup series,
+ * and the other collectors go on.
+ */
+void jm_set_cgroup_root_failed(struct jm_state *s, const char *why);
 
 /*
  * Serve Kepler's names as well (--compat kepler): node_name is the

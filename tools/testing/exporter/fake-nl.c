@@ -81,8 +81,11 @@ static void fake_energy(double watts, uint64_t up, uint32_t *source,
 	dom[JL_D_DRAM] = *energy - dom[JL_D_PKG];
 }
 
+int fake_nl_cg_root_fd = -1;
+
 int jnl_open(struct jnl **out)
 {
+	fake_nl_cg_root_fd = -1; /* a new handle has none until it is set */
 	*out = calloc(1, sizeof(**out));
 	if (!*out)
 		return -ENOMEM;
@@ -160,8 +163,6 @@ void jnl_set_lagged(struct jnl *nl, bool on)
 	(void)nl;
 	fake_nl_lagged = on;
 }
-
-int fake_nl_cg_root_fd = -1;
 
 void jnl_set_cgroup_root(struct jnl *nl, int fd)
 {

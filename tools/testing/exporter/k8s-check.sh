@@ -106,13 +106,10 @@ run_args() {
 			[ "${kv%%=*}" = NODE_IP ] && v=$ip
 			a=$(echo "$a" | sed "s|\$(${kv%%=*})|$v|g")
 		done
-		# The container's mount of the host's cgroup2: the host's own
-		# where it is cgroup2, else left out (checked on its own below).
-		case $a in --cgroups.root=*)
-			[ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ] ||
-				{ diag "no cgroup2 at /sys/fs/cgroup here: $a left out"; continue; }
-			a=--cgroups.root=/sys/fs/cgroup ;;
-		esac
+		# The container's mount of the host's cgroup2: this host's
+		# (not cgroup2 on a v1 host: the exporter serves on, without
+		# cgroup series; checked on its own below).
+		case $a in --cgroups.root=*) a=--cgroups.root=/sys/fs/cgroup ;; esac
 		set -- "$@" "$a"
 	done < "$work/args"
 	diag "joules-exporter $*"
@@ -136,7 +133,8 @@ run_args 127.0.0.1 || rc=1
 t $rc "every option of the DaemonSet's args is in --help and accepted (exit $erc)"
 
 # --cgroups.root names the read-only mount of the host's /sys/fs/cgroup
-# (a directory), and the exporter refuses a directory that is not cgroup2.
+# (a directory); on a node where that is not cgroup2 (v1) the exporter
+# serves on and its cgroup collector says why it has no series.
 root=$(echo "$args" | sed -n 's/^--cgroups\.root=//p')
 diag "--cgroups.root=$root; mounts (path:hostPath:readOnly:type): $cgmounts"
 rc=1
@@ -145,9 +143,11 @@ if [ -n "$root" ] && echo " $cgmounts " | grep -q " $root:/sys/fs/cgroup:true:Di
 		--web.listen-address=127.0.0.1:9764 > "$work/run" 2>&1
 	erc=$?
 	nest < "$work/run"
-	[ $erc = 2 ] && grep -q "bad --cgroups.root '/tmp': not a cgroup v2 directory" "$work/run" && rc=0
+	[ $erc = 124 ] &&
+		grep -q "collector=cgroup msg=\"--cgroups.root '/tmp': not a cgroup v2 directory: no cgroup series\"" "$work/run" &&
+		rc=0
 fi
-t $rc "--cgroups.root is the read-only mount of the host's /sys/fs/cgroup; a directory not cgroup2 refused"
+t $rc "--cgroups.root is the read-only mount of the host's /sys/fs/cgroup; not cgroup2: served on, the cgroup collector says why"
 
 # status.hostIP is an IPv6 address on an IPv6 node: it must reach the
 # exporter in brackets.

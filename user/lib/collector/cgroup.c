@@ -71,11 +71,12 @@ int jm_set_cgroup_root(struct jm_state *s, const char *dir, char *why,
 		       size_t size)
 {
 	struct statfs sf;
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
 
 	if (fd < 0) {
-		snprintf(why, size, "%s", strerror(errno));
-		return -errno;
+		err = errno;
+		snprintf(why, size, "%s", strerror(err));
+		return -err;
 	}
 	if (fstatfs(fd, &sf) || sf.f_type != CGROUP2_SUPER_MAGIC) {
 		snprintf(why, size, "not a cgroup v2 directory");
@@ -88,6 +89,11 @@ int jm_set_cgroup_root(struct jm_state *s, const char *dir, char *why,
 	if (s->nl)
 		jnl_set_cgroup_root(s->nl, fd);
 	return 0;
+}
+
+void jm_set_cgroup_root_failed(struct jm_state *s, const char *why)
+{
+	snprintf(s->cg_root_err, sizeof(s->cg_root_err), "%s", why);
 }
 
 int jm_parse_cgroups(const char *arg, int *depth)
@@ -136,8 +142,13 @@ static void cgroup_gather(struct jm_state *s, struct jm_snapshot *snap)
 	struct cgroup_dump d;
 	struct cgroup_rec *recs;
 	size_t n, k = 0;
-	int err = jm_request(s, cgroup_request, &d, &op);
+	int err;
 
+	if (s->cg_root_err[0]) {
+		jm_fail(st, JM_FAILED, -EINVAL, "%s", s->cg_root_err);
+		return;
+	}
+	err = jm_request(s, cgroup_request, &d, &op);
 	/* A module from before cgroups does not know the command. */
 	if (err == -EOPNOTSUPP && op != JNL_OP_OPEN) {
 		jm_fail(st, JM_UNSUPPORTED, err,
