@@ -525,14 +525,13 @@ static int joules_nl_opener(struct sk_buff *skb, struct joules_reader *r)
 	return 0;
 }
 
-/* Both the sender of skb and the socket's opener may read node energy. */
-static bool joules_nl_node_reader(struct sk_buff *skb)
+/* Both the sender of skb and the socket's opener may read node energy (then both set). */
+static bool joules_nl_node_reader(struct sk_buff *skb, struct joules_reader *opener,
+				  struct joules_reader *sender)
 {
-	struct joules_reader opener, sender;
-
-	joules_reader_current(&sender);
-	return !joules_nl_opener(skb, &opener) && joules_may_read_node(&opener) &&
-	       joules_may_read_node(&sender);
+	joules_reader_current(sender);
+	return !joules_nl_opener(skb, opener) && joules_may_read_node(opener) &&
+	       joules_may_read_node(sender);
 }
 
 /*
@@ -752,12 +751,10 @@ static int joules_nl_get_node(struct sk_buff *skb, struct genl_info *info)
 	u64 generation;
 	void *hdr;
 
-	if (!joules_nl_node_reader(skb)) {
+	if (!joules_nl_node_reader(skb, &opener, &sender)) {
 		GENL_SET_ERR_MSG(info, "node energy needs CAP_PERFMON or CAP_SYS_ADMIN");
 		return -EPERM;
 	}
-	joules_reader_current(&sender);
-	joules_nl_opener(skb, &opener);
 
 	lag_ms = joules_reader_lag_ms(&opener, &sender, info->attrs[JOULES_A_LAGGED]);
 	memset(&nt, 0, sizeof(nt));
@@ -940,6 +937,7 @@ static int joules_nl_cg_dump_start(struct netlink_callback *cb)
 	struct joules_nl_cg_ctx *ctx = joules_nl_cg_ctx(cb);
 	struct nlattr **attrs = jl_dumpit_attrs(cb);
 	struct nlattr *fa = attrs ? attrs[JOULES_A_CGROUP_ROOT_FD] : NULL;
+	struct joules_reader opener, sender;
 	struct cgroup_subsys_state *pos;
 	struct cgroup *root;
 	u32 n = 0, cap = 256;
@@ -956,7 +954,7 @@ static int joules_nl_cg_dump_start(struct netlink_callback *cb)
 		 * cgroup below the root until it is read, and a removed
 		 * cgroup held is memory its owner cannot free.
 		 */
-		if (!joules_nl_node_reader(cb->skb)) {
+		if (!joules_nl_node_reader(cb->skb, &opener, &sender)) {
 			NL_SET_ERR_MSG_ATTR(cb->extack, fa,
 					    "a root by descriptor needs CAP_PERFMON or CAP_SYS_ADMIN");
 			return -EPERM;

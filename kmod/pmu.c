@@ -36,7 +36,7 @@ static const u64 hw_config[JOULES_NR_HW] = {
 };
 static const u32 hw_feature[JOULES_NR_HW] = { JL_F_CYCLES, JL_F_INSTR, JL_F_MISSES };
 #define HW_ALL ((1U << JL_F_CYCLES) | (1U << JL_F_INSTR) | (1U << JL_F_MISSES))
-static u32 present;	/* JL_F_* bits with an event on some CPU since the load */
+static u32 present;	/* JL_F_* bits with an event on some CPU at the load */
 DEFINE_STATIC_KEY_FALSE(joules_hw_on);
 
 /* Three counter reads per switch-out: likely most of the hook's cost where a PMU exists. */

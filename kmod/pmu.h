@@ -22,7 +22,7 @@ void joules_pmu_exit(void);
 u32 joules_pmu_read(u64 *hw, u32 *missed);
 /* Worker, once a tick: counters some slice missed lately, anywhere. */
 u32 joules_pmu_take_missed(void);
-/* Counters in use: those some CPU has had since the load. */
+/* Counters in use: those some CPU had at the load. */
 u32 joules_pmu_present(void);
 /* sysfs hw_counters_missing: online CPUs lacking one in use, a cpulist. */
 ssize_t joules_pmu_missing(char *buf, size_t size);
