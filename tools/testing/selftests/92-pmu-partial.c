@@ -129,16 +129,23 @@ static int samples_have_cycles(struct jnl *nl, int n)
 	return !!(s[n - 1].present & JOULES_FEAT_CYCLES);
 }
 
-/* A burner pinned to cpu in cgroup rel until killed. */
-static pid_t burner(const char *rel, int cpu)
+/*
+ * A process in cgroup rel pinned to cpu that burns sec of CPU time and
+ * then sleeps, or (sec < 0) burns until killed.
+ */
+static pid_t burner(const char *rel, int cpu, double sec)
 {
 	pid_t p = st_spawn_in(ST_CG, rel);
 
 	if (p == 0) {
 		if (pin(cpu))
 			_exit(1);
-		for (volatile unsigned long x = 0;; x++)
-			;
+		if (sec < 0)
+			for (volatile unsigned long x = 0;; x++)
+				;
+		st_burn_cpu(sec);
+		pause();
+		_exit(0);
 	}
 	return p;
 }
@@ -207,14 +214,7 @@ TEST(one_cpu_lacks_them)
 	ASSERT_EQ(0, pin(0));
 
 	/* On CPU 0 only, in CG_A. */
-	p = st_spawn_in(ST_CG, CG_A);
-	if (p == 0) {
-		if (pin(0))
-			_exit(1);
-		st_burn_cpu(0.2);
-		pause();
-		_exit(0);
-	}
+	p = burner(CG_A, 0, 0.2);
 	ASSERT_GT(p, 0);
 	/* Its main thread on CPU 0 and a second on CPU 1, in CG_B. */
 	ASSERT_EQ(0, pipe(ctl));
@@ -249,7 +249,7 @@ TEST(one_cpu_lacks_them)
 	EXPECT_EQ(1, cg_has(CG_A));
 	EXPECT_EQ(0, cg_has(CG_B));
 	/* A task on CPU 1 now: the samples do not use the counters. */
-	x = burner(CG_B, 1);
+	x = burner(CG_B, 1, -1);
 	ASSERT_GT(x, 0);
 	EXPECT_EQ(0, samples_have_cycles(nl, 3));
 	kill(x, SIGKILL);
@@ -282,7 +282,7 @@ TEST(one_cpu_lacks_them)
 	EXPECT_EQ(0, st_sh("dmesg | sed -n '/joules-selftest: 92/,$p' | "
 			   "grep -q 'cycles counter on CPU 1 counts again'"));
 	/* Tasks on both CPUs: the samples have the counters again. */
-	x = burner(CG_C, 1);
+	x = burner(CG_C, 1, -1);
 	ASSERT_GT(x, 0);
 	EXPECT_EQ(1, samples_have_cycles(nl, 4));
 	kill(x, SIGKILL);
@@ -298,14 +298,7 @@ TEST(one_cpu_lacks_them)
 	EXPECT_TRUE(absent_in(path, "cycles"));
 
 	/* A process that runs on CPU 1 from now on counts in full. */
-	cpid = st_spawn_in(ST_CG, CG_C);
-	if (cpid == 0) {
-		if (pin(1))
-			_exit(1);
-		st_burn_cpu(0.3);
-		pause();
-		_exit(0);
-	}
+	cpid = burner(CG_C, 1, 0.3);
 	ASSERT_GT(cpid, 0);
 	/* The thread that missed a slice runs on CPU 1 again: still absent. */
 	ASSERT_EQ(1, write(ctl[1], &c, 1));
