@@ -246,7 +246,7 @@ static int set_kepler(struct jm_state *jm, const char *node_name,
 	return 0;
 }
 
-/* The settings in force, in the log's first line. */
+/* The collectors' options (the web's are in exp_config). */
 struct collect_opts {
 	int cg_depth;
 	const char *cg_match;
@@ -255,6 +255,7 @@ struct collect_opts {
 	uint64_t window; /* 0: not given (the option's least is 1 s) */
 };
 
+/* The settings in force, in the log's first line. */
 static void log_start(const struct exp_config *cfg,
 		      const struct collect_opts *co)
 {
@@ -290,8 +291,6 @@ static int check_compat(enum jm_compat compat, const char *node_name,
 		*window = EXP_DEFAULT_COMPAT_WINDOW_S * 1000000000ull;
 	return 0;
 }
-
-/* The collectors' options (the web's are in exp_config). */
 
 /*
  * The collectors as the options say, one gather now (a missing module or

@@ -204,8 +204,8 @@ struct jm_state {
 	unsigned int top; /* per-process series for the top N; 0: none */
 	int cg_depth; /* JM_CG_OFF, or the deepest cgroup level exported */
 	int cg_root_fd; /* jm_set_cgroup_root(), or -1 */
-	char cg_root_err
-		[192]; /* why a root could not be used: no cgroup series */
+	/* Why a root could not be used (then no cgroup series), or "". */
+	char cg_root_err[192];
 	bool cg_have_match;
 	regex_t cg_match; /* only cgroups whose path matches, if cg_have_match */
 	const char *sysfs; /* the module's sysfs directory */
