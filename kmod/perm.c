@@ -182,6 +182,11 @@ bool joules_may_read_node(const struct joules_reader *r)
 	return reader_capable(r, CAP_PERFMON) || reader_capable(r, CAP_SYS_ADMIN);
 }
 
+/* sysfs unpriv_interval_ms (0: every reader live). */
+unsigned int joules_unpriv_interval_ms = 1000;
+/* The epoch's length in force, as the worker last set it (worker.c). */
+unsigned int joules_lag_epoch_ms = 1000;
+
 /*
  * How a reader is shown energy: 0 live, else the epoch (ms) of the rates
  * its figures are charged at (worker.c). In RAPL or wall-meter mode a
@@ -192,10 +197,6 @@ bool joules_may_read_node(const struct joules_reader *r)
  * opener and the task reading) must both be such readers; lagged asks for
  * the lagged view anyway (the exporter serving others).
  */
-unsigned int joules_unpriv_interval_ms = 1000;
-/* The epoch's length in force, as the worker last set it (worker.c). */
-unsigned int joules_lag_epoch_ms = 1000;
-
 unsigned int joules_reader_lag_ms(const struct joules_reader *a,
 				  const struct joules_reader *b, bool lagged)
 {
