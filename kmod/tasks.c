@@ -134,15 +134,16 @@ u64 joules_tasks_tracked(void)
 	return atomic64_read(&nr_tracked);
 }
 
-static void group_free_rcu(struct rcu_head *rcu)
-{
-	kfree(container_of(rcu, struct joules_group, rcu));
-	atomic64_dec(&joules_objects);
-}
-
+/* An entry, and its group when it was the last member folded. */
 static void entry_free_rcu(struct rcu_head *rcu)
 {
-	kmem_cache_free(entry_cache, container_of(rcu, struct joules_entry, rcu));
+	struct joules_entry *e = container_of(rcu, struct joules_entry, rcu);
+
+	if (test_bit(JE_LAST, &e->flags)) {
+		kfree(e->group);
+		atomic64_dec(&joules_objects);
+	}
+	kmem_cache_free(entry_cache, e);
 	atomic64_dec(&joules_objects);
 }
 
@@ -467,7 +468,6 @@ bool joules_fold(struct joules_entry *e)
 {
 	struct joules_group *g = e->group;
 	struct joules_totals t;
-	bool last;
 
 	raw_spin_lock(&g->lock);
 	if (g->walkers) {
@@ -482,12 +482,12 @@ bool joules_fold(struct joules_entry *e)
 	list_del_rcu(&e->gnode);
 	if (g->leader == e)
 		g->leader = NULL;
-	last = --g->nr_members == 0;
+	if (--g->nr_members == 0)
+		set_bit(JE_LAST, &e->flags);
 	write_seqcount_end(&g->folds);
 	raw_spin_unlock(&g->lock);
+	/* One callback for both: most processes have one thread. */
 	call_rcu(&e->rcu, entry_free_rcu);
-	if (last)
-		call_rcu(&g->rcu, group_free_rcu);
 	return true;
 }
 

@@ -68,7 +68,7 @@ struct joules_group {
 	seqcount_raw_spinlock_t folds;	/* a walk that raced a fold retries */
 	unsigned int walkers;		/* walks that hold folds off, under lock */
 	struct joules_entry *leader;	/* the member whose pid is the tgid, or NULL */
-	struct rcu_head rcu;
+	/* Freed by the RCU callback of the member folded last (JE_LAST). */
 };
 
 enum {
@@ -77,6 +77,7 @@ enum {
 	JE_REAPED,	/* released by the kernel; unhashed */
 	JE_FOLDED,	/* totals moved to the group; entry about to be freed */
 	JE_CG_GONE,	/* no longer counted as a task of its cgroup */
+	JE_LAST,	/* folded last of its group: its RCU callback frees both */
 };
 
 struct joules_entry {

@@ -667,9 +667,6 @@ static noinline_for_stack void emit_exit(struct joules_entry *e)
 	struct joules_totals t;
 	struct joules_stats st;
 
-	/* Most exits have no listener: build nothing for them. */
-	if (!joules_report_exits_wanted())
-		return;
 	memset(&st, 0, sizeof(st));
 	raw_spin_lock(&g->lock);
 	joules_entry_totals(e, &t);
@@ -830,10 +827,17 @@ static void finish_entries(struct list_head *ready)
 {
 	struct joules_entry *e, *tmp;
 	LIST_HEAD(held);
+	/*
+	 * Most exits have no listener: build nothing for them. Asked once a
+	 * tick, not per exit (a mutex and a multicast group test each): a
+	 * listener that joins meanwhile gets records from the next tick on.
+	 */
+	bool wanted = !list_empty(ready) && joules_report_exits_wanted();
 
 	list_for_each_entry_safe(e, tmp, ready, wnode) {
 		list_del_init(&e->wnode);
-		emit_exit(e);
+		if (wanted)
+			emit_exit(e);
 		set_bit(JE_FINAL, &e->flags);
 		joules_taskcg_gone(e);
 	}
