@@ -37,7 +37,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define BENCH_MAX_METRICS 6
+#define BENCH_MAX_METRICS 8
 #define BENCH_MAX_REPS 64
 
 /*

@@ -6,6 +6,9 @@
 # counts on one (--mode bench-icount).
 #
 #   KVER=RELEASE [KDIR=DIR] qemu-bench.sh [run-qemu.sh options, e.g. --only 'ctxsw|forkexit']
+#   KVER=build:FLAVOUR qemu-bench.sh ...   (a kernel tools/testing/kbuild/
+#                                          builds, or finds in its cache:
+#                                          build:bench is 7.2 without checkers)
 #
 # Environment: JOULES_BENCH_IMAGE (the kernel image; default the one of
 # kernels.conf for RELEASE, else /boot/vmlinuz-RELEASE), JOULES_BENCH_MODES
@@ -17,6 +20,19 @@ here=$(cd "$(dirname "$0")" && pwd)
 testing=$(cd "$here/.." && pwd)
 kver=${KVER:-}
 kdir=${KDIR:-}
+
+# A kernel built from source: its tree and image, and its release from them.
+case $kver in
+build:*)
+	flavour=${kver#build:}
+	"$testing"/kbuild/build-kernel.sh "$flavour" >&2 || exit 1
+	built=$("$testing"/kbuild/build-kernel.sh --print-dir "$flavour")
+	[ -n "$built" ] || { echo "bench: no kernel for $kver" >&2; exit 1; }
+	kdir=$built/build
+	kver=$(cat "$kdir/include/config/kernel.release")
+	: "${JOULES_BENCH_IMAGE:=$built/bzImage}"
+	;;
+esac
 
 # KDIR= alone: the release is the tree's own.
 if [ -z "$kver" ] && [ -n "$kdir" ] && [ -r "$kdir/include/config/kernel.release" ]; then

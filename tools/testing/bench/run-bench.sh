@@ -23,6 +23,8 @@
 #   RT_THREADS RT_READERS RT_SECS RT_REPS (bench/rtlat.c)
 #   JOULES_BPF (the joules-bpf to attach: default the one on PATH, else this
 #               tree's; JOULES_BPF=none leaves the collector out)
+#   JOULES_MODULE_ARGS (parameters for each load, e.g. hw_counters=0, or
+#               test_sw_counters=1 in the guest: see benchmarks.rst)
 # The collector is attached with its maps in /sys/fs/bpf/joules-bench, so a
 # collector already running on the machine is left alone. Where it cannot be
 # attached (no joules-bpf, no BTF, no BPF in the kernel) its results are
@@ -49,12 +51,18 @@ case ${1:-} in
 --load)
 	if [ -f /lib/joules/lib.sh ]; then
 		. /lib/joules/lib.sh
-		joules_load
+		# shellcheck disable=SC2086 # one word per parameter
+		joules_load ${JOULES_MODULE_ARGS:-}
 		exit $?
 	fi
 	if ! [ -d /sys/module/joules ]; then
 		ko=${JOULES_KO:-$(cd "$here/../../.." 2>/dev/null && pwd)/joules.ko}
-		if [ -f "$ko" ]; then insmod "$ko" || exit 1; else modprobe joules || exit 1; fi
+		# shellcheck disable=SC2086 # one word per parameter
+		if [ -f "$ko" ]; then
+			insmod "$ko" ${JOULES_MODULE_ARGS:-} || exit 1
+		else
+			modprobe joules ${JOULES_MODULE_ARGS:-} || exit 1
+		fi
 	fi
 	if [ -d /proc/energy ] && ! grep -q ' /proc/energy ' /proc/mounts; then
 		mount -t joulesfs joulesfs /proc/energy || exit 1
