@@ -136,6 +136,12 @@ static struct joules_cg *cg_find(u64 id)
 	return NULL;
 }
 
+/* Another reference, for the holder of one. */
+void joules_cg_hold(struct joules_cg *cg)
+{
+	refcount_inc(&cg->ref);
+}
+
 /* Drop a reference; the last one hands the entry to the worker. */
 void joules_cg_put(struct joules_cg *cg)
 {

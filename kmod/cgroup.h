@@ -14,6 +14,8 @@ void joules_cg_exit(void);
 struct joules_cg *joules_cg_get(struct cgroup *cgrp);
 /* For a reader: as joules_cg_get(), ERR_PTR(-ENODEV) for a cgroup gone. */
 struct joules_cg *joules_cg_get_reader(struct cgroup *cgrp);
+/* Another reference to cg, for a holder of one. */
+void joules_cg_hold(struct joules_cg *cg);
 void joules_cg_put(struct joules_cg *cg);
 /* Worker: live tasks in cg (n may be negative), and charges. */
 void joules_cg_count(struct joules_cg *cg, int n);

@@ -32,48 +32,81 @@
 #define TASKCG_SCAN_BUCKETS 128
 
 /*
+ * The worker's last cgroup entry found, with a reference, until the end of
+ * the tick (joules_taskcg_tick_end()): the tasks that ran in an interval
+ * are mostly in a few cgroups (a fork+exit's children all in their
+ * parent's), and each would otherwise pay a css tryget and put and a
+ * table lookup. It pins nothing between ticks.
+ */
+static struct joules_cg *memo;
+static u64 memo_id;
+
+/*
  * Which cgroup is e's task in now, or, once the kernel released it, the
  * one it was in then (a task that lived and died between two ticks is
- * charged there too)? A reference, or NULL: where it was (cur).
+ * charged there too)? Its id, 0 to stay where it is (cur_id: the id it
+ * counts in now; or its cgroup is being freed). A reference to the
+ * cgroup in *cgrp unless it is the memo's (*cgrp NULL).
  */
-static struct cgroup *entry_cgroup(struct joules_entry *e, struct joules_cg *cur)
+static u64 entry_cgroup(struct joules_entry *e, u64 cur_id, struct cgroup **cgrp)
 {
-	struct cgroup *cgrp = NULL;
+	struct cgroup *c = NULL, *last = NULL;
 	unsigned long flags;
+	bool hit;
+	u64 id = 0;
 
+	*cgrp = NULL;
 	raw_spin_lock_irqsave(&e->acct_lock, flags);
 	if (e->task) {
 		rcu_read_lock();
-		cgrp = task_dfl_cgroup(e->task);
-		if (cur && joules_cg_id(cur) == cgroup_id(cgrp))
-			cgrp = NULL;	/* where it was */
-		else if (!cgroup_tryget(cgrp))
-			cgrp = NULL;	/* being freed: stays where it was */
+		c = task_dfl_cgroup(e->task);
+		id = cgroup_id(c);
+		hit = memo && id == memo_id;
+		/* Where it was, or its cgroup being freed: it stays. */
+		if (id == cur_id || (!hit && !cgroup_tryget(c)))
+			id = 0;
+		else if (!hit)
+			*cgrp = c;
 		rcu_read_unlock();
 	} else {
-		cgrp = e->last_cgrp;	/* its reference moves here */
+		last = e->last_cgrp;	/* its reference moves here */
 		e->last_cgrp = NULL;
 	}
 	raw_spin_unlock_irqrestore(&e->acct_lock, flags);
-	if (cgrp && cur && joules_cg_id(cur) == cgroup_id(cgrp)) {
-		cgroup_put(cgrp);
-		cgrp = NULL;
+	if (last) {
+		id = cgroup_id(last);
+		if (id == cur_id || (memo && id == memo_id))
+			cgroup_put(last);
+		else
+			*cgrp = last;
+		if (id == cur_id)
+			id = 0;
 	}
-	return cgrp;
+	return id;
 }
 
 /* Moves e's reference (and its place in the task counts) when it moved. */
 void joules_taskcg_update(struct joules_entry *e)
 {
 	struct joules_cg *cur = e->cg, *cg;
-	struct cgroup *cgrp = entry_cgroup(e, cur);
+	struct cgroup *cgrp;
+	u64 id = entry_cgroup(e, cur ? joules_cg_id(cur) : 0, &cgrp);
 
-	if (!cgrp)
+	if (!id)
 		return;
-	cg = joules_cg_get(cgrp);
-	cgroup_put(cgrp);
-	if (!cg)
-		return;		/* no memory: charged where it was */
+	if (!cgrp) {
+		cg = memo;
+		joules_cg_hold(cg);
+	} else {
+		cg = joules_cg_get(cgrp);
+		cgroup_put(cgrp);
+		if (!cg)
+			return;		/* no memory: charged where it was */
+		joules_cg_put(memo);
+		joules_cg_hold(cg);
+		memo = cg;
+		memo_id = id;
+	}
 	if (test_bit(JE_DEAD, &e->flags)) {
 		/*
 		 * It died before the worker saw it here: uncounted where it
@@ -88,6 +121,12 @@ void joules_taskcg_update(struct joules_entry *e)
 	}
 	e->cg = cg;
 	joules_cg_put(cur);
+}
+
+void joules_taskcg_tick_end(void)
+{
+	joules_cg_put(memo);
+	memo = NULL;
 }
 
 void joules_taskcg_gone(struct joules_entry *e)

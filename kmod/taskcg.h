@@ -13,6 +13,8 @@
 void joules_taskcg_update(struct joules_entry *e);
 /* Every tick: tasks moved while asleep, to their cgroup (a share of them). */
 void joules_taskcg_scan(void);
+/* After the tick's last update: the memo of the last cgroup found goes. */
+void joules_taskcg_tick_end(void);
 /* e's task died: no longer a live task of its cgroup. */
 void joules_taskcg_gone(struct joules_entry *e);
 /* Before e is folded: drop its cgroup. */

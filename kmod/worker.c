@@ -946,6 +946,7 @@ static void tick(struct work_struct *work)
 	lag_idle(&pp, dt);
 	/* Before the idle split, which charges each task's cgroup. */
 	joules_taskcg_scan();
+	joules_taskcg_tick_end();
 	if (joules_idle_split)
 		split_idle(smp.idle_uj, smp.lag_idle_uj);
 	finish_entries(&ready);
