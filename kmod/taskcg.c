@@ -50,7 +50,7 @@ static u64 memo_id;
  */
 static u64 entry_cgroup(struct joules_entry *e, u64 cur_id, struct cgroup **cgrp)
 {
-	struct cgroup *c = NULL, *last = NULL;
+	struct cgroup *c, *last = NULL;
 	unsigned long flags;
 	bool hit;
 	u64 id = 0;

@@ -9,7 +9,10 @@
 
 #include "tasks.h"
 
-/* Pass 1 of a tick, and the scan: the cgroup e's task is in now. */
+/*
+ * Pass 1 of a tick, and the scan: the cgroup e's task is in now. The
+ * worker's only (taskcg.c's memo of the last cgroup found is unlocked).
+ */
 void joules_taskcg_update(struct joules_entry *e);
 /* Every tick: tasks moved while asleep, to their cgroup (a share of them). */
 void joules_taskcg_scan(void);
