@@ -101,9 +101,7 @@ static void reap_all(pid_t *pids, int n)
  */
 static bool rt_never_idle(void)
 {
-	struct utsname u;
-
-	return !uname(&u) && strstr(u.version, "PREEMPT_RT");
+	return st_rt_kernel();
 }
 
 /* Within pct percent of want: the tolerance each check states. */

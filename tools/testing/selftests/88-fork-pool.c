@@ -169,13 +169,6 @@ static int release_cpus(const cpu_set_t *all, pid_t *spin, int n, int stop_w)
 	return bad;
 }
 
-static bool rt_kernel(void)
-{
-	struct utsname u;
-
-	return !uname(&u) && strstr(u.version, "PREEMPT_RT");
-}
-
 FIXTURE(pool)
 {
 	pid_t kids[NCHILD];
@@ -326,7 +319,7 @@ TEST_F_TIMEOUT(pool, threads_join_a_deferred_leader, 300)
 	ASSERT_LT(0, st_read(JOULES_SYSFS "/exits_untracked", b, sizeof(b)));
 	lost = strtoull(b, NULL, 10);
 	TH_LOG("exits_untracked: %llu, PREEMPT_RT: %s", lost,
-	       rt_kernel() ? "yes" : "no");
+	       st_rt_kernel() ? "yes" : "no");
 	/*
 	 * A thread whose tracking was deferred is tracked at its exit, from
 	 * the pool or, without PREEMPT_RT, an atomic allocation. Only on
@@ -334,7 +327,7 @@ TEST_F_TIMEOUT(pool, threads_join_a_deferred_leader, 300)
 	 * is its time lost, and then counted: each such thread makes at most
 	 * one process short.
 	 */
-	if (!rt_kernel())
+	if (!st_rt_kernel())
 		EXPECT_EQ(0, lost);
 	EXPECT_GE(lost, (unsigned long long)bad)
 	TH_LOG("%d of %d processes lost CPU time", bad, self->n);

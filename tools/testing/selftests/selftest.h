@@ -10,12 +10,14 @@
 #include <grp.h>
 #include <linux/sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -103,6 +105,14 @@ static inline ssize_t st_read(const char *path, char *buf, size_t size)
 	buf[off] = 0;
 	close(fd);
 	return off;
+}
+
+/* Is this a PREEMPT_RT kernel (its version string says so)? */
+static inline bool st_rt_kernel(void)
+{
+	struct utsname u;
+
+	return !uname(&u) && strstr(u.version, "PREEMPT_RT");
 }
 
 /* A number from /sys/kernel/joules/NAME; ~0ULL if it cannot be read. */
