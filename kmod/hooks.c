@@ -139,7 +139,8 @@ static void probe_newtask(JL_TP_NEWTASK_PROTO(t))
 static void probe_free(void *data, struct task_struct *t)
 {
 	jl_probe_enter();
-	joules_untrack(t);
+	if (!joules_untrack(t))
+		joules_track_lost(t);
 	jl_probe_exit();
 }
 

@@ -263,7 +263,7 @@ int joules_attach(struct joules_entry *e, struct joules_entry *leader,
  * Holding no reference means a dead task's memory is not kept for the
  * worker's next interval.
  */
-void joules_untrack(struct task_struct *t)
+bool joules_untrack(struct task_struct *t)
 {
 	struct cgroup *cgrp;
 	struct joules_entry *e;
@@ -278,7 +278,7 @@ void joules_untrack(struct task_struct *t)
 	}
 	raw_spin_unlock_irqrestore(lock_of(b), flags);
 	if (!e)
-		return;
+		return false;
 	/* The task's cgroup is valid until after this hook (cgroup_free()). */
 	rcu_read_lock();
 	cgrp = task_dfl_cgroup(t);
@@ -291,6 +291,7 @@ void joules_untrack(struct task_struct *t)
 	raw_spin_unlock_irqrestore(&e->acct_lock, flags);
 	set_bit(JE_REAPED, &e->flags);
 	llist_add(&e->rnode, &joules_reaped);
+	return true;
 }
 
 void joules_count(struct joules_entry *e)

@@ -175,7 +175,8 @@ extern atomic64_t joules_alloc_failures;
 extern atomic64_t joules_objects;	/* entries + groups allocated */
 
 struct joules_entry *joules_lookup(struct task_struct *t);
-void joules_untrack(struct task_struct *t);
+/* The free hook: t's entry out of the table; false if it had none. */
+bool joules_untrack(struct task_struct *t);
 /* Building entries (track.c brings tasks in with these). */
 struct joules_entry *joules_entry_alloc(gfp_t gfp);
 void joules_entry_free(struct joules_entry *e);

@@ -226,8 +226,9 @@ static void track_late_done(struct joules_entry *e, struct task_struct *t)
  * as it exits (so is a process whose parent ignores SIGCHLD) and the sweep
  * would never see it: its runtime would reach neither its process nor its
  * cgroup. It is tracked here, its leader first, from the pool or, without
- * PREEMPT_RT, a non-sleeping allocation. A thread with nothing to be had
- * is lost and counted (exits_untracked).
+ * PREEMPT_RT, a non-sleeping allocation. A task with nothing to be had
+ * is left to the sweep; released untracked, it is counted as lost
+ * (exits_untracked, joules_track_lost()).
  *
  * Threads killed by an exec in an untracked thread are left alone: the
  * exec takes the leader's pid, and an entry for the old leader would read
@@ -244,20 +245,32 @@ void joules_track_exiting(struct task_struct *t)
 		return;
 	x = READ_ONCE(t->signal->group_exec_task);
 	if (x && x != t && !joules_lookup(x))
-		goto lost;
+		return;	/* released untracked: joules_track_lost() */
 	if (l != t && !joules_lookup(l) && started_since_load(l)) {
 		e = track_pooled(l, true, true);
 		if (e)
 			track_late_done(e, l);
 	}
 	e = track_pooled(t, true, true);
-	if (e) {
+	if (e)
 		joules_queue_now(e);
-		return;
-	}
-lost:
-	/* A leader left untracked is the sweep's: it stays until reaped. */
-	if (l != t && !joules_lookup(t))
+	/*
+	 * Else left to the sweep, which finds a leader's zombie until it is
+	 * reaped; what is released untracked is counted by the free hook.
+	 */
+}
+
+/*
+ * The free hook, for a task released without an entry. One that started
+ * since the load was left to the sweep and never found: deferred at its
+ * fork, no entry to be had at its exit (PREEMPT_RT, an empty pool), and a
+ * leader reaped before a sweep saw its zombie. Its counts are lost: say
+ * so, once, here rather than at its exit, where a leader may still be
+ * found.
+ */
+void joules_track_lost(struct task_struct *t)
+{
+	if (started_since_load(t))
 		atomic64_inc(&joules_exits_untracked);
 }
 

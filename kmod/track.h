@@ -10,6 +10,7 @@ int joules_track_init(void);
 void joules_track_exit(void);
 void joules_track_new(struct task_struct *t);	/* new-task hook */
 void joules_track_exiting(struct task_struct *t);	/* exit hook */
+void joules_track_lost(struct task_struct *t);	/* free hook, t untracked */
 void joules_sweep(void);	/* track every untracked task; may sleep */
 void joules_sweep_request(void);	/* from any context but sched_switch */
 extern u64 joules_load_ns;		/* tasks started since are charged from start */
