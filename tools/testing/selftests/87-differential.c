@@ -1088,7 +1088,7 @@ static void check_cgroups(const char *when)
 	lost = may_lose ? untracked_since() : 0;
 	if (lost)
 		fprintf(stderr,
-			"# %s: %llu threads lost and counted (exits_untracked): cgroups may be short\n",
+			"# %s: %llu tasks lost and counted (exits_untracked): cgroups may be short\n",
 			when, lost);
 	for (int i = 0; i < ncgs; i++) {
 		struct cgn *c = &cgs[i];
