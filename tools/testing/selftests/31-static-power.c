@@ -13,7 +13,6 @@
  * stalled vCPU makes one take late by a few ms (of 100 ms) now and then.
  */
 #include <sys/mman.h>
-#include <sys/utsname.h>
 
 #include "selftest.h"
 #include "nl.h"

@@ -32,7 +32,6 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
