@@ -37,6 +37,12 @@ module_param(fork_pool, uint, 0444);
 MODULE_PARM_DESC(fork_pool,
 		 "Entries kept ready for new tasks (0..4096, default 64); 0 defers every new task to the sweep (for tests)");
 
+/* Test only: deferred tasks stay untracked, for the exit and exec paths. */
+static bool test_no_sweep;
+module_param(test_no_sweep, bool, 0444);
+MODULE_PARM_DESC(test_no_sweep,
+		 "Test only: no sweep of the task list after the load's (deferred tasks are tracked at their exit or not at all)");
+
 u64 joules_load_ns;
 atomic64_t joules_fork_deferred;
 atomic64_t joules_exits_untracked;
@@ -104,7 +110,7 @@ static void pool_fill(void)
 static void refill_fn(struct work_struct *work)
 {
 	pool_fill();
-	if (atomic_xchg(&sweep_wanted, 0))
+	if (atomic_xchg(&sweep_wanted, 0) && !test_no_sweep)
 		joules_sweep();
 }
 
