@@ -417,4 +417,141 @@ TEST_F_TIMEOUT(dry, reaped_at_once_is_recorded_or_counted, 120)
 	EXPECT_GE(lost, (unsigned long long)missing);
 }
 
+/*
+ * An exec in a thread the module has not tracked yet. de_thread() gives
+ * the exec'ing thread its old leader's pid and start_time: with a leader
+ * from before the load, the thread then looks older than the load, and
+ * would be charged from whenever a sweep finds it, its life so far lost
+ * and counted nowhere; and the old leader's exit record would read as the
+ * end of the process. Processes from before the load (forked in the
+ * setup, before the reload) each start a thread after it, with an empty
+ * pool and no sweep (test_no_sweep: a sweep that tracks the thread first
+ * would hide the path), that execs /bin/true at once. Each process must
+ * end in one exit record of its own (pid == tgid) named "true", or be
+ * counted lost; without PREEMPT_RT, where the exit hook may allocate,
+ * none is lost and no exec reads as an end.
+ */
+#define NEXEC 8
+
+static void *exec_true(void *arg)
+{
+	(void)arg;
+	execl("/bin/true", "true", (char *)NULL);
+	_exit(3);
+}
+
+FIXTURE(preload)
+{
+	pid_t kids[NEXEC];
+	int n;
+	int start[2];
+	struct jnl *nl;
+};
+
+FIXTURE_SETUP(preload)
+{
+	char c;
+
+	self->n = 0;
+	self->nl = NULL;
+	ASSERT_EQ(0, pipe(self->start));
+	for (int i = 0; i < NEXEC; i++) {
+		pid_t p = fork();
+
+		ASSERT_LE(0, p);
+		if (p == 0) {
+			pthread_t th;
+
+			close(self->start[1]);
+			if (read(self->start[0], &c, 1) < 0 ||
+			    pthread_create(&th, NULL, exec_true, NULL))
+				_exit(1);
+			for (;;)
+				pause(); /* ended by the thread's exec */
+		}
+		self->kids[self->n++] = p;
+	}
+	close(self->start[0]);
+	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload && "
+			   "joules_load fork_pool=0 test_no_sweep=1"))
+	TH_LOG("reload with fork_pool=0 test_no_sweep=1");
+	ASSERT_EQ(0, jnl_open(&self->nl));
+	ASSERT_EQ(0, jnl_subscribe(self->nl, JNL_GRP_EXITS));
+}
+
+FIXTURE_TEARDOWN(preload)
+{
+	if (self->start[1] >= 0)
+		close(self->start[1]);
+	for (int i = 0; i < self->n; i++) {
+		kill(self->kids[i], SIGKILL);
+		waitpid(self->kids[i], NULL, 0);
+	}
+	if (self->nl)
+		jnl_close(self->nl);
+	EXPECT_EQ(0,
+		  st_sh(". /lib/joules/lib.sh; joules_unload && joules_load"))
+	TH_LOG("reload with the defaults");
+}
+
+TEST_F_TIMEOUT(preload, exec_in_a_deferred_thread, 120)
+{
+	unsigned long long u0, u1, lost, d0, d1;
+	int missing = 0, false_end = 0, overflow = 0, st;
+	bool seen[NEXEC] = { false };
+	double end;
+
+	u0 = st_sysfs_u64("exits_untracked");
+	d0 = st_sysfs_u64("fork_deferred");
+	ASSERT_NE(~0ULL, u0);
+	close(self->start[1]);
+	self->start[1] = -1;
+	for (int i = 0; i < self->n; i++) {
+		ASSERT_EQ(self->kids[i], waitpid(self->kids[i], &st, 0));
+		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("child %d: status %#x", i, st);
+	}
+	d1 = st_sysfs_u64("fork_deferred");
+	TH_LOG("fork_deferred: +%llu", d1 - d0);
+	/* Deferral is what is tested: every thread met the empty pool. */
+	ASSERT_LE((unsigned long long)NEXEC, d1 - d0);
+
+	end = st_now() + 3 + 3 * st_interval_ms() / 1000.0;
+	while (st_now() < end) {
+		struct jnl_event ev;
+		int r = jnl_next_event(self->nl, &ev, 200);
+
+		if (r == -ENOBUFS)
+			overflow++;
+		if (r != 1 || ev.type != JNL_EV_EXIT)
+			continue;
+		for (int i = 0; i < self->n; i++) {
+			if (ev.exit.pid != (uint32_t)self->kids[i] ||
+			    ev.exit.tgid != (uint32_t)self->kids[i])
+				continue;
+			if (!strcmp(ev.exit.comm, "true")) {
+				seen[i] = true;
+			} else {
+				DIAG("process %d: an exit record as %s: the exec read as its end",
+				     self->kids[i], ev.exit.comm);
+				false_end++;
+			}
+		}
+	}
+	self->n = 0; /* reaped */
+	ASSERT_EQ(0, overflow) TH_LOG("exit records lost to a full buffer");
+	for (int i = 0; i < NEXEC; i++)
+		missing += !seen[i];
+	u1 = st_sysfs_u64("exits_untracked");
+	ASSERT_NE(~0ULL, u1);
+	lost = u1 - u0;
+	TH_LOG("%d of %d processes without their exit record, %d false ends, exits_untracked +%llu, PREEMPT_RT: %s",
+	       missing, NEXEC, false_end, lost, st_rt_kernel() ? "yes" : "no");
+	if (!st_rt_kernel()) {
+		EXPECT_EQ(0, missing);
+		EXPECT_EQ(0, false_end);
+	}
+	EXPECT_GE(lost, (unsigned long long)missing);
+}
+
 TEST_HARNESS_MAIN
