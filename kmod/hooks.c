@@ -275,10 +275,12 @@ int joules_hooks_init(void)
 	for (i = 0; i < ARRAY_SIZE(hooks); i++) {
 		if (!hooks[i].tp)
 			continue;
-		if (i == ARRAY_SIZE(hooks) - 1)
+		if (i == ARRAY_SIZE(hooks) - 1) {
 			joules_sweep();
-		else if (i && hook_gap_ms)
+			joules_track_walked();
+		} else if (i && hook_gap_ms) {
 			msleep(min(hook_gap_ms, 1000U));
+		}
 		err = tracepoint_probe_register(hooks[i].tp, hooks[i].probe, NULL);
 		if (err) {
 			pr_err("cannot attach to %s: %d\n", hooks[i].name, err);
@@ -286,6 +288,9 @@ int joules_hooks_init(void)
 		}
 		hooks[i].registered = true;
 		joules_opt_avail |= hooks[i].feature;
+		/* The load, for "born since": from here no task goes unseen. */
+		if (hooks[i].probe == probe_free)
+			joules_track_loaded();
 	}
 	return 0;
 fail:

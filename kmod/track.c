@@ -62,10 +62,17 @@ static struct {
 static struct work_struct refill_work;
 static atomic_t sweep_wanted;
 static bool track_up;
+static bool walked;	/* the load's sweep is done: every older task tracked */
 
+/*
+ * 0 until the free hook is registered (joules_track_loaded()): a task born
+ * since is either tracked or counted lost when it is released.
+ */
 static bool started_since_load(struct task_struct *t)
 {
-	return t->start_time >= joules_load_ns;
+	u64 load = READ_ONCE(joules_load_ns);
+
+	return load && t->start_time >= load;
 }
 
 /* Process context: fill the pool up, outside its lock. */
@@ -227,6 +234,42 @@ static void track_late_done(struct joules_entry *e, struct task_struct *t)
 }
 
 /*
+ * t (current, exiting) is killed by an exec in another thread of its
+ * process, x. Once the old leader is a zombie, de_thread() gives x its pid
+ * and start_time: an untracked x from since the load would then look
+ * older than it (a sweep would charge it from then on, its life so far
+ * lost), and without x's entry the exec could not hand it the process
+ * (joules_exec_swap()): the old leader's exit record would read as the
+ * end of the process. So x is tracked now, from its own start, in its
+ * leader's group, by whichever of the threads it kills exits first.
+ */
+static void track_exec_thread(struct task_struct *t)
+{
+	struct task_struct *x = READ_ONCE(t->signal->group_exec_task);
+	struct task_struct *l = t->group_leader;
+	struct joules_entry *e;
+
+	/* Alive in this section (preemption off): their free hooks come later. */
+	if (!x || x == t || !pid_alive(x) || joules_lookup(x) ||
+	    !started_since_load(x))
+		return;
+	if (l != x && !joules_lookup(l)) {
+		if (!started_since_load(l))
+			return;
+		e = track_pooled(l, true, true);
+		if (!e)
+			return;
+		if (l == t)
+			joules_queue_now(e);
+		else
+			track_late_done(e, l);
+	}
+	e = track_pooled(x, true, true);
+	if (e)
+		track_late_done(e, x);
+}
+
+/*
  * The exit hook (t is current, preemption off): a task whose tracking was
  * deferred and that no sweep has found yet. A thread is released as soon
  * as it exits (so is a process whose parent ignores SIGCHLD) and the sweep
@@ -236,9 +279,12 @@ static void track_late_done(struct joules_entry *e, struct task_struct *t)
  * is left to the sweep; released untracked, it is counted as lost
  * (exits_untracked, joules_track_lost()).
  *
- * Threads killed by an exec in an untracked thread are left alone: the
- * exec takes the leader's pid, and an entry for the old leader would read
- * as the end of the process (joules_exec_swap() needs both tracked).
+ * Threads killed by an exec in a thread still untracked are left alone:
+ * the exec takes the leader's pid, and an entry for the old leader would
+ * read as the end of the process (joules_exec_swap() needs both tracked).
+ * Each of them tries to track the exec'ing thread first
+ * (track_exec_thread()); one that none could is counted when a sweep
+ * finds it or when it is released.
  */
 void joules_track_exiting(struct task_struct *t)
 {
@@ -247,6 +293,8 @@ void joules_track_exiting(struct task_struct *t)
 
 	lockdep_assert_preemption_disabled();
 
+	if (unlikely(READ_ONCE(t->signal->group_exec_task)))
+		track_exec_thread(t);
 	if (likely(joules_lookup(t)) || !started_since_load(t))
 		return;
 	x = READ_ONCE(t->signal->group_exec_task);
@@ -272,12 +320,26 @@ void joules_track_exiting(struct task_struct *t)
  * fork, no entry to be had at its exit (PREEMPT_RT, an empty pool), and a
  * leader reaped before a sweep saw its zombie. Its counts are lost: say
  * so, once, here rather than at its exit, where a leader may still be
- * found.
+ * found. Once the load's sweep is done, every older task has an entry
+ * too, but for one it could not allocate and a thread that exec'd (see
+ * track_found()): those are lost as well.
  */
 void joules_track_lost(struct task_struct *t)
 {
-	if (started_since_load(t))
+	if (started_since_load(t) || READ_ONCE(walked))
 		atomic64_inc(&joules_exits_untracked);
+}
+
+/* The free hook is registered: tasks born from now on are accounted for. */
+void joules_track_loaded(void)
+{
+	WRITE_ONCE(joules_load_ns, ktime_get_ns());
+}
+
+/* The load's sweep is done (before sched_switch's hook). */
+void joules_track_walked(void)
+{
+	WRITE_ONCE(walked, true);
 }
 
 /* Track t, found alive by the sweep and held by it; process context. */
@@ -319,6 +381,15 @@ static bool track_found(struct task_struct *t)
 		 */
 		if (!err && !test_bit(JE_FINAL, &e->flags))
 			joules_queue_now(e);
+		/*
+		 * After the load's sweep, a task that looks older than the
+		 * load was missed: one that sweep could not allocate for, or
+		 * a thread born since that exec'd untracked (de_thread() gave
+		 * it its leader's start_time). Charged from now on, its life
+		 * so far is lost: counted once, here, as it now has an entry.
+		 */
+		if (!err && !from_start && READ_ONCE(walked))
+			atomic64_inc(&joules_exits_untracked);
 		/*
 		 * Born and dead since the load, found only now (its tracking
 		 * was deferred): the switch-out hook had no entry to mark, so
@@ -395,7 +466,6 @@ int joules_track_init(void)
 	}
 	INIT_WORK(&refill_work, refill_fn);
 	atomic_set(&sweep_wanted, 0);
-	joules_load_ns = ktime_get_ns();
 	pool_fill();
 	WRITE_ONCE(track_up, true);
 	return 0;
