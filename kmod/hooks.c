@@ -161,8 +161,10 @@ static void probe_exec(void *data, struct task_struct *t, pid_t old_pid,
 		       struct linux_binprm *bprm)
 {
 	jl_probe_enter();
-	if (old_pid != t->pid)
+	if (old_pid != t->pid) {
+		joules_track_exec(t);
 		joules_exec_swap(t, old_pid);
+	}
 	jl_probe_exit();
 }
 

@@ -62,7 +62,7 @@ static struct {
 static struct work_struct refill_work;
 static atomic_t sweep_wanted;
 static bool track_up;
-static bool walked;	/* the load's sweep is done: every older task tracked */
+static bool walked;	/* the load's sweep is done: every older task seen */
 
 /*
  * 0 until the free hook is registered (joules_track_loaded()): a task born
@@ -236,34 +236,25 @@ static void track_late_done(struct joules_entry *e, struct task_struct *t)
 /*
  * t (current, exiting) is killed by an exec in another thread of its
  * process, x. Once the old leader is a zombie, de_thread() gives x its pid
- * and start_time: an untracked x from since the load would then look
- * older than it (a sweep would charge it from then on, its life so far
- * lost), and without x's entry the exec could not hand it the process
- * (joules_exec_swap()): the old leader's exit record would read as the
- * end of the process. So x is tracked now, from its own start, in its
- * leader's group, by whichever of the threads it kills exits first.
+ * and start_time: an untracked x born since the load, in a process from
+ * before it, would then look older than the load, and without x's entry
+ * the exec could not hand it the process (joules_exec_swap()): the old
+ * leader's exit record would read as the end of the process. So x is
+ * tracked now, from its own start, in its leader's group, by whichever of
+ * the threads it kills exits first. Only with the leader tracked: tracking
+ * it here could take the pool's last entry and leave x without one (the
+ * very false end), and a leader born since the load gives x a start_time
+ * that is still since the load.
  */
 static void track_exec_thread(struct task_struct *t)
 {
 	struct task_struct *x = READ_ONCE(t->signal->group_exec_task);
-	struct task_struct *l = t->group_leader;
 	struct joules_entry *e;
 
-	/* Alive in this section (preemption off): their free hooks come later. */
+	/* Alive in this section (preemption off): its free hook comes later. */
 	if (!x || x == t || !pid_alive(x) || joules_lookup(x) ||
-	    !started_since_load(x))
+	    !started_since_load(x) || !joules_lookup(t->group_leader))
 		return;
-	if (l != x && !joules_lookup(l)) {
-		if (!started_since_load(l))
-			return;
-		e = track_pooled(l, true, true);
-		if (!e)
-			return;
-		if (l == t)
-			joules_queue_now(e);
-		else
-			track_late_done(e, l);
-	}
 	e = track_pooled(x, true, true);
 	if (e)
 		track_late_done(e, x);
@@ -283,8 +274,8 @@ static void track_exec_thread(struct task_struct *t)
  * the exec takes the leader's pid, and an entry for the old leader would
  * read as the end of the process (joules_exec_swap() needs both tracked).
  * Each of them tries to track the exec'ing thread first
- * (track_exec_thread()); one that none could is counted when a sweep
- * finds it or when it is released.
+ * (track_exec_thread()); the exec hook tries once more
+ * (joules_track_exec()).
  */
 void joules_track_exiting(struct task_struct *t)
 {
@@ -320,13 +311,39 @@ void joules_track_exiting(struct task_struct *t)
  * fork, no entry to be had at its exit (PREEMPT_RT, an empty pool), and a
  * leader reaped before a sweep saw its zombie. Its counts are lost: say
  * so, once, here rather than at its exit, where a leader may still be
- * found. Once the load's sweep is done, every older task has an entry
- * too, but for one it could not allocate and a thread that exec'd (see
- * track_found()): those are lost as well.
+ * found.
  */
 void joules_track_lost(struct task_struct *t)
 {
-	if (started_since_load(t) || READ_ONCE(walked))
+	if (started_since_load(t))
+		atomic64_inc(&joules_exits_untracked);
+}
+
+/*
+ * The exec hook, t current, made its process' leader by de_thread(), with
+ * the old leader's start_time. Untracked and now looking older than the
+ * load, after the load's sweep, t is a thread born since that no killed
+ * thread could track (track_exec_thread(): nothing to be had, or the old
+ * leader had exited before). Its own counters still start at its birth:
+ * it is tracked from its start, in a group of its own (the old leader's
+ * entry, already gone from the thread group, cannot be found). Where
+ * nothing can be had (PREEMPT_RT, the pool empty), its life so far is lost
+ * and counted here, once: it looks older than the load from now on, so
+ * neither a sweep (which charges it from then on) nor its release counts
+ * it.
+ */
+void joules_track_exec(struct task_struct *t)
+{
+	struct joules_entry *e;
+
+	lockdep_assert_preemption_disabled();
+
+	if (!READ_ONCE(walked) || joules_lookup(t) || started_since_load(t))
+		return;
+	e = track_pooled(t, true, true);
+	if (e)
+		joules_queue_now(e);
+	else
 		atomic64_inc(&joules_exits_untracked);
 }
 
@@ -381,15 +398,6 @@ static bool track_found(struct task_struct *t)
 		 */
 		if (!err && !test_bit(JE_FINAL, &e->flags))
 			joules_queue_now(e);
-		/*
-		 * After the load's sweep, a task that looks older than the
-		 * load was missed: one that sweep could not allocate for, or
-		 * a thread born since that exec'd untracked (de_thread() gave
-		 * it its leader's start_time). Charged from now on, its life
-		 * so far is lost: counted once, here, as it now has an entry.
-		 */
-		if (!err && !from_start && READ_ONCE(walked))
-			atomic64_inc(&joules_exits_untracked);
 		/*
 		 * Born and dead since the load, found only now (its tracking
 		 * was deferred): the switch-out hook had no entry to mark, so
