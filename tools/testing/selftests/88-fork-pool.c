@@ -41,6 +41,7 @@
 #define CG_TOP "joules-88"
 #define NTHREAD 4
 #define BURN_SEC 0.05
+#define NREAPED 64 /* children of the dry test, and await_exits()'s most */
 
 static void *burner(void *arg)
 {
@@ -336,6 +337,78 @@ TEST_F_TIMEOUT(pool, threads_join_a_deferred_leader, 300)
 }
 
 /*
+ * Reload with an empty pool and no sweep, and listen to exit records:
+ * 0, or -1 with *nl NULL.
+ */
+static int reload_dry(struct jnl **nl)
+{
+	*nl = NULL;
+	if (st_sh(". /lib/joules/lib.sh; joules_unload && "
+		  "joules_load fork_pool=0 test_no_sweep=1"))
+		return -1;
+	if (jnl_open(nl))
+		return -1;
+	if (jnl_subscribe(*nl, JNL_GRP_EXITS)) {
+		jnl_close(*nl);
+		*nl = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Stop listening (nl may be NULL) and reload with the defaults. */
+static int reload_defaults(struct jnl *nl)
+{
+	if (nl)
+		jnl_close(nl);
+	return st_sh(". /lib/joules/lib.sh; joules_unload && joules_load");
+}
+
+/*
+ * Exit records for three worker intervals and slack: returns how many of
+ * kids[0..n) did not end in a record of their own (pid == tgid) named
+ * comm (any name if NULL); a record of theirs under another name is a
+ * false end. *overflow: how often the receive buffer overflowed.
+ */
+static int await_exits(struct jnl *nl, const pid_t *kids, int n,
+		       const char *comm, int *overflow, int *false_end)
+{
+	double end = st_now() + 3 + 3 * st_interval_ms() / 1000.0;
+	bool seen[NREAPED] = { false };
+	int missing = 0;
+
+	*overflow = 0;
+	*false_end = 0;
+	if (n > NREAPED)
+		return n;
+
+	while (st_now() < end) {
+		struct jnl_event ev;
+		int r = jnl_next_event(nl, &ev, 200);
+
+		if (r == -ENOBUFS)
+			(*overflow)++;
+		if (r != 1 || ev.type != JNL_EV_EXIT)
+			continue;
+		for (int i = 0; i < n; i++) {
+			if (ev.exit.pid != (uint32_t)kids[i] ||
+			    ev.exit.tgid != (uint32_t)kids[i])
+				continue;
+			if (!comm || !strcmp(ev.exit.comm, comm)) {
+				seen[i] = true;
+			} else {
+				DIAG("process %d: an exit record as %s: the exec read as its end",
+				     kids[i], ev.exit.comm);
+				(*false_end)++;
+			}
+		}
+	}
+	for (int i = 0; i < n; i++)
+		missing += !seen[i];
+	return missing;
+}
+
+/*
  * An empty pool: every new task is left to the sweep. A child reaped as
  * soon as it exits may be gone before any sweep found it; here none runs
  * (test_no_sweep), so every child takes that path. Without PREEMPT_RT the
@@ -345,8 +418,6 @@ TEST_F_TIMEOUT(pool, threads_join_a_deferred_leader, 300)
  * neither is a silent loss (ccece1c: seen with an RT kernel's timing in
  * 87-differential).
  */
-#define NREAPED 64
-
 FIXTURE(dry)
 {
 	struct jnl *nl;
@@ -354,30 +425,21 @@ FIXTURE(dry)
 
 FIXTURE_SETUP(dry)
 {
-	self->nl = NULL;
-	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload && "
-			   "joules_load fork_pool=0 test_no_sweep=1"))
-	TH_LOG("reload with fork_pool=0 test_no_sweep=1");
-	ASSERT_EQ(0, jnl_open(&self->nl));
-	ASSERT_EQ(0, jnl_subscribe(self->nl, JNL_GRP_EXITS));
+	ASSERT_EQ(0, reload_dry(&self->nl))
+	TH_LOG("reload with fork_pool=0 test_no_sweep=1, exit records");
 }
 
 FIXTURE_TEARDOWN(dry)
 {
-	if (self->nl)
-		jnl_close(self->nl);
-	EXPECT_EQ(0,
-		  st_sh(". /lib/joules/lib.sh; joules_unload && joules_load"))
+	EXPECT_EQ(0, reload_defaults(self->nl))
 	TH_LOG("reload with the defaults");
 }
 
 TEST_F_TIMEOUT(dry, reaped_at_once_is_recorded_or_counted, 120)
 {
 	pid_t kids[NREAPED];
-	bool seen[NREAPED] = { false };
 	unsigned long long u0, u1, lost;
-	int missing = 0, overflow = 0, st;
-	double end;
+	int missing, overflow, false_end, st;
 
 	u0 = st_sysfs_u64("exits_untracked");
 	ASSERT_NE(~0ULL, u0);
@@ -388,24 +450,9 @@ TEST_F_TIMEOUT(dry, reaped_at_once_is_recorded_or_counted, 120)
 			_exit(0);
 		ASSERT_EQ(kids[i], waitpid(kids[i], &st, 0));
 	}
-	/* Records are sent by the worker: three intervals and slack for it. */
-	end = st_now() + 3 + 3 * st_interval_ms() / 1000.0;
-	while (st_now() < end) {
-		struct jnl_event ev;
-		int r = jnl_next_event(self->nl, &ev, 200);
-
-		if (r == -ENOBUFS)
-			overflow++;
-		if (r != 1 || ev.type != JNL_EV_EXIT)
-			continue;
-		for (int i = 0; i < NREAPED; i++)
-			if (ev.exit.pid == (uint32_t)kids[i] &&
-			    ev.exit.tgid == (uint32_t)kids[i])
-				seen[i] = true;
-	}
+	missing = await_exits(self->nl, kids, NREAPED, NULL, &overflow,
+			      &false_end);
 	ASSERT_EQ(0, overflow) TH_LOG("exit records lost to a full buffer");
-	for (int i = 0; i < NREAPED; i++)
-		missing += !seen[i];
 	u1 = st_sysfs_u64("exits_untracked");
 	ASSERT_NE(~0ULL, u1);
 	lost = u1 - u0;
@@ -505,11 +552,8 @@ FIXTURE_SETUP(preload)
 		self->kids[self->n++] = p;
 	}
 	close(self->start[0]);
-	ASSERT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload && "
-			   "joules_load fork_pool=0 test_no_sweep=1"))
-	TH_LOG("reload with fork_pool=0 test_no_sweep=1");
-	ASSERT_EQ(0, jnl_open(&self->nl));
-	ASSERT_EQ(0, jnl_subscribe(self->nl, JNL_GRP_EXITS));
+	ASSERT_EQ(0, reload_dry(&self->nl))
+	TH_LOG("reload with fork_pool=0 test_no_sweep=1, exit records");
 }
 
 FIXTURE_TEARDOWN(preload)
@@ -520,19 +564,14 @@ FIXTURE_TEARDOWN(preload)
 		kill(self->kids[i], SIGKILL);
 		waitpid(self->kids[i], NULL, 0);
 	}
-	if (self->nl)
-		jnl_close(self->nl);
-	EXPECT_EQ(0,
-		  st_sh(". /lib/joules/lib.sh; joules_unload && joules_load"))
+	EXPECT_EQ(0, reload_defaults(self->nl))
 	TH_LOG("reload with the defaults");
 }
 
 TEST_F_TIMEOUT(preload, exec_in_a_deferred_thread, 120)
 {
 	unsigned long long u0, u1, lost, d0, d1;
-	int missing = 0, false_end = 0, overflow = 0, st;
-	bool seen[NEXEC] = { false };
-	double end;
+	int missing, false_end, overflow, st;
 
 	u0 = st_sysfs_u64("exits_untracked");
 	d0 = st_sysfs_u64("fork_deferred");
@@ -549,32 +588,10 @@ TEST_F_TIMEOUT(preload, exec_in_a_deferred_thread, 120)
 	/* Deferral is what is tested: every thread met the empty pool. */
 	ASSERT_LE((unsigned long long)NEXEC, d1 - d0);
 
-	end = st_now() + 3 + 3 * st_interval_ms() / 1000.0;
-	while (st_now() < end) {
-		struct jnl_event ev;
-		int r = jnl_next_event(self->nl, &ev, 200);
-
-		if (r == -ENOBUFS)
-			overflow++;
-		if (r != 1 || ev.type != JNL_EV_EXIT)
-			continue;
-		for (int i = 0; i < self->n; i++) {
-			if (ev.exit.pid != (uint32_t)self->kids[i] ||
-			    ev.exit.tgid != (uint32_t)self->kids[i])
-				continue;
-			if (!strcmp(ev.exit.comm, "true")) {
-				seen[i] = true;
-			} else {
-				DIAG("process %d: an exit record as %s: the exec read as its end",
-				     self->kids[i], ev.exit.comm);
-				false_end++;
-			}
-		}
-	}
+	missing = await_exits(self->nl, self->kids, NEXEC, "true", &overflow,
+			      &false_end);
 	self->n = 0; /* reaped */
 	ASSERT_EQ(0, overflow) TH_LOG("exit records lost to a full buffer");
-	for (int i = 0; i < NEXEC; i++)
-		missing += !seen[i];
 	u1 = st_sysfs_u64("exits_untracked");
 	ASSERT_NE(~0ULL, u1);
 	lost = u1 - u0;
