@@ -277,12 +277,10 @@ int joules_hooks_init(void)
 	for (i = 0; i < ARRAY_SIZE(hooks); i++) {
 		if (!hooks[i].tp)
 			continue;
-		if (i == ARRAY_SIZE(hooks) - 1) {
+		if (i == ARRAY_SIZE(hooks) - 1)
 			joules_sweep();
-			joules_track_walked();
-		} else if (i && hook_gap_ms) {
+		else if (i && hook_gap_ms)
 			msleep(min(hook_gap_ms, 1000U));
-		}
 		err = tracepoint_probe_register(hooks[i].tp, hooks[i].probe, NULL);
 		if (err) {
 			pr_err("cannot attach to %s: %d\n", hooks[i].name, err);

@@ -62,7 +62,8 @@ static struct {
 static struct work_struct refill_work;
 static atomic_t sweep_wanted;
 static bool track_up;
-static bool walked;	/* the load's sweep is done: every older task seen */
+/* A sweep since the load tracked every task it found: older ones all are. */
+static bool walked;
 
 /*
  * 0 until the free hook is registered (joules_track_loaded()): a task born
@@ -322,8 +323,8 @@ void joules_track_lost(struct task_struct *t)
 /*
  * The exec hook, t current, made its process' leader by de_thread(), with
  * the old leader's start_time. Untracked and now looking older than the
- * load, after the load's sweep, t is a thread born since that no killed
- * thread could track (track_exec_thread(): nothing to be had, or the old
+ * load, once a sweep has tracked every task it found (walked), t is a
+ * thread born since that no killed thread could track (track_exec_thread(): nothing to be had, or the old
  * leader had exited before). Its own counters still start at its birth:
  * it is tracked from its start, in a group of its own (the old leader's
  * entry, already gone from the thread group, cannot be found). Where
@@ -353,14 +354,12 @@ void joules_track_loaded(void)
 	WRITE_ONCE(joules_load_ns, ktime_get_ns());
 }
 
-/* The load's sweep is done (before sched_switch's hook). */
-void joules_track_walked(void)
-{
-	WRITE_ONCE(walked, true);
-}
-
-/* Track t, found alive by the sweep and held by it; process context. */
-static bool track_found(struct task_struct *t)
+/*
+ * Track t, found alive by the sweep and held by it; process context.
+ * Returns 0, -ESRCH (gone meanwhile), -EEXIST (tracked meanwhile), -ENOMEM
+ * or -EAGAIN (its leader untracked).
+ */
+static int track_found(struct task_struct *t)
 {
 	struct joules_entry *e = joules_entry_alloc(GFP_KERNEL), *leader = NULL;
 	struct joules_group *g = joules_group_alloc(GFP_KERNEL);
@@ -369,6 +368,7 @@ static bool track_found(struct task_struct *t)
 
 	if (!e || !g) {
 		atomic64_inc(&joules_alloc_failures);
+		err = -ENOMEM;
 		goto out;
 	}
 	rcu_read_lock();
@@ -417,7 +417,7 @@ out:
 	if (err && e)
 		joules_entry_free(e);
 	kfree(g);
-	return !err;
+	return err;
 }
 
 #define SWEEP_BATCH 64
@@ -432,6 +432,8 @@ void joules_sweep(void)
 {
 	struct task_struct *batch[SWEEP_BATCH], *p, *t;
 	unsigned int n, i, tracked;
+	bool complete = true;
+	int err;
 
 	do {
 		n = 0;
@@ -448,12 +450,23 @@ full:
 		rcu_read_unlock();
 		tracked = 0;
 		for (i = 0; i < n; i++) {
-			tracked += track_found(batch[i]);
+			err = track_found(batch[i]);
+			tracked += !err;
+			if (err && err != -ESRCH && err != -EEXIST)
+				complete = false;
 			put_task_struct(batch[i]);
 		}
 		cond_resched();
 		/* A full batch of which none could be tracked: out of memory. */
+		if (n == SWEEP_BATCH && !tracked)
+			complete = false;
 	} while (n == SWEEP_BATCH && tracked);
+	/*
+	 * Every task found is tracked: every task older than the load has
+	 * an entry from now on (none is born later). Said once.
+	 */
+	if (complete && !READ_ONCE(walked))
+		WRITE_ONCE(walked, true);
 }
 
 int joules_track_init(void)

@@ -13,7 +13,6 @@ void joules_track_exiting(struct task_struct *t);	/* exit hook */
 void joules_track_lost(struct task_struct *t);	/* free hook, t untracked */
 void joules_track_exec(struct task_struct *t);	/* exec hook, de_thread() */
 void joules_track_loaded(void);	/* the free hook is registered */
-void joules_track_walked(void);	/* the load's sweep is done */
 void joules_sweep(void);	/* track every untracked task; may sleep */
 void joules_sweep_request(void);	/* from any context but sched_switch */
 extern u64 joules_load_ns;	/* tasks started since are charged from start; 0 before */
