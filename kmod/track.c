@@ -324,8 +324,9 @@ void joules_track_lost(struct task_struct *t)
  * The exec hook, t current, made its process' leader by de_thread(), with
  * the old leader's start_time. Untracked and now looking older than the
  * load, once a sweep has tracked every task it found (walked), t is a
- * thread born since that no killed thread could track (track_exec_thread(): nothing to be had, or the old
- * leader had exited before). Its own counters still start at its birth:
+ * thread born since that no killed thread could track
+ * (track_exec_thread(): nothing to be had, or the old leader had exited
+ * before). Its own counters still start at its birth:
  * it is tracked from its start, in a group of its own (the old leader's
  * entry, already gone from the thread group, cannot be found). Where
  * nothing can be had (PREEMPT_RT, the pool empty), its life so far is lost
