@@ -247,13 +247,12 @@ static void track_late_done(struct joules_entry *e, struct task_struct *t)
  * very false end), and a leader born since the load gives x a start_time
  * that is still since the load.
  */
-static void track_exec_thread(struct task_struct *t)
+static void track_exec_thread(struct task_struct *t, struct task_struct *x)
 {
-	struct task_struct *x = READ_ONCE(t->signal->group_exec_task);
 	struct joules_entry *e;
 
 	/* Alive in this section (preemption off): its free hook comes later. */
-	if (!x || x == t || !pid_alive(x) || joules_lookup(x) ||
+	if (x == t || !pid_alive(x) || joules_lookup(x) ||
 	    !started_since_load(x) || !joules_lookup(t->group_leader))
 		return;
 	e = track_pooled(x, true, true);
@@ -285,11 +284,11 @@ void joules_track_exiting(struct task_struct *t)
 
 	lockdep_assert_preemption_disabled();
 
-	if (unlikely(READ_ONCE(t->signal->group_exec_task)))
-		track_exec_thread(t);
+	x = READ_ONCE(t->signal->group_exec_task);
+	if (unlikely(x))
+		track_exec_thread(t, x);
 	if (likely(joules_lookup(t)) || !started_since_load(t))
 		return;
-	x = READ_ONCE(t->signal->group_exec_task);
 	if (x && x != t && !joules_lookup(x))
 		return;	/* released untracked: joules_track_lost() */
 	if (l != t && !joules_lookup(l) && started_since_load(l)) {
@@ -326,9 +325,9 @@ void joules_track_lost(struct task_struct *t)
  * load, once a sweep has tracked every task it found (walked), t is a
  * thread born since that no killed thread could track
  * (track_exec_thread(): nothing to be had, or the old leader had exited
- * before). Its own counters still start at its birth:
- * it is tracked from its start, in a group of its own (the old leader's
- * entry, already gone from the thread group, cannot be found). Where
+ * before). Its own counters still start at its birth: it is tracked
+ * from its start, in a group of its own (the old leader's entry, already
+ * gone from the thread group, cannot be found). Where
  * nothing can be had (PREEMPT_RT, the pool empty), its life so far is lost
  * and counted here, once: it looks older than the load from now on, so
  * neither a sweep (which charges it from then on) nor its release counts
