@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
@@ -464,47 +465,179 @@ static double chosen(struct loner *x, bool aligned)
 	return (double)(b[0] - a[0]) / (double)(b[1] - a[1]);
 }
 
-TEST_F_TIMEOUT(lagged, chosen_ticks_tell_nothing, 300)
+/*
+ * T started as nobody on package 0 (in cgroup cg if not NULL), static
+ * power LOW_UW, root and the worker moved to package 1 (the workqueues'
+ * mask saved in saved[len]); T's pid, or -1 (the test SKIPs with one
+ * package before this).
+ */
+static pid_t loner_start(struct loner **xp, const char *cg, char *saved,
+			 size_t len)
 {
 	struct loner *x = mmap(NULL, sizeof(*x), PROT_READ | PROT_WRITE,
 			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	char mask[64], saved[256];
-	double al, off;
+	char mask[64];
 	cpu_set_t set;
-	int status;
+	pid_t p;
+
+	*xp = x;
+	if (x == MAP_FAILED || pipe(x->cmd) || pipe(x->ans) ||
+	    st_write(ST_STATIC, LOW_UW " 0 0 0 0", strlen(LOW_UW " 0 0 0 0")))
+		return -1;
+	/* The worker and everything of root's on package 1. */
+	CPU_ZERO(&set);
+	CPU_SET(cpu_of[1], &set);
+	if (sched_setaffinity(0, sizeof(set), &set) ||
+	    st_read(WQ_MASK, saved, len) <= 0)
+		return -1;
+	x->stop = 1;
+	p = cg ? st_spawn_in(ST_CG, cg) : fork();
+	if (p == 0)
+		loner(x);
+	if (p < 0)
+		return -1;
+	snprintf(mask, sizeof(mask), "%x", 1U << cpu_of[1]);
+	if (st_write(WQ_MASK, mask, strlen(mask))) {
+		kill(p, SIGKILL);
+		waitpid(p, NULL, 0);
+		return -1;
+	}
+	return p;
+}
+
+/* T ended, the workqueues' mask put back; 0 or -1. */
+static int loner_stop(struct loner *x, pid_t p, const char *saved)
+{
+	int err = st_write(WQ_MASK, saved, strlen(saved)) ? -1 : 0;
+
+	if (write(x->cmd[1], "q", 1) != 1)
+		kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+	munmap(x, sizeof(*x));
+	return err;
+}
+
+TEST_F_TIMEOUT(lagged, chosen_ticks_tell_nothing, 300)
+{
+	char saved[256];
+	struct loner *x;
+	double al, off;
 	pid_t p;
 
 	if (npkg < 2)
 		SKIP(return,
 			   "one package: the guest needs two (run-qemu.sh --sockets 2)");
-	ASSERT_NE(MAP_FAILED, x);
-	ASSERT_EQ(0, pipe(x->cmd));
-	ASSERT_EQ(0, pipe(x->ans));
-	ASSERT_EQ(0, st_write(ST_STATIC, LOW_UW " 0 0 0 0",
-			      strlen(LOW_UW " 0 0 0 0")));
-	/* The worker and everything of root's on package 1. */
-	CPU_ZERO(&set);
-	CPU_SET(cpu_of[1], &set);
-	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
-	ASSERT_LT(0, st_read(WQ_MASK, saved, sizeof(saved)));
-	x->stop = 1;
-	p = fork();
-	if (p == 0)
-		loner(x);
+	p = loner_start(&x, NULL, saved, sizeof(saved));
 	ASSERT_LT(0, p);
-	snprintf(mask, sizeof(mask), "%x", 1U << cpu_of[1]);
-	EXPECT_EQ(0, st_write(WQ_MASK, mask, strlen(mask)));
 	al = chosen(x, true);
 	off = chosen(x, false);
-	EXPECT_EQ(0, st_write(WQ_MASK, saved, strlen(saved)));
-	if (write(x->cmd[1], "q", 1) != 1)
-		kill(p, SIGKILL);
-	waitpid(p, &status, 0);
+	EXPECT_EQ(0, loner_stop(x, p, saved));
 	TH_LOG("lagged uJ per CPU-ns: aligned %.4f, offset %.4f", al, off);
 	ASSERT_LT(0, al);
 	ASSERT_LT(0, off);
 	EXPECT_GE(TOL2, al / off);
 	EXPECT_GE(TOL2, off / al);
+}
+
+/*
+ * A load that runs in some epochs only: T, alone on package 0, runs ON s
+ * while the meter draws HIGH_UW and rests OFF s at LOW_UW, the static
+ * power (a resting epoch has no energy above it), CYCLES times. Its
+ * lagged energy must be its live energy: each epoch's energy is split by
+ * that epoch's weights. Charged at the rates of the epoch before (the
+ * view's second form) each epoch paid T at most the energy of the one
+ * before, a resting one's where a run began: T got 0.67 of its energy on
+ * 6.12 under QEMU (epochs end at the first tick a second after they
+ * began, so they drift against the runs; 0.5 at most were they aligned).
+ * Read after QUIET s of rest: two epochs and late ticks, so every epoch
+ * of the window is settled. TOL_ALT: live, the power's switches (a root
+ * write and a wakeup on either side of a run, a few ms of ON s) give their
+ * ticks to whoever ran in them; lagged, to T's epoch, T by far its
+ * heaviest. Per-CPU kernel threads of package 0 likewise (a few ms a
+ * second under QEMU). 15% holds both.
+ * T is the only task of its cgroup: the cgroup's lagged energy is T's.
+ */
+#define ON 1.0
+#define OFF 1.0
+#define CYCLES 4
+#define QUIET 2.5
+#define TOL_ALT 0.15
+#define ALT_CG "lag91"
+
+/* T's lagged view (its own read) and root's live one, and its cgroup's. */
+struct alt_view {
+	unsigned long long lag, live, cg_lag, cpu_ns;
+};
+
+static int alt_look(struct loner *x, pid_t p, struct alt_view *v)
+{
+	unsigned long long t[2];
+	struct cgroup_rec *r = malloc(sizeof(*r));
+	char path[64], b[4096];
+	struct jnl *nl;
+	int err = -1;
+
+	snprintf(path, sizeof(path), "/proc/energy/%d", p);
+	if (!r || write(x->cmd[1], "r", 1) != 1 ||
+	    read(x->ans[0], t, sizeof(t)) != sizeof(t) || !t[1] ||
+	    st_read(path, b, sizeof(b)) <= 0 || st_kv(b, "energy_uj", &v->live) ||
+	    strstr(b, "energy_lag_ms") || jnl_open(&nl))
+		goto out;
+	v->lag = t[0];
+	v->cpu_ns = t[1];
+	jnl_set_lagged(nl, true);
+	err = jnl_get_cgroup(nl, ALT_CG, 0, r) || r->lag_ms != 1000 ? -1 : 0;
+	v->cg_lag = r->energy_uj;
+	jnl_close(nl);
+out:
+	free(r);
+	return err;
+}
+
+TEST_F_TIMEOUT(lagged, alternating_epochs_are_charged_their_own, 300)
+{
+	struct alt_view a, b;
+	char saved[256];
+	struct loner *x;
+	int mounted, k;
+	double t0;
+	pid_t p;
+	char c;
+
+	if (npkg < 2)
+		SKIP(return,
+			   "one package: the guest needs two (run-qemu.sh --sockets 2)");
+	ASSERT_EQ(0, st_cgroup2(&mounted));
+	ASSERT_EQ(0, st_mkcg(ALT_CG));
+	p = loner_start(&x, ALT_CG, saved, sizeof(saved));
+	ASSERT_LT(0, p);
+	usleep((useconds_t)(QUIET * 1e6));
+	ASSERT_EQ(0, alt_look(x, p, &a));
+	t0 = st_now();
+	for (k = 0; k < CYCLES; k++) {
+		ASSERT_EQ(0, power(HIGH_UW));
+		x->stop = 0;
+		ASSERT_EQ(1, write(x->cmd[1], "g", 1));
+		sleep_until(t0 + k * (ON + OFF) + ON);
+		x->stop = 1;
+		ASSERT_EQ(1, read(x->ans[0], &c, 1));
+		ASSERT_EQ(0, power(LOW_UW));
+		sleep_until(t0 + (k + 1) * (ON + OFF));
+	}
+	usleep((useconds_t)(QUIET * 1e6));
+	ASSERT_EQ(0, alt_look(x, p, &b));
+	EXPECT_EQ(0, loner_stop(x, p, saved));
+	EXPECT_EQ(0, st_rmcg(ALT_CG));
+	if (mounted)
+		umount(ST_CG);
+	TH_LOG("T over %llu ns of CPU: live %llu uJ, lagged %llu uJ (%.3f), its cgroup's lagged %llu uJ",
+	       b.cpu_ns - a.cpu_ns, b.live - a.live, b.lag - a.lag,
+	       (double)(b.lag - a.lag) / (double)(b.live - a.live),
+	       b.cg_lag - a.cg_lag);
+	ASSERT_LT(a.live, b.live);
+	EXPECT_LE((1 - TOL_ALT) * (double)(b.live - a.live), (double)(b.lag - a.lag));
+	EXPECT_GE((1 + TOL_ALT) * (double)(b.live - a.live), (double)(b.lag - a.lag));
+	EXPECT_EQ(b.lag - a.lag, b.cg_lag - a.cg_lag);
 }
 
 /*
