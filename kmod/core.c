@@ -658,6 +658,86 @@ jl_u64 jl_rate_uj(struct jl_rate *r, jl_u64 w, jl_u64 kind)
 	return q;
 }
 
+/* ---- epoch settlement ------------------------------------------------ */
+
+void jl_settle_kind(struct jl_settle *s, jl_u64 kind)
+{
+	if (s->kinded && s->acc_kind != kind)
+		s->mixed = 1;
+	s->acc_kind = kind;
+	s->kinded = 1;
+}
+
+void jl_settle_add(struct jl_settle *s, jl_u64 uj, jl_u64 w, jl_u64 kind)
+{
+	s->acc_uj = jl_add_sat(s->acc_uj, uj);
+	if (!w)
+		return;
+	jl_settle_kind(s, kind);
+	s->acc_w = jl_add_sat(s->acc_w, w);
+}
+
+jl_u64 jl_settle_prov(struct jl_settle *s, jl_u64 w)
+{
+	jl_u64 q;
+
+	/* The last epoch's rate is for weights of its own kind only. */
+	if (s->mixed || !s->kinded)
+		return 0;
+	q = jl_rate_uj(&s->prev, w, s->acc_kind);
+	s->prov_uj = jl_add_sat(s->prov_uj, q);
+	return q;
+}
+
+void jl_settle_roll(struct jl_settle *s)
+{
+	jl_u64 total = s->acc_uj, pay = s->debt < total ? s->debt : total;
+
+	total -= pay;
+	s->debt -= pay;
+	s->gave = s->prov_uj;
+	if (s->mixed || !s->acc_w) {
+		s->unsplit = total;
+		jl_splitter_init(&s->sp, 0, 0);
+	} else {
+		s->unsplit = 0;
+		jl_splitter_init(&s->sp, total, s->acc_w);
+	}
+	/* The rate of the dying in the next epoch: this one's, whole. */
+	s->prev.uj = s->acc_uj;
+	s->prev.w = s->mixed ? 0 : s->acc_w;
+	s->prev.kind = s->acc_kind;
+	s->prev.left = s->acc_uj;
+	s->prev.rem = 0;
+	s->acc_uj = 0;
+	s->acc_w = 0;
+	s->acc_kind = 0;
+	s->kinded = 0;
+	s->mixed = 0;
+	s->prov_uj = 0;
+}
+
+jl_u64 jl_settle_next(struct jl_settle *s, jl_u64 w)
+{
+	return jl_splitter_next(&s->sp, w);
+}
+
+jl_u64 jl_settle_end(struct jl_settle *s)
+{
+	jl_u64 rest = jl_add_sat(s->unsplit, jl_splitter_rest(&s->sp));
+
+	if (rest >= s->gave) {
+		rest -= s->gave;
+	} else {
+		s->debt = jl_add_sat(s->debt, s->gave - rest);
+		rest = 0;
+	}
+	s->unsplit = 0;
+	s->gave = 0;
+	jl_splitter_init(&s->sp, 0, 0);
+	return rest;
+}
+
 /* ---- w^(milli/1000) -------------------------------------------------- */
 
 /* Fraction bits of a log2 value: log2 of a u64 is < 64 = 2^6. */

@@ -1099,6 +1099,128 @@ TEST(rate)
 	CHECK(r.rem == 0, "a saturated part carries nothing");
 }
 
+/*
+ * Settlement: the parts of an epoch add up to its energy exactly and each
+ * is its weight's share of it (within the cumulative rounding's 1 uJ), on
+ * random epochs against 128-bit arithmetic; a load that ran in one epoch
+ * only is charged that epoch's energy, not its quiet neighbour's rate;
+ * energy of no split is idle's; the dying take the last epoch's rate, the
+ * rest of their share is idle's, and what they took beyond it is paid from
+ * the next epochs' energy; no one's share depends on who left.
+ */
+TEST(settle)
+{
+	struct jl_settle s;
+	int i, fails = 0;
+
+	for (i = 0; i < 3000; i++) {
+		jl_u64 w[40] = { 0 }, uj = 0, back, part, given = 0;
+		u128 W = 0, want;
+		jl_u32 k, t, n = 1 + (jl_u32)(rnd() % 40);
+		jl_u32 ticks = 1 + (jl_u32)(rnd() % 20);
+
+		memset(&s, 0, sizeof(s));
+		for (t = 0; t < ticks; t++) {
+			jl_u64 e = rnd_mag() >> 30, tw = 0;
+
+			for (k = 0; k < n; k++) {
+				jl_u64 x = rnd() % 3 ? rnd_mag() >> 40 : 0;
+
+				w[k] += x;
+				tw += x;
+			}
+			jl_settle_add(&s, e, tw, 5);
+			uj += e;
+			W += tw;
+		}
+		jl_settle_roll(&s);
+		for (k = 0; k < n; k++) {
+			part = jl_settle_next(&s, w[k]);
+			want = W ? (u128)w[k] * uj / W : 0;
+			if ((part + 1 < want || part > want + 1) && !fails++)
+				CHECK(0, "case %d: part %llu, share %llu", i,
+				      (unsigned long long)part,
+				      (unsigned long long)want);
+			given += part;
+		}
+		back = jl_settle_end(&s);
+		if ((W ? back || given != uj : back != uj || given) && !fails++)
+			CHECK(0, "case %d: %llu of %llu given, %llu back", i,
+			      (unsigned long long)given,
+			      (unsigned long long)uj,
+			      (unsigned long long)back);
+	}
+	CHECK(!fails, "%d of 3000 epochs off", fails);
+
+	/*
+	 * A quiet epoch (10 uJ over kernel threads' 100 ns), then the load's
+	 * (10000 uJ, its 1000 ns beside their 100): the load gets 10000 *
+	 * 1000 / 1100, where the last epoch's rate capped it at 10.
+	 */
+	memset(&s, 0, sizeof(s));
+	jl_settle_add(&s, 10, 100, 1);
+	jl_settle_roll(&s);
+	CHECK(jl_settle_next(&s, 100) == 10, "a quiet epoch to its weight");
+	CHECK(jl_settle_end(&s) == 0, "all of it");
+	jl_settle_add(&s, 6000, 600, 1);
+	jl_settle_add(&s, 4000, 500, 1);
+	jl_settle_roll(&s);
+	CHECK(jl_settle_next(&s, 1000) == 9090, "the load: its own epoch's");
+	CHECK(jl_settle_next(&s, 100) == 910, "the rest: the others'");
+	CHECK(jl_settle_end(&s) == 0, "all of it");
+
+	/*
+	 * 1000 of 1100 leave at 10000 / 1100 per unit; the one left gets its
+	 * share of the epoch's 300 all the same, and the leavers' 273 do not
+	 * cover the 9090 they took: 8817 owed.
+	 */
+	jl_settle_add(&s, 300, 1100, 1);
+	CHECK(jl_settle_prov(&s, 1000) == 9090, "the dying: the last rate");
+	jl_settle_roll(&s);
+	CHECK(jl_settle_next(&s, 100) == 27, "the one left: its share");
+	CHECK(jl_settle_end(&s) == 0 && s.debt == 8817, "the rest owed");
+	jl_settle_add(&s, 10000, 2000, 1);
+	CHECK(jl_settle_prov(&s, 1100) == 300, "the last epoch's 300 per 1100");
+	CHECK(jl_settle_prov(&s, 50) == 0,
+	      "no more than the last epoch's energy in all");
+	jl_settle_roll(&s);
+	CHECK(s.debt == 0, "the debt paid first");
+	CHECK(jl_settle_next(&s, 850) == 502, "a share of the 1183 left");
+	CHECK(jl_settle_end(&s) == 1183 - 502 - 300,
+	      "the leavers' share less what they took: idle's");
+
+	/* No split: no weight, two kinds (also by kind()); then no rate. */
+	jl_settle_add(&s, 700, 0, 1);
+	jl_settle_roll(&s);
+	CHECK(jl_settle_next(&s, 1) == 0 && jl_settle_end(&s) == 700,
+	      "an epoch without weight is idle's");
+	jl_settle_add(&s, 100, 10, 1);
+	jl_settle_add(&s, 100, 10, 2);
+	jl_settle_roll(&s);
+	CHECK(jl_settle_next(&s, 10) == 0, "a mixed epoch splits nothing");
+	CHECK(jl_settle_end(&s) == 200, "it is idle's");
+	jl_settle_add(&s, 100, 10, 1);
+	CHECK(jl_settle_prov(&s, 5) == 0, "a mixed epoch makes no rate");
+	jl_settle_kind(&s, 2);
+	jl_settle_add(&s, 100, 10, 2);
+	jl_settle_roll(&s);
+	CHECK(jl_settle_end(&s) == 200, "kind() mixes too");
+	jl_settle_add(&s, 100, 10, 2);
+	jl_settle_roll(&s);
+	CHECK(jl_settle_next(&s, 10) == 100 && jl_settle_end(&s) == 0,
+	      "a rate of kind 2");
+	jl_settle_add(&s, 100, 10, 3);
+	CHECK(jl_settle_prov(&s, 5) == 0, "the last rate is of another kind");
+	jl_settle_roll(&s);
+	CHECK(jl_settle_next(&s, 5) == 50 && jl_settle_end(&s) == 50,
+	      "the leaver's share it did not take is idle's");
+	memset(&s, 0, sizeof(s));
+	jl_settle_add(&s, U64MAX, 1, 3);
+	jl_settle_add(&s, 5, 1, 3);
+	jl_settle_roll(&s);
+	CHECK(jl_settle_next(&s, 2) == U64MAX, "saturates");
+}
+
 /* splitter equals jl_split on 10000 cases; clamp and rest */
 TEST(splitter)
 {
