@@ -373,12 +373,18 @@ TEST_F_TIMEOUT(lagged, zero_is_live_for_everyone, 300)
  * form here (it gave 1.43 on 6.1: it took ticks with weight only, and few
  * had none; the host test of jl_rate holds that rule); a view taken from
  * the ticks' own energy gives the power ratio, 40.
+ * Both reads follow QUIET s of rest (no window, no run): every epoch
+ * between them is settled and holds the EPOCHS cycles only.
  * TOL2: each epoch's window and T's run are timed by the guest's clock,
- * within a few ms of 30 (10%); the rates and T's CPU time move by that
- * each, so the two means stay within 1.25 of each other.
+ * within a few ms of 30 (10%); the epochs' energy and T's CPU time move
+ * by that each. The epochs drift against the cycles (an epoch ends at the
+ * first tick a second after it began): where an end passes between a
+ * window and its run, that window's energy goes to the kernel threads of
+ * its epoch, one of EPOCHS (8%). The two means stay within 1.25.
  */
-#define EPOCHS 8
-#define WARM 2
+#define EPOCHS 12
+/* Rest: two epochs and late ticks. */
+#define QUIET 2.5
 #define TOL2 1.25
 #define WQ_MASK "/sys/devices/virtual/workqueue/cpumask"
 
@@ -429,15 +435,17 @@ static void sleep_until(double t)
 static double chosen(struct loner *x, bool aligned)
 {
 	unsigned long long a[2], b[2];
-	double t0 = st_now() + 0.1;
+	double t0;
 	char c;
 
-	for (int k = 0; k < WARM + EPOCHS; k++) {
+	usleep((useconds_t)(QUIET * 1e6));
+	if (write(x->cmd[1], "r", 1) != 1 ||
+	    read(x->ans[0], a, sizeof(a)) != sizeof(a))
+		return -1;
+	t0 = st_now() + 0.1;
+	for (int k = 0; k < EPOCHS; k++) {
 		double w = t0 + k, run = aligned ? w : w + 0.5;
 
-		if (k == WARM && (write(x->cmd[1], "r", 1) != 1 ||
-				  read(x->ans[0], a, sizeof(a)) != sizeof(a)))
-			return -1;
 		sleep_until(w);
 		if (power(HIGH_UW))
 			return -1;
@@ -455,7 +463,7 @@ static double chosen(struct loner *x, bool aligned)
 		if ((aligned && power(LOW_UW)) || read(x->ans[0], &c, 1) != 1)
 			return -1;
 	}
-	sleep_until(t0 + WARM + EPOCHS + 0.1);
+	usleep((useconds_t)(QUIET * 1e6));
 	if (write(x->cmd[1], "r", 1) != 1 ||
 	    read(x->ans[0], b, sizeof(b)) != sizeof(b) || !a[1] ||
 	    b[1] <= a[1] || b[0] < a[0])
@@ -549,8 +557,7 @@ TEST_F_TIMEOUT(lagged, chosen_ticks_tell_nothing, 300)
  * before, a resting one's where a run began: T got 0.67 of its energy on
  * 6.12 under QEMU (epochs end at the first tick a second after they
  * began, so they drift against the runs; 0.5 at most were they aligned).
- * Read after QUIET s of rest: two epochs and late ticks, so every epoch
- * of the window is settled. TOL_ALT: live, the power's switches (a root
+ * Read after QUIET s of rest, so every epoch of the window is settled. TOL_ALT: live, the power's switches (a root
  * write and a wakeup on either side of a run, a few ms of ON s) give their
  * ticks to whoever ran in them; lagged, to T's epoch, T by far its
  * heaviest. Per-CPU kernel threads of package 0 likewise (a few ms a
@@ -560,7 +567,6 @@ TEST_F_TIMEOUT(lagged, chosen_ticks_tell_nothing, 300)
 #define ON 1.0
 #define OFF 1.0
 #define CYCLES 4
-#define QUIET 2.5
 #define TOL_ALT 0.15
 #define ALT_CG "lag91"
 
@@ -723,6 +729,208 @@ TEST_F_TIMEOUT(lagged, node_lagged_is_measured_later, 120)
 	EXPECT_GE(1 + TOL_MIX, plain);
 	EXPECT_LE(1 - TOL3, mixed);
 	EXPECT_GE(1 + TOL_MIX, mixed);
+}
+
+/*
+ * A wall meter that starts and stops. From a rest before it starts to a
+ * rest QUIET s after it stopped (RAPL at the static power and no task
+ * running: no energy above static, idle's rate steady) every epoch is
+ * settled, so the node's lagged energy is its measured energy, RAPL's and
+ * the wall's, but for the static rate's drift between the two rests:
+ * LOW_UW over a few ticks, a few mJ of ~125 J (TOL_WALL). The wall's own
+ * static power is set (0): the whole wall goes to the tasks by their RAPL
+ * parts, most to a burner of nobody's (HIGH_UW while it runs). Its live
+ * energy is not an oracle for its lagged: live, a tick whose RAPL energy
+ * is all static (the meter's own steps) gives its wall energy to idle, 40%
+ * of it in one run here, the lagged view the epoch's to its tasks.
+ */
+#define WALL_ON 4.0
+#define WALL_UW 30000000ULL
+#define TOL_WALL 0.02
+#define WALLMETER JOULES_SYSFS "/wallmeter"
+
+TEST_F_TIMEOUT(lagged, wall_start_and_stop_keep_the_node_whole, 120)
+{
+	unsigned long long m0, l0, m1, l1, live = 0;
+	char path[64], b[4096];
+	struct task_rec r;
+	struct jnl *nl;
+	double t0;
+	pid_t p;
+
+	ASSERT_EQ(0, st_write(ST_STATIC, LOW_UW " 0 0 0 0",
+			      strlen(LOW_UW " 0 0 0 0")));
+	ASSERT_EQ(0, st_write(WALLMETER "/timeout_ms", "300", 3));
+	ASSERT_EQ(0, jnl_open(&nl));
+	usleep((useconds_t)(QUIET * 1e6));
+	ASSERT_EQ(0, node_pair(nl, &m0, &l0));
+	p = fork();
+	if (p == 0) {
+		if (setgid(NOBODY) || setuid(NOBODY))
+			_exit(2);
+		st_burn_cpu(WALL_ON);
+		pause();
+		_exit(0);
+	}
+	ASSERT_LT(0, p);
+	ASSERT_EQ(0, power(HIGH_UW));
+	ASSERT_EQ(0, jnl_meter_feed_power(nl, "pdu-91", WALL_UW, true));
+	for (t0 = st_now(); st_now() < t0 + WALL_ON;) {
+		usleep(100000);
+		ASSERT_EQ(0, jnl_meter_feed_power(nl, "pdu-91", WALL_UW, false));
+	}
+	/* The burner done, the meter silent: rest again. */
+	ASSERT_EQ(0, st_wait_state(p, "S", 5));
+	ASSERT_EQ(0, power(LOW_UW));
+	usleep((useconds_t)((QUIET + 0.3) * 1e6));
+	ASSERT_EQ(0, node_pair(nl, &m1, &l1));
+	snprintf(path, sizeof(path), "/proc/energy/%d", p);
+	EXPECT_LT(0, st_read(path, b, sizeof(b)));
+	EXPECT_EQ(0, st_kv(b, "energy_uj", &live));
+	jnl_set_lagged(nl, true);
+	EXPECT_EQ(0, jnl_get_task(nl, p, false, &r));
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+	jnl_close(nl);
+	EXPECT_EQ(0, st_write(WALLMETER "/timeout_ms", "30000", 5));
+	TH_LOG("node: measured %llu uJ, lagged %llu uJ (%.4f); burner: live %llu uJ, lagged %llu uJ",
+	       m1 - m0, l1 - l0, (double)(l1 - l0) / (double)(m1 - m0), live,
+	       (unsigned long long)r.energy_uj);
+	ASSERT_LT(m0 + WALL_UW, m1);
+	EXPECT_LE((1 - TOL_WALL) * (double)(m1 - m0), (double)(l1 - l0));
+	EXPECT_GE((1 + TOL_WALL) * (double)(m1 - m0), (double)(l1 - l0));
+	EXPECT_EQ(1000, r.lag_ms);
+	EXPECT_LT(0, r.energy_uj);
+}
+
+/*
+ * Short-lived tasks: a stream of children, each burning SHORT s of CPU and
+ * exiting, for STREAM s in cgroup DCG while the meter draws HIGH_UW; a
+ * sleeper in cgroup SCG wakes every 50 ms; all on one CPU; rests of QUIET
+ * s at either end. A child gone before its epoch ends takes the last
+ * epoch's rate (jl_settle_prov()): in the stream's first epoch the rest's,
+ * nothing above static, later a stream's own. So DCG's lagged energy is
+ * its live energy less at most its first epoch's (one second and late
+ * ticks of STREAM: TOL_D below), and what the first leavers did not take
+ * is idle's, not the sleeper's: its lagged energy stays within twice its
+ * live energy and a quarter joule (its wakeups on a busy vCPU; the first
+ * leavers' 15 J given to those left would be 40 times that). The node's
+ * lagged energy is its measured energy: what a leaver took beyond its
+ * share is paid from later epochs, within TOL_WALL.
+ */
+#define STREAM 6.0
+#define SHORT 0.020
+#define TOL_D (1.5 / STREAM)
+#define DCG "lag91d"
+#define SCG "lag91s"
+
+/* A cgroup's energy in either view, by root: 0 or -1. */
+static int cg_views(struct jnl *nl, const char *cg, unsigned long long *live,
+		    unsigned long long *lag)
+{
+	struct cgroup_rec *r = malloc(sizeof(*r));
+	int err = -1;
+
+	if (!r)
+		return -1;
+	jnl_set_lagged(nl, false);
+	if (jnl_get_cgroup(nl, cg, 0, r) || r->lag_ms)
+		goto out;
+	*live = r->energy_uj;
+	jnl_set_lagged(nl, true);
+	if (jnl_get_cgroup(nl, cg, 0, r) || r->lag_ms != 1000)
+		goto out;
+	*lag = r->energy_uj;
+	err = 0;
+out:
+	jnl_set_lagged(nl, false);
+	free(r);
+	return err;
+}
+
+struct dying_view {
+	unsigned long long m, l, d_live, d_lag, s_live, s_lag;
+};
+
+static int dying_look(struct jnl *nl, struct dying_view *v)
+{
+	if (node_pair(nl, &v->m, &v->l) ||
+	    cg_views(nl, DCG, &v->d_live, &v->d_lag) ||
+	    cg_views(nl, SCG, &v->s_live, &v->s_lag))
+		return -1;
+	return 0;
+}
+
+TEST_F_TIMEOUT(lagged, short_lived_tasks_take_the_last_rate, 120)
+{
+	struct dying_view a, b;
+	pid_t spawner, sleeper;
+	int mounted, status;
+	struct jnl *nl;
+	cpu_set_t set;
+
+	ASSERT_EQ(0, st_write(ST_STATIC, LOW_UW " 0 0 0 0",
+			      strlen(LOW_UW " 0 0 0 0")));
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	ASSERT_EQ(0, st_cgroup2(&mounted));
+	ASSERT_EQ(0, st_mkcg(DCG));
+	ASSERT_EQ(0, st_mkcg(SCG));
+	ASSERT_EQ(0, jnl_open(&nl));
+	sleeper = st_spawn_in(ST_CG, SCG);
+	if (sleeper == 0) {
+		for (;;) {
+			usleep(50000);
+			st_burn_cpu(0.0002);
+		}
+	}
+	ASSERT_LT(0, sleeper);
+	usleep((useconds_t)(QUIET * 1e6));
+	ASSERT_EQ(0, dying_look(nl, &a));
+	ASSERT_EQ(0, power(HIGH_UW));
+	spawner = st_spawn_in(ST_CG, DCG);
+	if (spawner == 0) {
+		double end = st_now() + STREAM;
+
+		while (st_now() < end) {
+			pid_t c = fork();
+
+			if (c == 0) {
+				st_burn_cpu(SHORT);
+				_exit(0);
+			}
+			if (c < 0 || waitpid(c, NULL, 0) != c)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	ASSERT_LT(0, spawner);
+	ASSERT_EQ(spawner, waitpid(spawner, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_EQ(0, power(LOW_UW));
+	usleep((useconds_t)(QUIET * 1e6));
+	ASSERT_EQ(0, dying_look(nl, &b));
+	kill(sleeper, SIGKILL);
+	waitpid(sleeper, NULL, 0);
+	jnl_close(nl);
+	EXPECT_EQ(0, st_rmcg(DCG));
+	EXPECT_EQ(0, st_rmcg(SCG));
+	if (mounted)
+		umount(ST_CG);
+	TH_LOG("stream: live %llu uJ, lagged %llu uJ (%.3f); sleeper: live %llu uJ, lagged %llu uJ; node: measured %llu uJ, lagged %llu uJ (%.4f)",
+	       b.d_live - a.d_live, b.d_lag - a.d_lag,
+	       (double)(b.d_lag - a.d_lag) / (double)(b.d_live - a.d_live),
+	       b.s_live - a.s_live, b.s_lag - a.s_lag, b.m - a.m, b.l - a.l,
+	       (double)(b.l - a.l) / (double)(b.m - a.m));
+	ASSERT_LT(a.d_live, b.d_live);
+	EXPECT_LE((1 - TOL_D) * (double)(b.d_live - a.d_live),
+		  (double)(b.d_lag - a.d_lag));
+	EXPECT_GE((1 + TOL_WALL) * (double)(b.d_live - a.d_live),
+		  (double)(b.d_lag - a.d_lag));
+	EXPECT_GE(2 * (b.s_live - a.s_live) + 250000, b.s_lag - a.s_lag);
+	EXPECT_LE((1 - TOL_WALL) * (double)(b.m - a.m), (double)(b.l - a.l));
+	EXPECT_GE((1 + TOL_WALL) * (double)(b.m - a.m), (double)(b.l - a.l));
 }
 
 TEST_F(lagged, only_root_sets_it)
