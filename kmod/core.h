@@ -255,10 +255,10 @@ jl_u64 jl_splitter_next(struct jl_splitter *s, jl_u64 w);
 jl_u64 jl_splitter_rest(const struct jl_splitter *s);
 
 /*
- * Energy per unit of weight over the last completed epoch: readers who
- * may not read node energy are charged at it instead of a tick's measured
- * energy (worker.c; Documentation/admin-guide.rst, "Measured energy").
- * add() sums every tick of an epoch, weight or not, so the rate is the
+ * Energy per unit of weight over the last completed epoch: the lagged
+ * view's idle (static power per ns) and its dying tasks (jl_settle) are
+ * charged at it (worker.c; Documentation/admin-guide.rst, "Measured
+ * energy"). add() sums every tick of an epoch, weight or not, so the rate is the
  * whole epoch's energy over its weight: no subset of its ticks can be
  * told. roll() ends the epoch and returns what the rate will not hand
  * out: the last epoch's energy left over, and an epoch's energy with no

@@ -212,7 +212,7 @@ void jf_print_energy(struct seq_file *m, const struct joules_stats *st)
 	/* Added after the first layout: appended, so old parsers still work. */
 	for (i = 0; i < ARRAY_SIZE(later); i++)
 		put_opt(m, st, later[i].name, later[i].feature, later[i].v);
-	/* Energy (and per domain) at the rates of the last epoch this long (perm.c). */
+	/* Energy (and per domain) settled per epoch this long (perm.c). */
 	if (st->lag_ms)
 		put_u64(m, "energy_lag_ms: ", st->lag_ms);
 }

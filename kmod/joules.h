@@ -37,7 +37,7 @@ struct joules_stats {
 	u64 energy_uj;		/* everything charged: pkg + dram (rapl) or model */
 	u64 domain_uj[JL_NR_DOMAINS];	/* measured per RAPL domain */
 	u64 idle_uj;		/* idle share, when sysfs idle_split is on */
-	/* Both at the last epoch's rates (totals.h); shown when lag_ms > 0. */
+	/* Both settled per epoch (totals.h); shown when lag_ms > 0. */
 	u64 lag_energy_uj;
 	u64 lag_domain_uj[JL_NR_DOMAINS];
 	u64 lag_idle_uj;
@@ -71,7 +71,7 @@ struct joules_node_sample {
 	u64 model_generation;
 	u64 energy_uj;		/* node energy this interval (idle + tasks) */
 	u64 idle_uj;		/* of which idle */
-	/* Both at the last epoch's rates (worker.c): the lagged view. */
+	/* Both settled per epoch (worker.c): the lagged view. */
 	u64 lag_uj;
 	u64 lag_idle_uj;
 	u64 domain_uj[JL_NR_DOMAINS];

@@ -188,12 +188,12 @@ unsigned int joules_unpriv_interval_ms = 1000;
 unsigned int joules_lag_epoch_ms = 1000;
 
 /*
- * How a reader is shown energy: 0 live, else the epoch (ms) of the rates
- * its figures are charged at (worker.c). In RAPL or wall-meter mode a
+ * How a reader is shown energy: 0 live, else the epoch (ms) its figures
+ * are settled by (worker.c). In RAPL or wall-meter mode a
  * lone task's share is its package's measured energy every tick, the
  * channel (PLATYPUS, CVE-2020-8694) the kernel closed by making powercap's
- * energy_uj root-only: who may read node energy sees it live, others at
- * rates no fresher than unpriv_interval_ms. a and b (a file's or socket's
+ * energy_uj root-only: who may read node energy sees it live, others in
+ * epochs of unpriv_interval_ms. a and b (a file's or socket's
  * opener and the task reading) must both be such readers; lagged asks for
  * the lagged view anyway (the exporter serving others).
  */

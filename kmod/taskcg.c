@@ -147,8 +147,7 @@ void joules_taskcg_release(struct joules_entry *e)
 
 void joules_taskcg_charge(struct joules_entry *e, const struct jl_feat *d,
 			  u32 missed, u64 uj, u64 lag, const u64 *part,
-			  const u64 *lpart, u32 domains, u32 source,
-			  u64 generation)
+			  u32 domains, u32 source, u64 generation)
 {
 	struct joules_totals c = { 0 };
 	u64 rd = READ_ONCE(e->io_read), wr = READ_ONCE(e->io_write);
@@ -158,10 +157,8 @@ void joules_taskcg_charge(struct joules_entry *e, const struct jl_feat *d,
 		return;
 	c.s.energy_uj = uj;
 	c.s.lag_uj = lag;
-	for (i = 0; i < JL_NR_DOMAINS; i++) {
+	for (i = 0; i < JL_NR_DOMAINS; i++)
 		c.s.domain_uj[i] = part[i];
-		c.s.lag_domain_uj[i] = lpart[i];
-	}
 	c.s.domains = domains;
 	c.s.source_mask = source;
 	if (source)
@@ -191,6 +188,18 @@ void joules_taskcg_charge_idle(struct joules_entry *e, u64 uj, u64 lag)
 
 	if (e->cg)
 		joules_cg_charge(e->cg, &c);
+}
+
+void joules_taskcg_charge_lag(struct joules_entry *e, u64 lag, const u64 *lpart)
+{
+	struct joules_totals c = { .s = { .lag_uj = lag } };
+	unsigned int i;
+
+	if (!e->cg)
+		return;
+	for (i = 0; i < JL_NR_DOMAINS; i++)
+		c.s.lag_domain_uj[i] = lpart[i];
+	joules_cg_charge(e->cg, &c);
 }
 
 struct moved_batch {

@@ -24,13 +24,14 @@ void joules_taskcg_gone(struct joules_entry *e);
 void joules_taskcg_release(struct joules_entry *e);
 /*
  * The charge e just got (d: its feature deltas, missed: counters they
- * missed; lag: lagged view), to its cgroup.
+ * missed; lag: lagged view, a model's), to its cgroup.
  */
 void joules_taskcg_charge(struct joules_entry *e, const struct jl_feat *d,
 			  u32 missed, u64 uj, u64 lag, const u64 *part,
-			  const u64 *lpart, u32 domains, u32 source,
-			  u64 generation);
+			  u32 domains, u32 source, u64 generation);
 /* An idle share e just got (and its lagged view), to its cgroup. */
 void joules_taskcg_charge_idle(struct joules_entry *e, u64 uj, u64 lag);
+/* Measured energy e was settled in the lagged view (lpart: by domain). */
+void joules_taskcg_charge_lag(struct joules_entry *e, u64 lag, const u64 *lpart);
 
 #endif /* JOULES_TASKCG_H */

@@ -52,6 +52,14 @@ struct joules_slot {
 	u32 delta_missed;		/* counters this interval's deltas missed */
 	/* Counters a slice here missed since the worker took them (probe). */
 	u32 iv_missed;
+	/*
+	 * Worker: its weights in the lagged view's epoch, settled when the
+	 * epoch ends (worker.c, lag_roll()); on its package's lag_pending
+	 * from its first charge of the epoch.
+	 */
+	struct hlist_node lag_node;
+	u64 lag_w[JL_NR_DOMAINS];
+	u64 lag_wall_w;
 };
 
 struct joules_group {

@@ -11,8 +11,8 @@ struct joules_sums {
 	u64 domain_uj[JL_NR_DOMAINS];
 	u64 idle_uj;
 	/*
-	 * The same charges with measured energy taken at the last epoch's
-	 * rates (worker.c): what readers who may not read node energy see.
+	 * The same charges with measured energy settled per epoch
+	 * (worker.c): what readers who may not read node energy see.
 	 */
 	u64 lag_uj;
 	u64 lag_domain_uj[JL_NR_DOMAINS];

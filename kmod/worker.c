@@ -64,15 +64,19 @@ static u64 misses_seen;
 static u64 tick_cost_ns;
 static unsigned int tick_cost_pkg;
 /*
- * The lagged view (perm.c): measured energy per unit of weight over the
- * last completed epoch, for the wall meter and for idle (per ns); the
- * packages' are in pkg_work. Worker only.
+ * The lagged view (perm.c): each epoch's measured energy is settled among
+ * the tasks that ran in it by their weights of the epoch when it ends
+ * (lag_roll(); the packages' in pkg_work, the wall meter's here); idle is
+ * the last epoch's static power (per ns). Worker only.
  */
 static u64 epoch_ns;
-static struct jl_rate wall_rate, idle_rate;
-/* What the last epoch's rates did not hand out: lagged idle of the next tick. */
+static struct jl_settle wall_settle;
+static struct jl_rate idle_rate;
+/* What the epoch's splits did not hand out: lagged idle of the next tick. */
 static u64 lag_back;
-static bool lag_wall;		/* the last tick's node energy was a wall meter's */
+/* The epoch's node energy is a wall meter's, and how it splits. */
+static bool epoch_wall;
+static int epoch_wall_by;
 
 /* Worker-private: entries waiting to become final or to be folded. */
 static LIST_HEAD(dying_wait);
@@ -94,10 +98,10 @@ struct pkg_pass {
 	 * the node's CPU time without a shape; idle keeps the rest.
 	 */
 	bool wall;
+	u64 power_uw;		/* the wall meter's power */
 	enum { WALL_BY_PARTS, WALL_BY_MODEL, WALL_BY_CPU } wall_by;
 	struct jl_splitter wall_split;
 	u64 wall_uj, wall_given;
-	struct jl_splitter lag_wall;	/* the lagged view of wall_split */
 	u64 lag_given;		/* lagged energy charged to tasks */
 	u64 lag_static;		/* the node's static energy this tick */
 	u64 busy_ns;		/* CPU time that ran, the worker's not counted */
@@ -111,9 +115,6 @@ struct pkg_meter {
 	u32 edoms;		/* domains that make up energy_uj */
 	u64 idle_uj;		/* of those, what idle got first */
 	bool by_model;		/* weights are the model's (split_w) */
-	/* The same weights at the last epoch's rates, and their sum. */
-	struct jl_splitter lag_split[JL_NR_DOMAINS];
-	u64 lag_uj;
 };
 
 /* Per package, between the passes of a tick. */
@@ -124,7 +125,9 @@ struct pkg_work {
 	u64 busy_ns;		/* CPU time its tasks used */
 	struct pkg_meter meter;	/* its meter's energy this tick (meter.mt) */
 	bool measured;		/* meter.mt is charged (not mode model) */
-	struct jl_rate rate[JL_NR_DOMAINS];	/* tasks' uJ per weight */
+	/* The lagged view: this epoch's energy, and the slots it is owed to. */
+	struct jl_settle settle[JL_NR_DOMAINS];
+	struct hlist_head lag_pending;
 };
 static struct pkg_work *pkg_work;	/* joules_nr_pkgs of them */
 
@@ -327,11 +330,10 @@ static void meter_split(struct pkg_pass *pp, struct pkg_meter *pm,
 
 	pm->edoms = energy_domains(pm->mt.domains);
 	pm->idle_uj = 0;
-	pm->lag_uj = 0;
 	smp->source |= JOULES_SRC_RAPL;
 	smp->domains |= pm->mt.domains;
 	for (i = 0; i < JL_NR_DOMAINS; i++) {
-		u64 idle, stat, w, lag, uj = pm->mt.uj[i];
+		u64 idle, stat, w, uj = pm->mt.uj[i];
 
 		if (!(pm->mt.domains & (1U << i)))
 			continue;
@@ -342,18 +344,14 @@ static void meter_split(struct pkg_pass *pp, struct pkg_meter *pm,
 			idle = uj;
 		jl_splitter_init(&pm->split[i], uj - idle, w);
 		/*
-		 * The same weights at the last epoch's rate; then this tick's
-		 * energy above static, whether anyone ran or not, so that the
-		 * rate is the whole epoch's (DRAM's weights keep their unit).
+		 * The epoch's: this tick's energy above static, whether anyone
+		 * ran or not, so that the split is the whole epoch's (DRAM's
+		 * weights keep their unit).
 		 */
 		kind = i == JL_D_DRAM ? lag_kind(pp, false, 1) : cpu_kind;
-		lag = jl_rate_uj(&pw->rate[i], w, kind);
-		jl_rate_add(&pw->rate[i], uj - stat, w, kind);
-		jl_splitter_init(&pm->lag_split[i], lag, w);
-		if (pm->edoms & (1U << i)) {
-			pm->lag_uj += lag;
+		jl_settle_add(&pw->settle[i], uj - stat, w, kind);
+		if (pm->edoms & (1U << i))
 			pp->lag_static += stat;
-		}
 		smp->domain_uj[i] += uj;
 		if (pm->edoms & (1U << i)) {
 			smp->energy_uj += uj;
@@ -365,11 +363,11 @@ static void meter_split(struct pkg_pass *pp, struct pkg_meter *pm,
 
 /*
  * e's parts of the measured energy (part[]), and their sum in energy_uj;
- * its parts at the last epoch's rates (lpart[]), their sum in *lag.
+ * its weights are the epoch's too (slot s, settled by lag_roll()).
  */
 static u64 measured_parts(struct pkg_pass *pp, struct pkg_meter *pm,
-			  struct joules_entry *e, const struct jl_feat *d, u64 *part,
-			  u64 *lpart, u64 *lag)
+			  struct joules_entry *e, struct joules_slot *s,
+			  const struct jl_feat *d, u64 *part)
 {
 	unsigned int i;
 	u64 uj = 0, w;
@@ -380,11 +378,9 @@ static u64 measured_parts(struct pkg_pass *pp, struct pkg_meter *pm,
 		w = i == JL_D_DRAM ? mem_weight(pp, d) :
 		    pm->by_model ? e->split_w : scale_gamma(pp, d->v[JL_F_CPU_NS]);
 		part[i] = jl_splitter_next(&pm->split[i], w);
-		lpart[i] = jl_splitter_next(&pm->lag_split[i], w);
-		if (pm->edoms & (1U << i)) {
+		s->lag_w[i] = jl_add_sat(s->lag_w[i], w);
+		if (pm->edoms & (1U << i))
 			uj += part[i];
-			*lag += lpart[i];
-		}
 	}
 	return uj;
 }
@@ -394,7 +390,8 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 			 struct joules_entry *e, unsigned int pkg)
 {
 	struct joules_group *g = e->group;
-	u64 part[JL_NR_DOMAINS] = { 0 }, lpart[JL_NR_DOMAINS] = { 0 };
+	struct joules_slot *s = &e->slot[pkg];
+	u64 part[JL_NR_DOMAINS] = { 0 };
 	u64 uj = 0, lag = 0, w;
 	bool modelled = !pm && pp->have_model && pp->mode != JOULES_MODE_RAPL;
 	struct jl_feat d;
@@ -404,13 +401,11 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 
 	entry_deltas(e, pkg, &d);
 	if (pm)
-		uj = measured_parts(pp, pm, e, &d, part, lpart, &lag);
+		uj = measured_parts(pp, pm, e, s, &d, part);
 	raw_spin_lock(&g->lock);
 	if (pm) {
-		for (i = 0; i < JL_NR_DOMAINS; i++) {
+		for (i = 0; i < JL_NR_DOMAINS; i++)
 			e->sums.domain_uj[i] += part[i];
-			e->sums.lag_domain_uj[i] += lpart[i];
-		}
 		e->sums.domains |= pm->mt.domains;
 		if (pp->have_model)
 			e->sums.model_generation = pp->generation;
@@ -424,16 +419,20 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 		pp->smp->source |= JOULES_SRC_MODEL;
 	}
 	if (pp->wall) {
-		/* Its share of the meter's energy, by the weight wall_start() summed. */
+		/*
+		 * Its share of the meter's energy, by the weight wall_start()
+		 * summed; in the lagged view, by its settled parts or the
+		 * same weight of the epoch (lag_roll()).
+		 */
 		if (pp->wall_by == WALL_BY_PARTS) {
 			uj = jl_splitter_next(&pp->wall_split, uj);
-			lag = jl_splitter_next(&pp->lag_wall, lag);
 		} else {
 			w = pp->wall_by == WALL_BY_CPU ? scale_gamma(pp, d.v[JL_F_CPU_NS]) :
 							 e->split_w;
 			uj = jl_splitter_next(&pp->wall_split, w);
-			lag = jl_splitter_next(&pp->lag_wall, w);
+			s->lag_wall_w = jl_add_sat(s->lag_wall_w, w);
 		}
+		lag = 0;
 		pp->wall_given += uj;
 		src = JOULES_SRC_METER;
 	}
@@ -442,8 +441,11 @@ static void charge_entry(struct pkg_pass *pp, struct pkg_meter *pm,
 	e->sums.lag_uj += lag;
 	e->sums.source_mask |= src;
 	raw_spin_unlock(&g->lock);
+	/* Owed a share of the epoch's measured energy: settled at its end. */
+	if ((pm || pp->wall) && hlist_unhashed(&s->lag_node))
+		hlist_add_head(&s->lag_node, &pkg_work[pkg].lag_pending);
 	/* A cgroup's source: whoever charged it energy (a model's 0 is none). */
-	joules_taskcg_charge(e, &d, e->slot[pkg].delta_missed, uj, lag, part, lpart,
+	joules_taskcg_charge(e, &d, s->delta_missed, uj, lag, part,
 			     pm ? pm->mt.domains : 0,
 			     src == JOULES_SRC_MODEL && !uj ? 0 : src, pp->generation);
 }
@@ -524,25 +526,24 @@ static int node_shape(struct pkg_pass *pp, u64 dt, u64 *shape, u64 *idle_uj)
 }
 
 /*
- * The lagged view of the wall's split: the meter's energy per weight over
- * the last epoch, for the tasks' weights in the view's own terms (RAPL's
- * parts at their lagged rates, or the same model weights or CPU time).
+ * The lagged view of the wall's split: the meter's energy of the epoch,
+ * settled by the tasks' weights of the epoch in the view's own terms: the
+ * same model weights or CPU time, or RAPL's parts once they are settled
+ * (live parts would tell the energy of the ticks a task chose to run in),
+ * which lag_roll() adds then; RAPL's static energy is idle's share of the
+ * weight while the wall's own is unknown, as in the live split.
  */
 static void wall_lag(struct pkg_pass *pp, u64 total, u64 wsum, bool known)
 {
 	u64 kind = lag_kind(pp, pp->wall_by == WALL_BY_MODEL,
-			    pp->wall_by * 2 + known), w = 0;
-	unsigned int pkg;
+			    pp->wall_by * 2 + known);
 
-	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
-		struct pkg_work *pw = &pkg_work[pkg];
-
-		w = jl_add_sat(w, pp->wall_by == WALL_BY_CPU ? pw->wsum :
-				  pp->wall_by == WALL_BY_MODEL ? pw->model_wsum :
-				  pw->measured ? pw->meter.lag_uj : 0);
+	epoch_wall_by = pp->wall_by;
+	if (pp->wall_by == WALL_BY_PARTS) {
+		jl_settle_kind(&wall_settle, kind);
+		wsum = known ? 0 : pp->lag_static;
 	}
-	jl_splitter_init(&pp->lag_wall, jl_rate_uj(&wall_rate, w, kind), w);
-	jl_rate_add(&wall_rate, total, wsum, kind);
+	jl_settle_add(&wall_settle, total, wsum, kind);
 }
 
 /*
@@ -557,11 +558,11 @@ static void wall_lag(struct pkg_pass *pp, u64 total, u64 wsum, bool known)
  */
 static void wall_start(struct pkg_pass *pp, u64 t0, u64 t1)
 {
-	u64 power_uw, static_uw, shape, idle_uj, wsum = 0, dt = t1 - t0, total;
+	u64 power_uw = pp->power_uw, static_uw, shape, idle_uj, wsum = 0;
+	u64 dt = t1 - t0, total;
 	bool known = joules_base_wall_uw(&static_uw);
 	unsigned int pkg;
 
-	pp->wall = joules_wall_in_force(&power_uw);
 	if (!pp->wall)
 		return;
 	pp->wall_by = node_shape(pp, dt, &shape, &idle_uj);
@@ -771,10 +772,10 @@ static void pick_band(struct pkg_pass *pp)
 
 /*
  * Idle in the lagged view: measured static energy at the last epoch's
- * static power, and what the rates did not hand out (lag_epoch()); a
- * model's idle as it is. The node's lagged energy is what the tasks got
+ * static power, and what the epoch's splits did not hand out (lag_roll());
+ * a model's idle as it is. The node's lagged energy is what the tasks got
  * in that view plus its idle: conserved, and over time the measured
- * energy one epoch later.
+ * energy, an epoch later at most.
  */
 static void lag_idle(struct pkg_pass *pp, u64 dt)
 {
@@ -789,41 +790,158 @@ static void lag_idle(struct pkg_pass *pp, u64 dt)
 	}
 	smp->lag_idle_uj += lag_back;
 	lag_back = 0;
-	smp->lag_uj = pp->lag_given + smp->lag_idle_uj;
-	lag_wall = pp->wall;
 }
 
-/* An epoch ends at the first tick unpriv_interval_ms after it began. */
-static void lag_epoch(u64 dt)
+/* Slot s of e settled: part[] by domain, lag its energy in the view. */
+static void lag_charge(struct pkg_pass *pp, struct joules_entry *e,
+		       struct joules_slot *s, const u64 *part, u64 lag)
 {
-	unsigned int pkg, i, ms = READ_ONCE(joules_unpriv_interval_ms);
-	u64 back = 0, left;
+	struct joules_group *g = e->group;
+	unsigned int i;
+
+	raw_spin_lock(&g->lock);
+	for (i = 0; i < JL_NR_DOMAINS; i++)
+		e->sums.lag_domain_uj[i] += part[i];
+	e->sums.lag_uj += lag;
+	raw_spin_unlock(&g->lock);
+	pp->lag_given += lag;
+	joules_taskcg_charge_lag(e, lag, part);
+	memset(s->lag_w, 0, sizeof(s->lag_w));
+	s->lag_wall_w = 0;
+}
+
+/*
+ * Slot s's share of its package's epoch (part[] by domain; prov: it leaves
+ * before the end, at the last epoch's rates) and of the wall's; returns
+ * its energy in the view.
+ */
+static u64 lag_share(struct pkg_work *pw, struct joules_slot *s, bool prov,
+		     u64 *part)
+{
+	u32 edoms = pw->meter.edoms;
+	unsigned int i;
+	u64 p = 0, w;
+
+	for (i = 0; i < JL_NR_DOMAINS; i++) {
+		if (!s->lag_w[i])
+			continue;
+		part[i] = prov ? jl_settle_prov(&pw->settle[i], s->lag_w[i]) :
+				 jl_settle_next(&pw->settle[i], s->lag_w[i]);
+		if (edoms & (1U << i))
+			p += part[i];
+	}
+	if (!epoch_wall)
+		return p;
+	w = epoch_wall_by == WALL_BY_PARTS ? p : s->lag_wall_w;
+	return prov ? jl_settle_prov(&wall_settle, w) :
+		      jl_settle_next(&wall_settle, w);
+}
+
+/*
+ * e is final before its epoch ends: settled now at the last epoch's rates
+ * (jl_settle_prov()), so that its exit record and its group's dead totals
+ * hold its share, and it is off the lists before it is freed.
+ */
+static void lag_leave(struct pkg_pass *pp, struct joules_entry *e)
+{
+	unsigned int pkg;
+
+	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
+		struct joules_slot *s = &e->slot[pkg];
+		u64 part[JL_NR_DOMAINS] = { 0 }, lag;
+
+		if (hlist_unhashed(&s->lag_node))
+			continue;
+		hlist_del_init(&s->lag_node);
+		lag = lag_share(&pkg_work[pkg], s, true, part);
+		lag_charge(pp, e, s, part, lag);
+	}
+}
+
+/*
+ * The epoch ends: each package's energy of it split among its slots by
+ * their weights of the epoch (jl_settle), then the wall's, which with
+ * RAPL's parts as weights needs those splits first. What makes no split,
+ * and the dying's shares less what they took, come back as lagged idle
+ * (lag_back): only of the energy the node's is made of (a CORE domain is
+ * inside PKG's, RAPL's is not the node's under a wall meter).
+ */
+static void lag_roll(struct pkg_pass *pp)
+{
+	u64 back = 0, parts = 0, left;
+	struct hlist_node *tmp;
+	struct joules_slot *s;
+	unsigned int pkg, i;
+
+	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
+		struct pkg_work *pw = &pkg_work[pkg];
+
+		for (i = 0; i < JL_NR_DOMAINS; i++) {
+			jl_settle_roll(&pw->settle[i]);
+			/* The wall's weight: every share, the dying's too. */
+			if (pw->meter.edoms & (1U << i))
+				parts = jl_add_sat(parts, pw->settle[i].sp.total);
+		}
+	}
+	if (epoch_wall && epoch_wall_by == WALL_BY_PARTS)
+		jl_settle_add(&wall_settle, 0, parts, wall_settle.acc_kind);
+	jl_settle_roll(&wall_settle);
+	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
+		struct pkg_work *pw = &pkg_work[pkg];
+
+		hlist_for_each_entry_safe(s, tmp, &pw->lag_pending, lag_node) {
+			u64 part[JL_NR_DOMAINS] = { 0 }, lag;
+
+			hlist_del_init(&s->lag_node);
+			lag = lag_share(pw, s, false, part);
+			lag_charge(pp, slot_entry(s, pkg), s, part, lag);
+		}
+		for (i = 0; i < JL_NR_DOMAINS; i++) {
+			left = jl_settle_end(&pw->settle[i]);
+			if (!epoch_wall && (pw->meter.edoms & (1U << i)))
+				back = jl_add_sat(back, left);
+		}
+	}
+	left = jl_settle_end(&wall_settle);
+	if (epoch_wall)
+		back = jl_add_sat(back, left);
+	lag_back = jl_add_sat(lag_back, jl_add_sat(back, jl_rate_roll(&idle_rate)));
+	epoch_ns = 0;
+}
+
+/*
+ * An epoch ends at the first tick unpriv_interval_ms after it began, and
+ * before a tick whose node energy is another kind's (a wall meter in force
+ * or not: lag_wall_changes()), so that one kind makes each epoch.
+ */
+static void lag_epoch(struct pkg_pass *pp, u64 dt)
+{
+	unsigned int ms = READ_ONCE(joules_unpriv_interval_ms);
 
 	/* 0 (every reader live): the view still exists, on request. */
 	ms = max(ms ? ms : 1000, READ_ONCE(joules_interval_ms));
 	WRITE_ONCE(joules_lag_epoch_ms, ms);
 	epoch_ns += dt;
-	if (epoch_ns < (u64)ms * NSEC_PER_MSEC)
-		return;
-	epoch_ns = 0;
-	/* Only the rates the node's energy is made of give back to idle. */
-	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
-		u32 edoms = pkg_work[pkg].meter.edoms;
+	if (epoch_ns >= (u64)ms * NSEC_PER_MSEC)
+		lag_roll(pp);
+}
 
-		for (i = 0; i < JL_NR_DOMAINS; i++) {
-			left = jl_rate_roll(&pkg_work[pkg].rate[i]);
-			if (!lag_wall && (edoms & (1U << i)))
-				back = jl_add_sat(back, left);
-		}
-	}
-	left = jl_rate_roll(&wall_rate);
-	if (lag_wall)
-		back = left;
-	lag_back = jl_add_sat(lag_back, jl_add_sat(back, jl_rate_roll(&idle_rate)));
+/*
+ * Before anything of a tick is charged: is a wall meter in force? An epoch
+ * of the other kind ends here. A wall meter starts or stops by root's
+ * doing or its feed's, which no reader controls.
+ */
+static void lag_wall_changes(struct pkg_pass *pp)
+{
+	pp->wall = joules_wall_in_force(&pp->power_uw);
+	if (pp->wall == epoch_wall)
+		return;
+	lag_roll(pp);
+	epoch_wall = pp->wall;
 }
 
 /* Exit records of the final entries, then fold what the kernel released. */
-static void finish_entries(struct list_head *ready)
+static void finish_entries(struct list_head *ready, struct pkg_pass *pp)
 {
 	struct joules_entry *e, *tmp;
 	LIST_HEAD(held);
@@ -836,6 +954,7 @@ static void finish_entries(struct list_head *ready)
 
 	list_for_each_entry_safe(e, tmp, ready, wnode) {
 		list_del_init(&e->wnode);
+		lag_leave(pp, e);
 		if (wanted)
 			emit_exit(e);
 		set_bit(JE_FINAL, &e->flags);
@@ -845,6 +964,8 @@ static void finish_entries(struct list_head *ready)
 		if (!test_bit(JE_FINAL, &e->flags) || joules_fold_held(e))
 			continue;
 		list_del(&e->rwait);
+		/* Released unseen dying (collect_final()): its share, before its cgroup goes. */
+		lag_leave(pp, e);
 		/* Outside the group's raw lock: cgroup.c may sleep on RT. */
 		joules_taskcg_release(e);
 		/* A reader came meanwhile: the next tick (release is idempotent). */
@@ -927,6 +1048,7 @@ static void tick(struct work_struct *work)
 			joules_base_pkg_forget(pkg);
 		pw->measured &= pp.mode != JOULES_MODE_MODEL;
 	}
+	lag_wall_changes(&pp);
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
 		weigh_pkg(&pp, pkg, closed & 1, dt);
 	wall_start(&pp, now - dt, now);
@@ -949,10 +1071,11 @@ static void tick(struct work_struct *work)
 	joules_taskcg_tick_end();
 	if (joules_idle_split)
 		split_idle(smp.idle_uj, smp.lag_idle_uj);
-	finish_entries(&ready);
+	finish_entries(&ready, &pp);
+	lag_epoch(&pp, dt);
+	smp.lag_uj = pp.lag_given + smp.lag_idle_uj;
 	joules_report_sample(&smp);
 	joules_cg_tick();
-	lag_epoch(dt);
 
 	tick_cost_ns = ktime_get_ns() - start;
 	tick_cost_pkg = this_cpu_read(joules_cpus.pkg);

@@ -67,7 +67,7 @@ const char *jnl_kernel_msg(const struct jnl *nl);
 
 /*
  * Ask for the lagged view in every later task and cgroup request (on =
- * true): measured energy at the last epoch's rates, as readers without
+ * true): measured energy settled per epoch, as readers without
  * CAP_PERFMON always get it (records then carry lag_ms). For serving
  * energy to others: the exporter, joules-meterd's guests.
  */
