@@ -26,12 +26,14 @@
  * ROUNDS * BURST each runs (1.25%). 0.25 holds both. Ratios of CPU
  * time, not wall-clock shares: a stalled vCPU stretches both alike.
  */
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "kselftest_harness.h"
 #include "selftest.h"
@@ -360,29 +362,33 @@ TEST_F_TIMEOUT(lagged, zero_is_live_for_everyone, 300)
 }
 
 /*
- * Ticks chosen: nobody's process T, alone on package 0, runs 30 ms a
- * second, and the meter draws HIGH_UW for 30 ms a second (static power is
- * LOW_UW, so only that window carries energy above it). Aligned, T runs
- * in the window; offset, 500 ms after it. The package's energy in each
- * epoch is the same either way, so the lagged view must charge T the same
- * per CPU-second; a rate taken over the ticks T ran in (the view's first
- * form) charged it the window's power aligned and nothing offset. Root,
- * the worker (unbound workqueues moved there) and the rest run on
- * package 1, so package 0's other weight is per-CPU kernel threads only.
- * Those still run in most ticks under QEMU, which hides the view's first
- * form here (it gave 1.43 on 6.1: it took ticks with weight only, and few
- * had none; the host test of jl_rate holds that rule); a view taken from
- * the ticks' own energy gives the power ratio, 40.
+ * Ticks chosen: nobody's process T, alone on package 0, runs RUN_T a
+ * second, and the meter draws HIGH_UW for WINDOW a second (static power is
+ * LOW_UW, so only that window carries energy above it). Aligned, T's run
+ * covers the window; offset, it starts 500 ms after it. The package's
+ * energy in each epoch is the same either way, so the lagged view must
+ * charge T the same per CPU-second; a rate taken over the ticks T ran in
+ * (the view's first form) charged it the window's power aligned and
+ * nothing offset. Root, the worker (unbound workqueues moved there) and
+ * the rest run on package 1, so package 0's other weight is per-CPU
+ * kernel threads only. Those still run in most ticks under QEMU, which
+ * hides the view's first form here (it gave 1.43 on 6.1: it took ticks
+ * with weight only, and few had none; the host test of jl_rate holds that
+ * rule); a view taken from the ticks' own energy gives the power ratio.
  * Both reads follow QUIET s of rest (no window, no run): every epoch
  * between them is settled and holds the EPOCHS cycles only.
  * TOL2: each epoch's window and T's run are timed by the guest's clock,
- * within a few ms of 30 (10%); the epochs' energy and T's CPU time move
- * by that each. The epochs drift against the cycles (an epoch ends at the
- * first tick a second after it began): where an end passes between a
- * window and its run, that window's energy goes to the kernel threads of
- * its epoch, one of EPOCHS (8%). The two means stay within 1.25.
+ * within a few ms (10% of WINDOW); the kernel threads' CPU time on package
+ * 0, a few ms a second, takes its share of each epoch beside T's 100 ms
+ * and differs between runs (with a 30 ms run this alone gave 1.33 once).
+ * The epochs drift against the cycles (an epoch ends at the first tick a
+ * second after it began): where an end passes between a window and its
+ * run, that window's energy goes to the kernel threads of its epoch, one
+ * of EPOCHS (8%). The two means stay within 1.25.
  */
 #define EPOCHS 12
+#define WINDOW 0.030
+#define RUN_T 0.100
 /* Rest: two epochs and late ticks. */
 #define QUIET 2.5
 #define TOL2 1.25
@@ -446,21 +452,25 @@ static double chosen(struct loner *x, bool aligned)
 	for (int k = 0; k < EPOCHS; k++) {
 		double w = t0 + k, run = aligned ? w : w + 0.5;
 
-		sleep_until(w);
-		if (power(HIGH_UW))
-			return -1;
-		if (!aligned) {
-			sleep_until(w + 0.030);
-			if (power(LOW_UW))
-				return -1;
+		/* Aligned, T starts first: its run covers the window. */
+		for (int i = 0; i < 2; i++) {
+			if (aligned == !i) {
+				sleep_until(run);
+				x->stop = 0;
+				if (write(x->cmd[1], "g", 1) != 1)
+					return -1;
+			} else {
+				sleep_until(w);
+				if (power(HIGH_UW))
+					return -1;
+				sleep_until(w + WINDOW);
+				if (power(LOW_UW))
+					return -1;
+			}
 		}
-		sleep_until(run);
-		x->stop = 0;
-		if (write(x->cmd[1], "g", 1) != 1)
-			return -1;
-		sleep_until(run + 0.030);
+		sleep_until(run + RUN_T);
 		x->stop = 1;
-		if ((aligned && power(LOW_UW)) || read(x->ans[0], &c, 1) != 1)
+		if (read(x->ans[0], &c, 1) != 1)
 			return -1;
 	}
 	usleep((useconds_t)(QUIET * 1e6));
@@ -931,6 +941,100 @@ TEST_F_TIMEOUT(lagged, short_lived_tasks_take_the_last_rate, 120)
 	EXPECT_GE(2 * (b.s_live - a.s_live) + 250000, b.s_lag - a.s_lag);
 	EXPECT_LE((1 - TOL_WALL) * (double)(b.m - a.m), (double)(b.l - a.l));
 	EXPECT_GE((1 + TOL_WALL) * (double)(b.m - a.m), (double)(b.l - a.l));
+}
+
+/*
+ * A wall meter that flaps: fed every 50 ms with a 100 ms timeout for 1.2
+ * to 2 s, then paused for 150 to 250 ms, FLAPS times, at random (the seed
+ * is printed; SEED= replays it), so that it drops out of force and comes
+ * back. A burner of nobody's samples its own lagged energy every 20 ms of
+ * its CPU: its figure may change only when a whole epoch is settled, so no
+ * two changes less than an epoch apart, give or take its sampling and a
+ * tick (MIN_GAP); a whole epoch fits between two flaps, so it changes. An
+ * epoch that a flap ended early and settled moved it 86 ms after the last
+ * change on 6.12.
+ */
+#define FLAPS 6
+#define MIN_GAP (1.0 - 2 * 0.020 - 0.010)
+#define NCHG 64
+
+struct changes {
+	int n, err;
+	double t[NCHG];
+};
+
+static void sampler(struct changes *c, double secs)
+{
+	unsigned long long v, last = ~0ULL;
+	double end = st_now() + secs;
+	char b[4096];
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) || setgroups(0, NULL) ||
+	    setgid(NOBODY) || setuid(NOBODY))
+		_exit(2);
+	prctl(PR_SET_DUMPABLE, 1);
+	while (st_now() < end) {
+		st_burn_cpu(0.020);
+		if (st_read("/proc/energy/self", b, sizeof(b)) <= 0 ||
+		    st_kv(b, "energy_uj", &v) ||
+		    !strstr(b, "energy_lag_ms: 1000")) {
+			c->err = 1;
+			break;
+		}
+		if (v != last && last != ~0ULL && c->n < NCHG)
+			c->t[c->n++] = st_now();
+		last = v;
+	}
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(lagged, a_flapping_wall_meter_settles_whole_epochs, 120)
+{
+	struct changes *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	unsigned int seed = getenv("SEED") ?
+				    (unsigned int)strtoul(getenv("SEED"), NULL, 10) :
+				    (unsigned int)time(NULL);
+	double gap = 1e9, t;
+	struct jnl *nl;
+	int k, i;
+	pid_t p;
+
+	TH_LOG("seed %u (replay: SEED=%u)", seed, seed);
+	srand(seed);
+	ASSERT_NE(MAP_FAILED, c);
+	ASSERT_EQ(0, power(HIGH_UW));
+	ASSERT_EQ(0, st_write(WALLMETER "/timeout_ms", "100", 3));
+	ASSERT_EQ(0, jnl_open(&nl));
+	ASSERT_EQ(0, jnl_meter_feed_power(nl, "pdu-flap", WALL_UW, true));
+	p = fork();
+	if (p == 0)
+		sampler(c, FLAPS * 2.3 + 1);
+	ASSERT_LT(0, p);
+	for (k = 0; k < FLAPS; k++) {
+		for (t = st_now() + 1.2 + (rand() % 800) / 1000.0; st_now() < t;) {
+			usleep(50000);
+			ASSERT_EQ(0, jnl_meter_feed_power(nl, "pdu-flap",
+							  WALL_UW, false));
+		}
+		usleep(150000 + (rand() % 100) * 1000);
+		ASSERT_EQ(0, jnl_meter_feed_power(nl, "pdu-flap", WALL_UW,
+						  false));
+	}
+	ASSERT_EQ(p, waitpid(p, NULL, 0));
+	jnl_close(nl);
+	EXPECT_EQ(0, st_write(WALLMETER "/timeout_ms", "30000", 5));
+	for (i = 1; i < c->n; i++)
+		gap = fmin(gap, c->t[i] - c->t[i - 1]);
+	TH_LOG("%d changes of the lagged figure, the closest %.3f s apart",
+	       c->n, gap);
+	EXPECT_EQ(0, c->err);
+	ASSERT_LE(3, c->n);
+	EXPECT_LE(MIN_GAP, gap);
+	munmap(c, sizeof(*c));
 }
 
 TEST_F(lagged, only_root_sets_it)
