@@ -677,6 +677,11 @@ void jl_settle_add(struct jl_settle *s, jl_u64 uj, jl_u64 w, jl_u64 kind)
 	s->acc_w = jl_add_sat(s->acc_w, w);
 }
 
+void jl_settle_void(struct jl_settle *s)
+{
+	s->mixed = 1;
+}
+
 jl_u64 jl_settle_prov(struct jl_settle *s, jl_u64 w)
 {
 	jl_u64 q;
@@ -691,17 +696,13 @@ jl_u64 jl_settle_prov(struct jl_settle *s, jl_u64 w)
 
 void jl_settle_roll(struct jl_settle *s)
 {
-	jl_u64 total = s->acc_uj, pay = s->debt < total ? s->debt : total;
-
-	total -= pay;
-	s->debt -= pay;
 	s->gave = s->prov_uj;
 	if (s->mixed || !s->acc_w) {
-		s->unsplit = total;
+		s->unsplit = s->acc_uj;
 		jl_splitter_init(&s->sp, 0, 0);
 	} else {
 		s->unsplit = 0;
-		jl_splitter_init(&s->sp, total, s->acc_w);
+		jl_splitter_init(&s->sp, s->acc_uj, s->acc_w);
 	}
 	/* The rate of the dying in the next epoch: this one's, whole. */
 	s->prev.uj = s->acc_uj;
@@ -722,14 +723,15 @@ jl_u64 jl_settle_next(struct jl_settle *s, jl_u64 w)
 	return jl_splitter_next(&s->sp, w);
 }
 
-jl_u64 jl_settle_end(struct jl_settle *s)
+jl_u64 jl_settle_end(struct jl_settle *s, jl_u64 *over)
 {
 	jl_u64 rest = jl_add_sat(s->unsplit, jl_splitter_rest(&s->sp));
 
+	*over = 0;
 	if (rest >= s->gave) {
 		rest -= s->gave;
 	} else {
-		s->debt = jl_add_sat(s->debt, s->gave - rest);
+		*over = s->gave - rest;
 		rest = 0;
 	}
 	s->unsplit = 0;

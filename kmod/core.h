@@ -287,32 +287,33 @@ jl_u64 jl_rate_uj(struct jl_rate *r, jl_u64 w, jl_u64 kind);
  * an epoch's rate only, whatever ticks they ran in, and a load that runs
  * in some epochs only is charged at its own epochs' rates.
  * add() sums a tick's energy (weight or not) and weight; kind() notes the
- * epoch's unit of weight where a tick adds none. roll() ends the epoch and
- * sets up next(), each recipient's share of it, in any order; end(), once
- * they all had theirs, returns what is idle's: the energy that made no
- * split (no weight, or weights of two kinds) and the shares of those who
- * left before the end, less what they took. A recipient that leaves (a
- * task that died) takes prov(): its weight at the last epoch's rate, at
- * most that epoch's energy in all; its share of its own epoch may turn out
- * smaller, and what it took beyond is a debt the next epochs' energy pays
- * first. So no recipient's share depends on who left, and over time the
- * energy handed out is the energy measured.
+ * epoch's unit of weight where a tick adds none; void() makes the epoch
+ * split nothing. roll() ends the epoch and sets up next(), each
+ * recipient's share of it, in any order; end(), once they all had theirs,
+ * returns what is idle's: the energy that made no split (no weight,
+ * weights of two kinds, void) and the shares of those who left before the
+ * end, less what they took; and in *over what they took beyond their
+ * shares. A recipient that leaves (a task that died) takes prov(): its
+ * weight at the last epoch's rate, at most that epoch's energy in all. So
+ * no recipient's share depends on who left; the caller takes the overdraft
+ * from what is idle's later, so that over time the energy handed out is
+ * the energy measured.
  */
 struct jl_settle {
 	jl_u64 acc_uj, acc_w, acc_kind;	/* this epoch so far */
 	int kinded, mixed;
 	jl_u64 prov_uj;			/* given by prov() this epoch */
-	jl_u64 debt;
 	struct jl_rate prev;		/* the last epoch's rate, for prov() */
 	struct jl_splitter sp;		/* the last roll's split */
 	jl_u64 unsplit, gave;		/* the last roll's: no split; prov()'s */
 };
 void jl_settle_add(struct jl_settle *s, jl_u64 uj, jl_u64 w, jl_u64 kind);
 void jl_settle_kind(struct jl_settle *s, jl_u64 kind);
+void jl_settle_void(struct jl_settle *s);
 jl_u64 jl_settle_prov(struct jl_settle *s, jl_u64 w);
 void jl_settle_roll(struct jl_settle *s);
 jl_u64 jl_settle_next(struct jl_settle *s, jl_u64 w);
-jl_u64 jl_settle_end(struct jl_settle *s);
+jl_u64 jl_settle_end(struct jl_settle *s, jl_u64 *over);
 
 /*
  * EnergAt non-linear scaling: w^(milli/1000), milli in [1, 1000]; 1000 is

@@ -58,7 +58,7 @@ struct joules_slot {
 	 * from its first charge of the epoch.
 	 */
 	struct hlist_node lag_node;
-	u64 lag_w[JL_NR_DOMAINS];
+	u64 lag_w[2];			/* CPU-side domains', DRAM's */
 	u64 lag_wall_w;
 };
 

@@ -74,6 +74,10 @@ static struct jl_settle wall_settle;
 static struct jl_rate idle_rate;
 /* What the epoch's splits did not hand out: lagged idle of the next tick. */
 static u64 lag_back;
+/* What the dying took beyond their shares: taken from lagged idle. */
+static u64 lag_debt;
+/* A void epoch's (lag_wall_changes()): lagged idle at the next full roll. */
+static u64 lag_carry;
 /* The epoch's node energy is a wall meter's, and how it splits. */
 static bool epoch_wall;
 static int epoch_wall_by;
@@ -369,8 +373,8 @@ static u64 measured_parts(struct pkg_pass *pp, struct pkg_meter *pm,
 			  struct joules_entry *e, struct joules_slot *s,
 			  const struct jl_feat *d, u64 *part)
 {
+	u64 uj = 0, w, side[2] = { 0 };
 	unsigned int i;
-	u64 uj = 0, w;
 
 	for (i = 0; i < JL_NR_DOMAINS; i++) {
 		if (!(pm->mt.domains & (1U << i)))
@@ -378,10 +382,13 @@ static u64 measured_parts(struct pkg_pass *pp, struct pkg_meter *pm,
 		w = i == JL_D_DRAM ? mem_weight(pp, d) :
 		    pm->by_model ? e->split_w : scale_gamma(pp, d->v[JL_F_CPU_NS]);
 		part[i] = jl_splitter_next(&pm->split[i], w);
-		s->lag_w[i] = jl_add_sat(s->lag_w[i], w);
+		side[i == JL_D_DRAM] = w;
 		if (pm->edoms & (1U << i))
 			uj += part[i];
 	}
+	/* Every CPU-side domain has the same weight; DRAM its own. */
+	for (i = 0; i < 2; i++)
+		s->lag_w[i] = jl_add_sat(s->lag_w[i], side[i]);
 	return uj;
 }
 
@@ -781,6 +788,7 @@ static void lag_idle(struct pkg_pass *pp, u64 dt)
 {
 	struct joules_node_sample *smp = pp->smp;
 	u32 src = smp->source & (JOULES_SRC_RAPL | JOULES_SRC_METER);
+	u64 pay;
 
 	if (src) {
 		smp->lag_idle_uj = jl_rate_uj(&idle_rate, dt, src);
@@ -790,6 +798,9 @@ static void lag_idle(struct pkg_pass *pp, u64 dt)
 	}
 	smp->lag_idle_uj += lag_back;
 	lag_back = 0;
+	pay = min(lag_debt, smp->lag_idle_uj);
+	smp->lag_idle_uj -= pay;
+	lag_debt -= pay;
 }
 
 /* Slot s of e settled: part[] by domain, lag its energy in the view. */
@@ -805,7 +816,8 @@ static void lag_charge(struct pkg_pass *pp, struct joules_entry *e,
 	e->sums.lag_uj += lag;
 	raw_spin_unlock(&g->lock);
 	pp->lag_given += lag;
-	joules_taskcg_charge_lag(e, lag, part);
+	if (lag || memchr_inv(part, 0, JL_NR_DOMAINS * sizeof(*part)))
+		joules_taskcg_charge_lag(e, lag, part);
 	memset(s->lag_w, 0, sizeof(s->lag_w));
 	s->lag_wall_w = 0;
 }
@@ -823,10 +835,11 @@ static u64 lag_share(struct pkg_work *pw, struct joules_slot *s, bool prov,
 	u64 p = 0, w;
 
 	for (i = 0; i < JL_NR_DOMAINS; i++) {
-		if (!s->lag_w[i])
+		w = s->lag_w[i == JL_D_DRAM];
+		if (!w)
 			continue;
-		part[i] = prov ? jl_settle_prov(&pw->settle[i], s->lag_w[i]) :
-				 jl_settle_next(&pw->settle[i], s->lag_w[i]);
+		part[i] = prov ? jl_settle_prov(&pw->settle[i], w) :
+				 jl_settle_next(&pw->settle[i], w);
 		if (edoms & (1U << i))
 			p += part[i];
 	}
@@ -863,20 +876,25 @@ static void lag_leave(struct pkg_pass *pp, struct joules_entry *e)
  * their weights of the epoch (jl_settle), then the wall's, which with
  * RAPL's parts as weights needs those splits first. What makes no split,
  * and the dying's shares less what they took, come back as lagged idle
- * (lag_back): only of the energy the node's is made of (a CORE domain is
- * inside PKG's, RAPL's is not the node's under a wall meter).
+ * (lag_back); what they took beyond their shares is taken from lagged idle
+ * (lag_debt), so that no task's share depends on who died. Only the energy
+ * the node's is made of counts (a CORE domain is inside PKG's, RAPL's is
+ * not the node's under a wall meter). A void epoch (full false) splits
+ * nothing: its energy is lagged idle at the next full roll, an epoch on.
  */
-static void lag_roll(struct pkg_pass *pp)
+static void lag_roll(struct pkg_pass *pp, bool full)
 {
-	u64 back = 0, parts = 0, left;
+	u64 back = 0, debt = 0, parts = 0, left, over;
+	unsigned int pkg, i, n = 0;
 	struct hlist_node *tmp;
 	struct joules_slot *s;
-	unsigned int pkg, i;
 
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
 		struct pkg_work *pw = &pkg_work[pkg];
 
 		for (i = 0; i < JL_NR_DOMAINS; i++) {
+			if (!full)
+				jl_settle_void(&pw->settle[i]);
 			jl_settle_roll(&pw->settle[i]);
 			/* The wall's weight: every share, the dying's too. */
 			if (pw->meter.edoms & (1U << i))
@@ -885,6 +903,8 @@ static void lag_roll(struct pkg_pass *pp)
 	}
 	if (epoch_wall && epoch_wall_by == WALL_BY_PARTS)
 		jl_settle_add(&wall_settle, 0, parts, wall_settle.acc_kind);
+	if (!full)
+		jl_settle_void(&wall_settle);
 	jl_settle_roll(&wall_settle);
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
 		struct pkg_work *pw = &pkg_work[pkg];
@@ -895,24 +915,38 @@ static void lag_roll(struct pkg_pass *pp)
 			hlist_del_init(&s->lag_node);
 			lag = lag_share(pw, s, false, part);
 			lag_charge(pp, slot_entry(s, pkg), s, part, lag);
+			/* Every task that ran in an epoch of up to an hour. */
+			if (!(++n % 256))
+				cond_resched();
 		}
 		for (i = 0; i < JL_NR_DOMAINS; i++) {
-			left = jl_settle_end(&pw->settle[i]);
-			if (!epoch_wall && (pw->meter.edoms & (1U << i)))
+			left = jl_settle_end(&pw->settle[i], &over);
+			if (!epoch_wall && (pw->meter.edoms & (1U << i))) {
 				back = jl_add_sat(back, left);
+				debt = jl_add_sat(debt, over);
+			}
 		}
 	}
-	left = jl_settle_end(&wall_settle);
-	if (epoch_wall)
+	left = jl_settle_end(&wall_settle, &over);
+	if (epoch_wall) {
 		back = jl_add_sat(back, left);
-	lag_back = jl_add_sat(lag_back, jl_add_sat(back, jl_rate_roll(&idle_rate)));
+		debt = jl_add_sat(debt, over);
+	}
+	lag_debt = jl_add_sat(lag_debt, debt);
 	epoch_ns = 0;
+	if (!full) {
+		lag_carry = jl_add_sat(lag_carry, back);
+		return;
+	}
+	back = jl_add_sat(back, lag_carry);
+	lag_carry = 0;
+	lag_back = jl_add_sat(lag_back, jl_add_sat(back, jl_rate_roll(&idle_rate)));
 }
 
 /*
  * An epoch ends at the first tick unpriv_interval_ms after it began, and
- * before a tick whose node energy is another kind's (a wall meter in force
- * or not: lag_wall_changes()), so that one kind makes each epoch.
+ * is void where a wall meter starts or stops being in force in it
+ * (lag_wall_changes()), so that one kind makes each epoch settled.
  */
 static void lag_epoch(struct pkg_pass *pp, u64 dt)
 {
@@ -923,20 +957,21 @@ static void lag_epoch(struct pkg_pass *pp, u64 dt)
 	WRITE_ONCE(joules_lag_epoch_ms, ms);
 	epoch_ns += dt;
 	if (epoch_ns >= (u64)ms * NSEC_PER_MSEC)
-		lag_roll(pp);
+		lag_roll(pp, true);
 }
 
 /*
  * Before anything of a tick is charged: is a wall meter in force? An epoch
- * of the other kind ends here. A wall meter starts or stops by root's
- * doing or its feed's, which no reader controls.
+ * of the other kind ends here, void: settled, it would be a share of less
+ * than an epoch, at a time a reader can tell (wallmeter/status) and may
+ * sway (a feeder made late). The next epoch starts here and is whole.
  */
 static void lag_wall_changes(struct pkg_pass *pp)
 {
 	pp->wall = joules_wall_in_force(&pp->power_uw);
 	if (pp->wall == epoch_wall)
 		return;
-	lag_roll(pp);
+	lag_roll(pp, false);
 	epoch_wall = pp->wall;
 }
 
@@ -1071,8 +1106,9 @@ static void tick(struct work_struct *work)
 	joules_taskcg_tick_end();
 	if (joules_idle_split)
 		split_idle(smp.idle_uj, smp.lag_idle_uj);
-	finish_entries(&ready, &pp);
+	/* Before the exit records: a task dead in the epoch's last tick is settled. */
 	lag_epoch(&pp, dt);
+	finish_entries(&ready, &pp);
 	smp.lag_uj = pp.lag_given + smp.lag_idle_uj;
 	joules_report_sample(&smp);
 	joules_cg_tick();

@@ -1105,12 +1105,14 @@ TEST(rate)
  * random epochs against 128-bit arithmetic; a load that ran in one epoch
  * only is charged that epoch's energy, not its quiet neighbour's rate;
  * energy of no split is idle's; the dying take the last epoch's rate, the
- * rest of their share is idle's, and what they took beyond it is paid from
- * the next epochs' energy; no one's share depends on who left.
+ * rest of their share is idle's, and what they took beyond it is reported
+ * as an overdraft; no one's share depends on who left, nor on what the
+ * dying of an earlier epoch took.
  */
 TEST(settle)
 {
 	struct jl_settle s;
+	jl_u64 over;
 	int i, fails = 0;
 
 	for (i = 0; i < 3000; i++) {
@@ -1143,8 +1145,9 @@ TEST(settle)
 				      (unsigned long long)want);
 			given += part;
 		}
-		back = jl_settle_end(&s);
-		if ((W ? back || given != uj : back != uj || given) && !fails++)
+		back = jl_settle_end(&s, &over);
+		if ((W ? back || given != uj : back != uj || given || over) &&
+		    !fails++)
 			CHECK(0, "case %d: %llu of %llu given, %llu back", i,
 			      (unsigned long long)given,
 			      (unsigned long long)uj,
@@ -1161,59 +1164,71 @@ TEST(settle)
 	jl_settle_add(&s, 10, 100, 1);
 	jl_settle_roll(&s);
 	CHECK(jl_settle_next(&s, 100) == 10, "a quiet epoch to its weight");
-	CHECK(jl_settle_end(&s) == 0, "all of it");
+	CHECK(jl_settle_end(&s, &over) == 0 && !over, "all of it");
 	jl_settle_add(&s, 6000, 600, 1);
 	jl_settle_add(&s, 4000, 500, 1);
 	jl_settle_roll(&s);
 	CHECK(jl_settle_next(&s, 1000) == 9090, "the load: its own epoch's");
 	CHECK(jl_settle_next(&s, 100) == 910, "the rest: the others'");
-	CHECK(jl_settle_end(&s) == 0, "all of it");
+	CHECK(jl_settle_end(&s, &over) == 0 && !over, "all of it");
 
 	/*
 	 * 1000 of 1100 leave at 10000 / 1100 per unit; the one left gets its
 	 * share of the epoch's 300 all the same, and the leavers' 273 do not
-	 * cover the 9090 they took: 8817 owed.
+	 * cover the 9090 they took: 8817 over.
 	 */
 	jl_settle_add(&s, 300, 1100, 1);
 	CHECK(jl_settle_prov(&s, 1000) == 9090, "the dying: the last rate");
 	jl_settle_roll(&s);
 	CHECK(jl_settle_next(&s, 100) == 27, "the one left: its share");
-	CHECK(jl_settle_end(&s) == 0 && s.debt == 8817, "the rest owed");
+	CHECK(jl_settle_end(&s, &over) == 0 && over == 8817, "the overdraft");
 	jl_settle_add(&s, 10000, 2000, 1);
 	CHECK(jl_settle_prov(&s, 1100) == 300, "the last epoch's 300 per 1100");
 	CHECK(jl_settle_prov(&s, 50) == 0,
 	      "no more than the last epoch's energy in all");
 	jl_settle_roll(&s);
-	CHECK(s.debt == 0, "the debt paid first");
-	CHECK(jl_settle_next(&s, 850) == 502, "a share of the 1183 left");
-	CHECK(jl_settle_end(&s) == 1183 - 502 - 300,
+	CHECK(jl_settle_next(&s, 850) == 4250,
+	      "a share of the whole epoch: the last one's leavers owe nothing here");
+	CHECK(jl_settle_end(&s, &over) == 10000 - 4250 - 300 && !over,
 	      "the leavers' share less what they took: idle's");
 
-	/* No split: no weight, two kinds (also by kind()); then no rate. */
+	/* No split: no weight, two kinds (also by kind()), void(); no rate. */
 	jl_settle_add(&s, 700, 0, 1);
 	jl_settle_roll(&s);
-	CHECK(jl_settle_next(&s, 1) == 0 && jl_settle_end(&s) == 700,
+	CHECK(jl_settle_next(&s, 1) == 0 && jl_settle_end(&s, &over) == 700,
 	      "an epoch without weight is idle's");
 	jl_settle_add(&s, 100, 10, 1);
 	jl_settle_add(&s, 100, 10, 2);
 	jl_settle_roll(&s);
 	CHECK(jl_settle_next(&s, 10) == 0, "a mixed epoch splits nothing");
-	CHECK(jl_settle_end(&s) == 200, "it is idle's");
+	CHECK(jl_settle_end(&s, &over) == 200, "it is idle's");
 	jl_settle_add(&s, 100, 10, 1);
 	CHECK(jl_settle_prov(&s, 5) == 0, "a mixed epoch makes no rate");
 	jl_settle_kind(&s, 2);
 	jl_settle_add(&s, 100, 10, 2);
 	jl_settle_roll(&s);
-	CHECK(jl_settle_end(&s) == 200, "kind() mixes too");
+	CHECK(jl_settle_end(&s, &over) == 200, "kind() mixes too");
 	jl_settle_add(&s, 100, 10, 2);
 	jl_settle_roll(&s);
-	CHECK(jl_settle_next(&s, 10) == 100 && jl_settle_end(&s) == 0,
+	CHECK(jl_settle_next(&s, 10) == 100 && jl_settle_end(&s, &over) == 0,
 	      "a rate of kind 2");
 	jl_settle_add(&s, 100, 10, 3);
 	CHECK(jl_settle_prov(&s, 5) == 0, "the last rate is of another kind");
 	jl_settle_roll(&s);
-	CHECK(jl_settle_next(&s, 5) == 50 && jl_settle_end(&s) == 50,
+	CHECK(jl_settle_next(&s, 5) == 50 && jl_settle_end(&s, &over) == 50,
 	      "the leaver's share it did not take is idle's");
+	jl_settle_add(&s, 100, 10, 3);
+	jl_settle_roll(&s);
+	jl_settle_next(&s, 10);
+	jl_settle_end(&s, &over);
+	jl_settle_add(&s, 80, 10, 3);
+	CHECK(jl_settle_prov(&s, 4) == 40, "10 per unit");
+	jl_settle_void(&s);
+	jl_settle_roll(&s);
+	CHECK(jl_settle_next(&s, 6) == 0, "a void epoch splits nothing");
+	CHECK(jl_settle_end(&s, &over) == 40 && !over,
+	      "it is idle's, less what the dying took");
+	CHECK(jl_settle_prov(&s, 1) == 0, "and makes no rate");
 	memset(&s, 0, sizeof(s));
 	jl_settle_add(&s, U64MAX, 1, 3);
 	jl_settle_add(&s, 5, 1, 3);
