@@ -19,8 +19,12 @@ struct csv_reader {
 	const char *name; /* file name for messages */
 	unsigned long lineno; /* line number of the current record */
 	unsigned int flags;
-	char *line; /* current line, split in place */
-	size_t cap;
+	char *line; /* current line (in buf), split in place */
+	char *buf; /* getline()'s line, or a block of a regular file */
+	size_t cap; /* allocated size of buf */
+	size_t pos, end; /* block: the next line's start, the data's end */
+	int block; /* a regular file: read a block at a time */
+	int eof; /* block: the file has no more */
 	char **field; /* field[0..nfield-1] point into line */
 	unsigned int nfield;
 	unsigned int maxfield; /* allocated size of field[] */

@@ -244,6 +244,80 @@ TEST(csv_fields)
 	}
 }
 
+/* One record of csv_next() as text, to compare two readers'. */
+static void csv_record(struct csv_reader *r, int n, char *out, size_t len)
+{
+	size_t k = (size_t)snprintf(out, len, "%d %lu %llu %s|", n, r->lineno,
+				    r->bytes, n == -EINVAL ? r->why : "");
+	unsigned int i;
+
+	for (i = 0; n > 0 && i < r->nfield && k < len; i++)
+		k += (size_t)snprintf(out + k, len - k, "%.40s,", r->field[i]);
+}
+
+/* csv: a regular file (read in blocks) gives a stream's records */
+TEST(csv_blocks)
+{
+	static const char *const lines[] = {
+		"\xef\xbb\xbf"
+		"a,b\r\n",
+		"# c\n",
+		"1, \"2\"\r\n",
+		"\n",
+		"x\0y,z\n",
+		"3,\"4\n",
+		"5,6\r\r\n",
+	};
+	size_t cap = 3 << 20, len = 0, i;
+	char *text = malloc(cap), ra[256], rb[256];
+	FILE *reg = tmpfile(), *mem;
+	struct csv_reader a, b;
+	int na, nb, same = 1;
+
+	if (!text || !reg) {
+		CHECK(0, "no memory or tmpfile");
+		return;
+	}
+	/* Lines of every kind, and some longer than a block, at odd offsets. */
+	for (i = 0; len < cap - (1 << 20); i++) {
+		const char *l = lines[i % 7];
+		size_t n = i % 7 == 4 ? 6 : strlen(l);
+
+		memcpy(text + len, l, n);
+		len += n;
+		if (i % 1000 == 999) {
+			memset(text + len, '9', 300000 + i);
+			len += 300000 + i;
+			text[len++] = '\n';
+		}
+	}
+	memcpy(text + len, "7,8", 3); /* the last line without '\n' */
+	len += 3;
+	fwrite(text, 1, len, reg);
+	rewind(reg);
+	mem = fmemopen(text, len, "r");
+	csv_init(&a, reg, "a", CSV_SKIP_COMMENTS);
+	csv_init(&b, mem, "b", CSV_SKIP_COMMENTS);
+	CHECK(a.block && !b.block, "block %d %d", a.block, b.block);
+	do {
+		na = csv_next(&a);
+		nb = csv_next(&b);
+		csv_record(&a, na, ra, sizeof(ra));
+		csv_record(&b, nb, rb, sizeof(rb));
+		if (strcmp(ra, rb)) {
+			CHECK(0, "'%s' != '%s'", ra, rb);
+			same = 0;
+		}
+	} while (same && (na > 0 || na == -EINVAL));
+	CHECK(same && na == 0 && a.lineno > 7000, "same records, %lu lines",
+	      a.lineno);
+	csv_free(&a);
+	csv_free(&b);
+	fclose(reg);
+	fclose(mem);
+	free(text);
+}
+
 /* ---- input files ---- */
 
 /* samples CSV: values, absent features, bad lines with file:line and reason */
