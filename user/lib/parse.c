@@ -51,10 +51,21 @@ int parse_u64(const char *s, uint64_t *out, const char **why)
 
 	if (!*s)
 		return fail(why, "empty number", -EINVAL);
-	/* The digits as they come: 19 cannot overflow, more are checked. */
-	while ((d = (unsigned int)((unsigned char)*p - '0')) <= 9) {
-		v = v * 10 + d;
-		p++;
+	/*
+	 * The digits as they come: 19 cannot overflow, more are checked. Two
+	 * a step halve the chain of multiply-adds; p[1] is read only after
+	 * p[0] was a digit, so never past the NUL.
+	 */
+	while ((d = (unsigned int)((unsigned char)p[0] - '0')) <= 9) {
+		unsigned int e = (unsigned int)((unsigned char)p[1] - '0');
+
+		if (e > 9) {
+			v = v * 10 + d;
+			p++;
+			break;
+		}
+		v = v * 100 + d * 10 + e;
+		p += 2;
 	}
 	if (p - s > 19)
 		return parse_u64_checked(s, out, why);
@@ -147,6 +158,7 @@ int parse_fixed(const char *s, int64_t scale, int allow_sign, int64_t *out,
 	uint64_t ip = 0, fp = 0, v;
 	int64_t place;
 	int neg = 0, round = 0;
+	const char *k;
 
 	if (*s == '+' || *s == '-') {
 		if (!allow_sign)
@@ -155,6 +167,9 @@ int parse_fixed(const char *s, int64_t scale, int allow_sign, int64_t *out,
 	}
 	if (!is_digit(*s))
 		return fail(why, *s ? "not a number" : "empty number", -EINVAL);
+	/* 19 digits cannot overflow: check each step only beyond them. */
+	for (k = s; is_digit(*s) && s - k < 19; s++)
+		ip = ip * 10 + (uint64_t)(*s - '0');
 	for (; is_digit(*s); s++) {
 		if (__builtin_mul_overflow(ip, 10, &ip) ||
 		    __builtin_add_overflow(ip, (uint64_t)(*s - '0'), &ip))
@@ -394,10 +409,14 @@ int parse_iso8601(const char *s, int flags, int64_t *ns, const char **why)
 /* Integer part of an unsigned decimal, saturating; -1 if not numeric. */
 static int64_t int_part(const char *s)
 {
+	const char *k = s;
 	int64_t v = 0;
 
 	if (!is_digit(*s))
 		return -1;
+	/* 17 digits cannot reach the saturation: no test for it there. */
+	for (; is_digit(*s) && s - k < 17; s++)
+		v = v * 10 + (*s - '0');
 	for (; is_digit(*s); s++)
 		v = v > INT64_MAX / 100 ? INT64_MAX / 10 : v * 10 + (*s - '0');
 	return v;
@@ -412,8 +431,11 @@ int parse_timestamp(const char *s, enum parse_ts_unit unit, int flags,
 
 	if (!*s)
 		return fail(why, "empty timestamp", -EINVAL);
-	/* "YYYY-" can only start a date; a Unix time has no '-' in it. */
-	if (strlen(s) > 4 && s[4] == '-' && is_digit(s[0])) {
+	/*
+	 * "YYYY-" can only start a date; a Unix time has no '-' in it. s[4]
+	 * is read only when s[1..3] are not the NUL.
+	 */
+	if (is_digit(s[0]) && s[1] && s[2] && s[3] && s[4] == '-') {
 		ret = parse_iso8601(s, flags, ns, why);
 		if (!ret && kind)
 			*kind = PARSE_TS_KIND_ISO;
