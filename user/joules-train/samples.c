@@ -136,15 +136,20 @@ static int bad_field(struct rd *d, const char *col, const char *val,
 
 #define FIELD(d, c) ((d)->r.field[(d)->col[c]])
 
-/* The optional columns that are only checked for being numbers. */
-static int check_optional(struct rd *d)
+/*
+ * The optional columns that are only checked for being numbers, and
+ * monotonic_ns, which read_row() parsed already: mono_rc is opt_u64()'s.
+ */
+static int check_optional(struct rd *d, int mono_rc, const char *mono_why)
 {
-	static const unsigned int cols[] = { C_MONOTONIC, C_GEN, C_IDLE,
-					     C_TASKS };
+	static const unsigned int cols[] = { C_GEN, C_IDLE, C_TASKS };
 	const char *why = NULL;
 	uint64_t v;
 	unsigned int i;
 
+	if (mono_rc < 0)
+		return bad_field(d, col_names[C_MONOTONIC],
+				 FIELD(d, C_MONOTONIC), mono_why);
 	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 		if (d->col[cols[i]] >= 0 &&
 		    opt_u64(FIELD(d, cols[i]), &v, &why) < 0)
@@ -346,8 +351,9 @@ static int read_row(struct rd *d)
 			       .line = d->r.lineno,
 			       .mono_ns = -1 };
 	uint64_t v;
-	const char *why;
+	const char *mono_why = NULL;
 	unsigned int present = 0;
+	int mono_rc = 1;
 
 	if (d->r.nfield != d->nhdr) {
 		jt_bad_line(&d->out->st, d->name, d->r.lineno,
@@ -355,10 +361,12 @@ static int read_row(struct rd *d)
 			    d->nhdr);
 		return 1;
 	}
-	if (d->col[C_MONOTONIC] >= 0 &&
-	    !parse_u64(FIELD(d, C_MONOTONIC), &v, &why) && v <= INT64_MAX)
+	/* Parsed once: a bad one is reported after the times, as before. */
+	if (d->col[C_MONOTONIC] >= 0)
+		mono_rc = opt_u64(FIELD(d, C_MONOTONIC), &v, &mono_why);
+	if (!mono_rc && v <= INT64_MAX)
 		s.mono_ns = (int64_t)v;
-	if (parse_times(d, &s) || check_optional(d) ||
+	if (parse_times(d, &s) || check_optional(d, mono_rc, mono_why) ||
 	    parse_freq_energy(d, &s) || parse_features(d, &s, &present) ||
 	    count_source(d) || check_sequence(d, &s, present))
 		return 1;
