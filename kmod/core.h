@@ -295,9 +295,8 @@ jl_u64 jl_rate_uj(struct jl_rate *r, jl_u64 w, jl_u64 kind);
  * end, less what they took; and in *over what they took beyond their
  * shares. A recipient that leaves (a task that died) takes prov(): its
  * weight at the last epoch's rate, at most that epoch's energy in all. So
- * no recipient's share depends on who left; the caller takes the overdraft
- * from what is idle's later, so that over time the energy handed out is
- * the energy measured.
+ * no recipient's share depends on who left; the caller pays the overdraft
+ * back from what is idle's later.
  */
 struct jl_settle {
 	jl_u64 acc_uj, acc_w, acc_kind;	/* this epoch so far */

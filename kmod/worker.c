@@ -74,10 +74,15 @@ static struct jl_settle wall_settle;
 static struct jl_rate idle_rate;
 /* What the epoch's splits did not hand out: lagged idle of the next tick. */
 static u64 lag_back;
-/* What the dying took beyond their shares: taken from lagged idle. */
+/*
+ * What the dying took beyond their shares, paid from lagged idle. While
+ * any is owed the dying take nothing (lag_leave()): their shares go to
+ * idle and pay it, so it never grows past one epoch's overdraft.
+ */
 static u64 lag_debt;
-/* A void epoch's (lag_wall_changes()): lagged idle at the next full roll. */
-static u64 lag_carry;
+/* The epoch is void (lag_wall_changes()): what it makes idle's, and owes. */
+static bool epoch_void;
+static u64 lag_carry, lag_carry_over;
 /* The epoch's node energy is a wall meter's, and how it splits. */
 static bool epoch_wall;
 static int epoch_wall_by;
@@ -132,6 +137,7 @@ struct pkg_work {
 	/* The lagged view: this epoch's energy, and the slots it is owed to. */
 	struct jl_settle settle[JL_NR_DOMAINS];
 	struct hlist_head lag_pending;
+	u32 lag_domains;	/* the meter's domains this epoch */
 };
 static struct pkg_work *pkg_work;	/* joules_nr_pkgs of them */
 
@@ -334,6 +340,11 @@ static void meter_split(struct pkg_pass *pp, struct pkg_meter *pm,
 
 	pm->edoms = energy_domains(pm->mt.domains);
 	pm->idle_uj = 0;
+	/* Another meter's domains: the slots' weights fit no split. */
+	if (pw->lag_domains && pw->lag_domains != pm->mt.domains)
+		for (i = 0; i < JL_NR_DOMAINS; i++)
+			jl_settle_void(&pw->settle[i]);
+	pw->lag_domains |= pm->mt.domains;
 	smp->source |= JOULES_SRC_RAPL;
 	smp->domains |= pm->mt.domains;
 	for (i = 0; i < JL_NR_DOMAINS; i++) {
@@ -779,10 +790,10 @@ static void pick_band(struct pkg_pass *pp)
 
 /*
  * Idle in the lagged view: measured static energy at the last epoch's
- * static power, and what the epoch's splits did not hand out (lag_roll());
- * a model's idle as it is. The node's lagged energy is what the tasks got
- * in that view plus its idle: conserved, and over time the measured
- * energy, an epoch later at most.
+ * static power, and what the epoch's splits did not hand out (lag_roll()),
+ * less what the dying owe; a model's idle as it is. The node's lagged
+ * energy is what the tasks got in that view plus its idle: conserved, and
+ * the measured energy of the epochs ended, but for a debt still owed.
  */
 static void lag_idle(struct pkg_pass *pp, u64 dt)
 {
@@ -853,7 +864,8 @@ static u64 lag_share(struct pkg_work *pw, struct joules_slot *s, bool prov,
 /*
  * e is final before its epoch ends: settled now at the last epoch's rates
  * (jl_settle_prov()), so that its exit record and its group's dead totals
- * hold its share, and it is off the lists before it is freed.
+ * hold its share, and it is off the lists before it is freed. While a debt
+ * is owed it takes nothing: its share of the epoch is idle's, and pays.
  */
 static void lag_leave(struct pkg_pass *pp, struct joules_entry *e)
 {
@@ -861,49 +873,52 @@ static void lag_leave(struct pkg_pass *pp, struct joules_entry *e)
 
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
 		struct joules_slot *s = &e->slot[pkg];
-		u64 part[JL_NR_DOMAINS] = { 0 }, lag;
+		u64 part[JL_NR_DOMAINS] = { 0 }, lag = 0;
 
 		if (hlist_unhashed(&s->lag_node))
 			continue;
 		hlist_del_init(&s->lag_node);
-		lag = lag_share(&pkg_work[pkg], s, true, part);
+		if (!lag_debt)
+			lag = lag_share(&pkg_work[pkg], s, true, part);
 		lag_charge(pp, e, s, part, lag);
 	}
 }
 
 /*
- * The epoch ends: each package's energy of it split among its slots by
- * their weights of the epoch (jl_settle), then the wall's, which with
- * RAPL's parts as weights needs those splits first. What makes no split,
- * and the dying's shares less what they took, come back as lagged idle
- * (lag_back); what they took beyond their shares is taken from lagged idle
- * (lag_debt), so that no task's share depends on who died. Only the energy
- * the node's is made of counts (a CORE domain is inside PKG's, RAPL's is
- * not the node's under a wall meter). A void epoch (full false) splits
- * nothing: its energy is lagged idle at the next full roll, an epoch on.
+ * The epoch's energy split among the slots of its packages by their
+ * weights of the epoch (jl_settle), then the wall's, which with RAPL's
+ * parts as weights needs those splits first; unless void (split false),
+ * when nothing is split. Only the energy the node's is made of counts for
+ * idle (a CORE domain is inside PKG's, RAPL's is not the node's under a
+ * wall meter): what made no split and the dying's shares less what they
+ * took. At the epoch's scheduled end (scheduled) that is lagged idle, or
+ * if the dying took more, a debt (lag_debt) paid from lagged idle: no
+ * other task's share depends on who died. At a wall meter's switch it
+ * waits for the end (lag_carry).
  */
-static void lag_roll(struct pkg_pass *pp, bool full)
+static void lag_roll(struct pkg_pass *pp, bool split, bool scheduled)
 {
-	u64 back = 0, debt = 0, parts = 0, left, over;
-	unsigned int pkg, i, n = 0;
+	u64 back = 0, owed = 0, parts = 0, left, over;
 	struct hlist_node *tmp;
 	struct joules_slot *s;
+	unsigned int pkg, i;
 
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
 		struct pkg_work *pw = &pkg_work[pkg];
 
 		for (i = 0; i < JL_NR_DOMAINS; i++) {
-			if (!full)
+			if (!split)
 				jl_settle_void(&pw->settle[i]);
 			jl_settle_roll(&pw->settle[i]);
 			/* The wall's weight: every share, the dying's too. */
 			if (pw->meter.edoms & (1U << i))
 				parts = jl_add_sat(parts, pw->settle[i].sp.total);
 		}
+		pw->lag_domains = 0;
 	}
 	if (epoch_wall && epoch_wall_by == WALL_BY_PARTS)
 		jl_settle_add(&wall_settle, 0, parts, wall_settle.acc_kind);
-	if (!full)
+	if (!split)
 		jl_settle_void(&wall_settle);
 	jl_settle_roll(&wall_settle);
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
@@ -915,38 +930,38 @@ static void lag_roll(struct pkg_pass *pp, bool full)
 			hlist_del_init(&s->lag_node);
 			lag = lag_share(pw, s, false, part);
 			lag_charge(pp, slot_entry(s, pkg), s, part, lag);
-			/* Every task that ran in an epoch of up to an hour. */
-			if (!(++n % 256))
-				cond_resched();
 		}
 		for (i = 0; i < JL_NR_DOMAINS; i++) {
 			left = jl_settle_end(&pw->settle[i], &over);
 			if (!epoch_wall && (pw->meter.edoms & (1U << i))) {
 				back = jl_add_sat(back, left);
-				debt = jl_add_sat(debt, over);
+				owed = jl_add_sat(owed, over);
 			}
 		}
 	}
 	left = jl_settle_end(&wall_settle, &over);
 	if (epoch_wall) {
 		back = jl_add_sat(back, left);
-		debt = jl_add_sat(debt, over);
+		owed = jl_add_sat(owed, over);
 	}
-	lag_debt = jl_add_sat(lag_debt, debt);
-	epoch_ns = 0;
-	if (!full) {
-		lag_carry = jl_add_sat(lag_carry, back);
+	lag_carry = jl_add_sat(lag_carry, back);
+	lag_carry_over = jl_add_sat(lag_carry_over, owed);
+	if (!scheduled)
 		return;
-	}
-	back = jl_add_sat(back, lag_carry);
+	if (lag_carry >= lag_carry_over)
+		lag_back = jl_add_sat(lag_back, lag_carry - lag_carry_over);
+	else
+		lag_debt = jl_add_sat(lag_debt, lag_carry_over - lag_carry);
 	lag_carry = 0;
-	lag_back = jl_add_sat(lag_back, jl_add_sat(back, jl_rate_roll(&idle_rate)));
+	lag_carry_over = 0;
+	lag_back = jl_add_sat(lag_back, jl_rate_roll(&idle_rate));
+	epoch_ns = 0;
+	epoch_void = false;
 }
 
 /*
- * An epoch ends at the first tick unpriv_interval_ms after it began, and
- * is void where a wall meter starts or stops being in force in it
- * (lag_wall_changes()), so that one kind makes each epoch settled.
+ * An epoch ends at the first tick unpriv_interval_ms after it began, void
+ * if a wall meter started or stopped being in force in it.
  */
 static void lag_epoch(struct pkg_pass *pp, u64 dt)
 {
@@ -957,22 +972,25 @@ static void lag_epoch(struct pkg_pass *pp, u64 dt)
 	WRITE_ONCE(joules_lag_epoch_ms, ms);
 	epoch_ns += dt;
 	if (epoch_ns >= (u64)ms * NSEC_PER_MSEC)
-		lag_roll(pp, true);
+		lag_roll(pp, !epoch_void, true);
 }
 
 /*
- * Before anything of a tick is charged: is a wall meter in force? An epoch
- * of the other kind ends here, void: settled, it would be a share of less
- * than an epoch, at a time a reader can tell (wallmeter/status) and may
- * sway (a feeder made late). The next epoch starts here and is whole.
+ * Before anything of a tick is charged: is a wall meter in force? If that
+ * changed, the epoch is void: the old source's energy so far is put aside
+ * for its end, unsplit, and the new source's is not split either. A split
+ * or a lump of idle at the switch would tell less than an epoch's energy,
+ * at a time a reader can tell (wallmeter/status) and may sway (a feeder
+ * made late); the epoch ends on schedule, whole.
  */
 static void lag_wall_changes(struct pkg_pass *pp)
 {
 	pp->wall = joules_wall_in_force(&pp->power_uw);
 	if (pp->wall == epoch_wall)
 		return;
-	lag_roll(pp, false);
+	lag_roll(pp, false, false);
 	epoch_wall = pp->wall;
+	epoch_void = true;
 }
 
 /* Exit records of the final entries, then fold what the kernel released. */

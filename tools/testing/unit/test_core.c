@@ -1228,7 +1228,12 @@ TEST(settle)
 	CHECK(jl_settle_next(&s, 6) == 0, "a void epoch splits nothing");
 	CHECK(jl_settle_end(&s, &over) == 40 && !over,
 	      "it is idle's, less what the dying took");
+	jl_settle_add(&s, 80, 10, 3);
 	CHECK(jl_settle_prov(&s, 1) == 0, "and makes no rate");
+	jl_settle_roll(&s);
+	jl_settle_next(&s, 9);
+	jl_settle_end(&s, &over);
+
 	memset(&s, 0, sizeof(s));
 	jl_settle_add(&s, U64MAX, 1, 3);
 	jl_settle_add(&s, 5, 1, 3);
