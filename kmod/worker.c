@@ -1052,6 +1052,21 @@ static u64 node_busy(void)
 	return busy - min(busy, tick_cost_ns);
 }
 
+/* Model idle power: the node's own line, once per node. */
+static void model_idle(struct pkg_pass *pp, u64 dt)
+{
+	struct joules_node_sample *smp = pp->smp;
+	u64 idle_uj;
+
+	if ((smp->source & JOULES_SRC_RAPL) || !pp->have_model ||
+	    pp->mode == JOULES_MODE_RAPL)
+		return;
+	idle_uj = jl_power_uj(pp->coef.idle_uw, dt, &idle_rem_fj);
+	smp->idle_uj += idle_uj;
+	smp->energy_uj += idle_uj;
+	smp->source |= JOULES_SRC_MODEL;
+}
+
 static void tick(struct work_struct *work)
 {
 	struct joules_node_sample smp = { 0 };
@@ -1108,15 +1123,7 @@ static void tick(struct work_struct *work)
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++)
 		charge_pkg(&pp, pkg, closed & 1);
 
-	/* Model idle power: the node's own line, once per node. */
-	if (!(smp.source & JOULES_SRC_RAPL) && pp.have_model &&
-	    pp.mode != JOULES_MODE_RAPL) {
-		u64 idle_uj = jl_power_uj(pp.coef.idle_uw, dt, &idle_rem_fj);
-
-		smp.idle_uj += idle_uj;
-		smp.energy_uj += idle_uj;
-		smp.source |= JOULES_SRC_MODEL;
-	}
+	model_idle(&pp, dt);
 	wall_end(&pp, now - dt, now);
 	lag_idle(&pp, dt);
 	/* Before the idle split, which charges each task's cgroup. */
