@@ -49,6 +49,22 @@
 #define UNPRIV JOULES_SYSFS "/unpriv_interval_ms"
 #define TM_PKG "/sys/module/joules_testmeter/parameters/pkg_uw"
 
+/*
+ * The calling child as nobody on CPU cpu, dumpable again (changing uid
+ * made it non-dumpable: its files would be root's); exits on failure.
+ */
+static void nobody_on(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) || setgroups(0, NULL) ||
+	    setgid(NOBODY) || setuid(NOBODY))
+		_exit(2);
+	prctl(PR_SET_DUMPABLE, 1);
+}
+
 /* One thread: waits for a turn, burns, says done; 'q' ends it. */
 struct turn {
 	int go[2], done[2];
@@ -144,18 +160,11 @@ static void child(struct turn *t, int look_fd, int out)
 {
 	pthread_t th[2];
 	struct seen s = { 0 };
-	cpu_set_t set;
 	char c;
 	int i;
 
 	/* One CPU for both: each package has rates of its own. */
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) || setgroups(0, NULL) ||
-	    setgid(NOBODY) || setuid(NOBODY))
-		_exit(2);
-	/* Changing uid made it non-dumpable: its files would be root's. */
-	prctl(PR_SET_DUMPABLE, 1);
+	nobody_on(0);
 	for (i = 0; i < 2; i++)
 		if (pthread_create(&th[i], NULL, taker, &t[i]))
 			_exit(3);
@@ -404,14 +413,8 @@ static void loner(struct loner *x)
 {
 	unsigned long long v[2];
 	char b[4096], c;
-	cpu_set_t set;
 
-	CPU_ZERO(&set);
-	CPU_SET(cpu_of[0], &set);
-	if (sched_setaffinity(0, sizeof(set), &set) || setgroups(0, NULL) ||
-	    setgid(NOBODY) || setuid(NOBODY))
-		_exit(2);
-	prctl(PR_SET_DUMPABLE, 1);
+	nobody_on(cpu_of[0]);
 	while (read(x->cmd[0], &c, 1) == 1 && c != 'q') {
 		if (c == 'g') {
 			while (!x->stop)
@@ -596,8 +599,9 @@ static int alt_look(struct loner *x, pid_t p, struct alt_view *v)
 	snprintf(path, sizeof(path), "/proc/energy/%d", p);
 	if (!r || write(x->cmd[1], "r", 1) != 1 ||
 	    read(x->ans[0], t, sizeof(t)) != sizeof(t) || !t[1] ||
-	    st_read(path, b, sizeof(b)) <= 0 || st_kv(b, "energy_uj", &v->live) ||
-	    strstr(b, "energy_lag_ms") || jnl_open(&nl))
+	    st_read(path, b, sizeof(b)) <= 0 ||
+	    st_kv(b, "energy_uj", &v->live) || strstr(b, "energy_lag_ms") ||
+	    jnl_open(&nl))
 		goto out;
 	v->lag = t[0];
 	v->cpu_ns = t[1];
@@ -651,8 +655,10 @@ TEST_F_TIMEOUT(lagged, alternating_epochs_are_charged_their_own, 300)
 	       (double)(b.lag - a.lag) / (double)(b.live - a.live),
 	       b.cg_lag - a.cg_lag);
 	ASSERT_LT(a.live, b.live);
-	EXPECT_LE((1 - TOL_ALT) * (double)(b.live - a.live), (double)(b.lag - a.lag));
-	EXPECT_GE((1 + TOL_ALT) * (double)(b.live - a.live), (double)(b.lag - a.lag));
+	EXPECT_LE((1 - TOL_ALT) * (double)(b.live - a.live),
+		  (double)(b.lag - a.lag));
+	EXPECT_GE((1 + TOL_ALT) * (double)(b.live - a.live),
+		  (double)(b.lag - a.lag));
 	EXPECT_EQ(b.lag - a.lag, b.cg_lag - a.cg_lag);
 }
 
@@ -787,7 +793,8 @@ TEST_F_TIMEOUT(lagged, wall_start_and_stop_keep_the_node_whole, 120)
 	ASSERT_EQ(0, jnl_meter_feed_power(nl, "pdu-91", WALL_UW, true));
 	for (t0 = st_now(); st_now() < t0 + WALL_ON;) {
 		usleep(100000);
-		ASSERT_EQ(0, jnl_meter_feed_power(nl, "pdu-91", WALL_UW, false));
+		ASSERT_EQ(0,
+			  jnl_meter_feed_power(nl, "pdu-91", WALL_UW, false));
 	}
 	/* The burner done, the meter silent: rest again. */
 	ASSERT_EQ(0, st_wait_state(p, "S", 5));
@@ -968,14 +975,8 @@ static void sampler(struct changes *c, double secs)
 	unsigned long long v, last = ~0ULL;
 	double end = st_now() + secs;
 	char b[4096];
-	cpu_set_t set;
 
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) || setgroups(0, NULL) ||
-	    setgid(NOBODY) || setuid(NOBODY))
-		_exit(2);
-	prctl(PR_SET_DUMPABLE, 1);
+	nobody_on(0);
 	while (st_now() < end) {
 		st_burn_cpu(0.020);
 		if (st_read("/proc/energy/self", b, sizeof(b)) <= 0 ||
@@ -995,9 +996,10 @@ TEST_F_TIMEOUT(lagged, a_flapping_wall_meter_settles_whole_epochs, 120)
 {
 	struct changes *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
 				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	unsigned int seed = getenv("SEED") ?
-				    (unsigned int)strtoul(getenv("SEED"), NULL, 10) :
-				    (unsigned int)time(NULL);
+	unsigned int seed =
+		getenv("SEED") ?
+			(unsigned int)strtoul(getenv("SEED"), NULL, 10) :
+			(unsigned int)time(NULL);
 	double gap = 1e9, t;
 	struct jnl *nl;
 	int k, i;
@@ -1015,14 +1017,15 @@ TEST_F_TIMEOUT(lagged, a_flapping_wall_meter_settles_whole_epochs, 120)
 		sampler(c, FLAPS * 2.3 + 1);
 	ASSERT_LT(0, p);
 	for (k = 0; k < FLAPS; k++) {
-		for (t = st_now() + 1.2 + (rand() % 800) / 1000.0; st_now() < t;) {
+		for (t = st_now() + 1.2 + (rand() % 800) / 1000.0;
+		     st_now() < t;) {
 			usleep(50000);
 			ASSERT_EQ(0, jnl_meter_feed_power(nl, "pdu-flap",
 							  WALL_UW, false));
 		}
 		usleep(150000 + (rand() % 100) * 1000);
-		ASSERT_EQ(0, jnl_meter_feed_power(nl, "pdu-flap", WALL_UW,
-						  false));
+		ASSERT_EQ(0,
+			  jnl_meter_feed_power(nl, "pdu-flap", WALL_UW, false));
 	}
 	ASSERT_EQ(p, waitpid(p, NULL, 0));
 	jnl_close(nl);
@@ -1123,8 +1126,8 @@ TEST_F_TIMEOUT(lagged, dying_debts_are_paid, 120)
 	waitpid(p, NULL, 0);
 	munmap(x, sizeof(*x));
 	TH_LOG("node: measured %llu uJ, lagged %llu uJ, %+.1f J apart (at most %.1f)",
-	       m1 - m0, l1 - l0,
-	       ((double)(l1 - l0) - (double)(m1 - m0)) / 1e6, TOL_DEBT);
+	       m1 - m0, l1 - l0, ((double)(l1 - l0) - (double)(m1 - m0)) / 1e6,
+	       TOL_DEBT);
 	EXPECT_GE(TOL_DEBT * 1e6, fabs((double)(l1 - l0) - (double)(m1 - m0)));
 }
 

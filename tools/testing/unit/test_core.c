@@ -1149,8 +1149,7 @@ TEST(settle)
 		if ((W ? back || given != uj : back != uj || given || over) &&
 		    !fails++)
 			CHECK(0, "case %d: %llu of %llu given, %llu back", i,
-			      (unsigned long long)given,
-			      (unsigned long long)uj,
+			      (unsigned long long)given, (unsigned long long)uj,
 			      (unsigned long long)back);
 	}
 	CHECK(!fails, "%d of 3000 epochs off", fails);
