@@ -75,9 +75,9 @@ static struct jl_rate idle_rate;
 /* What the epoch's splits did not hand out: lagged idle of the next tick. */
 static u64 lag_back;
 /*
- * What the dying took beyond their shares, paid from lagged idle. While
- * any is owed the dying take nothing (lag_leave()): their shares go to
- * idle and pay it, so it never grows past one epoch's overdraft.
+ * What the dying took beyond their shares, paid from lagged idle and by
+ * the next dying out of what they take (lag_leave()), so that it never
+ * grows past one epoch's overdraft and nobody else pays it.
  */
 static u64 lag_debt;
 /* The epoch is void (lag_wall_changes()): what it makes idle's, and owes. */
@@ -862,10 +862,30 @@ static u64 lag_share(struct pkg_work *pw, struct joules_slot *s, bool prov,
 }
 
 /*
+ * What a dying slot took (lag, and part[] by domain) less the debt it pays
+ * (lag_debt): its node energy first, and the same of its node domains'
+ * parts, so that they still add up to it.
+ */
+static u64 lag_pay(struct pkg_work *pw, u64 lag, u64 *part)
+{
+	u64 pay = min(lag_debt, lag), left;
+	unsigned int i;
+
+	lag_debt -= pay;
+	for (i = 0, left = epoch_wall ? 0 : pay; i < JL_NR_DOMAINS && left; i++) {
+		u64 p = (pw->meter.edoms & (1U << i)) ? min(part[i], left) : 0;
+
+		part[i] -= p;
+		left -= p;
+	}
+	return lag - pay;
+}
+
+/*
  * e is final before its epoch ends: settled now at the last epoch's rates
  * (jl_settle_prov()), so that its exit record and its group's dead totals
- * hold its share, and it is off the lists before it is freed. While a debt
- * is owed it takes nothing: its share of the epoch is idle's, and pays.
+ * hold its share, and it is off the lists before it is freed. A debt the
+ * dying before it left is paid out of that first.
  */
 static void lag_leave(struct pkg_pass *pp, struct joules_entry *e)
 {
@@ -873,13 +893,13 @@ static void lag_leave(struct pkg_pass *pp, struct joules_entry *e)
 
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
 		struct joules_slot *s = &e->slot[pkg];
-		u64 part[JL_NR_DOMAINS] = { 0 }, lag = 0;
+		u64 part[JL_NR_DOMAINS] = { 0 }, lag;
 
 		if (hlist_unhashed(&s->lag_node))
 			continue;
 		hlist_del_init(&s->lag_node);
-		if (!lag_debt)
-			lag = lag_share(&pkg_work[pkg], s, true, part);
+		lag = lag_share(&pkg_work[pkg], s, true, part);
+		lag = lag_pay(&pkg_work[pkg], lag, part);
 		lag_charge(pp, e, s, part, lag);
 	}
 }

@@ -1049,14 +1049,16 @@ TEST_F_TIMEOUT(lagged, a_flapping_wall_meter_settles_whole_epochs, 120)
  * times, and B burns once more, all on CPU 0: each holds a whole epoch.
  * The stream's tasks die before their epoch ends and are priced at the
  * last epoch's rate, B's, far above their share (0): an overdraft of up to
- * an epoch's energy (15.6 J). Lagged idle pays it, and while it is owed
- * the dying take nothing, so that it never grows past one overdraft: after
+ * an epoch's energy (15.6 J). Lagged idle and the next dying out of what
+ * they take pay it, so that it never grows past one overdraft: after
  * QUIET s of rest the node's lagged energy is its measured energy but for
  * one at most (TOL_DEBT: and late ticks). B's share is not touched: paid
  * from the next epoch's split instead, chosen_ticks_tell_nothing's T paid
  * for the threads of the tests before it (1.38). Paid from lagged idle
  * alone with no bound (c12efc5), 22.4 J were still owed after 4 cycles on
- * 6.12, growing each.
+ * 6.12, growing each; with the dying taking nothing while a debt was owed
+ * (d8567d6), short_lived_tasks_take_the_last_rate's stream lost an epoch
+ * for every overdraft, however small (0.709 on 6.1).
  */
 #define DCYCLES 6
 #define TOL_DEBT (1.25 * 15.6)
