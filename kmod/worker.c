@@ -912,9 +912,9 @@ static void lag_leave(struct pkg_pass *pp, struct joules_entry *e)
  * idle (a CORE domain is inside PKG's, RAPL's is not the node's under a
  * wall meter): what made no split and the dying's shares less what they
  * took. At the epoch's scheduled end (scheduled) that is lagged idle, or
- * if the dying took more, a debt (lag_debt) paid from lagged idle: no
- * other task's share depends on who died. At a wall meter's switch it
- * waits for the end (lag_carry).
+ * if the dying took more, a debt (lag_debt) that lagged idle and the next
+ * dying (lag_pay()) pay: no other task's share depends on who died. At a
+ * wall meter's switch it waits for the end (lag_carry).
  */
 static void lag_roll(struct pkg_pass *pp, bool split, bool scheduled)
 {
