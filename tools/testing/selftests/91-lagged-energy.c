@@ -818,6 +818,105 @@ TEST_F_TIMEOUT(lagged, wall_start_and_stop_keep_the_node_whole, 120)
 }
 
 /*
+ * A domain whose epoch is void is nobody's, nor is its part of a wall
+ * meter's energy split by RAPL's parts. A model loaded mid-epoch changes
+ * how PKG is split, not DRAM: that epoch's PKG is void. A burner of
+ * nobody's runs under the wall (WALL_UW, no static power anywhere) with
+ * PKG at HIGH_UW and DRAM at VD_DRAM_UW. Over VD_EPOCHS epochs, from one
+ * epoch's end (its lagged figure changes) and with the model loaded half
+ * an epoch later, live and lagged it gets the wall's energy but for the
+ * others' small shares; in the void epoch lagged only DRAM's share of
+ * RAPL's energy, f, makes parts, and the rest of the wall is idle's. So
+ * live less lagged is (1 - f) of an epoch's live energy, a VD_EPOCHS-th
+ * of the window's: the epochs differ in length by a late tick, and the
+ * window's ends by the 10 ms poll, a few % of 1 s. Half to 1.5 times it
+ * holds that apart from 0 (the void epoch's wall split by DRAM alone).
+ */
+#define VD_DRAM_UW "2000000"
+#define VD_F (2.0 / 18)
+#define VD_EPOCHS 3
+
+/* p's energy live and lagged, by root: 0 or -1. */
+static int task_views(struct jnl *nl, pid_t p, unsigned long long *live,
+		      unsigned long long *lag)
+{
+	struct task_rec r;
+	int err;
+
+	jnl_set_lagged(nl, false);
+	err = jnl_get_task(nl, p, false, &r);
+	*live = r.energy_uj;
+	if (!err) {
+		jnl_set_lagged(nl, true);
+		err = jnl_get_task(nl, p, false, &r);
+		*lag = r.energy_uj;
+		jnl_set_lagged(nl, false);
+	}
+	return err ? -1 : 0;
+}
+
+TEST_F_TIMEOUT(lagged, a_void_domain_gives_the_wall_to_idle, 120)
+{
+	unsigned long long l = 0, g = 0, last = ~0ULL, l0 = 0, g0 = 0;
+	double fed = 0, load_at = 0, end, loss, want;
+	struct st_model model = { 0 };
+	int changes = 0;
+	struct jnl *nl;
+	pid_t p;
+
+	ASSERT_EQ(0, st_sh("rmmod joules_testmeter"));
+	ASSERT_EQ(0, st_sh("insmod " ST_METER " nr_domains=2 nr_pkgs=%d pkg_uw=" HIGH_UW
+			   " dram_uw=" VD_DRAM_UW, npkg));
+	ASSERT_EQ(0, st_static_none());
+	ASSERT_EQ(0, st_write(WALLMETER "/timeout_ms", "300", 3));
+	ASSERT_EQ(0, jnl_open(&nl));
+	p = fork();
+	if (p == 0) {
+		nobody_on(cpu_of[0]);
+		st_burn_cpu(60);
+		_exit(0);
+	}
+	ASSERT_LT(0, p);
+	ASSERT_EQ(0, jnl_meter_feed_power(nl, "pdu-91", WALL_UW, true));
+	/*
+	 * The wall's start voids its epoch, which changes nothing: by the
+	 * second change the wall is in force in every epoch.
+	 */
+	for (end = st_now() + 10; changes < 2 + VD_EPOCHS && st_now() < end;
+	     usleep(10000)) {
+		if (st_now() >= fed + 0.1) {
+			ASSERT_EQ(0, jnl_meter_feed_power(nl, "pdu-91", WALL_UW,
+							  false));
+			fed = st_now();
+		}
+		if (load_at && st_now() >= load_at) {
+			ASSERT_EQ(0, st_model_set(&model,
+						  "10000000 0 0 0 0 5000000"));
+			load_at = 0;
+		}
+		ASSERT_EQ(0, task_views(nl, p, &l, &g));
+		if (last != ~0ULL && g != last && ++changes == 2) {
+			l0 = l;
+			g0 = g;
+			load_at = st_now() + 0.5;
+		}
+		last = g;
+	}
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+	jnl_close(nl);
+	EXPECT_EQ(0, st_model_restore(&model));
+	EXPECT_EQ(0, st_write(WALLMETER "/timeout_ms", "30000", 5));
+	ASSERT_EQ(2 + VD_EPOCHS, changes);
+	loss = (double)(l - l0) - (double)(g - g0);
+	want = (1 - VD_F) * (double)(l - l0) / VD_EPOCHS;
+	TH_LOG("%d epochs, one void in PKG: burner live %llu uJ, lagged %llu uJ; lagged less by %.0f uJ, %.2f of (1 - f) of an epoch",
+	       VD_EPOCHS, l - l0, g - g0, loss, loss / want);
+	EXPECT_LE(0.5 * want, loss);
+	EXPECT_GE(1.5 * want, loss);
+}
+
+/*
  * Short-lived tasks: a stream of children, each burning SHORT s of CPU and
  * exiting, for STREAM s in cgroup DCG while the meter draws HIGH_UW; a
  * sleeper in cgroup SCG wakes every 50 ms; all on one CPU; rests of QUIET
