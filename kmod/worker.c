@@ -922,19 +922,30 @@ static void lag_roll(struct pkg_pass *pp, bool split, bool scheduled)
 	struct hlist_node *tmp;
 	struct joules_slot *s;
 	unsigned int pkg, i;
+	u32 edoms;
 
 	for (pkg = 0; pkg < joules_nr_pkgs; pkg++) {
 		struct pkg_work *pw = &pkg_work[pkg];
 
+		edoms = energy_domains(pw->lag_domains);
 		for (i = 0; i < JL_NR_DOMAINS; i++) {
+			struct jl_settle *st = &pw->settle[i];
+			bool voided = !split || st->mixed;
+
 			if (!split)
-				jl_settle_void(&pw->settle[i]);
-			jl_settle_roll(&pw->settle[i]);
-			/* The wall's weight: every share, the dying's too. */
-			if (pw->meter.edoms & (1U << i))
-				parts = jl_add_sat(parts, pw->settle[i].sp.total);
+				jl_settle_void(st);
+			jl_settle_roll(st);
+			if (!(edoms & (1U << i)))
+				continue;
+			/*
+			 * The wall's weight: every share, the dying's too; a
+			 * void domain's energy is nobody's share, so its part
+			 * of the wall is idle's.
+			 */
+			parts = jl_add_sat(parts, st->sp.total);
+			if (voided)
+				parts = jl_add_sat(parts, st->unsplit);
 		}
-		pw->lag_domains = 0;
 	}
 	if (epoch_wall && epoch_wall_by == WALL_BY_PARTS)
 		jl_settle_add(&wall_settle, 0, parts, wall_settle.acc_kind);
@@ -951,13 +962,16 @@ static void lag_roll(struct pkg_pass *pp, bool split, bool scheduled)
 			lag = lag_share(pw, s, false, part);
 			lag_charge(pp, slot_entry(s, pkg), s, part, lag);
 		}
+		/* Every domain the epoch had counts, not the last tick's. */
+		edoms = energy_domains(pw->lag_domains);
 		for (i = 0; i < JL_NR_DOMAINS; i++) {
 			left = jl_settle_end(&pw->settle[i], &over);
-			if (!epoch_wall && (pw->meter.edoms & (1U << i))) {
+			if (!epoch_wall && (edoms & (1U << i))) {
 				back = jl_add_sat(back, left);
 				owed = jl_add_sat(owed, over);
 			}
 		}
+		pw->lag_domains = 0;
 	}
 	left = jl_settle_end(&wall_settle, &over);
 	if (epoch_wall) {
