@@ -43,6 +43,11 @@ TEST(parse_numbers)
 	CHECK(parse_double("1.5W", &d, &why) == -EINVAL, "double junk");
 	CHECK(parse_double("1e999", &d, &why) == -EINVAL,
 	      "double overflow is inf");
+	/* strtod() reads C's hex floats: no meter writes them. */
+	CHECK(parse_double("0x1p3", &d, &why) == -EINVAL, "hex float: %g", d);
+	CHECK(parse_double("0X10", &d, &why) == -EINVAL, "hex integer: %g", d);
+	CHECK(parse_double("-0x1.8p1", &d, &why) == -EINVAL,
+	      "signed hex float: %g", d);
 	CHECK(parse_seconds_ns("-0.25", &s, &why) == 0 && s == -250000000,
 	      "seconds");
 	CHECK(parse_seconds_ns("5", &s, &why) == 0 && s == 5000000000LL,
@@ -158,8 +163,21 @@ TEST(parse_timestamps)
 	CHECK(parse_timestamp("-5", PARSE_TS_AUTO, 0, &ns, &k, &why) == -EINVAL,
 	      "signed");
 	CHECK(parse_timestamp("1.7e9", PARSE_TS_AUTO, 0, &ns, &k, &why) ==
-		      -EINVAL,
-	      "exponent");
+			      -EINVAL &&
+		      strstr(why, "exponent"),
+	      "exponent, said: %s", why);
+	CHECK(parse_timestamp("1796220916.", PARSE_TS_AUTO, 0, &ns, &k, &why) ==
+			      -EINVAL &&
+		      strstr(why, "decimal point"),
+	      "no fraction digits, said: %s", why);
+	CHECK(parse_timestamp("2026-12-02T15:15:16+01:", PARSE_TS_AUTO, 0, &ns,
+			      &k, &why) == -EINVAL &&
+		      strstr(why, "offset"),
+	      "offset without its minutes");
+	CHECK(parse_timestamp("2026-12-02T15:15:16+01:0", PARSE_TS_AUTO, 0, &ns,
+			      &k, &why) == -EINVAL &&
+		      strstr(why, "offset"),
+	      "offset with one digit of minutes");
 	CHECK(parse_timestamp("", PARSE_TS_AUTO, 0, &ns, &k, &why) == -EINVAL,
 	      "empty");
 	CHECK(parse_timestamp("now", PARSE_TS_AUTO, 0, &ns, &k, &why) ==
@@ -334,7 +352,9 @@ TEST(samples_csv)
 		"1796220919000000000,10,1000000000,rapl,1,5,1,-8,1,2,3,4,3\n" /* 5 */
 		"1796220920000000000,10,1000000000,solar,1,5,1,8,1,2,3,4,3\n" /* 6 */
 		"1796220921000000000,10,1000000000,rapl,1,5,1,8,,2,3,4,3\n" /* 7 */
-		"1796220922000000000,10,1000000000,rapl,1,5,1,8,1,2,3,4,3\n";
+		"1796220922000000000,10,1000000000,rapl,1,5,1,8,1,2,3,4,3\n"
+		/* 9: above INT64_MAX, not absent */
+		"1796220923000000000,9223372036854775808,1000000000,rapl,1,5,1,8,1,2,3,4,3\n";
 	struct jt_samples s = { 0 };
 	const char *d;
 	FILE *fp;
@@ -363,7 +383,7 @@ TEST(samples_csv)
 	ret = jt_read_samples(fp, "bad.csv", &s, NULL);
 	d = diag_end();
 	fclose(fp);
-	CHECK(ret == 0 && s.n == 2 && s.st.bad == 5, "bad: n %zu bad %lu", s.n,
+	CHECK(ret == 0 && s.n == 2 && s.st.bad == 6, "bad: n %zu bad %lu", s.n,
 	      s.st.bad);
 	CHECK(s.st.first_bad_line == 3 &&
 		      strstr(s.st.first_bad_why, "interval_ns") &&
@@ -376,6 +396,7 @@ TEST(samples_csv)
 	CHECK(strstr(d, "bad.csv:5: cpu_ns: '-8'") != NULL, "line 5");
 	CHECK(strstr(d, "bad.csv:6: source: 'solar'") != NULL, "line 6");
 	CHECK(strstr(d, "bad.csv:7: cycles: empty here") != NULL, "line 7");
+	CHECK(strstr(d, "bad.csv:9: monotonic_ns") != NULL, "line 9: %s", d);
 	jt_samples_free(&s);
 
 	memset(&s, 0, sizeof(s));
