@@ -364,7 +364,9 @@ static int read_row(struct rd *d)
 	/* Parsed once: a bad one is reported after the times, as before. */
 	if (d->col[C_MONOTONIC] >= 0)
 		mono_rc = opt_u64(FIELD(d, C_MONOTONIC), &v, &mono_why);
-	if (!mono_rc && v <= INT64_MAX)
+	if (!mono_rc && v > INT64_MAX)
+		mono_rc = -ERANGE, mono_why = "out of range";
+	if (!mono_rc)
 		s.mono_ns = (int64_t)v;
 	if (parse_times(d, &s) || check_optional(d, mono_rc, mono_why) ||
 	    parse_freq_energy(d, &s) || parse_features(d, &s, &present) ||

@@ -139,6 +139,9 @@ int parse_double(const char *s, double *out, const char **why)
 	if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\v' ||
 	    *s == '\f')
 		return fail(why, "not a number", -EINVAL);
+	/* Nor C's hex floats ("0x1p3"): no meter writes them. */
+	if (strpbrk(s, "xX"))
+		return fail(why, "not a decimal number", -EINVAL);
 	errno = 0;
 	v = strtod(s, &end);
 	if (end == s || *end)
@@ -348,6 +351,10 @@ static int iso_zone(const char **sp, int64_t *off, int *have_zone,
 		if (take_digits(&s, 2, &oh))
 			return fail(why, "bad UTC offset (want +hh:mm)",
 				    -EINVAL);
+		/* +hh, +hhmm or +hh:mm; a colon needs its minutes. */
+		if (*s == ':' && !is_digit(s[1]))
+			return fail(why, "bad UTC offset (want +hh:mm)",
+				    -EINVAL);
 		if (*s == ':')
 			s++;
 		if (is_digit(*s) && take_digits(&s, 2, &om))
@@ -461,7 +468,7 @@ int parse_timestamp(const char *s, enum parse_ts_unit unit, int flags,
 				"timestamp out of range for Unix milliseconds",
 			ret);
 	if (ret)
-		return fail(why, "not a timestamp", ret);
+		return ret;	/* parse_fixed() said why */
 	*ns = v;
 	if (kind)
 		*kind = k;
