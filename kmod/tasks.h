@@ -37,6 +37,16 @@
 /* Per-CPU cache of task entries in front of the hash table (8 lines). */
 #define JOULES_CACHE_BITS 3
 
+/*
+ * The lagged view's weights of a slot come in two kinds: the CPU-side
+ * domains' (PKG, CORE, PSYS: CPU time or the model's) and DRAM's (memory).
+ */
+#define JOULES_LAG_SIDES 2
+static inline unsigned int joules_lag_side(unsigned int domain)
+{
+	return domain == JL_D_DRAM;
+}
+
 /* Per package and task: what the task did on that package. */
 struct joules_slot {
 	struct llist_node lnode[2];	/* on joules_pkg.list[gen & 1] */
@@ -58,7 +68,7 @@ struct joules_slot {
 	 * from its first charge of the epoch.
 	 */
 	struct hlist_node lag_node;
-	u64 lag_w[2];			/* CPU-side domains', DRAM's */
+	u64 lag_w[JOULES_LAG_SIDES];	/* by joules_lag_side() */
 	u64 lag_wall_w;
 };
 

@@ -384,7 +384,7 @@ static u64 measured_parts(struct pkg_pass *pp, struct pkg_meter *pm,
 			  struct joules_entry *e, struct joules_slot *s,
 			  const struct jl_feat *d, u64 *part)
 {
-	u64 uj = 0, w, side[2] = { 0 };
+	u64 uj = 0, w, side[JOULES_LAG_SIDES] = { 0 };
 	unsigned int i;
 
 	for (i = 0; i < JL_NR_DOMAINS; i++) {
@@ -393,12 +393,12 @@ static u64 measured_parts(struct pkg_pass *pp, struct pkg_meter *pm,
 		w = i == JL_D_DRAM ? mem_weight(pp, d) :
 		    pm->by_model ? e->split_w : scale_gamma(pp, d->v[JL_F_CPU_NS]);
 		part[i] = jl_splitter_next(&pm->split[i], w);
-		side[i == JL_D_DRAM] = w;
+		side[joules_lag_side(i)] = w;
 		if (pm->edoms & (1U << i))
 			uj += part[i];
 	}
 	/* Every CPU-side domain has the same weight; DRAM its own. */
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < JOULES_LAG_SIDES; i++)
 		s->lag_w[i] = jl_add_sat(s->lag_w[i], side[i]);
 	return uj;
 }
@@ -846,7 +846,7 @@ static u64 lag_share(struct pkg_work *pw, struct joules_slot *s, bool prov,
 	u64 p = 0, w;
 
 	for (i = 0; i < JL_NR_DOMAINS; i++) {
-		w = s->lag_w[i == JL_D_DRAM];
+		w = s->lag_w[joules_lag_side(i)];
 		if (!w)
 			continue;
 		part[i] = prov ? jl_settle_prov(&pw->settle[i], w) :
