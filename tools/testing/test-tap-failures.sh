@@ -6,12 +6,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-n=0
-failed=0
-t() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=$((failed + 1)); fi
-}
+. "$here"/tap.sh
 
 # A harness program with one failed test of three, a shell script that
 # fails without harness lines, and a program that passes.

@@ -8,12 +8,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-n=0
-failed=0
-t() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=$((failed + 1)); fi
-}
+. "$here"/../tap.sh
 
 # The stand-in: boot K of a run plays word K of $FAKE_BOOTS into the
 # file of -serial file:PATH, and exits as QEMU would after it.
