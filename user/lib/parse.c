@@ -467,8 +467,9 @@ int parse_timestamp(const char *s, enum parse_ts_unit unit, int flags,
 				"timestamp out of range for Unix seconds (milliseconds? see --pdu-ms)" :
 				"timestamp out of range for Unix milliseconds",
 			ret);
+	/* parse_fixed() said why. */
 	if (ret)
-		return ret;	/* parse_fixed() said why */
+		return ret;
 	*ns = v;
 	if (kind)
 		*kind = k;

@@ -833,7 +833,8 @@ TEST_F_TIMEOUT(lagged, wall_start_and_stop_keep_the_node_whole, 120)
  * 1.5 times it holds that apart from 0 (the void epoch's wall split by
  * DRAM alone) and from twice it (DRAM or the wall voided as well).
  */
-#define VD_UW "8000000"	/* twice: within the plausibility bound */
+/* Twice that within the plausibility bound. */
+#define VD_UW "8000000"
 #define VD_F 0.5
 #define VD_EPOCHS 3
 
@@ -866,8 +867,10 @@ TEST_F_TIMEOUT(lagged, a_void_domain_gives_the_wall_to_idle, 120)
 	pid_t p;
 
 	ASSERT_EQ(0, st_sh("rmmod joules_testmeter"));
-	ASSERT_EQ(0, st_sh("insmod " ST_METER " nr_domains=2 nr_pkgs=%d pkg_uw=" VD_UW
-			   " dram_uw=" VD_UW, npkg));
+	ASSERT_EQ(0, st_sh("insmod " ST_METER
+			   " nr_domains=2 nr_pkgs=%d pkg_uw=" VD_UW
+			   " dram_uw=" VD_UW,
+			   npkg));
 	ASSERT_EQ(0, st_static_none());
 	ASSERT_EQ(0, st_write(WALLMETER "/timeout_ms", "300", 3));
 	ASSERT_EQ(0, jnl_open(&nl));
