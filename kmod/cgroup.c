@@ -41,10 +41,10 @@
 #include <linux/kernfs.h>
 #include <linux/mutex.h>
 #include <linux/random.h>
-#include <linux/sched/clock.h>
 #include <linux/seqlock.h>
 #include <linux/siphash.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
 
 #include "compat.h"
 #include "cgroup.h"
@@ -98,7 +98,12 @@ static LLIST_HEAD(cg_dead);
 static struct joules_cg *cg_dirty_top;	/* dirty entries without a parent */
 static DEFINE_MUTEX(cg_flush_lock);	/* one flush at a time */
 static atomic64_t cg_objects;
-/* Longest stretch a flush held cg_seq, in local_clock() ns. */
+/*
+ * Longest stretch a flush held cg_seq, in ktime_get_ns(): local_clock()
+ * may stand still across a short stretch once the TSC is marked unstable
+ * (sched_clock_cpu() caps it at the last tick plus one tick), and a
+ * stretch measured as 0 ns is a wrong figure.
+ */
 static u64 cg_flush_max_ns;
 static bool cg_up;
 
@@ -338,7 +343,7 @@ void joules_cg_charge(struct joules_cg *cg, const struct joules_totals *d)
 /* A stretch of a flush ends: keep the longest. */
 static void cg_flush_note(u64 since)
 {
-	u64 held = local_clock() - since;
+	u64 held = ktime_get_ns() - since;
 
 	/* Written under cg_flush_lock only; sysfs reads it without. */
 	if (held > cg_flush_max_ns)
@@ -356,7 +361,7 @@ static void __cg_flush(void)
 	if (!READ_ONCE(cg_dirty_top))
 		return;
 	write_seqlock(&cg_seq);
-	since = local_clock();
+	since = ktime_get_ns();
 	while ((n = cg_dirty_top)) {
 		cg_dirty_top = n->dirty_next;
 		while (n) {
@@ -370,7 +375,7 @@ static void __cg_flush(void)
 				write_sequnlock(&cg_seq);
 				cond_resched();
 				write_seqlock(&cg_seq);
-				since = local_clock();
+				since = ktime_get_ns();
 			}
 			c = n->dirty_kids;
 			if (c) {
