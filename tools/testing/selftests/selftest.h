@@ -473,6 +473,12 @@ static inline void st_setting_value(const char *name, char *v)
 	}
 }
 
+/*
+ * The harness runs a fixture's teardown only after its setup completed: a
+ * setup that fails or skips after it changed something (these settings, a
+ * module, a cgroup, a child) undoes that itself first, as the teardown
+ * would, or the next tests find it changed.
+ */
 static inline void st_settings_save(struct st_settings *s)
 {
 	char path[128];
