@@ -208,28 +208,65 @@ FIXTURE(lagged)
 	bool meter;
 };
 
-FIXTURE_SETUP(lagged)
+/* The test meter in force every 10 ms: 0, or -1 with the failed step logged. */
+static int lagged_start(struct __test_metadata *_metadata,
+			FIXTURE_DATA(lagged) * self)
 {
 	char args[96];
+	int err;
 
-	st_settings_save(&self->saved);
-	self->meter = false;
-	npkg = packages();
-	ASSERT_EQ(0, st_write(JOULES_SYSFS "/interval_ms", "10", 2));
+	err = st_write(JOULES_SYSFS "/interval_ms", "10", 2);
+	if (err) {
+		TH_LOG("interval_ms 10: %s", strerror(-err));
+		return -1;
+	}
 	st_sh("rmmod joules_testmeter 2>/dev/null");
 	snprintf(args, sizeof(args), "nr_domains=1 nr_pkgs=%d pkg_uw=" LOW_UW,
 		 npkg);
-	ASSERT_EQ(0, st_sh("insmod " ST_METER " %s", args));
+	err = st_sh("insmod " ST_METER " %s", args);
+	if (err) {
+		TH_LOG("insmod %s %s: status %d", ST_METER, args, err);
+		return -1;
+	}
 	self->meter = true;
-	ASSERT_EQ(0, st_static_none());
-	ASSERT_EQ(0, st_write(JOULES_SYSFS "/source", "rapl", 4));
+	err = st_static_none();
+	if (err) {
+		TH_LOG("%s 0: %s", ST_STATIC, strerror(-err));
+		return -1;
+	}
+	err = st_write(JOULES_SYSFS "/source", "rapl", 4);
+	if (err) {
+		TH_LOG("source rapl: %s", strerror(-err));
+		return -1;
+	}
+	return 0;
 }
 
-FIXTURE_TEARDOWN(lagged)
+/* What the setup changed, as far as it got: the teardown, or a failed setup. */
+static void lagged_undo(struct __test_metadata *_metadata,
+			FIXTURE_DATA(lagged) * self)
 {
 	if (self->meter)
 		EXPECT_EQ(0, st_meter_unload());
 	EXPECT_EQ(0, st_settings_restore(&self->saved));
+}
+
+FIXTURE_SETUP(lagged)
+{
+	int err;
+
+	st_settings_save(&self->saved);
+	self->meter = false;
+	npkg = packages();
+	err = lagged_start(_metadata, self);
+	if (err)
+		lagged_undo(_metadata, self);
+	ASSERT_EQ(0, err);
+}
+
+FIXTURE_TEARDOWN(lagged)
+{
+	lagged_undo(_metadata, self);
 }
 
 static int power(const char *uw)
