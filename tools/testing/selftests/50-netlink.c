@@ -270,16 +270,30 @@ FIXTURE(genl)
 	struct jnl *nl;
 };
 
+/* The brood's n children killed, the settings put back: a teardown, or a failed setup. */
+static void put_back(struct __test_metadata *_metadata,
+		     const struct st_settings *saved, const pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+	EXPECT_EQ(0, st_settings_restore(saved));
+}
+
 FIXTURE_SETUP(genl)
 {
+	int err;
+
 	st_settings_save(&self->saved);
 	ASSERT_EQ(0, st_write(COEF, "1000000 0 0 0 0 500000\n", 23));
-	ASSERT_EQ(0, jnl_open(&self->nl));
+	err = jnl_open(&self->nl);
+	if (err)
+		put_back(_metadata, &self->saved, NULL, 0);
+	ASSERT_EQ(0, err) TH_LOG("%s", jnl_strerror(JNL_OP_OPEN, err));
 }
 
 FIXTURE_TEARDOWN_PARENT(genl)
 {
-	EXPECT_EQ(0, st_settings_restore(&self->saved));
+	put_back(_metadata, &self->saved, NULL, 0);
 }
 
 /* The same, with nr_tasks() children alive (killed afterwards). */
@@ -293,9 +307,14 @@ FIXTURE(brood)
 
 FIXTURE_SETUP(brood)
 {
+	int err;
+
 	st_settings_save(&self->saved);
 	ASSERT_EQ(0, st_write(COEF, "1000000 0 0 0 0 500000\n", 23));
-	ASSERT_EQ(0, jnl_open(&self->nl));
+	err = jnl_open(&self->nl);
+	if (err)
+		put_back(_metadata, &self->saved, NULL, 0);
+	ASSERT_EQ(0, err) TH_LOG("%s", jnl_strerror(JNL_OP_OPEN, err));
 	if (brood_spawn(&self->b, nr_tasks()))
 		DIAG("spawned only %d children", self->b.n);
 	memcpy(self->pids, self->b.pid, self->b.n * sizeof(pid_t));
@@ -304,9 +323,7 @@ FIXTURE_SETUP(brood)
 
 FIXTURE_TEARDOWN_PARENT(brood)
 {
-	for (int i = 0; i < self->b.n; i++)
-		kill(self->pids[i], SIGKILL);
-	EXPECT_EQ(0, st_settings_restore(&self->saved));
+	put_back(_metadata, &self->saved, self->pids, self->b.n);
 }
 
 /* family 'N' resolves, version N */
