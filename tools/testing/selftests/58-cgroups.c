@@ -382,20 +382,9 @@ FIXTURE(deep)
 	int fd[DEEP + 1]; /* fd[i]: the cgroup at depth i below deep.slice */
 };
 
-FIXTURE_SETUP(deep)
-{
-	struct rlimit rl = { DEEP + 64, DEEP + 64 };
-	int i;
-
-	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
-	ASSERT_EQ(0, st_mkcg("deep.slice"));
-	self->fd[0] = open(CG "/deep.slice", O_RDONLY | O_DIRECTORY);
-	ASSERT_LE(0, self->fd[0]);
-	for (i = 1; i <= DEEP; i++)
-		self->fd[i] = -1;
-}
-
-FIXTURE_TEARDOWN(deep)
+/* The chain removed, bottom up, as far as it was made: the teardown, or a failed setup. */
+static void deep_remove(struct __test_metadata *_metadata,
+			FIXTURE_DATA(deep) * self)
 {
 	double until, t0 = st_now(), t1, tl = t0;
 	int i, busy = 0;
@@ -442,6 +431,28 @@ FIXTURE_TEARDOWN(deep)
 			break;
 	}
 	TH_LOG("the module's entries freed in %.1f s", st_now() - t1);
+}
+
+FIXTURE_SETUP(deep)
+{
+	struct rlimit rl = { DEEP + 64, DEEP + 64 };
+	int i;
+
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	for (i = 1; i <= DEEP; i++)
+		self->fd[i] = -1;
+	ASSERT_EQ(0, st_mkcg("deep.slice"));
+	self->fd[0] = open(CG "/deep.slice", O_RDONLY | O_DIRECTORY);
+	if (self->fd[0] < 0) {
+		TH_LOG("open %s: %m", CG "/deep.slice");
+		deep_remove(_metadata, self);
+	}
+	ASSERT_LE(0, self->fd[0]);
+}
+
+FIXTURE_TEARDOWN(deep)
+{
+	deep_remove(_metadata, self);
 }
 
 TEST_F_TIMEOUT(deep, a_chain_deeper_than_any_stack, 300)
