@@ -105,11 +105,72 @@ static void stop_daemon(pid_t *p)
 	}
 }
 
+/*
+ * The module fed by a daemon on the port, from a seeded walk: 0, or -1
+ * with the failed step logged.
+ */
+static int vm_start(struct __test_metadata *_metadata, FIXTURE_DATA(vm) * self)
+{
+	const char *s = getenv("SEED");
+	FILE *fp;
+	int err;
+
+	err = st_static_none();
+	if (err) {
+		TH_LOG("%s 0: %s", ST_STATIC, strerror(-err));
+		return -1;
+	}
+	if (!s)
+		s = getenv("jseed");
+	self->seed = s ? strtoull(s, NULL, 0) :
+			 (unsigned long long)time(NULL) ^ getpid();
+	self->rng = self->seed;
+	DIAG("seed %llu (SEED=%llu or jseed=%llu replays it)", self->seed,
+	     self->seed, self->seed);
+	self->epoch = 1000 + ck_splitmix64(&self->rng) % 1000000;
+	self->uj = ck_splitmix64(&self->rng) % 1000000000000ULL;
+	fp = fopen(CONF, "w");
+	if (!fp) {
+		TH_LOG("%s: %m", CONF);
+		return -1;
+	}
+	fchmod(fileno(fp), 0600);
+	/* A long timeout: a stalled vCPU must not pass for a silent host. */
+	fprintf(fp, "name = " NAME
+		    "\ninterval = 0.2\ntimeout = 5\n[virtio host]\n");
+	fclose(fp);
+	st_write(WALL "/timeout_ms", "30000", 5);
+	self->daemon = start_daemon();
+	if (self->daemon <= 0) {
+		TH_LOG("fork joules-meterd: %m");
+		return -1;
+	}
+	return 0;
+}
+
+/* What the setup and the test changed: the teardown, or a failed setup. */
+static void vm_undo(struct __test_metadata *_metadata, FIXTURE_DATA(vm) * self)
+{
+	stop_daemon(&self->daemon);
+	if (self->burner > 0) {
+		kill(self->burner, SIGKILL);
+		waitpid(self->burner, NULL, 0);
+	}
+	if (self->ctl >= 0)
+		close(self->ctl);
+	/* Out of force before the next test. */
+	st_write(WALL "/timeout_ms", "100", 3);
+	usleep(500000);
+	st_write(WALL "/timeout_ms", "30000", 5);
+	EXPECT_EQ(0, st_settings_restore(&self->saved));
+	if (self->ctl >= 0)
+		st_sh("tail -n 30 " LOG " | sed 's/^/# /'");
+}
+
 FIXTURE_SETUP(vm)
 {
 	char meter[300], ctl[300];
-	const char *s = getenv("SEED");
-	FILE *fp;
+	int err;
 
 	self->ctl = -1;
 	self->daemon = self->burner = -1;
@@ -131,44 +192,15 @@ FIXTURE_SETUP(vm)
 	ASSERT_LE(0, self->ctl);
 	ASSERT_EQ(0, st_load());
 	st_settings_save(&self->saved);
-	ASSERT_EQ(0, st_static_none());
-	if (!s)
-		s = getenv("jseed");
-	self->seed = s ? strtoull(s, NULL, 0) :
-			 (unsigned long long)time(NULL) ^ getpid();
-	self->rng = self->seed;
-	DIAG("seed %llu (SEED=%llu or jseed=%llu replays it)", self->seed,
-	     self->seed, self->seed);
-	self->epoch = 1000 + ck_splitmix64(&self->rng) % 1000000;
-	self->uj = ck_splitmix64(&self->rng) % 1000000000000ULL;
-	fp = fopen(CONF, "w");
-	ASSERT_NE(NULL, fp);
-	fchmod(fileno(fp), 0600);
-	/* A long timeout: a stalled vCPU must not pass for a silent host. */
-	fprintf(fp, "name = " NAME
-		    "\ninterval = 0.2\ntimeout = 5\n[virtio host]\n");
-	fclose(fp);
-	st_write(WALL "/timeout_ms", "30000", 5);
-	self->daemon = start_daemon();
-	ASSERT_LT(0, self->daemon);
+	err = vm_start(_metadata, self);
+	if (err)
+		vm_undo(_metadata, self);
+	ASSERT_EQ(0, err);
 }
 
 FIXTURE_TEARDOWN(vm)
 {
-	stop_daemon(&self->daemon);
-	if (self->burner > 0) {
-		kill(self->burner, SIGKILL);
-		waitpid(self->burner, NULL, 0);
-	}
-	if (self->ctl >= 0)
-		close(self->ctl);
-	/* Out of force before the next test. */
-	st_write(WALL "/timeout_ms", "100", 3);
-	usleep(500000);
-	st_write(WALL "/timeout_ms", "30000", 5);
-	EXPECT_EQ(0, st_settings_restore(&self->saved));
-	if (self->ctl >= 0)
-		st_sh("tail -n 30 " LOG " | sed 's/^/# /'");
+	vm_undo(_metadata, self);
 }
 
 /* One host line, through the relay: the trace moves by add (new epoch: from uj). */
