@@ -175,28 +175,45 @@ FIXTURE(pool)
 	int n;
 	int go[2];
 	int mounted;
+	bool reloaded; /* with fork_pool=2 (or tried) */
 };
 
-FIXTURE_SETUP(pool)
+/* The cgroups made, the module reloaded: 0, or -1 with the failed step logged. */
+static int pool_start(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(pool) * self)
 {
 	char path[64];
 
-	self->n = 0;
-	self->go[0] = self->go[1] = -1;
-	ASSERT_EQ(0, st_cgroup2(&self->mounted));
-	ASSERT_EQ(0, st_rmcg(CG_TOP));
-	ASSERT_EQ(0, mkdir(ST_CG "/" CG_TOP, 0755));
+	if (st_cgroup2(&self->mounted)) {
+		TH_LOG("cgroup2 at %s: not mounted", ST_CG);
+		return -1;
+	}
+	if (st_rmcg(CG_TOP)) {
+		TH_LOG("%s/%s: not removed", ST_CG, CG_TOP);
+		return -1;
+	}
+	if (mkdir(ST_CG "/" CG_TOP, 0755)) {
+		TH_LOG("mkdir %s/%s: %m", ST_CG, CG_TOP);
+		return -1;
+	}
 	for (int i = 0; i < NCHILD; i++) {
 		snprintf(path, sizeof(path), ST_CG "/" CG_TOP "/c%d", i);
-		ASSERT_EQ(0, mkdir(path, 0755));
+		if (mkdir(path, 0755)) {
+			TH_LOG("mkdir %s: %m", path);
+			return -1;
+		}
 	}
-	ASSERT_EQ(
-		0,
-		st_sh(". /lib/joules/lib.sh; joules_unload && joules_load fork_pool=2"))
-	TH_LOG("reload with fork_pool=2");
+	self->reloaded = true;
+	if (st_sh(". /lib/joules/lib.sh; joules_unload && joules_load fork_pool=2")) {
+		TH_LOG("reload with fork_pool=2");
+		return -1;
+	}
+	return 0;
 }
 
-FIXTURE_TEARDOWN(pool)
+/* What the setup and the test changed: the teardown, or a failed setup. */
+static void pool_undo(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(pool) * self)
 {
 	if (self->go[1] >= 0)
 		close(self->go[1]);
@@ -205,9 +222,29 @@ FIXTURE_TEARDOWN(pool)
 	EXPECT_EQ(0, st_rmcg(CG_TOP));
 	if (self->mounted)
 		umount(ST_CG);
-	EXPECT_EQ(0,
-		  st_sh(". /lib/joules/lib.sh; joules_unload && joules_load"))
-	TH_LOG("reload with the defaults");
+	if (self->reloaded) {
+		EXPECT_EQ(0, st_sh(". /lib/joules/lib.sh; joules_unload && "
+				   "joules_load"))
+		TH_LOG("reload with the defaults");
+	}
+}
+
+FIXTURE_SETUP(pool)
+{
+	int err;
+
+	self->n = 0;
+	self->go[0] = self->go[1] = -1;
+	self->reloaded = false;
+	err = pool_start(_metadata, self);
+	if (err)
+		pool_undo(_metadata, self);
+	ASSERT_EQ(0, err);
+}
+
+FIXTURE_TEARDOWN(pool)
+{
+	pool_undo(_metadata, self);
 }
 
 TEST_F_TIMEOUT(pool, threads_join_a_deferred_leader, 300)
@@ -423,16 +460,27 @@ FIXTURE(dry)
 	struct jnl *nl;
 };
 
+/* The module as it was loaded: the teardown, or a failed setup. */
+static void dry_undo(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(dry) * self)
+{
+	EXPECT_EQ(0, reload_defaults(self->nl))
+	TH_LOG("reload with the defaults");
+}
+
 FIXTURE_SETUP(dry)
 {
-	ASSERT_EQ(0, reload_dry(&self->nl))
+	int err = reload_dry(&self->nl);
+
+	if (err)
+		dry_undo(_metadata, self);
+	ASSERT_EQ(0, err)
 	TH_LOG("reload with fork_pool=0 test_no_sweep=1, exit records");
 }
 
 FIXTURE_TEARDOWN(dry)
 {
-	EXPECT_EQ(0, reload_defaults(self->nl))
-	TH_LOG("reload with the defaults");
+	dry_undo(_metadata, self);
 }
 
 TEST_F_TIMEOUT(dry, reaped_at_once_is_recorded_or_counted, 120)
@@ -503,6 +551,7 @@ FIXTURE(preload)
 	int n;
 	int start[2];
 	struct jnl *nl;
+	bool reloaded; /* dry (or tried) */
 };
 
 /*
@@ -524,17 +573,23 @@ FIXTURE_VARIANT_ADD(preload, leader_gone){
 	.leader_gone = true,
 };
 
-FIXTURE_SETUP(preload)
+/*
+ * The children forked, waiting on start, and the module reloaded dry: 0,
+ * or -1 with the failed step logged.
+ */
+static int preload_start(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(preload) * self,
+			 const FIXTURE_VARIANT(preload) * variant)
 {
 	char c;
 
-	self->n = 0;
-	self->nl = NULL;
-	ASSERT_EQ(0, pipe(self->start));
 	for (int i = 0; i < NEXEC; i++) {
 		pid_t p = fork();
 
-		ASSERT_LE(0, p);
+		if (p < 0) {
+			TH_LOG("fork %d: %m", i);
+			return -1;
+		}
 		if (p == 0) {
 			pthread_t th;
 
@@ -552,11 +607,17 @@ FIXTURE_SETUP(preload)
 		self->kids[self->n++] = p;
 	}
 	close(self->start[0]);
-	ASSERT_EQ(0, reload_dry(&self->nl))
-	TH_LOG("reload with fork_pool=0 test_no_sweep=1, exit records");
+	self->reloaded = true;
+	if (reload_dry(&self->nl)) {
+		TH_LOG("reload with fork_pool=0 test_no_sweep=1, exit records");
+		return -1;
+	}
+	return 0;
 }
 
-FIXTURE_TEARDOWN(preload)
+/* What the setup and the test changed: the teardown, or a failed setup. */
+static void preload_undo(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(preload) * self)
 {
 	if (self->start[1] >= 0)
 		close(self->start[1]);
@@ -564,8 +625,29 @@ FIXTURE_TEARDOWN(preload)
 		kill(self->kids[i], SIGKILL);
 		waitpid(self->kids[i], NULL, 0);
 	}
-	EXPECT_EQ(0, reload_defaults(self->nl))
-	TH_LOG("reload with the defaults");
+	if (self->reloaded) {
+		EXPECT_EQ(0, reload_defaults(self->nl))
+		TH_LOG("reload with the defaults");
+	}
+}
+
+FIXTURE_SETUP(preload)
+{
+	int err;
+
+	self->n = 0;
+	self->nl = NULL;
+	self->reloaded = false;
+	ASSERT_EQ(0, pipe(self->start));
+	err = preload_start(_metadata, self, variant);
+	if (err)
+		preload_undo(_metadata, self);
+	ASSERT_EQ(0, err);
+}
+
+FIXTURE_TEARDOWN(preload)
+{
+	preload_undo(_metadata, self);
 }
 
 TEST_F_TIMEOUT(preload, exec_in_a_deferred_thread, 120)
