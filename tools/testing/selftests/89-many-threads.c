@@ -187,8 +187,11 @@ static pid_t start_process(FIXTURE_DATA(many) * self)
 	self->go_w = go[1];
 	self->churn_w = churn[1];
 	self->stop_w = stop[1];
-	if (pid > 0 && read(ready[0], &c, 1) != 1)
-		pid = -1; /* the teardown reaps it */
+	if (pid > 0 && read(ready[0], &c, 1) != 1) {
+		/* It exited before its threads were up: reaped here. */
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
 	close(ready[0]);
 	return pid;
 }
