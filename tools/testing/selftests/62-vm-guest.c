@@ -170,7 +170,6 @@ static void vm_undo(struct __test_metadata *_metadata, FIXTURE_DATA(vm) * self)
 FIXTURE_SETUP(vm)
 {
 	char meter[300], ctl[300];
-	int err;
 
 	self->ctl = -1;
 	self->daemon = self->burner = -1;
@@ -192,10 +191,7 @@ FIXTURE_SETUP(vm)
 	ASSERT_LE(0, self->ctl);
 	ASSERT_EQ(0, st_load());
 	st_settings_save(&self->saved);
-	err = vm_start(_metadata, self);
-	if (err)
-		vm_undo(_metadata, self);
-	ASSERT_EQ(0, err);
+	ST_SETUP_OR_UNDO(vm_start(_metadata, self), vm_undo(_metadata, self));
 }
 
 FIXTURE_TEARDOWN(vm)

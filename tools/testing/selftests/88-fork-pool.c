@@ -231,15 +231,11 @@ static void pool_undo(struct __test_metadata *_metadata,
 
 FIXTURE_SETUP(pool)
 {
-	int err;
-
 	self->n = 0;
 	self->go[0] = self->go[1] = -1;
 	self->reloaded = false;
-	err = pool_start(_metadata, self);
-	if (err)
-		pool_undo(_metadata, self);
-	ASSERT_EQ(0, err);
+	ST_SETUP_OR_UNDO(pool_start(_metadata, self),
+			 pool_undo(_metadata, self));
 }
 
 FIXTURE_TEARDOWN(pool)
@@ -633,16 +629,12 @@ static void preload_undo(struct __test_metadata *_metadata,
 
 FIXTURE_SETUP(preload)
 {
-	int err;
-
 	self->n = 0;
 	self->nl = NULL;
 	self->reloaded = false;
 	ASSERT_EQ(0, pipe(self->start));
-	err = preload_start(_metadata, self, variant);
-	if (err)
-		preload_undo(_metadata, self);
-	ASSERT_EQ(0, err);
+	ST_SETUP_OR_UNDO(preload_start(_metadata, self, variant),
+			 preload_undo(_metadata, self));
 }
 
 FIXTURE_TEARDOWN(preload)

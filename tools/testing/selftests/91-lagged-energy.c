@@ -253,15 +253,11 @@ static void lagged_undo(struct __test_metadata *_metadata,
 
 FIXTURE_SETUP(lagged)
 {
-	int err;
-
 	st_settings_save(&self->saved);
 	self->meter = false;
 	npkg = packages();
-	err = lagged_start(_metadata, self);
-	if (err)
-		lagged_undo(_metadata, self);
-	ASSERT_EQ(0, err);
+	ST_SETUP_OR_UNDO(lagged_start(_metadata, self),
+			 lagged_undo(_metadata, self));
 }
 
 FIXTURE_TEARDOWN(lagged)

@@ -479,6 +479,15 @@ static inline void st_setting_value(const char *name, char *v)
  * module, a cgroup, a child) undoes that itself first, as the teardown
  * would, or the next tests find it changed.
  */
+#define ST_SETUP_OR_UNDO(start, undo)   \
+	do {                            \
+		int __st_err = (start); \
+                                        \
+		if (__st_err)           \
+			undo;           \
+		ASSERT_EQ(0, __st_err); \
+	} while (0)
+
 static inline void st_settings_save(struct st_settings *s)
 {
 	char path[128];
