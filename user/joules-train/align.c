@@ -384,7 +384,7 @@ int jt_align(const struct jt_samples *s, const struct jt_meter *m,
 	cap = s->n;
 	if (st->aggregated && m->n - 1 < cap)
 		cap = m->n - 1;
-	out = malloc((cap ? cap : 1) * sizeof(*out));
+	out = fit_alloc(cap * sizeof(*out));
 	if (!out)
 		return -ENOMEM;
 	if (st->aggregated) {
@@ -440,7 +440,7 @@ int jt_align_consume(struct jt_samples *s, const struct jt_meter *m,
 	 * samples behind them are given back (realloc shrinks in place).
 	 */
 	ret = -ENOMEM;
-	out = malloc((cap ? cap : 1) * sizeof(*out));
+	out = fit_alloc(cap * sizeof(*out));
 	if (!out)
 		goto out;
 	for (i = s->n; i-- > 0;) {

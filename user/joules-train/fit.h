@@ -16,6 +16,9 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
@@ -196,6 +199,41 @@ fit_dot(const double *restrict x, const double *restrict y, unsigned int n)
 #undef FIT_DOT_CASE
 	}
 	return fit_dot_n(x, y, n);
+}
+
+/*
+ * Arrays of a value per row (megabytes each, read in passes and in random
+ * order) in transparent huge pages, where the kernel grants them on
+ * request (madvise): a 4 KiB page was a fault of its own and a TLB entry
+ * of its own, and the faults and the TLB's misses were a good part of a
+ * run. fit_huge() asks for the whole 2 MiB pages of [p, p + size) (before
+ * they are touched: e.g. the room a realloc() added); fit_alloc() is
+ * malloc() that does.
+ */
+#define FIT_HUGE ((uintptr_t)2 << 20)
+
+static inline void fit_huge(void *p, size_t size)
+{
+	uintptr_t lo = ((uintptr_t)p + FIT_HUGE - 1) & ~(FIT_HUGE - 1);
+	uintptr_t hi = ((uintptr_t)p + size) & ~(FIT_HUGE - 1);
+
+	/* A hint: where it is refused, 4 KiB pages as before. */
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
+/* Inline, as fit_huge(): the readers use them without the fitter. */
+static inline void *fit_alloc(size_t size)
+{
+	void *p;
+
+	if (size < FIT_HUGE)
+		return malloc(size ? size : 1);
+	/* On a huge page's boundary: only the last one may be partial. */
+	if (posix_memalign(&p, FIT_HUGE, size))
+		return NULL;
+	fit_huge(p, size);
+	return p;
 }
 
 /* Contiguous fold k of K over n rows starts here (fit_fold_start(n, K, K) == n). */
