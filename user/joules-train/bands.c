@@ -946,14 +946,14 @@ static int bt_alloc(struct btrain *t)
 {
 	size_t n = t->n;
 
-	t->mhz = malloc(n * sizeof(*t->mhz));
-	t->pred = malloc(n * sizeof(*t->pred));
-	t->wb = malloc(n * sizeof(*t->wb));
-	t->rg.band = malloc(n ? n : 1);
-	t->rg.rank = malloc(n ? n : 1);
-	t->rg.base =
-		malloc((n / RG_BLOCK + 1) * JL_MAX_BANDS * sizeof(*t->rg.base));
-	t->bin = malloc(n ? n : 1);
+	t->mhz = fit_alloc(n * sizeof(*t->mhz));
+	t->pred = fit_alloc(n * sizeof(*t->pred));
+	t->wb = fit_alloc(n * sizeof(*t->wb));
+	t->rg.band = fit_alloc(n);
+	t->rg.rank = fit_alloc(n);
+	t->rg.base = fit_alloc((n / RG_BLOCK + 1) * JL_MAX_BANDS *
+			       sizeof(*t->rg.base));
+	t->bin = fit_alloc(n);
 	if (!t->mhz || !t->pred || !t->wb || !t->rg.band || !t->rg.rank ||
 	    !t->rg.base || !t->bin)
 		return -ENOMEM;

@@ -95,8 +95,8 @@ void jt_estimate_lag(const struct jt_samples *s, const struct jt_meter *m,
 	}
 	n = (size_t)((t1 - t0) / dt);
 	maxlag = (long)(JT_LAG_SEARCH_S * 1e9 / (double)dt);
-	a = malloc(n * sizeof(*a));
-	b = malloc(n * sizeof(*b));
+	a = fit_alloc(n * sizeof(*a));
+	b = fit_alloc(n * sizeof(*b));
 	if (!a || !b || n < 20)
 		goto out;
 	for (k = 0; k < n; k++) {

@@ -911,8 +911,8 @@ static int train_all(struct run *r)
 	r->m.w = NULL;
 	k = r->n ? r->n : 1;
 	if (o->plot) {
-		r->pm = malloc(k * sizeof(*r->pm));
-		r->pb = malloc(k * sizeof(*r->pb));
+		r->pm = fit_alloc(k * sizeof(*r->pm));
+		r->pb = fit_alloc(k * sizeof(*r->pb));
 		if (!r->pm || !r->pb) {
 			cli_err("out of memory");
 			return EXIT_DATA;
@@ -1043,7 +1043,7 @@ static int check_and_apply(struct run *r)
 static int plot(struct run *r)
 {
 	char title[128], err[512];
-	double *meas = malloc((r->n ? r->n : 1) * sizeof(*meas));
+	double *meas = fit_alloc(r->n * sizeof(*meas));
 	size_t i;
 	int ret;
 

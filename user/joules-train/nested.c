@@ -22,7 +22,7 @@ int jt_fit_written(struct jt_row *rows, size_t n, unsigned int present,
 		   double *cv_model, double *cv_base)
 {
 	struct jt_train_opts to = *o;
-	double *w = malloc((n ? n : 1) * sizeof(*w));
+	double *w = fit_alloc(n * sizeof(*w));
 	int ret;
 
 	if (!w)
@@ -194,7 +194,7 @@ int jt_nested_cv(struct jt_row *rows, size_t n, unsigned int present,
 	memset(res, 0, sizeof(*res));
 	if (K < 2 || K > JT_MAX_FOLDS)
 		return 0;
-	mhz = malloc(n * sizeof(*mhz));
+	mhz = fit_alloc(n * sizeof(*mhz));
 	fr = malloc(sizeof(*fr));
 	if (!mhz || !fr)
 		goto out;

@@ -410,11 +410,11 @@ static int lts_start(struct rob *r, double *beta)
 	size_t n = r->d->n, m = n < SUB_MAX ? n : SUB_MAX, h, i, k;
 	double best[N_KEEP][FIT_MAXCOL], best_obj[N_KEEP];
 	struct subsample ss = { .m = m, .w = r->q + 2 };
-	double *tmp = malloc(2 * m * sizeof(*tmp));
+	double *tmp = fit_alloc(2 * m * sizeof(*tmp));
 	unsigned int s, tries = 0, nkeep = 0;
 	int ret = -ENOMEM, fail;
 
-	ss.z = malloc(m * ss.w * sizeof(*ss.z));
+	ss.z = fit_alloc(m * ss.w * sizeof(*ss.z));
 	if (!ss.z || !tmp)
 		goto out;
 	for (i = 0; i < m; i++)
@@ -598,7 +598,7 @@ static int irls_all(struct rob *r, double cs, double *beta,
 		return irls(r, NULL, cs, beta, info, MAX_IRLS, &last);
 	step = (n + IRLS_SUB - 1) / IRLS_SUB;
 	ss.m = (n + step - 1) / step;
-	ss.z = malloc(ss.m * ss.w * sizeof(*ss.z));
+	ss.z = fit_alloc(ss.m * ss.w * sizeof(*ss.z));
 	if (!ss.z)
 		return -ENOMEM;
 	for (i = 0; i < ss.m; i++)
@@ -670,7 +670,7 @@ static double rob_scale(const struct rob *r, const double *beta)
 	 * Both medians' values in one pass: the rows are step apart, a cache
 	 * miss each, so they are read once and the one ahead is asked for.
 	 */
-	tmp = malloc(2 * m * sizeof(*tmp));
+	tmp = fit_alloc(2 * m * sizeof(*tmp));
 	if (!tmp)
 		return -1;
 	ty = tmp + m;

@@ -125,7 +125,7 @@ static void refuse_scan(const struct jl_bands *m, const struct jt_row *rows,
 			size_t n, unsigned int present, unsigned int cpus,
 			struct refuse_max *x)
 {
-	double *mhz = malloc((n ? n : 1) * sizeof(*mhz));
+	double *mhz = fit_alloc(n * sizeof(*mhz));
 	struct jt_bands_k bk;
 	size_t i;
 

@@ -450,7 +450,7 @@ static void train_outlier(const struct jt_row *row, struct jt_report *rep)
 static int train_summary(const struct jt_row *rows, size_t n, const double *w,
 			 struct jt_report *rep)
 {
-	double sm = 0, su = 0, *y = malloc((n ? n : 1) * sizeof(*y));
+	double sm = 0, su = 0, *y = fit_alloc(n * sizeof(*y));
 	size_t nw = 0, r;
 
 	if (!y)
@@ -567,7 +567,7 @@ int jt_train(const struct jt_row *rows, size_t n, unsigned int present,
 	nblocks = nfolds * sub;
 
 	/* The weights go straight to the caller's array, if it wants them. */
-	w = o->weights ? o->weights : malloc(n * sizeof(*w));
+	w = o->weights ? o->weights : fit_alloc(n * sizeof(*w));
 	mult = malloc(nblocks * sizeof(*mult));
 	if (!w || !mult) {
 		ret = -ENOMEM;
