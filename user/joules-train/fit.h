@@ -207,8 +207,10 @@ fit_dot(const double *restrict x, const double *restrict y, unsigned int n)
  * request (madvise): a 4 KiB page was a fault of its own and a TLB entry
  * of its own, and the faults and the TLB's misses were a good part of a
  * run. fit_huge() asks for the whole 2 MiB pages of [p, p + size) (before
- * they are touched: e.g. the room a realloc() added); fit_alloc() is
- * malloc() that does.
+ * they are touched); fit_alloc() is malloc() that does. Not for arrays
+ * that grow by realloc(): advice on part of a mapping splits it, and
+ * glibc's realloc() can then no longer mremap() it, but copies it at
+ * every doubling, the old and the new held at once.
  */
 #define FIT_HUGE ((uintptr_t)2 << 20)
 

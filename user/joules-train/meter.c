@@ -111,19 +111,14 @@ static int meter_grow(struct jt_meter *m)
 	if (m->n < m->cap)
 		return 0;
 	nt = realloc(m->t, cap * sizeof(*nt));
-	if (nt) {
-		fit_huge(nt + m->cap, (cap - m->cap) * sizeof(*nt));
+	if (nt)
 		m->t = nt;
-	}
 	nw = nt ? realloc(m->w, cap * sizeof(*nw)) : NULL;
-	if (nw) {
-		fit_huge(nw + m->cap, (cap - m->cap) * sizeof(*nw));
+	if (nw)
 		m->w = nw;
-	}
 	nl = nw ? realloc(m->line, cap * sizeof(*nl)) : NULL;
 	if (!nl)
 		return -ENOMEM;
-	fit_huge(nl + m->cap, (cap - m->cap) * sizeof(*nl));
 	m->line = nl;
 	m->cap = cap;
 	return 0;

@@ -337,7 +337,6 @@ static int append(struct jt_samples *out, const struct jt_sample *s)
 
 		if (!ns)
 			return -ENOMEM;
-		fit_huge(ns + out->cap, (cap - out->cap) * sizeof(*ns));
 		out->s = ns;
 		out->cap = cap;
 	}
