@@ -16,7 +16,6 @@
 
 #include <math.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -206,25 +205,13 @@ fit_dot(const double *restrict x, const double *restrict y, unsigned int n)
  * order) in transparent huge pages, where the kernel grants them on
  * request (madvise): a 4 KiB page was a fault of its own and a TLB entry
  * of its own, and the faults and the TLB's misses were a good part of a
- * run. fit_huge() asks for the whole 2 MiB pages of [p, p + size) (before
- * they are touched); fit_alloc() is malloc() that does. Not for arrays
- * that grow by realloc(): advice on part of a mapping splits it, and
- * glibc's realloc() can then no longer mremap() it, but copies it at
- * every doubling, the old and the new held at once.
+ * run. fit_alloc() is malloc() that asks for them. Not for arrays that
+ * grow by realloc(): advice on part of a mapping splits it, and glibc's
+ * realloc() can then no longer mremap() it, but copies it at every
+ * doubling, the old and the new held at once.
  */
-#define FIT_HUGE ((uintptr_t)2 << 20)
+#define FIT_HUGE ((size_t)2 << 20)
 
-static inline void fit_huge(void *p, size_t size)
-{
-	uintptr_t lo = ((uintptr_t)p + FIT_HUGE - 1) & ~(FIT_HUGE - 1);
-	uintptr_t hi = ((uintptr_t)p + size) & ~(FIT_HUGE - 1);
-
-	/* A hint: where it is refused, 4 KiB pages as before. */
-	if (hi > lo)
-		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-}
-
-/* Inline, as fit_huge(): the readers use them without the fitter. */
 static inline void *fit_alloc(size_t size)
 {
 	void *p;
@@ -234,7 +221,8 @@ static inline void *fit_alloc(size_t size)
 	/* On a huge page's boundary: only the last one may be partial. */
 	if (posix_memalign(&p, FIT_HUGE, size))
 		return NULL;
-	fit_huge(p, size);
+	/* A hint: where it is refused, 4 KiB pages as before. */
+	(void)madvise(p, size & ~(FIT_HUGE - 1), MADV_HUGEPAGE);
 	return p;
 }
 
