@@ -296,6 +296,66 @@ TEST(an_open_file_asks_again_after_an_exec)
 	close(go[1]);
 }
 
+/*
+ * A task that changes credentials while root reads it (a daemon dropping
+ * privileges after fork) is not refused: the LSMs' verdict was about the
+ * old credentials, so it is asked again, and a task that kept changing
+ * says EAGAIN, never EPERM. The child flips its effective uid every
+ * FLIP_US: rarely enough that asking again gets through, often enough
+ * that reads land between a verdict and its check.
+ */
+#define FLIP_US 1000
+#define FLIP_READS 3000
+
+TEST(a_task_changing_credentials_is_read_by_root)
+{
+	int n_ok = 0, n_again = 0, n_perm[2] = { 0 }, n_other = 0, other = 0, err;
+	struct task_rec rec;
+	char path[64], b[4096];
+	struct jnl *nl;
+	pid_t kid;
+
+	kid = fork();
+	if (kid == 0) {
+		for (;;) {
+			if (setresuid(-1, NOBODY, -1) || setresuid(-1, 0, -1))
+				_exit(1);
+			usleep(FLIP_US);
+		}
+	}
+	ASSERT_LT(0, kid);
+	ASSERT_EQ(0, jnl_open(&nl));
+	/* Tracked (on a slow kernel maybe by the sweep) before it counts. */
+	for (double end = st_now() + 5; st_now() < end; usleep(20000))
+		if (jnl_get_task(nl, kid, false, &rec) != -ENOENT)
+			break;
+	snprintf(path, sizeof(path), "/proc/energy/%d", kid);
+	for (int i = 0; i < FLIP_READS; i++) {
+		err = i % 2 ? jnl_get_task(nl, kid, false, &rec) :
+			      st_read(path, b, sizeof(b));
+		if (err > 0)
+			err = 0;
+		if (!err)
+			n_ok++;
+		else if (err == -EAGAIN)
+			n_again++;
+		else if (err == -EPERM || err == -EACCES)
+			n_perm[i % 2]++;
+		else if (n_other++ == 0)
+			other = err;
+	}
+	jnl_close(nl);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	TH_LOG("%d reads: %d answered, %d EAGAIN, refused %d by the file and %d by netlink, %d else (first %s)",
+	       FLIP_READS, n_ok, n_again, n_perm[0], n_perm[1], n_other,
+	       strerror(-other));
+	EXPECT_EQ(0, n_perm[0]);
+	EXPECT_EQ(0, n_perm[1]);
+	EXPECT_EQ(0, n_other);
+	EXPECT_LT(FLIP_READS / 2, n_ok);
+}
+
 /* ---- an LSM: a reader confined by Landlock ---- */
 
 /*
