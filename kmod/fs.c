@@ -271,45 +271,45 @@ struct jf_file {
 	struct joules_verdict v;
 };
 
-/* Reads of a file whose task exec'd or changed credentials ask again. */
-#define JF_ASK_AGAIN 3
+/* What one read of a file needs under the task's lock. */
+struct jf_read {
+	struct seq_file *m;
+	struct pid_namespace *ns;
+	bool process;
+};
+
+static int jf_read_task(struct task_struct *t, void *arg)
+{
+	struct jf_read *a = arg;
+	struct joules_reader r;
+
+	joules_reader_current(&r);
+	return joules_may_read(t, &r) ?
+		joules_print_stats(a->m, t, a->process, a->ns) : -EACCES;
+}
 
 /*
  * The rule is checked at each read; the LSMs' verdict holds while the
- * task runs the program, with the credentials, it was asked about. After
- * an exec or a change of credentials they are asked again (a few times,
- * should the task keep changing), as /proc/<pid>/io asks at each read.
+ * task runs the program, with the credentials, it was asked about, and
+ * is asked again after an exec or a change of credentials
+ * (joules_read_judged()), as /proc/<pid>/io asks at each read.
  * Serialised per file by the seq_file's lock.
  */
 static int jf_show(struct seq_file *m, bool process)
 {
 	struct jf_file *jf = m->private;
-	struct inode *inode = jf->inode;
-	struct joules_reader r;
+	struct jf_read a = {
+		.m = m,
+		.ns = sb_info(jf->inode->i_sb)->ns,
+		.process = process,
+	};
 	struct task_struct *t;
-	int err, tries = 0;
+	int err;
 
-	t = jf_task(inode, process);
+	t = jf_task(jf->inode, process);
 	if (!t)
 		return -ESRCH;
-	joules_reader_current(&r);
-	for (;;) {
-		err = joules_read_lock(t);
-		if (err)
-			break;
-		if (joules_verdict_holds(t, &jf->v)) {
-			err = joules_may_read(t, &r) ?
-				joules_print_stats(m, t, process, sb_info(inode->i_sb)->ns) :
-				-EACCES;
-			joules_read_unlock(t);
-			break;
-		}
-		joules_read_unlock(t);
-		joules_verdict_put(&jf->v);
-		err = ++tries > JF_ASK_AGAIN ? -EAGAIN : joules_lsm_verdict(t, &jf->v);
-		if (err)
-			break;
-	}
+	err = joules_read_judged(t, &jf->v, jf_read_task, &a);
 	put_task_struct(t);
 	return err;
 }

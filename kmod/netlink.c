@@ -534,19 +534,43 @@ static bool joules_nl_node_reader(struct sk_buff *skb, struct joules_reader *ope
 	       joules_may_read_node(sender);
 }
 
+/* What one read of a task needs under its lock. */
+struct joules_nl_read {
+	struct sk_buff *skb;
+	const struct joules_reader *opener, *sender;
+	struct pid_namespace *ns;
+	struct joules_stats *st;
+	bool process;
+};
+
+static int joules_nl_read_task(struct task_struct *t, void *arg)
+{
+	struct joules_nl_read *a = arg;
+
+	if (!joules_may_read(t, a->opener) || !joules_may_read(t, a->sender))
+		return -EPERM;
+	return joules_task_stats(t, a->process, a->ns,
+				 sk_user_ns(NETLINK_CB(a->skb).sk), a->st);
+}
+
 /*
  * t's totals for the sender of skb, if both it and the socket's opener
  * may read them (under exec's lock, like /proc/<pid>/io), and the LSMs let
- * the sender; -EPERM if not. The rule is tried once without the lock, so
- * that the LSMs (a link followed, perm.c) are asked only for tasks it lets
- * through, and again under it.
+ * the sender; -EPERM if not, -EAGAIN if t kept changing its program or
+ * credentials meanwhile (joules_read_judged()). The rule is tried once
+ * without the lock, so that the LSMs (a link followed, perm.c) are asked
+ * only for tasks it lets through, and again under it.
  */
 static int joules_nl_task_stats(struct sk_buff *skb, struct task_struct *t,
 				bool process, struct pid_namespace *ns,
 				bool lagged, struct joules_stats *st)
 {
 	struct joules_reader opener, sender;
-	struct joules_verdict v;
+	struct joules_nl_read a = {
+		.skb = skb, .opener = &opener, .sender = &sender,
+		.ns = ns, .st = st, .process = process,
+	};
+	struct joules_verdict v = {};
 	int err;
 
 	if (joules_nl_opener(skb, &opener))
@@ -555,20 +579,11 @@ static int joules_nl_task_stats(struct sk_buff *skb, struct task_struct *t,
 	if (!joules_may_read(t, &opener) || !joules_may_read(t, &sender))
 		return -EPERM;
 	err = joules_lsm_verdict(t, &v);
-	if (err)
-		return err == -EACCES ? -EPERM : err;
-	err = joules_read_lock(t);
-	if (!err) {
-		/* An exec or new credentials since: the LSMs judged another. */
-		if (joules_verdict_holds(t, &v) && joules_may_read(t, &opener) &&
-		    joules_may_read(t, &sender))
-			err = joules_task_stats(t, process, ns,
-						sk_user_ns(NETLINK_CB(skb).sk), st);
-		else
-			err = -EPERM;
-		joules_read_unlock(t);
-	}
+	if (!err)
+		err = joules_read_judged(t, &v, joules_nl_read_task, &a);
 	joules_verdict_put(&v);
+	if (err == -EACCES)
+		return -EPERM;
 	if (!err)
 		joules_stats_lag(st, joules_reader_lag_ms(&opener, &sender, lagged));
 	return err;
@@ -616,6 +631,9 @@ static int joules_nl_get_task(struct sk_buff *skb, struct genl_info *info)
 	if (err == -EPERM)
 		NL_SET_ERR_MSG_ATTR(info->extack, which,
 				    "not permitted to read this task's counters");
+	else if (err == -EAGAIN)
+		NL_SET_ERR_MSG_ATTR(info->extack, which,
+				    "the task kept changing its program or credentials: try again");
 	else if (err == -ENOENT)
 		NL_SET_ERR_MSG_ATTR(info->extack, which,
 				    "task not tracked by joules");

@@ -165,6 +165,42 @@ void joules_verdict_put(struct joules_verdict *v)
 	v->cred = NULL;
 }
 
+/* How often a task that keeps changing is asked about before -EAGAIN. */
+#define JOULES_ASK_AGAIN 3
+
+/*
+ * read(t, arg) under joules_read_lock(t), while v, the LSMs' verdict, is
+ * about t's program and credentials as they are. After an exec or new
+ * credentials they are asked again (v replaced), should t keep changing
+ * a few times; then -EAGAIN: nothing refused the reader, t changed under
+ * it (a daemon dropping privileges after its fork). read() checks the
+ * rest of the rule: it may change with the credentials too. v, put or
+ * held, is the caller's to put.
+ */
+int joules_read_judged(struct task_struct *t, struct joules_verdict *v,
+		       int (*read)(struct task_struct *t, void *arg), void *arg)
+{
+	int err, tries = 0;
+
+	for (;;) {
+		err = joules_read_lock(t);
+		if (err)
+			return err;
+		if (joules_verdict_holds(t, v)) {
+			err = read(t, arg);
+			joules_read_unlock(t);
+			return err;
+		}
+		joules_read_unlock(t);
+		joules_verdict_put(v);
+		if (++tries > JOULES_ASK_AGAIN)
+			return -EAGAIN;
+		err = joules_lsm_verdict(t, v);
+		if (err)
+			return err;
+	}
+}
+
 /* As /proc/<pid>/io: no exec (a setuid one) changes t while it is read. */
 int joules_read_lock(struct task_struct *t)
 {

@@ -33,6 +33,9 @@ struct joules_verdict {
 int joules_lsm_verdict(struct task_struct *t, struct joules_verdict *v);
 bool joules_verdict_holds(struct task_struct *t, const struct joules_verdict *v);
 void joules_verdict_put(struct joules_verdict *v);
+/* read() under the lock with a verdict that holds; -EAGAIN if t kept changing. */
+int joules_read_judged(struct task_struct *t, struct joules_verdict *v,
+		       int (*read)(struct task_struct *t, void *arg), void *arg);
 int joules_read_lock(struct task_struct *t);	/* exec's lock; -EINTR */
 void joules_read_unlock(struct task_struct *t);
 /* Node-wide measured energy: CAP_PERFMON or CAP_SYS_ADMIN. */
