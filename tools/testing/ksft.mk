@@ -13,25 +13,26 @@
 # adds). One extraction under the top's build/ serves them all: each is a
 # scan of the whole tarball.
 KSFT_SOURCE  := $(TOP)/tools/testing/kbuild/debug.source
-KSFT_DIR     ?= $(TOP)/build/ksft
+KSFT_PKG     := $(word 1,$(shell cat $(KSFT_SOURCE)))
+# Named after the package: headers of another one (an older checkout's
+# linux-source-6.12) are never taken for these.
+KSFT_DIR     ?= $(TOP)/build/ksft-$(KSFT_PKG)
 KSFT_HDRS    := $(KSFT_DIR)/kselftest_harness.h $(KSFT_DIR)/kselftest.h
 KSFT_CFLAGS  := -isystem $(KSFT_DIR)
 
-# KSFT_TARBALL= names a tarball instead (its top directory is the
-# package's name, as in every linux-source-X.Y).
+# Extracted beside and renamed into place, so that a make in another
+# directory (the selftests', the exporter's) never compiles a half-written
+# header.
 $(KSFT_HDRS) &: $(KSFT_SOURCE)
 	@set -e; read -r pkg ver suite < $(KSFT_SOURCE); \
-	tarball="$(KSFT_TARBALL)"; \
-	if [ -z "$$tarball" ]; then \
-		got=$$($(TOP)/tools/testing/kbuild/fetch-source.sh $$pkg $$ver $$suite) || \
-			{ echo "ksft.mk: no $$pkg for the kselftest harness (above)" >&2; exit 1; }; \
-		tarball=$${got#* }; \
-	fi; \
-	mkdir -p $(KSFT_DIR); \
-	echo "kselftest harness from $$tarball"; \
-	tar -xJf "$$tarball" -C $(KSFT_DIR) --strip-components=4 \
+	got=$$($(TOP)/tools/testing/kbuild/fetch-source.sh $$pkg $$ver $$suite) || \
+		{ echo "ksft.mk: no $$pkg for the kselftest harness (above)" >&2; exit 1; }; \
+	mkdir -p $(KSFT_DIR); tmp=$$(mktemp -d $(KSFT_DIR)/.x.XXXXXX); \
+	echo "kselftest harness from $${got#* }"; \
+	tar -xJf "$${got#* }" -C $$tmp --strip-components=4 \
 		$$pkg/tools/testing/selftests/kselftest_harness.h \
-		$$pkg/tools/testing/selftests/kselftest.h
+		$$pkg/tools/testing/selftests/kselftest.h || { rm -rf $$tmp; exit 1; }; \
+	mv -f $$tmp/kselftest_harness.h $$tmp/kselftest.h $(KSFT_DIR)/; rmdir $$tmp
 	@touch $(KSFT_HDRS)
 
 # The including Makefiles' default goal is their `all`, not this rule.
