@@ -628,6 +628,9 @@ const char *jnl_strerror(enum jnl_op op, int err)
 		if (err == ENOENT)
 			return "task not tracked by joules (it started before the module "
 			       "loaded, or is a kernel thread)";
+		if (err == EAGAIN)
+			return "the task kept changing its program or credentials while it "
+			       "was read: try again";
 		break;
 	case JNL_OP_GET_NODE:
 		if (err == EPERM)

@@ -76,7 +76,8 @@ void jnl_set_lagged(struct jnl *nl, bool on);
 /*
  * GET_TASK: the process with tgid `id` (thread = false) or the thread with
  * tid `id` (thread = true), in the caller's pid namespace. -ESRCH: no such
- * task; -EPERM: another user's task; -ENOENT: not tracked by joules.
+ * task; -EPERM: another user's task; -ENOENT: not tracked by joules;
+ * -EAGAIN: it exec'd or changed credentials at each of the module's tries.
  */
 int jnl_get_task(struct jnl *nl, pid_t id, bool thread, struct task_rec *out);
 
