@@ -331,10 +331,7 @@ TEST(a_task_changing_credentials_is_read_by_root)
 	}
 	ASSERT_LT(0, kid);
 	ASSERT_EQ(0, jnl_open(&nl));
-	/* Tracked (on a slow kernel maybe by the sweep) before it counts. */
-	for (double end = st_now() + 5; st_now() < end; usleep(20000))
-		if (jnl_get_task(nl, kid, false, &rec) != -ENOENT)
-			break;
+	st_wait_tracked(kid);
 	snprintf(path, sizeof(path), "/proc/energy/%d", kid);
 	for (int i = 0; i < FLIP_READS; i++) {
 		err = i % 2 ? jnl_get_task(nl, kid, false, &rec) :

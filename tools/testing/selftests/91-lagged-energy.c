@@ -1129,10 +1129,7 @@ static void sampler(struct changes *c, double secs)
 	ssize_t n;
 
 	nobody_on(0);
-	/* Tracked (on a slow kernel maybe by the sweep) before it counts. */
-	for (double t = st_now() + 5; st_now() < t; usleep(20000))
-		if (st_read("/proc/energy/self", b, sizeof(b)) != -ENOENT)
-			break;
+	st_wait_tracked(getpid());
 	while (st_now() < end) {
 		st_burn_cpu(0.020);
 		n = st_read("/proc/energy/self", b, sizeof(b));

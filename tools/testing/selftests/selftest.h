@@ -340,6 +340,23 @@ static inline unsigned long long st_now_ns(void)
 }
 
 /*
+ * Waits, 5 s at most, until pid's /proc/energy file stops saying ENOENT: a
+ * new task the fork pool could not take is tracked by the sweep, a little
+ * later (on a slow kernel). 0, or -ENOENT.
+ */
+static inline int st_wait_tracked(pid_t pid)
+{
+	char path[64], b[4096];
+	double end = st_now() + 5;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/energy/%d", (int)pid);
+	while ((n = st_read(path, b, sizeof(b))) == -ENOENT && st_now() < end)
+		usleep(20000);
+	return n == -ENOENT ? -ENOENT : 0;
+}
+
+/*
  * The node's totals and the root cgroup's, read between two ticks: after
  * a sample (ev subscribes to samples), and good only if the reads ended
  * before the next tick took its timestamp. A tick charges the cgroups
